@@ -1,0 +1,1 @@
+"""Implementations behind :mod:`bnmfzoo.likelihoods` (one module per term)."""

@@ -1,0 +1,167 @@
+"""Input checks shared by every model, fitter and loader.
+
+Every public entry point funnels its data through :func:`check_matrix` and its rank through
+:func:`check_rank`, so bad input fails early with a ``ValueError`` / ``TypeError`` that names the
+argument and what was expected, never as a silent NaN deep inside a sampler.
+"""
+
+import numbers
+
+import numpy as np
+import xarray as xr
+
+KINDS = ("real", "nonnegative", "binary")
+
+
+def as_dataarray(X, *, name="X"):
+    """Return ``X`` as a float ``xarray.DataArray`` with dims ``("row", "col")``.
+
+    NumPy arrays, nested lists and pandas DataFrames get integer (or index) coordinates; a
+    DataArray keeps its coordinates (its two dims are renamed to ``row``/``col`` if needed).
+    """
+    if isinstance(X, xr.DataArray):
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-dimensional (row x col), got dims {X.dims}")
+        da = X.rename(dict(zip(X.dims, ("row", "col")))) if X.dims != ("row", "col") else X
+        if not np.issubdtype(da.dtype, np.number) and da.dtype != bool:
+            raise TypeError(f"{name} must hold numbers, got dtype {da.dtype}")
+        return da.astype(float)
+    if hasattr(X, "to_numpy") and hasattr(X, "index") and hasattr(X, "columns"):  # DataFrame
+        values = np.asarray(X.to_numpy(), dtype=float)
+        return xr.DataArray(
+            values, dims=("row", "col"), coords={"row": list(X.index), "col": list(X.columns)}
+        )
+    try:
+        values = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a numeric 2-D array, got {type(X).__name__}") from err
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional (row x col), got shape {values.shape}")
+    return xr.DataArray(
+        values,
+        dims=("row", "col"),
+        coords={"row": np.arange(values.shape[0]), "col": np.arange(values.shape[1])},
+    )
+
+
+def check_mask(mask, shape, *, name="mask"):
+    """Return ``mask`` as a boolean array of ``shape`` (True = observed)."""
+    m = np.asarray(getattr(mask, "values", mask))
+    if m.dtype != bool:
+        if not np.isin(m, (0, 1)).all():
+            raise TypeError(f"{name} must be boolean (True = observed), got dtype {m.dtype}")
+        m = m.astype(bool)
+    if m.shape != tuple(shape):
+        raise ValueError(f"{name} has shape {m.shape} but the data have shape {tuple(shape)}")
+    return m
+
+
+def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=True):
+    """Validate a data matrix for a model of the given ``kind``.
+
+    Parameters
+    ----------
+    X : array-like or xarray.DataArray
+        D x N data; NaN marks a missing entry.
+    kind : {"nonnegative", "binary", "real"}
+        What the model needs of the observed entries.
+    mask : array-like of bool, optional
+        True = observed. Combined with the NaN pattern of ``X`` (an entry is observed only if
+        it is not NaN and the mask says so).
+    name : str
+        The argument's name, used in error messages.
+    allow_missing : bool
+        If False, any missing entry is an error.
+
+    Returns
+    -------
+    X : xarray.DataArray
+        Float data with dims ``("row", "col")``; unobserved entries are NaN.
+    mask : numpy.ndarray of bool
+        True where observed.
+
+    Raises
+    ------
+    ValueError
+        Infinite values, negative values (``kind="nonnegative"``), values other than 0/1
+        (``kind="binary"``), an empty matrix, or a row or column with no observed entry.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, mask = check_matrix(np.array([[1.0, np.nan], [0.5, 2.0]]))
+    >>> mask.tolist()
+    [[True, False], [True, True]]
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    da = as_dataarray(X, name=name)
+    values = da.values
+    if values.size == 0:
+        raise ValueError(f"{name} is empty (shape {values.shape})")
+    observed = ~np.isnan(values)
+    if mask is not None:
+        observed &= check_mask(mask, values.shape, name="mask")
+    if not allow_missing and not observed.all():
+        raise ValueError(f"{name} has {int((~observed).sum())} missing entries; none allowed here")
+    obs_values = values[observed]
+    if not np.isfinite(obs_values).all():
+        raise ValueError(f"{name} has infinite entries; observed entries must be finite")
+    if kind == "nonnegative" and (obs_values < 0).any():
+        bad = int((obs_values < 0).sum())
+        raise ValueError(
+            f"{name} has {bad} negative entries (min {obs_values.min():.4g}); "
+            "non-negative matrix factorization needs X >= 0"
+        )
+    if kind == "binary" and not np.isin(obs_values, (0.0, 1.0)).all():
+        raise ValueError(f"{name} must be binary (0/1, NaN for missing) for a Bernoulli model")
+    empty_rows = np.flatnonzero(~observed.any(axis=1))
+    if empty_rows.size:
+        raise ValueError(
+            f"{name} has {empty_rows.size} row(s) with no observed entry "
+            f"(first: {da['row'].values[empty_rows[0]]!r}); drop them first"
+        )
+    empty_cols = np.flatnonzero(~observed.any(axis=0))
+    if empty_cols.size:
+        raise ValueError(
+            f"{name} has {empty_cols.size} column(s) with no observed entry "
+            f"(first: {da['col'].values[empty_cols[0]]!r}); drop them first"
+        )
+    if mask is not None and not observed.all():
+        da = da.where(observed)
+    return da, observed
+
+
+def check_rank(rank, shape, *, name="rank", max_rank=None):
+    """Check ``1 <= rank <= min(shape)`` (or ``max_rank``) and return it as an int.
+
+    Examples
+    --------
+    >>> check_rank(3, (10, 5))
+    3
+    """
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {rank!r}")
+    upper = min(shape) if max_rank is None else max_rank
+    if not 1 <= rank <= upper:
+        raise ValueError(f"{name} must satisfy 1 <= {name} <= {upper} for data of shape "
+                         f"{tuple(shape)}, got {rank}")
+    return int(rank)
+
+
+def check_positive(value, *, name):
+    """Check that a hyperparameter is a finite positive number (scalar or array)."""
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return value
+
+
+def check_factor(value, shape, *, name):
+    """Check a factor matrix (A, W, ...) is finite, non-negative and of ``shape``."""
+    arr = np.asarray(getattr(value, "values", value), dtype=float)
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        raise ValueError(f"{name} must be finite and non-negative")
+    return arr

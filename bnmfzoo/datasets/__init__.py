@@ -1,0 +1,30 @@
+"""Real datasets of the papers, synthetic generators with known answers, masks and splits.
+
+Loaders return ``xarray.DataArray`` with dims ``("row", "col")``, labelled coordinates and NaN
+for missing entries. Files are looked up in ``data_home=``, then ``$BNMFZOO_DATA``, then a user
+cache filled by :mod:`pooch` downloads checked against sha256 sums.
+"""
+
+from bnmfzoo._lazy import lazy_namespace
+
+_NAMES = {
+    "load_gdsc": ".drug_sensitivity",
+    "load_ccle": ".drug_sensitivity",
+    "load_nbmf": ".nbmf",
+    "load_faces": ".faces",
+    "load_all_aml": ".all_aml",
+    "load_movielens_100k": ".movielens",
+    "list_datasets": ".registry",
+    "swimmer": ".synthetic",
+    "laurberg": ".synthetic",
+    "continuum": ".synthetic",
+    "exponential_gaussian": ".synthetic",
+    "bernoulli_mean": ".synthetic",
+    "embed": ".synthetic",
+    "SyntheticData": ".synthetic",
+    "holdout_mask": ".splits",
+    "kfold_masks": ".splits",
+    "holdout_columns": ".splits",
+}
+__getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
+__all__ = sorted(_NAMES)

@@ -1,0 +1,26 @@
+"""Diagnostics: Stein discrepancy and weights, coverage and distances, alignment, calibration."""
+
+from bnmfzoo._lazy import lazy_namespace
+
+_NAMES = {
+    "stein_discrepancy": ".stein",
+    "stein_kernel_matrix": ".stein",
+    "score_function": ".stein",
+    "stein_weights": ".weights",
+    "l1_distance": ".distances",
+    "angle_distance": ".distances",
+    "weighted_angle_distance": ".distances",
+    "frobenius_distance": ".distances",
+    "pairwise_distances": ".coverage",
+    "covering_number": ".coverage",
+    "covering_curve": ".coverage",
+    "coverage_table": ".coverage",
+    "reconstruction_error": ".errors",
+    "log_likelihood": ".errors",
+    "align": ".alignment",
+    "summary": ".weighted_summary",
+    "sbc": ".calibration",
+    "geweke": ".calibration",
+}
+__getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
+__all__ = sorted(_NAMES)

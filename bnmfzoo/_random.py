@@ -21,7 +21,8 @@ def as_generator(random_seed=None):
         random_seed, (int, np.integer, np.random.SeedSequence)
     ):
         raise TypeError(
-            f"random_seed must be an int, a numpy Generator or None, got {type(random_seed).__name__}"
+            "random_seed must be an int, a numpy Generator or None, "
+            f"got {type(random_seed).__name__}"
         )
     return np.random.default_rng(random_seed)
 

@@ -86,9 +86,9 @@ def build_datatree(
 
 
 def _netcdf_attr(value):
-    """netCDF attributes must be str/number/array: stringify anything else."""
+    """Make ``value`` storable as a netCDF attribute (str, number or array)."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
     if isinstance(value, (str, int, float, np.integer, np.floating, np.ndarray)):
         return value
-    if isinstance(value, bool):
-        return int(value)
     return str(value)

@@ -20,7 +20,6 @@ _NAMES = {
     "align": ".alignment",
     "summary": ".weighted_summary",
     "sbc": ".calibration",
-    "geweke": ".calibration",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

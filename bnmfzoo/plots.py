@@ -1,0 +1,131 @@
+"""Plots a person would rather look at than read: basis images, particle galleries, ELBO traces.
+
+All functions return a :class:`matplotlib.figure.Figure` (save it with ``fig.savefig``).
+"""
+
+import numpy as np
+
+
+def _as_numpy(A):
+    return np.asarray(getattr(A, "values", A), dtype=float)
+
+
+def plot_bases(A, *, image_shape=None, titles=None, ncols=8, cmap="gray_r", title=None):
+    """Show the columns of a basis matrix, as images when ``image_shape`` is given.
+
+    Parameters
+    ----------
+    A : array-like or xarray.DataArray, shape (D, R)
+        Basis matrix (``row`` x ``factor``).
+    image_shape : tuple of int, optional
+        ``(height, width)`` with ``height * width == D``; without it each column is a bar chart
+        of its top 10 rows (labelled with the DataArray's ``row`` coordinate when present).
+    titles : list of str, optional
+        One title per column.
+    ncols : int
+    cmap : str
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fig = plot_bases(np.eye(16)[:, :4], image_shape=(4, 4))
+    """
+    import matplotlib.pyplot as plt
+
+    values = _as_numpy(A)
+    D, R = values.shape
+    labels = None
+    if hasattr(A, "coords") and "row" in getattr(A, "coords", {}):
+        labels = [str(v) for v in A["row"].values]
+    ncols = max(1, min(ncols, R))
+    nrows = int(np.ceil(R / ncols))
+    size = (1.6 * ncols, 1.7 * nrows) if image_shape else (2.6 * ncols, 2.4 * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k >= R:
+            ax.set_visible(False)
+            continue
+        col = values[:, k]
+        if image_shape is not None:
+            if int(np.prod(image_shape)) != D:
+                raise ValueError(f"image_shape {image_shape} does not match {D} rows")
+            ax.imshow(col.reshape(image_shape), cmap=cmap, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        else:
+            top = np.argsort(col)[::-1][:10]
+            ax.barh(range(len(top))[::-1], col[top], color="C0")
+            ax.set_yticks(range(len(top))[::-1])
+            ax.set_yticklabels([labels[i] if labels else str(i) for i in top], fontsize=6)
+            ax.tick_params(axis="x", labelsize=6)
+        ax.set_title(titles[k] if titles else f"factor {k}", fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r"):
+    """Show the bases of the ``top`` heaviest particles side by side with their weights.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A particle fit (a ``particles`` group with ``A`` and ``weight``).
+    image_shape : tuple of int, optional
+        Reshape each basis column into an image.
+    top : int
+        Number of particles (rows of the figure), heaviest first.
+    max_factors : int
+        Number of factors per particle shown (columns of the figure).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    part = dt["particles"]
+    weights = part["weight"].values
+    order = np.argsort(weights)[::-1][:top]
+    A = part["A"].transpose("particle", "row", "factor").values
+    R = min(A.shape[2], max_factors)
+    fig, axes = plt.subplots(len(order), R, figsize=(1.3 * R, 1.45 * len(order)), squeeze=False)
+    for i, p in enumerate(order):
+        for k in range(R):
+            ax = axes[i, k]
+            col = A[p, :, k]
+            if image_shape is not None:
+                ax.imshow(col.reshape(image_shape), cmap=cmap, interpolation="nearest")
+            else:
+                ax.plot(col, lw=0.8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if k == 0:
+                ax.set_ylabel(f"#{p}\nw={weights[p]:.3f}", fontsize=7)
+    fig.suptitle(f"Top {len(order)} particles by Stein weight (of {len(weights)})", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_elbo(elbo, *, ax=None, label=None):
+    """Plot an ELBO (or objective) trace against iteration."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(5, 3))
+    else:
+        fig = ax.figure
+    values = _as_numpy(elbo).ravel()
+    ax.plot(np.arange(1, values.size + 1), values, label=label)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("ELBO")
+    if label:
+        ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,79 @@
+"""The `bnmfzoo` command: argument parsing, file reading, clean failures."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bnmfzoo import cli
+from bnmfzoo._fitcli import atomic_write, read_matrix
+
+
+def test_parser_has_the_four_commands():
+    parser = cli.build_parser()
+    for cmd in (["datasets"], ["demo", "--quick"], ["report", "x.nc"],
+                ["fit", "x.csv", "--rank", "2", "--out", "y.nc"]):
+        assert parser.parse_args(cmd).command == cmd[0]
+
+
+def test_read_matrix_formats(tmp_path):
+    X = np.array([[1.0, np.nan, 2.0], [0.5, 3.0, 4.0]])
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "x.csv").write_text("1,,2\n0.5,3,4\n")
+    (tmp_path / "h.tsv").write_text("gene\ts1\ts2\ts3\ng1\t1\tNaN\t2\ng2\t0.5\t3\t4\n")
+    xr.Dataset({"X": (("row", "col"), X)}).to_netcdf(tmp_path / "x.nc", engine="h5netcdf")
+    for name in ("x.npy", "x.csv", "h.tsv", "x.nc"):
+        da = read_matrix(tmp_path / name)
+        assert da.dims == ("row", "col")
+        np.testing.assert_array_equal(np.isnan(da.values), np.isnan(X))
+        np.testing.assert_allclose(np.nan_to_num(da.values), np.nan_to_num(X))
+    labelled = read_matrix(tmp_path / "h.tsv")
+    assert list(labelled["row"].values) == ["g1", "g2"]
+    assert list(labelled["col"].values) == ["s1", "s2", "s3"]
+
+
+def test_read_matrix_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        read_matrix(tmp_path / "missing.csv")
+    (tmp_path / "bad.xyz").write_text("1")
+    with pytest.raises(ValueError, match="unsupported"):
+        read_matrix(tmp_path / "bad.xyz")
+    (tmp_path / "text.csv").write_text("a,b\nc,d\n")
+    with pytest.raises(ValueError):
+        read_matrix(tmp_path / "text.csv")
+
+
+def test_fit_rejects_negative_data_and_writes_nothing(tmp_path, capsys):
+    (tmp_path / "neg.csv").write_text("1,-2\n3,4\n")
+    out = tmp_path / "res.nc"
+    code = cli.main(["fit", str(tmp_path / "neg.csv"), "--rank", "1", "--out", str(out),
+                     "--quiet"])
+    assert code == 2
+    assert "negative" in capsys.readouterr().err
+    assert not out.exists()
+    assert list(tmp_path.glob("*.part")) == []
+
+
+def test_fit_rejects_bad_rank(tmp_path, capsys):
+    (tmp_path / "x.csv").write_text("1,2\n3,4\n")
+    code = cli.main(["fit", str(tmp_path / "x.csv"), "--rank", "5", "--out",
+                     str(tmp_path / "r.nc"), "--quiet"])
+    assert code == 2
+    assert "rank" in capsys.readouterr().err
+
+
+def test_atomic_write_round_trip(tmp_path):
+    from bnmfzoo._results import build_datatree
+
+    dt = build_datatree({"A": np.ones((1, 3, 2, 2))}, attrs={"method": "test", "flag": True})
+    path = atomic_write(dt, tmp_path / "sub" / "r.nc")
+    back = xr.open_datatree(path)
+    assert back.attrs["method"] == "test"
+    np.testing.assert_array_equal(back["posterior"]["A"].values, dt["posterior"]["A"].values)
+    assert list((tmp_path / "sub").iterdir()) == [path]
+
+
+def test_datasets_command_lists(capsys, data_home):
+    assert cli.main(["datasets", "--data-home", str(data_home)]) == 0
+    text = capsys.readouterr().out
+    for name in ("gdsc", "ccle", "animals", "faces"):
+        assert name in text.lower()

@@ -1,0 +1,282 @@
+"""The sampling-quality protocol of Masood, Pan & Doshi-Velez (2016), one repetition at a time.
+
+For a data set (laurberg(0.3), laurberg(0.5), continuum() or their 500 x 50 embeddings) and one
+repetition: draw ``X~ = X + sigma N(0, 1)`` (sigma = 1e-3, digest §4.5), then build six sample
+sets of factorizations
+
+* ``one_mode``:  perturb-and-refactor from one exact solution (multiplicative updates, 100 its);
+* ``all_modes``: the same from an exact solution drawn at random per sample (delta ~ U[0, 1]
+  for the continuum);
+* ``gibbs``:     Schmidt et al.'s Gibbs sampler (the GibbsNMF numeric kernel, sigma fixed),
+  started at the first All-Modes sample, no burn-in;
+* ``hmc``:       PyMC NUTS on the same exponential-Gaussian model (log-transformed A, W; the
+  paper used fixed-L HMC with step-size adaptation; we use NUTS with 200 tuning steps),
+  started at the first All-Modes sample;
+* ``rr``:        Lin projected-gradient NMF from independent U(0, 1) starts;
+* ``rrf``:       the restarts with ``|X~ - AW|_F <= 10 max_gibbs |X~ - AW|_F``;
+
+and the paper's metrics on each: mean log-likelihood ``-|X~ - AW|^2 / (2 sigma^2)``, IAT (Sokal
+window c = 5, mean over entries of A and W), max and mean pairwise distance (max angle in
+degrees; min-matching l1) on the first ``n_cover`` samples, and covering curves.
+"""
+
+import time
+
+import numpy as np
+
+from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo.datasets import continuum, embed, laurberg
+from bnmfzoo.diagnostics import covering_curve, pairwise_distances
+from bnmfzoo.inference._gaussian_core import nmf_state, nmf_sweep, observed_entries
+from bnmfzoo.inference._lin_pg import lin_pg_nmf
+
+SIGMA = 1e-3
+LAMBDA = 1.0
+METHODS = ("one_mode", "all_modes", "rr", "rrf", "gibbs", "hmc")
+DATASETS = ("unique", "two", "infinite", "unique_large", "two_large", "infinite_large")
+
+
+# ------------------------------------------------------------------------------------ data
+
+
+def problem(name, *, random_seed=0):
+    """The noise-free problem: ``SyntheticData`` with ``solutions`` and a solution sampler."""
+    base = {"unique": lambda: laurberg(0.3), "two": lambda: laurberg(0.5),
+            "infinite": continuum}[name.replace("_large", "")]()
+    if name.endswith("_large"):
+        base_small = base
+        base = embed(base_small, shape=(500, 50), sigma=0.0, random_seed=random_seed)
+        B1, B2 = base.params["B1"], base.params["B2"]
+    else:
+        base_small, B1, B2 = base, None, None
+
+    def sample_solution(rng):
+        if name.startswith("infinite"):
+            from bnmfzoo.datasets.synthetic import continuum_basis
+
+            A = continuum_basis(rng.uniform())
+            W = base_small.solutions[0][1]
+        else:
+            A, W = base_small.solutions[rng.integers(len(base_small.solutions))]
+        if B1 is not None:
+            return B1 @ A, W @ B2
+        return A.copy(), W.copy()
+
+    return base, sample_solution
+
+
+# ------------------------------------------------------------------------------ sample sets
+
+
+def perturb_and_refactor(X_noisy, solutions, rng, *, mu_iters=100, sigma=SIGMA):
+    """One/All-Modes baseline: each sample refactors ``max(X~ + E_i, 0)`` by MU from a solution.
+
+    ``solutions``: ``(A, W)`` stacks ``(S, D, R)``, ``(S, R, N)`` (one start per sample).
+    Batched over samples; Lee & Seung multiplicative updates for the Frobenius loss.
+    """
+    A, W = (np.array(m, dtype=float) for m in solutions)
+    S = A.shape[0]
+    Y = np.maximum(X_noisy[None] + sigma * rng.standard_normal((S,) + X_noisy.shape), 0.0)
+    for _ in range(mu_iters):
+        W *= (A.transpose(0, 2, 1) @ Y) / (A.transpose(0, 2, 1) @ A @ W + 1e-12)
+        A *= (Y @ W.transpose(0, 2, 1)) / (A @ (W @ W.transpose(0, 2, 1)) + 1e-12)
+    return A, W
+
+
+def gibbs_chain(X_noisy, init, n_draws, rng, *, sigma=SIGMA, lam=LAMBDA):
+    """Schmidt et al.'s Gibbs sampler (the GibbsNMF numeric kernel), sigma fixed, no burn-in."""
+    obs = observed_entries(X_noisy)
+    hyper = dict(lambda_A=lam, lambda_W=lam, alpha_tau=1.0, beta_tau=1.0, sigma=sigma,
+                 ard=False, alpha0=1.0, beta0=1.0)
+    A0, W0 = init
+    state = nmf_state(A0, W0, 1.0 / sigma**2, None, obs)
+    As = np.empty((n_draws,) + A0.shape)
+    Ws = np.empty((n_draws,) + W0.shape)
+    for s in range(n_draws):
+        nmf_sweep(state, obs, hyper, rng, update={"A", "W"})
+        As[s] = state.A
+        Ws[s] = state.W
+    return As, Ws
+
+
+def nuts_chain(X_noisy, init, n_draws, seed, *, sigma=SIGMA, lam=LAMBDA, tune=200,
+               progressbar=False):
+    """PyMC NUTS on the exponential-Gaussian model with fixed sigma (log-transformed A, W)."""
+    import pymc as pm
+
+    from bnmfzoo.models import exponential_gaussian
+
+    R = init[0].shape[1]
+    model = exponential_gaussian(X_noisy, R, sigma=sigma, lambda_=lam)
+    A0, W0 = (np.maximum(m, 1e-6) for m in init)
+    with model:
+        idata = pm.sample(draws=n_draws, tune=tune, chains=1, cores=1, nuts_sampler="pymc",
+                          initvals={"A": A0, "W": W0}, random_seed=seed,
+                          progressbar=progressbar, compute_convergence_checks=False)
+    post = idata["posterior"]
+    return post["A"].values[0], post["W"].values[0]
+
+
+def random_restarts(X_noisy, rank, n, seed, *, tol=1e-4, max_iter=1000):
+    """Lin projected-gradient NMF from ``n`` independent random starts (data clipped at 0)."""
+    Y = np.maximum(X_noisy, 0.0)
+    out = [lin_pg_nmf(Y, rank, tol=tol, max_iter=max_iter, random_seed=s)
+           for s in spawn_seeds(seed, n)]
+    return np.stack([a for a, _ in out]), np.stack([w for _, w in out])
+
+
+def frob_error(X, A, W):
+    """``|X - A W|_F`` per sample."""
+    return np.sqrt(((X[None] - A @ W) ** 2).sum(axis=(1, 2)))
+
+
+# --------------------------------------------------------------------------------- metrics
+
+
+def mean_loglik(X, A, W, sigma=SIGMA):
+    """Mean over samples of ``-|X - AW|_F^2 / (2 sigma^2)`` (no constant, no prior; §5.1)."""
+    return float(np.mean(-(frob_error(X, A, W) ** 2) / (2 * sigma**2)))
+
+
+def iat_1d(x, c=5.0):
+    """Integrated autocorrelation time with Sokal's automatic window (c = 5)."""
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    x = x - x.mean()
+    if n < 2 or not np.any(x):
+        return 1.0
+    f = np.fft.irfft(np.abs(np.fft.rfft(x, 2 * n)) ** 2)[:n]
+    rho = f / f[0]
+    taus = 2.0 * np.cumsum(rho) - 1.0
+    ok = np.arange(n) >= c * taus
+    m = int(np.argmax(ok)) if ok.any() else n - 1
+    return float(taus[m])
+
+
+def iat(A, W):
+    """Mean IAT over every entry of A and W (sequences over samples)."""
+    flat = np.concatenate([A.reshape(len(A), -1), W.reshape(len(W), -1)], axis=1)
+    return float(np.mean([iat_1d(flat[:, j]) for j in range(flat.shape[1])]))
+
+
+def coverage_metrics(A, n_cover):
+    """Max / mean pairwise distance (angle, l1) of the first ``n_cover`` bases, and their
+    distance matrices (for covering curves)."""
+    A = A[:n_cover]
+    out, dms = {}, {}
+    for dist in ("angle", "l1"):
+        dm = pairwise_distances(A, distance=dist) if len(A) > 1 else np.zeros((1, 1))
+        dms[dist] = dm
+        out[f"max_{dist}"] = float(dm.max())
+        out[f"mean_{dist}"] = float(dm.sum() / dm.shape[0] ** 2)  # eq. 5: includes i = j
+    return out, dms
+
+
+# ------------------------------------------------------------------------------- one rep
+
+
+def run_repetition(name, *, rep_seed, n_draws=10_000, n_baseline=None, n_restarts=None,
+                   n_cover=1000, methods=METHODS, filter_factor=10.0, progressbar=False):
+    """Run every method of the protocol once on ``name``; return metrics and distance matrices.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASETS`.
+    rep_seed : int
+        Seed of this repetition (noise, baselines, chains, restarts).
+    n_draws : int
+        Gibbs / NUTS draws.
+    n_baseline, n_restarts : int, optional
+        One/All-Modes samples and restarts (default ``n_draws``).
+    n_cover : int
+        Samples (the first ones) used for pairwise distances and covering.
+    methods : tuple of str
+        Subset of :data:`METHODS` (``rrf`` needs ``rr`` and ``gibbs``).
+
+    Returns
+    -------
+    dict
+        ``{"metrics": {method: {metric: value}}, "dms": {method: {distance: matrix}},
+        "timings": {method: seconds}, "samples": {method: (A, W)}, "X": X~}``.
+    """
+    n_baseline = n_draws if n_baseline is None else n_baseline
+    n_restarts = n_draws if n_restarts is None else n_restarts
+    seeds = spawn_seeds(rep_seed, 6)
+    data, sample_solution = problem(name, random_seed=0)  # one fixed embedding per data set
+    rng = as_generator(seeds[0])
+    X0 = (data.X_clean if data.X_clean is not None else data.X).values
+    X = X0 + SIGMA * rng.standard_normal(X0.shape)
+    R = data.rank
+    A_true, W_true = data.solutions[0]
+    sets, timings = {}, {}
+
+    rng_b = as_generator(seeds[1])
+    t = time.perf_counter()
+    starts = [sample_solution(rng_b) for _ in range(n_baseline)]
+    all_modes = perturb_and_refactor(
+        X, (np.stack([s[0] for s in starts]), np.stack([s[1] for s in starts])), rng_b)
+    timings["all_modes"] = time.perf_counter() - t
+    if "all_modes" in methods:
+        sets["all_modes"] = all_modes
+    if "one_mode" in methods:
+        t = time.perf_counter()
+        if name.startswith("unique"):
+            sets["one_mode"] = all_modes  # identical constructions (the paper reuses them)
+        else:
+            sets["one_mode"] = perturb_and_refactor(
+                X, (np.repeat(A_true[None], n_baseline, 0), np.repeat(W_true[None], n_baseline, 0)),
+                as_generator(seeds[2]))
+        timings["one_mode"] = time.perf_counter() - t
+    init = (all_modes[0][0], all_modes[1][0])
+    if "gibbs" in methods or "rrf" in methods:
+        t = time.perf_counter()
+        sets["gibbs"] = gibbs_chain(X, init, n_draws, as_generator(seeds[3]))
+        timings["gibbs"] = time.perf_counter() - t
+    if "hmc" in methods:
+        t = time.perf_counter()
+        sets["hmc"] = nuts_chain(X, init, n_draws, seeds[4], progressbar=progressbar)
+        timings["hmc"] = time.perf_counter() - t
+    if "rr" in methods or "rrf" in methods:
+        t = time.perf_counter()
+        sets["rr"] = random_restarts(X, R, n_restarts, seeds[5])
+        timings["rr"] = time.perf_counter() - t
+    if "rrf" in methods:
+        limit = filter_factor * frob_error(X, *sets["gibbs"]).max()
+        keep = frob_error(X, *sets["rr"]) <= limit
+        sets["rrf"] = (sets["rr"][0][keep], sets["rr"][1][keep])
+    metrics, dms = {}, {}
+    for m in methods:
+        A, W = sets[m]
+        if len(A) == 0:
+            metrics[m] = {"n": 0}
+            continue
+        cov, dm = coverage_metrics(A, n_cover)
+        metrics[m] = {"n": len(A), "loglik": mean_loglik(X, A, W),
+                      "iat": iat(A, W), **cov}
+        dms[m] = dm
+    return {"metrics": metrics, "dms": dms, "timings": timings, "samples": sets, "X": X}
+
+
+def covering_curves(reps, distance, *, n_eps=100, eps_max=None):
+    """Rep-mean covering curves of every method on one shared eps grid (paper Figs. 5-10)."""
+    methods = [m for m in reps[0]["dms"]]
+    if eps_max is None:
+        eps_max = max(r["dms"][m][distance].max() for r in reps for m in methods)
+    grid = np.linspace(0.0, eps_max, n_eps)
+    curves = {}
+    for m in methods:
+        cs = [covering_curve(r["dms"][m][distance], eps=grid, distance="precomputed").values
+              for r in reps if m in r["dms"]]
+        curves[m] = np.mean(cs, axis=0)
+    return grid, curves
+
+
+def summarize(values):
+    """``mean [Q1, median, Q3]`` over repetitions (linear-interpolation quartiles)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.nan, np.nan, np.nan, np.nan
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    return float(v.mean()), float(q1), float(med), float(q3)

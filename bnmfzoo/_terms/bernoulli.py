@@ -1,0 +1,60 @@
+"""Mean-parameterized Bernoulli likelihood ``X_ij ~ Bernoulli((A @ W)_ij)`` (no link function).
+
+Used by :func:`bnmfzoo.models.beta_dir`, :func:`~bnmfzoo.models.dir_beta` and
+:func:`~bnmfzoo.models.dir_dir` (Lumbreras et al. 2020), and usable in any ``pm.Model`` whose
+factors keep ``A @ W`` inside [0, 1]. Only observed entries enter, through one flat 1-D index of
+the product.
+"""
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from bnmfzoo._terms.gaussian import observed_flat_index
+
+__all__ = ["bernoulli_mean"]
+
+
+def bernoulli_mean(name, A, W, observed, *, mask=None):
+    """Bernoulli likelihood with mean ``A @ W`` on the observed entries of a binary matrix.
+
+    Parameters
+    ----------
+    name : str
+        Name of the observed variable (e.g. ``"X"``).
+    A : pytensor tensor or array, shape (D, R)
+    W : pytensor tensor or array, shape (R, N)
+        Factors whose product lies in [0, 1] (e.g. Dirichlet rows of ``A`` and Beta entries of
+        ``W``); the product is clipped to [0, 1] against round-off.
+    observed : array-like or xarray.DataArray, shape (D, N)
+        0/1 data; NaN marks a missing entry.
+    mask : array-like of bool, optional
+        True = observed (combined with the NaN pattern of ``observed``).
+
+    Returns
+    -------
+    pytensor.tensor.TensorVariable
+        The observed ``pm.Bernoulli`` over the observed entries (dim ``f"{name}_obs"``, whose
+        coordinate is the row-major flat index of each entry).
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from bnmfzoo import likelihoods
+    >>> X = np.array([[1.0, 0.0, np.nan], [0.0, 1.0, 1.0]])
+    >>> with pm.Model() as model:
+    ...     A = pm.Dirichlet("A", a=np.ones((2, 2)))
+    ...     W = pm.Beta("W", 1.0, 1.0, shape=(2, 3))
+    ...     obs = likelihoods.bernoulli_mean("X", A, W, observed=X)
+    >>> model["X"].eval().shape
+    (5,)
+    """
+    values, _, flat_idx = observed_flat_index(observed, mask)
+    if not np.isin(values, (0.0, 1.0)).all():
+        raise ValueError("observed must be binary (0/1, NaN for missing) for a Bernoulli model")
+    model = pm.modelcontext(None)
+    dim = f"{name}_obs"
+    if dim not in model.coords:
+        model.add_coord(dim, flat_idx)
+    p = pt.clip((A @ W).ravel()[flat_idx], 0.0, 1.0)
+    return pm.Bernoulli(name, p=p, observed=values.astype(np.int8), dims=dim)

@@ -1,0 +1,259 @@
+"""Relabel factors across draws and chains so that per-factor summaries are meaningful.
+
+NMF posteriors are invariant to permuting the factors (and, for models whose priors do not fix
+the scale, nearly invariant to rescaling them). Different chains, or one chain over time, can
+therefore carry the same factor under different labels ("label switching"), which makes
+``az.summary`` means and R-hat of A and W meaningless. :func:`align` matches every draw's basis
+columns (scale-normalised) to a reference with the Hungarian algorithm, permutes every variable
+that has the factor dim consistently (A columns, W rows, ARD rates ``lambda_``, ...), and
+optionally fixes the scale (unit-l1 columns of A, compensated in W).
+"""
+
+import numpy as np
+import xarray as xr
+
+from bnmfzoo.diagnostics import distances as _d
+
+#: factor dim -> (basis variable, its other dim)
+BASES = {"factor": ("A", "row"), "factor_row": ("F", "row"), "factor_col": ("G", "col")}
+#: families whose likelihood is invariant to (A D, D^-1 W) and whose priors do not fix the scale
+SCALE_AMBIGUOUS = {"exponential_gaussian", "tri_exponential_gaussian", "uniform_noise"}
+#: families with a scale-fixing (simplex / bounded) parameterization
+SCALE_FIXED = {"silf", "beta_dir", "dir_beta", "dir_dir"}
+COSTS = ("angle", "l1")
+
+
+def _basis_values(post, fdim, name, other):
+    da = post[name]
+    if fdim not in da.dims or other not in da.dims:
+        raise ValueError(f"variable {name!r} must have dims ({other!r}, {fdim!r}), got {da.dims}")
+    da = da.transpose("chain", "draw", other, fdim)
+    return np.asarray(da.values, dtype=float)
+
+
+def _reference_array(reference, fdim, shape):
+    if isinstance(reference, dict):
+        reference = reference.get(fdim)
+    if reference is None:
+        return None
+    if isinstance(reference, xr.DataArray) and fdim in reference.dims:
+        reference = reference.transpose(..., fdim)
+    ref = _d.as_factor_array(reference, name="reference")
+    if ref.shape != shape:
+        raise ValueError(f"reference must have shape {shape} (the basis of one draw), "
+                         f"got {ref.shape}")
+    return ref
+
+
+def _cost(draws, ref, cost):
+    """Cost[c, s, k, j] between reference column k and draw column j."""
+    ref = np.broadcast_to(ref, draws.shape)
+    return _d.angle_cost(ref, draws) if cost == "angle" else _d.l1_cost(ref, draws)
+
+
+def _find_permutations(B, ref, cost, n_iter):
+    """Permutations (C, S, R) putting each draw's columns in the reference's order."""
+    Bn = _d.normalize_columns(B, "l1")
+    fixed = ref is not None
+    if ref is None:
+        ref = Bn[0].mean(0)  # first chain's mean of the normalized basis
+    ref = _d.normalize_columns(ref, "l1")
+    perm = None
+    for _ in range(1 if fixed else max(1, n_iter)):
+        new = _d.match(_cost(Bn, ref, cost))
+        if perm is not None and np.array_equal(new, perm):
+            break
+        perm = new
+        # refine: mean of all aligned draws (pooled over chains), so one chain that switched
+        # early does not leave a mixed reference
+        ref = _d.normalize_columns(_permute(Bn, perm, -1).mean((0, 1)), "l1")
+    return perm, ref
+
+
+def _permute(values, perm, axis):
+    """Reorder ``values`` along ``axis`` with a per-(chain, draw) permutation (C, S, R)."""
+    moved = np.moveaxis(values, axis, -1)
+    idx = perm.reshape(perm.shape[:2] + (1,) * (moved.ndim - 3) + perm.shape[2:])
+    idx = np.broadcast_to(idx, moved.shape)
+    return np.moveaxis(np.take_along_axis(moved, idx, axis=-1), -1, axis)
+
+
+def _auto_normalize(dt, post, bases):
+    model = dt.attrs.get("model")
+    if model in SCALE_AMBIGUOUS:
+        return True
+    if model in SCALE_FIXED:
+        return False
+    # unknown model: a basis already on the simplex, or weights whose columns sum to one over
+    # the factors (Dirichlet weights, Bernoulli-mean models), have no scale freedom to remove
+    for fdim, (name, other) in bases.items():
+        B = post[name]
+        if np.allclose(B.sum(other), 1.0, atol=1e-6):
+            return False
+        for var in post.data_vars.values():
+            if fdim in var.dims and var.name != name and var.ndim == 4:
+                if np.allclose(var.sum(fdim), 1.0, atol=1e-6):
+                    return False
+    return True
+
+
+def align(
+    dt,
+    *,
+    reference=None,
+    normalize="auto",
+    cost="angle",
+    n_iter=5,
+    group="posterior",
+):
+    """Relabel factors across draws and chains (and fix their scale) for summaries.
+
+    For each factor dim present (``factor`` with basis ``A``; ``factor_row`` / ``factor_col``
+    with ``F`` / ``G`` for a tri-factorization), every draw's basis columns, scaled to unit l1
+    norm, are matched to a reference by the Hungarian algorithm on their angles (or l1
+    distances). Every variable of the group with that dim (A, W, ``lambda_``, a Bernoulli
+    model's ``Wt``, S of a tri-factorization, ...) is permuted consistently.
+
+    The default reference is the first chain's mean normalised basis, refined ``n_iter`` times
+    by re-matching to the mean of all aligned draws (a pivotal-reordering / k-means-like fixed
+    point), so a chain that switched labels early does not leave a mixed reference.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A result with draws of ``A`` (or ``F`` and ``G``) in ``group``.
+    reference : array-like, xarray.DataArray or dict, optional
+        Reference basis (D x R); for a tri-factorization a dict ``{"factor_row": F_ref,
+        "factor_col": G_ref}``. Given references are used as they are (no refinement).
+    normalize : {"auto", True, False}
+        Rescale each draw so the basis columns have unit l1 norm, compensating the weights
+        (A -> A D^-1, W -> D W; for tri, F and G columns unit-l1 and S -> D_F S D_G), which
+        removes the scale ridge of models whose priors do not fix it. ``"auto"`` (default):
+        on for ``exponential_gaussian``, ``tri_exponential_gaussian`` and ``uniform_noise``
+        (root attr ``model``), off for the simplex-parameterised ``silf``, ``beta_dir``,
+        ``dir_beta`` and ``dir_dir``; for an unknown model, off when the basis columns or the
+        weights over factors already sum to one, on otherwise. Hyperparameters such as
+        ``lambda_`` are permuted but not rescaled.
+    cost : {"angle", "l1"}
+        Matching cost between normalised columns.
+    n_iter : int
+        Refinement passes of the default reference.
+    group : str
+        Group holding the draws (dims ``chain``, ``draw``).
+
+    Returns
+    -------
+    xarray.DataTree
+        A new tree with the group aligned and a ``diagnostics`` group holding, per factor dim
+        (suffix ``_factor_row`` etc. for tri dims): ``n_relabelled`` (chain; draws whose
+        permutation is not the identity), ``n_switches`` (chain; draws whose permutation
+        differs from the previous draw's), ``permutation`` (chain, draw, factor; the original
+        label now at each position) and ``reference_A`` (the reference basis, unit-l1
+        columns). Root attrs gain ``aligned = 1`` and ``aligned_normalized``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo._results import build_datatree
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.gamma(2.0, size=(1, 4, 5, 2)).repeat(2, axis=0)
+    >>> W = rng.gamma(2.0, size=(1, 4, 2, 3)).repeat(2, axis=0)
+    >>> A[1], W[1] = A[1][..., ::-1], W[1][:, ::-1]  # chain 1 has the labels swapped
+    >>> out = align(build_datatree({"A": A, "W": W}), normalize=False)
+    >>> out["diagnostics"]["n_relabelled"].values.tolist()
+    [0, 4]
+    >>> bool(np.allclose(out.posterior["A"][0], out.posterior["A"][1]))
+    True
+    """
+    if not isinstance(dt, xr.DataTree):
+        raise TypeError(f"dt must be an xarray.DataTree, got {type(dt).__name__}")
+    if group not in dt.children:
+        raise ValueError(f"group={group!r} not in the DataTree (groups: {sorted(dt.children)})")
+    if cost not in COSTS:
+        raise ValueError(f"cost must be one of {COSTS}, got {cost!r}")
+    if normalize not in ("auto", True, False):
+        raise ValueError(f"normalize must be 'auto', True or False, got {normalize!r}")
+    post = dt[group].to_dataset()
+    if "chain" not in post.dims or "draw" not in post.dims:
+        raise ValueError(f"group {group!r} must have dims 'chain' and 'draw'")
+    bases = {f: b for f, b in BASES.items() if f in post.dims and b[0] in post}
+    if not bases:
+        raise ValueError(
+            f"group {group!r} has no basis to align (need A with dims (row, factor), or F and G "
+            f"of a tri-factorization); variables: {sorted(post.data_vars)}"
+        )
+    if normalize == "auto":
+        normalize = _auto_normalize(dt, post, bases)
+
+    new_vars = {name: var for name, var in post.data_vars.items()}
+    diag = {}
+    scales = {}
+    for fdim, (name, other) in bases.items():
+        B = _basis_values(post, fdim, name, other)
+        ref = _reference_array(reference, fdim, B.shape[2:])
+        perm, ref_used = _find_permutations(B, ref, cost, n_iter)
+        for vname, var in new_vars.items():
+            if fdim in var.dims and "chain" in var.dims and "draw" in var.dims:
+                var = var.transpose("chain", "draw", ...)
+                vals = _permute(var.values, perm, var.dims.index(fdim))
+                new_vars[vname] = var.copy(data=vals)
+        suffix = "" if fdim == "factor" else f"_{fdim}"
+        identity = np.arange(perm.shape[-1])
+        relabelled = (perm != identity).any(-1)
+        switched = np.zeros_like(relabelled)
+        switched[:, 1:] = (perm[:, 1:] != perm[:, :-1]).any(-1)
+        diag[f"n_relabelled{suffix}"] = (("chain",), relabelled.sum(1))
+        diag[f"n_switches{suffix}"] = (("chain",), switched.sum(1))
+        diag[f"permutation{suffix}"] = (("chain", "draw", fdim), perm)
+        diag[f"reference_{name}"] = ((other, fdim), ref_used)
+        if normalize:
+            basis = new_vars[name].transpose("chain", "draw", other, fdim)
+            s = basis.values.sum(2)  # (C, S, R)
+            scales[fdim] = np.where(s > 0, s, 1.0)
+
+    if normalize:
+        new_vars = _rescale(new_vars, scales)
+    new_post = xr.Dataset(
+        {k: v.transpose(*post[k].dims) for k, v in new_vars.items()}, attrs=post.attrs
+    )
+    coords = {c: post.coords[c] for c in post.coords}
+    new_post = new_post.assign_coords(coords)
+    diag_ds = xr.Dataset(diag).assign_coords(
+        {d: post.coords[d] for d in ("chain", "draw", *bases, "row", "col")
+         if d in post.coords}
+    )
+    out = dt.copy()
+    out[group] = xr.DataTree(new_post)
+    if "diagnostics" in dt.children:
+        old = dt["diagnostics"].to_dataset()
+        diag_ds = old.drop_vars([v for v in diag_ds.data_vars if v in old]).merge(diag_ds)
+    out["diagnostics"] = xr.DataTree(diag_ds)
+    out.attrs.update({"aligned": 1, "aligned_normalized": int(bool(normalize))})
+    return out
+
+
+def _rescale(new_vars, scales):
+    """Unit-l1 basis columns with compensating weights (pair or tri-factorization)."""
+    out = dict(new_vars)
+
+    def scaled(name, fdim, factor, power):
+        var = out[name].transpose("chain", "draw", ...)
+        axis = var.dims.index(fdim)
+        shape = [1] * var.ndim
+        shape[0], shape[1], shape[axis] = factor.shape[0], factor.shape[1], factor.shape[2]
+        return var.copy(data=var.values * factor.reshape(shape) ** power)
+
+    if "factor" in scales:
+        s = scales["factor"]
+        out["A"] = scaled("A", "factor", s, -1)
+        if "W" in out and "factor" in out["W"].dims:
+            out["W"] = scaled("W", "factor", s, 1)
+    if "factor_row" in scales and "F" in out:
+        out["F"] = scaled("F", "factor_row", scales["factor_row"], -1)
+        if "S" in out:
+            out["S"] = scaled("S", "factor_row", scales["factor_row"], 1)
+    if "factor_col" in scales and "G" in out:
+        out["G"] = scaled("G", "factor_col", scales["factor_col"], -1)
+        if "S" in out:
+            out["S"] = scaled("S", "factor_col", scales["factor_col"], 1)
+    return out

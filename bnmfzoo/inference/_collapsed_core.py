@@ -1,0 +1,485 @@
+"""Numeric core of the collapsed samplers for mean-parameterized Bernoulli NMF (NumPy + numba).
+
+Nothing here knows about PyMC. The observed entries of a binary D x N matrix are kept as three
+flat arrays (``rows``, ``cols``, ``v``) in row-major order (the paper's f-outer systematic scan);
+missing entries are simply absent, which marginalizes their indicators exactly.
+
+Notation follows the digest of Lumbreras et al. (2020) with the project's names: the paper's W
+(F x K, Dirichlet rows) is our ``A`` (D x K) and the paper's H (K x N) is our ``W``.
+
+Beta-Dir (paper Eqs. 22-29, Algorithm 1):
+
+* counters ``L[f, k]`` (row f assigned to k), ``C1[n, k]`` / ``C0[n, k]`` (ones / zeros of
+  column n assigned to k);
+* conditional (Eq. 25) ``p(z_fn = k) ∝ (g_k + L_fk) (a_k + C1_nk)^v (b_k + C0_nk)^(1-v) /
+  (a_k + b_k + C1_nk + C0_nk)`` with the entry's own assignment removed;
+* ``A_f | Z ~ Dir(g + L_f)``, ``W_kn | Z ~ Beta(a_k + C1_nk, b_k + C0_nk)`` (Eqs. 26-27).
+
+Dir-Dir (Eqs. 53-63, Algorithm 2): counters ``L[f, k]`` for z (rows) and ``Q[n, k]`` for c
+(columns); ``v = 1`` draws ``z = c`` jointly (Eq. 59), ``v = 0`` draws z avoiding c (Eq. 60) and
+then c avoiding z (Eq. 61); ``A_f | Z ~ Dir(g + L_f)``, ``W_n | C ~ Dir(eta + Q_n)``.
+
+The sweeps cache the column likelihood ratios ``(a+C1)/(a+b+M)`` and ``(b+C0)/(a+b+M)`` (updated in
+O(1) when an entry moves), so each entry costs one multiply-add per component: O(|observed| K)
+per sweep. Uniform variates come from the caller's ``numpy.random.Generator`` so a chain is
+reproducible from its seed.
+"""
+
+import numba
+import numpy as np
+from scipy.special import gammaln
+
+__all__ = [
+    "observed_entries",
+    "betadir_counts",
+    "betadir_sweep",
+    "betadir_log_joint",
+    "dirdir_counts",
+    "dirdir_init",
+    "dirdir_sweep",
+    "dirdir_log_joint",
+    "cvb0_counts",
+    "cvb0_sweep",
+    "draw_dirichlet",
+    "draw_beta",
+    "bernoulli_nll",
+]
+
+
+def observed_entries(X, mask):
+    """Return ``(rows, cols, v)`` of the observed entries in row-major order.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        D x N binary data (anything where ``mask`` is False is ignored).
+    mask : numpy.ndarray of bool
+        True where observed.
+
+    Returns
+    -------
+    rows, cols : numpy.ndarray of int64
+    v : numpy.ndarray of int8
+    """
+    rows, cols = np.nonzero(mask)
+    v = np.asarray(X)[rows, cols].astype(np.int8)
+    return rows.astype(np.int64), cols.astype(np.int64), v
+
+
+# --------------------------------------------------------------------------------------------
+# Beta-Dir collapsed Gibbs
+# --------------------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def betadir_counts(rows, cols, v, z, D, N, K):
+    """Counters ``L`` (D x K), ``C1`` and ``C0`` (N x K) of the assignments ``z``."""
+    L = np.zeros((D, K))
+    C1 = np.zeros((N, K))
+    C0 = np.zeros((N, K))
+    for i in range(rows.shape[0]):
+        k = z[i]
+        L[rows[i], k] += 1.0
+        if v[i]:
+            C1[cols[i], k] += 1.0
+        else:
+            C0[cols[i], k] += 1.0
+    return L, C1, C0
+
+
+@numba.njit(cache=True)
+def _categorical(cum, K, t):
+    """Index of the first ``cum[k] > t`` (``cum`` non-decreasing, ``t < cum[K-1]``)."""
+    k = 0
+    while k < K - 1 and cum[k] <= t:
+        k += 1
+    return k
+
+
+@numba.njit(cache=True)
+def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u):
+    """One systematic collapsed Gibbs sweep of Eq. 25, in place.
+
+    Parameters
+    ----------
+    rows, cols, v : numpy.ndarray
+        Observed entries.
+    z : numpy.ndarray of int64
+        Current assignment of each observed entry (updated).
+    L, C1, C0 : numpy.ndarray of float64
+        Counters (updated).
+    g, a, b : numpy.ndarray
+        Length-K Dirichlet (row) and Beta (column) hyperparameters.
+    u : numpy.ndarray
+        One U(0, 1) variate per observed entry.
+    """
+    N, K = C1.shape
+    r1 = np.empty((N, K))
+    r0 = np.empty((N, K))
+    for n in range(N):
+        for k in range(K):
+            inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
+            r1[n, k] = (a[k] + C1[n, k]) * inv
+            r0[n, k] = (b[k] + C0[n, k]) * inv
+    cum = np.empty(K)
+    for i in range(rows.shape[0]):
+        f = rows[i]
+        n = cols[i]
+        k = z[i]
+        L[f, k] -= 1.0
+        if v[i]:
+            C1[n, k] -= 1.0
+        else:
+            C0[n, k] -= 1.0
+        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
+        r1[n, k] = (a[k] + C1[n, k]) * inv
+        r0[n, k] = (b[k] + C0[n, k]) * inv
+        total = 0.0
+        if v[i]:
+            for kk in range(K):
+                total += (g[kk] + L[f, kk]) * r1[n, kk]
+                cum[kk] = total
+        else:
+            for kk in range(K):
+                total += (g[kk] + L[f, kk]) * r0[n, kk]
+                cum[kk] = total
+        k = _categorical(cum, K, u[i] * total)
+        z[i] = k
+        L[f, k] += 1.0
+        if v[i]:
+            C1[n, k] += 1.0
+        else:
+            C0[n, k] += 1.0
+        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
+        r1[n, k] = (a[k] + C1[n, k]) * inv
+        r0[n, k] = (b[k] + C0[n, k]) * inv
+
+
+def _log_dirichlet_multinomial(conc, counts):
+    """Sum over rows of log Γ(Σc) - Σ log Γ(c) + Σ log Γ(c + n) - log Γ(Σc + Σn)."""
+    conc = np.broadcast_to(conc, counts.shape)
+    c0 = conc.sum(axis=-1)
+    return float(
+        np.sum(gammaln(c0) - gammaln(c0 + counts.sum(axis=-1)))
+        + np.sum(gammaln(conc + counts) - gammaln(conc))
+    )
+
+
+def betadir_log_joint(L, C1, C0, g, a, b):
+    """Collapsed log joint ``log p(V, Z)`` of Beta-Dir (digest §3.2; per-row observed counts)."""
+    from scipy.special import betaln
+
+    return _log_dirichlet_multinomial(g, L) + float(
+        np.sum(betaln(a + C1, b + C0) - betaln(a, b))
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Dir-Dir collapsed Gibbs (double augmentation)
+# --------------------------------------------------------------------------------------------
+def dirdir_init(v, K, rng):
+    """Random labels with ``z == c`` on ones and ``z != c`` on zeros (digest §6.3)."""
+    if K < 2:
+        raise ValueError("the Dir-Dir model needs rank >= 2 (with one component v = 0 is impossible)")
+    z = rng.integers(0, K, size=v.shape[0]).astype(np.int64)
+    shift = rng.integers(1, K, size=v.shape[0])
+    c = np.where(v == 1, z, (z + shift) % K).astype(np.int64)
+    return z, c
+
+
+@numba.njit(cache=True)
+def dirdir_counts(rows, cols, z, c, D, N, K):
+    """Counters ``L`` (D x K) of z and ``Q`` (N x K) of c."""
+    L = np.zeros((D, K))
+    Q = np.zeros((N, K))
+    for i in range(rows.shape[0]):
+        L[rows[i], z[i]] += 1.0
+        Q[cols[i], c[i]] += 1.0
+    return L, Q
+
+
+@numba.njit(cache=True)
+def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
+    """One collapsed Gibbs sweep of the doubly augmented Dir-Dir model (Eqs. 59-61), in place.
+
+    ``u`` holds two U(0, 1) variates per observed entry (shape ``(n_obs, 2)``). On zeros the
+    paper draws z avoiding c, then c avoiding z (``blocked_zeros=False``); with
+    ``blocked_zeros=True`` the pair is drawn jointly (digest §6.3: ``P(z = k) ∝ (g_k + L_fk)
+    (S - eta_k - Q_nk)``, then c from Eq. 61). The sequential scheme cannot move at K = 2 (z and
+    c are then forced), so the blocked draw is required there.
+    """
+    K = L.shape[1]
+    cum = np.empty(K)
+    for i in range(rows.shape[0]):
+        f = rows[i]
+        n = cols[i]
+        if v[i]:
+            k = z[i]
+            L[f, k] -= 1.0
+            Q[n, k] -= 1.0
+            total = 0.0
+            for kk in range(K):
+                total += (g[kk] + L[f, kk]) * (eta[kk] + Q[n, kk])
+                cum[kk] = total
+            k = _categorical(cum, K, u[i, 0] * total)
+            z[i] = k
+            c[i] = k
+            L[f, k] += 1.0
+            Q[n, k] += 1.0
+        else:
+            k = z[i]
+            L[f, k] -= 1.0
+            ci = c[i]
+            if blocked_zeros:
+                Q[n, ci] -= 1.0
+                S = 0.0
+                for kk in range(K):
+                    S += eta[kk] + Q[n, kk]
+                total = 0.0
+                for kk in range(K):
+                    total += (g[kk] + L[f, kk]) * (S - eta[kk] - Q[n, kk])
+                    cum[kk] = total
+                k = _categorical(cum, K, u[i, 0] * total)
+            else:
+                # z avoids the current c (Eq. 60)
+                total = 0.0
+                for kk in range(K):
+                    if kk != ci:
+                        total += g[kk] + L[f, kk]
+                    cum[kk] = total
+                k = _categorical_skip(cum, K, u[i, 0] * total, ci)
+                Q[n, ci] -= 1.0
+            z[i] = k
+            L[f, k] += 1.0
+            # c avoids the new z (Eq. 61)
+            total = 0.0
+            for kk in range(K):
+                if kk != k:
+                    total += eta[kk] + Q[n, kk]
+                cum[kk] = total
+            ci = _categorical_skip(cum, K, u[i, 1] * total, k)
+            c[i] = ci
+            Q[n, ci] += 1.0
+
+
+@numba.njit(cache=True)
+def _categorical_skip(cum, K, t, skip):
+    """Like :func:`_categorical` but never returns ``skip`` (whose mass is zero)."""
+    k = _categorical(cum, K, t)
+    if k == skip:  # only possible through ties at zero mass; move to the next allowed index
+        k = k + 1 if k + 1 < K else k - 1
+    return k
+
+
+def dirdir_log_joint(L, Q, g, eta):
+    """Collapsed log joint ``log p(V, Z, C)`` of Dir-Dir (valid while all constraints hold)."""
+    return _log_dirichlet_multinomial(g, L) + _log_dirichlet_multinomial(eta, Q)
+
+
+# --------------------------------------------------------------------------------------------
+# Beta-Dir CVB0
+# --------------------------------------------------------------------------------------------
+@numba.njit(cache=True)
+def cvb0_counts(rows, cols, v, q, D, N):
+    """Expected counters ``E[L]`` (D x K), ``E[C1]``, ``E[C0]`` (N x K) of responsibilities q."""
+    K = q.shape[1]
+    L = np.zeros((D, K))
+    C1 = np.zeros((N, K))
+    C0 = np.zeros((N, K))
+    for i in range(rows.shape[0]):
+        f = rows[i]
+        n = cols[i]
+        for k in range(K):
+            L[f, k] += q[i, k]
+            if v[i]:
+                C1[n, k] += q[i, k]
+            else:
+                C0[n, k] += q[i, k]
+    return L, C1, C0
+
+
+@numba.njit(cache=True)
+def cvb0_sweep(rows, cols, v, q, L, C1, C0, g, a, b):
+    """One in-place CVB0 sweep (Eq. 36 as corrected in the digest); returns max |Δq|."""
+    K = q.shape[1]
+    p = np.empty(K)
+    delta = 0.0
+    for i in range(rows.shape[0]):
+        f = rows[i]
+        n = cols[i]
+        vi = v[i]
+        s = 0.0
+        for k in range(K):
+            qk = q[i, k]
+            lk = L[f, k] - qk
+            c1 = C1[n, k]
+            c0 = C0[n, k]
+            if vi:
+                c1 -= qk
+                num = a[k] + c1
+            else:
+                c0 -= qk
+                num = b[k] + c0
+            val = (g[k] + lk) * num / (a[k] + b[k] + c1 + c0)
+            if val < 0.0:  # round-off in the running sums
+                val = 0.0
+            p[k] = val
+            s += val
+        for k in range(K):
+            new = p[k] / s
+            d = new - q[i, k]
+            if abs(d) > delta:
+                delta = abs(d)
+            q[i, k] = new
+            L[f, k] += d
+            if vi:
+                C1[n, k] += d
+            else:
+                C0[n, k] += d
+    return delta
+
+
+# --------------------------------------------------------------------------------------------
+# Exact conditional draws and metrics
+# --------------------------------------------------------------------------------------------
+def draw_dirichlet(rng, conc):
+    """Draw Dirichlet vectors along the last axis of ``conc``, robust for tiny concentrations.
+
+    Gamma variates with shape < 1 are drawn in log space (``G(a) = G(a + 1) U^(1/a)``), then
+    normalized with a log-sum-exp, so concentrations like ``1/K`` never produce 0/0. Entries are
+    floored at the smallest normal float so that the simplex transform's log stays finite.
+    """
+    conc = np.asarray(conc, dtype=float)
+    small = conc < 1.0
+    logg = np.log(rng.gamma(np.where(small, conc + 1.0, conc)))
+    logu = np.log(rng.uniform(size=conc.shape))
+    logg = np.where(small, logg + logu / conc, logg)
+    logg -= logg.max(axis=-1, keepdims=True)
+    x = np.exp(logg)
+    x /= x.sum(axis=-1, keepdims=True)
+    tiny = np.finfo(float).tiny
+    if (x < tiny).any():
+        x = np.maximum(x, tiny)
+        x /= x.sum(axis=-1, keepdims=True)
+    return x
+
+
+def draw_beta(rng, a, b):
+    """Beta draws kept strictly inside (0, 1) so the log-odds transform stays finite."""
+    x = rng.beta(a, b)
+    eps = np.finfo(float).eps
+    return np.clip(x, np.finfo(float).tiny, 1.0 - eps / 2)
+
+
+def bernoulli_nll(X, mask, mean, *, clip=1e-12):
+    """Negative log-likelihood ``-Σ_observed log p(v | mean)`` (Eq. 66), means clipped."""
+    p = np.clip(np.asarray(mean, dtype=float), clip, 1.0 - clip)
+    Xv = np.asarray(X, dtype=float)
+    ll = np.where(Xv == 1.0, np.log(p), np.log1p(-p))
+    return float(-np.sum(ll[mask]))
+
+
+# --------------------------------------------------------------------------------------------
+# Chain states (numeric; the PyMC step methods and the SBC tests wrap these)
+# --------------------------------------------------------------------------------------------
+def assignment_summary(L, threshold=0.01):
+    """``(n_active, n_nonempty)``: components with >= ``threshold`` of all assignments / any."""
+    mass = L.sum(axis=0)
+    total = mass.sum()
+    return int(np.sum(mass >= threshold * total)), int(np.sum(mass > 0))
+
+
+class BetaDirChain:
+    """State of one Beta-Dir collapsed Gibbs chain: assignments ``z`` and counters.
+
+    Rows carry the Dirichlet factor (concentration ``g``) and columns the Beta factor
+    (``a``, ``b``); Dir-Beta runs this chain on the transposed data.
+
+    Parameters
+    ----------
+    rows, cols, v : numpy.ndarray
+        Observed entries (see :func:`observed_entries`).
+    D, N : int
+        Matrix shape.
+    g, a, b : numpy.ndarray of shape (K,)
+        Hyperparameters.
+    rng : numpy.random.Generator
+        Draws the random one-hot initialization (paper).
+    """
+
+    def __init__(self, rows, cols, v, D, N, g, a, b, rng):
+        self.rows, self.cols, self.v = rows, cols, v
+        self.D, self.N = int(D), int(N)
+        self.g, self.a, self.b = (np.asarray(x, dtype=float) for x in (g, a, b))
+        self.K = self.g.shape[0]
+        self.z = rng.integers(0, self.K, size=rows.shape[0]).astype(np.int64)
+        self.L, self.C1, self.C0 = betadir_counts(rows, cols, v, self.z, self.D, self.N, self.K)
+
+    def sweep(self, rng):
+        """One collapsed sweep (Eq. 25)."""
+        u = rng.random(self.rows.shape[0])
+        betadir_sweep(self.rows, self.cols, self.v, self.z, self.L, self.C1, self.C0,
+                      self.g, self.a, self.b, u)
+
+    def draw(self, rng):
+        """Exact draw of the factors given Z: ``(A (D, K) Dirichlet rows, W (K, N) Beta)``."""
+        A = draw_dirichlet(rng, self.g + self.L)
+        W = draw_beta(rng, (self.a + self.C1).T, (self.b + self.C0).T)
+        return A, W
+
+    def conditional_means(self):
+        """``(E[A | Z], E[W | Z, V])`` (Eqs. 28-29)."""
+        conc = self.g + self.L
+        A = conc / conc.sum(axis=1, keepdims=True)
+        W = ((self.a + self.C1) / (self.a + self.b + self.C1 + self.C0)).T
+        return A, W
+
+    def log_joint(self):
+        """Collapsed ``log p(V, Z)``."""
+        return betadir_log_joint(self.L, self.C1, self.C0, self.g, self.a, self.b)
+
+
+class DirDirChain:
+    """State of one Dir-Dir collapsed Gibbs chain: labels ``z`` (rows), ``c`` (columns), counters.
+
+    Parameters
+    ----------
+    rows, cols, v : numpy.ndarray
+        Observed entries.
+    D, N : int
+        Matrix shape.
+    g, eta : numpy.ndarray of shape (K,)
+        Dirichlet concentrations of the rows of ``A`` and the columns of ``W``.
+    rng : numpy.random.Generator
+        Draws the random initialization (``z == c`` on ones, ``z != c`` on zeros).
+    blocked_zeros : bool, optional
+        Draw (z, c) jointly on zeros instead of the paper's sequential update. Default: only
+        when K = 2, where the sequential update cannot move.
+    """
+
+    def __init__(self, rows, cols, v, D, N, g, eta, rng, *, blocked_zeros=None):
+        self.rows, self.cols, self.v = rows, cols, v
+        self.D, self.N = int(D), int(N)
+        self.g, self.eta = (np.asarray(x, dtype=float) for x in (g, eta))
+        self.K = self.g.shape[0]
+        self.blocked_zeros = (self.K == 2) if blocked_zeros is None else bool(blocked_zeros)
+        self.z, self.c = dirdir_init(v, self.K, rng)
+        self.L, self.Q = dirdir_counts(rows, cols, self.z, self.c, self.D, self.N, self.K)
+
+    def sweep(self, rng):
+        """One collapsed sweep (Eqs. 59-61)."""
+        u = rng.random((self.rows.shape[0], 2))
+        dirdir_sweep(self.rows, self.cols, self.v, self.z, self.c, self.L, self.Q,
+                     self.g, self.eta, u, self.blocked_zeros)
+
+    def draw(self, rng):
+        """Exact draw given (Z, C): ``(A (D, K), Wt (N, K))``, both with Dirichlet rows."""
+        return draw_dirichlet(rng, self.g + self.L), draw_dirichlet(rng, self.eta + self.Q)
+
+    def conditional_means(self):
+        """``(E[A | Z], E[W | C])`` with ``W`` of shape (K, N)."""
+        ca = self.g + self.L
+        cw = self.eta + self.Q
+        return ca / ca.sum(axis=1, keepdims=True), (cw / cw.sum(axis=1, keepdims=True)).T
+
+    def log_joint(self):
+        """Collapsed ``log p(V, Z, C)``."""
+        return dirdir_log_joint(self.L, self.Q, self.g, self.eta)

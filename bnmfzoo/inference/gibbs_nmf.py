@@ -1,0 +1,199 @@
+"""Gibbs step method for exponential-Gaussian BNMF (Schmidt et al. 2009; Brouwer et al. 2017).
+
+The PyMC glue around :func:`bnmfzoo.inference._gaussian_core.nmf_sweep`: it reads the model's
+:class:`~bnmfzoo.models._spec.ModelSpec`, converts PyMC's value space (``A_log__`` ...) to the
+factor values and back, and keeps the sampler's exact internal state (and the residual on the
+observed entries) between steps, so a chain run through ``pm.sample`` is the same sequence of
+draws as the numeric kernel run with the same generator.
+"""
+
+import numpy as np
+import pymc as pm
+from pymc.logprob.transforms import LogTransform
+from pymc.step_methods.compound import BlockedStep, StepMethodState
+from pymc.util import get_random_generator, get_value_vars_from_user_vars
+
+from bnmfzoo.inference._gaussian_core import (
+    nmf_state,
+    nmf_sweep,
+    observed_entries,
+)
+from bnmfzoo.models._spec import get_spec
+
+__all__ = ["GibbsNMF"]
+
+
+class _GibbsFactorization(BlockedStep):
+    """Shared PyMC glue of :class:`GibbsNMF` and :class:`GibbsNMTF` (see their docstrings)."""
+
+    family = ""
+    factor_roles = ()
+    stats_dtypes_shapes = {
+        "train_mse": (np.float64, []),
+        "tau": (np.float64, []),
+    }
+    _state_class = StepMethodState
+
+    def __init__(
+        self,
+        vars=None,
+        *,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
+        model = pm.modelcontext(model)
+        spec = get_spec(model, families=self.family, method=type(self).__name__)
+        if vars is None:
+            vars = model.value_vars
+        vars = get_value_vars_from_user_vars(vars, model)
+        self._value_names = {}
+        self._log = {}
+        for role, rv_name in spec.var_names.items():
+            if rv_name is None:
+                continue
+            rv = model[rv_name]
+            value = model.rvs_to_values[rv]
+            transform = model.rvs_to_transforms.get(rv)
+            if transform is not None and not isinstance(transform, LogTransform):
+                raise TypeError(
+                    f"{type(self).__name__} needs {rv_name!r} with the default log transform "
+                    f"(or none), got {type(transform).__name__}"
+                )
+            self._value_names[role] = value.name
+            self._log[role] = transform is not None
+        ours = {name: role for role, name in self._value_names.items()}
+        unknown = [v.name for v in vars if v.name not in ours]
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__} can only update {sorted(ours)}; "
+                f"got other variables {unknown}"
+            )
+        self.vars = vars
+        self.update_blocks = frozenset(ours[v.name] for v in vars)
+        self.spec = spec
+        self.hyper = dict(spec.hyper)
+        self.obs = observed_entries(spec.X, spec.mask)
+        self.rng = get_random_generator(rng)
+        self._cache = None
+
+    def setup_chain(self, rng, tune, draws):
+        """Take this chain's generator and forget the previous chain's state."""
+        super().setup_chain(rng, tune, draws)
+        self._cache = None
+
+    # -- subclasses: numeric state <-> role values ------------------------------------------
+    def _new_state(self, values):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _sweep(self, state):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _values(self, state):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _set_value(self, state, role, value):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- PyMC interface ---------------------------------------------------------------------
+    def _read(self, point, role):
+        raw = np.asarray(point[self._value_names[role]], dtype=float)
+        return np.exp(raw) if self._log[role] else raw
+
+    def _state_from_point(self, point):
+        """Reuse the cached exact state when the point still holds what we wrote last."""
+        cache = self._cache
+        if cache is not None:
+            state, written = cache
+            fresh = [
+                role for role in self._value_names
+                if not np.array_equal(point[self._value_names[role]], written[role])
+            ]
+            if not any(role in self.factor_roles for role in fresh):
+                for role in fresh:  # e.g. tau sampled by another step method
+                    self._set_value(state, role, self._read(point, role))
+                return state
+        values = {role: self._read(point, role) for role in self._value_names}
+        return self._new_state(values)
+
+    def step(self, point):
+        """One full sweep over the assigned blocks; returns ``(point, [stats])``."""
+        state = self._state_from_point(point)
+        self._sweep(state)
+        values = self._values(state)
+        new_point = dict(point)
+        written = {}
+        for role, name in self._value_names.items():
+            if role in self.update_blocks:
+                val = np.asarray(values[role], dtype=float)
+                new_point[name] = np.asarray(np.log(val) if self._log[role] else val.copy())
+            written[role] = new_point[name]
+        self._cache = (state, written)
+        sigma = self.hyper.get("sigma")
+        tau = 1.0 / sigma**2 if sigma is not None else state.tau
+        stats = {"train_mse": state.train_mse(), "tau": float(tau)}
+        return new_point, [stats]
+
+    @staticmethod
+    def competence(var, has_grad):
+        """Only used when assigned explicitly (``pm.sample(step=...)``)."""
+        return pm.step_methods.compound.Competence.INCOMPATIBLE
+
+
+class GibbsNMF(_GibbsFactorization):
+    """Blocked Gibbs sampler for :func:`bnmfzoo.models.exponential_gaussian` models.
+
+    One step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_[k]`` (Gamma), then the
+    columns ``A[:, k]`` and rows ``W[k, :]`` for ``k = 1..R`` (each a block of independent
+    truncated normals), then the noise precision ``tau`` (Gamma; skipped with a fixed
+    ``sigma``). Cost O(|observed| x R) per sweep. Draws are written in PyMC's value space
+    (``A_log__`` ...). The generator comes from ``pm.sample(random_seed=...)``, so runs are
+    reproducible with any number of chains and cores.
+
+    Parameters
+    ----------
+    vars : list, optional
+        Variables to update (default: all of ``A``, ``W``, ``tau``, ``lambda_`` in the model);
+        the others may be given to another step method (e.g. ``pm.NUTS([tau])``).
+    model : pymc.Model, optional
+        A model built by :func:`bnmfzoo.models.exponential_gaussian`; any other model raises
+        ``TypeError``.
+    rng : numpy.random.Generator or int, optional
+        Only used outside ``pm.sample`` (which hands each chain its own generator).
+
+    Notes
+    -----
+    Sample stats: ``train_mse`` (mean squared residual on the observed entries for the current
+    draw) and ``tau``.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> X = np.random.default_rng(0).exponential(size=(6, 5))
+    >>> with exponential_gaussian(X, 2):
+    ...     idata = pm.sample(draws=50, tune=50, chains=1, step=GibbsNMF(),
+    ...                       random_seed=1, progressbar=False)  # doctest: +SKIP
+    """
+
+    name = "gibbs_nmf"
+    family = "exponential_gaussian"
+    factor_roles = ("A", "W")
+
+    def _new_state(self, values):
+        return nmf_state(values["A"], values["W"], values.get("tau", 1.0),
+                         values.get("lambda_"), self.obs)
+
+    def _sweep(self, state):
+        nmf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_blocks)
+
+    def _values(self, state):
+        return {"A": state.A, "W": state.W, "tau": state.tau, "lambda_": state.lambda_}
+
+    def _set_value(self, state, role, value):
+        if role == "tau":
+            state.tau = float(value)
+        else:
+            state.lambda_ = np.array(value, dtype=float)

@@ -1,0 +1,230 @@
+"""Mean-parameterized Bernoulli NMF models (Lumbreras, Filstroff & Févotte 2020).
+
+``X_ij ~ Bernoulli((A @ W)_ij)`` with no link function; the product stays in [0, 1] because one
+factor holds probabilities and the other sums to one:
+
+============  ==============================  ==============================
+model         ``A`` (row, factor)             ``W`` (factor, col)
+============  ==============================  ==============================
+``beta_dir``  rows ~ Dirichlet(gamma)         entries ~ Beta(alpha, beta)
+``dir_beta``  entries ~ Beta(alpha, beta)     columns ~ Dirichlet(eta)
+``dir_dir``   rows ~ Dirichlet(gamma)         columns ~ Dirichlet(eta)
+============  ==============================  ==============================
+
+(The paper's W is our ``A`` and its H our ``W``.) Dirichlet columns of ``W`` are the free variable
+``Wt`` (col, factor) with PyMC's simplex transform; ``W`` is its transpose, a Deterministic.
+
+The truncated nonparametric prior (paper §4.4) uses a large rank K (default 100) and divides the
+row-Dirichlet concentration by K (``gamma_k = gamma / K``; for ``dir_beta`` ``eta_k = eta / K``).
+"""
+
+import numpy as np
+import pymc as pm
+
+from bnmfzoo._results import data_coords
+from bnmfzoo._terms.bernoulli import bernoulli_mean
+from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo.models._spec import ModelSpec, attach_spec
+
+__all__ = ["beta_dir", "dir_beta", "dir_dir", "DEFAULT_TRUNCATION"]
+
+#: truncation level of the nonparametric prior (paper: K = 100)
+DEFAULT_TRUNCATION = 100
+_MAX_NONPARAMETRIC_RANK = 10_000
+
+
+def _setup(V, rank, nonparametric, mask):
+    X, observed = check_matrix(V, kind="binary", mask=mask, name="V")
+    if nonparametric is None:
+        nonparametric = rank is None
+    if rank is None:
+        if not nonparametric:
+            raise ValueError("rank=None means the nonparametric prior; give a rank for a "
+                             "parametric model")
+        rank = DEFAULT_TRUNCATION
+    max_rank = _MAX_NONPARAMETRIC_RANK if nonparametric else None
+    rank = check_rank(rank, X.shape, max_rank=max_rank)
+    return X, observed, rank, bool(nonparametric)
+
+
+def _vector(value, K, name):
+    check_positive(value, name=name)
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        return np.full(K, float(arr))
+    if arr.shape != (K,):
+        raise ValueError(f"{name} must be a scalar or a length-{K} vector, got shape {arr.shape}")
+    return arr.copy()
+
+
+def _coords(X, K):
+    coords = data_coords(X)
+    coords["factor"] = np.arange(K)
+    return coords
+
+
+def _build(family, X, observed, K, nonparametric, *, A_prior, W_prior, hyper):
+    D, N = X.shape
+    with pm.Model(coords=_coords(X, K)) as model:
+        if A_prior[0] == "dirichlet":
+            A = pm.Dirichlet("A", a=np.broadcast_to(A_prior[1], (D, K)).copy(),
+                             dims=("row", "factor"))
+        else:
+            A = pm.Beta("A", alpha=np.broadcast_to(A_prior[1], (D, K)).copy(),
+                        beta=np.broadcast_to(A_prior[2], (D, K)).copy(), dims=("row", "factor"))
+        if W_prior[0] == "dirichlet":
+            Wt = pm.Dirichlet("Wt", a=np.broadcast_to(W_prior[1], (N, K)).copy(),
+                              dims=("col", "factor"))
+            W = pm.Deterministic("W", Wt.T, dims=("factor", "col"))
+        else:
+            W = pm.Beta("W", alpha=np.broadcast_to(W_prior[1][:, None], (K, N)).copy(),
+                        beta=np.broadcast_to(W_prior[2][:, None], (K, N)).copy(),
+                        dims=("factor", "col"))
+        bernoulli_mean("X", A, W, observed=X, mask=observed)
+    var_names = {"A": "A", "W": "W", "X": "X"}
+    if W_prior[0] == "dirichlet":
+        var_names["Wt"] = "Wt"
+    spec = ModelSpec(
+        family=family,
+        X=X.where(observed),
+        mask=observed,
+        rank=K,
+        hyper={**hyper, "nonparametric": nonparametric},
+        var_names=var_names,
+    )
+    return attach_spec(model, spec)
+
+
+def beta_dir(V, rank=None, *, alpha=1.0, beta=1.0, gamma=1.0, nonparametric=None, mask=None):
+    """Beta-Dir model: ``A`` rows ~ Dirichlet(gamma), ``W`` entries ~ Beta(alpha, beta).
+
+    ``X_ij ~ Bernoulli((A @ W)_ij)`` on the observed entries (paper model (c1), also binary ICA).
+
+    Parameters
+    ----------
+    V : array-like or xarray.DataArray, shape (D, N)
+        Binary data, NaN for missing entries.
+    rank : int, optional
+        Number of components K. ``None`` (default) means the truncated nonparametric prior with
+        K = 100.
+    alpha, beta : float or array of shape (K,)
+        Beta prior of ``W`` (paper default 1).
+    gamma : float or array of shape (K,)
+        Dirichlet concentration of the rows of ``A`` (paper default 1). With the nonparametric
+        prior the per-component concentration is ``gamma / K``.
+    nonparametric : bool, optional
+        Use ``gamma_k = gamma / K``. Defaults to True exactly when ``rank`` is None; with
+        ``nonparametric=True`` the rank may exceed ``min(D, N)``.
+    mask : array-like of bool, optional
+        True = observed, combined with the NaN pattern of ``V``.
+
+    Returns
+    -------
+    pymc.Model
+        Variables ``A`` (row, factor), ``W`` (factor, col) and the observed ``X``; the model
+        carries a :class:`~bnmfzoo.models._spec.ModelSpec` (family ``"beta_dir"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import beta_dir
+    >>> V = np.array([[1, 0, 1], [0, 0, 1], [1, 1, np.nan]])
+    >>> model = beta_dir(V, rank=2)
+    >>> sorted(model.named_vars)
+    ['A', 'W', 'X']
+    """
+    X, observed, K, nonparametric = _setup(V, rank, nonparametric, mask)
+    a = _vector(alpha, K, "alpha")
+    b = _vector(beta, K, "beta")
+    g = _vector(gamma, K, "gamma") / (K if nonparametric else 1)
+    return _build("beta_dir", X, observed, K, nonparametric,
+                  A_prior=("dirichlet", g), W_prior=("beta", a, b),
+                  hyper={"alpha": a, "beta": b, "gamma": g})
+
+
+def dir_beta(V, rank=None, *, alpha=1.0, beta=1.0, eta=1.0, nonparametric=None, mask=None):
+    """Dir-Beta model: ``A`` entries ~ Beta(alpha, beta), ``W`` columns ~ Dirichlet(eta).
+
+    The transpose of Beta-Dir (Bayesian Aspect Bernoulli, paper model (c2)); the columns of ``W``
+    are the free variable ``Wt`` (col, factor) and ``W = Wt.T``.
+
+    Parameters
+    ----------
+    V : array-like or xarray.DataArray, shape (D, N)
+        Binary data, NaN for missing entries.
+    rank : int, optional
+        Number of components; ``None`` means the nonparametric prior with K = 100.
+    alpha, beta : float or array of shape (K,)
+        Beta prior of ``A``.
+    eta : float or array of shape (K,)
+        Dirichlet concentration of the columns of ``W`` (``eta / K`` when nonparametric).
+    nonparametric : bool, optional
+        Defaults to True exactly when ``rank`` is None.
+    mask : array-like of bool, optional
+        True = observed.
+
+    Returns
+    -------
+    pymc.Model
+        Family ``"dir_beta"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import dir_beta
+    >>> model = dir_beta(np.array([[1, 0, 1], [0, 0, 1]]), rank=2)
+    >>> sorted(model.named_vars)
+    ['A', 'W', 'Wt', 'X']
+    """
+    X, observed, K, nonparametric = _setup(V, rank, nonparametric, mask)
+    a = _vector(alpha, K, "alpha")
+    b = _vector(beta, K, "beta")
+    e = _vector(eta, K, "eta") / (K if nonparametric else 1)
+    return _build("dir_beta", X, observed, K, nonparametric,
+                  A_prior=("beta", a, b), W_prior=("dirichlet", e),
+                  hyper={"alpha": a, "beta": b, "eta": e})
+
+
+def dir_dir(V, rank=None, *, gamma=1.0, eta=1.0, nonparametric=None, mask=None):
+    """Dir-Dir model: ``A`` rows ~ Dirichlet(gamma), ``W`` columns ~ Dirichlet(eta).
+
+    Paper model (c3). With the nonparametric prior ``gamma_k = gamma / K`` while ``eta`` is kept
+    as given (paper: ``eta_k = 1``). Needs ``rank >= 2``.
+
+    Parameters
+    ----------
+    V : array-like or xarray.DataArray, shape (D, N)
+        Binary data, NaN for missing entries.
+    rank : int, optional
+        Number of components (>= 2); ``None`` means the nonparametric prior with K = 100.
+    gamma : float or array of shape (K,)
+        Dirichlet concentration of the rows of ``A``.
+    eta : float or array of shape (K,)
+        Dirichlet concentration of the columns of ``W``.
+    nonparametric : bool, optional
+        Defaults to True exactly when ``rank`` is None.
+    mask : array-like of bool, optional
+        True = observed.
+
+    Returns
+    -------
+    pymc.Model
+        Family ``"dir_dir"``; free variables ``A`` and ``Wt`` (``W = Wt.T``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import dir_dir
+    >>> model = dir_dir(np.array([[1, 0, 1], [0, 0, 1]]), rank=2)
+    >>> model.bnmfzoo_spec.family
+    'dir_dir'
+    """
+    X, observed, K, nonparametric = _setup(V, rank, nonparametric, mask)
+    if K < 2:
+        raise ValueError("rank must be >= 2 for the Dir-Dir model (with one component a 0 "
+                         "entry is impossible)")
+    g = _vector(gamma, K, "gamma") / (K if nonparametric else 1)
+    e = _vector(eta, K, "eta")
+    return _build("dir_dir", X, observed, K, nonparametric,
+                  A_prior=("dirichlet", g), W_prior=("dirichlet", e),
+                  hyper={"gamma": g, "eta": e})

@@ -1,0 +1,323 @@
+"""Exponential-Gaussian BNMF and BNMTF (Schmidt et al. 2009; Brouwer et al. 2017).
+
+``X_ij ~ Normal((A W)_ij, 1/tau)`` on the observed entries, ``A, W ~ Exponential(lambda)``,
+``tau ~ Gamma(alpha_tau, beta_tau)`` (or a fixed ``sigma``), optional ARD rates per factor.
+Defaults are Brouwer et al.'s: ``lambda = 0.1``, ``alpha_tau = beta_tau = alpha0 = beta0 = 1``.
+"""
+
+import warnings
+
+import numpy as np
+import pymc as pm
+
+from bnmfzoo._results import data_coords
+from bnmfzoo._terms.gaussian import gaussian
+from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo.models._spec import ModelSpec, attach_spec
+
+__all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
+
+
+def reference_sigma(X, rank, *, mask=None, n_em=10, random_seed=0):
+    """Residual standard deviation of a scikit-learn NMF fitted to the observed entries.
+
+    Used as the fixed noise level of ``sigma="reference"`` (Masood & Doshi-Velez 2016, 2019).
+    Complete data are fitted directly (``sklearn.decomposition.NMF``, ``init="nndsvda"``).
+    With missing entries, they are first filled with their row's observed mean, then ``n_em``
+    rounds alternate an NMF fit and refilling the missing entries with its reconstruction (a
+    simple EM imputation). The result is the root-mean-square residual over the **observed**
+    entries only.
+
+    Parameters
+    ----------
+    X : array-like or xarray.DataArray
+        D x N non-negative data, NaN for missing.
+    rank : int
+        NMF rank.
+    mask : array-like of bool, optional
+        True = observed.
+    n_em : int
+        Imputation rounds when entries are missing.
+    random_seed : int
+        Seed of the NMF solver.
+
+    Returns
+    -------
+    float
+        The residual standard deviation (floored at ``1e-8 * max|X|`` so it stays positive).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).exponential(size=(8, 6))
+    >>> reference_sigma(X, 2) > 0
+    True
+    """
+    from sklearn.decomposition import NMF
+    from sklearn.exceptions import ConvergenceWarning
+
+    Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
+    rank = check_rank(rank, Xda.shape)
+    values = Xda.values
+    filled = np.where(m, np.nan_to_num(values), 0.0)
+    if not m.all():
+        row_mean = filled.sum(axis=1) / m.sum(axis=1)
+        filled = np.where(m, filled, row_mean[:, None])
+    rounds = 1 if m.all() else max(int(n_em), 1)
+    nmf = NMF(n_components=rank, init="nndsvda", max_iter=1000, random_state=random_seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for _ in range(rounds):
+            A = nmf.fit_transform(filled)
+            recon = A @ nmf.components_
+            filled = np.where(m, filled, recon)
+    resid = (filled - recon)[m]
+    scale = float(np.max(np.abs(filled[m]))) or 1.0
+    return max(float(np.sqrt(np.mean(resid**2))), 1e-8 * scale)
+
+
+def _noise(sigma, alpha_tau, beta_tau, Xda, mask, rank):
+    """Resolve the noise options: return (sigma or None)."""
+    if sigma is None:
+        check_positive(alpha_tau, name="alpha_tau")
+        check_positive(beta_tau, name="beta_tau")
+        return None
+    if isinstance(sigma, str):
+        if sigma != "reference":
+            raise ValueError(f"sigma must be None, a positive number or 'reference', got {sigma!r}")
+        return reference_sigma(Xda, rank, mask=mask)
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
+        raise TypeError(f"sigma must be None, a positive number or 'reference', got {sigma!r}")
+    check_positive(sigma, name="sigma")
+    return float(sigma)
+
+
+def _rate(value, name):
+    check_positive(value, name=name)
+    if np.ndim(value) != 0:
+        raise TypeError(f"{name} must be a scalar rate, got shape {np.shape(value)}")
+    return float(value)
+
+
+def exponential_gaussian(
+    X,
+    rank,
+    *,
+    mask=None,
+    ard=False,
+    lambda_=0.1,
+    lambda_A=None,
+    lambda_W=None,
+    alpha_tau=1.0,
+    beta_tau=1.0,
+    sigma=None,
+    alpha0=1.0,
+    beta0=1.0,
+):
+    """Bayesian NMF with exponential priors and a Gaussian likelihood (Schmidt et al. 2009).
+
+    ``X ~ Normal(A @ W, 1/tau)`` on the observed entries, ``A_ik ~ Exp(lambda_A)``,
+    ``W_kj ~ Exp(lambda_W)``, ``tau ~ Gamma(alpha_tau, beta_tau)``. With ``ard=True`` factor
+    ``k`` has its own rate ``lambda_[k] ~ Gamma(alpha0, beta0)`` shared by ``A[:, k]`` and
+    ``W[k, :]`` (Brouwer et al. 2017).
+
+    Parameters
+    ----------
+    X : array-like or xarray.DataArray
+        D x N non-negative data; NaN marks a missing entry. Coordinates are kept.
+    rank : int
+        Number of factors R, ``1 <= R <= min(D, N)``.
+    mask : array-like of bool, optional
+        True = observed (combined with the NaN pattern).
+    ard : bool
+        Automatic relevance determination on the factors.
+    lambda_ : float
+        Default rate of both exponential priors (0.1, prior mean 10).
+    lambda_A, lambda_W : float, optional
+        Separate rates for ``A`` and ``W`` (default ``lambda_``); unused with ``ard=True``.
+    alpha_tau, beta_tau : float
+        Shape and rate of the Gamma prior on the noise precision ``tau``.
+    sigma : None, float or "reference"
+        Fixed noise standard deviation instead of a ``tau`` prior; ``"reference"`` uses
+        :func:`reference_sigma` (the residual sd of a scikit-learn NMF of rank ``rank``).
+    alpha0, beta0 : float
+        Shape and rate of the ARD Gamma prior.
+
+    Returns
+    -------
+    pymc.Model
+        With free variables ``A`` (row, factor), ``W`` (factor, col), ``tau`` (unless
+        ``sigma`` is given), ``lambda_`` (factor; ARD only) and the observed ``X`` over the
+        observed entries (dim ``X_obs``). A :class:`~bnmfzoo.models._spec.ModelSpec` of family
+        ``"exponential_gaussian"`` is attached.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).exponential(size=(6, 5))
+    >>> X[0, 1] = np.nan
+    >>> model = exponential_gaussian(X, 2)
+    >>> sorted(v.name for v in model.free_RVs)
+    ['A', 'W', 'tau']
+    """
+    Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
+    rank = check_rank(rank, Xda.shape)
+    lambda_ = _rate(lambda_, "lambda_")
+    lambda_A = lambda_ if lambda_A is None else _rate(lambda_A, "lambda_A")
+    lambda_W = lambda_ if lambda_W is None else _rate(lambda_W, "lambda_W")
+    alpha0 = _rate(alpha0, "alpha0")
+    beta0 = _rate(beta0, "beta0")
+    ard = bool(ard)
+    fixed_sigma = _noise(sigma, alpha_tau, beta_tau, Xda, m, rank)
+    coords = {**data_coords(Xda), "factor": np.arange(rank)}
+    with pm.Model(coords=coords) as model:
+        if ard:
+            lam = pm.Gamma("lambda_", alpha=alpha0, beta=beta0, dims="factor")
+            A = pm.Exponential("A", lam=lam[None, :], dims=("row", "factor"))
+            W = pm.Exponential("W", lam=lam[:, None], dims=("factor", "col"))
+        else:
+            A = pm.Exponential("A", lam=lambda_A, dims=("row", "factor"))
+            W = pm.Exponential("W", lam=lambda_W, dims=("factor", "col"))
+        if fixed_sigma is None:
+            tau = pm.Gamma("tau", alpha=float(alpha_tau), beta=float(beta_tau))
+            gaussian("X", A, W, Xda, tau=tau, mask=m)
+        else:
+            gaussian("X", A, W, Xda, sigma=fixed_sigma, mask=m)
+    spec = ModelSpec(
+        family="exponential_gaussian",
+        X=Xda,
+        mask=m,
+        rank=rank,
+        hyper={
+            "lambda_A": lambda_A,
+            "lambda_W": lambda_W,
+            "alpha_tau": float(alpha_tau),
+            "beta_tau": float(beta_tau),
+            "sigma": fixed_sigma,
+            "ard": ard,
+            "alpha0": alpha0,
+            "beta0": beta0,
+        },
+        var_names={
+            "A": "A",
+            "W": "W",
+            "tau": "tau" if fixed_sigma is None else None,
+            "lambda_": "lambda_" if ard else None,
+        },
+    )
+    return attach_spec(model, spec)
+
+
+def tri_exponential_gaussian(
+    X,
+    ranks,
+    *,
+    mask=None,
+    ard=False,
+    lambda_F=0.1,
+    lambda_S=0.1,
+    lambda_G=0.1,
+    alpha_tau=1.0,
+    beta_tau=1.0,
+    sigma=None,
+    alpha0=1.0,
+    beta0=1.0,
+):
+    """Bayesian non-negative matrix tri-factorization ``X ~ F S G^T`` (Brouwer & Lio 2017).
+
+    ``F_ik ~ Exp(lambda_F)``, ``S_kl ~ Exp(lambda_S)``, ``G_jl ~ Exp(lambda_G)``, Gaussian
+    likelihood on the observed entries with precision ``tau ~ Gamma(alpha_tau, beta_tau)`` (or a
+    fixed ``sigma``). With ``ard=True``, column ``k`` of ``F`` has rate
+    ``lambda_F[k] ~ Gamma(alpha0, beta0)`` and column ``l`` of ``G`` rate ``lambda_G[l]``;
+    ``S`` keeps its fixed rate.
+
+    Parameters
+    ----------
+    X : array-like or xarray.DataArray
+        D x N non-negative data; NaN marks a missing entry.
+    ranks : tuple of int
+        ``(K, L)``: row and column factors, each between 1 and ``min(D, N)``.
+    mask : array-like of bool, optional
+        True = observed.
+    ard : bool
+        ARD on the columns of ``F`` and ``G``.
+    lambda_F, lambda_S, lambda_G : float
+        Exponential rates (0.1 as in Brouwer et al.).
+    alpha_tau, beta_tau : float
+        Gamma prior on ``tau``.
+    sigma : None, float or "reference"
+        Fixed noise sd; ``"reference"`` is the residual sd of a scikit-learn NMF of rank
+        ``min(K, L)`` (the rank of ``F S G^T``).
+    alpha0, beta0 : float
+        ARD Gamma prior.
+
+    Returns
+    -------
+    pymc.Model
+        Free variables ``F`` (row, factor_row), ``S`` (factor_row, factor_col), ``G``
+        (col, factor_col), ``tau``, and with ARD ``lambda_F`` / ``lambda_G``; spec family
+        ``"tri_exponential_gaussian"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).exponential(size=(6, 5))
+    >>> model = tri_exponential_gaussian(X, (2, 3))
+    >>> model["S"].type.shape
+    (2, 3)
+    """
+    Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
+    if not isinstance(ranks, (tuple, list)) or len(ranks) != 2:
+        raise TypeError(f"ranks must be a pair (K, L), got {ranks!r}")
+    K = check_rank(ranks[0], Xda.shape, name="ranks[0]")
+    L = check_rank(ranks[1], Xda.shape, name="ranks[1]")
+    lambda_F = _rate(lambda_F, "lambda_F")
+    lambda_S = _rate(lambda_S, "lambda_S")
+    lambda_G = _rate(lambda_G, "lambda_G")
+    alpha0 = _rate(alpha0, "alpha0")
+    beta0 = _rate(beta0, "beta0")
+    ard = bool(ard)
+    fixed_sigma = _noise(sigma, alpha_tau, beta_tau, Xda, m, min(K, L))
+    coords = {**data_coords(Xda), "factor_row": np.arange(K), "factor_col": np.arange(L)}
+    with pm.Model(coords=coords) as model:
+        if ard:
+            lam_F = pm.Gamma("lambda_F", alpha=alpha0, beta=beta0, dims="factor_row")
+            lam_G = pm.Gamma("lambda_G", alpha=alpha0, beta=beta0, dims="factor_col")
+            F = pm.Exponential("F", lam=lam_F[None, :], dims=("row", "factor_row"))
+            S = pm.Exponential("S", lam=lambda_S, dims=("factor_row", "factor_col"))
+            G = pm.Exponential("G", lam=lam_G[None, :], dims=("col", "factor_col"))
+        else:
+            F = pm.Exponential("F", lam=lambda_F, dims=("row", "factor_row"))
+            S = pm.Exponential("S", lam=lambda_S, dims=("factor_row", "factor_col"))
+            G = pm.Exponential("G", lam=lambda_G, dims=("col", "factor_col"))
+        if fixed_sigma is None:
+            tau = pm.Gamma("tau", alpha=float(alpha_tau), beta=float(beta_tau))
+            gaussian("X", F @ S, G.T, Xda, tau=tau, mask=m)
+        else:
+            gaussian("X", F @ S, G.T, Xda, sigma=fixed_sigma, mask=m)
+    spec = ModelSpec(
+        family="tri_exponential_gaussian",
+        X=Xda,
+        mask=m,
+        rank=(K, L),
+        hyper={
+            "lambda_F": lambda_F,
+            "lambda_S": lambda_S,
+            "lambda_G": lambda_G,
+            "alpha_tau": float(alpha_tau),
+            "beta_tau": float(beta_tau),
+            "sigma": fixed_sigma,
+            "ard": ard,
+            "alpha0": alpha0,
+            "beta0": beta0,
+        },
+        var_names={
+            "F": "F",
+            "S": "S",
+            "G": "G",
+            "tau": "tau" if fixed_sigma is None else None,
+            "lambda_F": "lambda_F" if ard else None,
+            "lambda_G": "lambda_G" if ard else None,
+        },
+    )
+    return attach_spec(model, spec)

@@ -1,0 +1,127 @@
+"""Exponential-prior NMF with uniform (box) noise (Masood & Doshi-Velez 2016, §4.1).
+
+``A[d, k] ~ Exp(lambda_A)``, ``W[k, n] ~ Exp(lambda_W)`` (rates), and every observed entry
+``X[d, n] ~ Uniform((AW)[d, n] - epsilon, (AW)[d, n] + epsilon)``. The posterior is the prior
+restricted to the feasible set ``{A, W >= 0 : |X - AW| <= epsilon}``: a flat likelihood with no
+gradient, so NUTS cannot sample it; :func:`bnmfzoo.inference.fit_rrt` explores it.
+"""
+
+import numpy as np
+import pymc as pm
+
+from bnmfzoo._results import data_coords
+from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo.models._spec import ModelSpec, attach_spec
+
+
+def default_epsilon(X, rank, *, mask=None, n_restarts=10, random_seed=None):
+    """Largest absolute residual over ``n_restarts`` restarts of Lin's projected-gradient NMF.
+
+    This is the paper's choice (§6: "the largest absolute deviation between the data and NMF
+    approximation based on ten random restarts of Lin's algorithm"); every restart is feasible.
+
+    Returns
+    -------
+    epsilon : float
+    restarts : list of tuple of numpy.ndarray
+        The ``(A, W)`` restarts (reused by :func:`~bnmfzoo.inference.fit_rrt` as base nodes).
+    """
+    from bnmfzoo.inference._lin_pg import lin_pg_restarts, max_abs_residual
+
+    X = np.asarray(X, dtype=float)
+    restarts = lin_pg_restarts(X, rank, n_restarts, mask=mask, random_seed=random_seed)
+    eps = max(max_abs_residual(X, A, W, mask) for A, W in restarts)
+    # strict feasibility |X - AW| < eps for every restart (the box is open in the paper)
+    return float(eps) * (1.0 + 1e-9) + 1e-300, restarts
+
+
+def uniform_noise(
+    X,
+    rank,
+    *,
+    epsilon=None,
+    lambda_=1.0,
+    lambda_A=None,
+    lambda_W=None,
+    mask=None,
+    n_restarts=10,
+    random_seed=None,
+):
+    """Build the uniform-noise NMF model ``|X - A W| <= epsilon`` with exponential priors.
+
+    Parameters
+    ----------
+    X : array-like or xarray.DataArray
+        D x N non-negative data; NaN marks missing entries (they never enter the likelihood).
+    rank : int
+        Number of factors R.
+    epsilon : float, optional
+        Half-width of the noise box. Default: the largest absolute residual over
+        ``n_restarts`` restarts of Lin's projected-gradient NMF (the paper's choice).
+    lambda_ : float
+        Rate of the exponential priors on A and W (the paper gives none; 1.0).
+    lambda_A, lambda_W : float, optional
+        Separate rates (override ``lambda_``).
+    mask : array-like of bool, optional
+        True where observed.
+    n_restarts : int
+        Restarts used for the default ``epsilon``.
+    random_seed : int or numpy.random.Generator, optional
+        Seed of the restarts (only used when ``epsilon`` is None).
+
+    Returns
+    -------
+    pymc.Model
+        With variables ``A`` (row, factor), ``W`` (factor, col) and observed ``X``, and a
+        ``ModelSpec`` of family ``"uniform_noise"`` (hyper ``epsilon``, ``lambda_A``,
+        ``lambda_W``; when epsilon was computed, the restarts are kept as
+        ``hyper["restarts"]``).
+
+    Notes
+    -----
+    The log density is ``-inf`` outside the box and constant (in the likelihood) inside: NUTS,
+    HMC and ADVI cannot use it. Use :func:`bnmfzoo.inference.fit_rrt`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import uniform_noise
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((8, 2)) @ rng.random((2, 6))
+    >>> model = uniform_noise(X, 2, epsilon=0.1)
+    >>> sorted(model.named_vars)[:2]
+    ['A', 'W']
+    """
+    X, observed = check_matrix(X, kind="nonnegative", mask=mask)
+    D, N = X.shape
+    rank = check_rank(rank, (D, N))
+    lam_A = float(check_positive(lambda_A if lambda_A is not None else lambda_, name="lambda_A"))
+    lam_W = float(check_positive(lambda_W if lambda_W is not None else lambda_, name="lambda_W"))
+    hyper = {"lambda_A": lam_A, "lambda_W": lam_W}
+    if epsilon is None:
+        epsilon, restarts = default_epsilon(
+            X.values, rank, mask=observed, n_restarts=n_restarts, random_seed=random_seed
+        )
+        hyper["restarts"] = restarts
+    else:
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)):
+            raise TypeError(f"epsilon must be a positive number or None, got {epsilon!r}")
+        epsilon = float(check_positive(epsilon, name="epsilon"))
+    hyper["epsilon"] = float(epsilon)
+
+    from bnmfzoo._terms.uniform import uniform
+
+    coords = {**data_coords(X), "factor": np.arange(rank)}
+    with pm.Model(coords=coords) as model:
+        A = pm.Exponential("A", lam=lam_A, dims=("row", "factor"))
+        W = pm.Exponential("W", lam=lam_W, dims=("factor", "col"))
+        uniform("X", A, W, observed=X.values, epsilon=epsilon, mask=observed)
+    spec = ModelSpec(
+        family="uniform_noise",
+        X=X,
+        mask=observed,
+        rank=rank,
+        hyper=hyper,
+        var_names={"A": "A", "W": "W"},
+    )
+    return attach_spec(model, spec)

@@ -1,0 +1,296 @@
+"""Collapsed Gibbs samplers for mean-parameterized Bernoulli NMF: exactness and PyMC glue."""
+
+import itertools
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+from bnmfzoo.diagnostics import sbc
+from bnmfzoo.inference import CollapsedGibbsBetaDir, CollapsedGibbsDirDir
+from bnmfzoo.inference._collapsed_core import (
+    BetaDirChain,
+    DirDirChain,
+    betadir_counts,
+    betadir_log_joint,
+    dirdir_counts,
+    dirdir_log_joint,
+    observed_entries,
+)
+from bnmfzoo.models import beta_dir, dir_beta, dir_dir
+
+# One tiny data set everywhere (4 x 3 with one missing entry), so PyMC compiles few graphs.
+V_TINY = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, np.nan]])
+
+
+def _entries(V):
+    mask = ~np.isnan(V)
+    return observed_entries(np.nan_to_num(V), mask)
+
+
+def _exact_and_empirical(V, K, make_chain, log_joint, labels, n_chains, n_sweeps, seed):
+    """Exact p(labels | V) by enumeration vs. the final states of independent short chains."""
+    rows, cols, v = _entries(V)
+    configs = list(itertools.product(*labels(v)))
+    logp = np.array([log_joint(rows, cols, v, cfg) for cfg in configs])
+    exact = np.exp(logp - logp.max())
+    exact /= exact.sum()
+    index = {cfg: i for i, cfg in enumerate(configs)}
+    rng = np.random.default_rng(seed)
+    counts = np.zeros(len(configs))
+    for _ in range(n_chains):
+        chain = make_chain(rows, cols, v, rng)
+        for _ in range(n_sweeps):
+            chain.sweep(rng)
+        counts[index[chain.state()]] += 1
+    return exact, counts
+
+
+def _chisquare_pvalue(counts, exact):
+    """Chi-square goodness of fit, pooling cells with expected count < 5."""
+    expected = exact * counts.sum()
+    keep = expected >= 5
+    obs, exp = list(counts[keep]), list(expected[keep])
+    if (~keep).any():
+        obs.append(counts[~keep].sum())
+        exp.append(expected[~keep].sum())
+    return stats.chisquare(np.array(obs), np.array(exp)).pvalue
+
+
+class _BD(BetaDirChain):
+    def state(self):
+        return tuple(int(k) for k in self.z)
+
+
+class _DD(DirDirChain):
+    def state(self):
+        return tuple(zip((int(k) for k in self.z), (int(k) for k in self.c)))
+
+
+def test_betadir_sweep_matches_enumerated_posterior():
+    # 5 observed entries, K = 2 (non-uniform hyperparameters so every term matters):
+    # 32 assignment configurations, exact posterior by enumeration of Eqs. 22-24.
+    V = np.array([[1.0, 0.0, 1.0], [0.0, np.nan, 1.0]])
+    g, a, b = np.array([0.7, 1.5]), np.array([1.0, 2.0]), np.array([0.5, 1.2])
+
+    def log_joint(rows, cols, v, cfg):
+        L, C1, C0 = betadir_counts(rows, cols, v, np.array(cfg, dtype=np.int64), 2, 3, 2)
+        return betadir_log_joint(L, C1, C0, g, a, b)
+
+    exact, counts = _exact_and_empirical(
+        V, 2, lambda r, c, v, rng: _BD(r, c, v, 2, 3, g, a, b, rng), log_joint,
+        lambda v: [range(2)] * len(v), n_chains=4000, n_sweeps=25, seed=1,
+    )
+    # Final states of independent chains after 25 sweeps of a 32-state chain are (to far below
+    # the test's resolution) i.i.d. exact draws, so a chi-square goodness-of-fit test has its
+    # nominal size; reject only at p < 1e-3.
+    assert _chisquare_pvalue(counts, exact) > 1e-3
+
+
+@pytest.mark.parametrize("blocked_zeros", [False, True])
+def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros):
+    V = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, np.nan]])
+    K = 3
+    g, eta = np.array([0.5, 1.0, 2.0]), np.array([1.5, 0.8, 1.0])
+
+    def labels(v):
+        # (z, c) pairs allowed by v: equal on ones, different on zeros
+        return [[(k, k) for k in range(K)] if vi else
+                [(k, m) for k in range(K) for m in range(K) if k != m] for vi in v]
+
+    def log_joint(rows, cols, v, cfg):
+        z = np.array([p[0] for p in cfg], dtype=np.int64)
+        c = np.array([p[1] for p in cfg], dtype=np.int64)
+        L, Q = dirdir_counts(rows, cols, z, c, 2, 3, K)
+        return dirdir_log_joint(L, Q, g, eta)
+
+    exact, counts = _exact_and_empirical(
+        V, K, lambda r, c, v, rng: _DD(r, c, v, 2, 3, g, eta, rng, blocked_zeros=blocked_zeros),
+        log_joint, labels,
+        n_chains=4000, n_sweeps=25, seed=2,
+    )
+    assert _chisquare_pvalue(counts, exact) > 1e-3
+
+
+def _sbc_betadir(n_sims, seed):
+    D, N, K = 4, 3, 2
+    g, a, b = np.full(K, 1.0), np.full(K, 1.0), np.full(K, 1.0)
+    mask = np.ones((D, N), bool)
+    mask[3, 2] = False
+    rows, cols = np.nonzero(mask)
+
+    def simulate(rng):
+        A = rng.dirichlet(g, size=D)
+        W = rng.beta(a[:, None], b[:, None], size=(K, N))
+        V = (rng.random((D, N)) < A @ W).astype(float)
+        return {"A": A, "W": W, "AW": A @ W}, V
+
+    def infer(V, rng):
+        v = V[rows, cols].astype(np.int8)
+        chain = BetaDirChain(rows, cols, v, D, N, g, a, b, rng)
+        for _ in range(30):
+            chain.sweep(rng)
+        out = {"A": [], "W": [], "AW": []}
+        for _ in range(99):
+            for _ in range(3):  # thin: the tiny chain's autocorrelation time is ~1-2 sweeps
+                chain.sweep(rng)
+            A, W = chain.draw(rng)
+            out["A"].append(A)
+            out["W"].append(W)
+            out["AW"].append(A @ W)
+        return {k: np.array(x) for k, x in out.items()}
+
+    return sbc(simulate, infer, n_sims=n_sims, random_seed=seed, progressbar=False)
+
+
+def _sbc_dirdir(n_sims, seed):
+    D, N, K = 4, 3, 2
+    g, eta = np.full(K, 1.0), np.full(K, 1.0)
+    mask = np.ones((D, N), bool)
+    mask[0, 1] = False
+    rows, cols = np.nonzero(mask)
+
+    def simulate(rng):
+        A = rng.dirichlet(g, size=D)
+        Wt = rng.dirichlet(eta, size=N)
+        V = (rng.random((D, N)) < A @ Wt.T).astype(float)
+        return {"A": A, "W": Wt.T, "AW": A @ Wt.T}, V
+
+    def infer(V, rng):
+        v = V[rows, cols].astype(np.int8)
+        chain = DirDirChain(rows, cols, v, D, N, g, eta, rng)
+        for _ in range(30):
+            chain.sweep(rng)
+        out = {"A": [], "W": [], "AW": []}
+        for _ in range(99):
+            for _ in range(3):
+                chain.sweep(rng)
+            A, Wt = chain.draw(rng)
+            out["A"].append(A)
+            out["W"].append(Wt.T)
+            out["AW"].append(A @ Wt.T)
+        return {k: np.array(x) for k, x in out.items()}
+
+    return sbc(simulate, infer, n_sims=n_sims, random_seed=seed, progressbar=False)
+
+
+def test_sbc_betadir_kernel():
+    # 26 scalars, Bonferroni level 0.01 / 26 on exact-size randomized-PIT KS tests.
+    result = _sbc_betadir(n_sims=250, seed=11)
+    assert result.passed(alpha=0.01), result.min_pvalue
+
+
+def test_sbc_dirdir_kernel():
+    result = _sbc_dirdir(n_sims=250, seed=12)
+    assert result.passed(alpha=0.01), result.min_pvalue
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner", [_sbc_betadir, _sbc_dirdir])
+def test_sbc_kernels_large(runner):
+    result = runner(n_sims=2000, seed=21)
+    assert result.passed(alpha=0.01), result.min_pvalue
+
+
+def _simplex_forward(x):
+    logx = np.log(x)
+    return logx[..., :-1] - logx.mean(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("family", ["beta_dir", "dir_beta", "dir_dir"])
+def test_step_wraps_kernel(family):
+    """One PyMC step = one kernel sweep + exact draws with the same generator, in value space."""
+    build = {"beta_dir": beta_dir, "dir_beta": dir_beta, "dir_dir": dir_dir}[family]
+    model = build(V_TINY, rank=2, alpha=1.3, beta=0.7) if family != "dir_dir" else \
+        build(V_TINY, rank=2, gamma=0.6, eta=1.4)
+    Step = CollapsedGibbsDirDir if family == "dir_dir" else CollapsedGibbsBetaDir
+    step = Step(model=model)
+    step.setup_chain(np.random.default_rng(5), 0, 3)
+    point = model.initial_point()
+    for _ in range(3):
+        point, stats = step.step(point)
+
+    rng = np.random.default_rng(5)
+    h = model.bnmfzoo_spec.hyper
+    if family == "beta_dir":
+        rows, cols, v = _entries(V_TINY)
+        chain = BetaDirChain(rows, cols, v, 4, 3, h["gamma"], h["alpha"], h["beta"], rng)
+    elif family == "dir_beta":
+        rows, cols, v = _entries(V_TINY.T)
+        chain = BetaDirChain(rows, cols, v, 3, 4, h["eta"], h["alpha"], h["beta"], rng)
+    else:
+        rows, cols, v = _entries(V_TINY)
+        chain = DirDirChain(rows, cols, v, 4, 3, h["gamma"], h["eta"], rng)
+    for _ in range(3):
+        chain.sweep(rng)
+        first, second = chain.draw(rng)
+    if family == "beta_dir":
+        np.testing.assert_allclose(point["A_simplex__"], _simplex_forward(first), rtol=1e-12)
+        np.testing.assert_allclose(point["W_logodds__"], np.log(second / (1 - second)),
+                                   rtol=1e-12)
+    elif family == "dir_beta":  # chain rows = data columns: Dirichlet rows are Wt, Beta is A.T
+        np.testing.assert_allclose(point["Wt_simplex__"], _simplex_forward(first), rtol=1e-12)
+        np.testing.assert_allclose(point["A_logodds__"], np.log(second.T / (1 - second.T)),
+                                   rtol=1e-12)
+    else:
+        np.testing.assert_allclose(point["A_simplex__"], _simplex_forward(first), rtol=1e-12)
+        np.testing.assert_allclose(point["Wt_simplex__"], _simplex_forward(second), rtol=1e-12)
+    assert stats[0]["log_joint"] == pytest.approx(chain.log_joint())
+
+
+def test_step_rejects_other_models_and_vars():
+    with pm.Model():
+        pm.Normal("x")
+        with pytest.raises(TypeError, match="CollapsedGibbsBetaDir"):
+            CollapsedGibbsBetaDir()
+    model = dir_dir(V_TINY, rank=2)
+    with pytest.raises(TypeError, match="dir_dir"):
+        CollapsedGibbsBetaDir(model=model)
+    with pytest.raises(ValueError, match="exactly the value variables"):
+        CollapsedGibbsDirDir([model.rvs_to_values[model["A"]]], model=model)
+
+
+@pytest.fixture(scope="module")
+def tiny_beta_dir():
+    return beta_dir(V_TINY, rank=2)
+
+
+def _mean_AW(dt):
+    A = dt.posterior["A"].values
+    W = dt.posterior["W"].values
+    return np.einsum("cdik,cdkj->cdij", A, W)
+
+
+def test_step_multichain_seeds_and_pickling(tiny_beta_dir):
+    kw = dict(draws=30, tune=5, chains=2, progressbar=False, compute_convergence_checks=False,
+              nuts_sampler="pymc")
+    with tiny_beta_dir:
+        d1 = pm.sample(step=CollapsedGibbsBetaDir(), cores=1, random_seed=3, **kw)
+        d2 = pm.sample(step=CollapsedGibbsBetaDir(), cores=1, random_seed=3, **kw)
+        d3 = pm.sample(step=CollapsedGibbsBetaDir(), cores=2, random_seed=3, **kw)
+    np.testing.assert_array_equal(d1.posterior["A"].values, d2.posterior["A"].values)
+    # chains differ from each other; multiprocess run (pickled step) gives the same draws
+    assert not np.allclose(d1.posterior["A"].values[0], d1.posterior["A"].values[1])
+    np.testing.assert_allclose(d3.posterior["A"].values, d1.posterior["A"].values)
+    assert {"log_joint", "n_active", "n_nonempty"} <= set(d1.sample_stats.data_vars)
+
+
+def test_betadir_gibbs_agrees_with_nuts(tiny_beta_dir):
+    import arviz_stats as azs
+
+    with tiny_beta_dir:
+        gibbs = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=CollapsedGibbsBetaDir(),
+                          random_seed=7, progressbar=False, compute_convergence_checks=False)
+        nuts = pm.sample(draws=1500, tune=1000, chains=2, cores=1, nuts_sampler="pymc",
+                         random_seed=8, progressbar=False, compute_convergence_checks=False,
+                         target_accept=0.95)
+    aw_g, aw_n = _mean_AW(gibbs), _mean_AW(nuts)
+    diff = aw_g.mean(axis=(0, 1)) - aw_n.mean(axis=(0, 1))
+    se = np.sqrt(azs.mcse(aw_g, chain_axis=0, draw_axis=1) ** 2
+                 + azs.mcse(aw_n, chain_axis=0, draw_axis=1) ** 2)
+    # 12 entries of E[A @ W | X] (label-invariant); under agreement each z = diff / se is ~N(0, 1)
+    # (MCSE from ESS), so |z| < 4 for all 12 fails with probability < 12 * 6.3e-5 < 1e-3.
+    z = diff / se
+    assert np.all(np.abs(z) < 4), z
+    assert np.all(se < 0.01)  # the comparison has resolving power

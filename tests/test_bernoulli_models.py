@@ -1,0 +1,127 @@
+"""Mean-parameterized Bernoulli models, likelihood term and perplexity helpers."""
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytest
+import xarray as xr
+from scipy.stats import beta as beta_dist
+from scipy.stats import dirichlet
+
+from bnmfzoo import likelihoods
+from bnmfzoo.diagnostics import active_components, heldout_loglik, perplexity, predict_mean
+from bnmfzoo.models import beta_dir, dir_beta, dir_dir
+
+V = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, np.nan]])
+
+
+def test_models_structure_and_spec():
+    Vda = xr.DataArray(V, dims=("a", "b"), coords={"a": list("pqrs"), "b": [10, 20, 30]})
+    m = beta_dir(Vda, rank=2, alpha=2.0, beta=[1.0, 3.0], gamma=0.5)
+    spec = m.bnmfzoo_spec
+    assert spec.family == "beta_dir" and spec.rank == 2 and not spec.hyper["nonparametric"]
+    np.testing.assert_allclose(spec.hyper["beta"], [1.0, 3.0])
+    np.testing.assert_allclose(spec.hyper["gamma"], [0.5, 0.5])
+    assert list(m.coords["row"]) == list("pqrs") and list(m.coords["col"]) == [10, 20, 30]
+    assert m.named_vars_to_dims["A"] == ("row", "factor")
+    assert m.named_vars_to_dims["W"] == ("factor", "col")
+    assert m["X"].eval().shape == (11,)  # missing entry skipped
+    assert spec.mask.sum() == 11 and spec.var_names["A"] == "A"
+    assert m.rvs_to_transforms[m["A"]].name == "simplex"
+
+    m2 = dir_beta(V, rank=2)
+    assert m2.bnmfzoo_spec.family == "dir_beta"
+    assert m2.named_vars_to_dims["Wt"] == ("col", "factor")
+    assert m2.named_vars_to_dims["W"] == ("factor", "col")
+    assert m2.rvs_to_transforms[m2["A"]].name == "logodds"
+
+    m3 = dir_dir(V, rank=3, gamma=3.0, eta=2.0)
+    np.testing.assert_allclose(m3.bnmfzoo_spec.hyper["gamma"], 3.0)
+
+
+def test_nonparametric_truncation():
+    m = beta_dir(V)  # rank=None -> K = 100, gamma_k = 1 / 100 (rank may exceed min(D, N))
+    spec = m.bnmfzoo_spec
+    assert spec.rank == 100 and spec.hyper["nonparametric"]
+    np.testing.assert_allclose(spec.hyper["gamma"], 0.01)
+    m = dir_dir(V, rank=20, nonparametric=True, gamma=2.0, eta=1.0)
+    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["gamma"], 0.1)
+    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 1.0)  # eta not divided (paper)
+    m = dir_beta(V, rank=10, nonparametric=True, eta=1.0)
+    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 0.1)
+
+
+def test_model_input_errors():
+    with pytest.raises(ValueError, match="V must be binary"):
+        beta_dir(V * 2, rank=2)
+    with pytest.raises(ValueError, match="rank"):
+        beta_dir(V, rank=5)  # parametric rank > min(D, N)
+    with pytest.raises(TypeError, match="rank"):
+        beta_dir(V, rank=2.5)
+    with pytest.raises(ValueError, match="rank must be >= 2"):
+        dir_dir(V, rank=1)
+    with pytest.raises(ValueError, match="alpha"):
+        beta_dir(V, rank=2, alpha=-1.0)
+    with pytest.raises(ValueError, match="gamma must be a scalar or a length-2"):
+        beta_dir(V, rank=2, gamma=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="row"):
+        beta_dir(np.array([[np.nan, np.nan], [1.0, 0.0]]), rank=1)
+
+
+def test_model_logp_matches_numpy(rng):
+    """Model log density (priors + likelihood on observed entries only) vs. scipy."""
+    model = beta_dir(V, rank=2, alpha=[1.5, 0.8], beta=[2.0, 1.0], gamma=[0.7, 1.3])
+    A = rng.dirichlet([0.7, 1.3], size=4)
+    W = rng.beta([[1.5], [0.8]], [[2.0], [1.0]], size=(2, 3))
+    terms = model.logp(jacobian=False, sum=False)
+    fn = pytensor.function(model.value_vars, terms, mode="FAST_COMPILE")
+    ip = {"A_simplex__": None, "W_logodds__": None}
+    logA = np.log(A)
+    ip["A_simplex__"] = logA[:, :-1] - logA.mean(axis=1, keepdims=True)
+    ip["W_logodds__"] = np.log(W / (1 - W))
+    lA, lW, lX = (np.sum(t) for t in fn(*[ip[v.name] for v in model.value_vars]))
+    P = A @ W
+    obs = ~np.isnan(V)
+    expected_X = np.sum(np.where(V[obs] == 1, np.log(P[obs]), np.log1p(-P[obs])))
+    expected_A = sum(dirichlet.logpdf(A[f], [0.7, 1.3]) for f in range(4))
+    expected_W = beta_dist.logpdf(W, [[1.5], [0.8]], [[2.0], [1.0]]).sum()
+    np.testing.assert_allclose([lA, lW, lX], [expected_A, expected_W, expected_X], rtol=1e-10)
+
+
+def test_likelihood_term_in_user_model():
+    with pm.Model() as model:
+        A = pm.Dirichlet("A", a=np.ones((4, 2)))
+        W = pm.Beta("W", 1.0, 1.0, shape=(2, 3))
+        obs = likelihoods.bernoulli_mean("Y", A, W, observed=V)
+    assert obs.eval().shape == (11,)
+    assert list(model.coords["Y_obs"]) == list(np.flatnonzero(~np.isnan(V)))
+    with pm.Model():
+        A = pm.Dirichlet("A", a=np.ones((4, 2)))
+        W = pm.Beta("W", 1.0, 1.0, shape=(2, 3))
+        with pytest.raises(ValueError, match="binary"):
+            likelihoods.bernoulli_mean("Y", A, W, observed=np.where(np.isnan(V), np.nan, 0.5))
+
+
+def test_perplexity_and_predictions():
+    X = np.array([[1.0, 0.0], [np.nan, 1.0]])
+    mean = np.array([[0.8, 0.4], [0.5, 0.9]])
+    ll = np.log(0.8) + np.log(0.6) + np.log(0.9)
+    assert heldout_loglik(mean, X) == pytest.approx(ll)
+    assert perplexity(mean, X) == pytest.approx(-ll / 3)
+    test = np.array([[True, False], [True, True]])
+    assert perplexity(mean, X, mask=test) == pytest.approx(-(np.log(0.8) + np.log(0.9)) / 2)
+    # per-draw average of A @ W, not product of means
+    from bnmfzoo._results import build_datatree
+
+    A = np.array([[[[1.0, 0.0]], [[0.0, 1.0]]]])  # (chain, draw, row, factor)
+    W = np.array([[[[1.0], [0.0]], [[1.0], [0.0]]]])  # (chain, draw, factor, col)
+    dt = build_datatree({"A": A, "W": W})
+    np.testing.assert_allclose(predict_mean(dt), [[0.5]])  # E[A] E[W] would give 0.5 * 1 too?
+    assert (A.mean(axis=(0, 1)) @ W.mean(axis=(0, 1)))[0, 0] == pytest.approx(0.5)
+    W2 = np.array([[[[1.0], [0.0]], [[0.0], [1.0]]]])
+    dt2 = build_datatree({"A": A, "W": W2})
+    # draws: [1,0]@[1,0] = 1 and [0,1]@[0,1] = 1 -> 1, while E[A] E[W] = 0.5
+    np.testing.assert_allclose(predict_mean(dt2), [[1.0]])
+    assert active_components(dt2, threshold=0.01) == 1
+    with pytest.raises(ValueError, match="binary"):
+        perplexity(mean, X * 2)

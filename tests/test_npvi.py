@@ -1,0 +1,179 @@
+"""Online and fixed-M nonparametric VI: ELBO arithmetic, accept / prune bookkeeping."""
+
+import numpy as np
+import pytest
+
+from bnmfzoo.datasets import laurberg
+from bnmfzoo.inference.npvi import (
+    LogJoint,
+    OnlineNPVI,
+    entropy_lower_bound,
+    fit_nvi,
+    mixture_elbo,
+    onvi_from_draws,
+)
+
+SIGMA2 = 1e-4
+
+
+@pytest.fixture(scope="module")
+def two_modes():
+    data = laurberg(0.5)
+    X = data.X_clean.values
+    return X, data.solutions
+
+
+def _gauss(X, mask=None, s2=SIGMA2):
+    mask = np.ones(X.shape, bool) if mask is None else mask
+    return LogJoint(X, mask, 3, "gaussian", s2, 1.0, 1.0)
+
+
+def test_trace_hessian_matches_finite_differences(rng):
+    X = rng.random((5, 4))
+    mask = rng.random((5, 4)) > 0.3
+    t = LogJoint(X, mask, 2, "gaussian", 0.3, 1.0, 2.0)
+    A, W = rng.random((5, 2)) + 0.5, rng.random((2, 4)) + 0.5
+    theta = t.vec(A, W)
+    h = 1e-4
+    f0 = t.value(A, W)
+    fd = 0.0
+    for i in range(theta.size):
+        e = np.zeros_like(theta)
+        e[i] = h
+        fd += (t.value(*t.unvec(theta + e)) - 2 * f0 + t.value(*t.unvec(theta - e))) / h**2
+    # f is quadratic in each coordinate: central second differences are exact up to rounding
+    assert t.trace_hessian(A, W) == pytest.approx(fd, rel=1e-6)
+    # and the gradient
+    gA, gW = t.grad(A, W)
+    g = t.vec(gA, gW)
+    e = np.zeros_like(theta)
+    e[3] = 1e-6
+    num = (t.value(*t.unvec(theta + e)) - t.value(*t.unvec(theta - e))) / 2e-6
+    assert g[3] == pytest.approx(num, rel=1e-6)
+
+
+def test_single_component_variance_is_optimal(two_modes):
+    X, sols = two_modes
+    t = _gauss(X)
+    A, W = t.rescale(*sols[0])
+    s2 = t.optimal_variance(A, W)
+    f, tr = t.value(A, W), t.trace_hessian(A, W)
+
+    def elbo(v):
+        return mixture_elbo([1.0], [v], [f + 0.5 * v * tr], np.zeros((1, 1)), t.P)
+
+    # closed form: ELBO(s2) = f + s2 tr/2 + (P/2) log(4 pi s2), maximised at -P / tr
+    assert elbo(s2) == pytest.approx(f + 0.5 * s2 * tr + 0.5 * t.P * np.log(4 * np.pi * s2))
+    assert elbo(s2) > elbo(1.1 * s2) and elbo(s2) > elbo(0.9 * s2)
+
+
+def test_rescale_keeps_product_and_raises_trace(two_modes):
+    X, sols = two_modes
+    t = _gauss(X)
+    A, W = sols[0]
+    A2, W2 = t.rescale(3.0 * A, W / 3.0)
+    np.testing.assert_allclose(A2 @ W2, A @ W, atol=1e-12)
+    assert t.trace_hessian(A2, W2) >= t.trace_hessian(3 * A, W / 3) - 1e-9
+    norms = np.linalg.norm(A2, axis=0)
+    np.testing.assert_allclose(norms, norms[0])  # common column norm
+
+
+def test_entropy_bound_below_exact_single_gaussian():
+    P, s2 = 7, 0.3
+    exact = 0.5 * P * np.log(2 * np.pi * np.e * s2)
+    lb = entropy_lower_bound(np.ones(1), np.array([s2]), np.zeros((1, 1)), P)
+    assert lb == pytest.approx(0.5 * P * np.log(4 * np.pi * s2))
+    assert lb < exact
+
+
+def test_two_separated_equal_modes_add_log_two(two_modes):
+    # both Laurberg solutions fit exactly: equal quality, 36.9 degrees apart (well separated at
+    # this sigma), so the optimal weights are 1/2 and the ELBO rises by log 2 (digest §3.5)
+    X, sols = two_modes
+    t = _gauss(X)
+    onvi = OnlineNPVI(t)
+    assert onvi.propose(*t.rescale(*sols[0]))
+    e1 = onvi.elbo()
+    assert onvi.propose(*t.rescale(*sols[1]))
+    assert onvi.n_components == 2
+    np.testing.assert_allclose(onvi.weights, 0.5, atol=1e-3)
+    # the two rescaled solutions have equal f and tr H (they are permutations of each other's
+    # geometry), so the only residual error is the optimiser's tolerance on w (~1e-6)
+    assert onvi.elbo() - e1 == pytest.approx(np.log(2), abs=1e-4)
+    # a third copy of an existing component adds no entropy: rejected, state unchanged
+    w_before = onvi.weights.copy()
+    assert not onvi.propose(*t.rescale(*sols[0]))
+    np.testing.assert_array_equal(onvi.weights, w_before)
+    assert len(onvi.elbo_trace) == 3 and onvi.elbo_trace[-1] == onvi.elbo_trace[-2]
+
+
+def test_better_component_prunes_worse(two_modes):
+    X, sols = two_modes
+    t = _gauss(X)
+    onvi = OnlineNPVI(t)
+    A, W = sols[0]
+    # a poor factorization (residual ~0.05 per entry -> f lower by ~ 36*0.05^2/2e-4 = 450 nats)
+    assert onvi.propose(*t.rescale(A + 0.05, W))
+    bad_elbo = onvi.elbo()
+    assert onvi.propose(*t.rescale(*sols[1]))  # exact and far away: improves by ~450 nats
+    assert onvi.elbo() > bad_elbo + 100
+    assert onvi.n_components == 1 and onvi.n_pruned == 1
+    np.testing.assert_allclose(onvi.means[0], t.vec(*t.rescale(*sols[1])))
+    assert onvi.weights[0] == 1.0
+
+
+def test_uniform_reference_threshold(two_modes):
+    X, sols = two_modes
+    t = LogJoint(X, np.ones(X.shape, bool), 3, "uniform", 0.01, 1.0, 1.0)
+    onvi = OnlineNPVI(t)
+    assert onvi.threshold == "reference"
+    A1, W1 = sols[0]
+    A2, W2 = sols[1]
+    assert onvi.propose(A1, W1)
+    assert onvi.fixed_variance > 0
+    sd = np.sqrt(onvi.fixed_variance)
+    # a feasible candidate within a fraction of sigma: less entropy than the reference -> pruned
+    assert not onvi.propose(A1 + 0.1 * sd, W1)
+    # the other exact solution: equally probable, far away -> accepted, weights 1/2
+    assert onvi.propose(A2, W2)
+    np.testing.assert_allclose(onvi.weights, 0.5, atol=1e-3)
+    # infeasible candidates are never accepted
+    assert not onvi.propose(A1 + 1.0, W1)
+    assert onvi.n_processed == 4 and onvi.n_accepted == 2
+
+
+def test_sample_and_dataset(two_modes):
+    X, sols = two_modes
+    t = _gauss(X)
+    onvi = onvi_from_draws(t, np.stack([s[0] for s in sols]), np.stack([s[1] for s in sols]))
+    A, W, comp = onvi.sample(200, random_seed=1)
+    assert A.shape == (200, 6, 3) and W.shape == (200, 3, 6)
+    assert (A >= 0).all() and set(np.unique(comp)) == {0, 1}
+    A2, _, comp2 = onvi.sample(200, random_seed=1)
+    np.testing.assert_array_equal(A, A2)
+    ds = onvi.to_dataset()
+    assert ds["weight"].sum() == pytest.approx(1.0)
+    assert ds.sizes["component"] == 2 and ds["elbo_trace"].size == 2
+
+
+def test_fit_nvi_improves_elbo(two_modes, rng):
+    X, sols = two_modes
+    t = _gauss(X, s2=1e-2)
+    inits = [(s[0] + 0.05 * rng.random(s[0].shape), s[1]) for s in sols * 2]
+    nvi = fit_nvi(t, inits, max_iter=5)
+    trace = np.asarray(nvi.elbo_trace)
+    # every block update maximises its objective (or keeps the old value), so the sweep-level
+    # ELBO never decreases beyond rounding
+    assert np.all(np.diff(trace) >= -1e-6 * np.abs(trace[:-1]))
+    assert trace[-1] > trace[0]
+    assert nvi.n_components == 4
+    np.testing.assert_allclose(nvi.weights, 0.25)
+    assert (nvi.means >= 0).all()
+
+
+def test_bad_threshold(two_modes):
+    X, _ = two_modes
+    with pytest.raises(ValueError, match="threshold"):
+        OnlineNPVI(_gauss(X), threshold=-1.0)
+    with pytest.raises(ValueError, match="variance"):
+        OnlineNPVI(_gauss(X), variance=0.0)

@@ -1,0 +1,198 @@
+"""fit_particles: Q-Transform / restarts / NNDSVDar particles with Stein weights; NUTS/ADVI."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bnmfzoo._terms.silf import silf_loss
+from bnmfzoo.inference import fit_particles
+from bnmfzoo.inference.particles import resolve_nmf_model, systematic_resample
+from bnmfzoo.inference.qtransform import generate_q_bank
+from bnmfzoo.models import silf
+
+M = 6
+
+
+def _data(seed=0, D=8, N=7, R=3):
+    rng = np.random.default_rng(seed)
+    return rng.random((D, R)) @ rng.random((R, N)) + 0.05 * rng.random((D, N))
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory):
+    return generate_q_bank(n_datasets=4, n_restarts=5, cache_dir=tmp_path_factory.mktemp("q"))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return silf(_data(), 3, n_reference=5, random_seed=1)
+
+
+@pytest.fixture(scope="module")
+def fit(model, bank):
+    return fit_particles(model, n_particles=M, q_bank=bank, random_seed=3, progressbar=False)
+
+
+def test_weights_on_simplex_and_optimal(fit):
+    w = fit["particles"]["weight"].values
+    assert w.shape == (M,)
+    assert (w >= 0).all()
+    assert w.sum() == pytest.approx(1.0, abs=1e-9)
+    d = fit["diagnostics"]
+    # uniform weights are feasible, so the optimum cannot be worse (QP tolerance ~1e-8 relative)
+    assert float(d["stein_discrepancy"]) <= float(d["stein_discrepancy_uniform"]) * (1 + 1e-6)
+    assert float(d["stein_discrepancy"]) > 0
+    assert fit.attrs["method"] == "particles" and fit.attrs["model"] == "silf"
+
+
+def test_particles_on_support_and_good(fit, model):
+    A = fit["particles"]["A"].values
+    W = fit["particles"]["W"].values
+    assert A.shape == (M, 8, 3) and W.shape == (M, 3, 7)
+    np.testing.assert_allclose(A.sum(axis=1), 1.0, atol=1e-12)
+    assert (A > 0).all() and (W > 0).all()
+    eps = model.bnmfzoo_spec.hyper["epsilon"]
+    f = fit["particles"]["objective"].values
+    # epsilon is 1.2 x the worst of the reference fits: converged particles sit in the flat region
+    assert (f < 0.9 * eps).all()
+    np.testing.assert_allclose(
+        f, [np.sum((_data() - a @ w) ** 2) for a, w in zip(A, W)], rtol=1e-10)
+    assert (fit["particles"]["solve_time"].values >= 0).all()
+    assert float(fit["diagnostics"]["total_time"]) >= fit["particles"]["time"].values.sum()
+
+
+def test_flat_region_scores(fit, model):
+    """Digest sec. 2.2: in SILF's flat region the score is (0 for A, -lambda for W)."""
+    from bnmfzoo.diagnostics import score_function
+
+    score = score_function(model)
+    pts = {"A": fit["particles"]["A"].values, "W": fit["particles"]["W"].values}
+    S = score(pts)
+    assert np.all(silf_loss(fit["particles"]["objective"].values,
+                            model.bnmfzoo_spec.hyper["epsilon"]) == 0)
+    np.testing.assert_allclose(S[:, score.blocks["A"]], 0.0, atol=1e-12)
+    np.testing.assert_allclose(S[:, score.blocks["W"]], -1.0, atol=1e-12)
+
+
+def test_posterior_resampled_by_weight(fit):
+    post = fit["posterior"]
+    n = post.sizes["draw"]
+    assert post.sizes["chain"] == 1 and n == 100
+    src = fit["sample_stats"]["particle"].values.ravel()
+    counts = np.bincount(src, minlength=M) / n
+    w = fit["particles"]["weight"].values
+    # systematic resampling: each count is floor or ceil of n * w, so |count/n - w| < 1/n
+    assert np.all(np.abs(counts - w) < 1.0 / n + 1e-12)
+    np.testing.assert_array_equal(post["A"].values[0], fit["particles"]["A"].values[src])
+
+
+def test_systematic_resample_property():
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(7))
+    idx = systematic_resample(w, 1000, rng)
+    assert np.all(np.abs(np.bincount(idx, minlength=7) / 1000 - w) < 1e-3 + 1e-12)
+
+
+def test_same_seed_same_result(fit, model, bank):
+    again = fit_particles(model, n_particles=M, q_bank=bank, random_seed=3, progressbar=False)
+    np.testing.assert_array_equal(again["particles"]["A"].values, fit["particles"]["A"].values)
+    np.testing.assert_array_equal(again["particles"]["weight"].values,
+                                  fit["particles"]["weight"].values)
+
+
+def test_netcdf_round_trip(fit, tmp_path):
+    path = tmp_path / "particles.nc"
+    fit.to_netcdf(path)
+    back = xr.open_datatree(path)
+    for group in ("posterior", "sample_stats", "observed_data", "particles", "diagnostics"):
+        assert group in back.children
+    xr.testing.assert_allclose(back["particles"].to_dataset(), fit["particles"].to_dataset())
+    np.testing.assert_array_equal(back["posterior"]["W"].values, fit["posterior"]["W"].values)
+    assert back.attrs["method"] == "particles"
+    back.close()
+
+
+@pytest.mark.parametrize("init", ["random", "nndsvdar"])
+def test_other_inits(model, init):
+    dt = fit_particles(model, n_particles=4, init=init, random_seed=0, progressbar=False)
+    assert dt.attrs["init"] == init
+    assert dt["particles"]["weight"].sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(dt["particles"]["A"].values.sum(axis=1), 1.0)
+
+
+def test_user_model_with_callable_init_and_missing_data():
+    import pymc as pm
+
+    from bnmfzoo.likelihoods import silf as silf_term
+
+    X = _data()
+    X[2, 3] = np.nan
+    with pm.Model() as user:
+        A = pm.HalfNormal("A", 1.0, shape=(8, 3))
+        W = pm.Exponential("W", 1.0, shape=(3, 7))
+        silf_term("lik", A, W, observed=X, epsilon=1.0)
+    calls = []
+
+    def my_init(X, rank, rng):
+        calls.append(np.isnan(X).any())
+        return rng.random((X.shape[0], rank)), rng.random((rank, X.shape[1]))
+
+    info = resolve_nmf_model(user)
+    assert not info.simplex_columns and info.masked and info.rank == 3
+    dt = fit_particles(user, n_particles=3, init=my_init, random_seed=0, progressbar=False)
+    assert calls == [False] * 3  # the callable sees zero-filled data, never NaN
+    assert dt.attrs["model"] == "custom" and "mask" in dt["observed_data"]
+    # no column normalization for a HalfNormal basis
+    assert not np.allclose(dt["particles"]["A"].values.sum(axis=1), 1.0)
+    # the objective ignores the missing entry
+    a, w = dt["particles"]["A"].values[0], dt["particles"]["W"].values[0]
+    mask = ~np.isnan(X)
+    assert dt["particles"]["objective"].values[0] == pytest.approx(
+        np.sum((X - a @ w)[mask] ** 2))
+
+
+def test_missing_data_qtransform(bank):
+    X = _data()
+    rng = np.random.default_rng(4)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    m = silf(X, 3, n_reference=5)
+    dt = fit_particles(m, n_particles=4, q_bank=bank, random_seed=1, progressbar=False,
+                       max_iter=500)
+    assert np.isfinite(float(dt["diagnostics"]["stein_discrepancy"]))
+    assert dt["particles"]["weight"].sum() == pytest.approx(1.0)
+
+
+def test_errors(model):
+    import pymc as pm
+
+    from bnmfzoo.models import exponential_gaussian
+
+    with pytest.raises(ValueError, match="init"):
+        fit_particles(model, init="svd", progressbar=False)
+    with pytest.raises(ValueError, match="n_particles"):
+        fit_particles(model, n_particles=0, progressbar=False)
+    with pytest.raises(TypeError, match="tau"):
+        fit_particles(exponential_gaussian(_data(), 3), progressbar=False)
+    with pm.Model() as bare:
+        pm.HalfNormal("A", 1.0, shape=(8, 3))
+        pm.HalfNormal("W", 1.0, shape=(3, 7))
+    with pytest.raises(ValueError, match="X="):
+        fit_particles(bare, progressbar=False)
+    with pytest.raises(ValueError, match="shape"):
+        fit_particles(bare, X=np.ones((5, 5)), progressbar=False)
+    with pytest.raises(TypeError, match="pymc.Model"):
+        fit_particles("model", progressbar=False)
+
+
+def test_dask_matches_serial(model, bank, fit):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        dt = fit_particles(model, n_particles=M, q_bank=bank, random_seed=3, client=client,
+                           progressbar=False)
+    np.testing.assert_array_equal(dt["particles"]["A"].values, fit["particles"]["A"].values)
+    np.testing.assert_array_equal(dt["particles"]["W"].values, fit["particles"]["W"].values)
+    np.testing.assert_allclose(dt["particles"]["weight"].values,
+                               fit["particles"]["weight"].values)
+    assert dt.attrs["dask"] == 1

@@ -1,0 +1,111 @@
+"""fit_rrt: feasibility of tree nodes, ELBO bookkeeping, reproducibility, DataTree round trip."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bnmfzoo.inference import _oblique as ob
+from bnmfzoo.inference import fit_rrt
+from bnmfzoo.models import exponential_gaussian, uniform_noise
+
+D, N, R = 12, 9, 3
+
+
+@pytest.fixture(scope="module")
+def X():
+    rng = np.random.default_rng(11)
+    return rng.random((D, R)) @ rng.random((R, N)) + 0.02 * rng.random((D, N))
+
+
+@pytest.fixture(scope="module")
+def uniform_fit(X):
+    model = uniform_noise(X, R, random_seed=0)
+    return model, fit_rrt(model, max_attempts=150, n_draws=50, random_seed=5, progressbar=False)
+
+
+@pytest.fixture(scope="module")
+def gauss_fit(X):
+    model = exponential_gaussian(X, R, sigma=0.02)
+    return model, fit_rrt(model, n_restarts=5, max_attempts=60, n_draws=50, random_seed=5,
+                          progressbar=False)
+
+
+def test_oblique_geometry(rng):
+    Q = ob.random_oblique(4, rng)
+    np.testing.assert_allclose(np.linalg.norm(Q, axis=0), 1.0)
+    T = ob.random_oblique(4, rng)
+    Qn = ob.step_towards(Q, T, 0.05)
+    np.testing.assert_allclose(np.linalg.norm(Qn, axis=0), 1.0)
+    assert np.linalg.norm(Qn - T) < np.linalg.norm(Q - T)  # moved towards the target
+    xi = ob.tangent_project(Q, T - Q)
+    np.testing.assert_allclose(np.sum(Q * xi, axis=0), 0.0, atol=1e-12)  # tangent: Q_r . xi_r = 0
+    X = rng.random((8, 3)) @ rng.random((3, 6))
+    A_svd, W_svd = ob.svd_basis(X, 3)
+    A, W = ob.factors(np.eye(3), A_svd, W_svd)
+    assert (A >= 0).all() and (W >= 0).all()
+
+
+def test_uniform_nodes_feasible(uniform_fit):
+    model, dt = uniform_fit
+    eps = model.bnmfzoo_spec.hyper["epsilon"]
+    diag = dt["diagnostics"]
+    grown = ~diag["node_is_restart"].values
+    assert grown.sum() > 0, "the tree did not grow"
+    assert (diag["node_min_entry"].values >= 0).all()
+    assert (diag["node_max_abs_residual"].values[grown] < eps).all()
+    # every mixture component is feasible too
+    var = dt["variational"]
+    Xv = model.bnmfzoo_spec.X_values
+    for A, W in zip(var["A_mean"].values, var["W_mean"].values):
+        assert (A >= 0).all() and (W >= 0).all()
+        assert np.max(np.abs(Xv - A @ W)) < eps
+    assert var["weight"].sum().item() == pytest.approx(1.0)
+    assert dt.attrs["method"] == "rrt" and dt.attrs["model"] == "uniform_noise"
+
+
+def test_gaussian_elbo_never_drops(gauss_fit):
+    # ONVI only accepts a candidate that raises the ELBO by >= 1e-4 and only prunes what costs
+    # < 1e-4, so each step changes the ELBO by >= -1e-4 (pruning of several components at once
+    # can cost at most k * 1e-4; 1e-2 is a loose bound for < 100 components)
+    _, dt = gauss_fit
+    trace = dt["variational"]["elbo_trace"].values
+    assert np.all(np.diff(trace) >= -1e-2)
+    assert trace[-1] >= trace[4]  # at least as good as the five restarts alone
+    assert dt.attrs["likelihood"] == "gaussian"
+    assert (dt["posterior"]["A"].values >= 0).all()
+
+
+def test_reproducible(X, uniform_fit):
+    model, dt = uniform_fit
+    dt2 = fit_rrt(model, max_attempts=150, n_draws=50, random_seed=5, progressbar=False)
+    xr.testing.assert_equal(dt["variational"].to_dataset().drop_attrs(),
+                            dt2["variational"].to_dataset().drop_attrs())
+    np.testing.assert_array_equal(dt["posterior"]["A"].values, dt2["posterior"]["A"].values)
+
+
+def test_roundtrip(tmp_path, gauss_fit):
+    _, dt = gauss_fit
+    path = tmp_path / "rrt.nc"
+    dt.to_netcdf(path)
+    back = xr.open_datatree(path)
+    for group in ("posterior", "sample_stats", "observed_data", "variational", "diagnostics"):
+        xr.testing.assert_allclose(back[group].to_dataset(), dt[group].to_dataset())
+    assert back.attrs["method"] == "rrt"
+
+
+def test_refuses_other_models(X):
+    learned_tau = exponential_gaussian(X, R)
+    with pytest.raises(TypeError, match="fixed sigma"):
+        fit_rrt(learned_tau)
+    with pytest.raises(TypeError, match="fit_rrt"):
+        import pymc as pm
+
+        fit_rrt(pm.Model())
+
+
+def test_bad_options(X):
+    model = uniform_noise(X, R, epsilon=1.0)
+    with pytest.raises(ValueError, match="step_size"):
+        fit_rrt(model, step_size=0.0)
+    with pytest.raises(ValueError, match="max_steps"):
+        fit_rrt(model, max_steps=0)

@@ -20,10 +20,10 @@ _NAMES = {
     "align": ".alignment",
     "summary": ".weighted_summary",
     "sbc": ".calibration",
-    "perplexity": ".perplexity",
-    "heldout_loglik": ".perplexity",
-    "predict_mean": ".perplexity",
-    "active_components": ".perplexity",
+    "perplexity": ".heldout",
+    "heldout_loglik": ".heldout",
+    "predict_mean": ".heldout",
+    "active_components": ".heldout",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

@@ -136,7 +136,7 @@ class QBank:
 
 
 def synthetic_source(rng, *, size=12, rank=3, noise=0.05):
-    """One synthetic source ``max(0, A W + sigma xi)``, ``A, W ~ U[0, 1]``, ``sigma = noise mean(AW)``.
+    """One synthetic source ``max(0, A W + sigma xi)``, ``A, W ~ U[0, 1]``, ``sigma ∝ mean(AW)``.
 
     Examples
     --------

@@ -21,6 +21,8 @@ from bnmfzoo._terms.silf import (
     _check_objective,
     _check_silf_params,
     epsilon_from_reference,
+)
+from bnmfzoo._terms.silf import (
     silf as silf_term,
 )
 from bnmfzoo._validation import check_matrix, check_positive, check_rank

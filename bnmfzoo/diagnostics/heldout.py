@@ -1,5 +1,8 @@
 """Predictions, held-out log-likelihood / perplexity and active components for binary NMF.
 
+(Named ``heldout`` rather than ``perplexity`` so the module never shadows the function
+``bnmfzoo.diagnostics.perplexity`` in the lazy namespace.)
+
 Follows Lumbreras et al. (2020): the predictive mean is the posterior average of ``A @ W`` per
 draw (Eq. 33), never ``E[A] E[W]``; for CVB0 it is ``E_q[A] E_q[W]`` (Eq. 39). Perplexity is the
 mean negative log-likelihood per observed test entry (Eq. 67, natural log), with predictions

@@ -20,7 +20,13 @@ import time
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
+from pathlib import Path  # noqa: E402
+
 import numpy as np  # noqa: E402
+
+_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+if _SHARED.is_dir():
+    os.environ.setdefault("BNMFZOO_DATA", str(_SHARED))
 
 
 def _faces(size, n_faces):

@@ -25,7 +25,7 @@ def test_models_structure_and_spec():
     assert list(m.coords["row"]) == list("pqrs") and list(m.coords["col"]) == [10, 20, 30]
     assert m.named_vars_to_dims["A"] == ("row", "factor")
     assert m.named_vars_to_dims["W"] == ("factor", "col")
-    assert m["X"].eval().shape == (11,)  # missing entry skipped
+    assert m.rvs_to_values[m["X"]].data.shape == (11,)  # missing entry skipped
     assert spec.mask.sum() == 11 and spec.var_names["A"] == "A"
     assert m.rvs_to_transforms[m["A"]].name == "simplex"
 
@@ -93,7 +93,7 @@ def test_likelihood_term_in_user_model():
         A = pm.Dirichlet("A", a=np.ones((4, 2)))
         W = pm.Beta("W", 1.0, 1.0, shape=(2, 3))
         obs = likelihoods.bernoulli_mean("Y", A, W, observed=V)
-    assert obs.eval().shape == (11,)
+    assert model.rvs_to_values[obs].data.shape == (11,)
     assert list(model.coords["Y_obs"]) == list(np.flatnonzero(~np.isnan(V)))
     with pm.Model():
         A = pm.Dirichlet("A", a=np.ones((4, 2)))

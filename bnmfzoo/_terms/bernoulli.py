@@ -46,7 +46,7 @@ def bernoulli_mean(name, A, W, observed, *, mask=None):
     ...     A = pm.Dirichlet("A", a=np.ones((2, 2)))
     ...     W = pm.Beta("W", 1.0, 1.0, shape=(2, 3))
     ...     obs = likelihoods.bernoulli_mean("X", A, W, observed=X)
-    >>> model["X"].eval().shape
+    >>> model.rvs_to_values[model["X"]].data.shape
     (5,)
     """
     values, _, flat_idx = observed_flat_index(observed, mask)

@@ -24,9 +24,10 @@ def predict_mean(result):
     Parameters
     ----------
     result : xarray.DataTree or array-like
-        A DataTree with a ``variational`` group holding ``X_mean`` (CVB0, Eq. 39) or with
-        posterior ``A`` and ``W`` draws (averaged as ``A @ W`` per draw, Eq. 33); an array is
-        returned as it is.
+        A DataTree with a ``variational`` group holding ``X_mean`` (CVB0, Eq. 39), a
+        ``rao_blackwell`` group (:func:`~bnmfzoo.inference.fit_collapsed_gibbs`: per-draw
+        E[A | Z] E[W | Z, V] averaged), or posterior ``A`` and ``W`` draws (averaged as
+        ``A @ W`` per draw, Eq. 33); an array is returned as it is.
 
     Returns
     -------
@@ -43,6 +44,8 @@ def predict_mean(result):
     if isinstance(result, xr.DataTree):
         if "variational" in result.children and "X_mean" in result["variational"].data_vars:
             return np.asarray(result["variational"]["X_mean"].values, dtype=float)
+        if "rao_blackwell" in result.children:
+            return np.asarray(result["rao_blackwell"]["X_mean"].values, dtype=float)
         post = result["posterior"]
         A = post["A"].transpose("chain", "draw", "row", "factor").values
         W = post["W"].transpose("chain", "draw", "factor", "col").values

@@ -151,7 +151,7 @@ class ScoreFunction:
             self._forward = self._compile_forward(model, free)
         grads = pt.grad(logp, wrt)
         self._grad = pm.pytensorf.compile(
-            inputs, grads, mode=self.mode, on_unused_input="ignore", random_seed=False
+            inputs, [logp, *grads], mode=self.mode, on_unused_input="ignore", random_seed=False
         )
         sizes = [int(np.prod(self.shapes[n], dtype=int)) for n in var_names]
         offsets = np.concatenate([[0], np.cumsum(sizes)])
@@ -248,7 +248,13 @@ class ScoreFunction:
             args = self._inputs_at(arrays, i)
             if self._forward is not None:
                 args = [np.asarray(v) for v in self._forward(*args)]
-            grads = self._grad(*args)
+            logp, *grads = self._grad(*args)
+            if not np.isfinite(logp):
+                raise ValueError(
+                    f"the log density is {float(logp)} at point {i}: the point is outside the "
+                    "model's support (e.g. a negative value for a positive variable, a column "
+                    "off the simplex)"
+                )
             for name, g in zip(self.var_names, grads):
                 out[i, self.blocks[name]] = np.ravel(g)
         bad = ~np.isfinite(out)
@@ -257,8 +263,7 @@ class ScoreFunction:
             name = next(n for n, s in self.blocks.items() if s.start <= j < s.stop)
             raise ValueError(
                 f"the score is not finite at point {i} (variable {name!r}, {int(bad.sum())} "
-                "non-finite entries): the point is probably outside the model's support "
-                "(e.g. a negative or zero value for a positive variable, a column off the simplex)"
+                "non-finite entries) although the log density is finite there"
             )
         return out
 

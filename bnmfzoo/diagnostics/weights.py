@@ -32,7 +32,7 @@ def _project_simplex(v):
     return np.maximum(v - theta, 0.0)
 
 
-def _projected_gradient(K, *, max_iter=20000, tol=1e-13):
+def _projected_gradient(K, *, max_iter=10000, tol=1e-13):
     """FISTA with restarts for ``min w^T K w`` on the simplex (K symmetric PSD, scaled)."""
     m = K.shape[0]
     lipschitz = 2.0 * max(float(np.linalg.eigvalsh(K)[-1]), 1e-300)
@@ -80,6 +80,7 @@ def _clean(w):
 
 def _solver_defaults(solver):
     return {
+        "CLARABEL": {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12},
         "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
         "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iter": 200_000, "polish": True},
     }.get(solver, {})

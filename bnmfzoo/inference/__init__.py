@@ -7,6 +7,7 @@ _NAMES = {
     "GibbsNMTF": ".gibbs_nmtf",
     "CollapsedGibbsBetaDir": ".collapsed_gibbs",
     "CollapsedGibbsDirDir": ".collapsed_gibbs",
+    "fit_collapsed_gibbs": ".collapsed_gibbs",
     "fit_vb": ".vb",
     "fit_icm": ".icm",
     "fit_multiplicative": ".multiplicative",

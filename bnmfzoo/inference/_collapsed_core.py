@@ -43,6 +43,9 @@ __all__ = [
     "draw_dirichlet",
     "draw_beta",
     "bernoulli_nll",
+    "assignment_summary",
+    "BetaDirChain",
+    "DirDirChain",
 ]
 
 
@@ -178,7 +181,8 @@ def betadir_log_joint(L, C1, C0, g, a, b):
 def dirdir_init(v, K, rng):
     """Random labels with ``z == c`` on ones and ``z != c`` on zeros (digest §6.3)."""
     if K < 2:
-        raise ValueError("the Dir-Dir model needs rank >= 2 (with one component v = 0 is impossible)")
+        raise ValueError("the Dir-Dir model needs rank >= 2 (with one component v = 0 is "
+                         "impossible)")
     z = rng.integers(0, K, size=v.shape[0]).astype(np.int64)
     shift = rng.integers(1, K, size=v.shape[0])
     c = np.where(v == 1, z, (z + shift) % K).astype(np.int64)

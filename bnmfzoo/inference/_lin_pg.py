@@ -9,23 +9,35 @@ which leaves observed entries as the only data that shape the fit.
 Pure NumPy; knows nothing of PyMC.
 """
 
+import numba
 import numpy as np
 
 from bnmfzoo._random import as_generator, spawn_seeds
 
 
+@numba.njit(cache=True)
+def _projgrad_norm(grad, H):
+    total = 0.0
+    for i in range(H.shape[0]):
+        for j in range(H.shape[1]):
+            if grad[i, j] < 0 or H[i, j] > 0:
+                total += grad[i, j] * grad[i, j]
+    return np.sqrt(total)
+
+
+@numba.njit(cache=True)
 def _nls_subproblem(WtV, WtW, H, tol, max_iter):
     """Solve ``min_{H >= 0} ||V - W H||^2`` by projected gradient (Lin 2007, ``nlssubprob``)."""
     alpha, beta = 1.0, 0.1
+    H = H.copy()
     grad = WtW @ H - WtV
     it = 0
     for it in range(1, max_iter + 1):
         grad = WtW @ H - WtV
-        projgrad = np.linalg.norm(grad[(grad < 0) | (H > 0)])
-        if projgrad < tol:
+        if _projgrad_norm(grad, H) < tol:
             break
         H_prev = H
-        decrease = None
+        decrease = False
         for inner in range(20):
             H_new = np.maximum(H - alpha * grad, 0.0)
             d = H_new - H
@@ -99,12 +111,10 @@ def lin_pg_nmf(X, rank, *, mask=None, tol=1e-4, max_iter=1000, init=None, random
     init_grad = np.sqrt(np.sum(grad_A**2) + np.sum(grad_W**2))
     tol_A = tol_W = max(0.001, tol) * init_grad
     for _ in range(max_iter):
-        proj = np.sqrt(
-            np.sum(grad_A[(grad_A < 0) | (A > 0)] ** 2) + np.sum(grad_W[(grad_W < 0) | (W > 0)] ** 2)
-        )
+        proj = np.hypot(_projgrad_norm(grad_A, A), _projgrad_norm(grad_W, W))
         if proj < tol * init_grad:
             break
-        At, gAt, it_A = _nls_subproblem(W @ V.T, W @ W.T, A.T, tol_A, 1000)
+        At, gAt, it_A = _nls_subproblem(W @ V.T, W @ W.T, np.ascontiguousarray(A.T), tol_A, 1000)
         A, grad_A = At.T, gAt.T
         if it_A == 1:
             tol_A *= 0.1
@@ -112,8 +122,7 @@ def lin_pg_nmf(X, rank, *, mask=None, tol=1e-4, max_iter=1000, init=None, random
         if it_W == 1:
             tol_W *= 0.1
         if mask is not None:
-            V = np.where(mask, X, A @ W)
-            V = np.where(mask, np.nan_to_num(V), V)
+            V = np.where(mask, np.nan_to_num(X), A @ W)
     return A, W
 
 

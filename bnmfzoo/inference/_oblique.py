@@ -77,7 +77,7 @@ def factors(Q, A_svd, W_svd):
 
 
 def q_from_factors(A, A_svd):
-    """Least-squares change of basis ``argmin_Q |A - A_svd Q|`` (orthonormal ``A_svd``), on OB(R)."""
+    """Least-squares change of basis ``argmin_Q |A - A_svd Q|`` (orthonormal A_svd), on OB(R)."""
     return normalize(A_svd.T @ np.asarray(A, dtype=float))
 
 

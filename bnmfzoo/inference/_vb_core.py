@@ -391,6 +391,28 @@ def add_back(r, own_idx, part_idx, own, part, n_own):
 
 
 @numba.njit(cache=True)
+def swap_columns(r, rows, cols, a_out, b_out, a_in, b_in, by_row, n_out):
+    """Move to the next column in one pass over the observed entries.
+
+    The residual ``r = x - prediction`` gets the outgoing (just updated) column
+    ``a_out b_out^T`` subtracted and the incoming column ``a_in b_in^T`` added back:
+    ``r[e] += a_in[i] b_in[j] - a_out[i] b_out[j]``. Returns the numerator sums of the incoming
+    column's update, ``sum_j r * b_in[j]`` per row (``by_row``) or ``sum_i r * a_in[i]`` per
+    column.
+    """
+    out = np.zeros(n_out)
+    for e in range(r.size):
+        i = rows[e]
+        j = cols[e]
+        r[e] += a_in[i] * b_in[j] - a_out[i] * b_out[j]
+        if by_row:
+            out[i] += r[e] * b_in[j]
+        else:
+            out[j] += r[e] * a_in[i]
+    return out
+
+
+@numba.njit(cache=True)
 def take_out(r, own_idx, part_idx, own, part):
     """Subtract the column ``own * part`` from the residual ``r`` (observed entries only)."""
     for e in range(r.size):
@@ -429,19 +451,22 @@ def sweep_nmf(state, column_rule):
     prec_A = tau * obs.rows_of(state.second("W"))  # R x D
     rows, cols = obs.rows, obs.cols
     D, N = obs.shape
+    zero_D, zero_N = np.zeros(D), np.zeros(N)
+    a_out, b_out = zero_D, zero_N  # column leaving the residual (none at first)
     for k in range(R):
-        num = add_back(r, rows, cols, EA[k], EW[k], D)
+        num = swap_columns(r, rows, cols, a_out, b_out, EA[k], EW[k], True, D)
         prec = prec_A[k]
         mu = (-state.rate("A", k) + tau * num) / prec
         _set_column(state, "A", k, *column_rule(mu, prec), mu, prec)
-        take_out(r, rows, cols, EA[k], EW[k])
+        a_out, b_out = EA[k], EW[k]
     prec_W = tau * obs.cols_of(state.second("A"))  # R x N
     for k in range(R):
-        num = add_back(r, cols, rows, EW[k], EA[k], N)
+        num = swap_columns(r, rows, cols, a_out, b_out, EA[k], EW[k], False, N)
         prec = prec_W[k]
         mu = (-state.rate("W", k) + tau * num) / prec
         _set_column(state, "W", k, *column_rule(mu, prec), mu, prec)
-        take_out(r, cols, rows, EW[k], EA[k])
+        a_out, b_out = EA[k], EW[k]
+    take_out(r, rows, cols, a_out, b_out)
 
 
 def sweep_nmtf(state, column_rule):

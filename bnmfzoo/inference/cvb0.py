@@ -111,7 +111,7 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     for s in range(int(n_draws)):
         draws_A[s] = draw_dirichlet(rng, conc)
         draws_W[s] = draw_beta(rng, alpha_q, beta_q)
-    nll_draws = np.array([bernoulli_nll(Xk, mk, draws_A[s] @ draws_W[s]) for s in range(len(draws_A))])
+    nll_draws = np.array([bernoulli_nll(Xk, mk, A @ W) for A, W in zip(draws_A, draws_W)])
 
     if transpose:  # back to the model's orientation: A = W_chain.T, W = A_chain.T
         A_post, W_post = draws_W.transpose(0, 2, 1), draws_A.transpose(0, 2, 1)

@@ -11,6 +11,7 @@ used). Each sweep costs O(|observed| x rank).
 
 import time
 
+import numba
 import numpy as np
 from scipy import special
 
@@ -25,19 +26,6 @@ def _divergence(x, p, kind):
     if kind == "kl":
         return float(np.sum(special.xlogy(x, x) - special.xlogy(x, p) - x + p))
     return float(np.sum((x - p) ** 2))
-
-
-def _weights(x, p, kind):
-    """Per-entry weights of the numerator and denominator (None = 1) of an update."""
-    if kind == "kl":
-        return x / np.maximum(p, _TINY), None
-    return x, p
-
-
-def _ratio(num_w, den_w, v, reduce):
-    """``reduce(num_w v) / reduce(den_w v)`` for one column (``reduce`` sums over rows/cols)."""
-    den = reduce(v) if den_w is None else reduce(den_w * v)
-    return reduce(num_w * v) / np.maximum(den, _TINY)
 
 
 def _init(problem, init, rng):
@@ -58,48 +46,82 @@ def _init(problem, init, rng):
     )
 
 
-def _sweep_nmf(obs, E, p, kind):
+@numba.njit(cache=True)
+def _column_ratio(x, p, own_idx, part_idx, part, n_own, kl):
+    """Multiplicative factor of one column, summed per ``own_idx``.
+
+    ``sum(x / p * part) / sum(part)`` (KL) or ``sum(x * part) / sum(p * part)`` (Euclidean).
+    """
+    num = np.zeros(n_own)
+    den = np.zeros(n_own)
+    for e in range(x.size):
+        w = part[part_idx[e]]
+        i = own_idx[e]
+        if kl:
+            num[i] += x[e] / max(p[e], _TINY) * w
+            den[i] += w
+        else:
+            num[i] += x[e] * w
+            den[i] += p[e] * w
+    for i in range(n_own):
+        num[i] = num[i] / max(den[i], _TINY)
+    return num
+
+
+@numba.njit(cache=True)
+def _apply_column(p, own_idx, part_idx, delta, part):
+    """``p += delta[own_idx] * part[part_idx]`` on the observed entries."""
+    for e in range(p.size):
+        p[e] += delta[own_idx[e]] * part[part_idx[e]]
+
+
+@numba.njit(cache=True)
+def _element_ratio(x, p, rows, cols, f, g, kl):
+    """Multiplicative factor of one element S[k, l] with weights f[rows] * g[cols]."""
+    num = 0.0
+    den = 0.0
+    for e in range(x.size):
+        w = f[rows[e]] * g[cols[e]]
+        if kl:
+            num += x[e] / max(p[e], _TINY) * w
+            den += w
+        else:
+            num += x[e] * w
+            den += p[e] * w
+    return num / max(den, _TINY)
+
+
+def _update_column(obs, p, own, k, part, by_row, kl):
+    """Multiply ``own[k]`` by its update factor and refresh the prediction ``p``."""
+    own_idx, part_idx = (obs.rows, obs.cols) if by_row else (obs.cols, obs.rows)
+    new = own[k] * _column_ratio(obs.x, p, own_idx, part_idx, part, own.shape[1], kl)
+    _apply_column(p, own_idx, part_idx, new - own[k], part)
+    own[k] = new
+
+
+def _sweep_nmf(obs, E, p, kl):
     A, W = E["A"], E["W"]
-    rows, cols = obs.rows, obs.cols
     for k in range(A.shape[0]):
-        w = W[k, cols]
-        num_w, den_w = _weights(obs.x, p, kind)
-        new = A[k] * _ratio(num_w, den_w, w, obs.row_sum)
-        p += (new - A[k])[rows] * w
-        A[k] = new
+        _update_column(obs, p, A, k, W[k], True, kl)
     for k in range(W.shape[0]):
-        a = A[k, rows]
-        num_w, den_w = _weights(obs.x, p, kind)
-        new = W[k] * _ratio(num_w, den_w, a, obs.col_sum)
-        p += a * (new - W[k])[cols]
-        W[k] = new
+        _update_column(obs, p, W, k, A[k], False, kl)
 
 
-def _sweep_nmtf(obs, E, p, kind):
+def _sweep_nmtf(obs, E, p, kl):
     F, S, G = E["F"], E["S"], E["G"]
     rows, cols = obs.rows, obs.cols
     K, L = S.shape
     H = S @ G  # K x N
     for k in range(K):
-        h = H[k, cols]
-        num_w, den_w = _weights(obs.x, p, kind)
-        new = F[k] * _ratio(num_w, den_w, h, obs.row_sum)
-        p += (new - F[k])[rows] * h
-        F[k] = new
+        _update_column(obs, p, F, k, H[k], True, kl)
     for k in range(K):
         for c in range(L):
-            fg = F[k, rows] * G[c, cols]
-            num_w, den_w = _weights(obs.x, p, kind)
-            new = S[k, c] * float(_ratio(num_w, den_w, fg, np.sum))
-            p += (new - S[k, c]) * fg
+            new = S[k, c] * _element_ratio(obs.x, p, rows, cols, F[k], G[c], kl)
+            _apply_column(p, rows, cols, (new - S[k, c]) * F[k], G[c])
             S[k, c] = new
     Q = S.T @ F  # L x D
     for c in range(L):
-        q = Q[c, rows]
-        num_w, den_w = _weights(obs.x, p, kind)
-        new = G[c] * _ratio(num_w, den_w, q, obs.col_sum)
-        p += q * (new - G[c])[cols]
-        G[c] = new
+        _update_column(obs, p, G, c, Q[c], False, kl)
 
 
 def fit_multiplicative(
@@ -171,7 +193,7 @@ def fit_multiplicative(
     mses, objective, times = [], [], []
     start = time.perf_counter()
     for _ in progress(range(max_iter), desc="multiplicative", progressbar=progressbar):
-        sweep(obs, E, p, divergence)
+        sweep(obs, E, p, divergence == "kl")
         err = obs.x - p
         mses.append(float(err @ err) / obs.n)
         objective.append(_divergence(obs.x, p, divergence))

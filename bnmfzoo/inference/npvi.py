@@ -89,7 +89,7 @@ class LogJoint:
 
     @classmethod
     def from_model(cls, model, *, method="fit_rrt"):
-        """Build the log joint of a ``uniform_noise`` or fixed-sigma ``exponential_gaussian`` model."""
+        """Log joint of a ``uniform_noise`` or fixed-sigma ``exponential_gaussian`` model."""
         from bnmfzoo.models._spec import get_spec
 
         spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method=method)
@@ -250,8 +250,10 @@ def _sigmoid(u):
 
 
 class OnlineNPVI:
-    """Online nonparametric VI (ONVI): a weighted isotropic-Gaussian mixture grown one candidate
-    at a time, keeping a component only if it raises the ELBO by at least a threshold.
+    """Online nonparametric VI (ONVI): a weighted isotropic-Gaussian mixture grown online.
+
+    Candidates arrive one at a time; a component is kept only if it raises the ELBO by at least
+    a threshold.
 
     Parameters
     ----------
@@ -493,8 +495,10 @@ class OnlineNPVI:
         return theta[:, : D * R].reshape(-1, D, R), theta[:, D * R :].reshape(-1, R, N), comp
 
     def to_dataset(self):
-        """The mixture as an ``xarray.Dataset`` (dims ``component``, ``row``, ``factor``, ``col``,
-        ``trace``) for a DataTree ``variational`` group."""
+        """The mixture as an ``xarray.Dataset`` for a DataTree ``variational`` group.
+
+        Dims ``component``, ``row``, ``factor``, ``col`` and ``trace`` (the ELBO trace).
+        """
         D, N = self.target.shape
         R = self.target.rank
         M = self.n_components
@@ -672,8 +676,10 @@ def onvi_from_draws(target, A_draws, W_draws, *, threshold=None, variance=None,
 
 def mixture_datatree(onvi, X, *, n_draws=500, random_seed=None, method, model_name,
                      diagnostics=None, attrs=None):
-    """Package a fitted mixture as a DataTree: draws in ``posterior``, the mixture in
-    ``variational``."""
+    """Package a fitted mixture as a DataTree.
+
+    Draws from the mixture go in ``posterior``, the mixture itself in ``variational``.
+    """
     A, W, comp = onvi.sample(n_draws, random_seed=random_seed)
     coords = {**data_coords(X), "factor": np.arange(onvi.target.rank)}
     coords["component"] = np.arange(onvi.n_components)

@@ -274,7 +274,7 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
         "effective_particles": float(1.0 / np.sum(w**2)),
         **(diagnostics or {}),
     }
-    diag_ds = xr.Dataset({k: ((), np.asarray(v)) if np.ndim(v) == 0 else v
+    diag_ds = xr.Dataset({k: v if isinstance(v, tuple) else ((), np.asarray(v))
                           for k, v in diag.items()})
     observed = {"X": info.X.values}
     if info.masked:

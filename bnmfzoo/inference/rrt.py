@@ -139,8 +139,8 @@ def fit_rrt(
     >>> X = rng.random((10, 3)) @ rng.random((3, 8)) + 0.01 * rng.random((10, 8))
     >>> model = uniform_noise(X, 3, random_seed=0)
     >>> dt = fit_rrt(model, max_attempts=20, random_seed=1, progressbar=False)
-    >>> dt["variational"]["weight"].sum().item()  # doctest: +ELLIPSIS
-    1.0...
+    >>> round(dt["variational"]["weight"].sum().item(), 6)
+    1.0
     """
     spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method="fit_rrt")
     target = LogJoint.from_model(model, method="fit_rrt")

@@ -18,15 +18,15 @@ from bnmfzoo.models._spec import ModelSpec, attach_spec
 __all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
 
 
-def reference_sigma(X, rank, *, mask=None, n_em=10, random_seed=0):
+def reference_sigma(X, rank, *, mask=None, n_iter=500, random_seed=0):
     """Residual standard deviation of a scikit-learn NMF fitted to the observed entries.
 
     Used as the fixed noise level of ``sigma="reference"`` (Masood & Doshi-Velez 2016, 2019).
     Complete data are fitted directly (``sklearn.decomposition.NMF``, ``init="nndsvda"``).
-    With missing entries, they are first filled with their row's observed mean, then ``n_em``
-    rounds alternate an NMF fit and refilling the missing entries with its reconstruction (a
-    simple EM imputation). The result is the root-mean-square residual over the **observed**
-    entries only.
+    With missing entries, that NMF is fitted to the data with missing entries filled by their
+    row's observed mean, and then refined by ``n_iter`` masked multiplicative updates (Lee &
+    Seung's Frobenius updates with the mask as weights), so the fit uses the observed entries
+    only. The result is the root-mean-square residual over the **observed** entries.
 
     Parameters
     ----------
@@ -36,8 +36,8 @@ def reference_sigma(X, rank, *, mask=None, n_em=10, random_seed=0):
         NMF rank.
     mask : array-like of bool, optional
         True = observed.
-    n_em : int
-        Imputation rounds when entries are missing.
+    n_iter : int
+        Masked multiplicative updates when entries are missing.
     random_seed : int
         Seed of the NMF solver.
 
@@ -58,21 +58,24 @@ def reference_sigma(X, rank, *, mask=None, n_em=10, random_seed=0):
 
     Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
     rank = check_rank(rank, Xda.shape)
-    values = Xda.values
-    filled = np.where(m, np.nan_to_num(values), 0.0)
+    observed = np.where(m, np.nan_to_num(Xda.values), 0.0)
+    filled = observed
     if not m.all():
-        row_mean = filled.sum(axis=1) / m.sum(axis=1)
-        filled = np.where(m, filled, row_mean[:, None])
-    rounds = 1 if m.all() else max(int(n_em), 1)
+        row_mean = observed.sum(axis=1) / m.sum(axis=1)
+        filled = np.where(m, observed, row_mean[:, None])
     nmf = NMF(n_components=rank, init="nndsvda", max_iter=1000, random_state=random_seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for _ in range(rounds):
-            A = nmf.fit_transform(filled)
-            recon = A @ nmf.components_
-            filled = np.where(m, filled, recon)
-    resid = (filled - recon)[m]
-    scale = float(np.max(np.abs(filled[m]))) or 1.0
+        A = nmf.fit_transform(filled)
+    W = nmf.components_
+    if not m.all():
+        mf = m.astype(float)
+        eps = 1e-12
+        for _ in range(int(n_iter)):
+            A *= (observed @ W.T) / ((mf * (A @ W)) @ W.T + eps)
+            W *= (A.T @ observed) / (A.T @ (mf * (A @ W)) + eps)
+    resid = (observed - A @ W)[m]
+    scale = float(np.max(np.abs(observed[m]))) or 1.0
     return max(float(np.sqrt(np.mean(resid**2))), 1e-8 * scale)
 
 

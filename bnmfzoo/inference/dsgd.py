@@ -1,0 +1,150 @@
+"""Direct Stein gradient descent (DSGD): descend the kernelized Stein discrepancy itself.
+
+Masood & Doshi-Velez (2019), Sec. 6.2: the particles ``theta_1..M`` are moved by gradient descent
+on the KSD, differentiated automatically. Here the uniform-weight V-statistic
+``(1 / M^2) sum_ij K_p(theta_i, theta_j)`` (digest ambiguity 17) is written as one PyTensor graph:
+``M`` copies of the model's log joint (constrained space, no Jacobian) give the scores, the Stein
+kernel of the paper's two-block IMQ base kernel is built in closed form, and ``pytensor.grad``
+differentiates through the scores (second derivatives of the log joint). Memory grows as
+``O(M^2 d)``; the paper could only run ``M = 5``. Steps, projection and checkpoints are shared
+with :func:`bnmfzoo.inference.fit_svgd`.
+"""
+
+import time
+
+import numpy as np
+
+from bnmfzoo._random import as_generator
+from bnmfzoo.inference.particles import default_kernel, resolve_nmf_model
+from bnmfzoo.inference.svgd import _check_steps, initial_particles, run_particle_optimizer
+
+
+def _imq_params(kernel, names):
+    """(c, b, weight) per block from a BlockKernel of normalized IMQ kernels."""
+    from bnmfzoo.diagnostics.stein import IMQ
+
+    if getattr(kernel, "combine", None) != "sum":
+        raise TypeError("fit_dsgd supports a summed BlockKernel of IMQ kernels (imq_kernel())")
+    weights = kernel._weights(list(names))
+    out = {}
+    for name in names:
+        k = kernel.kernel_for(name)
+        if not isinstance(k, IMQ):
+            raise TypeError(f"fit_dsgd needs IMQ base kernels, got {k!r} for block {name!r}")
+        c = float(getattr(k, "c"))
+        b = float(getattr(k, "b"))
+        normalize = bool(getattr(k, "normalize", True))
+        gamma = (c * c) ** b if normalize else 1.0
+        out[name] = (c, b, weights[name] / gamma)
+    return out
+
+
+def ksd_graph(model, info, n_particles, kernel):
+    """Compile ``(A_1..M, W_1..M) -> (KSD, dKSD/dA, dKSD/dW)`` (uniform weights, V-statistic)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+    from pymc.model.transform.conditioning import remove_value_transforms
+    from pytensor.graph.replace import graph_replace
+
+    from bnmfzoo.diagnostics.stein import _default_mode
+
+    a_name, w_name = info.names["A"], info.names["W"]
+    plain = remove_value_transforms(model)
+    by_name = {plain.values_to_rvs[v].name: v for v in plain.value_vars}
+    logp = plain.logp(jacobian=False)
+    A_val, W_val = by_name[a_name], by_name[w_name]
+    M = int(n_particles)
+    As = [pt.matrix(f"A_{i}", shape=A_val.type.shape) for i in range(M)]
+    Ws = [pt.matrix(f"W_{i}", shape=W_val.type.shape) for i in range(M)]
+    thetas, scores = [], []
+    for i in range(M):
+        lp_i = graph_replace(logp, {A_val: As[i], W_val: Ws[i]}, strict=False)
+        scores.append(tuple(pt.grad(lp_i, [As[i], Ws[i]])))
+        thetas.append((As[i], Ws[i]))
+    params = _imq_params(kernel, [a_name, w_name])
+    blocks = ((0, params[a_name]), (1, params[w_name]))
+    dims = (int(info.X.shape[0] * info.rank), int(info.rank * info.X.shape[1]))
+    total = 0.0
+    for i in range(M):
+        for j in range(M):
+            k = 0.0
+            rest = 0.0
+            for g, (c, b, s) in blocks:
+                delta = thetas[i][g] - thetas[j][g]
+                r2 = pt.sum(pt.sqr(delta))
+                u = r2 + c * c
+                F = s * b * u ** (b - 1)
+                Fgg = s * b * (b - 1) * u ** (b - 2)
+                k = k + s * u**b
+                rest = rest + 2 * F * pt.sum((scores[j][g] - scores[i][g]) * delta)
+                rest = rest - 2 * dims[g] * F - 4 * r2 * Fgg
+            sdot = pt.sum(scores[i][0] * scores[j][0]) + pt.sum(scores[i][1] * scores[j][1])
+            total = total + sdot * k + rest
+    ksd = total / (M * M)
+    grads = pt.grad(ksd, As + Ws)
+    f = pm.pytensorf.compile(As + Ws, [ksd, *grads], mode=_default_mode(),
+                             on_unused_input="ignore", random_seed=False)
+
+    def fn(A, W):
+        out = f(*A, *W)
+        return out[0], np.stack(out[1:M + 1]), np.stack(out[M + 1:])
+
+    return fn
+
+
+def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate=1e-2,
+             checkpoints=None, kernel=None, weights="stein", q_bank=None, X=None, mask=None,
+             var_names=None, n_draws=None, random_seed=None, progressbar=True):
+    """Direct Stein gradient descent on the particles (gradient of the KSD by autodiff).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        Free variables ``A`` and ``W`` only.
+    n_particles : int, default 5
+        ``M`` (the graph has ``M^2`` Stein-kernel terms; the paper used 5).
+    n_steps : int, default 2000
+        Gradient steps (Adam on ``-KSD``, step relative to each block's mean magnitude).
+    init, learning_rate, checkpoints, weights, q_bank, X, mask, var_names, n_draws
+        As in :func:`bnmfzoo.inference.fit_svgd`.
+    kernel : BlockKernel, optional
+        A summed block kernel of IMQ kernels (default the paper's ``c_A = 1e-2``,
+        ``c_W = 1e3``, ``b = -1/2``).
+    random_seed : int or numpy.random.Generator, optional
+    progressbar : bool, default True
+
+    Returns
+    -------
+    xarray.DataTree
+        As :func:`bnmfzoo.inference.fit_svgd`; ``diagnostics`` also holds
+        ``checkpoint_ksd_uniform`` values of the optimized objective; root attr
+        ``method="dsgd"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import silf
+    >>> from bnmfzoo.inference import fit_dsgd
+    >>> X = np.random.default_rng(0).random((8, 7))
+    >>> dt = fit_dsgd(silf(X, 2, n_reference=5), n_particles=3, n_steps=20,
+    ...               random_seed=0, progressbar=False)  # doctest: +SKIP
+    """
+    info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_dsgd")
+    _check_steps(n_particles, n_steps, learning_rate)
+    rng = as_generator(random_seed)
+    t0 = time.perf_counter()
+    A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
+    kernel = default_kernel(info) if kernel is None else kernel
+    fn = ksd_graph(model, info, A.shape[0], kernel)
+    setup = time.perf_counter() - t0
+
+    def direction(A, W):
+        _, gA, gW = fn(A, W)
+        return -np.asarray(gA), -np.asarray(gW)
+
+    return run_particle_optimizer(
+        info, A, W, direction, n_steps=int(n_steps), learning_rate=learning_rate,
+        checkpoints=checkpoints, kernel=kernel, weights=weights, method="dsgd",
+        n_draws=int(n_draws or max(100, A.shape[0])), rng=rng, progressbar=progressbar,
+        setup_time=setup, attrs={"init": init if isinstance(init, str) else "given"},
+    )

@@ -63,15 +63,19 @@ def run(size, n_faces, rank, M, draws, tune, full, seed):
         dt = fit_particles(model, n_particles=M, q_bank=bank, random_seed=seed,
                            progressbar=False)
         d = dt["diagnostics"]
-        print(f"\n[full faces 4096 x 400, rank {rank}, M={M}] epsilon={model.bnmfzoo_spec.hyper['epsilon']:.4g} "
+        eps = model.bnmfzoo_spec.hyper["epsilon"]
+        print(f"\n[full faces 4096 x 400, rank {rank}, M={M}] epsilon={eps:.4g} "
               f"(50 reference fits: {t_eps:.1f} s)")
-        print(f"  Q-Transform: time {float(d['total_time']):.1f} s (wall {float(d['wall_time']):.1f} s), "
-              f"KSD {float(d['stein_discrepancy']):.6g} (uniform {float(d['stein_discrepancy_uniform']):.6g}), "
+        print(f"  Q-Transform: time {float(d['total_time']):.1f} s "
+              f"(wall {float(d['wall_time']):.1f} s), "
+              f"KSD {float(d['stein_discrepancy']):.6g} "
+              f"(uniform {float(d['stein_discrepancy_uniform']):.6g}), "
               f"weighting {float(d['weighting_time']):.1f} s")
 
     X = _faces(size, n_faces)
     D, N = X.shape
-    print(f"\n[head-to-head on subsample: {D} pixels ({size[0]}x{size[1]}) x {N} faces, rank {rank}, M={M}]")
+    print(f"\n[head-to-head on subsample: {D} pixels ({size[0]}x{size[1]}) x {N} faces, "
+          f"rank {rank}, M={M}]")
     model = silf(X, rank, random_seed=seed)
     print(f"  epsilon = {model.bnmfzoo_spec.hyper['epsilon']:.4g}")
     rows = []

@@ -80,6 +80,27 @@ def test_given_reference_and_netcdf_roundtrip(switched, tmp_path):
     back.close()
 
 
+def test_particles_group_is_aligned_to_the_same_reference(switched):
+    dt, truth = switched
+    A_p = truth["A"][0, :6].copy()
+    W_p = truth["W"][0, :6].copy()
+    A_p[::2] = A_p[::2][..., [1, 2, 0]]  # every other particle relabelled
+    W_p[::2] = W_p[::2][:, [1, 2, 0], :]
+    dt = dt.copy()
+    dt["particles"] = xr.DataTree(xr.Dataset({
+        "A": (("particle", "row", "factor"), A_p),
+        "W": (("particle", "factor", "col"), W_p),
+        "weight": (("particle",), np.full(6, 1 / 6)),
+    }))
+    out = align(dt, normalize=False)
+    assert np.allclose(out["particles"]["A"].values, truth["A"][0, :6])
+    assert np.allclose(out["particles"]["W"].values, truth["W"][0, :6])
+    assert np.array_equal(out["particles"]["weight"].values, np.full(6, 1 / 6))
+    assert out["diagnostics"]["particle_permutation"].dims == ("particle", "factor")
+    normed = align(dt)
+    assert np.allclose(normed["particles"]["A"].sum("row"), 1.0)
+
+
 def test_tri_factorization():
     rng = np.random.default_rng(8)
     C, S = 2, 10
@@ -120,8 +141,8 @@ def nuts_run():
     One small model graph; compiling it costs ~30-60 s cold (numba backend), sampling ~5 s.
     Both chains start at the true factors without jitter so that they explore the same mode;
     label switching is then induced by permuting the factor labels of chain 1. The noise
-    (sigma = 0.5) keeps the posterior wide enough for NUTS to mix in 300 draws (min ESS ~120;
-    with sigma = 0.1 the step size drops to 0.02 and the min ESS to ~35, so R-hat stays ~1.06
+    (sigma = 0.5) keeps the posterior wide enough for NUTS to mix (min ESS ~120 per 300
+    draws; with sigma = 0.1 the step size drops to 0.02 and the min ESS to ~35, so R-hat stays ~1.06
     within a single mode whatever the labelling).
     """
     import pymc as pm
@@ -137,8 +158,8 @@ def nuts_run():
         W = pm.Exponential("W", 1.0, dims=("factor", "col"))
         pm.Normal("X", mu=A @ W, sigma=0.5, observed=X, dims=("row", "col"))
         dt = pm.sample(
-            draws=300,
-            tune=300,
+            draws=600,
+            tune=400,
             chains=2,
             cores=1,
             nuts_sampler="pymc",
@@ -171,14 +192,16 @@ def test_nuts_label_switching_rhat(nuts_run):
     before = max_rhat(dt)
     out = align(dt)  # unknown model, not a simplex -> scale normalised too
     after = max_rhat(out)
-    assert out["diagnostics"]["n_relabelled"].values.tolist() == [0, 300]
+    assert out["diagnostics"]["n_relabelled"].values.tolist() == [0, 600]
     print(f"R-hat before {before:.3f}, after {after:.4f}")
     # chains with swapped factors have means many posterior sds apart: R-hat far above 1
-    # (rank-normalised R-hat saturates for fully separated chains: ~1.9 for 2 x 300 draws)
+    # (rank-normalised R-hat saturates for fully separated chains: ~1.85-1.9 here)
     assert before > 1.5
-    # within one mode and after removing the scale ridge, R-hat of 2 x 300 NUTS draws sits
+    # within one mode and after removing the scale ridge, R-hat of 2 x 600 NUTS draws sits
     # within the usual 1.01-1.05 band (Vehtari et al. 2021 recommend < 1.01 for ESS > 400,
-    # we have a few hundred); 1.05 is the standard looser cut-off.
+    # we have a few hundred; repeated runs gave 1.01-1.04 with 300 draws, PyMC 6.4 runs with
+    # a fixed seed are not bit-reproducible across processes here); 1.05 is the standard
+    # looser cut-off.
     assert after < 1.05, after
     # alignment restores exactly what the unswitched run gives
     ref = align(nuts_run).posterior

@@ -177,3 +177,35 @@ def test_bad_threshold(two_modes):
         OnlineNPVI(_gauss(X), threshold=-1.0)
     with pytest.raises(ValueError, match="variance"):
         OnlineNPVI(_gauss(X), variance=0.0)
+
+
+def test_fit_onvi_and_fit_npvi_datatrees(two_modes, tmp_path):
+    import xarray as xr
+
+    from bnmfzoo._results import build_datatree
+    from bnmfzoo.inference import fit_npvi, fit_onvi
+    from bnmfzoo.models import exponential_gaussian
+
+    X, sols = two_modes
+    model = exponential_gaussian(X, 3, sigma=0.01, lambda_=1.0)
+    # a pm.sample-shaped DataTree: 2 chains, one in each exact mode, 3 draws each
+    A = np.stack([np.repeat(s[0][None], 3, 0) for s in sols])
+    W = np.stack([np.repeat(s[1][None], 3, 0) for s in sols])
+    dt_mcmc = build_datatree({"A": A, "W": W})
+    vi = fit_onvi(model, dt_mcmc, n_draws=20, random_seed=0, progressbar=False)
+    # both modes kept with equal weight; the repeats add nothing
+    assert vi.attrs["n_components"] == 2 and vi.attrs["method"] == "onvi"
+    np.testing.assert_allclose(vi["variational"]["weight"].values, 0.5, atol=1e-3)
+    assert vi["variational"].attrs["n_processed"] == 6
+    vi.to_netcdf(tmp_path / "onvi.nc")
+    back = xr.open_datatree(tmp_path / "onvi.nc")
+    xr.testing.assert_allclose(back["variational"].to_dataset(), vi["variational"].to_dataset())
+
+    nvi = fit_npvi(model, n_components=2, restarts=sols, max_iter=2, n_draws=20, random_seed=0,
+                   progressbar=False)
+    assert nvi["variational"].sizes["component"] == 2
+    assert nvi.attrs["method"] == "npvi"
+    with pytest.raises(ValueError, match="n_components"):
+        fit_npvi(model, n_components=0)
+    with pytest.raises(ValueError, match="draws must be"):
+        fit_onvi(model, (A[0], W[0, :, :2]))

@@ -151,6 +151,20 @@ def test_user_model_with_callable_init_and_missing_data():
         np.sum((X - a @ w)[mask] ** 2))
 
 
+def test_exponential_gaussian_model(bank):
+    """The paper's other model: no simplex projection, same Stein weighting."""
+    from bnmfzoo.models import exponential_gaussian
+
+    m = exponential_gaussian(_data(), 3, sigma="reference", lambda_=1.0)
+    info = resolve_nmf_model(m)
+    assert not info.simplex_columns
+    dt = fit_particles(m, n_particles=4, q_bank=bank, random_seed=2, progressbar=False)
+    assert dt.attrs["model"] == "exponential_gaussian"
+    assert dt["particles"]["weight"].sum() == pytest.approx(1.0)
+    assert float(dt["diagnostics"]["stein_discrepancy"]) <= \
+        float(dt["diagnostics"]["stein_discrepancy_uniform"]) * (1 + 1e-6)
+
+
 def test_missing_data_qtransform(bank):
     X = _data()
     rng = np.random.default_rng(4)
@@ -196,3 +210,26 @@ def test_dask_matches_serial(model, bank, fit):
     np.testing.assert_allclose(dt["particles"]["weight"].values,
                                fit["particles"]["weight"].values)
     assert dt.attrs["dask"] == 1
+
+
+@pytest.mark.slow
+def test_fit_nuts_and_advi_baselines(model):
+    """NUTS/ADVI wrapped to the particle output (slow: each compiles a PyMC graph, ~1-2 min)."""
+    from bnmfzoo.inference import fit_advi, fit_nuts
+
+    dt = fit_nuts(model, draws=150, tune=150, n_particles=5, checkpoints=[50, 150],
+                  random_seed=0, progressbar=False)
+    d = dt["diagnostics"]
+    np.testing.assert_array_equal(d["checkpoint_draw"].values, [50, 150])
+    assert np.all(np.diff(d["checkpoint_time"].values) > 0)
+    p = dt["particles"]
+    assert p.sizes["particle"] == 5 and p["weight"].sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(p["A"].values.sum(axis=1), 1.0, atol=1e-9)
+    # thinned draws are the chain's draws 0, 37, 75, 112, 149
+    np.testing.assert_array_equal(p["source_draw"].values, [0, 37, 74, 112, 149])
+    assert dt["posterior"].sizes["draw"] == 150 and dt.attrs["method"] == "nuts"
+    da = fit_advi(model, n=400, n_particles=5, n_draws=50, checkpoints=[200, 400],
+                  random_seed=0, progressbar=False)
+    assert da["posterior"].sizes["draw"] == 50 and da.attrs["method"] == "advi"
+    assert da["variational"]["loss"].size == 400
+    assert np.isfinite(da["diagnostics"]["checkpoint_stein_discrepancy"].values).all()

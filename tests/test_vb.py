@@ -266,9 +266,9 @@ def test_iteration_cost_scales_with_observed_entries():
     X[rng.random(X.shape) > 0.06] = np.nan
     model = exponential_gaussian(X, 10)
     fit_vb(model, max_iter=1, n_draws=1, progressbar=False, random_seed=0)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time of this process: robust on a shared machine
     dt = fit_vb(model, max_iter=5, n_draws=1, progressbar=False, random_seed=0)
-    per_iter = (time.perf_counter() - start) / 5
+    per_iter = (time.process_time() - start) / 5
     assert per_iter < 0.5, per_iter
     assert np.all(np.diff(dt["variational"]["elbo"].values) >= 0)
 
@@ -300,3 +300,18 @@ def test_gdsc_one_fold_matches_paper_cv(data_home):
                 n_draws=100, progressbar=False)
     mse = float(np.mean((posterior_prediction(dt)[test] - X.values[test]) ** 2))
     assert abs(mse - 704.9) < 25, mse
+
+
+def test_moment_kernel_agrees_with_truncnorm_module():
+    # our numba kernel for small column arrays vs bnmfzoo.inference.truncnorm (independent
+    # formulas: erfcx + asymptotic series there, erfc + continued fraction here), over
+    # standardized bounds a = -mu sqrt(tau) from -50 to 1e7
+    from bnmfzoo.inference.truncnorm import truncnorm_mean_var
+
+    a = np.concatenate([np.linspace(-50, 50, 2001), np.geomspace(50, 1e7, 200)])
+    tau = np.full(a.size, 2.5)
+    mu = -a / np.sqrt(tau)
+    m1, v1 = core.tn_moments(mu, tau)
+    m2, v2 = truncnorm_mean_var(mu, 1 / np.sqrt(tau))
+    np.testing.assert_allclose(m1, m2, rtol=1e-11)
+    np.testing.assert_allclose(v1, v2, rtol=1e-9)

@@ -15,6 +15,8 @@ _NAMES = {
     "covering_number": ".coverage",
     "covering_curve": ".coverage",
     "coverage_table": ".coverage",
+    "persistent_covering_number": ".coverage",
+    "plot_covering_curves": ".coverage",
     "reconstruction_error": ".errors",
     "log_likelihood": ".errors",
     "align": ".alignment",

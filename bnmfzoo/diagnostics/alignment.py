@@ -156,7 +156,9 @@ def align(
         permutation is not the identity), ``n_switches`` (chain; draws whose permutation
         differs from the previous draw's), ``permutation`` (chain, draw, factor; the original
         label now at each position) and ``reference_A`` (the reference basis, unit-l1
-        columns). Root attrs gain ``aligned = 1`` and ``aligned_normalized``.
+        columns). A ``particles`` group holding the basis (dim ``particle``) is relabelled
+        (and rescaled) against the same reference, its permutations stored as
+        ``particle_permutation``. Root attrs gain ``aligned = 1`` and ``aligned_normalized``.
 
     Examples
     --------
@@ -193,18 +195,10 @@ def align(
     if normalize == "auto":
         normalize = _auto_normalize(dt, post, bases)
 
-    new_vars = {name: var for name, var in post.data_vars.items()}
+    new_post, perms, refs = _align_dataset(post, bases, reference, normalize, cost, n_iter)
     diag = {}
-    scales = {}
-    for fdim, (name, other) in bases.items():
-        B = _basis_values(post, fdim, name, other)
-        ref = _reference_array(reference, fdim, B.shape[2:])
-        perm, ref_used = _find_permutations(B, ref, cost, n_iter)
-        for vname, var in new_vars.items():
-            if fdim in var.dims and "chain" in var.dims and "draw" in var.dims:
-                var = var.transpose("chain", "draw", ...)
-                vals = _permute(var.values, perm, var.dims.index(fdim))
-                new_vars[vname] = var.copy(data=vals)
+    for fdim, perm in perms.items():
+        name, other = bases[fdim]
         suffix = "" if fdim == "factor" else f"_{fdim}"
         identity = np.arange(perm.shape[-1])
         relabelled = (perm != identity).any(-1)
@@ -213,31 +207,59 @@ def align(
         diag[f"n_relabelled{suffix}"] = (("chain",), relabelled.sum(1))
         diag[f"n_switches{suffix}"] = (("chain",), switched.sum(1))
         diag[f"permutation{suffix}"] = (("chain", "draw", fdim), perm)
-        diag[f"reference_{name}"] = ((other, fdim), ref_used)
-        if normalize:
-            basis = new_vars[name].transpose("chain", "draw", other, fdim)
-            s = basis.values.sum(2)  # (C, S, R)
-            scales[fdim] = np.where(s > 0, s, 1.0)
+        diag[f"reference_{name}"] = ((other, fdim), refs[fdim])
+    out = dt.copy()
+    out[group] = xr.DataTree(new_post)
 
-    if normalize:
-        new_vars = _rescale(new_vars, scales)
-    new_post = xr.Dataset(
-        {k: v.transpose(*post[k].dims) for k, v in new_vars.items()}, attrs=post.attrs
-    )
-    coords = {c: post.coords[c] for c in post.coords}
-    new_post = new_post.assign_coords(coords)
+    # a weighted particle set is relabelled against the same reference
+    if group != "particles" and "particles" in dt.children:
+        pds = dt["particles"].to_dataset()
+        pbases = {f: b for f, b in bases.items() if b[0] in pds and "particle" in pds[b[0]].dims}
+        if pbases:
+            names = [v for v in pds.data_vars if "particle" in pds[v].dims]
+            sub = pds[names].rename({"particle": "draw"}).expand_dims("chain")
+            new_sub, pperms, _ = _align_dataset(sub, pbases, refs, normalize, cost, 1)
+            new_sub = new_sub.isel(chain=0, drop=True).rename({"draw": "particle"})
+            out["particles"] = xr.DataTree(pds.assign({v: new_sub[v] for v in names}))
+            for fdim, perm in pperms.items():
+                suffix = "" if fdim == "factor" else f"_{fdim}"
+                diag[f"particle_permutation{suffix}"] = (("particle", fdim), perm[0])
+
     diag_ds = xr.Dataset(diag).assign_coords(
         {d: post.coords[d] for d in ("chain", "draw", *bases, "row", "col")
          if d in post.coords}
     )
-    out = dt.copy()
-    out[group] = xr.DataTree(new_post)
     if "diagnostics" in dt.children:
         old = dt["diagnostics"].to_dataset()
         diag_ds = old.drop_vars([v for v in diag_ds.data_vars if v in old]).merge(diag_ds)
     out["diagnostics"] = xr.DataTree(diag_ds)
     out.attrs.update({"aligned": 1, "aligned_normalized": int(bool(normalize))})
     return out
+
+
+def _align_dataset(post, bases, reference, normalize, cost, n_iter):
+    """Align one Dataset with dims (chain, draw, ...); returns (dataset, perms, references)."""
+    new_vars = {name: var for name, var in post.data_vars.items()}
+    perms, refs, scales = {}, {}, {}
+    for fdim, (name, other) in bases.items():
+        B = _basis_values(post, fdim, name, other)
+        ref = _reference_array(reference, fdim, B.shape[2:])
+        perm, refs[fdim] = _find_permutations(B, ref, cost, n_iter)
+        perms[fdim] = perm
+        for vname, var in new_vars.items():
+            if fdim in var.dims and "chain" in var.dims and "draw" in var.dims:
+                var = var.transpose("chain", "draw", ...)
+                vals = _permute(var.values, perm, var.dims.index(fdim))
+                new_vars[vname] = var.copy(data=vals)
+        if normalize:
+            basis = new_vars[name].transpose("chain", "draw", other, fdim)
+            s = basis.values.sum(2)  # (C, S, R)
+            scales[fdim] = np.where(s > 0, s, 1.0)
+    if normalize:
+        new_vars = _rescale(new_vars, scales)
+    new = xr.Dataset({k: v.transpose(*post[k].dims) for k, v in new_vars.items()},
+                     attrs=post.attrs)
+    return new.assign_coords({c: post.coords[c] for c in post.coords}), perms, refs
 
 
 def _rescale(new_vars, scales):

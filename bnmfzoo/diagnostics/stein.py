@@ -536,7 +536,7 @@ def _collect_points(points, model, names, *, group, max_points):
             f"group {group!r} has neither (chain, draw) nor particle dims: {dict(ds.sizes)}"
         )
     m = len(next(iter(arrays.values())))
-    if max_points is not None and m > max_points:
+    if dim == "stein_sample" and max_points is not None and m > max_points:
         idx = np.unique(np.linspace(0, m - 1, int(max_points)).round().astype(int))
         arrays = {k: v[idx] for k, v in arrays.items()}
         if weights is not None:
@@ -641,7 +641,8 @@ def stein_discrepancy(
         normalized to sum to one.
     kernel : BlockKernel or object with ``evaluate``, optional
         Base kernel; default :func:`imq_kernel` (the paper's sum of two normalized IMQ kernels,
-        ``c_A = 1e-2``, ``c_W = 1e3``, ``b = -0.5``; blocks are the free variables' names).
+        ``c_A = 1e-2``, ``c_W = 1e3``, ``b = -0.5``; blocks are the free variables' names,
+        other blocks such as a free ``tau`` get ``c = 1`` and all blocks equal weights).
     space : {"constrained", "unconstrained"}
         Where scores and kernel distances are taken; see :func:`score_function`.
     var_names : list of str, optional
@@ -649,7 +650,8 @@ def stein_discrepancy(
     group : {"posterior", "particles"}
         Group read from a DataTree.
     max_points : int or None
-        Thin posterior draws evenly to at most this many points (K is ``M x M``).
+        Thin posterior draws evenly to at most this many points (K is ``M x M``); particles
+        are never thinned.
     score_fn : ScoreFunction, optional
         A precompiled score function of ``model`` (otherwise one is compiled and cached on the
         model).

@@ -16,6 +16,8 @@ _NAMES = {
     "fit_dsgd": ".dsgd",
     "fit_cvb0": ".cvb0",
     "fit_rrt": ".rrt",
+    "fit_npvi": ".npvi",
+    "fit_onvi": ".npvi",
     "fit_nuts": ".baselines",
     "fit_advi": ".baselines",
 }

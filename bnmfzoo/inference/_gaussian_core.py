@@ -146,58 +146,82 @@ def _conditional(lin, prec, lam, rng, mode, floor):
     return draw_truncnorm(mu, 1.0 / np.sqrt(prec), rng)
 
 
+@numba.njit(cache=True, fastmath=True)
+def _dot_sq(b, res, n):
+    """Return ``(sum(res * b), sum(b * b))`` over the first ``n`` entries (vectorized)."""
+    s1 = 0.0
+    s2 = 0.0
+    for e in range(n):
+        v = b[e]
+        s1 += res[e] * v
+        s2 += v * v
+    return s1, s2
+
+
+@numba.njit(cache=True, fastmath=True)
+def _axpy(res, d, b, n):
+    """``res[:n] -= d * b[:n]``."""
+    for e in range(n):
+        res[e] -= d * b[e]
+
+
 @numba.njit(cache=True)
 def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
     """Update every entry of ``U`` (n_u x R) given partner ``V`` (n_v x R).
 
     The model is ``x_e = U[i] . V[idx[e]] + noise`` for the entries ``e`` of row ``i``;
     ``resid`` (same order as ``idx``) is kept equal to ``x - U V^T`` on those entries.
-    ``lam[k]`` is the exponential rate of column ``k``.
+    ``lam[k]`` is the exponential rate of column ``k``. The partner rows of each row's entries
+    are gathered once into a contiguous (R x n_i) buffer so the per-column sums vectorize.
     """
     R = U.shape[1]
+    max_n = 0
+    for i in range(U.shape[0]):
+        max_n = max(max_n, ptr[i + 1] - ptr[i])
+    buf = np.empty((R, max_n))
     for i in range(U.shape[0]):
         start = ptr[i]
-        end = ptr[i + 1]
+        n = ptr[i + 1] - start
+        for e in range(n):
+            j = idx[start + e]
+            for k in range(R):
+                buf[k, e] = V[j, k]
+        res = resid[start:start + n]
         for k in range(R):
-            s1 = 0.0
-            s2 = 0.0
-            for e in range(start, end):
-                v = V[idx[e], k]
-                s1 += resid[e] * v
-                s2 += v * v
+            b = buf[k]
+            s1, s2 = _dot_sq(b, res, n)
             old = U[i, k]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam[k]
             new = _conditional(lin, prec, lam[k], rng, mode, floor)
             d = new - old
             if d != 0.0:
-                for e in range(start, end):
-                    resid[e] -= d * V[idx[e], k]
+                _axpy(res, d, b, n)
                 U[i, k] = new
 
 
 @numba.njit(cache=True)
 def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
-    """Update every entry ``S[k, l]`` (row-major order) for ``x_ij = F_i S G_j^T + noise``."""
+    """Update every entry ``S[k, m]`` (row-major order) for ``x_ij = F_i S G_j^T + noise``."""
     K, L = S.shape
     n = rows.size
     for k in range(K):
-        for l in range(L):
+        for m in range(L):
             s1 = 0.0
             s2 = 0.0
             for e in range(n):
-                c = F[rows[e], k] * G[cols[e], l]
+                c = F[rows[e], k] * G[cols[e], m]
                 s1 += resid[e] * c
                 s2 += c * c
-            old = S[k, l]
+            old = S[k, m]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam_S
             new = _conditional(lin, prec, lam_S, rng, mode, floor)
             d = new - old
             if d != 0.0:
                 for e in range(n):
-                    resid[e] -= d * F[rows[e], k] * G[cols[e], l]
-                S[k, l] = new
+                    resid[e] -= d * F[rows[e], k] * G[cols[e], m]
+                S[k, m] = new
 
 
 # ----------------------------------------------------------------------------- states

@@ -102,6 +102,14 @@ def _particles_group(info, idx, A, W, res, draw_index_name="source_draw"):
     )
 
 
+def _ensure_observed(dt, info):
+    """Add ``observed_data`` (the data X) when the model's likelihood is a potential."""
+    if "observed_data" not in dt.children:
+        dt["observed_data"] = xr.DataTree(xr.Dataset(
+            {"X": (("row", "col"), info.X.values)},
+            coords={"row": info.X["row"].values, "col": info.X["col"].values}))
+
+
 def fit_nuts(model, *, draws=1000, tune=500, n_particles=50, checkpoints=None, X=None,
              mask=None, var_names=None, warm_start=True, weights="stein", kernel=None,
              random_seed=None, progressbar=True, **sample_kwargs):
@@ -173,6 +181,7 @@ def fit_nuts(model, *, draws=1000, tune=500, n_particles=50, checkpoints=None, X
     diag["warm_start"] = ((), int(bool(warm_start)))
     dt["particles"] = xr.DataTree(_particles_group(info, idx, A, W, res))
     dt["diagnostics"] = xr.DataTree(diag)
+    _ensure_observed(dt, info)
     dt.attrs.update({"method": "nuts", "model": info.family})
     return dt
 
@@ -277,9 +286,6 @@ def fit_advi(model, *, method="advi", n=10000, n_particles=50, n_draws=1000, che
     dt["diagnostics"] = xr.DataTree(diag)
     dt["variational"] = xr.DataTree(xr.Dataset(
         {"loss": (("iteration",), np.asarray(inference.hist, dtype=float))}))
-    if "observed_data" not in dt.children:
-        dt["observed_data"] = xr.DataTree(xr.Dataset(
-            {"X": (("row", "col"), info.X.values)},
-            coords={"row": info.X["row"].values, "col": info.X["col"].values}))
+    _ensure_observed(dt, info)
     dt.attrs.update({"method": method, "model": info.family})
     return dt

@@ -171,8 +171,8 @@ def fit_multiplicative(
     >>> from bnmfzoo.models import exponential_gaussian
     >>> X = np.random.default_rng(0).exponential(size=(20, 15))
     >>> dt = fit_multiplicative(exponential_gaussian(X, rank=2), max_iter=50,
-    ...                         progressbar=False)  # doctest: +SKIP
-    >>> dt["posterior"]["W"].shape  # doctest: +SKIP
+    ...                         progressbar=False)
+    >>> dt["posterior"]["W"].shape
     (1, 1, 2, 15)
     """
     problem = core.problem_from_model(model, method="fit_multiplicative")

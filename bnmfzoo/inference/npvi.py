@@ -695,3 +695,136 @@ def mixture_datatree(onvi, X, *, n_draws=500, random_seed=None, method, model_na
         attrs={"method": method, "model": model_name, "elbo": onvi.elbo(),
                "n_components": onvi.n_components, **(attrs or {})},
     )
+
+
+# --------------------------------------------------------------------------------------------
+# model-level front ends returning DataTrees
+# --------------------------------------------------------------------------------------------
+
+
+def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_draws=500,
+             random_seed=None, progressbar=True):
+    """Fixed-M nonparametric VI (Gershman et al. 2012): the NVI-4 / NVI-10 baselines.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A :func:`bnmfzoo.models.uniform_noise` or fixed-sigma
+        :func:`bnmfzoo.models.exponential_gaussian` model.
+    n_components : int
+        M (the paper's baselines use 4 and 10).
+    restarts : list of tuple of numpy.ndarray, optional
+        Starting ``(A, W)``. Default: ``M`` Lin restarts (Gaussian) or, for the uniform model,
+        one feasible Lin solution with a 1e-9 relative jitter per component (the paper: "a
+        single feasible initialization").
+    max_iter, tol : int, float
+        Sweeps and ELBO-change convergence criterion.
+    n_draws : int
+        Draws from the fitted mixture stored in ``posterior``.
+    random_seed : int or numpy.random.Generator, optional
+    progressbar : bool
+
+    Returns
+    -------
+    xarray.DataTree
+        As :func:`~bnmfzoo.inference.fit_rrt`, with ``method="npvi"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> from bnmfzoo.inference.npvi import fit_npvi
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((8, 2)) @ rng.random((2, 6)) + 0.01 * rng.random((8, 6))
+    >>> dt = fit_npvi(exponential_gaussian(X, 2, sigma=0.01), n_components=2, max_iter=2,
+    ...               random_seed=0, progressbar=False)
+    >>> dt["variational"].sizes["component"]
+    2
+    """
+    from bnmfzoo._random import spawn_seeds
+    from bnmfzoo.inference._lin_pg import lin_pg_nmf
+    from bnmfzoo.models._spec import get_spec
+
+    spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method="fit_npvi")
+    target = LogJoint.from_model(model, method="fit_npvi")
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or (
+            n_components < 1):
+        raise ValueError(f"n_components must be an integer >= 1, got {n_components!r}")
+    rng = as_generator(random_seed)
+    s_init, s_draw = spawn_seeds(rng, 2)
+    if restarts is None:
+        n_lin = n_components if target.likelihood == "gaussian" else 1
+        restarts = [lin_pg_nmf(spec.X_values, spec.rank, mask=spec.mask, random_seed=s)
+                    for s in progress(spawn_seeds(s_init, n_lin), desc="Lin restarts",
+                                      progressbar=progressbar)]
+    restarts = list(restarts)
+    if target.likelihood == "uniform":
+        A0, W0 = restarts[0]
+        jit = as_generator(s_init)
+        restarts = [(A0 * (1 + 1e-9 * jit.standard_normal(A0.shape)), W0)
+                    for _ in range(n_components)]
+    inits = (restarts * n_components)[:n_components]
+    nvi = fit_nvi(target, inits, max_iter=max_iter, tol=tol)
+    return mixture_datatree(nvi, spec.X, n_draws=n_draws, random_seed=s_draw, method="npvi",
+                            model_name=spec.family, attrs={"likelihood": target.likelihood})
+
+
+def fit_onvi(model, draws, *, threshold=None, variance=None, n_draws=500, random_seed=None,
+             progressbar=True):
+    """Feed MCMC draws (Gibbs, NUTS, ...) through online NVI (the paper's Gibbs/HMC+ONVI).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A :func:`bnmfzoo.models.uniform_noise` or fixed-sigma
+        :func:`bnmfzoo.models.exponential_gaussian` model.
+    draws : xarray.DataTree or tuple of numpy.ndarray
+        A result of ``pm.sample`` (its ``posterior`` ``A`` and ``W``; chains are fed one after
+        the other) or ``(A_draws, W_draws)`` shaped ``(S, D, R)``, ``(S, R, N)``.
+    threshold, variance
+        See :class:`OnlineNPVI`.
+    n_draws : int
+        Draws from the fitted mixture stored in ``posterior``.
+    random_seed : int or numpy.random.Generator, optional
+    progressbar : bool
+
+    Returns
+    -------
+    xarray.DataTree
+        As :func:`~bnmfzoo.inference.fit_rrt`, with ``method="onvi"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> from bnmfzoo.inference.npvi import fit_onvi
+    >>> rng = np.random.default_rng(0)
+    >>> A, W = rng.random((8, 2)), rng.random((2, 6))
+    >>> model = exponential_gaussian(A @ W, 2, sigma=0.01)
+    >>> dt = fit_onvi(model, (A[None], W[None]), progressbar=False)
+    >>> int(dt.attrs["n_components"])
+    1
+    """
+    from bnmfzoo.models._spec import get_spec
+
+    spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method="fit_onvi")
+    target = LogJoint.from_model(model, method="fit_onvi")
+    if isinstance(draws, tuple):
+        A_draws, W_draws = (np.asarray(d, dtype=float) for d in draws)
+    else:
+        post = draws["posterior"]
+        A_draws = np.asarray(post[spec.var_names["A"]].transpose("chain", "draw", ...).values)
+        W_draws = np.asarray(post[spec.var_names["W"]].transpose("chain", "draw", ...).values)
+        A_draws = A_draws.reshape((-1,) + A_draws.shape[2:])
+        W_draws = W_draws.reshape((-1,) + W_draws.shape[2:])
+    D, N = target.shape
+    R = target.rank
+    if A_draws.ndim != 3 or A_draws.shape[1:] != (D, R) or W_draws.shape != (
+            A_draws.shape[0], R, N):
+        raise ValueError(f"draws must be A (S, {D}, {R}) and W (S, {R}, {N}); got "
+                         f"{A_draws.shape} and {W_draws.shape}")
+    onvi = onvi_from_draws(target, A_draws, W_draws, threshold=threshold, variance=variance,
+                           progressbar=progressbar)
+    return mixture_datatree(onvi, spec.X, n_draws=n_draws, random_seed=random_seed,
+                            method="onvi", model_name=spec.family,
+                            attrs={"likelihood": target.likelihood})

@@ -102,8 +102,10 @@ def _checkpoint_list(checkpoints, n_steps):
 def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, checkpoints,
                            kernel, weights, method, n_draws, rng, progressbar, setup_time=0.0,
                            attrs=None):
-    """Shared loop of SVGD and DSGD: ascent along ``direction(A, W) -> (dA, dW)``, projection
-    after every step, Stein-weighted evaluation at checkpoints (evaluation time excluded).
+    """Shared loop of SVGD and DSGD: ascent along ``direction(A, W) -> (dA, dW)``.
+
+    The support projection follows every step; the particles are Stein-weighted at the
+    checkpoints (evaluation time excluded from the reported times).
     """
     cps = _checkpoint_list(checkpoints, n_steps)
     scale_A = float(np.mean(A))

@@ -1,0 +1,94 @@
+"""Weighted particle summaries against hand computation, and deferral to az.summary."""
+
+import arviz_stats as azs
+import numpy as np
+import pytest
+
+from bnmfzoo._results import build_datatree
+from bnmfzoo.diagnostics import summary
+
+
+@pytest.fixture(scope="module")
+def weighted_tree():
+    rng = np.random.default_rng(9)
+    M = 7
+    A = rng.gamma(2.0, size=(M, 3, 2))
+    tau = rng.gamma(3.0, size=M)
+    w = rng.random(M)
+    w /= w.sum()
+    post = {"A": rng.gamma(2.0, size=(2, 50, 3, 2)), "tau": rng.gamma(3.0, size=(2, 50))}
+    parts = {
+        "A": (("particle", "row", "factor"), A),
+        "tau": (("particle",), tau),
+        "weight": (("particle",), w * 3.0),  # unnormalised on purpose
+    }
+    return build_datatree(post, groups={"particles": parts}), A, tau, w
+
+
+def hand_quantile(x, w, q):
+    """Smallest x with weighted CDF >= q (inverse of the weighted empirical CDF)."""
+    order = np.argsort(x)
+    cdf = np.cumsum(w[order])
+    return x[order][np.searchsorted(cdf, q - 1e-12)]
+
+
+def test_weighted_stats_by_hand(weighted_tree):
+    dt, A, tau, w = weighted_tree
+    table = summary(dt, ci_prob=0.9)
+    assert list(table.columns) == [
+        "mean", "sd", "eti90_lb", "eti90_ub", "n_particles", "ess_particles"
+    ]
+    row = table.loc["tau"]
+    m = sum(wi * ti for wi, ti in zip(w, tau))
+    assert row["mean"] == pytest.approx(m, rel=1e-12)
+    assert row["sd"] == pytest.approx(np.sqrt(sum(wi * (ti - m) ** 2 for wi, ti in zip(w, tau))))
+    assert row["eti90_lb"] == hand_quantile(tau, w, 0.05)
+    assert row["eti90_ub"] == hand_quantile(tau, w, 0.95)
+    # numpy's weighted quantile (inverted_cdf) is the same estimator
+    assert row["eti90_ub"] == np.quantile(tau, 0.95, weights=w, method="inverted_cdf")
+    assert row["n_particles"] == 7
+    assert row["ess_particles"] == pytest.approx(1 / np.sum(w**2))
+    x = A[:, 2, 1]
+    assert table.loc["A[2, 1]", "mean"] == pytest.approx(np.dot(w, x))
+    assert table.loc["A[2, 1]", "eti90_lb"] == hand_quantile(x, w, 0.05)
+    # equal weights reduce to the plain (population) statistics
+    dt_eq = build_datatree({"tau": tau[None]}, groups={
+        "particles": {"tau": (("particle",), tau), "weight": (("particle",), np.ones(7))}})
+    t = summary(dt_eq)
+    assert t.loc["tau", "mean"] == pytest.approx(tau.mean())
+    assert t.loc["tau", "sd"] == pytest.approx(tau.std())
+    assert t.loc["tau", "ess_particles"] == pytest.approx(7.0)
+
+
+def test_var_names_and_rounding(weighted_tree):
+    dt = weighted_tree[0]
+    t = summary(dt, var_names="tau", round_to=2)
+    assert list(t.index) == ["tau"]
+    assert t.loc["tau", "mean"] == round(t.loc["tau", "mean"], 2)
+    with pytest.raises(ValueError, match="var_names"):
+        summary(dt, var_names=["lambda_"])
+    with pytest.raises(TypeError, match="unexpected"):
+        summary(dt, kind="diagnostics")
+
+
+def test_defers_to_az_summary(weighted_tree):
+    dt = weighted_tree[0]
+    ours = summary(dt, group="posterior", round_to="none")
+    ref = azs.summary(dt, round_to="none")
+    assert np.allclose(ours.values.astype(float), ref.values.astype(float))
+    # no particles group -> az.summary of the posterior (with r_hat etc.)
+    plain = build_datatree({"tau": dt.posterior["tau"].values})
+    t = summary(plain, round_to="none")
+    assert "r_hat" in t.columns and t.loc["tau", "mean"] == pytest.approx(
+        float(dt.posterior["tau"].mean())
+    )
+
+
+def test_bad_weights():
+    tau = np.arange(3.0)
+    bad = build_datatree({"tau": tau[None]}, groups={
+        "particles": {"tau": (("particle",), tau), "weight": (("particle",), [1.0, -1.0, 1.0])}})
+    with pytest.raises(ValueError, match="weight"):
+        summary(bad)
+    with pytest.raises(TypeError, match="DataTree"):
+        summary({"tau": tau})

@@ -90,6 +90,11 @@ def run_all(X, kind, iters, seed):
         (lambda: tri_exponential_gaussian(X, (5, 5) if X.shape == (100, 80) else (10, 10)))
     model = make()
     n_vb, n_gibbs, n_icm, n_np = iters
+    # warm-up: load / compile the numba kernels so the time traces measure sweeps only
+    fit_vb(model, max_iter=2, random_seed=seed, n_draws=1, progressbar=False)
+    run_gibbs(model, 2, seed)
+    fit_icm(model, max_iter=2, random_seed=seed, progressbar=False)
+    fit_multiplicative(model, max_iter=2, random_seed=seed, progressbar=False)
     out = {}
     dt = fit_vb(model, max_iter=n_vb, random_seed=seed, n_draws=1, progressbar=False)
     out["vb"] = dt["variational"]["mse"].values, dt["variational"]["time"].values

@@ -42,7 +42,9 @@ def load(name, faces_size):
         return datasets.swimmer().X, 16
     if name == "ccle":
         X = datasets.load_ccle("ic50")
-        return X, rank_70(X.values)
+        # the 70%-variance rule gives rank 1 here (55% of entries sit at the 8 uM ceiling);
+        # use 5 so that particles can differ
+        return X, max(rank_70(X.values), 5)
     raise ValueError(name)
 
 

@@ -104,8 +104,9 @@ for name, dt, sec in rows:
 # 1 % of the assignments). Dir-Dir collapses to one or two components and predicts no better
 # than the constant: the paper saw the same on parliament (Dir-Dir Gibbs: two active
 # components and a training NLL of 8,930 against 4,863 for Beta-Dir Gibbs; only one party was
-# separated from the rest). The paper's held-out comparisons (Fig. 10) are boxplots over 10 splits; the
-# full runs are in `benchmarks/bench_nbmf_prediction.py` and `bench_nbmf_reproduce.py`.
+# separated from the rest). The paper's held-out comparisons (Fig. 10) are boxplots over 10
+# splits; the full runs are in `benchmarks/bench_nbmf_prediction.py` and
+# `bench_nbmf_reproduce.py`.
 #
 # ## Convergence of CVB0 and of the sampler
 

@@ -65,6 +65,12 @@ def test_normalization_keeps_products_and_fixes_scale(switched):
     dt2 = dt.copy()
     dt2.attrs["model"] = "silf"
     assert align(dt2).attrs["aligned_normalized"] == 0
+    # unknown model: weights on the simplex over factors -> no rescaling; free scale -> rescaled
+    A, W = truth["A"], truth["W"]
+    free = build_datatree({"A": A, "W": W})
+    assert align(free).attrs["aligned_normalized"] == 1
+    simplex = build_datatree({"A": A, "W": W / W.sum(2, keepdims=True)})
+    assert align(simplex).attrs["aligned_normalized"] == 0
 
 
 def test_given_reference_and_netcdf_roundtrip(switched, tmp_path):

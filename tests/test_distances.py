@@ -199,3 +199,18 @@ def test_invariance_and_symmetry(case):
     d23 = l1_distance(A2, A3, reduce="sum")
     d13 = l1_distance(A1, A3, reduce="sum")
     assert d13 <= d12 + d23 + tol
+
+
+def test_batch_kernels_broadcast_one_against_many():
+    # bnmfzoo.inference.rrt calls wad_batch(A[None], stack, W[None], stack)
+    from bnmfzoo.diagnostics.distances import angle_batch, l1_batch, wad_batch
+
+    rng = np.random.default_rng(4)
+    for R in (3, 7):  # exhaustive-matching path and scipy path
+        A, W = rng.random((5, R)), rng.random((R, 4))
+        TA, TW = rng.random((6, 5, R)), rng.random((6, R, 4))
+        wad = wad_batch(A[None], TA, W[None], TW)
+        assert wad.shape == (6,)
+        assert np.allclose(wad, [weighted_angle_distance(A, a, W, w) for a, w in zip(TA, TW)])
+        assert np.allclose(angle_batch(A[None], TA), [angle_distance(A, a) for a in TA])
+        assert np.allclose(l1_batch(A[None], TA), [l1_distance(A, a) for a in TA])

@@ -67,15 +67,30 @@ def test_single_component_variance_is_optimal(two_modes):
     assert elbo(s2) > elbo(1.1 * s2) and elbo(s2) > elbo(0.9 * s2)
 
 
-def test_rescale_keeps_product_and_raises_trace(two_modes):
+def _single_elbo(t, A, W):
+    v = t.optimal_variance(A, W)
+    return t.value(A, W) + 0.5 * v * t.trace_hessian(A, W) + 0.5 * t.P * np.log(4 * np.pi * v)
+
+
+def test_rescale_keeps_product_and_improves_elbo(two_modes):
     X, sols = two_modes
     t = _gauss(X)
     A, W = sols[0]
-    A2, W2 = t.rescale(3.0 * A, W / 3.0)
-    np.testing.assert_allclose(A2 @ W2, A @ W, atol=1e-12)
-    assert t.trace_hessian(A2, W2) >= t.trace_hessian(3 * A, W / 3) - 1e-9
-    norms = np.linalg.norm(A2, axis=0)
+    A, W = 3.0 * A, W / 3.0
+    Ah, Wh = t.rescale(A, W, method="hessian")  # the paper's rule
+    np.testing.assert_allclose(Ah @ Wh, A @ W, atol=1e-12)
+    assert t.trace_hessian(Ah, Wh) >= t.trace_hessian(A, W) - 1e-9
+    norms = np.linalg.norm(Ah, axis=0)
     np.testing.assert_allclose(norms, norms[0])  # common column norm
+    Ae, We = t.rescale(A, W)  # default: maximise the single-component ELBO, prior included
+    np.testing.assert_allclose(Ae @ We, A @ W, atol=1e-12)
+    assert _single_elbo(t, Ae, We) >= max(_single_elbo(t, A, W), _single_elbo(t, Ah, Wh)) - 1e-9
+    # a prior far from the data scale: the Hessian-only rule can lower the ELBO, ours cannot
+    t2 = LogJoint(X * 100, np.ones(X.shape, bool), 3, "gaussian", SIGMA2, 1.0, 1.0)
+    A2, W2 = 10 * A, 10 * W
+    assert _single_elbo(t2, *t2.rescale(A2, W2)) >= _single_elbo(t2, A2, W2) - 1e-9
+    with pytest.raises(ValueError, match="method"):
+        t.rescale(A, W, method="beta")
 
 
 def test_entropy_bound_below_exact_single_gaussian():
@@ -209,3 +224,23 @@ def test_fit_onvi_and_fit_npvi_datatrees(two_modes, tmp_path):
         fit_npvi(model, n_components=0)
     with pytest.raises(ValueError, match="draws must be"):
         fit_onvi(model, (A[0], W[0, :, :2]))
+
+
+def test_entropy_gradient_matches_finite_differences(rng):
+    from bnmfzoo.inference.npvi import _entropy_grad_means
+
+    M, P = 3, 5
+    means = rng.normal(size=(M, P))
+    w = np.array([0.2, 0.3, 0.5])
+    s2 = np.array([0.5, 1.0, 2.0])
+
+    def H(mu):
+        sq = np.sum(mu**2, axis=1)
+        return entropy_lower_bound(w, s2, sq[:, None] + sq[None, :] - 2 * mu @ mu.T, P)
+
+    g = _entropy_grad_means(means, w, s2, P)
+    h = 1e-6
+    for n, p in [(0, 0), (1, 3), (2, 4)]:
+        e = np.zeros_like(means)
+        e[n, p] = h
+        assert g[n, p] == pytest.approx((H(means + e) - H(means - e)) / (2 * h), rel=1e-5)

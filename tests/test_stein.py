@@ -381,3 +381,41 @@ def test_ksd_unconstrained_space_runs(exp_gauss_model, rng):
     pts = {"A": rng.exponential(size=(5, D, R)), "W": rng.exponential(size=(5, R, N))}
     ksd = stein_discrepancy(exp_gauss_model, pts, space="unconstrained", progressbar=False)
     assert np.isfinite(ksd) and ksd > 0
+
+
+def test_silf_flat_region_score(rng):
+    # digest 2.2: a factorization with ||X - AW||^2 <= (1 - beta) epsilon sits in SILF's flat
+    # region, so its score is exactly (0, -lambda) (Dirichlet(1) columns contribute zero)
+    from bnmfzoo.models import silf
+
+    X = rng.random((6, 5))
+    model = silf(X, 2, epsilon=1e6)
+    A = rng.dirichlet(np.ones(6), size=(3, 2)).transpose(0, 2, 1)
+    W = rng.exponential(size=(3, 2, 5))
+    score = score_function(model, var_names=["A", "W"])
+    got = score({"A": A, "W": W})
+    np.testing.assert_array_equal(got[:, score.blocks["A"]], 0.0)
+    np.testing.assert_allclose(got[:, score.blocks["W"]], -1.0, rtol=1e-14)
+
+
+def test_posterior_dims_follow_model_dims(nmf_data, rng):
+    # a posterior stored with dims in another order is transposed to the model's named dims
+    coords = {"row": np.arange(D), "factor": np.arange(R), "col": np.arange(N)}
+    with pm.Model(coords=coords) as model:
+        A = pm.Exponential("A", 1.0, dims=("row", "factor"))
+        W = pm.Exponential("W", 1.0, dims=("factor", "col"))
+        pm.Normal("X", A @ W, SIGMA, observed=nmf_data)
+    A = rng.exponential(size=(1, 4, D, R))
+    W = rng.exponential(size=(1, 4, R, N))
+    posterior = xr.Dataset(
+        {
+            "A": (("chain", "draw", "factor", "row"), A.transpose(0, 1, 3, 2)),
+            "W": (("chain", "draw", "factor", "col"), W),
+        }
+    )
+    dt = xr.DataTree.from_dict({"posterior": posterior})
+    got = stein_discrepancy(model, dt, progressbar=False)
+    ref = stein_discrepancy(model, {"A": A[0], "W": W[0]}, progressbar=False)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+    with pytest.raises(ValueError, match="lacks the model's free variables"):
+        stein_discrepancy(model, xr.DataTree.from_dict({"posterior": posterior[["A"]]}))

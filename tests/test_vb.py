@@ -315,3 +315,12 @@ def test_moment_kernel_agrees_with_truncnorm_module():
     m2, v2 = truncnorm_mean_var(mu, 1 / np.sqrt(tau))
     np.testing.assert_allclose(m1, m2, rtol=1e-11)
     np.testing.assert_allclose(v1, v2, rtol=1e-9)
+
+
+def test_tol_stops_early():
+    dt = fit_vb(exponential_gaussian(_nmf_data(), 3), max_iter=500, tol=1e-4, random_seed=0,
+                n_draws=2, progressbar=False)
+    elbo = dt["variational"]["elbo"].values
+    assert elbo.size < 500
+    assert dt.attrs["n_iter"] == elbo.size
+    assert abs(elbo[-1] - elbo[-2]) <= 1e-4 * abs(elbo[-1])

@@ -91,14 +91,14 @@ def _auto_normalize(dt, post, bases):
         return True
     if model in SCALE_FIXED:
         return False
-    # unknown model: a basis already on the simplex, or weights whose columns sum to one over
-    # the factors (Dirichlet weights, Bernoulli-mean models), have no scale freedom to remove
+    # unknown model: a basis already on the simplex, or any factor matrix summing to one over
+    # the factors (Dirichlet rows/columns of Bernoulli-mean models), has no scale to remove
     for fdim, (name, other) in bases.items():
         B = post[name]
         if np.allclose(B.sum(other), 1.0, atol=1e-6):
             return False
         for var in post.data_vars.values():
-            if fdim in var.dims and var.name != name and var.ndim == 4:
+            if fdim in var.dims and var.ndim == 4:
                 if np.allclose(var.sum(fdim), 1.0, atol=1e-6):
                     return False
     return True
@@ -138,8 +138,9 @@ def align(
         removes the scale ridge of models whose priors do not fix it. ``"auto"`` (default):
         on for ``exponential_gaussian``, ``tri_exponential_gaussian`` and ``uniform_noise``
         (root attr ``model``), off for the simplex-parameterised ``silf``, ``beta_dir``,
-        ``dir_beta`` and ``dir_dir``; for an unknown model, off when the basis columns or the
-        weights over factors already sum to one, on otherwise. Hyperparameters such as
+        ``dir_beta`` and ``dir_dir``; for an unknown model (e.g. a bare ``pm.sample`` result),
+        off when the basis columns, or any factor matrix over the factors, already sum to
+        one, on otherwise. Hyperparameters such as
         ``lambda_`` are permuted but not rescaled.
     cost : {"angle", "l1"}
         Matching cost between normalised columns.

@@ -55,15 +55,21 @@ KSD_DEFINITION = "w^T K w (V-statistic incl. diagonal; Masood & Doshi-Velez 2019
 # Score function (PyMC glue)
 # ----------------------------------------------------------------------------------------------
 def _default_mode():
-    """Python-linker mode with the full rewrites: compiles in about a second, no numba JIT.
+    """Python-VM mode with the fast_run rewrites except fusion: compiles in seconds, no JIT.
 
     A score graph is called a few hundred times at most; numba's cold compile (30-130 s on these
-    machines) would dominate, while the Python VM costs about a millisecond per call.
+    machines) would dominate, while the Python VM costs about a millisecond per call on small
+    models and is dominated by BLAS/NumPy on large ones (faces-sized 4096 x 400: one call per
+    particle, ``benchmarks/bench_stein.py``). A batched graph (``vectorize_graph`` over points)
+    was measured slower in this mode and needs ``M`` times the memory, so points are looped.
     """
     from pytensor.compile.mode import Mode
     from pytensor.link.vm import VMLinker
 
-    return Mode(VMLinker(use_cloop=False, c_thunks=False), "fast_run")
+    # no elementwise fusion: the Python implementation of a fused Composite loops per element
+    return Mode(VMLinker(use_cloop=False, c_thunks=False), "fast_run").excluding(
+        "fusion", "elemwise_fusion", "add_mul_fusion"
+    )
 
 
 class ScoreFunction:
@@ -252,8 +258,8 @@ class ScoreFunction:
             if not np.isfinite(logp):
                 raise ValueError(
                     f"the log density is {float(logp)} at point {i}: the point is outside the "
-                    "model's support (e.g. a negative value for a positive variable, a column "
-                    "off the simplex)"
+                    "model's support or on a zero-density boundary (e.g. a negative value for a "
+                    "positive variable, a column off the simplex, a zero under Dirichlet(a > 1))"
                 )
             for name, g in zip(self.var_names, grads):
                 out[i, self.blocks[name]] = np.ravel(g)
@@ -292,7 +298,8 @@ def score_function(model, *, var_names=None, space="constrained", mode=None):
     * ``space="unconstrained"``: PyMC's value space (``A_log__``, ``A_simplex__``, ...), the
       log density *with* the Jacobian, differentiated with respect to the transformed values. A
       Dirichlet of size D then has D-1 coordinates. Stein's identity holds exactly there (no
-      boundaries), at the price of a kernel on transformed coordinates.
+      boundaries), at the price of a kernel on transformed coordinates; points with exact
+      zeros (common in NMF solutions) have no unconstrained image, so use the default there.
 
     Parameters
     ----------
@@ -302,9 +309,9 @@ def score_function(model, *, var_names=None, space="constrained", mode=None):
         model's order. Every free variable must still be given a value in each point.
     space : {"constrained", "unconstrained"}
     mode : pytensor Mode or str, optional
-        Compilation mode. Default: the Python VM with all rewrites (about a second to compile,
-        about a millisecond per call on small models); ``"NUMBA"`` is faster per call but can
-        take a minute to compile cold.
+        Compilation mode. Default: the Python VM with the ``fast_run`` rewrites except
+        elementwise fusion (seconds to compile, about a millisecond per call on small models);
+        ``"NUMBA"`` is faster per call but can take a minute or two to compile cold.
 
     Returns
     -------

@@ -266,8 +266,8 @@ def tri_exponential_gaussian(
     >>> import numpy as np
     >>> X = np.random.default_rng(0).exponential(size=(6, 5))
     >>> model = tri_exponential_gaussian(X, (2, 3))
-    >>> model["S"].type.shape
-    (2, 3)
+    >>> model.named_vars_to_dims["S"]
+    ('factor_row', 'factor_col')
     """
     Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
     if not isinstance(ranks, (tuple, list)) or len(ranks) != 2:

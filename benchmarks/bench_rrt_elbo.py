@@ -110,7 +110,8 @@ def run_setting(X, R, setting, seed, args):
         model = uniform_noise(X, R, epsilon=eps, lambda_=1.0)
         target = LogJoint.from_model(model)
         rng = np.random.default_rng(s_jit)
-        jit = [(A0 * (1 + 1e-9 * rng.standard_normal(A0.shape)), W0) for _ in range(10)]
+        Ar, Wr = target.rescale(A0, W0)  # prior-optimal scale, as every other method gets
+        jit = [(Ar * (1 + 1e-9 * rng.standard_normal(Ar.shape)), Wr) for _ in range(10)]
         inits4, inits10 = jit[:4], jit
 
     def record(name, onvi, seconds):

@@ -141,14 +141,15 @@ fig.tight_layout()
 # %% [markdown]
 # VB and ICM drop to the noise level within tens of iterations; the Gibbs chain gets there a
 # little later and then fluctuates around it, as its draws include the posterior spread;
-# the multiplicative updates are the slowest per iteration. (With the reduced iteration
-# counts of the small mode the last two have not fully converged.)
+# the multiplicative updates are the cheapest per iteration but need the most iterations.
+# (With the reduced iteration counts of the small mode, NP has not fully converged.)
 #
 # ## The fits as posteriors
 #
 # Gibbs and VB both give posterior draws, so ArviZ summarizes them alike. We discard the first
-# half of the Gibbs chain as burn-in. Note the much smaller spread of `tau` under VB: the
-# mean-field approximation is overconfident.
+# half of the Gibbs chain as burn-in. They agree on the noise precision `tau` (about 1, the
+# true value); mean-field VB ignores the posterior correlations between `tau` and the
+# factors, so its spread is typically the smaller one.
 
 # %%
 burn = N_GIBBS // 2

@@ -163,8 +163,8 @@ axes[1].set_title("W: P(attribute | component)")
 fig.tight_layout()
 
 # %% [markdown]
-# The components group animals the way the paper's dictionaries do (sea mammals, large
-# herbivores, small rodents, ...), and each profile lists the attributes that define the
-# group. CVB0 gives a similar dictionary at a fraction of the cost of Gibbs; it is a point
+# The components are readable groups (e.g. land predators, hoofed herbivores, sea mammals,
+# small nocturnal animals), and each profile lists the attributes that define the group —
+# the kind of interpretable dictionary the paper shows for its data sets. CVB0 gives a similar dictionary at a fraction of the cost of Gibbs; it is a point
 # estimate of the collapsed posterior, so unlike Gibbs it says nothing about uncertainty in
 # the assignments.

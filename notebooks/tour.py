@@ -37,6 +37,7 @@ import os
 import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pymc as pm
 import xarray as xr
 
@@ -52,7 +53,7 @@ DATA = os.environ.get("BNMFZOO_DATA")
 RANK = 3 if SMALL else 5
 DRAWS, TUNE, CHAINS = (200, 200, 2) if SMALL else (1000, 1000, 4)
 N_PARTICLES = 8 if SMALL else 30
-print("bnmfzoo", bnmfzoo.__version__ if hasattr(bnmfzoo, "__version__") else "")
+print("bnmfzoo", bnmfzoo.__version__)
 
 # %% [markdown]
 # ## 1. Data
@@ -148,6 +149,7 @@ tau = {
     "VB": dt_vb["posterior"]["tau"].values.reshape(1, -1)[:, :n_draws],
 }
 pc = az.plot_dist({k: xr.Dataset({"tau": (("chain", "draw"), v)}) for k, v in tau.items()})
+pc.add_legend("model")
 
 # %% [markdown]
 # ### Prediction of the held-out entries
@@ -238,16 +240,19 @@ print("covering numbers of the particles at 1, 5, 20 degrees:",
       diagnostics.covering_number(A_particles, [1.0, 5.0, 20.0]))
 
 # %%
+A_gibbs = idata["posterior"]["A"].values.reshape(-1, D, RANK)
+A_vb_draws = dt_vb["posterior"]["A"].values.reshape(-1, D, RANK)
 diagnostics.coverage_table(
-    {"Gibbs draws": idata, "VB draws": dt_vb,
-     "particles": A_particles},
-    distances=("angle",), eps={"angle": [5.0, 20.0]}, thin=10,
+    {"Gibbs draws": A_gibbs[::10], "VB draws": A_vb_draws[::25], "particles": A_particles},
+    distances=("angle",), eps={"angle": [5.0, 20.0]},
 )
 
 # %% [markdown]
-# The Gibbs draws within a chain and the VB draws stay within a few degrees: each is one
-# factorization with its local uncertainty. The particles hold several factorizations tens of
-# degrees apart, each with its Stein weight.
+# Read the table with the pairwise angles above: on this data, with this rank, the posterior
+# is wide in angle even among the draws of one fit (a poorly determined column of `A` swings
+# by tens of degrees), the Gibbs chains and the VB fit sit in different places, and the
+# particles are distinct factorizations from different starting points. A single point
+# estimate — or a single VB fit — would hide all of this.
 #
 # ### Looking at them
 #
@@ -259,8 +264,26 @@ diagnostics.coverage_table(
 heaviest = int(np.argmax(dt_p["particles"]["weight"].values))
 fig = plot_bases(dt_p["particles"]["A"].isel(particle=heaviest), title="heaviest particle")
 
+# %% [markdown]
+# The same for the drugs, as a table: for the three heaviest particles, the three drugs that
+# load most on each factor (rows of `W`). Different particles group the drugs differently.
+
 # %%
-fig = plot_particles(dt_p, top=3)
+W_parts = dt_p["particles"]["W"]
+drugs = np.asarray(X["col"].values)
+rows = {}
+for p in np.argsort(dt_p["particles"]["weight"].values)[::-1][:3]:
+    Wp = W_parts.isel(particle=p).values
+    rows[f"particle {p}"] = {f"factor {k}": ", ".join(drugs[np.argsort(Wp[k])[::-1][:3]])
+                             for k in range(RANK)}
+pd.DataFrame(rows).T
+
+# %% [markdown]
+# `plot_particles` draws the heaviest particles' bases side by side (as images when the rows
+# are pixels; see the `masood2019` notebook for faces).
+
+# %%
+fig = plot_particles(dt_p, top=2)
 
 # %% [markdown]
 # ## Saving results

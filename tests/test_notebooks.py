@@ -73,7 +73,9 @@ def test_notebook_executes(path, kernel_dir, tmp_path, monkeypatch):
         monkeypatch.setenv("BNMFZOO_DATA", str(data))
     monkeypatch.setenv("BNMFZOO_NOTEBOOK_SMALL", "1")
     monkeypatch.setenv("JUPYTER_PATH", str(kernel_dir))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    # Render figures as PNG outputs (as in Jupyter) rather than into Agg canvases nobody sees.
+    pytest.importorskip("matplotlib_inline")
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     # Notebooks that import helpers from benchmarks/ find them from the working directory.
     (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks", target_is_directory=True)
 
@@ -98,3 +100,6 @@ def test_notebook_executes(path, kernel_dir, tmp_path, monkeypatch):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    assert images, f"{path.name} drew no figure"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from bnmfzoo.inference.truncnorm import draw_truncnorm
+from bnmfzoo.inference.truncnorm import draw_truncnorm, numba_seed
 
 __all__ = [
     "ObservedEntries",
@@ -134,16 +134,16 @@ def _residual(U, V, ptr, idx, values, out):
 
 
 @numba.njit(cache=True)
-def _conditional(lin, prec, lam, rng, mode, floor):
+def _conditional(lin, prec, lam, mode, floor):
     """Draw (or take the mode of) ``TN(lin / prec, 1 / prec)`` on [0, inf); prior if prec = 0."""
     if prec <= 0.0:
         if mode:
             return floor
-        return rng.standard_exponential() / lam
+        return np.random.standard_exponential() / lam
     mu = lin / prec
     if mode:
         return mu if mu > floor else floor
-    return draw_truncnorm(mu, 1.0 / np.sqrt(prec), rng)
+    return draw_truncnorm(mu, 1.0 / np.sqrt(prec))
 
 
 @numba.njit(cache=True, fastmath=True)
@@ -166,14 +166,16 @@ def _axpy(res, d, b, n):
 
 
 @numba.njit(cache=True)
-def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
+def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, seed, mode, floor):
     """Update every entry of ``U`` (n_u x R) given partner ``V`` (n_v x R).
 
     The model is ``x_e = U[i] . V[idx[e]] + noise`` for the entries ``e`` of row ``i``;
     ``resid`` (same order as ``idx``) is kept equal to ``x - U V^T`` on those entries.
     ``lam[k]`` is the exponential rate of column ``k``. The partner rows of each row's entries
     are gathered once into a contiguous (R x n_i) buffer so the per-column sums vectorize.
+    ``seed`` seeds numba's generator.
     """
+    np.random.seed(seed)
     R = U.shape[1]
     max_n = 0
     for i in range(U.shape[0]):
@@ -193,7 +195,7 @@ def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
             old = U[i, k]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam[k]
-            new = _conditional(lin, prec, lam[k], rng, mode, floor)
+            new = _conditional(lin, prec, lam[k], mode, floor)
             d = new - old
             if d != 0.0:
                 _axpy(res, d, b, n)
@@ -201,8 +203,9 @@ def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
 
 
 @numba.njit(cache=True)
-def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
+def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, seed, mode, floor):
     """Update every entry ``S[k, m]`` (row-major order) for ``x_ij = F_i S G_j^T + noise``."""
+    np.random.seed(seed)
     K, L = S.shape
     n = rows.size
     for k in range(K):
@@ -216,7 +219,7 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
             old = S[k, m]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam_S
-            new = _conditional(lin, prec, lam_S, rng, mode, floor)
+            new = _conditional(lin, prec, lam_S, mode, floor)
             d = new - old
             if d != 0.0:
                 for e in range(n):
@@ -373,11 +376,11 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, mode=False, floor=0.
     tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else state.tau
     if "A" in update:
         _factor_half_sweep(state.A, state.Wt, obs.row_ptr, obs.cols, state.resid, tau, lam_A,
-                           rng, mode, floor)
+                           numba_seed(rng), mode, floor)
     if "W" in update:
         resid_csc = state.resid[obs.csc_perm]
         _factor_half_sweep(state.Wt, state.A, obs.col_ptr, obs.csc_rows, resid_csc, tau, lam_W,
-                           rng, mode, floor)
+                           numba_seed(rng), mode, floor)
         state.resid = resid_csc[obs.csr_perm]
     if "tau" in update:
         _update_tau(state, obs, hyper, rng, mode)
@@ -427,15 +430,15 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=
     if "F" in update:
         partner = _f64(state.G @ state.S.T)  # N x K: coefficient of F[i, k] in x_ij
         _factor_half_sweep(state.F, partner, obs.row_ptr, obs.cols, state.resid, tau, lam_F,
-                           rng, mode, floor)
+                           numba_seed(rng), mode, floor)
     if "S" in update:
         _core_sweep(state.F, state.S, state.G, obs.rows, obs.cols, state.resid, tau,
-                    float(hyper["lambda_S"]), rng, mode, floor)
+                    float(hyper["lambda_S"]), numba_seed(rng), mode, floor)
     if "G" in update:
         partner = _f64(state.F @ state.S)  # D x L: coefficient of G[j, l] in x_ij
         resid_csc = state.resid[obs.csc_perm]
         _factor_half_sweep(state.G, partner, obs.col_ptr, obs.csc_rows, resid_csc, tau, lam_G,
-                           rng, mode, floor)
+                           numba_seed(rng), mode, floor)
         state.resid = resid_csc[obs.csr_perm]
     if "tau" in update:
         _update_tau(state, obs, hyper, rng, mode)

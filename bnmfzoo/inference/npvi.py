@@ -193,7 +193,10 @@ class LogJoint:
         the single-component ELBO at its optimal variance over per-factor scales ``b_r``,
         prior included: ``-lambda_A sum_r b_r |A_r|_1 - lambda_W sum_r |W_r|_1 / b_r
         - (P / 2) log sum_r (b_r^2 a_r + w_r / b_r^2)`` with ``a_r = sum_d n_d A_dr^2`` and
-        ``w_r = sum_n n_n W_rn^2`` (L-BFGS-B on ``log b``, started at ``b = 1``).
+        ``w_r = sum_n n_n W_rn^2`` (L-BFGS-B on ``log b``, started at ``b = 1``). For the
+        uniform likelihood only the prior depends on the scale: ``b_r = sqrt(lambda_W |W_r|_1
+        / (lambda_A |A_r|_1))`` (the paper does not rescale there; without it, SVD-based nodes
+        with unit-norm basis columns lose ~1e6 nats of prior on ALL/AML).
         """
         if method == "hessian":
             norms = np.sqrt((A * A).sum(axis=0))
@@ -209,6 +212,13 @@ class LogJoint:
         if method != "elbo":
             raise ValueError(f"method must be 'elbo' or 'hessian', got {method!r}")
         alpha, beta = A.sum(axis=0), W.sum(axis=1)
+        if self.likelihood == "uniform":
+            # flat likelihood, fixed variance: only the prior depends on the scale, maximised
+            # at b_r = sqrt(lambda_W |W_r|_1 / (lambda_A |A_r|_1)) (digest §15.17)
+            live = (alpha > 0) & (beta > 0)
+            b = np.ones_like(alpha)
+            b[live] = np.sqrt(self.lambda_W * beta[live] / (self.lambda_A * alpha[live]))
+            return A * b, W / b[:, None]
         a = self.row_obs @ (A * A)
         w = (W * W) @ self.col_obs
         live = (alpha > 0) & (beta > 0)
@@ -684,6 +694,8 @@ def onvi_from_draws(target, A_draws, W_draws, *, threshold=None, variance=None,
                     progressbar=False):
     """Feed MCMC draws (Gibbs, HMC, NUTS) one by one through :class:`OnlineNPVI`.
 
+    Each draw is rescaled first (:meth:`LogJoint.rescale`; AW is unchanged).
+
     Parameters
     ----------
     target : LogJoint
@@ -699,10 +711,7 @@ def onvi_from_draws(target, A_draws, W_draws, *, threshold=None, variance=None,
     """
     onvi = OnlineNPVI(target, threshold=threshold, variance=variance)
     for s in progress(range(len(A_draws)), desc="ONVI", progressbar=progressbar):
-        A, W = A_draws[s], W_draws[s]
-        if target.likelihood == "gaussian":
-            A, W = target.rescale(A, W)
-        onvi.propose(A, W)
+        onvi.propose(*target.rescale(A_draws[s], W_draws[s]))
     return onvi
 
 
@@ -791,7 +800,7 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
                                       progressbar=progressbar)]
     restarts = list(restarts)
     if target.likelihood == "uniform":
-        A0, W0 = restarts[0]
+        A0, W0 = target.rescale(*restarts[0])
         jit = as_generator(s_init)
         restarts = [(A0 * (1 + 1e-9 * jit.standard_normal(A0.shape)), W0)
                     for _ in range(n_components)]

@@ -130,7 +130,10 @@ def fit_rrt(
     -----
     Defaults for what the paper leaves open follow the digest (§15): Frobenius nearest
     neighbour, unit-Frobenius tangent direction, every feasible step becomes a node and is
-    proposed to ONVI, the restarts themselves are proposed to ONVI first (their projected
+    proposed to ONVI, every node and restart is rescaled by
+    :meth:`~bnmfzoo.inference.npvi.LogJoint.rescale` (AW unchanged; ELBO-optimal scale, prior
+    included; the paper rescales only Gaussian nodes and ignores the prior), the restarts
+    themselves are proposed to ONVI first (their projected
     factors, or the raw restart if the projection is infeasible), consecutive failures count
     towards ``max_failures``. Missing entries: the SVD basis is computed on the data completed
     with the first restart's reconstruction; held-out entries never enter ``f``.
@@ -193,12 +196,11 @@ def fit_rrt(
     onvi = OnlineNPVI(target, threshold=threshold, variance=variance)
     if variance is None and not gaussian:
         # NVI (M=1) under the Gaussian surrogate at the first restart (digest §15.6)
-        A0, W0 = restarts[0]
+        A0, W0 = target.rescale(*restarts[0])
         onvi.fixed_variance = target.optimal_variance(A0, W0, sigma2=target.scale**2 / 3.0)
 
     def node_factors(Q):
-        A, W = ob.factors(Q, A_svd, W_svd)
-        return target.rescale(A, W) if gaussian else (A, W)
+        return target.rescale(*ob.factors(Q, A_svd, W_svd))
 
     # tree state: Q matrices, factors (uniform: for the angle test), qualities (Gaussian)
     tree_Q, tree_A, tree_W, tree_q = [], [], [], []
@@ -222,19 +224,22 @@ def fit_rrt(
         nvi1 = fit_nvi(target, [restarts[0]], max_iter=polish_iter)
         restarts = [target.unvec(nvi1.means[0])] + restarts
     for A_lin, W_lin in restarts:
+        # every restart is proposed to ONVI; only invertible changes of basis join the tree
+        # (a restart with a zero factor gives a singular Q)
         Q = ob.q_from_factors(A_lin, A_svd)
-        if not ob.is_invertible(Q):
-            continue
-        A, W = node_factors(Q)
+        invertible = ob.is_invertible(Q)
+        A, W = node_factors(Q) if invertible else (None, None)
         if gaussian:
-            add_node(Q, A, W, _quality(target, A, W))
             onvi.propose(*target.rescale(A_lin, W_lin))
+            if invertible:
+                add_node(Q, A, W, _quality(target, A, W))
         else:
-            add_node(Q, A, W, base=True)
-            if target.feasible(A, W):
+            if invertible and target.feasible(A, W):
                 onvi.propose(A, W)
             else:
-                onvi.propose(A_lin, W_lin)
+                onvi.propose(*target.rescale(A_lin, W_lin))
+            if invertible:
+                add_node(Q, A, W, base=True)
     if not tree_Q:
         raise ValueError("no restart gave an invertible change of basis; check rank")
     n_initial = len(tree_Q)

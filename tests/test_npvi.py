@@ -244,3 +244,14 @@ def test_entropy_gradient_matches_finite_differences(rng):
         e = np.zeros_like(means)
         e[n, p] = h
         assert g[n, p] == pytest.approx((H(means + e) - H(means - e)) / (2 * h), rel=1e-5)
+
+
+def test_uniform_rescale_is_prior_optimal(two_modes):
+    X, sols = two_modes
+    t = LogJoint(X, np.ones(X.shape, bool), 3, "uniform", 0.01, 2.0, 0.5)
+    A, W = 5.0 * sols[0][0], sols[0][1] / 5.0
+    Ar, Wr = t.rescale(A, W)
+    np.testing.assert_allclose(Ar @ Wr, A @ W, atol=1e-12)
+    # optimum of -lA b alpha - lW beta / b: lA |A_r b_r|_1 = lW |W_r / b_r|_1 per factor
+    np.testing.assert_allclose(2.0 * Ar.sum(axis=0), 0.5 * Wr.sum(axis=1))
+    assert t.value(Ar, Wr) >= t.value(A, W)

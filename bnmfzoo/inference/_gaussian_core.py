@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from bnmfzoo.inference.truncnorm import draw_truncnorm, numba_seed
+from bnmfzoo.inference.truncnorm import draw_truncnorm
 
 __all__ = [
     "ObservedEntries",
@@ -134,16 +134,16 @@ def _residual(U, V, ptr, idx, values, out):
 
 
 @numba.njit(cache=True)
-def _conditional(lin, prec, lam, mode, floor):
+def _conditional(lin, prec, lam, rng, mode, floor):
     """Draw (or take the mode of) ``TN(lin / prec, 1 / prec)`` on [0, inf); prior if prec = 0."""
     if prec <= 0.0:
         if mode:
             return floor
-        return np.random.standard_exponential() / lam
+        return rng.standard_exponential() / lam
     mu = lin / prec
     if mode:
         return mu if mu > floor else floor
-    return draw_truncnorm(mu, 1.0 / np.sqrt(prec))
+    return draw_truncnorm(mu, 1.0 / np.sqrt(prec), rng)
 
 
 @numba.njit(cache=True, fastmath=True)
@@ -166,16 +166,14 @@ def _axpy(res, d, b, n):
 
 
 @numba.njit(cache=True)
-def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, seed, mode, floor):
+def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
     """Update every entry of ``U`` (n_u x R) given partner ``V`` (n_v x R).
 
     The model is ``x_e = U[i] . V[idx[e]] + noise`` for the entries ``e`` of row ``i``;
     ``resid`` (same order as ``idx``) is kept equal to ``x - U V^T`` on those entries.
     ``lam[k]`` is the exponential rate of column ``k``. The partner rows of each row's entries
     are gathered once into a contiguous (R x n_i) buffer so the per-column sums vectorize.
-    ``seed`` seeds numba's generator.
     """
-    np.random.seed(seed)
     R = U.shape[1]
     max_n = 0
     for i in range(U.shape[0]):
@@ -195,7 +193,7 @@ def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, seed, mode, floor):
             old = U[i, k]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam[k]
-            new = _conditional(lin, prec, lam[k], mode, floor)
+            new = _conditional(lin, prec, lam[k], rng, mode, floor)
             d = new - old
             if d != 0.0:
                 _axpy(res, d, b, n)
@@ -203,9 +201,8 @@ def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, seed, mode, floor):
 
 
 @numba.njit(cache=True)
-def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, seed, mode, floor):
+def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
     """Update every entry ``S[k, m]`` (row-major order) for ``x_ij = F_i S G_j^T + noise``."""
-    np.random.seed(seed)
     K, L = S.shape
     n = rows.size
     for k in range(K):
@@ -219,12 +216,49 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, seed, mode, floor):
             old = S[k, m]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam_S
-            new = _conditional(lin, prec, lam_S, mode, floor)
+            new = _conditional(lin, prec, lam_S, rng, mode, floor)
             d = new - old
             if d != 0.0:
                 for e in range(n):
                     resid[e] -= d * F[rows[e], k] * G[cols[e], m]
                 S[k, m] = new
+
+
+@numba.njit(cache=True)
+def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csc_perm, tau, lam_A, lam_W,
+                 rng, do_A, do_W, mode, floor):
+    """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep."""
+    if do_A:
+        _factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng, mode, floor)
+    if do_W:
+        n = resid.size
+        resid_csc = np.empty(n)
+        for e in range(n):
+            resid_csc[e] = resid[csc_perm[e]]
+        _factor_half_sweep(Wt, A, col_ptr, csc_rows, resid_csc, tau, lam_W, rng, mode, floor)
+        for e in range(n):
+            resid[csc_perm[e]] = resid_csc[e]
+
+
+@numba.njit(cache=True)
+def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_perm, tau, lam_F,
+                  lam_S, lam_G, rng, do_F, do_S, do_G, mode, floor):
+    """Columns of ``F``, entries of ``S``, columns of ``G``; one numba call per sweep."""
+    if do_F:
+        partner = G @ np.ascontiguousarray(S.T)  # N x K: coefficient of F[i, k] in x_ij
+        _factor_half_sweep(F, partner, row_ptr, cols, resid, tau, lam_F, rng, mode, floor)
+    if do_S:
+        _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor)
+    if do_G:
+        partner = F @ S  # D x L: coefficient of G[j, l] in x_ij
+        n = resid.size
+        resid_csc = np.empty(n)
+        for e in range(n):
+            resid_csc[e] = resid[csc_perm[e]]
+        _factor_half_sweep(G, partner, col_ptr, csc_rows, resid_csc, tau, lam_G, rng, mode,
+                           floor)
+        for e in range(n):
+            resid[csc_perm[e]] = resid_csc[e]
 
 
 # ----------------------------------------------------------------------------- states
@@ -363,6 +397,7 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, mode=False, floor=0.
     """
     D, N = obs.shape
     R = state.A.shape[1]
+    update = frozenset(update)
     ard = bool(hyper.get("ard", False))
     if ard and "lambda_" in update:
         shape = hyper["alpha0"] + D + N
@@ -373,15 +408,11 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, mode=False, floor=0.
     else:
         lam_A = np.full(R, float(hyper["lambda_A"]))
         lam_W = np.full(R, float(hyper["lambda_W"]))
-    tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else state.tau
-    if "A" in update:
-        _factor_half_sweep(state.A, state.Wt, obs.row_ptr, obs.cols, state.resid, tau, lam_A,
-                           numba_seed(rng), mode, floor)
-    if "W" in update:
-        resid_csc = state.resid[obs.csc_perm]
-        _factor_half_sweep(state.Wt, state.A, obs.col_ptr, obs.csc_rows, resid_csc, tau, lam_W,
-                           numba_seed(rng), mode, floor)
-        state.resid = resid_csc[obs.csr_perm]
+    tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
+    if "A" in update or "W" in update:
+        _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
+                     obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, "A" in update,
+                     "W" in update, bool(mode), float(floor))
     if "tau" in update:
         _update_tau(state, obs, hyper, rng, mode)
     return state
@@ -414,6 +445,7 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=
     """
     D, N = obs.shape
     K, L = state.S.shape
+    update = frozenset(update)
     ard = bool(hyper.get("ard", False))
     if ard and "lambda_F" in update:
         rate = hyper["beta0"] + state.F.sum(axis=0)
@@ -426,20 +458,12 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=
     else:
         lam_F = np.full(K, float(hyper["lambda_F"]))
         lam_G = np.full(L, float(hyper["lambda_G"]))
-    tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else state.tau
-    if "F" in update:
-        partner = _f64(state.G @ state.S.T)  # N x K: coefficient of F[i, k] in x_ij
-        _factor_half_sweep(state.F, partner, obs.row_ptr, obs.cols, state.resid, tau, lam_F,
-                           numba_seed(rng), mode, floor)
-    if "S" in update:
-        _core_sweep(state.F, state.S, state.G, obs.rows, obs.cols, state.resid, tau,
-                    float(hyper["lambda_S"]), numba_seed(rng), mode, floor)
-    if "G" in update:
-        partner = _f64(state.F @ state.S)  # D x L: coefficient of G[j, l] in x_ij
-        resid_csc = state.resid[obs.csc_perm]
-        _factor_half_sweep(state.G, partner, obs.col_ptr, obs.csc_rows, resid_csc, tau, lam_G,
-                           numba_seed(rng), mode, floor)
-        state.resid = resid_csc[obs.csr_perm]
+    tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
+    if update & {"F", "S", "G"}:
+        _nmtf_factors(state.F, state.S, state.G, state.resid, obs.rows, obs.cols, obs.row_ptr,
+                      obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_F,
+                      float(hyper["lambda_S"]), lam_G, rng, "F" in update, "S" in update,
+                      "G" in update, bool(mode), float(floor))
     if "tau" in update:
         _update_tau(state, obs, hyper, rng, mode)
     return state

@@ -85,9 +85,21 @@ print(f"{'component':>9}{'weight':>8}{'angle to sol. 1':>17}{'angle to sol. 2':>
 for m, (w, A) in enumerate(zip(var["weight"].values, var["A_mean"].values)):
     print(f"{m:>9d}{w:>8.3f}{angle_distance(A, A1):>17.2f}{angle_distance(A, A2):>17.2f}")
 
+# %%
+near = [[angle_distance(A, S) < 1.0 for A in var["A_mean"].values] for S in (A1, A2)]
+n_nodes = int(dt_rrt["diagnostics"]["n_nodes_added"])
+print(f"components within 1 degree of solution 1: {sum(near[0])}, of solution 2: {sum(near[1])}")
+print(f"tree nodes added beyond the {int(dt_rrt['diagnostics']['n_restarts'])} restarts: "
+      f"{n_nodes}")
+
 # %% [markdown]
-# Each exact factorization is found, and they share the weight: under a uniform likelihood
-# they are equally good, so the entropy term of the ELBO (which rewards spread) decides.
+# In the paper, the tree leaves its starting mode and the mixture ends up with components at
+# both exact solutions, sharing the weight (under a uniform likelihood they are equally good,
+# so the entropy term of the ELBO decides). Check the two lines above for this run: with
+# `epsilon` set from the restarts' residuals (about the noise level) the feasible region
+# around each solution is very thin, the tree's manifold steps rarely stay inside it, and the
+# components come from the Lin restarts — so whether both modes appear depends on where the
+# restarts land. This is a known gap between our reduced run and the paper's Fig. 3.
 #
 # The ELBO trace as ONVI processes candidates: it never decreases, because a candidate is
 # accepted only when it raises the ELBO by at least the threshold.
@@ -135,9 +147,17 @@ for name in ("RRT+ONVI draws", "Gibbs draws"):
     print(f"{name:<16} C_eps at 1, 10, 30 degrees:",
           covering_number(A_rrt if name.startswith("RRT") else A_gibbs, [1.0, 10.0, 30.0]))
 
+# %%
+both = all(any(row) for row in near)
+print(f"RRT+ONVI mixture holds both modes: {both}; C_eps of its draws at 30 degrees: "
+      f"{int(covering_number(A_rrt, [30.0])[0])}; of the Gibbs draws: "
+      f"{int(covering_number(A_gibbs, [30.0])[0])}")
+
 # %% [markdown]
-# The Gibbs chain's covering number is 1 beyond a fraction of a degree; RRT+ONVI keeps 2
-# until `eps` passes the 36.87 degrees between the exact solutions, as in the paper.
+# The Gibbs chain's covering number is 1 beyond a fraction of a degree: it never leaves the
+# mode it started in, as the paper reports for HMC. The paper's RRT+ONVI curve stays at 2
+# until `eps` reaches the 36.87 degrees between the exact solutions; ours does so only when
+# the mixture holds both modes (line above).
 #
 # ## A continuum of solutions, Gaussian likelihood
 #

@@ -276,11 +276,11 @@ def test_step_multichain_seeds_and_pickling(tiny_beta_dir):
     assert {"log_joint", "n_active", "n_nonempty"} <= set(d1.sample_stats.data_vars)
 
 
-def test_betadir_gibbs_agrees_with_nuts(tiny_beta_dir):
+def _assert_agrees_with_nuts(model, step):
     import arviz_stats as azs
 
-    with tiny_beta_dir:
-        gibbs = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=CollapsedGibbsBetaDir(),
+    with model:
+        gibbs = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=step,
                           random_seed=7, progressbar=False, compute_convergence_checks=False)
         nuts = pm.sample(draws=1500, tune=1000, chains=2, cores=1, nuts_sampler="pymc",
                          random_seed=8, progressbar=False, compute_convergence_checks=False,
@@ -294,6 +294,15 @@ def test_betadir_gibbs_agrees_with_nuts(tiny_beta_dir):
     z = diff / se
     assert np.all(np.abs(z) < 4), z
     assert np.all(se < 0.01)  # the comparison has resolving power
+
+
+def test_betadir_gibbs_agrees_with_nuts(tiny_beta_dir):
+    _assert_agrees_with_nuts(tiny_beta_dir, CollapsedGibbsBetaDir(model=tiny_beta_dir))
+
+
+def test_dirdir_gibbs_agrees_with_nuts():
+    model = dir_dir(V_TINY, rank=3, gamma=0.8, eta=1.2)  # K = 3: the paper's sequential update
+    _assert_agrees_with_nuts(model, CollapsedGibbsDirDir(model=model))
 
 
 @pytest.mark.parametrize("build", [beta_dir, dir_beta, dir_dir])

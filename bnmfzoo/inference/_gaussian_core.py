@@ -34,6 +34,8 @@ __all__ = [
     "nmtf_state",
     "nmf_sweep",
     "nmtf_sweep",
+    "nmf_residual",
+    "nmtf_residual",
     "NMF_BLOCKS",
     "NMTF_BLOCKS",
 ]

@@ -110,9 +110,10 @@ def fit_rrt(
     variance : float, optional
         Fixed component variance (uniform default: Gaussian-surrogate NVI M=1 value).
     polish_iter : int
-        Gaussian model: sweeps of NVI (M = 1) that optimise the first restart under the
-        second-order ELBO before it becomes the first ONVI component and a tree node (the
-        paper's "one is optimized under Eq. 3"); 0 skips it.
+        Sweeps of NVI (M = 1) that optimise the first restart (Gaussian: under the
+        second-order ELBO, the paper's "one is optimized under Eq. 3"; uniform: its mean inside
+        the feasible box at the fixed variance) before it becomes the first ONVI component and
+        a tree node; 0 skips it.
     n_draws : int
         Draws from the fitted mixture stored in ``posterior`` (negative entries set to 0).
     random_seed : int or numpy.random.Generator, optional
@@ -218,10 +219,13 @@ def fit_rrt(
         if base:
             base_idx.append(len(tree_Q) - 1)
 
-    if gaussian and polish_iter > 0:
-        # the paper optimises one Lin solution under Eq. 3 (NVI with M = 1: mean by L-BFGS-B,
-        # variance in closed form) as the initial ONVI component; it also joins the tree
-        nvi1 = fit_nvi(target, [restarts[0]], max_iter=polish_iter)
+    if polish_iter > 0:
+        # Gaussian: the paper optimises one Lin solution under Eq. 3 (NVI with M = 1: mean by
+        # L-BFGS-B, variance in closed form) as the initial ONVI component. Uniform: the paper
+        # runs NVI (M = 1) for the variance; we also keep its mean (optimised inside the
+        # feasible box, variance fixed). The result also joins the tree.
+        nvi1 = fit_nvi(target, [target.rescale(*restarts[0])], max_iter=polish_iter,
+                       variance=onvi.fixed_variance)
         restarts = [target.unvec(nvi1.means[0])] + restarts
     for A_lin, W_lin in restarts:
         # every restart is proposed to ONVI; only invertible changes of basis join the tree

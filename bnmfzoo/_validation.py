@@ -110,8 +110,8 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
     if kind == "nonnegative" and (obs_values < 0).any():
         bad = int((obs_values < 0).sum())
         raise ValueError(
-            f"{name} has {bad} negative entries (min {obs_values.min():.4g}); "
-            "non-negative matrix factorization needs X >= 0"
+            f"Negative values in data passed to {name}: {bad} negative entries "
+            f"(min {obs_values.min():.4g}); non-negative matrix factorization needs {name} >= 0"
         )
     if kind == "binary" and not np.isin(obs_values, (0.0, 1.0)).all():
         raise ValueError(f"{name} must be binary (0/1, NaN for missing) for a Bernoulli model")

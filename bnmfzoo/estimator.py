@@ -2,7 +2,7 @@
 
 Mapping to scikit-learn's ``NMF`` (samples x features ``X ~ W H``): our data are ``D x N`` with
 ``X ~ A W``; the estimator treats rows of ``X`` as samples, so scikit-learn's ``W`` is our ``A``
-(returned by :meth:`BayesianNMF.fit_transform`) and ``components_`` is our ``W`` (posterior mean,
+(``A_``; :meth:`BayesianNMF.transform` solves for it on new data) and ``components_`` is our ``W`` (posterior mean,
 ``rank x n_features``).
 """
 
@@ -34,6 +34,8 @@ class BayesianNMF(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
+    A_ : numpy.ndarray, shape (n_samples, rank)
+        Posterior mean of ``A`` for the training data (scikit-learn's ``W``).
     posterior_ : xarray.DataTree
         The full result (posterior draws, diagnostics, ...).
     components_ : numpy.ndarray, shape (rank, n_features)
@@ -70,27 +72,37 @@ class BayesianNMF(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.positive_only = True
         tags.requires_fit = True
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
     def _validate(self, X, reset):
         X = validate_data(self, X, reset=reset, ensure_all_finite="allow-nan",
-                          dtype=np.float64, ensure_min_samples=2, ensure_min_features=1)
+                          dtype=np.float64, ensure_min_samples=2 if reset else 1,
+                          ensure_min_features=1)
         kind = "binary" if self.model in ("beta_dir", "dir_beta", "dir_dir") else "nonnegative"
         da, mask = check_matrix(X, kind=kind)
         return X, da, mask
 
+    def fit_transform(self, X, y=None):
+        """Fit, then return :meth:`transform` of ``X`` (as scikit-learn requires).
+
+        The posterior mean of ``A`` itself is ``A_``; the two agree closely once the fit has
+        converged.
+        """
+        return self.fit(X).transform(X)
+
     def fit(self, X, y=None):
         """Fit the model to ``X`` (NaN = missing) and return ``self``."""
-        self.fit_transform(X)
-        return self
-
-    def fit_transform(self, X, y=None):
-        """Fit and return the posterior mean of ``A`` (scikit-learn's ``W``)."""
         from bnmfzoo._registry import DEFAULT_METHOD, build_model, run_method
 
         X, da, mask = self._validate(X, reset=True)
+        if isinstance(self.rank, int) and self.rank > min(X.shape):
+            raise ValueError(
+                f"rank={self.rank} is larger than min(n_samples, n_features) for data with "
+                f"n_samples = {X.shape[0]}, n_features = {X.shape[1]}"
+            )
         check_rank(self.rank, X.shape)
         pm_model = build_model(self.model, da, self.rank, **(self.model_kwargs or {}))
         method = self.method or DEFAULT_METHOD[self.model]
@@ -106,7 +118,8 @@ class BayesianNMF(TransformerMixin, BaseEstimator):
         self.n_components_ = self.components_.shape[0]
         resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
         self.reconstruction_err_ = float(np.sqrt(np.sum(resid**2)))
-        return A.mean(axis=(0, 1))
+        self.A_ = A.mean(axis=(0, 1))
+        return self
 
     def transform(self, X):
         """Return non-negative ``A`` with ``X ~ A @ components_`` (masked NNLS per row)."""

@@ -2,8 +2,8 @@
 
 Mapping to scikit-learn's ``NMF`` (samples x features ``X ~ W H``): our data are ``D x N`` with
 ``X ~ A W``; the estimator treats rows of ``X`` as samples, so scikit-learn's ``W`` is our ``A``
-(``A_``; :meth:`BayesianNMF.transform` solves for it on new data) and ``components_`` is our ``W`` (posterior mean,
-``rank x n_features``).
+(``A_``; :meth:`BayesianNMF.transform` solves for it on new data) and ``components_`` is our
+``W`` (posterior mean, ``rank x n_features``).
 """
 
 import numpy as np

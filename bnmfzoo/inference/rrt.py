@@ -134,8 +134,8 @@ def fit_rrt(
     proposed to ONVI, every node and restart is rescaled by
     :meth:`~bnmfzoo.inference.npvi.LogJoint.rescale` (AW unchanged; ELBO-optimal scale, prior
     included; the paper rescales only Gaussian nodes and ignores the prior), the restarts
-    themselves are proposed to ONVI first (their projected
-    factors, or the raw restart if the projection is infeasible), consecutive failures count
+    themselves are proposed to ONVI first (the restart's own factors; its projection
+    serves as the tree node), consecutive failures count
     towards ``max_failures``. Missing entries: the SVD basis is computed on the data completed
     with the first restart's reconstruction; held-out entries never enter ``f``.
 
@@ -238,10 +238,9 @@ def fit_rrt(
             if invertible:
                 add_node(Q, A, W, _quality(target, A, W))
         else:
-            if invertible and target.feasible(A, W):
-                onvi.propose(A, W)
-            else:
-                onvi.propose(*target.rescale(A_lin, W_lin))
+            # the restart itself is feasible by construction of epsilon; its projection onto
+            # the SVD subspace (floor(A_svd Q), floor(Q^-1 W_svd)) is only the tree node
+            onvi.propose(*target.rescale(A_lin, W_lin))
             if invertible:
                 add_node(Q, A, W, base=True)
     if not tree_Q:

@@ -274,9 +274,9 @@ def run_repetition(name, *, rep_seed, n_draws=10_000, n_baseline=None, n_restart
 
 def covering_curves(reps, distance, *, n_eps=100, eps_max=None):
     """Rep-mean covering curves of every method on one shared eps grid (paper Figs. 5-10)."""
-    methods = [m for m in reps[0]["dms"]]
+    methods = list(dict.fromkeys(m for r in reps for m in r["dms"]))  # sets may be empty
     if eps_max is None:
-        eps_max = max(r["dms"][m][distance].max() for r in reps for m in methods)
+        eps_max = max(r["dms"][m][distance].max() for r in reps for m in r["dms"])
     grid = np.linspace(0.0, eps_max, n_eps)
     curves = {}
     for m in methods:

@@ -59,7 +59,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check bnmfzoo tests benchmarks
 
 test: $(STAMP) lint
-	$(VPY) -m pytest -m "not slow" -q
+	$(VPY) -m pytest -m "not slow" -q --durations=15 --doctest-modules bnmfzoo tests
 
 test-slow: $(STAMP)
 	$(VPY) -m pytest -m slow -q

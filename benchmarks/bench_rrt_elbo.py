@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._random import spawn_seeds
+from bnmfzoo._rng import spawn_seeds
 from bnmfzoo.diagnostics import covering_number
 from bnmfzoo.inference._gaussian_core import nmf_state, nmf_sweep, observed_entries
 from bnmfzoo.inference._lin_pg import lin_pg_restarts, max_abs_residual

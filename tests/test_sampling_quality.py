@@ -22,7 +22,7 @@ from sampling_quality.protocol import (  # noqa: E402
     run_repetition,
 )
 
-from bnmfzoo._random import as_generator  # noqa: E402
+from bnmfzoo._rng import as_generator  # noqa: E402
 
 TWO_MODE_ANGLE = 36.8699  # exact max-angle distance between the two Laurberg solutions
 

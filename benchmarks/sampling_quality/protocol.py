@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.datasets import continuum, embed, laurberg
 from bnmfzoo.diagnostics import covering_curve, pairwise_distances
 from bnmfzoo.inference._gaussian_core import nmf_state, nmf_sweep, observed_entries

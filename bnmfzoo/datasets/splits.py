@@ -6,7 +6,7 @@ entries (non-NaN, or True in a given mask) are ever placed in a test set.
 
 import numpy as np
 
-from bnmfzoo._random import as_generator
+from bnmfzoo._rng import as_generator
 
 
 def _observed(X_or_mask, name="X_or_mask"):

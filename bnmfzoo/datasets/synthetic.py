@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._random import as_generator
+from bnmfzoo._rng import as_generator
 
 
 @dataclass

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator
+from bnmfzoo._rng import as_generator
 
 
 @dataclass

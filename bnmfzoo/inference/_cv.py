@@ -1,6 +1,6 @@
 """K-fold cross-validation of a fitter, serially or with one Dask task per fold.
 
-Each fold gets its own integer seed from :func:`bnmfzoo._random.spawn_seeds`, and the folds
+Each fold gets its own integer seed from :func:`bnmfzoo._rng.spawn_seeds`, and the folds
 are drawn once in the caller, so a serial run and a Dask run with the same ``random_seed`` give
 identical per-fold results.
 """
@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._random import spawn_seeds
+from bnmfzoo._rng import spawn_seeds
 from bnmfzoo._validation import check_matrix
 
 METHODS = ("vb", "icm", "multiplicative")

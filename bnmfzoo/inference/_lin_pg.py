@@ -12,7 +12,7 @@ Pure NumPy; knows nothing of PyMC.
 import numba
 import numpy as np
 
-from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo._rng import as_generator, spawn_seeds
 
 
 @numba.njit(cache=True)

@@ -190,7 +190,7 @@ def project_columns_to_simplex(A, W):
     >>> import numpy as np
     >>> A, W = project_columns_to_simplex(np.array([[1.0, 0.0], [3.0, 0.0]]), np.ones((2, 2)))
     >>> A.sum(axis=0).tolist(), W[:, 0].tolist()
-    [[1.0, 1.0], [4.0, 0.0]]
+    ([1.0, 1.0], [4.0, 0.0])
     """
     A = np.array(A, dtype=float)
     W = np.array(W, dtype=float)

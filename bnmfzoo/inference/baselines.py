@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.inference.particles import resolve_nmf_model, weigh_particles
 
 

@@ -291,8 +291,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     ((1, 10, 8, 3), (8, 6))
     """
     from bnmfzoo._progress import progress
-    from bnmfzoo._random import spawn_seeds
     from bnmfzoo._results import build_datatree, data_coords
+    from bnmfzoo._rng import spawn_seeds
 
     spec = get_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
                     method="fit_collapsed_gibbs")

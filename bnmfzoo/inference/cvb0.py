@@ -16,8 +16,8 @@ are ``q(A_f) = Dir(g + E[L_f])`` and ``q(W_kn) = Beta(a_k + E[C1_nk], b_k + E[C0
 import numpy as np
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator
 from bnmfzoo._results import build_datatree, data_coords
+from bnmfzoo._rng import as_generator
 from bnmfzoo.inference._collapsed_core import (
     bernoulli_nll,
     cvb0_counts,

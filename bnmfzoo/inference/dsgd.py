@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._random import as_generator
+from bnmfzoo._rng import as_generator
 from bnmfzoo.inference.particles import default_kernel, resolve_nmf_model
 from bnmfzoo.inference.svgd import _check_steps, initial_particles, run_particle_optimizer
 

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import special
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator
+from bnmfzoo._rng import as_generator
 from bnmfzoo.inference import _vb_core as core
 
 _TINY = 1e-300

@@ -30,8 +30,8 @@ from scipy.optimize import minimize, minimize_scalar
 from scipy.special import logsumexp
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator
 from bnmfzoo._results import build_datatree, data_coords
+from bnmfzoo._rng import as_generator
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -782,7 +782,7 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
     >>> dt["variational"].sizes["component"]
     2
     """
-    from bnmfzoo._random import spawn_seeds
+    from bnmfzoo._rng import spawn_seeds
     from bnmfzoo.inference._lin_pg import lin_pg_nmf
     from bnmfzoo.models._spec import get_spec
 

@@ -16,8 +16,8 @@ import numpy as np
 import xarray as xr
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator, spawn_seeds
 from bnmfzoo._results import build_datatree, data_coords
+from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo._validation import check_matrix
 from bnmfzoo.inference._particle_init import (
     complete_matrix,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo._rng import as_generator, spawn_seeds
 
 SIGN_RULES = ("bro", "max_abs")
 _BANK_VERSION = 1

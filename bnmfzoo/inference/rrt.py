@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.diagnostics.distances import wad_batch
 from bnmfzoo.inference import _oblique as ob
 from bnmfzoo.inference._lin_pg import lin_pg_nmf

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator, spawn_seeds
+from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.inference._particle_init import random_init
 from bnmfzoo.inference.particles import (
     default_kernel,

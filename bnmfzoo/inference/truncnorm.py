@@ -82,7 +82,7 @@ def sample_truncnorm(mu, sigma, rng=None):
     >>> bool((x > 0).all())
     True
     """
-    from bnmfzoo._random import as_generator
+    from bnmfzoo._rng import as_generator
 
     rng = as_generator(rng)
     mu, sigma = np.broadcast_arrays(np.asarray(mu, dtype=float), np.asarray(sigma, dtype=float))

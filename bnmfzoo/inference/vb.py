@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from bnmfzoo._progress import progress
-from bnmfzoo._random import as_generator
+from bnmfzoo._rng import as_generator
 from bnmfzoo.inference import _vb_core as core
 
 

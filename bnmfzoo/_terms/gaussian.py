@@ -8,7 +8,8 @@ about 30x slower (DESIGN "Performance facts"). Unobserved entries never enter th
 import numpy as np
 import pymc as pm
 
-from bnmfzoo._validation import check_mask, check_positive
+from bnmfzoo._terms import register_term_data
+from bnmfzoo._validation import as_dataarray, check_mask, check_positive
 
 __all__ = ["gaussian", "observed_flat_index"]
 
@@ -93,8 +94,10 @@ def gaussian(name, A, W, observed, *, tau=None, sigma=None, mask=None):
     for arg, value in (("tau", tau), ("sigma", sigma)):
         if isinstance(value, (int, float, np.integer, np.floating)):
             check_positive(value, name=arg)
-    values, _, flat_idx = observed_flat_index(observed, mask)
+    values, obs_mask, flat_idx = observed_flat_index(observed, mask)
     model = pm.modelcontext(None)
+    X = as_dataarray(observed, name="observed").where(obs_mask)
+    register_term_data(model, name, X, obs_mask, term="gaussian")
     dim = f"{name}_obs"
     if dim not in model.coords:
         model.add_coord(dim, flat_idx)

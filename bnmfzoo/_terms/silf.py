@@ -19,6 +19,7 @@ glue (:func:`silf`) builds the same function in PyTensor as a ``pm.Potential``. 
 import numpy as np
 
 from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._terms import register_term_data
 from bnmfzoo._validation import check_matrix, check_positive, check_rank
 
 OBJECTIVES = ("frobenius", "kl", "itakura_saito")
@@ -207,17 +208,8 @@ def silf(name, A, W, observed, *, epsilon, beta=0.1, C=2.0, objective="frobenius
         m_obs = AW.ravel()[flat_idx]
     f = _objective_pt(x_obs, m_obs, objective)
     model = pm.modelcontext(None)
-    data = dict(getattr(model, "bnmfzoo_data", {}) or {})
-    data[name] = {
-        "X": da,
-        "mask": obs_mask,
-        "term": "silf",
-        "epsilon": epsilon,
-        "beta": beta,
-        "C": C,
-        "objective": objective,
-    }
-    model.bnmfzoo_data = data
+    register_term_data(model, name, da, obs_mask, term="silf", epsilon=epsilon, beta=beta, C=C,
+                       objective=objective)
     return pm.Potential(name, -C * silf_loss_pt(f, epsilon, beta))
 
 

@@ -20,6 +20,7 @@ _NAMES = {
     "fit_onvi": ".npvi",
     "fit_nuts": ".baselines",
     "fit_advi": ".baselines",
+    "cross_validate": "._cv",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

@@ -56,7 +56,7 @@ demo: $(STAMP)
 	$(VENV)/bin/bnmfzoo demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bnmfzoo tests benchmarks
+	$(VENV)/bin/ruff check bnmfzoo tests benchmarks notebooks
 
 test: $(STAMP) lint
 	$(VPY) -m pytest -m "not slow" -q --durations=15 --doctest-modules bnmfzoo tests

@@ -6,7 +6,8 @@
    factors aligned across draws; ``az.summary`` of the noise precision and the fit.
 3. Stein-weighted Q-Transform particles on the SILF model: several distinct factorizations with
    their weights, shown side by side.
-4. Everything written to ``./bnmfzoo-demo/``: DataTrees (netCDF) and PNG plots.
+4. Everything written to ``./bnmfzoo-demo/``: DataTrees (netCDF), PNG plots and an HTML report
+   for each fit.
 """
 
 import time
@@ -96,8 +97,14 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
     # -- 2. Stein-weighted Q-Transform particles on the SILF model -------------------------
     written.update(_particles_step(X, rank, out, quick, random_seed, progressbar, plt))
 
-    _say("uniform weights mean every particle sits inside the SILF band with the same score: the "
-         "Stein-optimal weighting then treats them as equally good, distinct explanations")
+    # -- 3. self-contained HTML reports (what `bnmfzoo report RESULT.nc` writes) ------------
+    from bnmfzoo.report import write_report
+
+    for name in ("gibbs", "particles"):
+        written[f"{name}_report"] = write_report(written[name], out_dir=out / f"{name}-report")
+    _say("next: open the reports in a browser, or try `bnmfzoo fit your.csv --rank R "
+         "--method gibbs --out fit.nc` and `bnmfzoo report fit.nc` on your own data")
+
     _say(f"finished in {time.perf_counter() - t_start:.0f} s; files in {out.resolve()}:")
     for name, path in written.items():
         print(f"    {name:14s} {path}")
@@ -122,6 +129,10 @@ def _particles_step(X, rank, out, quick, random_seed, progressbar, plt):
     ksd = float(dt["diagnostics"]["stein_discrepancy"].values)
     _say(f"  Stein discrepancy {ksd:.4g}; {int((w > 1e-3).sum())} particles with weight > 0.001; "
          f"effective number 1/sum(w^2) = {1 / np.sum(w**2):.1f}")
+    if np.allclose(w, 1.0 / w.size, rtol=0.05):
+        _say("  (near-)uniform weights: every particle sits inside the SILF band with the same "
+             "score, so the Stein-optimal weighting treats them as equally good, distinct "
+             "explanations")
     fig = plot_particles(dt, image_shape=IMAGE_SHAPE, top=4)
     return {
         "particles_png": _save(fig, out / "particles.png", plt),

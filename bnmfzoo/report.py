@@ -79,8 +79,11 @@ def _header(dt, source):
     shape = ""
     if "observed_data" in dt.children and "X" in dt["observed_data"]:
         X = dt["observed_data"]["X"].values
-        shape = (f"<p>Data: {X.shape[0]} x {X.shape[1]}, "
-                 f"{np.mean(~np.isnan(X)):.1%} observed.</p>")
+        if X.ndim == 2:
+            shape = (f"<p>Data: {X.shape[0]} x {X.shape[1]}, "
+                     f"{np.mean(~np.isnan(X)):.1%} observed.</p>")
+        else:
+            shape = f"<p>Data: {X.size} observed entries.</p>"
     return (f"<h1>bnmfzoo report</h1><p>Result: <code>{html.escape(source)}</code></p>"
             f"<table class='kv'>{rows}</table><p>Groups: {html.escape(groups)}</p>{shape}")
 

@@ -44,6 +44,14 @@ class SyntheticData:
         True = observed, where relevant.
     name : str
         Generator name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.datasets import laurberg
+    >>> data = laurberg(0.5)
+    >>> [bool(np.allclose(A @ W, data.X.values)) for A, W in data.solutions]
+    [True, True]
     """
 
     X: xr.DataArray

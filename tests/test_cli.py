@@ -77,3 +77,22 @@ def test_datasets_command_lists(capsys, data_home):
     text = capsys.readouterr().out
     for name in ("gdsc", "ccle", "animals", "faces"):
         assert name in text.lower()
+
+
+def test_fit_then_report_end_to_end(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.exponential(size=(12, 2)) @ rng.exponential(size=(2, 7))
+    lines = [",".join("" if (i + j) % 9 == 0 else f"{v:.5f}" for j, v in enumerate(row))
+             for i, row in enumerate(X)]
+    data = tmp_path / "x.csv"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "fit.nc"
+    assert cli.main(["fit", str(data), "--model", "exponential_gaussian", "--rank", "2",
+                     "--method", "vb", "--out", str(out), "--quiet"]) == 0
+    back = xr.open_datatree(out)
+    assert back.attrs["method"] == "vb" and back.attrs["model"] == "exponential_gaussian"
+    assert back["posterior"]["A"].sizes["factor"] == 2
+    assert list(tmp_path.glob("*.part")) == []
+    assert cli.main(["report", str(out)]) == 0
+    page = (tmp_path / "fit-report" / "report.html").read_text()
+    assert "data:image/png;base64," in page and "vb" in page

@@ -3,21 +3,12 @@
 import numpy as np
 import pytest
 import xarray as xr
+from _synthetic import noisy_low_rank
 
 from bnmfzoo.inference.icm import fit_icm
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 
-
-def _data(seed, tri=False, missing=0.2, D=30, N=20):
-    rng = np.random.default_rng(seed)
-    if tri:
-        X = rng.exponential(size=(D, 3)) @ rng.exponential(size=(3, 2)) \
-            @ rng.exponential(size=(2, N))
-    else:
-        X = rng.exponential(size=(D, 3)) @ rng.exponential(size=(3, N))
-    X = np.abs(X + 0.5 * rng.normal(size=X.shape))
-    X[rng.random(X.shape) < missing] = np.nan
-    return X
+_data = noisy_low_rank
 
 
 CONFIGS = {

@@ -84,8 +84,11 @@ def _nmtf_funcs(p):
     return out
 
 
-def make_sbc(kind, *, ard, wrong=False, burn=100, n_draws=40, thin=3):
+def make_sbc(kind, *, ard, wrong=False, burn=100, n_draws=40, thin=3, kernel="auto"):
     """Return ``(simulate, infer)`` for ``kind`` in {"nmf", "nmtf"}.
+
+    ``kernel`` picks the NMF half-sweep path ("gram" or "residual"; "auto" takes "gram" on these
+    tiny matrices).
 
     ``wrong=True`` is a deliberately wrong sampler: factor conditionals use tau / 2 (variance x2)
     while tau itself is updated correctly.
@@ -99,7 +102,7 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, n_draws=40, thin=3):
             return gc.nmf_state(p["A"], p["W"], p["tau"], p["lambda_"], obs)
 
         def sweep(st, obs, rng, update=gc.NMF_BLOCKS):
-            gc.nmf_sweep(st, obs, hyper, rng, update=update)
+            gc.nmf_sweep(st, obs, hyper, rng, update=update, kernel=kernel)
 
         def params(st):
             return {"A": st.A, "W": st.W, "tau": st.tau, "lambda_": st.lambda_}
@@ -148,11 +151,12 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, n_draws=40, thin=3):
 
 
 @pytest.mark.parametrize(
-    "kind, ard, seed",
-    [("nmf", False, 11), ("nmf", True, 12), ("nmtf", False, 13), ("nmtf", True, 14)],
+    "kind, ard, seed, kernel",
+    [("nmf", False, 11, "gram"), ("nmf", True, 12, "gram"), ("nmf", False, 15, "residual"),
+     ("nmf", True, 16, "residual"), ("nmtf", False, 13, "auto"), ("nmtf", True, 14, "auto")],
 )
-def test_sbc_gibbs(kind, ard, seed):
-    simulate, infer = make_sbc(kind, ard=ard)
+def test_sbc_gibbs(kind, ard, seed, kernel):
+    simulate, infer = make_sbc(kind, ard=ard, kernel=kernel)
     result = sbc(simulate, infer, n_sims=100, random_seed=seed, progressbar=False)
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
 

@@ -71,10 +71,10 @@ def _excess_moments_by_quadrature(a):
     return m1, m2 - m1**2, a * m1 + m2 / 2 + np.log(c[0])
 
 
-@pytest.mark.parametrize("a", [29.9, 30.1, 50.0, 300.0])
+@pytest.mark.parametrize("a", [7.9, 8.1, 29.9, 30.1, 50.0, 300.0])
 def test_tail_moments_exact(a):
-    # both sides of the series switch at a = 30; quadrature of the unnormalized excess density
-    # is accurate to ~1e-12 here, the series truncation error is < 3e-12 (relative)
+    # both sides of the moments' continued-fraction switch (a = 8) and of the entropy's tail
+    # form (a = 30); quadrature of the unnormalized excess density is accurate to ~1e-12 here
     sigma = 2.0
     m, v, h = _excess_moments_by_quadrature(a)
     mean, var = truncnorm_mean_var(-a * sigma, sigma)

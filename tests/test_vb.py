@@ -302,21 +302,6 @@ def test_gdsc_one_fold_matches_paper_cv(data_home):
     assert abs(mse - 704.9) < 25, mse
 
 
-def test_moment_kernel_agrees_with_truncnorm_module():
-    # our numba kernel for small column arrays vs bnmfzoo.inference.truncnorm (independent
-    # formulas: erfcx + asymptotic series there, erfc + continued fraction here), over
-    # standardized bounds a = -mu sqrt(tau) from -50 to 1e7
-    from bnmfzoo.inference.truncnorm import truncnorm_mean_var
-
-    a = np.concatenate([np.linspace(-50, 50, 2001), np.geomspace(50, 1e7, 200)])
-    tau = np.full(a.size, 2.5)
-    mu = -a / np.sqrt(tau)
-    m1, v1 = core.tn_moments(mu, tau)
-    m2, v2 = truncnorm_mean_var(mu, 1 / np.sqrt(tau))
-    np.testing.assert_allclose(m1, m2, rtol=1e-11)
-    np.testing.assert_allclose(v1, v2, rtol=1e-9)
-
-
 def test_tol_stops_early():
     dt = fit_vb(exponential_gaussian(_nmf_data(), 3), max_iter=500, tol=1e-4, random_seed=0,
                 n_draws=2, progressbar=False)

@@ -11,19 +11,28 @@ This is the same Markov kernel (each column is a conditionally independent block
 row's residuals kept in cache. The same kernel updates ``W`` through its transpose (CSC order),
 ``F`` with partner ``G S^T`` and ``G`` with partner ``F S``.
 
-``mode=True`` replaces every draw by the conditional mode (``max(mu, floor)`` for factors,
-``(a - 1) / b`` for Gamma variables): the ICM sweep of Brouwer et al. 2017.
+For the NMF, each half-sweep takes the cheaper of this residual path and the Gram-matrix path
+of :mod:`bnmfzoo.inference._gaussian_gram` (same updates, same order, same draws), which wins
+when many rows share a missing-data pattern (fully observed or block-missing data).
 
 The functions here are used by :class:`~bnmfzoo.inference.GibbsNMF`,
-:class:`~bnmfzoo.inference.GibbsNMTF`, ICM/VB helpers and the calibration tests.
+:class:`~bnmfzoo.inference.GibbsNMTF` and the calibration tests (ICM and VB live in
+:mod:`bnmfzoo.inference._vb_core`).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numba
 import numpy as np
 
-from bnmfzoo.inference.truncnorm import draw_truncnorm
+from bnmfzoo.inference._gaussian_gram import (
+    MAX_DENSE_ENTRIES,
+    _conditional,
+    choose_half_sweep,
+    gram_half_sweep,
+    missing_patterns,
+)
 
 __all__ = [
     "ObservedEntries",
@@ -80,6 +89,51 @@ class ObservedEntries:
         """Number of observed entries."""
         return self.values.size
 
+    @cached_property
+    def sum_sq(self):
+        """``sum(x^2)`` over the observed entries."""
+        return float(self.values @ self.values)
+
+    def _dense(self):
+        D, N = self.shape
+        observed = np.zeros((D, N), dtype=bool)
+        observed[self.rows, self.cols] = True
+        X = np.zeros((D, N))
+        X[self.rows, self.cols] = self.values
+        return X, observed
+
+    @cached_property
+    def row_patterns(self):
+        """:class:`~bnmfzoo.inference._gaussian_gram.MissingPatterns` of the rows."""
+        X, observed = self._dense()
+        return missing_patterns(X, observed)
+
+    @cached_property
+    def col_patterns(self):
+        """:class:`~bnmfzoo.inference._gaussian_gram.MissingPatterns` of the columns."""
+        X, observed = self._dense()
+        return missing_patterns(X.T, observed.T)
+
+    @cached_property
+    def _pattern_counts(self):
+        D, N = self.shape
+        if D * N > MAX_DENSE_ENTRIES:
+            return None
+        observed = self._dense()[1]
+        rows = np.unique(np.packbits(observed, axis=1), axis=0).shape[0]
+        cols = np.unique(np.packbits(observed.T, axis=1), axis=0).shape[0]
+        return rows, cols
+
+    def half_sweep_paths(self, rank):
+        """``(path for A, path for W)``, each ``"gram"`` or ``"residual"`` (cheaper one)."""
+        counts = self._pattern_counts
+        if counts is None:
+            return "residual", "residual"
+        D, N = self.shape
+        n = self.n_observed
+        return (choose_half_sweep(n, D, N, counts[0], rank),
+                choose_half_sweep(n, N, D, counts[1], rank))
+
 
 def observed_entries(X, mask=None):
     """Build :class:`ObservedEntries` from a D x N array (NaN or ``mask`` False = missing).
@@ -135,19 +189,6 @@ def _residual(U, V, ptr, idx, values, out):
             out[e] = values[e] - s
 
 
-@numba.njit(cache=True)
-def _conditional(lin, prec, lam, rng, mode, floor):
-    """Draw (or take the mode of) ``TN(lin / prec, 1 / prec)`` on [0, inf); prior if prec = 0."""
-    if prec <= 0.0:
-        if mode:
-            return floor
-        return rng.standard_exponential() / lam
-    mu = lin / prec
-    if mode:
-        return mu if mu > floor else floor
-    return draw_truncnorm(mu, 1.0 / np.sqrt(prec), rng)
-
-
 @numba.njit(cache=True, fastmath=True)
 def _dot_sq(b, res, n):
     """Return ``(sum(res * b), sum(b * b))`` over the first ``n`` entries (vectorized)."""
@@ -168,7 +209,7 @@ def _axpy(res, d, b, n):
 
 
 @numba.njit(cache=True)
-def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
+def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng):
     """Update every entry of ``U`` (n_u x R) given partner ``V`` (n_v x R).
 
     The model is ``x_e = U[i] . V[idx[e]] + noise`` for the entries ``e`` of row ``i``;
@@ -195,7 +236,7 @@ def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
             old = U[i, k]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam[k]
-            new = _conditional(lin, prec, lam[k], rng, mode, floor)
+            new = _conditional(lin, prec, lam[k], rng)
             d = new - old
             if d != 0.0:
                 _axpy(res, d, b, n)
@@ -203,7 +244,7 @@ def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, mode, floor):
 
 
 @numba.njit(cache=True)
-def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
+def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng):
     """Update every entry ``S[k, m]`` (row-major order) for ``x_ij = F_i S G_j^T + noise``."""
     K, L = S.shape
     n = rows.size
@@ -218,7 +259,7 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
             old = S[k, m]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam_S
-            new = _conditional(lin, prec, lam_S, rng, mode, floor)
+            new = _conditional(lin, prec, lam_S, rng)
             d = new - old
             if d != 0.0:
                 for e in range(n):
@@ -228,37 +269,36 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor):
 
 @numba.njit(cache=True)
 def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csc_perm, tau, lam_A, lam_W,
-                 rng, do_A, do_W, mode, floor):
+                 rng, do_A, do_W):
     """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep."""
     if do_A:
-        _factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng, mode, floor)
+        _factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)
     if do_W:
         n = resid.size
         resid_csc = np.empty(n)
         for e in range(n):
             resid_csc[e] = resid[csc_perm[e]]
-        _factor_half_sweep(Wt, A, col_ptr, csc_rows, resid_csc, tau, lam_W, rng, mode, floor)
+        _factor_half_sweep(Wt, A, col_ptr, csc_rows, resid_csc, tau, lam_W, rng)
         for e in range(n):
             resid[csc_perm[e]] = resid_csc[e]
 
 
 @numba.njit(cache=True)
 def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_perm, tau, lam_F,
-                  lam_S, lam_G, rng, do_F, do_S, do_G, mode, floor):
+                  lam_S, lam_G, rng, do_F, do_S, do_G):
     """Columns of ``F``, entries of ``S``, columns of ``G``; one numba call per sweep."""
     if do_F:
         partner = G @ np.ascontiguousarray(S.T)  # N x K: coefficient of F[i, k] in x_ij
-        _factor_half_sweep(F, partner, row_ptr, cols, resid, tau, lam_F, rng, mode, floor)
+        _factor_half_sweep(F, partner, row_ptr, cols, resid, tau, lam_F, rng)
     if do_S:
-        _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng, mode, floor)
+        _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng)
     if do_G:
         partner = F @ S  # D x L: coefficient of G[j, l] in x_ij
         n = resid.size
         resid_csc = np.empty(n)
         for e in range(n):
             resid_csc[e] = resid[csc_perm[e]]
-        _factor_half_sweep(G, partner, col_ptr, csc_rows, resid_csc, tau, lam_G, rng, mode,
-                           floor)
+        _factor_half_sweep(G, partner, col_ptr, csc_rows, resid_csc, tau, lam_G, rng)
         for e in range(n):
             resid[csc_perm[e]] = resid_csc[e]
 
@@ -270,24 +310,52 @@ def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_pe
 class NMFState:
     """Current values of a Gibbs/ICM chain for ``X ~ A W``.
 
-    ``Wt`` is ``W`` transposed (N x R, C-contiguous); ``resid`` is ``x - A W`` on the observed
-    entries in CSR order; ``lambda_`` is None without ARD.
+    ``Wt`` is ``W`` transposed (N x R, C-contiguous); ``lambda_`` is None without ARD.
+    ``resid`` (``x - A W`` on the observed entries, CSR order) and ``sse`` (its squared norm)
+    are kept current by the sweeps, or recomputed on demand after a Gram-path half-sweep.
     """
 
     A: np.ndarray
     Wt: np.ndarray
     tau: float
     lambda_: np.ndarray | None
-    resid: np.ndarray
+    obs: ObservedEntries = field(repr=False)
+    _resid: np.ndarray | None = field(default=None, repr=False)
+    _sse: float | None = field(default=None, repr=False)
 
     @property
     def W(self):
         """The R x N weight matrix."""
         return self.Wt.T
 
+    @property
+    def resid(self):
+        """``x - A W`` on the observed entries (CSR order)."""
+        if self._resid is None:
+            self._resid = nmf_residual(self.A, self.W, self.obs)
+        return self._resid
+
+    @property
+    def sse(self):
+        """Squared error ``sum((x - A W)^2)`` over the observed entries."""
+        if self._sse is None:
+            r = self.resid
+            self._sse = float(r @ r)
+        return self._sse
+
+    def _gram_updated(self, sse_minus_sum_sq):
+        """Record a Gram-path half-sweep: the residual is stale, the squared error known."""
+        self._resid = None
+        sse = self.obs.sum_sq + sse_minus_sum_sq
+        # below this the subtraction has lost too many digits: recompute from the residual
+        self._sse = sse if sse > 1e-8 * self.obs.sum_sq else None
+
+    def _residual_updated(self):
+        self._sse = None
+
     def train_mse(self):
         """Mean squared residual over the observed entries."""
-        return float(np.mean(self.resid**2))
+        return self.sse / self.obs.n_observed
 
 
 @dataclass
@@ -328,7 +396,7 @@ def nmf_state(A, W, tau, lambda_, obs):
     A = _f64(A).copy()
     Wt = _f64(np.asarray(W).T).copy()
     lam = None if lambda_ is None else _f64(lambda_).copy()
-    return NMFState(A=A, Wt=Wt, tau=float(tau), lambda_=lam, resid=nmf_residual(A, Wt.T, obs))
+    return NMFState(A=A, Wt=Wt, tau=float(tau), lambda_=lam, obs=obs)
 
 
 def nmtf_state(F, S, G, tau, lambda_F, lambda_G, obs):
@@ -340,25 +408,50 @@ def nmtf_state(F, S, G, tau, lambda_F, lambda_G, obs):
                      resid=nmtf_residual(F, S, G, obs))
 
 
-def _gamma(shape, rate, rng, mode):
-    """Draw from (or take the mode of) Gamma(shape, rate), element-wise."""
-    if mode:
-        return np.maximum((shape - 1.0) / rate, 1e-12)
+def _gamma(shape, rate, rng):
+    """Draw from Gamma(shape, rate), element-wise."""
     return rng.gamma(shape, 1.0 / rate)
 
 
-def _update_tau(state, obs, hyper, rng, mode):
+def _update_tau(state, obs, hyper, rng):
     sigma = hyper.get("sigma")
     if sigma is not None:
         state.tau = 1.0 / float(sigma) ** 2
         return
     shape = hyper["alpha_tau"] + 0.5 * obs.n_observed
-    rate = hyper["beta_tau"] + 0.5 * float(state.resid @ state.resid)
-    state.tau = float(_gamma(shape, rate, rng, mode))
+    sse = state.sse if isinstance(state, NMFState) else float(state.resid @ state.resid)
+    rate = hyper["beta_tau"] + 0.5 * sse
+    state.tau = float(_gamma(shape, rate, rng))
 
 
-def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, mode=False, floor=0.0):
-    """One Gibbs (or ICM) sweep for the exponential-Gaussian NMF, in place.
+def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
+    """Columns of ``A`` then rows of ``W``, each half by the Gram or the residual path."""
+    if kernel == "auto":
+        path_A, path_W = obs.half_sweep_paths(state.A.shape[1])
+    else:
+        path_A = path_W = kernel
+    gram_A, gram_W = do_A and path_A == "gram", do_W and path_W == "gram"
+    if not (gram_A or gram_W):  # one numba call for the whole sweep
+        _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
+                     obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, do_A, do_W)
+        state._residual_updated()
+        return
+    for role, gram, do in (("A", gram_A, do_A), ("W", gram_W, do_W)):
+        if not do:
+            continue
+        if gram:
+            U, V, lam, patterns = ((state.A, state.Wt.T, lam_A, obs.row_patterns) if role == "A"
+                                   else (state.Wt, state.A.T, lam_W, obs.col_patterns))
+            state._gram_updated(gram_half_sweep(U, V, patterns, tau, lam, rng))
+        else:
+            _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
+                         obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, role == "A",
+                         role == "W")
+            state._residual_updated()
+
+
+def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
+    """One Gibbs sweep for the exponential-Gaussian NMF, in place.
 
     Order (Brouwer et al. 2017, released code): ARD rates ``lambda_`` -> columns of ``A`` ->
     rows of ``W`` -> ``tau``.
@@ -375,10 +468,9 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, mode=False, floor=0.
         Advanced in place.
     update : set of str
         Blocks to update, a subset of ``{"A", "W", "tau", "lambda_"}``.
-    mode : bool
-        Take conditional modes instead of draws (ICM).
-    floor : float
-        With ``mode=True``, lower bound of the factor entries (Brouwer's ICM uses 0.1).
+    kernel : {"auto", "gram", "residual"}
+        How each half-sweep computes its sums: through pattern Gram matrices or the residual
+        (same draws either way); ``"auto"`` takes the cheaper one for this mask and rank.
 
     Returns
     -------
@@ -404,24 +496,24 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, mode=False, floor=0.
     if ard and "lambda_" in update:
         shape = hyper["alpha0"] + D + N
         rate = hyper["beta0"] + state.A.sum(axis=0) + state.Wt.sum(axis=0)
-        state.lambda_ = np.asarray(_gamma(shape, rate, rng, mode), dtype=float)
+        state.lambda_ = np.asarray(_gamma(shape, rate, rng), dtype=float)
     if ard:
         lam_A = lam_W = _f64(state.lambda_)
     else:
         lam_A = np.full(R, float(hyper["lambda_A"]))
         lam_W = np.full(R, float(hyper["lambda_W"]))
     tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
+    if kernel not in ("auto", "gram", "residual"):
+        raise ValueError(f"kernel must be 'auto', 'gram' or 'residual', got {kernel!r}")
     if "A" in update or "W" in update:
-        _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
-                     obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, "A" in update,
-                     "W" in update, bool(mode), float(floor))
+        _nmf_halves(state, obs, tau, lam_A, lam_W, rng, "A" in update, "W" in update, kernel)
     if "tau" in update:
-        _update_tau(state, obs, hyper, rng, mode)
+        _update_tau(state, obs, hyper, rng)
     return state
 
 
-def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=0.0):
-    """One Gibbs (or ICM) sweep for the exponential-Gaussian tri-factorization, in place.
+def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
+    """One Gibbs sweep for the exponential-Gaussian tri-factorization, in place.
 
     Order (Brouwer et al. 2017, released code): ``lambda_F``, ``lambda_G`` (ARD) -> columns of
     ``F`` -> entries of ``S`` (row-major) -> columns of ``G`` -> ``tau``.
@@ -435,10 +527,6 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=
     rng : numpy.random.Generator
     update : set of str
         Subset of ``{"F", "S", "G", "tau", "lambda_F", "lambda_G"}``.
-    mode : bool
-        ICM (conditional modes) instead of Gibbs draws.
-    floor : float
-        Lower bound of factor entries when ``mode=True``.
 
     Returns
     -------
@@ -451,10 +539,10 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=
     ard = bool(hyper.get("ard", False))
     if ard and "lambda_F" in update:
         rate = hyper["beta0"] + state.F.sum(axis=0)
-        state.lambda_F = np.asarray(_gamma(hyper["alpha0"] + D, rate, rng, mode), dtype=float)
+        state.lambda_F = np.asarray(_gamma(hyper["alpha0"] + D, rate, rng), dtype=float)
     if ard and "lambda_G" in update:
         rate = hyper["beta0"] + state.G.sum(axis=0)
-        state.lambda_G = np.asarray(_gamma(hyper["alpha0"] + N, rate, rng, mode), dtype=float)
+        state.lambda_G = np.asarray(_gamma(hyper["alpha0"] + N, rate, rng), dtype=float)
     if ard:
         lam_F, lam_G = _f64(state.lambda_F), _f64(state.lambda_G)
     else:
@@ -465,7 +553,7 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS, mode=False, floor=
         _nmtf_factors(state.F, state.S, state.G, state.resid, obs.rows, obs.cols, obs.row_ptr,
                       obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_F,
                       float(hyper["lambda_S"]), lam_G, rng, "F" in update, "S" in update,
-                      "G" in update, bool(mode), float(floor))
+                      "G" in update)
     if "tau" in update:
-        _update_tau(state, obs, hyper, rng, mode)
+        _update_tau(state, obs, hyper, rng)
     return state

@@ -15,7 +15,6 @@ normal, truncated to [0, inf); their moments, entropies and draws come from
 :mod:`bnmfzoo.inference.truncnorm`.
 """
 
-import math
 from dataclasses import dataclass
 
 import numba
@@ -27,58 +26,20 @@ from bnmfzoo.inference.truncnorm import sample_truncnorm, truncnorm_entropy, tru
 from bnmfzoo.models._spec import get_spec
 
 LOG_2PI = np.log(2.0 * np.pi)
-_SQRT_HALF = math.sqrt(0.5)
 
 
 # ----------------------------------------------------------------------------------------------
 # truncated normal (precision parameterization over bnmfzoo.inference.truncnorm) and Gamma
 # ----------------------------------------------------------------------------------------------
-@numba.njit(cache=True)
-def _tn_moments_kernel(mu, tau, mean, var):
-    """Truncated-normal moments, element-wise (for the many small column arrays of a sweep).
-
-    With ``a = -mu sqrt(tau)`` and the inverse Mills ratio ``m(a)``: mean ``(m - a) / sqrt(tau)``,
-    variance ``(1 - m (m - a)) / tau``. For ``a < 8``, ``m = sqrt(2/pi) exp(-a^2/2) /
-    erfc(a / sqrt 2)``; beyond, the continued fraction ``1 - Phi(a) = phi(a) / (a + 1/(a +
-    2/(a + ...)))`` gives ``m - a = 1 / (a + d)`` and ``1 - m (m - a) = c (d - c)`` without
-    cancellation (same values as :func:`bnmfzoo.inference.truncnorm.truncnorm_mean_var`).
-    """
-    for e in range(mu.size):
-        sd = 1.0 / math.sqrt(tau[e])
-        a = -mu[e] / sd
-        if a < 8.0:
-            mills = math.sqrt(2.0 / math.pi) * math.exp(-0.5 * a * a) / math.erfc(a * _SQRT_HALF)
-            c = mills - a
-            factor = 1.0 - mills * c
-        else:
-            d = 0.0
-            for n in range(60, 1, -1):
-                d = n / (a + d)
-            c = 1.0 / (a + d)
-            factor = c * (d - c)
-        mean[e] = sd * c
-        var[e] = max(factor, 0.0) * sd * sd
-
-
 def tn_moments(mu, tau):
     """Mean and variance of N(mu, 1/tau) truncated to [0, inf) (stable in the far tail)."""
-    mu = np.ascontiguousarray(mu, dtype=float)
-    tau = np.ascontiguousarray(np.broadcast_to(tau, mu.shape), dtype=float)
-    mean = np.empty_like(mu)
-    var = np.empty_like(mu)
-    _tn_moments_kernel(mu.reshape(-1), tau.reshape(-1), mean.reshape(-1), var.reshape(-1))
-    return mean, var
+    return truncnorm_mean_var(mu, 1.0 / np.sqrt(tau))
 
 
 def tn_moments_scalar(mu, tau):
-    """Scalar :func:`tn_moments` without array overhead (used for the elements of S)."""
-    sd = 1.0 / np.sqrt(tau)
-    a = -mu / sd
-    if a > 30.0:
-        m, v = truncnorm_mean_var(np.array([mu]), np.array([sd]))
-        return float(m[0]), float(v[0])
-    mills = np.sqrt(2.0 / np.pi) / special.erfcx(a / np.sqrt(2.0))
-    return float(sd * (mills - a)), float(max(1.0 - mills * (mills - a), 0.0) * sd * sd)
+    """Scalar :func:`tn_moments` (used for the elements of S)."""
+    m, v = tn_moments(float(mu), float(tau))
+    return float(m), float(v)
 
 
 def tn_moments_rule(mu, prec):

@@ -148,9 +148,12 @@ class GibbsNMF(_GibbsFactorization):
     One step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_[k]`` (Gamma), then the
     columns ``A[:, k]`` and rows ``W[k, :]`` for ``k = 1..R`` (each a block of independent
     truncated normals), then the noise precision ``tau`` (Gamma; skipped with a fixed
-    ``sigma``). Cost O(|observed| x R) per sweep. Draws are written in PyMC's value space
-    (``A_log__`` ...). The generator comes from ``pm.sample(random_seed=...)``, so runs are
-    reproducible with any number of chains and cores.
+    ``sigma``). Each half-sweep costs O(|observed| x R) through the residual, or less through
+    Gram matrices shared by rows with the same missing-data pattern (fully observed and
+    block-missing data; chosen automatically, same draws either way). Draws are written in
+    PyMC's value space (``A_log__`` ...). The generator comes from
+    ``pm.sample(random_seed=...)``, so runs are reproducible with any number of chains and
+    cores.
 
     Parameters
     ----------

@@ -11,7 +11,9 @@ Run with ``make bench`` or ``python benchmarks/bench_gibbs.py [--rank 20] [--nut
    (per-entry Python loop), plain NumPy ~7.6 ms, target <= 2 ms (DESIGN "Performance facts").
 2. Effective samples per second of ``tau`` and a few reconstructed entries ``(A W)_ij``:
    ``pm.sample(step=GibbsNMF())`` vs PyMC NUTS (``nuts_sampler="pymc"``) on the same model
-   (short runs; ESS from arviz). Target >= 10x.
+   and, when it imports, nutpie (not a project dependency: ``pip install --target DIR nutpie``
+   and put DIR on ``PYTHONPATH``; its compile time is reported apart from its sampling time).
+   Short runs; ESS from arviz. Target >= 10x.
 """
 
 import argparse
@@ -160,24 +162,42 @@ def bench_ess(X, rank, gibbs_draws, nuts_draws):
         ess = az.ess(ds)
         return {k: float(ess[k]) / seconds for k in ds.data_vars}
 
+    runs = {}
     with model:
         t = time.perf_counter()
         g = pm.sample(draws=gibbs_draws, tune=gibbs_draws, chains=1, step=GibbsNMF(),
                       random_seed=1, progressbar=False, compute_convergence_checks=False)
-        tg = time.perf_counter() - t
+        runs["Gibbs"] = (g, time.perf_counter() - t, 2 * gibbs_draws)
         t = time.perf_counter()
         n = pm.sample(draws=nuts_draws, tune=nuts_draws, chains=1, nuts_sampler="pymc",
                       random_seed=1, progressbar=False, compute_convergence_checks=False)
-        tn = time.perf_counter() - t
-    eg, en = ess_per_s(g, tg), ess_per_s(n, tn)
-    print(f"\nGibbs vs NUTS on GDSC, K={rank} (1 chain; wall time includes tuning and "
-          "compilation)")
-    print(f"  Gibbs: {2 * gibbs_draws} iterations in {tg:.1f} s;  NUTS: {2 * nuts_draws} in "
-          f"{tn:.1f} s")
-    print(f"  {'quantity':12s} {'Gibbs ESS/s':>12s} {'NUTS ESS/s':>12s} {'ratio':>8s}")
-    for k in eg:
-        ratio = eg[k] / en[k] if en[k] > 0 else float("inf")
-        print(f"  {k:12s} {eg[k]:12.2f} {en[k]:12.3f} {ratio:8.1f}x")
+        runs["NUTS (PyMC)"] = (n, time.perf_counter() - t, 2 * nuts_draws)
+    try:
+        import nutpie
+    except ImportError:
+        print("\n(nutpie is not importable: skipped)")
+    else:
+        t = time.perf_counter()
+        compiled = nutpie.compile_pymc_model(model)
+        t_compile = time.perf_counter() - t
+        t = time.perf_counter()
+        tr = nutpie.sample(compiled, draws=nuts_draws, tune=nuts_draws, chains=1, seed=1,
+                           progress_bar=False)
+        runs["nutpie"] = (tr, time.perf_counter() - t, 2 * nuts_draws)
+        print(f"\nnutpie {nutpie.__version__}: compile {t_compile:.1f} s (not counted below)")
+    eg = ess_per_s(g, runs["Gibbs"][1])
+    print(f"\nGibbs vs NUTS on GDSC, K={rank} (1 chain; wall time includes tuning; PyMC's "
+          "includes its compilation)")
+    for name, (_, sec, iters) in runs.items():
+        print(f"  {name}: {iters} iterations in {sec:.1f} s")
+    for name, (dt, sec, _) in runs.items():
+        if name == "Gibbs":
+            continue
+        en = ess_per_s(dt, sec)
+        print(f"  {'quantity':12s} {'Gibbs ESS/s':>12s} {name + ' ESS/s':>18s} {'ratio':>8s}")
+        for k in eg:
+            ratio = eg[k] / en[k] if en[k] > 0 else float("inf")
+            print(f"  {k:12s} {eg[k]:12.2f} {en[k]:18.3f} {ratio:8.1f}x")
     print("  target: Gibbs >= 10x NUTS")
 
 

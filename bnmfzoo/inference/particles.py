@@ -350,7 +350,9 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         Q-Transform options (see :func:`bnmfzoo.inference.qtransform.apply_q_transform`).
     max_iter, tol, solver
         NMF solver settings (scikit-learn ``cd``; masked multiplicative updates when entries are
-        missing).
+        missing; ``solver="hals"``: EM coordinate descent on the observed entries, which does
+        not stall on Q-Transform padding, see
+        :func:`bnmfzoo.inference._particle_init.masked_hals`).
     weights : {"stein", "uniform"}, default "stein"
         Stein-optimal weights (Algorithm 5) or uniform ones.
     kernel, qp_solver

@@ -8,13 +8,18 @@ final mixture means under the weighted angular distance at a few angles) and wal
 
 Reduced sizes (defaults; the paper: 10 reps, 50 Lin restarts (Gaussian RRT), 5000 ONVI
 candidates or 10,000 failed extensions, 10,000 Gibbs/HMC draws): --reps 1, --restarts 10,
---attempts 150 RRT extensions, --draws 300 Gibbs draws, NVI 5 sweeps. NUTS+ONVI only with
---nuts (PyMC NUTS on 4096 x 400 at the empirical noise takes hours on 2 cores).
+--attempts 150 RRT extensions (--attempts 0: the paper's stopping rules only), --draws 300
+Gibbs draws, NVI 5 sweeps. NUTS+ONVI only with --nuts (PyMC NUTS on 4096 x 400 at the
+empirical noise takes hours on 2 cores). --lam sets the exponential prior rate(s) (the paper
+gives none; several values give one uniform/Gaussian setting each). Times are CPU seconds of
+this process (time.process_time; single-threaded BLAS) with wall seconds beside them. Rows are
+appended to --json as they finish.
 
 Usage: .venv/bin/python benchmarks/bench_rrt_elbo.py [--datasets faces aml] [--reps 1] ...
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -83,62 +88,99 @@ def nuts_draws(model, init, n_draws, seed):
     return dt["posterior"]["A"].values[0], dt["posterior"]["W"].values[0]
 
 
+COVER_EPS = [1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 90.0]  # degrees
+SHOWN = [2, 4, 6, 8]  # 0.01, 0.1, 1 and 10 degrees in the printed table
+
+
 def coverage(As, Ws):
-    """Covering numbers of the mixture means under WAD at 0.01, 0.1, 1 and 10 degrees."""
+    """Covering numbers of the mixture means under WAD on the COVER_EPS grid (degrees)."""
     if len(As) < 2:
-        return [1, 1, 1, 1]
-    return [int(c) for c in covering_number(list(As), [0.01, 0.1, 1.0, 10.0], distance="wad",
-                                            Ws=list(Ws))]
+        return [1] * len(COVER_EPS)
+    return [int(c) for c in covering_number(list(As), COVER_EPS, distance="wad", Ws=list(Ws))]
 
 
-def run_setting(X, R, setting, seed, args):
-    """All methods on one (data, likelihood) setting; returns {method: (elbo, M, seconds, cov)}."""
+def persistence_plot(path, reps, methods, title):
+    """Covering number of the final mixture means against the WAD radius (paper Figs. 5-10)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for m in methods:
+        curves = np.array([r[m][3] for r in reps], dtype=float)
+        line = ax.step(COVER_EPS, np.median(curves, axis=0), where="post", label=m)[0]
+        if len(reps) > 1:
+            ax.fill_between(COVER_EPS, curves.min(axis=0), curves.max(axis=0), step="post",
+                            color=line.get_color(), alpha=0.2)
+    ax.set_xscale("log")
+    ax.set_xlabel("WAD radius (degrees)")
+    ax.set_ylabel("covering number")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_setting(X, R, setting, seed, args, lam=1.0):
+    """All methods on one (data, likelihood) setting.
+
+    Returns {method: (elbo, M, cpu seconds, cov, wall seconds)}.
+    """
     s_restart, s_gibbs, s_rrt, s_jit = spawn_seeds(seed, 4)
-    t = time.perf_counter()
+    t = time.process_time()
     restarts = lin_pg_restarts(X, R, args.restarts, random_seed=s_restart)
-    t_restart = time.perf_counter() - t
+    t_restart = time.process_time() - t
     A0, W0 = restarts[0]
     out = {}
     if setting.startswith("gauss"):
         mult = 10.0 if setting == "gauss10" else 1.0
         sigma = float(np.sqrt(mult * np.mean((X - A0 @ W0) ** 2)))
-        model = exponential_gaussian(X, R, sigma=sigma, lambda_=1.0)
+        model = exponential_gaussian(X, R, sigma=sigma, lambda_=lam)
         target = LogJoint.from_model(model)
         inits4, inits10 = restarts[:4], (restarts * 10)[:10]
     else:
         eps = max(max_abs_residual(X, A, W) for A, W in restarts) * (1 + 1e-9)
-        model = uniform_noise(X, R, epsilon=eps, lambda_=1.0)
+        model = uniform_noise(X, R, epsilon=eps, lambda_=lam)
         target = LogJoint.from_model(model)
         rng = np.random.default_rng(s_jit)
         Ar, Wr = target.rescale(A0, W0)  # prior-optimal scale, as every other method gets
         jit = [(Ar * (1 + 1e-9 * rng.standard_normal(Ar.shape)), Wr) for _ in range(10)]
         inits4, inits10 = jit[:4], jit
 
-    def record(name, onvi, seconds):
+    def record(name, onvi, t_cpu, t_wall):
         D, N = X.shape
         As = onvi.means[:, : D * R].reshape(-1, D, R)
         Ws = onvi.means[:, D * R :].reshape(-1, R, N)
-        out[name] = (onvi.elbo(), onvi.n_components, seconds, coverage(As, Ws))
+        out[name] = (onvi.elbo(), onvi.n_components, time.process_time() - t_cpu,
+                     coverage(As, Ws), time.perf_counter() - t_wall)
 
     for name, inits in (("NVI-4", inits4), ("NVI-10", inits10)):
-        t = time.perf_counter()
-        record(name, fit_nvi(target, inits, max_iter=args.nvi_sweeps), time.perf_counter() - t)
+        t, tw = time.process_time(), time.perf_counter()
+        record(name, fit_nvi(target, inits, max_iter=args.nvi_sweeps), t, tw)
     if setting.startswith("gauss"):
-        t = time.perf_counter()
+        t, tw = time.process_time(), time.perf_counter()
         As, Ws = gibbs_draws(X, (A0, W0), float(model.bnmfzoo_spec.hyper["sigma"]), args.draws,
                              s_gibbs)
-        record("Gibbs", onvi_from_draws(target, As, Ws), time.perf_counter() - t)
+        record("Gibbs", onvi_from_draws(target, As, Ws), t, tw)
         if args.nuts:
-            t = time.perf_counter()
+            t, tw = time.process_time(), time.perf_counter()
             As, Ws = nuts_draws(model, (A0, W0), args.draws, s_gibbs)
-            record("HMC", onvi_from_draws(target, As, Ws), time.perf_counter() - t)
-    t = time.perf_counter()
-    dt = fit_rrt(model, restarts=restarts, max_attempts=args.attempts, random_seed=s_rrt,
-                 n_draws=10, progressbar=args.progressbar)
+            record("HMC", onvi_from_draws(target, As, Ws), t, tw)
+    t, tw = time.process_time(), time.perf_counter()
+    dt = fit_rrt(model, restarts=restarts, max_attempts=args.attempts or None,
+                 random_seed=s_rrt, n_draws=10, progressbar=args.progressbar)
     var = dt["variational"]
+    diag = dt["diagnostics"]
     out["RRT"] = (float(dt.attrs["elbo"]), int(dt.attrs["n_components"]),
-                  time.perf_counter() - t + t_restart,
-                  coverage(var["A_mean"].values, var["W_mean"].values))
+                  time.process_time() - t + t_restart,
+                  coverage(var["A_mean"].values, var["W_mean"].values),
+                  time.perf_counter() - tw)
+    out["_rrt_diag"] = {k: diag[k].item() for k in (
+        "n_attempts", "n_nodes_added", "n_processed", "n_accepted", "n_pruned",
+        "n_tree_restarts", "consecutive_failures")}
+    out["_rrt_diag"]["weights"] = [round(float(x), 4) for x in var["weight"].values]
     return out
 
 
@@ -156,6 +198,8 @@ def main(argv=None):
     p.add_argument("--nvi-sweeps", type=int, default=5)
     p.add_argument("--nuts", action="store_true")
     p.add_argument("--progressbar", action="store_true")
+    p.add_argument("--lam", type=float, nargs="+", default=[1.0])
+    p.add_argument("--json", default=None, help="append one JSON line per setting here")
     p.add_argument("--data-home", default=os.environ.get("BNMFZOO_DATA"))
     args = p.parse_args(argv)
     print(f"reduced run: reps={args.reps} restarts={args.restarts} rrt_attempts={args.attempts} "
@@ -167,26 +211,46 @@ def main(argv=None):
         except Exception as err:  # noqa: BLE001 - report and skip a missing data set
             print(f"{name}: skipped ({err})")
             continue
-        for setting in args.settings:
-            reps = [run_setting(X, R, setting, 1000 * r + 7, args) for r in range(args.reps)]
-            methods = list(reps[0])
+        for setting, lam in [(s, lam) for s in args.settings for lam in args.lam]:
+            reps = [run_setting(X, R, setting, 1000 * r + 7, args, lam)
+                    for r in range(args.reps)]
+            methods = [m for m in reps[0] if not m.startswith("_")]
             elbos = {m: np.mean([r[m][0] for r in reps]) for m in methods}
             paper = PAPER.get((name, setting), {})
             ref = 0.0
             if setting == "uniform":  # Table 3 reports deviations from a per-dataset mean
                 ref = np.mean([elbos[m] for m in ("NVI-4", "RRT") if m in elbos])
-            print(f"\n## {name} {X.shape} rank {R}, {setting}"
+            print(f"\n## {name} {X.shape} rank {R}, {setting}, lambda={lam:g}"
                   + (" (ELBO minus mean of NVI-4 and RRT, as Table 3)" if ref else ""))
-            print("| method | ELBO ours | ELBO paper | components | WAD cover @0.01/0.1/1/10 deg "
-                  "| seconds |")
-            print("|---|---|---|---|---|---|")
+            print("| method | ELBO ours | ELBO paper | absolute ELBO | components "
+                  "| WAD cover @0.01/0.1/1/10 deg | CPU s | wall s |")
+            print("|---|---|---|---|---|---|---|---|")
             for m in methods:
                 comps = np.mean([r[m][1] for r in reps])
                 secs = np.mean([r[m][2] for r in reps])
-                cov = reps[0][m][3]
+                wall = np.mean([r[m][4] for r in reps])
+                cov = [reps[0][m][3][i] for i in SHOWN]
                 pv = paper.get(m, np.nan)
-                print(f"| {m} | {elbos[m] - ref:.4g} | {pv:.4g} | {comps:.1f} | {cov} | "
-                      f"{secs:.1f} |")
+                print(f"| {m} | {elbos[m] - ref:.4g} | {pv:.4g} | {elbos[m]:.7g} | {comps:.1f} "
+                      f"| {cov} | {secs:.1f} | {wall:.1f} |")
+            print("RRT diagnostics:", [r["_rrt_diag"] for r in reps])
+            if args.json:
+                png = os.path.join(os.path.dirname(os.path.abspath(args.json)),
+                                   f"rrt_persistence_{name}_{setting}_lam{lam:g}.png")
+                persistence_plot(png, reps, methods, f"{name} {setting} lambda={lam:g} "
+                                 f"({args.reps} reps; band: min-max)")
+            if args.json:
+                row = {"dataset": name, "setting": setting, "lambda": lam, "reps": args.reps,
+                       "attempts": args.attempts, "restarts": args.restarts,
+                       "methods": {m: {"elbo": [r[m][0] for r in reps],
+                                       "components": [r[m][1] for r in reps],
+                                       "cpu_s": [r[m][2] for r in reps],
+                                       "wall_s": [r[m][4] for r in reps],
+                                       "cover": [r[m][3] for r in reps]} for m in methods},
+                       "rrt_diag": [r["_rrt_diag"] for r in reps], "paper": paper,
+                       "cover_eps_deg": COVER_EPS}
+                with open(args.json, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
             best = max(elbos, key=elbos.get)
             n_rrt = np.mean([r["RRT"][1] for r in reps])
             print(f"best ELBO: {best} (paper: RRT); RRT components {n_rrt:.1f}"

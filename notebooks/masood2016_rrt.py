@@ -60,7 +60,17 @@ N_GIBBS = 300 if SMALL else 3000
 # `laurberg(0.5)` is 6 x 6 of rank 3 with exactly two non-negative factorizations, 36.87
 # degrees apart; we add noise of standard deviation 1e-3 (the digest's value). The
 # uniform-noise model takes `epsilon` as the largest residual over 10 restarts of Lin's
-# projected-gradient NMF, so that every restart is feasible.
+# projected-gradient NMF, so that every restart is feasible; the restarts are the tree's base
+# nodes (paper §4.3) and land in either mode.
+#
+# The exponential prior's rate is not given in the paper. Its Table 3 shows that, under the
+# uniform likelihood, the quality term `E_q[log p]` hardly differs between feasible
+# factorizations: the ELBO gaps between methods are those of the entropy term alone (Reuters:
+# RRT − HMC = 1.792 = ln 6 with 6 RRT components). We therefore take a weak prior
+# (`lambda_=1e-6`), so that every feasible factorization has (almost) the same quality and the
+# entropy term decides, as in the paper. With `lambda_=1` the prior differs by a fraction of a
+# nat between restarts and ONVI keeps only the restarts that beat the components it already
+# holds (on this matrix: both modes for two of three seeds of the restarts).
 
 # %%
 data = laurberg(0.5, sigma=1e-3, random_seed=0)
@@ -69,7 +79,7 @@ R = 3
 (A1, W1), (A2, W2) = data.solutions
 print(f"angle between the two exact solutions: {angle_distance(A1, A2):.2f} degrees")
 
-model_u = uniform_noise(X, R, random_seed=0)
+model_u = uniform_noise(X, R, lambda_=1e-6, random_seed=0)
 print(f"epsilon = {model_u.bnmfzoo_spec.hyper['epsilon']:.4g}")
 t0 = time.perf_counter()
 dt_rrt = fit_rrt(model_u, max_attempts=ATTEMPTS, n_draws=500, random_seed=0, progressbar=False)
@@ -93,14 +103,33 @@ print(f"tree nodes added beyond the {int(dt_rrt['diagnostics']['n_restarts'])} r
       f"{n_nodes}")
 
 # %% [markdown]
-# In the paper, the tree leaves its starting mode and the mixture ends up with components at
-# both exact solutions, sharing the weight (under a uniform likelihood they are equally good,
-# so the entropy term of the ELBO decides). Check the two lines above for this run: with
-# `epsilon` set from the restarts' residuals (about the noise level) the feasible region
-# around each solution is very thin, the tree's manifold steps rarely stay inside it, and the
-# components come from the Lin restarts — so whether both modes appear depends on where the
-# restarts land. This is a known gap between our reduced run and the paper's Fig. 3.
+# As in the paper's Fig. 3, the mixture holds several distinct factorizations and, since the
+# base nodes fall in both modes, components at both exact solutions, sharing the weight almost
+# equally (they are equally good under a uniform likelihood, so the entropy term of the ELBO
+# decides: k separated equal components add ln k). The tree itself adds few nodes or none
+# (line above): with `epsilon` at the noise level the feasible region around each solution is
+# thin, and steps from 0.01 on the oblique manifold do not cross the 36.87 degrees between the
+# modes.
 #
+# ### The paper's harder start: one exact solution, the tree alone
+#
+# The paper's Fig. 3 run starts the tree at a single analytical solution. With a wider box
+# (`epsilon=0.05`) the tree walks away from it, and ONVI accepts the nodes that are separated
+# from the components it holds (by about `sigma` per coordinate, the reference criterion):
+# components distinct from the initialisation, within a few degrees of it.
+
+# %%
+model_1 = uniform_noise(X, R, epsilon=0.05, lambda_=1e-6)
+dt_1 = fit_rrt(model_1, restarts=[(A1, W1)], max_attempts=300, n_draws=100, random_seed=0,
+               progressbar=False)
+A_1 = dt_1["variational"]["A_mean"].values
+print(f"{int(dt_1['diagnostics']['n_nodes_added'])} tree nodes, {len(A_1)} components; "
+      "angle of each component to the start (degrees):",
+      np.round([angle_distance(A, A1) for A in A_1], 2))
+print("covering number of the components at 0.1, 1, 3 degrees:",
+      covering_number(list(A_1), [0.1, 1.0, 3.0]))
+
+# %% [markdown]
 # The ELBO trace as ONVI processes candidates: it never decreases, because a candidate is
 # accepted only when it raises the ELBO by at least the threshold.
 
@@ -149,15 +178,19 @@ for name in ("RRT+ONVI draws", "Gibbs draws"):
 
 # %%
 both = all(any(row) for row in near)
-print(f"RRT+ONVI mixture holds both modes: {both}; C_eps of its draws at 30 degrees: "
-      f"{int(covering_number(A_rrt, [30.0])[0])}; of the Gibbs draws: "
-      f"{int(covering_number(A_gibbs, [30.0])[0])}")
+c_rrt = int(covering_number(A_rrt, [30.0])[0])
+c_gibbs = int(covering_number(A_gibbs, [1.0])[0])
+print(f"RRT+ONVI mixture holds both modes: {both}; C_eps of its draws at 30 degrees: {c_rrt}; "
+      f"of the Gibbs draws at 1 degree: {c_gibbs}")
+# the paper's claim, checked (the notebook test fails if it does not hold)
+assert both and c_rrt >= 2 and c_gibbs == 1
 
 # %% [markdown]
 # The Gibbs chain's covering number is 1 beyond a fraction of a degree: it never leaves the
-# mode it started in, as the paper reports for HMC. The paper's RRT+ONVI curve stays at 2
-# until `eps` reaches the 36.87 degrees between the exact solutions; ours does so only when
-# the mixture holds both modes (line above).
+# mode it started in (it spreads over a few tenths of a degree at this noise level), as the
+# paper reports for HMC. The RRT+ONVI curve stays at 2 or more
+# until `eps` reaches the 36.87 degrees between the exact solutions (Fig. 4: only RRT+ONVI
+# stays above 1).
 #
 # ## A continuum of solutions, Gaussian likelihood
 #

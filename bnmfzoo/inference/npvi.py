@@ -14,7 +14,8 @@ Three front ends share this arithmetic:
 * :class:`OnlineNPVI` (ONVI): candidates arrive one at a time (from RRT, Gibbs or NUTS). The
   candidate's variance and weight are optimised with every earlier component fixed and earlier
   weights scaled by ``1 - w``; it is accepted only if the ELBO rises by at least a threshold,
-  and then earlier components are pruned if dropping them costs less than the threshold.
+  and then earlier components are pruned if dropping them costs less than the pruning
+  threshold (Gershman et al.'s ``1e-4``).
 * :func:`fit_nvi`: Gershman's fixed-``M`` NVI (the NVI-4 / NVI-10 baselines): alternate L-BFGS-B
   updates of each mean (first-order objective) and of each variance (second-order objective).
 * :func:`onvi_from_draws`: MCMC draws fed through ONVI (Gibbs+ONVI, HMC/NUTS+ONVI).
@@ -286,6 +287,11 @@ def _sigmoid(u):
     return 1.0 / (1.0 + np.exp(-u))
 
 
+def _tie_tol(elbo):
+    """Rounding tolerance for comparing ELBO changes with a threshold (~64 ulps of the ELBO)."""
+    return 1e-12 * (1.0 + abs(elbo)) if np.isfinite(elbo) else 0.0
+
+
 # --------------------------------------------------------------------------------------------
 # online NVI
 # --------------------------------------------------------------------------------------------
@@ -312,6 +318,22 @@ class OnlineNPVI:
         to the NVI M=1 variance; default: the Gaussian-surrogate closed form with noise variance
         ``epsilon^2 / 3`` at the first candidate). For the Gaussian model the variance of every
         candidate is optimised unless this is given.
+    prune_threshold : float or "reference", optional
+        Minimum ELBO loss for keeping an old component after an acceptance. Default: the
+        acceptance threshold for a numeric ``threshold`` (Gershman et al.'s ``1e-4`` for both,
+        as the paper states for the Gaussian model) and ``1e-4`` when ``threshold`` is
+        ``"reference"``: the paper's "smarter" uniform-model criterion replaces the
+        *stopping* (acceptance) rule only. With the reference also used for pruning, a mixture
+        keeps two or more components only under exact ties of their quality (removing
+        component ``i`` of a separated mixture costs ``-log(1 - w_i)``, below the reference
+        gain ``log((M + 1) / M)`` whenever the newcomer is even slightly better).
+
+    Notes
+    -----
+    Comparisons with a threshold carry a numerical tolerance of ``1e-12 (1 + |ELBO|)``
+    (about ``64`` float64 ulps of the ELBO) in favour of accepting / keeping: two exactly
+    equal-quality separated components (e.g. column permutations of one solution) tie with
+    the reference gain, and rounding must not decide between them.
 
     Attributes
     ----------
@@ -324,7 +346,7 @@ class OnlineNPVI:
     n_processed, n_accepted, n_pruned : int
     """
 
-    def __init__(self, target, *, threshold=None, variance=None):
+    def __init__(self, target, *, threshold=None, variance=None, prune_threshold=None):
         self.target = target
         self.gaussian = target.likelihood == "gaussian"
         if threshold is None:
@@ -332,6 +354,13 @@ class OnlineNPVI:
         if not (threshold == "reference" or (np.isscalar(threshold) and threshold >= 0)):
             raise ValueError(f"threshold must be a number >= 0 or 'reference', got {threshold!r}")
         self.threshold = threshold
+        if prune_threshold is None:
+            prune_threshold = 1e-4 if threshold == "reference" else threshold
+        if not (prune_threshold == "reference" or (
+                np.isscalar(prune_threshold) and prune_threshold >= 0)):
+            raise ValueError("prune_threshold must be a number >= 0 or 'reference', got "
+                             f"{prune_threshold!r}")
+        self.prune_threshold = prune_threshold
         if variance is not None and not (np.isfinite(variance) and variance > 0):
             raise ValueError(f"variance must be finite and > 0, got {variance!r}")
         self.fixed_variance = variance
@@ -438,7 +467,7 @@ class OnlineNPVI:
         The candidate's weight (and, for the Gaussian model, variance) is optimised with the
         existing components fixed and their weights scaled by ``1 - w``. It is accepted if the
         ELBO rises by at least the threshold; then every older component (in ascending weight)
-        whose removal lowers the ELBO by less than the threshold is removed.
+        whose removal lowers the ELBO by less than ``prune_threshold`` is removed.
         """
         t = self.target
         A = np.asarray(A, dtype=float)
@@ -469,7 +498,8 @@ class OnlineNPVI:
         s2, w, val = self._optimise(d_new, f, trH, s2_init)
         gain = val - base
         tau = self._reference_gain(d_new, base) if self.threshold == "reference" else self.threshold
-        if not gain >= tau or w <= 0.0:
+        tol = _tie_tol(base)
+        if not gain >= tau - tol or w <= 0.0:
             self.elbo_trace.append(base)
             return False
         old_w = self.weights * (1.0 - w)
@@ -477,7 +507,7 @@ class OnlineNPVI:
         self.weights = np.append(old_w, w)
         self.n_accepted += 1
         self.accepted.append(self.n_processed - 1)
-        self._prune(tau)
+        self._prune(tau if self.prune_threshold == "reference" else self.prune_threshold)
         self.elbo_trace.append(self.elbo())
         return True
 
@@ -506,7 +536,7 @@ class OnlineNPVI:
             w = np.where(trial, self.weights, 0.0)
             w = w / w.sum()
             val = mixture_elbo(w, self.variances, self.expect, self.sqdist, self.P)
-            if current - val < tau:
+            if current - val < tau - _tie_tol(current):
                 alive = trial
                 current = val
                 self.n_pruned += 1
@@ -562,6 +592,7 @@ class OnlineNPVI:
                 "n_accepted": self.n_accepted,
                 "n_pruned": self.n_pruned,
                 "threshold": str(self.threshold),
+                "prune_threshold": str(self.prune_threshold),
             },
         )
 
@@ -691,7 +722,7 @@ def fit_nvi(target, inits, *, variance=None, tol=1e-4, max_iter=50, lbfgs_iter=5
 
 
 def onvi_from_draws(target, A_draws, W_draws, *, threshold=None, variance=None,
-                    progressbar=False):
+                    progressbar=False, prune_threshold=None):
     """Feed MCMC draws (Gibbs, HMC, NUTS) one by one through :class:`OnlineNPVI`.
 
     Each draw is rescaled first (:meth:`LogJoint.rescale`; AW is unchanged).
@@ -704,12 +735,15 @@ def onvi_from_draws(target, A_draws, W_draws, *, threshold=None, variance=None,
     threshold, variance
         As for :class:`OnlineNPVI`.
     progressbar : bool
+    prune_threshold : float or "reference", optional
+        As for :class:`OnlineNPVI`.
 
     Returns
     -------
     OnlineNPVI
     """
-    onvi = OnlineNPVI(target, threshold=threshold, variance=variance)
+    onvi = OnlineNPVI(target, threshold=threshold, variance=variance,
+                      prune_threshold=prune_threshold)
     for s in progress(range(len(A_draws)), desc="ONVI", progressbar=progressbar):
         onvi.propose(*target.rescale(A_draws[s], W_draws[s]))
     return onvi
@@ -811,7 +845,7 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
 
 
 def fit_onvi(model, draws, *, threshold=None, variance=None, n_draws=500, random_seed=None,
-             progressbar=True):
+             progressbar=True, prune_threshold=None):
     """Feed MCMC draws (Gibbs, NUTS, ...) through online NVI (the paper's Gibbs/HMC+ONVI).
 
     Parameters
@@ -828,6 +862,8 @@ def fit_onvi(model, draws, *, threshold=None, variance=None, n_draws=500, random
         Draws from the fitted mixture stored in ``posterior``.
     random_seed : int or numpy.random.Generator, optional
     progressbar : bool
+    prune_threshold : float or "reference", optional
+        See :class:`OnlineNPVI`.
 
     Returns
     -------
@@ -865,7 +901,7 @@ def fit_onvi(model, draws, *, threshold=None, variance=None, n_draws=500, random
         raise ValueError(f"draws must be A (S, {D}, {R}) and W (S, {R}, {N}); got "
                          f"{A_draws.shape} and {W_draws.shape}")
     onvi = onvi_from_draws(target, A_draws, W_draws, threshold=threshold, variance=variance,
-                           progressbar=progressbar)
+                           progressbar=progressbar, prune_threshold=prune_threshold)
     return mixture_datatree(onvi, spec.X, n_draws=n_draws, random_seed=random_seed,
                             method="onvi", model_name=spec.family,
                             attrs={"likelihood": target.likelihood})

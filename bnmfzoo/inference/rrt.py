@@ -72,6 +72,7 @@ def fit_rrt(
     min_angle=0.01,
     min_angle_increment=0.5,
     threshold=None,
+    prune_threshold=None,
     variance=None,
     polish_iter=10,
     n_draws=500,
@@ -107,13 +108,16 @@ def fit_rrt(
     threshold : float or "reference", optional
         ONVI acceptance threshold (default 1e-4 Gaussian, "reference" uniform; see
         :class:`~bnmfzoo.inference.npvi.OnlineNPVI`).
+    prune_threshold : float or "reference", optional
+        Minimum ELBO loss for keeping an old ONVI component (default: ``1e-4``, see
+        :class:`~bnmfzoo.inference.npvi.OnlineNPVI`).
     variance : float, optional
         Fixed component variance (uniform default: Gaussian-surrogate NVI M=1 value).
     polish_iter : int
-        Sweeps of NVI (M = 1) that optimise the first restart (Gaussian: under the
-        second-order ELBO, the paper's "one is optimized under Eq. 3"; uniform: its mean inside
-        the feasible box at the fixed variance) before it becomes the first ONVI component and
-        a tree node; 0 skips it.
+        Gaussian model: sweeps of NVI (M = 1) that optimise the first restart under the
+        second-order ELBO (the paper's "one is optimized under Eq. 3") before it becomes the
+        first ONVI component and a tree node; 0 skips it. Ignored for the uniform model, where
+        the paper uses NVI (M = 1) only for the fixed variance (see ``variance``).
     n_draws : int
         Draws from the fitted mixture stored in ``posterior`` (negative entries set to 0).
     random_seed : int or numpy.random.Generator, optional
@@ -194,7 +198,8 @@ def fit_rrt(
         X_full = np.where(spec.mask, X_full, A0 @ W0)
     A_svd, W_svd = ob.svd_basis(X_full, R)
 
-    onvi = OnlineNPVI(target, threshold=threshold, variance=variance)
+    onvi = OnlineNPVI(target, threshold=threshold, variance=variance,
+                      prune_threshold=prune_threshold)
     if variance is None and not gaussian:
         # NVI (M=1) under the Gaussian surrogate at the first restart (digest §15.6)
         A0, W0 = target.rescale(*restarts[0])
@@ -219,11 +224,12 @@ def fit_rrt(
         if base:
             base_idx.append(len(tree_Q) - 1)
 
-    if polish_iter > 0:
+    if polish_iter > 0 and gaussian:
         # Gaussian: the paper optimises one Lin solution under Eq. 3 (NVI with M = 1: mean by
-        # L-BFGS-B, variance in closed form) as the initial ONVI component. Uniform: the paper
-        # runs NVI (M = 1) for the variance; we also keep its mean (optimised inside the
-        # feasible box, variance fixed). The result also joins the tree.
+        # L-BFGS-B, variance in closed form) as the initial ONVI component; it also joins the
+        # tree. Uniform: the paper takes only the *variance* of NVI (M = 1) (set above); its
+        # mean is not a component. Keeping it (as an earlier version did) put a component
+        # ~90 nats of prior above every restart on ALL/AML, so ONVI rejected everything else.
         nvi1 = fit_nvi(target, [target.rescale(*restarts[0])], max_iter=polish_iter,
                        variance=onvi.fixed_variance)
         restarts = [target.unvec(nvi1.means[0])] + restarts

@@ -233,3 +233,26 @@ def test_fit_nuts_and_advi_baselines(model):
     assert da["posterior"].sizes["draw"] == 50 and da.attrs["method"] == "advi"
     assert da["variational"]["loss"].size == 400
     assert np.isfinite(da["diagnostics"]["checkpoint_stein_discrepancy"].values).all()
+
+
+@pytest.mark.parametrize("simplex", [True, False])
+def test_projection_of_a_dead_component_keeps_the_product(simplex):
+    # scikit-learn's cd solver can return a zero row of W beside a huge column of A (seen on
+    # swimmer: column sum 6e20); flooring W first turned it into a 6e8 term of A @ W
+    from bnmfzoo.inference.particles import NMFModelInfo
+
+    rng = np.random.default_rng(0)
+    A = rng.random((6, 3))
+    W = rng.random((3, 5))
+    A[:, 2] *= 1e20
+    W[2] = 0.0
+    X = A @ W
+    info = NMFModelInfo(None, {}, X, np.ones_like(X, bool), 3, simplex, "custom")
+    Ap, Wp = info.project(A, W)
+    assert (Ap > 0).all() and (Wp > 0).all()
+    np.testing.assert_allclose(Ap @ Wp, X, rtol=1e-9)
+    if simplex:
+        np.testing.assert_allclose(Ap.sum(axis=0), 1.0)
+    # stacks of particles too
+    As, Ws = info.project(np.stack([A, A]), np.stack([W, W]))
+    np.testing.assert_allclose(As[1] @ Ws[1], X, rtol=1e-9)

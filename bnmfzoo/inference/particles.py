@@ -65,9 +65,22 @@ class NMFModelInfo:
         return not self.mask.all()
 
     def project(self, A, W):
-        """Map factor(s) onto the model's support (simplex columns, positive entries)."""
-        A = np.maximum(np.asarray(A, dtype=float), _FLOOR)
-        W = np.maximum(np.asarray(W, dtype=float), _FLOOR)
+        """Map factor(s) onto the model's support (simplex columns, positive entries).
+
+        Entries are floored at ``1e-12`` after the columns of ``A`` are rescaled, so the floor
+        is relative to a unit-sum basis. A dead component (a row of ``W`` or a column of ``A``
+        that is all zero, beside a partner of any size, as scikit-learn's ``cd`` solver can
+        return) contributes nothing to ``A @ W``; both its sides are zeroed before flooring so
+        that the floor cannot turn it into a large spurious term.
+        """
+        A = np.maximum(np.asarray(A, dtype=float), 0.0)
+        W = np.maximum(np.asarray(W, dtype=float), 0.0)
+        dead = (A.max(axis=-2) <= _FLOOR) | (W.max(axis=-1) <= _FLOOR)  # (..., R)
+        A = np.where(dead[..., None, :], 0.0, A)
+        W = np.where(dead[..., :, None], 0.0, W)
+        if self.simplex_columns:
+            A, W = project_columns_to_simplex(A, W)
+        A, W = np.maximum(A, _FLOOR), np.maximum(W, _FLOOR)
         if self.simplex_columns:
             A, W = project_columns_to_simplex(A, W)
         return A, W

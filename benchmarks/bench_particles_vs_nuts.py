@@ -37,20 +37,13 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _env import RESULTS  # noqa: E402  (threads and data folder before numpy)
 
-from pathlib import Path  # noqa: E402
-
+# isort: split
 import numpy as np  # noqa: E402
-
-_HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(_HERE))
-_SHARED = _HERE.parents[1] / "shared" / "data"
-if _SHARED.is_dir():
-    os.environ.setdefault("BNMFZOO_DATA", str(_SHARED))
-RESULTS = _HERE / "results"
 
 
 def _faces(size, n_faces):

@@ -94,7 +94,9 @@ class ObservedEntries:
         """``sum(x^2)`` over the observed entries."""
         return float(self.values @ self.values)
 
+    @cached_property
     def _dense(self):
+        """``(X with 0 where missing, observed mask)`` as dense D x N arrays (built once)."""
         D, N = self.shape
         observed = np.zeros((D, N), dtype=bool)
         observed[self.rows, self.cols] = True
@@ -105,13 +107,13 @@ class ObservedEntries:
     @cached_property
     def row_patterns(self):
         """:class:`~bnmfzoo.inference._gaussian_gram.MissingPatterns` of the rows."""
-        X, observed = self._dense()
+        X, observed = self._dense
         return missing_patterns(X, observed)
 
     @cached_property
     def col_patterns(self):
         """:class:`~bnmfzoo.inference._gaussian_gram.MissingPatterns` of the columns."""
-        X, observed = self._dense()
+        X, observed = self._dense
         return missing_patterns(X.T, observed.T)
 
     @cached_property
@@ -119,7 +121,7 @@ class ObservedEntries:
         D, N = self.shape
         if D * N > MAX_DENSE_ENTRIES:
             return None
-        observed = self._dense()[1]
+        observed = self._dense[1]
         rows = np.unique(np.packbits(observed, axis=1), axis=0).shape[0]
         cols = np.unique(np.packbits(observed.T, axis=1), axis=0).shape[0]
         return rows, cols
@@ -268,19 +270,25 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng):
 
 
 @numba.njit(cache=True)
+def _csc_half_sweep(U, V, col_ptr, csc_rows, csc_perm, resid, tau, lam, rng):
+    """:func:`_factor_half_sweep` over the columns (``resid`` in CSR order, permuted and back)."""
+    n = resid.size
+    resid_csc = np.empty(n)
+    for e in range(n):
+        resid_csc[e] = resid[csc_perm[e]]
+    _factor_half_sweep(U, V, col_ptr, csc_rows, resid_csc, tau, lam, rng)
+    for e in range(n):
+        resid[csc_perm[e]] = resid_csc[e]
+
+
+@numba.njit(cache=True)
 def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csc_perm, tau, lam_A, lam_W,
                  rng, do_A, do_W):
     """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep."""
     if do_A:
         _factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)
     if do_W:
-        n = resid.size
-        resid_csc = np.empty(n)
-        for e in range(n):
-            resid_csc[e] = resid[csc_perm[e]]
-        _factor_half_sweep(Wt, A, col_ptr, csc_rows, resid_csc, tau, lam_W, rng)
-        for e in range(n):
-            resid[csc_perm[e]] = resid_csc[e]
+        _csc_half_sweep(Wt, A, col_ptr, csc_rows, csc_perm, resid, tau, lam_W, rng)
 
 
 @numba.njit(cache=True)
@@ -294,13 +302,7 @@ def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_pe
         _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng)
     if do_G:
         partner = F @ S  # D x L: coefficient of G[j, l] in x_ij
-        n = resid.size
-        resid_csc = np.empty(n)
-        for e in range(n):
-            resid_csc[e] = resid[csc_perm[e]]
-        _factor_half_sweep(G, partner, col_ptr, csc_rows, resid_csc, tau, lam_G, rng)
-        for e in range(n):
-            resid[csc_perm[e]] = resid_csc[e]
+        _csc_half_sweep(G, partner, col_ptr, csc_rows, csc_perm, resid, tau, lam_G, rng)
 
 
 # ----------------------------------------------------------------------------- states
@@ -370,9 +372,14 @@ class NMTFState:
     lambda_G: np.ndarray | None
     resid: np.ndarray
 
+    @property
+    def sse(self):
+        """Squared error ``sum((x - F S G^T)^2)`` over the observed entries."""
+        return float(self.resid @ self.resid)
+
     def train_mse(self):
         """Mean squared residual over the observed entries."""
-        return float(np.mean(self.resid**2))
+        return self.sse / self.resid.size
 
 
 def _f64(a):
@@ -419,8 +426,7 @@ def _update_tau(state, obs, hyper, rng):
         state.tau = 1.0 / float(sigma) ** 2
         return
     shape = hyper["alpha_tau"] + 0.5 * obs.n_observed
-    sse = state.sse if isinstance(state, NMFState) else float(state.resid @ state.resid)
-    rate = hyper["beta_tau"] + 0.5 * sse
+    rate = hyper["beta_tau"] + 0.5 * state.sse
     state.tau = float(_gamma(shape, rate, rng))
 
 

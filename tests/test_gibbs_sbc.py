@@ -155,13 +155,18 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, n_draws=40, thin=3, kernel="au
 # (min p 3.1e-4 < 0.01 / 15; the residual path, whose chain differs only by rounding, gives
 # 5.7e-3 there), and passes at seeds 17, 18, 19 (0.031, 0.030, 0.24) and in the 1000-simulation
 # slow test (0.17). It runs with seed 17; seed 12 stays with the residual path.
+# NMTF with ARD thins by 10: the smallest ARD rate of F has an integrated autocorrelation time
+# of 12.6 sweeps (median over 20 chains of 3000 sweeps from prior draws; tau: 2.9), so draws
+# 3 sweeps apart are strongly correlated and inflate the KS statistic (seed 14: min p 1.7e-4
+# for lambda_F at thinning 3, 0.016 at thinning 10).
 @pytest.mark.parametrize(
-    "kind, ard, seed, kernel",
-    [("nmf", False, 11, "gram"), ("nmf", True, 17, "gram"), ("nmf", False, 15, "residual"),
-     ("nmf", True, 12, "residual"), ("nmtf", False, 13, "auto"), ("nmtf", True, 14, "auto")],
+    "kind, ard, seed, kernel, thin",
+    [("nmf", False, 11, "gram", 3), ("nmf", True, 17, "gram", 3), ("nmf", False, 15, "residual", 3),
+     ("nmf", True, 12, "residual", 3), ("nmtf", False, 13, "auto", 3),
+     ("nmtf", True, 14, "auto", 10)],
 )
-def test_sbc_gibbs(kind, ard, seed, kernel):
-    simulate, infer = make_sbc(kind, ard=ard, kernel=kernel)
+def test_sbc_gibbs(kind, ard, seed, kernel, thin):
+    simulate, infer = make_sbc(kind, ard=ard, kernel=kernel, thin=thin)
     result = sbc(simulate, infer, n_sims=100, random_seed=seed, progressbar=False)
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
 

@@ -31,6 +31,7 @@ from bnmfzoo.inference._gaussian_gram import (
     _conditional,
     choose_half_sweep,
     gram_half_sweep,
+    gram_sweep,
     missing_patterns,
 )
 
@@ -441,6 +442,10 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
         _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
                      obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, do_A, do_W)
         state._residual_updated()
+        return
+    if gram_A and gram_W:  # likewise
+        state._gram_updated(gram_sweep(state.A, state.Wt, obs.row_patterns, obs.col_patterns, tau,
+                                       lam_A, lam_W, rng))
         return
     for role, gram, do in (("A", gram_A, do_A), ("W", gram_W, do_W)):
         if not do:

@@ -23,7 +23,8 @@ import numpy as np
 
 from bnmfzoo.inference.truncnorm import truncnorm_excess
 
-__all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_half_sweep"]
+__all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_half_sweep",
+           "gram_sweep"]
 
 #: dense masks above this many entries are not built (the residual path is used)
 MAX_DENSE_ENTRIES = 20_000_000
@@ -59,6 +60,11 @@ class MissingPatterns:
     varying: np.ndarray
     always: np.ndarray
     xm: np.ndarray
+
+    @property
+    def arrays(self):
+        """``(masks, varying, always, pattern_of, xm)``, the kernels' arguments."""
+        return self.masks, self.varying, self.always, self.pattern_of, self.xm
 
     @property
     def n_patterns(self):
@@ -122,14 +128,14 @@ def _pattern_grams(V, masks, varying, always):
             for e in range(varying.size):
                 prod[t, e] = Vv[k, e] * Vv[m, e]
             t += 1
-    tri = prod @ np.ascontiguousarray(masks.T)  # (R(R+1)/2, P): the entries that differ
+    tri = prod @ masks.T  # (R(R+1)/2, P), the entries that differ (BLAS reads masks.T in place)
     common = np.zeros((R, R))
     if always.size:
         Va = np.empty((R, always.size))
         for k in range(R):
             for e in range(always.size):
                 Va[k, e] = V[k, always[e]]
-        common = Va @ np.ascontiguousarray(Va.T)
+        common = Va @ Va.T
     G = np.empty((n_patterns, R, R))
     for p in range(n_patterns):
         t = 0
@@ -228,8 +234,15 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
 def _gram_half(U, V, masks, varying, always, pattern_of, xm, tau, lam, rng):
     """One numba call per half-sweep (passing a Generator into numba has a fixed cost)."""
     G = _pattern_grams(V, masks, varying, always)
-    C = xm @ np.ascontiguousarray(V.T)
+    C = xm @ V.T  # BLAS reads the transposed layout directly
     return _gram_rows(U, C, G, pattern_of, tau, lam, rng)
+
+
+@numba.njit(cache=True)
+def _gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
+    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as 5-tuples."""
+    _gram_half(A, np.ascontiguousarray(Wt.T), *row_patterns, tau, lam_A, rng)
+    return _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
 
 
 def gram_half_sweep(U, V, patterns, tau, lam, rng):
@@ -254,6 +267,15 @@ def gram_half_sweep(U, V, patterns, tau, lam, rng):
         ``sum_obs (x - U V)^2 - sum_obs x^2`` for the updated ``U`` (add ``sum(x^2)`` for the
         squared error).
     """
-    return _gram_half(U, np.ascontiguousarray(V, dtype=float), patterns.masks,
-                      patterns.varying, patterns.always, patterns.pattern_of, patterns.xm,
-                      float(tau), lam, rng)
+    return _gram_half(U, np.ascontiguousarray(V, dtype=float), *patterns.arrays, float(tau), lam,
+                      rng)
+
+
+def gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
+    """:func:`gram_half_sweep` of ``A`` (n x R) then of ``Wt`` (m x R), in one numba call.
+
+    Returns the squared error minus ``sum(x^2)`` after both halves (see
+    :func:`gram_half_sweep`). Saves the fixed cost of passing the generator into numba twice.
+    """
+    return _gram_sweep(A, Wt, row_patterns.arrays, col_patterns.arrays, float(tau), lam_A, lam_W,
+                       rng)

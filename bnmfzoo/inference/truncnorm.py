@@ -1,15 +1,15 @@
 """Normal distributions truncated to ``[0, inf)``: exact vectorized draws and stable moments.
 
-Draws use the exact rejection samplers of Robert (1995): with ``a = -mu / sigma`` the standard
-lower bound, a normal proposal when ``a < 0`` (acceptance >= 1/2) and an exponential proposal
-with the optimal rate ``(a + sqrt(a^2 + 4)) / 2`` when ``a >= 0`` (acceptance >= 0.76, tending
-to 1 in the tail). In the tail the draw is returned as ``sigma * excess`` (the excess over the
-bound drawn directly), so it is positive and accurate even 50 or 10^6 standard deviations
-below zero. The numba kernels take the caller's ``numpy.random.Generator`` (numba shares and
-advances its state, and uses its fast ziggurat normal/exponential draws; numba's legacy
-``np.random`` draws were measured ~20x slower), so results are reproducible from the generator
-PyMC hands a step method. Passing a Generator into numba costs tens of microseconds per call, so
-callers make one call per sweep.
+Draws use exact rejection samplers: with ``a = -mu / sigma`` the standard lower bound, a normal
+proposal when ``a < 0`` (acceptance >= 1/2), a half-normal proposal for small ``a >= 0``, and
+beyond it the exponential proposal of Robert (1995) with the optimal rate
+``(a + sqrt(a^2 + 4)) / 2`` (acceptance >= 0.76, tending to 1 in the tail). The draw is
+returned as ``sigma * excess`` (the excess over the bound drawn directly), so it is positive and
+accurate even 50 or 10^6 standard deviations below zero. The numba kernels take the caller's
+``numpy.random.Generator`` (numba shares and advances its state, and uses its fast ziggurat
+normal/exponential draws; numba's legacy ``np.random`` draws were measured ~20x slower), so
+results are reproducible from the generator PyMC hands a step method. Passing a Generator into
+numba costs tens of microseconds per call, so callers make one call per sweep.
 
 Moments (for variational Bayes) use the inverse Mills ratio, and a continued fraction for
 ``a >= 8`` (where the exponential limit mean ``sigma/a`` and variance ``(sigma/a)^2`` of
@@ -32,20 +32,33 @@ __all__ = [
 
 #: above this standardized bound the entropy uses the excess-moment form
 TAIL_SWITCH = 30.0
+#: below this standardized bound (and >= 0) draws use the half-normal proposal
+HALF_NORMAL_MAX = 0.3
 _SQRT_HALF = math.sqrt(0.5)
 
 
 @numba.njit(cache=True, inline="always")
 def truncnorm_excess(a, rng):
-    """Draw ``Z - a`` for ``Z ~ N(0, 1)`` truncated to ``[a, inf)`` (Robert 1995), numba kernel.
+    """Draw ``Z - a`` for ``Z ~ N(0, 1)`` truncated to ``[a, inf)``, numba kernel.
 
-    The excess over the bound is what both proposals produce directly, so the result is exact
-    and non-negative for any ``a`` (a draw of ``N(mu, sigma^2)`` on ``[0, inf)`` is
-    ``sigma * truncnorm_excess(-mu / sigma)``).
+    Three exact rejection samplers, each the cheapest in its range of ``a``: a normal proposal
+    for ``a < 0`` (acceptance ``Phi(-a) >= 1/2``), a half-normal ``|Z|`` proposal for
+    ``0 <= a < HALF_NORMAL_MAX`` (acceptance ``2 Phi(-a) >= 0.76``), and beyond it Robert's
+    (1995) exponential proposal with the optimal rate ``(a + sqrt(a^2 + 4)) / 2``, accepted when
+    a second standard exponential ``E`` exceeds ``d^2 / 2`` (``P(E >= x) = exp(-x)``: the same
+    test as ``U <= exp(-d^2/2)`` without the exponential function). The excess over the bound is
+    what every proposal produces directly, so the result is exact and non-negative for any
+    ``a`` (a draw of ``N(mu, sigma^2)`` on ``[0, inf)`` is ``sigma * truncnorm_excess(-mu /
+    sigma)``).
     """
     if a < 0.0:
         while True:
             z = rng.standard_normal()
+            if z >= a:
+                return z - a
+    if a < HALF_NORMAL_MAX:
+        while True:
+            z = abs(rng.standard_normal())
             if z >= a:
                 return z - a
     alpha = 0.5 * (a + math.sqrt(a * a + 4.0))
@@ -53,7 +66,7 @@ def truncnorm_excess(a, rng):
     while True:
         excess = rng.standard_exponential() * inv_alpha
         d = a + excess - alpha
-        if rng.random() <= math.exp(-0.5 * d * d):
+        if rng.standard_exponential() >= 0.5 * d * d:
             return excess
 
 

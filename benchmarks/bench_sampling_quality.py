@@ -1,6 +1,6 @@
 """Reduced sampling-quality case study (Masood, Pan & Doshi-Velez 2016) for `make bench`.
 
-Reduced sizes (stated in the output): 3 reps, 2000 Gibbs/NUTS draws, 1000 One/All-Modes
+Reduced sizes (stated in the output): 3 reps, 2000 Gibbs/HMC draws, 1000 One/All-Modes
 samples, 300 restarts (small data) / 100 (large), coverage on the first 500 samples. The full
 protocol is ``python -m benchmarks.sampling_quality.run`` (10 reps x 10,000).
 """

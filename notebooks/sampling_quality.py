@@ -17,14 +17,14 @@
 # Masood, Pan & Doshi-Velez (2016) ask whether MCMC on Bayesian NMF explores more than one
 # mode. On Laurberg's 6 x 6 matrix with `a = 0.5` there are exactly two exact factorizations,
 # 36.87 degrees apart. We compare reference sets (*One Mode*: perturb-and-refactor around one
-# solution; *All Modes*: around a randomly chosen one), a Gibbs chain, NUTS, and random
+# solution; *All Modes*: around a randomly chosen one), a Gibbs chain, the paper's HMC, and random
 # restarts (raw and filtered by fit), with the paper's metrics: log-likelihood, IAT, maximum
 # and mean pairwise distance (max angle, min-matching l1) and covering curves.
 #
 # Then we run RRT exploration with online nonparametric VI (Masood & Doshi-Velez 2016) on a
 # uniform-noise model, which keeps several distinct factorizations with honest weights.
 #
-# Set `BNMFZOO_NOTEBOOK_SMALL=1` for a quick run (fewer samples, no NUTS).
+# Set `BNMFZOO_NOTEBOOK_SMALL=1` for a quick run (fewer samples, no HMC).
 
 # %%
 import os

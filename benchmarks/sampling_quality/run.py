@@ -118,7 +118,7 @@ def main(argv=None):
     p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     p.add_argument("--reps", type=int, default=10)
-    p.add_argument("--draws", type=int, default=10_000, help="Gibbs / NUTS draws")
+    p.add_argument("--draws", type=int, default=10_000, help="Gibbs / HMC draws")
     p.add_argument("--baseline", type=int, default=None, help="One/All-Modes samples")
     p.add_argument("--restarts", type=int, default=None, help="random restarts")
     p.add_argument("--cover", type=int, default=1000, help="first samples used for coverage")

@@ -89,7 +89,7 @@ def print_curves(results, n_eps=100):
 
 
 def check_conclusions(results):
-    """The paper's conclusions, checked on every two-mode data set that ran; returns dict."""
+    """The paper's conclusions, checked on the two-mode data sets that ran; returns dict."""
     out = {}
     for name, reps in results.items():
         if not name.startswith("two"):
@@ -101,9 +101,14 @@ def check_conclusions(results):
             checks["gibbs stays in one mode"] = mean("gibbs", "max_angle") < 1.0
         if "hmc" in mt[0]:
             checks["hmc stays in one mode"] = mean("hmc", "max_angle") < 1.0
-        if "rrf" in mt[0]:
+        if "rrf" in mt[0] and name == "two":
             checks["filtered restarts reach both modes"] = (
                 mean("rrf", "max_angle") > 0.5 * mean("all_modes", "max_angle"))
+        if "rrf" in mt[0] and name == "two_large":
+            # at 500 x 50 the paper's own RRf covers only half the All-Modes angle (5.08 vs
+            # 10.78 degrees): its finding there is that the filter keeps few restarts
+            kept = np.mean([x["rrf"]["n"] / x["rr"]["n"] for x in mt])
+            checks[f"filter keeps few restarts ({100 * kept:.1f}%; paper 0.05-3.1%)"] = kept < 0.1
         if "gibbs" in mt[0]:
             checks["IAT: chain IAT >> 1 although coverage tiny"] = mean("gibbs", "iat") > 10.0
         out[name] = checks

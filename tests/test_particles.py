@@ -256,3 +256,41 @@ def test_projection_of_a_dead_component_keeps_the_product(simplex):
     # stacks of particles too
     As, Ws = info.project(np.stack([A, A]), np.stack([W, W]))
     np.testing.assert_allclose(As[1] @ Ws[1], X, rtol=1e-9)
+
+
+def test_balance_moves_components_to_the_prior_optimal_scale(bank):
+    # a solver's per-component scale is arbitrary; under Exponential priors fit_particles puts
+    # each component where lam_A * sum A[:, r] = lam_W * sum W[r] (the log prior's maximum along
+    # the likelihood's exact symmetry A[:, r] b, W[r] / b)
+    from bnmfzoo.models import exponential_gaussian
+
+    m = exponential_gaussian(_data(), 3, sigma="reference", lambda_A=0.5, lambda_W=2.0)
+    info = resolve_nmf_model(m)
+    lam_A, lam_W = info.exponential_rates
+    assert np.allclose(lam_A, 0.5) and np.allclose(lam_W, 2.0)
+    rng = np.random.default_rng(3)
+    A = rng.random((2, *lam_A.shape)) * np.array([1e4, 1.0, 1e-3])
+    W = rng.random((2, *lam_W.shape))
+    Ab, Wb = info.balance(A, W)
+    np.testing.assert_allclose(Ab @ Wb, A @ W, rtol=1e-12)
+    np.testing.assert_allclose(0.5 * Ab.sum(axis=-2), 2.0 * Wb.sum(axis=-1), rtol=1e-12)
+
+    def log_prior(a, w):
+        return -0.5 * a.sum() - 2.0 * w.sum()
+
+    for k in range(2):  # the balanced point beats every other scale on a grid
+        best = log_prior(Ab[k], Wb[k])
+        for b in (0.5, 0.9, 1.1, 2.0):
+            assert log_prior(Ab[k] * b, Wb[k] / b) < best
+    dt = fit_particles(m, n_particles=3, q_bank=bank, random_seed=2, progressbar=False)
+    pa, pw = dt["particles"]["A"].values, dt["particles"]["W"].values
+    np.testing.assert_allclose(0.5 * pa.sum(axis=1), 2.0 * pw.sum(axis=2), rtol=1e-6)
+
+
+def test_balance_leaves_other_priors_alone(model):
+    # SILF: Dirichlet bases fix the scale; nothing to balance
+    info = resolve_nmf_model(model)
+    assert info.exponential_rates is None
+    A, W = np.ones((4, 3)), np.full((3, 5), 2.0)
+    Ab, Wb = info.balance(A, W)
+    assert Ab is A and Wb is W

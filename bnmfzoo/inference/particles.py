@@ -2,7 +2,8 @@
 
 ``fit_particles`` generates ``M`` complete NMF solutions ("particles") with a non-Bayesian solver
 from Q-Transform, random-restart, NNDSVDar or user-supplied initializations, projects them onto the
-model's support, weights them by minimizing the kernelized Stein discrepancy ``w^T K w`` over the
+model's support (and, under Exponential priors, gives each component its most probable scale),
+weights them by minimizing the kernelized Stein discrepancy ``w^T K w`` over the
 simplex (:mod:`bnmfzoo.diagnostics`), and returns a DataTree whose ``posterior`` holds draws
 resampled by weight (systematic resampling), so every ArviZ function is right on it as it stands.
 
@@ -85,9 +86,57 @@ class NMFModelInfo:
             A, W = project_columns_to_simplex(A, W)
         return A, W
 
+    @property
+    def exponential_rates(self):
+        """Rates of ``A``'s and ``W``'s priors, broadcast to their shapes, or None.
+
+        Known only when both are ``pm.Exponential`` with constant rates (ours, or a user's).
+        """
+        if not hasattr(self, "_rates"):
+            self._rates = _exponential_rates(self.model, self.names)
+        return self._rates
+
+    def balance(self, A, W):
+        """Move each component along the likelihood's exact symmetry to the prior's best scale.
+
+        ``A[:, r] b_r`` and ``W[r] / b_r`` leave ``A @ W`` (hence the likelihood) unchanged; with
+        Exponential priors the log prior ``-sum lam_A A - sum lam_W W`` is largest at
+        ``b_r = sqrt(sum_j lam_W[r, j] W[r, j] / sum_i lam_A[i, r] A[i, r])``, where both sides
+        of the component carry the same prior mass. A solver's output has an arbitrary scale per
+        component (Q-Transform starts can put 1e5 in a basis column beside 1e-2 in its
+        coefficients, a point far out on the prior's tail with a huge Stein score). Other priors
+        (e.g. simplex bases, which fix the scale) are left as they are.
+        """
+        rates = self.exponential_rates
+        if rates is None:
+            return A, W
+        lam_A, lam_W = rates
+        a = np.sum(lam_A * A, axis=-2)  # (..., R)
+        w = np.sum(lam_W * W, axis=-1)
+        b = np.where((a > 0) & (w > 0), np.sqrt(w / np.where(a > 0, a, 1.0)), 1.0)
+        return A * b[..., None, :], W / b[..., :, None]
+
     def points(self, A, W):
         """Stacked particles as a dict keyed by the model's variable names."""
         return {self.names["A"]: np.asarray(A), self.names["W"]: np.asarray(W)}
+
+
+def _exponential_rates(model, names):
+    """``(lam_A, lam_W)`` broadcast to the shapes of A and W if both priors are Exponential."""
+    from pytensor.tensor.random.basic import ExponentialRV
+
+    rates = []
+    for role in ("A", "W"):
+        rv = model[names[role]]
+        if rv.owner is None or not isinstance(rv.owner.op, ExponentialRV):
+            return None
+        try:
+            scale = np.asarray(rv.owner.inputs[-1].eval(), dtype=float)
+        except Exception:  # noqa: BLE001 - a rate that depends on other variables
+            return None
+        shape = tuple(int(s) for s in rv.shape.eval())
+        rates.append(np.broadcast_to(1.0 / scale, shape))
+    return tuple(rates)
 
 
 def _is_simplex_columns(model, rv, shape):
@@ -338,6 +387,11 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
                   qp_solver=None, random_seed=None, client=None, progressbar=True):
     """Stein-weighted particle approximation of a BNMF posterior (Algorithm 1).
 
+    Each converged solution is projected onto the model's support (unit-sum basis columns under
+    Dirichlet bases) and, when ``A`` and ``W`` have Exponential priors, each component is
+    rescaled along the likelihood's exact symmetry to its most probable scale
+    (:meth:`NMFModelInfo.balance`); ``A @ W`` is unchanged.
+
     Parameters
     ----------
     model : pymc.Model
@@ -432,7 +486,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         results = client.gather(futures)
     A = np.stack([r["A"] for r in results])
     W = np.stack([r["W"] for r in results])
-    A, W = info.project(A, W)
+    A, W = info.project(*info.balance(A, W))
     weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver)
     from bnmfzoo._terms.silf import objective_value
 

@@ -226,7 +226,7 @@ def run_pool(name, init, model, info, args, bank, bank_cpu, store, Ms, rng):
 
     A, W, times, setup, wall_per_cpu, n_iter = pool_particles(name, init, model, info, args,
                                                               bank)
-    A, W = info.project(A, W)
+    A, W = info.finalize_particles(A, W)  # as fit_particles
     if init == "qtransform":  # CPU time of the bank measured in this run (the cached bank
         # carries the wall time of the run that built it)
         setup = setup + bank_cpu

@@ -116,6 +116,13 @@ class NMFModelInfo:
         b = np.where((a > 0) & (w > 0), np.sqrt(w / np.where(a > 0, a, 1.0)), 1.0)
         return A * b[..., None, :], W / b[..., :, None]
 
+    def finalize_particles(self, A, W):
+        """A solver's particles as ``fit_particles`` keeps them: balanced, then projected.
+
+        Draws of a sampler are only projected (:meth:`project`).
+        """
+        return self.project(*self.balance(A, W))
+
     def points(self, A, W):
         """Stacked particles as a dict keyed by the model's variable names."""
         return {self.names["A"]: np.asarray(A), self.names["W"]: np.asarray(W)}
@@ -486,7 +493,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         results = client.gather(futures)
     A = np.stack([r["A"] for r in results])
     W = np.stack([r["W"] for r in results])
-    A, W = info.project(*info.balance(A, W))
+    A, W = info.finalize_particles(A, W)
     weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver)
     from bnmfzoo._terms.silf import objective_value
 

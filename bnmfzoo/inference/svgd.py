@@ -30,7 +30,12 @@ from bnmfzoo.inference.particles import (
 
 
 def initial_particles(info, init, n_particles, rng, *, q_bank=None):
-    """Starting particles (M, D, R), (M, R, N) on the support: "random", "qtransform" or arrays."""
+    """Starting particles (M, D, R), (M, R, N) on the support: "random", "qtransform" or arrays.
+
+    Generated starts are balanced like ``fit_particles``' particles
+    (:meth:`~bnmfzoo.inference.particles.NMFModelInfo.finalize_particles`); given arrays or a
+    DataTree are only projected.
+    """
     if isinstance(init, tuple):
         A, W = (np.asarray(v, dtype=float) for v in init)
         if A.ndim != 3 or W.ndim != 3 or A.shape[0] != W.shape[0]:
@@ -65,7 +70,7 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
         )
     A = np.stack([p[0] for p in pairs])
     W = np.stack([p[1] for p in pairs])
-    return info.project(A, W)
+    return info.finalize_particles(A, W)  # generated starts also get the prior's best scale
 
 
 class Adam:

@@ -95,15 +95,24 @@ class Clock:
 class Store:
     """Rows of one dataset/model, written to JSON after every addition."""
 
-    def __init__(self, dataset, model, meta, rerun):
+    def __init__(self, dataset, model, meta, rerun, gradient_Ms=None):
+        """``rerun``: methods whose rows are replaced; ``gradient_Ms``: ``{method: Ms}`` for the
+        gradient methods, whose rows at other M are kept (each M is a separate run)."""
         self.path = RESULTS / f"ksd_time_{dataset}_{model}.json"
         old = {"rows": [], "runs": {}}
         if self.path.exists():
             with open(self.path) as f:
                 old = json.load(f)
+        gradient_Ms = gradient_Ms or {}
+
+        def replaced(r):
+            m = r["method"]
+            return m in rerun and (m not in gradient_Ms or r["M"] in gradient_Ms[m])
+
         self.data = {"dataset": dataset, "model": model, "meta": {**old.get("meta", {}), **meta},
-                     "runs": {k: v for k, v in old.get("runs", {}).items() if k not in rerun},
-                     "rows": [r for r in old["rows"] if r["method"] not in rerun]}
+                     "runs": {k: v for k, v in old.get("runs", {}).items()
+                              if k not in rerun or k in gradient_Ms},
+                     "rows": [r for r in old["rows"] if not replaced(r)]}
         self.flush()
 
     def add(self, **row):
@@ -425,7 +434,8 @@ def run(name, kind, args):
     Ms = [m for m in (5, 25, 50) if m <= args.pool]
     store = Store(name, kind, {"shape": list(X.shape), "rank": rank,
                                "observed": float(info.mask.mean()), **hyper,
-                               "model_build_cpu": c.cpu}, set(methods))
+                               "model_build_cpu": c.cpu}, set(methods),
+                  {m: (set(args.dsgd_Ms) if m == "dsgd" else set(args.grad_Ms)) for m in GRADIENT})
     print(f"\n=== {name} / {kind}: {X.shape[0]} x {X.shape[1]}, rank {rank}, observed "
           f"{info.mask.mean():.3f}, {hyper} ===", flush=True)
     bank = generate_q_bank()

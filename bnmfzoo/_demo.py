@@ -80,9 +80,15 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
     gibbs = align(gibbs)
     gibbs.attrs.update(method="gibbs", model="exponential_gaussian", data="swimmer",
                        image_shape=np.array(IMAGE_SHAPE))
-    print(az.summary(gibbs, var_names=["tau"]))
+    summary = az.summary(gibbs, var_names=["tau"])
+    print(summary)
     chain_tau = gibbs["posterior"]["tau"].mean("draw").values
     _say("  mean tau per chain: " + ", ".join(f"{t:.0f}" for t in chain_tau))
+    r_hat = float(np.asarray(summary["r_hat"])[0])
+    if r_hat > 1.01:
+        _say(f"  R-hat {r_hat:.2f} > 1.01: the chains disagree; each stays near its own local "
+             "mode, a different factorization that fits almost as well (NMF is not "
+             "identifiable); the particles below show several side by side")
     if chain_tau.max() > 1.2 * chain_tau.min():
         _say("  the chains sit in different modes (a higher tau is a better fit): NMF is not "
              "identifiable, which is why the particles below look for several solutions")

@@ -12,6 +12,7 @@ are shared with the baselines (NUTS, ADVI, SVGD, DSGD) so that every method is s
 """
 
 import time
+from functools import cached_property
 
 import numpy as np
 import xarray as xr
@@ -86,15 +87,13 @@ class NMFModelInfo:
             A, W = project_columns_to_simplex(A, W)
         return A, W
 
-    @property
+    @cached_property
     def exponential_rates(self):
         """Rates of ``A``'s and ``W``'s priors, broadcast to their shapes, or None.
 
         Known only when both are ``pm.Exponential`` with constant rates (ours, or a user's).
         """
-        if not hasattr(self, "_rates"):
-            self._rates = _exponential_rates(self.model, self.names)
-        return self._rates
+        return _exponential_rates(self.model, self.names)
 
     def balance(self, A, W):
         """Move each component along the likelihood's exact symmetry to the prior's best scale.

@@ -32,6 +32,7 @@ def test_pattern_grams_equal_direct_products():
     observed = ~np.isnan(X)
     mp = missing_patterns(X, observed)
     assert 1 < mp.n_patterns < X.shape[0]
+    assert (mp.delta_sign < 0).any()  # some Gram matrices are built by subtraction
     V = np.random.default_rng(1).exponential(size=(4, X.shape[1]))
     G = pattern_grams(V, mp)
     for i in range(X.shape[0]):
@@ -91,3 +92,42 @@ def test_unknown_kernel_is_refused():
     st = gc.nmf_state(np.ones((X.shape[0], 2)), np.ones((2, X.shape[1])), 1.0, None, obs)
     with pytest.raises(ValueError, match="kernel"):
         gc.nmf_sweep(st, obs, HYPER, np.random.default_rng(0), kernel="dense")
+
+
+def _tree_masks(mp):
+    """Rebuild each pattern's mask by walking the tree from the root (checks order/parents)."""
+    built = {}
+    for p in mp.tree_order:
+        q = mp.tree_parent[p]
+        base = built[q].copy() if q >= 0 else np.zeros(mp.masks.shape[1])
+        sl = slice(mp.delta_ptr[p], mp.delta_ptr[p + 1])
+        np.add.at(base, mp.delta_pos[sl], mp.delta_sign[sl])
+        built[p] = base
+    return np.array([built[p] for p in range(mp.n_patterns)])
+
+
+def test_pattern_tree_spans_every_pattern_and_saves_terms():
+    X = _block_missing(D=60, N=20)
+    mp = missing_patterns(X, ~np.isnan(X))
+    assert sorted(mp.tree_order.tolist()) == list(range(mp.n_patterns))
+    # walking parent -> child add/remove lists reproduces every mask exactly
+    np.testing.assert_array_equal(_tree_masks(mp), mp.masks)
+    # the tree never costs more than summing each pattern from the root, and here it saves
+    assert mp.n_tree_entries < mp.masks.sum()
+    assert (mp.delta_sign < 0).any()  # the test below exercises subtraction too
+
+
+def test_star_tree_fallback_gives_the_same_grams(monkeypatch):
+    from bnmfzoo.inference import _gaussian_gram as gg
+
+    X = _block_missing(D=60, N=20)
+    observed = ~np.isnan(X)
+    V = np.random.default_rng(5).exponential(size=(4, X.shape[1]))
+    tree = missing_patterns(X, observed)
+    monkeypatch.setattr(gg, "MAX_TREE_WORK", 0)
+    star = missing_patterns(X, observed)
+    assert (star.tree_parent == -1).all()
+    assert star.n_tree_entries == star.masks.sum()
+    np.testing.assert_array_equal(_tree_masks(star), star.masks)
+    # built along different trees: equal to rounding (sums of ~20 positive terms)
+    np.testing.assert_allclose(pattern_grams(V, tree), pattern_grams(V, star), rtol=1e-13)

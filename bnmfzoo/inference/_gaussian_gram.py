@@ -11,6 +11,17 @@ share a missing-data pattern share ``G``, so with ``P`` distinct patterns a half
 much cheaper this way; scattered missing entries are not, and
 :func:`choose_half_sweep` keeps the residual path for them.
 
+The pattern Gram matrices themselves are built along a minimum spanning tree of the patterns
+under Hamming distance (rooted at the entries every pattern observes): each ``G_p`` is its
+parent's plus or minus the rank-one terms of the few entries in which the two differ. On GDSC
+the tree has 599 (rows) and 681 (columns) such entries, against 9,730 and 15,266 for summing
+every pattern from scratch. Removing an entry subtracts its term; the rounding error of a
+Gram entry is then of the order of machine epsilon times the terms summed along its path. By the
+cycle property of minimum spanning trees no edge on a pattern's path to the root changes more
+entries than the pattern holds (else its own edge to the root would be in the tree), so paths are
+short in what they add and remove, and the error stays at the 1e-14 relative level (tested
+against direct products).
+
 The updates are exactly those of the residual path, in the same order (row by row, ``k`` in
 order), and draw from the generator in the same sequence, so both paths give the same chain up
 to floating-point rounding (tested).
@@ -20,6 +31,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from scipy.sparse import csgraph
 
 from bnmfzoo.inference.truncnorm import truncnorm_excess
 
@@ -28,6 +40,8 @@ __all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_hal
 
 #: dense masks above this many entries are not built (the residual path is used)
 MAX_DENSE_ENTRIES = 20_000_000
+#: above this many pattern pairs x entries the spanning tree is not searched (star tree)
+MAX_TREE_WORK = 2_000_000_000
 
 # Cost model (nanoseconds per operation on the development machine, bench_gibbs.py): a
 # gathered residual update (dot + axpy per entry and factor), a BLAS multiply-add, and a
@@ -53,6 +67,12 @@ class MissingPatterns:
         contribution is shared by all patterns and computed once).
     xm : numpy.ndarray
         ``(n, m)`` data with missing entries set to 0.
+    tree_order, tree_parent : numpy.ndarray
+        ``(P,)`` patterns in an order where every parent comes before its children, and each
+        pattern's parent in the spanning tree (``-1``: the root, the ``always`` entries only).
+    delta_ptr, delta_pos, delta_sign : numpy.ndarray
+        CSR lists, per pattern, of the positions in ``varying`` where it differs from its
+        parent, with ``+1.0`` (observed here, not in the parent) or ``-1.0`` (the reverse).
     """
 
     pattern_of: np.ndarray
@@ -60,16 +80,65 @@ class MissingPatterns:
     varying: np.ndarray
     always: np.ndarray
     xm: np.ndarray
+    tree_order: np.ndarray
+    tree_parent: np.ndarray
+    delta_ptr: np.ndarray
+    delta_pos: np.ndarray
+    delta_sign: np.ndarray
 
     @property
     def arrays(self):
-        """``(masks, varying, always, pattern_of, xm)``, the kernels' arguments."""
-        return self.masks, self.varying, self.always, self.pattern_of, self.xm
+        """The kernels' arguments (a tuple, passed on as ``*patterns.arrays``)."""
+        return (self.varying, self.always, self.tree_order, self.tree_parent, self.delta_ptr,
+                self.delta_pos, self.delta_sign, self.pattern_of, self.xm)
 
     @property
     def n_patterns(self):
         """Number of distinct patterns ``P``."""
         return self.masks.shape[0]
+
+    @property
+    def n_tree_entries(self):
+        """Rank-one terms summed to build every pattern's Gram matrix along the tree."""
+        return self.delta_pos.size
+
+
+def _pattern_tree(masks):
+    """Minimum spanning tree of the patterns (rows of bool ``masks``) plus an empty root.
+
+    Edge weights are Hamming distances, so the tree minimizes the number of rank-one terms
+    needed to build every pattern's Gram matrix from its parent's. Returns
+    ``(order, parent, delta_ptr, delta_pos, delta_sign)`` (see :class:`MissingPatterns`).
+    """
+    P, m = masks.shape
+    sizes = masks.sum(axis=1)
+    if P * P * max(m, 1) <= MAX_TREE_WORK:
+        f = masks.astype(float)
+        dist = np.empty((P + 1, P + 1))
+        dist[:P, :P] = f @ (1.0 - f).T
+        dist[:P, :P] += dist[:P, :P].T
+        dist[P, :P] = dist[:P, P] = sizes
+        dist[P, P] = 0.0
+        # + 0.5 on every edge: the same tree (all spanning trees have P edges), and no weight is
+        # 0 (a dense 0 means "no edge" to csgraph)
+        dist += 0.5
+        np.fill_diagonal(dist, 0.0)
+        mst = csgraph.minimum_spanning_tree(dist)
+        order, pred = csgraph.breadth_first_order(mst, P, directed=False)
+        order = order[1:]  # drop the root
+        parent = np.where(pred[:P] == P, -1, pred[:P])
+    else:  # star: every pattern from the root
+        order, parent = np.arange(P), np.full(P, -1)
+    ptr, pos, sign = [0], [], []
+    for p in range(P):
+        base = masks[parent[p]] if parent[p] >= 0 else np.zeros(m, dtype=bool)
+        added, removed = np.flatnonzero(masks[p] & ~base), np.flatnonzero(base & ~masks[p])
+        pos += [added, removed]
+        sign += [np.ones(added.size), -np.ones(removed.size)]
+        ptr.append(ptr[-1] + added.size + removed.size)
+    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
+    return (np.asarray(order, dtype=np.int64), np.asarray(parent, dtype=np.int64),
+            np.asarray(ptr, dtype=np.int64), cat(pos, np.int64), cat(sign, float))
 
 
 def missing_patterns(X, observed):
@@ -87,11 +156,13 @@ def missing_patterns(X, observed):
     masks, pattern_of = np.unique(observed, axis=0, return_inverse=True)
     always = masks.all(axis=0)
     xm = np.where(observed, np.nan_to_num(np.asarray(X, dtype=float)), 0.0)
+    tree = _pattern_tree(masks[:, ~always])
     return MissingPatterns(pattern_of=pattern_of.ravel().astype(np.int64),
                            masks=np.ascontiguousarray(masks[:, ~always], dtype=float),
                            varying=np.flatnonzero(~always).astype(np.int64),
                            always=np.flatnonzero(always).astype(np.int64),
-                           xm=np.ascontiguousarray(xm))
+                           xm=np.ascontiguousarray(xm), tree_order=tree[0], tree_parent=tree[1],
+                           delta_ptr=tree[2], delta_pos=tree[3], delta_sign=tree[4])
 
 
 def choose_half_sweep(n_observed, n_rows, n_partner, n_patterns, rank):
@@ -111,46 +182,47 @@ def choose_half_sweep(n_observed, n_rows, n_partner, n_patterns, rank):
     return "gram" if gram < residual else "residual"
 
 
-@numba.njit(cache=True)
-def _pattern_grams(V, masks, varying, always):
-    """``G[p] = V diag(mask_p) V^T`` for every pattern (numba; one BLAS product inside)."""
+@numba.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def _pattern_grams(V, varying, always, order, parent, delta_ptr, delta_pos, delta_sign):
+    """``G[p] = V diag(mask_p) V^T`` for every pattern, along the pattern tree (numba)."""
     R = V.shape[0]
-    n_patterns = masks.shape[0]
-    Vv = np.empty((R, varying.size))
-    for k in range(R):
-        for e in range(varying.size):
-            Vv[k, e] = V[k, varying[e]]
-    n_tri = R * (R + 1) // 2
-    prod = np.empty((n_tri, varying.size))
-    t = 0
-    for k in range(R):
-        for m in range(k, R):
-            for e in range(varying.size):
-                prod[t, e] = Vv[k, e] * Vv[m, e]
-            t += 1
-    tri = prod @ masks.T  # (R(R+1)/2, P), the entries that differ (BLAS reads masks.T in place)
     common = np.zeros((R, R))
     if always.size:
         Va = np.empty((R, always.size))
         for k in range(R):
             for e in range(always.size):
                 Va[k, e] = V[k, always[e]]
-        common = Va @ Va.T
-    G = np.empty((n_patterns, R, R))
-    for p in range(n_patterns):
-        t = 0
+        common = Va @ Va.T  # one BLAS product
+    Vv = np.empty((varying.size, R))  # a varying entry's R values, contiguous
+    for e in range(varying.size):
         for k in range(R):
-            for m in range(k, R):
-                G[p, k, m] = G[p, m, k] = tri[t, p] + common[k, m]
-                t += 1
-    return G
+            Vv[e, k] = V[k, varying[e]]
+    n_patterns = order.size
+    G = np.empty((n_patterns, R * R))  # flat rows: the rank-one updates vectorize
+    v = np.empty(R)
+    for p in order:
+        q = parent[p]
+        if q >= 0:
+            G[p] = G[q]
+        else:
+            G[p] = common.ravel()
+        for d in range(delta_ptr[p], delta_ptr[p + 1]):
+            v[:] = Vv[delta_pos[d]]
+            sign = delta_sign[d]
+            for k in range(R):
+                svk = sign * v[k]
+                row = k * R
+                for m in range(R):
+                    G[p, row + m] += svk * v[m]
+    return G.reshape((n_patterns, R, R))
 
 
 def pattern_grams(V, patterns):
     """``G[p] = V diag(mask_p) V^T`` for every pattern, shape ``(P, R, R)``.
 
     The partner entries observed in every pattern contribute the same ``V_a V_a^T`` to all of
-    them and are summed once; the rest go through one BLAS product.
+    them and are summed once (the tree's root); every other pattern adds and removes the
+    rank-one terms in which it differs from its parent in the pattern tree.
 
     Examples
     --------
@@ -162,8 +234,7 @@ def pattern_grams(V, patterns):
     >>> bool(np.allclose(G[mp.pattern_of[0]], V[:, [0, 2]] @ V[:, [0, 2]].T))
     True
     """
-    return _pattern_grams(np.ascontiguousarray(V, dtype=float), patterns.masks,
-                          patterns.varying, patterns.always)
+    return _pattern_grams(np.ascontiguousarray(V, dtype=float), *patterns.arrays[:7])
 
 
 @numba.njit(cache=True, inline="always")
@@ -231,16 +302,17 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
 
 
 @numba.njit(cache=True)
-def _gram_half(U, V, masks, varying, always, pattern_of, xm, tau, lam, rng):
+def _gram_half(U, V, varying, always, order, parent, delta_ptr, delta_pos, delta_sign,
+               pattern_of, xm, tau, lam, rng):
     """One numba call per half-sweep (passing a Generator into numba has a fixed cost)."""
-    G = _pattern_grams(V, masks, varying, always)
+    G = _pattern_grams(V, varying, always, order, parent, delta_ptr, delta_pos, delta_sign)
     C = xm @ V.T  # BLAS reads the transposed layout directly
     return _gram_rows(U, C, G, pattern_of, tau, lam, rng)
 
 
 @numba.njit(cache=True)
 def _gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
-    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as 5-tuples."""
+    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as tuples."""
     _gram_half(A, np.ascontiguousarray(Wt.T), *row_patterns, tau, lam_A, rng)
     return _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
 

@@ -9,8 +9,9 @@ final mixture means under the weighted angular distance at a few angles) and wal
 Reduced sizes (defaults; the paper: 10 reps, 50 Lin restarts (Gaussian RRT), 5000 ONVI
 candidates or 10,000 failed extensions, 10,000 Gibbs/HMC draws): --reps 1, --restarts 10,
 --attempts 150 RRT extensions (--attempts 0: the paper's stopping rules only), --draws 300
-Gibbs draws, NVI 5 sweeps. NUTS+ONVI only with --nuts (PyMC NUTS on 4096 x 400 at the
-empirical noise takes hours on 2 cores). --lam sets the exponential prior rate(s) (the paper
+Gibbs draws, NVI 5 sweeps. HMC+ONVI only with --hmc (PyMC HamiltonianMC, --leapfrog 20 steps
+per iteration, the digest's default) or --nuts (PyMC NUTS instead, which runs at maximum tree
+depth on 4096 x 400 at the empirical noise: hours on 2 cores). --lam sets the exponential prior rate(s) (the paper
 gives none; several values give one uniform/Gaussian setting each). Times are CPU seconds of
 this process (time.process_time; single-threaded BLAS) with wall seconds beside them. Rows are
 appended to --json as they finish.
@@ -77,16 +78,23 @@ def gibbs_draws(X, init, sigma, n_draws, seed):
     return np.stack(As), np.stack(Ws)
 
 
-def nuts_draws(model, init, n_draws, seed):
-    """PyMC NUTS from a Lin solution (log-transformed A, W).
+def mcmc_draws(model, init, n_draws, seed, leapfrog=None):
+    """PyMC HMC (``leapfrog`` steps per iteration) or NUTS (``None``) from a Lin solution.
 
-    No jitter of the start (``init="adapt_diag"``): under the uniform model a jittered start
-    leaves the feasible set ``|X - AW| <= epsilon``, where the log density is -inf.
+    HMC as digest item 20 allows: PyMC's log-transformed ``HamiltonianMC`` with dual-averaging
+    step-size adaptation over the 200 tuning iterations and a fixed number of leapfrog steps
+    (a path length of 1e300 makes ``min(max_steps, path_length / step)`` exactly
+    ``leapfrog``; the digest's default L = 20). No jitter of the start (``init="adapt_diag"``):
+    under the uniform model a jittered start leaves the feasible set ``|X - AW| <= epsilon``,
+    where the log density is -inf.
     """
     import pymc as pm
 
     with model:
-        dt = pm.sample(draws=n_draws, tune=200, chains=1, nuts_sampler="pymc", init="adapt_diag",
+        step = (None if leapfrog is None else
+                pm.HamiltonianMC(path_length=1e300, max_steps=leapfrog, target_accept=0.65))
+        dt = pm.sample(draws=n_draws, tune=200, chains=1, step=step, nuts_sampler="pymc",
+                       init="adapt_diag",
                        initvals={"A": np.maximum(init[0], 1e-6), "W": np.maximum(init[1], 1e-6)},
                        random_seed=seed, progressbar=False, compute_convergence_checks=False)
     return dt["posterior"]["A"].values[0], dt["posterior"]["W"].values[0]
@@ -168,11 +176,12 @@ def run_setting(X, R, setting, seed, args, lam=1.0):
         As, Ws = gibbs_draws(X, (A0, W0), float(model.bnmfzoo_spec.hyper["sigma"]), args.draws,
                              s_gibbs)
         record("Gibbs", onvi_from_draws(target, As, Ws), t, tw)
-    if args.nuts:
+    if args.hmc or args.nuts:
         t, tw = time.process_time(), time.perf_counter()
         start = (A0, W0) if setting.startswith("gauss") else jit[0]  # feasible under uniform
-        As, Ws = nuts_draws(model, start, args.draws, s_gibbs)
-        record("HMC", onvi_from_draws(target, As, Ws), t, tw)
+        As, Ws = mcmc_draws(model, start, args.draws, s_gibbs,
+                            leapfrog=None if args.nuts else args.leapfrog)
+        record("NUTS" if args.nuts else "HMC", onvi_from_draws(target, As, Ws), t, tw)
     t, tw = time.process_time(), time.perf_counter()
     dt = fit_rrt(model, restarts=restarts, max_attempts=args.attempts or None,
                  random_seed=s_rrt, n_draws=10, progressbar=args.progressbar)
@@ -201,7 +210,10 @@ def main(argv=None):
     p.add_argument("--attempts", type=int, default=150)
     p.add_argument("--draws", type=int, default=300)
     p.add_argument("--nvi-sweeps", type=int, default=5)
-    p.add_argument("--nuts", action="store_true")
+    p.add_argument("--hmc", action="store_true",
+                   help="HMC+ONVI row (PyMC HamiltonianMC, --leapfrog steps per iteration)")
+    p.add_argument("--leapfrog", type=int, default=20, help="HMC leapfrog steps (digest: 20)")
+    p.add_argument("--nuts", action="store_true", help="the MCMC row from PyMC NUTS instead")
     p.add_argument("--progressbar", action="store_true")
     p.add_argument("--lam", type=float, nargs="+", default=[1.0])
     p.add_argument("--json", default=None, help="append one JSON line per setting here")

@@ -28,7 +28,10 @@ Protocol (bounded, for a shared machine; all times are CPU seconds of this proce
   the adaptive phase when tuning has not finished; stated in the output).
 
 Run (full faces, 4096 x 400, rank 10): ``nice -n 10 .venv/bin/python
-benchmarks/bench_particles_vs_nuts.py``; a quick subsample: ``--size 16 16 --faces 100``.
+benchmarks/bench_particles_vs_nuts.py``; a quick subsample: ``--size 16 16 --faces 100``. The
+full 1500-iteration NUTS run takes about 6 CPU hours here; ``--state FILE`` saves the chain
+every ``--save-every`` CPU seconds and the same command continues it from there, so the run can
+be spread over several sessions (the same ``--out`` and ``--nuts-budget`` each time).
 Results: ``benchmarks/results/particles_vs_nuts_faces[...].json`` and ``.png`` (KSD vs CPU s).
 """
 
@@ -142,6 +145,42 @@ class NUTSRun:
         self.states = []  # transformed points; post-tuning draws + a window of the last states
         self._to_AW = None
 
+    # sampler state that survives a restart (the compiled functions are rebuilt instead)
+    _STEP_STATE = ("rng", "adapt_step_size", "iter_count", "step_size", "step_adapt", "tune",
+                   "potential", "_step_rand", "_num_divs_sample", "divergences",
+                   "_reached_max_treedepth")
+    _RUN_STATE = ("i", "point", "iter_cpu", "iter_wall", "tree_depth", "n_steps", "states",
+                  "tuning_window", "setup_cpu", "setup_wall", "tune", "draws")
+
+    def save(self, path, extra):
+        """Pickle the chain's full state (and ``extra``) to ``path`` atomically."""
+        import pickle
+
+        state = {"step": {k: getattr(self.step, k) for k in self._STEP_STATE},
+                 "run": {k: getattr(self, k) for k in self._RUN_STATE if hasattr(self, k)},
+                 "extra": extra}
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+
+    def restore(self, path):
+        """Continue a chain saved by :meth:`save`; returns its ``extra``.
+
+        The run continues exactly where it stopped: same point, mass matrix, step-size
+        adaptation and random generator, so the chain is the one an uninterrupted run draws.
+        """
+        import pickle
+
+        with open(path, "rb") as f:
+            state = pickle.load(f)
+        for k, v in state["step"].items():
+            setattr(self.step, k, v)
+        self.step.integrator._potential = self.step.potential
+        for k, v in state["run"].items():
+            setattr(self, k, v)
+        return state["extra"]
+
     @property
     def cpu(self):
         """CPU seconds charged to NUTS so far (setup + iterations)."""
@@ -205,16 +244,30 @@ class NUTSRun:
         return A, W, source
 
 
-def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint):
-    """Run NUTS until ``tune + draws`` iterations or ``budget`` CPU seconds; score checkpoints."""
+def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=None,
+             save_every=900.0):
+    """Run NUTS until ``tune + draws`` iterations or ``budget`` CPU seconds; score checkpoints.
+
+    With ``state_path`` the chain is saved there every ``save_every`` CPU seconds and at the
+    end, and continued from it when the file exists, so a run longer than one session can be
+    spread over several (its CPU clock is the sum of the pieces; the rebuilding of compiled
+    functions on a restart is not charged, as the first compilation was).
+    """
     from bnmfzoo.inference.particles import resolve_nmf_model, weigh_particles
 
     info = resolve_nmf_model(model, method="bench")
     nuts = NUTSRun(model, info, tune=tune, draws=draws, seed=seed)
-    print(f"  NUTS setup (warm start + init_nuts + compile): {nuts.setup_cpu:.1f} CPU s "
-          f"({nuts.setup_wall:.1f} wall s)", flush=True)
-    marks = sorted({budget * f for f in (0.125, 0.25, 0.5)})
     rows = []
+    if state_path is not None and os.path.exists(state_path):
+        setup = nuts.setup_cpu
+        rows = nuts.restore(state_path)["rows"]
+        print(f"  NUTS continued from {state_path}: iteration {nuts.i}, {nuts.cpu:.1f} CPU s so "
+              f"far (rebuilding took {setup:.1f} CPU s, not charged)", flush=True)
+    else:
+        print(f"  NUTS setup (warm start + init_nuts + compile): {nuts.setup_cpu:.1f} CPU s "
+              f"({nuts.setup_wall:.1f} wall s)", flush=True)
+    marks = sorted(m for m in {budget * f for f in (0.125, 0.25, 0.5)} if m > nuts.cpu)
+    next_save = nuts.cpu + save_every
 
     def checkpoint(reason):
         A, W, source = nuts.thinned(M)
@@ -243,7 +296,13 @@ def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint):
             marks.pop(0)
             if nuts.i >= 2 and not nuts.done and nuts.cpu < budget:
                 checkpoint(f"{nuts.cpu / budget:.3g} x budget")
+        if state_path is not None and nuts.cpu >= next_save:
+            nuts.save(state_path, {"rows": rows})
+            next_save = nuts.cpu + save_every
+            print(f"  NUTS state saved at iteration {nuts.i} ({nuts.cpu:.0f} CPU s)", flush=True)
     checkpoint("finished" if nuts.done else "budget exhausted")
+    if state_path is not None:
+        nuts.save(state_path, {"rows": rows})
     return nuts, rows
 
 
@@ -316,6 +375,11 @@ def main():
                    help="poll the epsilon cache until another process has filled it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="JSON path (PNG alongside)")
+    p.add_argument("--state", default=None,
+                   help="save the NUTS chain here and continue it from here when it exists "
+                        "(the Q-Transform result is then read from --out, not recomputed)")
+    p.add_argument("--save-every", type=float, default=900.0,
+                   help="CPU seconds between saves of --state")
     a = p.parse_args()
 
     from _epsilon_cache import cached_epsilon
@@ -356,7 +420,15 @@ def main():
            "epsilon": eps, "epsilon_cpu_seconds": eps_sec, "seed": a.seed,
            "clock": "CPU seconds (time.process_time), single-threaded BLAS; machine shared"}
 
-    q = run_qtransform(model, a.M, a.seed, bank)
+    resuming = a.state is not None and os.path.exists(a.state)
+    if resuming:  # a continued run: same Q-Transform result, same NUTS budget
+        with open(out_path) as f:
+            previous = json.load(f)
+        q = previous["qtransform"]
+        print("  Q-Transform: result of the first piece of this run (read from "
+              f"{out_path})", flush=True)
+    else:
+        q = run_qtransform(model, a.M, a.seed, bank)
     out["qtransform"] = q
     _dump(out_path, out)
     print(f"  Q-Transform: CPU {q['cpu_time']:.1f} s (wall {q['wall_time']:.1f} s; App. E time "
@@ -372,7 +444,8 @@ def main():
         out["nuts_checkpoints"] = rows
         _dump(out_path, out)
 
-    nuts, rows = run_nuts(model, a.M, a.tune, a.draws, budget, a.seed, save)
+    nuts, rows = run_nuts(model, a.M, a.tune, a.draws, budget, a.seed, save,
+                          state_path=a.state, save_every=a.save_every)
     s = out["nuts"]
     last = rows[-1]
     verdict = {

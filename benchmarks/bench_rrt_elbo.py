@@ -11,10 +11,10 @@ candidates or 10,000 failed extensions, 10,000 Gibbs/HMC draws): --reps 1, --res
 --attempts 150 RRT extensions (--attempts 0: the paper's stopping rules only), --draws 300
 Gibbs draws, NVI 5 sweeps. HMC+ONVI only with --hmc (PyMC HamiltonianMC, --leapfrog 20 steps
 per iteration, the digest's default) or --nuts (PyMC NUTS instead, which runs at maximum tree
-depth on 4096 x 400 at the empirical noise: hours on 2 cores). --lam sets the exponential prior rate(s) (the paper
-gives none; several values give one uniform/Gaussian setting each). Times are CPU seconds of
-this process (time.process_time; single-threaded BLAS) with wall seconds beside them. Rows are
-appended to --json as they finish.
+depth on 4096 x 400 at the empirical noise: hours on 2 cores). --lam sets the exponential prior
+rate(s) (the paper gives none; several values give one uniform/Gaussian setting each). Times
+are CPU seconds of this process (time.process_time; single-threaded BLAS) with wall seconds
+beside them. Rows are appended to --json as they finish.
 
 Usage: .venv/bin/python benchmarks/bench_rrt_elbo.py [--datasets faces aml] [--reps 1] ...
 """

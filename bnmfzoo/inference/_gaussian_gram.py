@@ -136,9 +136,9 @@ def _pattern_tree(masks):
         pos += [added, removed]
         sign += [np.ones(added.size), -np.ones(removed.size)]
         ptr.append(ptr[-1] + added.size + removed.size)
-    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
     return (np.asarray(order, dtype=np.int64), np.asarray(parent, dtype=np.int64),
-            np.asarray(ptr, dtype=np.int64), cat(pos, np.int64), cat(sign, float))
+            np.asarray(ptr, dtype=np.int64), np.concatenate(pos).astype(np.int64),
+            np.concatenate(sign).astype(float))
 
 
 def missing_patterns(X, observed):

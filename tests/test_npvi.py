@@ -316,3 +316,15 @@ def test_uniform_permutations_tie_add_log_k():
             # separated components: exact log 6 up to the weight optimiser's tolerance
             gain = onvi.elbo_trace[-1] - onvi.elbo_trace[0]
             assert gain == pytest.approx(np.log(6), abs=1e-6)
+
+
+def test_row_logsumexp_matches_scipy_at_any_scale():
+    from scipy.special import logsumexp
+
+    from bnmfzoo.inference.npvi import _logsumexp_rows
+
+    rng = np.random.default_rng(0)
+    for scale in (1e-3, 1.0, 1e3, 1e6):  # 1e6: exp would overflow without the shift
+        a = rng.normal(size=(6, 4)) * scale
+        np.testing.assert_allclose(_logsumexp_rows(a), logsumexp(a, axis=1, keepdims=True),
+                                   rtol=1e-14, atol=1e-12)

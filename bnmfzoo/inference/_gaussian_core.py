@@ -27,12 +27,10 @@ import numba
 import numpy as np
 
 from bnmfzoo.inference._gaussian_gram import (
-    MAX_DENSE_ENTRIES,
+    PatternPaths,
     _conditional,
-    choose_half_sweep,
     gram_half_sweep,
     gram_sweep,
-    missing_patterns,
 )
 
 __all__ = [
@@ -55,7 +53,7 @@ NMTF_BLOCKS = frozenset({"F", "S", "G", "tau", "lambda_F", "lambda_G"})
 
 
 @dataclass(frozen=True)
-class ObservedEntries:
+class ObservedEntries(PatternPaths):
     """Observed entries of a D x N matrix in CSR and CSC order.
 
     Attributes
@@ -95,47 +93,14 @@ class ObservedEntries:
         """``sum(x^2)`` over the observed entries."""
         return float(self.values @ self.values)
 
-    @cached_property
-    def _dense(self):
-        """``(X with 0 where missing, observed mask)`` as dense D x N arrays (built once)."""
+    def observed_dense(self):
+        """``(X with 0 where missing, observed mask)`` as dense D x N arrays."""
         D, N = self.shape
         observed = np.zeros((D, N), dtype=bool)
         observed[self.rows, self.cols] = True
         X = np.zeros((D, N))
         X[self.rows, self.cols] = self.values
         return X, observed
-
-    @cached_property
-    def row_patterns(self):
-        """:class:`~bnmfzoo.inference._gaussian_gram.MissingPatterns` of the rows."""
-        X, observed = self._dense
-        return missing_patterns(X, observed)
-
-    @cached_property
-    def col_patterns(self):
-        """:class:`~bnmfzoo.inference._gaussian_gram.MissingPatterns` of the columns."""
-        X, observed = self._dense
-        return missing_patterns(X.T, observed.T)
-
-    @cached_property
-    def _pattern_counts(self):
-        D, N = self.shape
-        if D * N > MAX_DENSE_ENTRIES:
-            return None
-        observed = self._dense[1]
-        rows = np.unique(np.packbits(observed, axis=1), axis=0).shape[0]
-        cols = np.unique(np.packbits(observed.T, axis=1), axis=0).shape[0]
-        return rows, cols
-
-    def half_sweep_paths(self, rank):
-        """``(path for A, path for W)``, each ``"gram"`` or ``"residual"`` (cheaper one)."""
-        counts = self._pattern_counts
-        if counts is None:
-            return "residual", "residual"
-        D, N = self.shape
-        n = self.n_observed
-        return (choose_half_sweep(n, D, N, counts[0], rank),
-                choose_half_sweep(n, N, D, counts[1], rank))
 
 
 def observed_entries(X, mask=None):

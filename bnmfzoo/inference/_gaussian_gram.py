@@ -28,6 +28,7 @@ to floating-point rounding (tested).
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -36,7 +37,7 @@ from scipy.sparse import csgraph
 from bnmfzoo.inference.truncnorm import truncnorm_excess
 
 __all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_half_sweep",
-           "gram_sweep"]
+           "gram_sweep", "PatternPaths"]
 
 #: dense masks above this many entries are not built (the residual path is used)
 MAX_DENSE_ENTRIES = 20_000_000
@@ -180,6 +181,51 @@ def choose_half_sweep(n_observed, n_rows, n_partner, n_patterns, rank):
     gram = (_NS_BLAS * (n_patterns * n_partner * tri + n_rows * n_partner * rank)
             + _NS_LOOP * 2.0 * n_rows * rank * rank)
     return "gram" if gram < residual else "residual"
+
+
+class PatternPaths:
+    """Missing-data patterns and the choice of half-sweep path, for a sparse observed index.
+
+    A mixin for the observed-entry classes of the samplers: it needs ``shape``,
+    ``n_observed`` and ``observed_dense()`` (``(X with 0 where missing, bool mask)``), and adds
+    the row / column :class:`MissingPatterns` and :meth:`half_sweep_paths`, all built once.
+    """
+
+    @cached_property
+    def _dense(self):
+        return self.observed_dense()
+
+    @cached_property
+    def row_patterns(self):
+        """:class:`MissingPatterns` of the rows."""
+        X, observed = self._dense
+        return missing_patterns(X, observed)
+
+    @cached_property
+    def col_patterns(self):
+        """:class:`MissingPatterns` of the columns."""
+        X, observed = self._dense
+        return missing_patterns(X.T, observed.T)
+
+    @cached_property
+    def _pattern_counts(self):
+        D, N = self.shape
+        if D * N > MAX_DENSE_ENTRIES:
+            return None
+        observed = self._dense[1]
+        rows = np.unique(np.packbits(observed, axis=1), axis=0).shape[0]
+        cols = np.unique(np.packbits(observed.T, axis=1), axis=0).shape[0]
+        return rows, cols
+
+    def half_sweep_paths(self, rank):
+        """``(path for the rows' factor, path for the columns')``, ``"gram"`` or ``"residual"``."""
+        counts = self._pattern_counts
+        if counts is None:
+            return "residual", "residual"
+        D, N = self.shape
+        n = self.n_observed
+        return (choose_half_sweep(n, D, N, counts[0], rank),
+                choose_half_sweep(n, N, D, counts[1], rank))
 
 
 @numba.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
+from bnmfzoo.inference._gaussian_gram import PatternPaths, pattern_grams
 from bnmfzoo.inference.truncnorm import sample_truncnorm, truncnorm_entropy, truncnorm_mean_var
 from bnmfzoo.models._spec import get_spec
 
@@ -81,7 +82,7 @@ def gamma_logprior(a0, b0, elog, mean):
 # ----------------------------------------------------------------------------------------------
 # observed entries
 # ----------------------------------------------------------------------------------------------
-class Observed:
+class Observed(PatternPaths):
     """Sparse index of the observed entries of a D x N matrix.
 
     Parameters
@@ -100,6 +101,25 @@ class Observed:
         ones = np.ones(self.n)
         self.M = sp.csr_matrix((ones, (self.rows, self.cols)), shape=self.shape)
         self.MT = self.M.T.tocsr()
+        self.flat = self.rows * self.shape[1] + self.cols
+        # at least an eighth observed: dense BLAS products beat sparse ones
+        self.dense_mask = None
+        if self.shape[0] * self.shape[1] <= 8 * self.n:
+            self.dense_mask = np.zeros(self.shape)
+            self.dense_mask.flat[self.flat] = 1.0
+
+    @property
+    def n_observed(self):
+        """Number of observed entries."""
+        return self.n
+
+    def observed_dense(self):
+        """``(X with 0 where missing, observed mask)`` as dense D x N arrays."""
+        X = np.zeros(self.shape)
+        X.flat[self.flat] = self.x
+        observed = np.zeros(self.shape, dtype=bool)
+        observed.flat[self.flat] = True
+        return X, observed
 
     def row_sum(self, w):
         """Sum ``w`` (one value per observed entry) over each row."""
@@ -111,10 +131,14 @@ class Observed:
 
     def rows_of(self, Qt):
         """``(M @ Qt.T).T``: for K x N ``Qt``, the K x D sums of ``Qt[k, j]`` over j in row i."""
+        if self.dense_mask is not None:
+            return Qt @ self.dense_mask.T
         return np.asarray(self.M @ Qt.T).T
 
     def cols_of(self, Pt):
         """For K x D ``Pt``, the K x N sums of ``Pt[k, i]`` over observed i in column j."""
+        if self.dense_mask is not None:
+            return Pt @ self.dense_mask
         return np.asarray(self.MT @ Pt.T).T
 
     def pair_sum(self, Pt, Qt):
@@ -122,7 +146,14 @@ class Observed:
         return float(np.sum(Pt * self.rows_of(Qt)))
 
     def product(self, Pt, Qt):
-        """``sum_k Pt[k, rows] * Qt[k, cols]`` at every observed entry (length |observed|)."""
+        """``sum_k Pt[k, rows] * Qt[k, cols]`` at every observed entry (length |observed|).
+
+        Through the dense product when at least an eighth of the entries are observed (one BLAS
+        call beats ``K`` gathers there), else entry by entry; likewise :meth:`rows_of` and
+        :meth:`cols_of` multiply by the dense 0/1 mask then.
+        """
+        if self.dense_mask is not None:
+            return np.take((Pt.T @ Qt).ravel(), self.flat)
         out = np.zeros(self.n)
         for k in range(Pt.shape[0]):
             out += Pt[k, self.rows] * Qt[k, self.cols]
@@ -432,13 +463,29 @@ def _set_column(state, role, k, new_E, new_V, mu, prec):
     state.prec[role][k] = prec
 
 
-def sweep_nmf(state, column_rule):
+def sweep_nmf(state, column_rule, *, kernel="auto"):
     """One pass over the columns of A then W (Brouwer's order, after the ARD update).
 
     ``column_rule(mu, prec) -> (E, V)`` gives the new moments of a column whose optimal
-    conditional / variational factor is TN(mu, prec).
+    conditional / variational factor is TN(mu, prec). ``kernel`` is how the numerator sums are
+    formed: through the residual (one pass over the observed entries per column) or through
+    the missing-data patterns' Gram matrices of the partner's means (O(n R) per column, see
+    :mod:`bnmfzoo.inference._gaussian_gram`); ``"auto"`` takes the cheaper one, as the Gibbs
+    sampler does. Both make the same updates in the same order.
     """
     obs = state.problem.obs
+    if kernel == "auto":
+        kernel = "gram" if obs.half_sweep_paths(state.E["A"].shape[0]) == ("gram", "gram") \
+            else "residual"
+    if kernel == "gram":
+        prec_A = state.tau * obs.rows_of(state.second("W"))
+        _gram_columns(state, "A", "W", obs.row_patterns, prec_A, column_rule)
+        prec_W = state.tau * obs.cols_of(state.second("A"))
+        _gram_columns(state, "W", "A", obs.col_patterns, prec_W, column_rule)
+        state.refresh()
+        return
+    if kernel != "residual":
+        raise ValueError(f"kernel must be 'auto', 'gram' or 'residual', got {kernel!r}")
     tau = state.tau
     EA, EW = state.E["A"], state.E["W"]
     r = state.resid
@@ -462,6 +509,27 @@ def sweep_nmf(state, column_rule):
         _set_column(state, "W", k, *column_rule(mu, prec), mu, prec)
         a_out, b_out = EA[k], EW[k]
     take_out(r, rows, cols, a_out, b_out)
+
+
+def _gram_columns(state, role, partner, patterns, prec, column_rule):
+    """Update every column of ``role`` (R x n) given the partner's means, via pattern Grams.
+
+    The numerator of column ``k`` at row ``i`` is ``sum_j m_ij r_ij V[k, j]`` with the residual
+    of every column but ``k``: ``c_ik - t_ik + U[k, i] G_i[k, k]``, where ``G_i`` is the Gram
+    matrix of the partner's means over row ``i``'s pattern, ``c_i = V (m_i * x_i)`` and
+    ``t_i = G_i U[:, i]`` is kept current as the columns change.
+    """
+    U, V = state.E[role], state.E[partner]
+    G = pattern_grams(V, patterns)[patterns.pattern_of]  # (n, R, R)
+    C = patterns.xm @ V.T  # (n, R)
+    T = np.einsum("ikl,li->ik", G, U)
+    for k in range(U.shape[0]):
+        g_k = G[:, k, :]
+        num = C[:, k] - T[:, k] + U[k] * g_k[:, k]
+        mu = (-state.rate(role, k) + state.tau * num) / prec[k]
+        old = U[k].copy()
+        _set_column(state, role, k, *column_rule(mu, prec[k]), mu, prec[k])
+        T += (U[k] - old)[:, None] * g_k
 
 
 def sweep_nmtf(state, column_rule):
@@ -516,12 +584,12 @@ def sweep_nmtf(state, column_rule):
         H += np.outer(ES[:, c], EG[c] - old)
 
 
-def sweep(state, column_rule):
-    """Dispatch to :func:`sweep_nmf` or :func:`sweep_nmtf`."""
+def sweep(state, column_rule, *, kernel="auto"):
+    """Dispatch to :func:`sweep_nmf` (with ``kernel``) or :func:`sweep_nmtf`."""
     if state.problem.tri:
         sweep_nmtf(state, column_rule)
     else:
-        sweep_nmf(state, column_rule)
+        sweep_nmf(state, column_rule, kernel=kernel)
 
 
 def ard_posterior(state):

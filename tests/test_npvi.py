@@ -328,3 +328,28 @@ def test_row_logsumexp_matches_scipy_at_any_scale():
         a = rng.normal(size=(6, 4)) * scale
         np.testing.assert_allclose(_logsumexp_rows(a), logsumexp(a, axis=1, keepdims=True),
                                    rtol=1e-14, atol=1e-12)
+
+
+def test_elbo_scales_reach_the_maximum():
+    # the Newton solve of the concave scale problem against a tight L-BFGS-B on the same
+    # objective, over random problems of a few factors and very different data scales
+    from scipy.optimize import minimize
+
+    from bnmfzoo.inference.npvi import _elbo_scales
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        R = int(rng.integers(1, 6))
+        alpha, beta = rng.exponential(size=R) * 10 ** rng.uniform(-2, 3), rng.exponential(size=R)
+        a, w = rng.exponential(size=R) * 10 ** rng.uniform(-2, 4), rng.exponential(size=R)
+        lA, lW, P = 10 ** rng.uniform(-3, 1), 10 ** rng.uniform(-3, 1), int(rng.integers(10, 10**5))
+
+        def f(x):
+            b = np.exp(x)
+            return (-lA * np.sum(b * alpha) - lW * np.sum(beta / b)
+                    - 0.5 * P * np.log(np.sum(b * b * a + w / (b * b))))
+
+        b = _elbo_scales(alpha, beta, a, w, lA, lW, P)
+        ref = minimize(lambda x: -f(x), np.zeros(R), method="L-BFGS-B",
+                       bounds=[(-30, 30)] * R, options={"ftol": 1e-15, "gtol": 1e-12})
+        assert f(np.log(b)) >= -ref.fun - 1e-9 * abs(ref.fun)

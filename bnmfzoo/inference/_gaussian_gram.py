@@ -169,6 +169,10 @@ def missing_patterns(X, observed):
 def choose_half_sweep(n_observed, n_rows, n_partner, n_patterns, rank):
     """Return ``"gram"`` or ``"residual"``: the cheaper path for one half-sweep.
 
+    The Gram cost counts every pattern's Gram matrix as a dense product from scratch, an upper
+    bound since they are built along the pattern tree; it is known from the pattern count
+    alone, before any tree is built.
+
     Examples
     --------
     >>> choose_half_sweep(79259, 705, 139, 70, 20)  # GDSC, K = 20

@@ -47,6 +47,8 @@ if _SHARED.is_dir():
 
 import numpy as np  # noqa: E402
 
+from bnmfzoo._terms.silf import svd_energy_rank  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 POOLS = ("qtransform", "random", "nndsvdar")
 GRADIENT = ("svgd", "svgd_q", "dsgd")
@@ -131,12 +133,6 @@ class Store:
         os.replace(tmp, self.path)
 
 
-def rank_70(X):
-    """Smallest rank explaining >= 70% of the (uncentered) SVD energy (paper Sec. 6.3)."""
-    s = np.linalg.svd(np.nan_to_num(X), compute_uv=False)
-    return int(np.searchsorted(np.cumsum(s**2) / np.sum(s**2), 0.7) + 1)
-
-
 def load(name, faces_size):
     """Data, rank and the cache name of its SILF threshold (None: computed by the model)."""
     from bnmfzoo import datasets
@@ -150,7 +146,7 @@ def load(name, faces_size):
         X = datasets.load_ccle("ic50")
         # the 70%-variance rule gives rank 1 here (55% of entries sit at the 8 uM ceiling);
         # use 5 so that particles can differ
-        return X, max(rank_70(X.values), 5), None
+        return X, max(svd_energy_rank(X.values), 5), None
     raise ValueError(name)
 
 

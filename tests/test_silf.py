@@ -103,6 +103,28 @@ def test_epsilon_from_reference_is_factor_times_worst_fit():
     assert eps > 0
 
 
+def test_epsilon_default_rank_is_the_papers_70_percent_rule():
+    from bnmfzoo._terms.silf import svd_energy_rank
+
+    rng = np.random.default_rng(4)
+    # exactly rank 3 and non-negative: all of the energy needs exactly 3 factors
+    X = rng.random((12, 3)) @ rng.random((3, 9))
+    assert svd_energy_rank(X, 1.0) == 3
+    s2 = np.linalg.svd(X, compute_uv=False) ** 2
+    share = np.cumsum(s2) / s2.sum()
+    for f in (0.5, 0.7, 0.95, 0.999):
+        R = svd_energy_rank(X, f)
+        assert share[R - 1] >= f and (R == 1 or share[R - 2] < f)
+    R70 = svd_energy_rank(X)
+    assert epsilon_from_reference(X, n=3, random_seed=1) == epsilon_from_reference(
+        X, R70, n=3, random_seed=1)
+    Xm = X.copy()
+    Xm[0, 0] = np.nan  # missing entries are mean-filled, not propagated as NaN
+    assert 1 <= svd_energy_rank(Xm) <= 9
+    with pytest.raises(ValueError, match="fraction"):
+        svd_energy_rank(X, 0.0)
+
+
 def test_bad_arguments():
     X = _data()
     with pytest.raises(ValueError, match="beta"):

@@ -229,7 +229,31 @@ def masked_objective_fits(X, rank, *, n, mask=None, objective="frobenius", rando
     return out
 
 
-def epsilon_from_reference(X, rank, *, n=50, factor=1.2, mask=None, objective="frobenius",
+def svd_energy_rank(X, fraction=0.7, *, mask=None):
+    """Smallest rank whose singular values hold ``fraction`` of the energy (paper Sec. 5.2).
+
+    ``sum_{i <= R} s_i^2 >= fraction * sum_i s_i^2`` on the uncentered data; missing entries
+    (NaN or ``mask`` False) are filled with the mean of the observed entries first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.outer(np.arange(1, 6), np.arange(1, 4)).astype(float)
+    >>> svd_energy_rank(X)
+    1
+    """
+    da, obs_mask = check_matrix(X, kind="nonnegative", mask=mask)
+    if not 0.0 < float(fraction) <= 1.0:
+        raise ValueError(f"fraction must satisfy 0 < fraction <= 1, got {fraction!r}")
+    values = np.where(obs_mask, da.values, np.nanmean(np.where(obs_mask, da.values, np.nan)))
+    s2 = np.linalg.svd(values, compute_uv=False) ** 2
+    if s2.sum() == 0:
+        return 1
+    share = np.cumsum(s2) / s2.sum()
+    return int(min(np.searchsorted(share, float(fraction) * (1 - 1e-12)) + 1, len(s2)))
+
+
+def epsilon_from_reference(X, rank=None, *, n=50, factor=1.2, mask=None, objective="frobenius",
                            random_seed=0, max_iter=200, tol=1e-4):
     """SILF threshold ``epsilon = factor * max_i f_i`` over ``n`` reference NMF fits (Sec. 6.1).
 
@@ -242,8 +266,9 @@ def epsilon_from_reference(X, rank, *, n=50, factor=1.2, mask=None, objective="f
     ----------
     X : array-like or xarray.DataArray
         Non-negative D x N data (NaN = missing).
-    rank : int
-        NMF rank R.
+    rank : int, optional
+        NMF rank R; by default the paper's choice (Sec. 5.2), the smallest rank explaining 70%
+        of the SVD energy (:func:`svd_energy_rank`).
     n : int, default 50
         Number of reference factorizations.
     factor : float, default 1.2
@@ -270,6 +295,8 @@ def epsilon_from_reference(X, rank, *, n=50, factor=1.2, mask=None, objective="f
     True
     """
     da, obs_mask = check_matrix(X, kind="nonnegative", mask=mask)
+    if rank is None:
+        rank = svd_energy_rank(da, mask=obs_mask)
     rank = check_rank(rank, da.shape)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")

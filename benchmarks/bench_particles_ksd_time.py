@@ -528,6 +528,36 @@ def report(path):
     plot(data, path.with_suffix(".png"))
 
 
+def report_repeats(dirs, datasets, kinds):
+    """Repeats of the pool methods (paper: 3): KSD per seed, and each method's KSD relative to
+    Q-Transform's in the same repeat (geometric mean over repeats, with min and max)."""
+    print("\n--- repeats: KSD / Q-Transform's KSD in the same repeat (geometric mean [min, max]) "
+          f"over {len(dirs)} result folders ---")
+    for name in datasets:
+        for kind in kinds:
+            finals = []
+            for d in dirs:
+                path = Path(d) / f"ksd_time_{name}_{kind}.json"
+                if path.exists():
+                    with open(path) as f:
+                        finals.append(_final(json.load(f)["rows"]))
+            if not finals:
+                continue
+            print(f"  {name} / {kind}: {len(finals)} repeats")
+            for M in (5, 25, 50):
+                q = [f[("qtransform", M)]["ksd"] for f in finals if ("qtransform", M) in f]
+                if not q:
+                    continue
+                cells = [f"Q {np.exp(np.mean(np.log(q))):.4g}"]
+                for m in POOLS[1:]:
+                    r = [f[(m, M)]["ksd"] / f[("qtransform", M)]["ksd"] for f in finals
+                         if (m, M) in f and ("qtransform", M) in f]
+                    if r:
+                        cells.append(f"{LABELS[m]} x{np.exp(np.mean(np.log(r))):.3g} "
+                                     f"[{min(r):.3g}, {max(r):.3g}]")
+                print(f"    M={M:<3} " + "; ".join(cells))
+
+
 def plot(data, out):
     import matplotlib
 
@@ -596,10 +626,16 @@ def main():
     p.add_argument("--pool-cache", default=None,
                    help="folder where raw pools are saved/reused across processes and models")
     p.add_argument("--plot-only", action="store_true")
+    p.add_argument("--repeats", nargs="+", default=None, metavar="DIR",
+                   help="print the pool methods' KSD over repeats stored in these result folders "
+                        "(one --seed and --results-dir per repeat) and exit")
     p.add_argument("--results-dir", default=str(RESULTS))
     args = p.parse_args()
     RESULTS = Path(args.results_dir)
     kinds = ("silf", "gaussian") if args.model == "both" else (args.model,)
+    if args.repeats:
+        report_repeats(args.repeats, args.datasets, kinds)
+        return
     if args.plot_only:
         for name in args.datasets:
             for kind in kinds:

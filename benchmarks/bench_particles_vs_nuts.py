@@ -244,6 +244,38 @@ class NUTSRun:
         return A, W, source
 
 
+def score_nuts(nuts, info, M, reason):
+    """Stein-weight ``M`` states of the chain (evenly thinned draws) and print the row."""
+    from bnmfzoo.inference.particles import weigh_particles
+
+    A, W, source = nuts.thinned(M)
+    A, W = info.project(A, W)
+    res = weigh_particles(info, A, W)
+    div, ess = _diversity(A, res["weight"])
+    row = {
+        "reason": reason, "iterations": nuts.i, "tuning": bool(nuts.tuning),
+        "cpu_time": nuts.cpu, "wall_time": nuts.wall, "source": source,
+        "n_particles": int(len(A)), "ksd": res["stein_discrepancy"],
+        "ksd_uniform": res["stein_discrepancy_uniform"],
+        "median_pairwise_A_dist": div, "effective_particles": ess,
+    }
+    print(f"  NUTS checkpoint [{reason}] it={nuts.i} ({source}, M={len(A)}) "
+          f"CPU {nuts.cpu:.1f} s wall {nuts.wall:.1f} s  KSD {row['ksd']:.6g} "
+          f"(uniform {row['ksd_uniform']:.6g})  mean tree depth "
+          f"{np.mean(nuts.tree_depth[-20:]):.1f}", flush=True)
+    return row
+
+
+def peek_nuts(model, state_path, Ms, tune, draws, seed):
+    """Score the draws saved in ``state_path`` at each ``M`` without touching the run."""
+    from bnmfzoo.inference.particles import resolve_nmf_model
+
+    info = resolve_nmf_model(model, method="bench")
+    nuts = NUTSRun(model, info, tune=tune, draws=draws, seed=seed)
+    nuts.restore(state_path)
+    return [score_nuts(nuts, info, M, "peek at the saved state") for M in Ms]
+
+
 def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=None,
              save_every=900.0):
     """Run NUTS until ``tune + draws`` iterations or ``budget`` CPU seconds; score checkpoints.
@@ -253,7 +285,7 @@ def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=N
     spread over several (its CPU clock is the sum of the pieces; the rebuilding of compiled
     functions on a restart is not charged, as the first compilation was).
     """
-    from bnmfzoo.inference.particles import resolve_nmf_model, weigh_particles
+    from bnmfzoo.inference.particles import resolve_nmf_model
 
     info = resolve_nmf_model(model, method="bench")
     nuts = NUTSRun(model, info, tune=tune, draws=draws, seed=seed)
@@ -270,22 +302,7 @@ def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=N
     next_save = nuts.cpu + save_every
 
     def checkpoint(reason):
-        A, W, source = nuts.thinned(M)
-        A, W = info.project(A, W)
-        res = weigh_particles(info, A, W)
-        div, ess = _diversity(A, res["weight"])
-        row = {
-            "reason": reason, "iterations": nuts.i, "tuning": bool(nuts.tuning),
-            "cpu_time": nuts.cpu, "wall_time": nuts.wall, "source": source,
-            "n_particles": int(len(A)), "ksd": res["stein_discrepancy"],
-            "ksd_uniform": res["stein_discrepancy_uniform"],
-            "median_pairwise_A_dist": div, "effective_particles": ess,
-        }
-        rows.append(row)
-        print(f"  NUTS checkpoint [{reason}] it={nuts.i} ({source}, M={len(A)}) "
-              f"CPU {nuts.cpu:.1f} s wall {nuts.wall:.1f} s  KSD {row['ksd']:.6g} "
-              f"(uniform {row['ksd_uniform']:.6g})  mean tree depth "
-              f"{np.mean(nuts.tree_depth[-20:]):.1f}", flush=True)
+        rows.append(score_nuts(nuts, info, M, reason))
         on_checkpoint(nuts, rows)
 
     while not nuts.done and nuts.cpu < budget:
@@ -380,6 +397,9 @@ def main():
                         "(the Q-Transform result is then read from --out, not recomputed)")
     p.add_argument("--save-every", type=float, default=900.0,
                    help="CPU seconds between saves of --state")
+    p.add_argument("--peek", type=int, nargs="+", default=None, metavar="M",
+                   help="score the draws saved in --state at these M (e.g. 5 25 50), write "
+                        "them to <out>.peek.json and exit; the run itself is not touched")
     a = p.parse_args()
 
     from _epsilon_cache import cached_epsilon
@@ -419,6 +439,13 @@ def main():
     out = {"data": {"D": D, "N": N, "size": list(a.size), "rank": a.rank, "M": a.M},
            "epsilon": eps, "epsilon_cpu_seconds": eps_sec, "seed": a.seed,
            "clock": "CPU seconds (time.process_time), single-threaded BLAS; machine shared"}
+
+    if a.peek:
+        if a.state is None or not os.path.exists(a.state):
+            raise SystemExit("--peek needs an existing --state file")
+        rows = peek_nuts(model, a.state, a.peek, a.tune, a.draws, a.seed)
+        _dump(out_path.with_suffix(".peek.json"), {**out, "nuts_peek": rows})
+        return
 
     resuming = a.state is not None and os.path.exists(a.state)
     if resuming:  # a continued run: same Q-Transform result, same NUTS budget

@@ -529,8 +529,9 @@ def report(path):
 
 
 def report_repeats(dirs, datasets, kinds):
-    """Repeats of the pool methods (paper: 3): KSD per seed, and each method's KSD relative to
-    Q-Transform's in the same repeat (geometric mean over repeats, with min and max)."""
+    """Repeats of the pool methods (paper: 3): each method's KSD relative to Q-Transform's in the
+    same repeat (geometric mean over repeats, with min and max), and its CPU time relative to
+    Q-Transform's (geometric mean)."""
     print("\n--- repeats: KSD / Q-Transform's KSD in the same repeat (geometric mean [min, max]) "
           f"over {len(dirs)} result folders ---")
     for name in datasets:
@@ -550,11 +551,13 @@ def report_repeats(dirs, datasets, kinds):
                     continue
                 cells = [f"Q {np.exp(np.mean(np.log(q))):.4g}"]
                 for m in POOLS[1:]:
-                    r = [f[(m, M)]["ksd"] / f[("qtransform", M)]["ksd"] for f in finals
-                         if (m, M) in f and ("qtransform", M) in f]
+                    both = [f for f in finals if (m, M) in f and ("qtransform", M) in f]
+                    r = [f[(m, M)]["ksd"] / f[("qtransform", M)]["ksd"] for f in both]
+                    t = [f[(m, M)]["cpu"] / f[("qtransform", M)]["cpu"] for f in both]
                     if r:
                         cells.append(f"{LABELS[m]} x{np.exp(np.mean(np.log(r))):.3g} "
-                                     f"[{min(r):.3g}, {max(r):.3g}]")
+                                     f"[{min(r):.3g}, {max(r):.3g}] in CPU "
+                                     f"x{np.exp(np.mean(np.log(t))):.2g}")
                 print(f"    M={M:<3} " + "; ".join(cells))
 
 

@@ -276,6 +276,24 @@ def peek_nuts(model, state_path, Ms, tune, draws, seed):
     return [score_nuts(nuts, info, M, "peek at the saved state") for M in Ms]
 
 
+def add_to_ksd_table(path, rows, tune, draws):
+    """Replace the NUTS rows of a ``bench_particles_ksd_time.py`` table with peeked ``rows``."""
+    with open(path) as f:
+        table = json.load(f)
+    table["rows"] = [r for r in table["rows"] if r["method"] != "nuts"]
+    for r in rows:
+        done = r["iterations"] >= tune + draws
+        table["rows"].append({
+            "method": "nuts", "M": r["n_particles"], "stage": "final" if done else "checkpoint",
+            "step": max(r["iterations"] - tune, 0), "cpu": r["cpu_time"], "wall": r["wall_time"],
+            "ksd": r["ksd"], "ksd_uniform": r["ksd_uniform"],
+            "budget": f"{draws} draws after {tune} tuning (bench_particles_vs_nuts.py)"})
+    table.setdefault("runs", {})["nuts"] = {"source": "bench_particles_vs_nuts.py --peek",
+                                            "tune": tune, "draws": draws}
+    _dump(path, table)
+    print(f"  NUTS rows written to {path} ({'final' if done else 'checkpoint'})", flush=True)
+
+
 def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=None,
              save_every=900.0):
     """Run NUTS until ``tune + draws`` iterations or ``budget`` CPU seconds; score checkpoints.
@@ -397,6 +415,10 @@ def main():
                         "(the Q-Transform result is then read from --out, not recomputed)")
     p.add_argument("--save-every", type=float, default=900.0,
                    help="CPU seconds between saves of --state")
+    p.add_argument("--ksd-table", default=None, metavar="JSON",
+                   help="with --peek: put the rows into this bench_particles_ksd_time.py table "
+                        "(e.g. benchmarks/results/ksd_time_faces_silf.json), replacing its NUTS "
+                        "rows; they count as final only once the run has finished")
     p.add_argument("--peek", type=int, nargs="+", default=None, metavar="M",
                    help="score the draws saved in --state at these M (e.g. 5 25 50), write "
                         "them to <out>.peek.json and exit; the run itself is not touched")
@@ -445,6 +467,8 @@ def main():
             raise SystemExit("--peek needs an existing --state file")
         rows = peek_nuts(model, a.state, a.peek, a.tune, a.draws, a.seed)
         _dump(out_path.with_suffix(".peek.json"), {**out, "nuts_peek": rows})
+        if a.ksd_table:
+            add_to_ksd_table(Path(a.ksd_table), rows, a.tune, a.draws)
         return
 
     resuming = a.state is not None and os.path.exists(a.state)

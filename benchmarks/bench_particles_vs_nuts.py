@@ -281,8 +281,8 @@ def add_to_ksd_table(path, rows, tune, draws):
     with open(path) as f:
         table = json.load(f)
     table["rows"] = [r for r in table["rows"] if r["method"] != "nuts"]
+    done = rows[0]["iterations"] >= tune + draws  # every row scores the same saved state
     for r in rows:
-        done = r["iterations"] >= tune + draws
         table["rows"].append({
             "method": "nuts", "M": r["n_particles"], "stage": "final" if done else "checkpoint",
             "step": max(r["iterations"] - tune, 0), "cpu": r["cpu_time"], "wall": r["wall_time"],

@@ -245,11 +245,12 @@ def svd_energy_rank(X, fraction=0.7, *, mask=None):
     da, obs_mask = check_matrix(X, kind="nonnegative", mask=mask)
     if not 0.0 < float(fraction) <= 1.0:
         raise ValueError(f"fraction must satisfy 0 < fraction <= 1, got {fraction!r}")
-    values = np.where(obs_mask, da.values, np.nanmean(np.where(obs_mask, da.values, np.nan)))
+    values = np.where(obs_mask, da.values, da.values[obs_mask].mean())
     s2 = np.linalg.svd(values, compute_uv=False) ** 2
     if s2.sum() == 0:
         return 1
     share = np.cumsum(s2) / s2.sum()
+    # the relative slack keeps fraction=1 at the numerical rank despite rounding in the cumsum
     return int(min(np.searchsorted(share, float(fraction) * (1 - 1e-12)) + 1, len(s2)))
 
 

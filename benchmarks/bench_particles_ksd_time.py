@@ -95,42 +95,54 @@ class Clock:
 
 
 class Store:
-    """Rows of one dataset/model, written to JSON after every addition."""
+    """Rows of one dataset/model, written to JSON after every addition.
+
+    Several runs may write the same table at once (different methods, or different M of one
+    gradient method): each write re-reads the file under a lock and keeps the rows other runs
+    have added since, replacing only this run's methods (at this run's M).
+    """
 
     def __init__(self, dataset, model, meta, rerun, gradient_Ms=None):
         """``rerun``: methods whose rows are replaced; ``gradient_Ms``: ``{method: Ms}`` for the
         gradient methods, whose rows at other M are kept (each M is a separate run)."""
         self.path = RESULTS / f"ksd_time_{dataset}_{model}.json"
-        old = {"rows": [], "runs": {}}
-        if self.path.exists():
-            with open(self.path) as f:
-                old = json.load(f)
-        gradient_Ms = gradient_Ms or {}
-
-        def replaced(r):
-            m = r["method"]
-            return m in rerun and (m not in gradient_Ms or r["M"] in gradient_Ms[m])
-
-        self.data = {"dataset": dataset, "model": model, "meta": {**old.get("meta", {}), **meta},
-                     "runs": {k: v for k, v in old.get("runs", {}).items()
-                              if k not in rerun or k in gradient_Ms},
-                     "rows": [r for r in old["rows"] if not replaced(r)]}
+        self.dataset, self.model = dataset, model
+        self.rerun, self.gradient_Ms = set(rerun), gradient_Ms or {}
+        self.meta, self.rows, self.runs = meta, [], {}
         self.flush()
 
+    def _mine(self, row):
+        m = row["method"]
+        return m in self.rerun and (m not in self.gradient_Ms or row["M"] in self.gradient_Ms[m])
+
     def add(self, **row):
-        self.data["rows"].append(row)
+        self.rows.append(row)
         self.flush()
 
     def run(self, method, **info):
-        self.data["runs"][method] = info
+        self.runs[method] = info
         self.flush()
 
     def flush(self):
+        import fcntl
+
         RESULTS.mkdir(exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            json.dump(self.data, f, indent=1)
-        os.replace(tmp, self.path)
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            old = {"rows": [], "runs": {}}
+            if self.path.exists():
+                with open(self.path) as f:
+                    old = json.load(f)
+            runs = {k: v for k, v in old.get("runs", {}).items()
+                    if k not in self.rerun or k in self.gradient_Ms}
+            self.data = {"dataset": self.dataset, "model": self.model,
+                         "meta": {**old.get("meta", {}), **self.meta},
+                         "runs": {**runs, **self.runs},
+                         "rows": [r for r in old["rows"] if not self._mine(r)] + self.rows}
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "w") as f:
+                json.dump(self.data, f, indent=1)
+            os.replace(tmp, self.path)
 
 
 def load(name, faces_size):
@@ -437,7 +449,7 @@ def run(name, kind, args):
     bank = generate_q_bank()
     bank_cpu = bank_generation_cpu() if "qtransform" in methods else None
     if bank_cpu is not None:
-        store.data["meta"]["qbank_cpu"] = bank_cpu
+        store.meta["qbank_cpu"] = bank_cpu
     rng = np.random.default_rng(args.seed)
     for method in methods:
         t = time.perf_counter()

@@ -112,6 +112,16 @@ def run_qtransform(model, M, seed, bank):
     }
 
 
+def values_to_factors(model, a_name, w_name):
+    """Compile ``point -> (A, W)`` from a sampler state (dict of PyMC's transformed values).
+
+    The random variables are replaced by their value variables first: compiling the random
+    variables themselves gives a function that draws from the prior and ignores the state.
+    """
+    outs = model.replace_rvs_by_values([model[a_name], model[w_name]])
+    return model.compile_fn(outs, inputs=model.value_vars, point_fn=True)
+
+
 class NUTSRun:
     """PyMC NUTS driven one iteration at a time with a per-iteration CPU clock."""
 
@@ -234,10 +244,8 @@ class NUTSRun:
             idx = np.arange(len(states))
             source = "last states of tuning"
         if self._to_AW is None:
-            m = self.model
-            self._to_AW = m.compile_fn([m[self.info.names["A"]], m[self.info.names["W"]]],
-                                       inputs=m.value_vars, on_unused_input="ignore",
-                                       point_fn=True)
+            self._to_AW = values_to_factors(self.model, self.info.names["A"],
+                                            self.info.names["W"])
         AW = [self._to_AW(states[j]) for j in idx]
         A = np.stack([np.asarray(a) for a, _ in AW])
         W = np.stack([np.asarray(w) for _, w in AW])
@@ -264,6 +272,29 @@ def score_nuts(nuts, info, M, reason):
           f"(uniform {row['ksd_uniform']:.6g})  mean tree depth "
           f"{np.mean(nuts.tree_depth[-20:]):.1f}", flush=True)
     return row
+
+
+def rescore_rows(nuts, info, rows, M):
+    """Recompute saved checkpoint rows from the chain's saved states (same CPU/wall times).
+
+    A row at iteration ``i`` after tuning is scored on the first ``i - tune`` draws, a row at the
+    end of tuning on the saved tuning window. Rows from inside tuning cannot be rebuilt (only
+    the last ``M`` tuning states are kept) and are dropped.
+    """
+    full, i_end = nuts.states, nuts.i
+    out = []
+    try:
+        for r in rows:
+            if r["iterations"] < nuts.tune:
+                print(f"  dropped checkpoint at iteration {r['iterations']} (inside tuning)")
+                continue
+            nuts.i = r["iterations"]
+            nuts.states = full[: nuts.i - nuts.tune]
+            new = score_nuts(nuts, info, M, r["reason"])
+            out.append({**new, "cpu_time": r["cpu_time"], "wall_time": r["wall_time"]})
+    finally:
+        nuts.states, nuts.i = full, i_end
+    return out
 
 
 def peek_nuts(model, state_path, Ms, tune, draws, seed):
@@ -295,13 +326,14 @@ def add_to_ksd_table(path, rows, tune, draws):
 
 
 def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=None,
-             save_every=900.0):
+             save_every=900.0, rescore=False):
     """Run NUTS until ``tune + draws`` iterations or ``budget`` CPU seconds; score checkpoints.
 
     With ``state_path`` the chain is saved there every ``save_every`` CPU seconds and at the
     end, and continued from it when the file exists, so a run longer than one session can be
     spread over several (its CPU clock is the sum of the pieces; the rebuilding of compiled
-    functions on a restart is not charged, as the first compilation was).
+    functions on a restart is not charged, as the first compilation was). ``rescore``: score the
+    saved checkpoint rows again (:func:`rescore_rows`) before continuing.
     """
     from bnmfzoo.inference.particles import resolve_nmf_model
 
@@ -311,6 +343,10 @@ def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=N
     if state_path is not None and os.path.exists(state_path):
         setup = nuts.setup_cpu
         rows = nuts.restore(state_path)["rows"]
+        if rescore:
+            if nuts.done and rows and rows[-1]["reason"] == "finished":
+                rows = rows[:-1]  # scored again below
+            rows = rescore_rows(nuts, info, rows, M)
         print(f"  NUTS continued from {state_path}: iteration {nuts.i}, {nuts.cpu:.1f} CPU s so "
               f"far (rebuilding took {setup:.1f} CPU s, not charged)", flush=True)
     else:
@@ -415,6 +451,9 @@ def main():
                         "(the Q-Transform result is then read from --out, not recomputed)")
     p.add_argument("--save-every", type=float, default=900.0,
                    help="CPU seconds between saves of --state")
+    p.add_argument("--rescore", action="store_true",
+                   help="with --state: score the saved checkpoints again from the saved draws "
+                        "(after a fix to the scoring) and rewrite the verdict")
     p.add_argument("--ksd-table", default=None, metavar="JSON",
                    help="with --peek: put the rows into this bench_particles_ksd_time.py table "
                         "(e.g. benchmarks/results/ksd_time_faces_silf.json), replacing its NUTS "
@@ -496,7 +535,7 @@ def main():
         _dump(out_path, out)
 
     nuts, rows = run_nuts(model, a.M, a.tune, a.draws, budget, a.seed, save,
-                          state_path=a.state, save_every=a.save_every)
+                          state_path=a.state, save_every=a.save_every, rescore=a.rescore)
     s = out["nuts"]
     last = rows[-1]
     verdict = {

@@ -294,3 +294,27 @@ def test_balance_leaves_other_priors_alone(model):
     A, W = np.ones((4, 3)), np.full((3, 5), 2.0)
     Ab, Wb = info.balance(A, W)
     assert Ab is A and Wb is W
+
+
+def test_benchmark_maps_sampler_states_to_their_factors(model):
+    """The faces NUTS benchmark scores the chain's states, not prior draws (a past bug)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_particles_vs_nuts.py"
+    spec = importlib.util.spec_from_file_location("bench_particles_vs_nuts", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    info = resolve_nmf_model(model)
+    to_factors = bench.values_to_factors(model, info.names["A"], info.names["W"])
+    rng = np.random.default_rng(0)
+    point = {k: v + rng.normal(size=np.shape(v)) for k, v in model.initial_point().items()}
+    A, W = (np.asarray(x) for x in to_factors(point))
+    A2, W2 = (np.asarray(x) for x in to_factors(point))
+    np.testing.assert_array_equal(A, A2)  # a function of the state, not a random draw
+    np.testing.assert_allclose(W, np.exp(point[f"{info.names['W']}_log__"]), rtol=1e-12)
+    A_rv = model[info.names["A"]]
+    simplex = model.rvs_to_transforms[A_rv]
+    expected = simplex.backward(point[f"{info.names['A']}_simplex__"], *A_rv.owner.inputs).eval()
+    np.testing.assert_allclose(A, expected, rtol=1e-12)
+    np.testing.assert_allclose(A.sum(axis=0), 1.0, rtol=1e-12)

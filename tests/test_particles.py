@@ -296,11 +296,13 @@ def test_balance_leaves_other_priors_alone(model):
     assert Ab is A and Wb is W
 
 
-def test_benchmark_maps_sampler_states_to_their_factors(model):
+def test_benchmark_maps_sampler_states_to_their_factors(model, monkeypatch):
     """The faces NUTS benchmark scores the chain's states, not prior draws (a past bug)."""
     import importlib.util
+    import os
     from pathlib import Path
 
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # the script sets defaults there
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_particles_vs_nuts.py"
     spec = importlib.util.spec_from_file_location("bench_particles_vs_nuts", path)
     bench = importlib.util.module_from_spec(spec)

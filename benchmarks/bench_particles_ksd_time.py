@@ -578,6 +578,7 @@ def plot(data, out):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     rows = data["rows"]
     Ms = sorted({r["M"] for r in rows})
@@ -601,16 +602,22 @@ def plot(data, out):
                     ax.plot([r["cpu"]] * 2, [r["ksd_q25"], r["ksd_q75"]], "-", color=color)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # narrow ranges crowd minor labels
         ax.set_xlabel("CPU seconds (particle generation; weighting excluded)")
         ax.set_title(f"M = {M}")
         ax.grid(True, which="major", alpha=0.3)
     axes[0][0].set_ylabel("kernelized Stein discrepancy")
-    axes[0][-1].legend(fontsize=8, loc="best")
+    handles = {}  # one legend for all panels, outside them (a method may miss some M)
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
     meta = data["meta"]
     fig.suptitle(f"{data['dataset']} ({meta['shape'][0]} x {meta['shape'][1]}, rank "
                  f"{meta['rank']}), {data['model']} model", fontsize=11)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.legend(list(handles.values()), list(handles), fontsize=8, loc="center left",
+               bbox_to_anchor=(1.0, 0.5))
+    fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(f"  plot: {out}")
 

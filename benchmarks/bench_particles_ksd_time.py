@@ -102,10 +102,11 @@ class Store:
     have added since, replacing only this run's methods (at this run's M).
     """
 
-    def __init__(self, dataset, model, meta, rerun, gradient_Ms=None):
+    def __init__(self, dataset, model, meta, rerun, gradient_Ms=None, path=None):
         """``rerun``: methods whose rows are replaced; ``gradient_Ms``: ``{method: Ms}`` for the
-        gradient methods, whose rows at other M are kept (each M is a separate run)."""
-        self.path = RESULTS / f"ksd_time_{dataset}_{model}.json"
+        gradient methods, whose rows at other M are kept (each M is a separate run); ``path``:
+        the table (default ``RESULTS/ksd_time_<dataset>_<model>.json``)."""
+        self.path = Path(path) if path else RESULTS / f"ksd_time_{dataset}_{model}.json"
         self.dataset, self.model = dataset, model
         self.rerun, self.gradient_Ms = set(rerun), gradient_Ms or {}
         self.meta, self.rows, self.runs = meta, [], {}

@@ -309,19 +309,18 @@ def peek_nuts(model, state_path, Ms, tune, draws, seed):
 
 def add_to_ksd_table(path, rows, tune, draws):
     """Replace the NUTS rows of a ``bench_particles_ksd_time.py`` table with peeked ``rows``."""
+    from bench_particles_ksd_time import Store  # its locked merge: safe beside running tables
+
     with open(path) as f:
         table = json.load(f)
-    table["rows"] = [r for r in table["rows"] if r["method"] != "nuts"]
+    store = Store(table["dataset"], table["model"], {}, {"nuts"}, path=path)
+    store.run("nuts", source="bench_particles_vs_nuts.py --peek", tune=tune, draws=draws)
     done = rows[0]["iterations"] >= tune + draws  # every row scores the same saved state
     for r in rows:
-        table["rows"].append({
-            "method": "nuts", "M": r["n_particles"], "stage": "final" if done else "checkpoint",
-            "step": max(r["iterations"] - tune, 0), "cpu": r["cpu_time"], "wall": r["wall_time"],
-            "ksd": r["ksd"], "ksd_uniform": r["ksd_uniform"],
-            "budget": f"{draws} draws after {tune} tuning (bench_particles_vs_nuts.py)"})
-    table.setdefault("runs", {})["nuts"] = {"source": "bench_particles_vs_nuts.py --peek",
-                                            "tune": tune, "draws": draws}
-    _dump(path, table)
+        store.add(method="nuts", M=r["n_particles"], stage="final" if done else "checkpoint",
+                  step=max(r["iterations"] - tune, 0), cpu=r["cpu_time"], wall=r["wall_time"],
+                  ksd=r["ksd"], ksd_uniform=r["ksd_uniform"],
+                  budget=f"{draws} draws after {tune} tuning (bench_particles_vs_nuts.py)")
     print(f"  NUTS rows written to {path} ({'final' if done else 'checkpoint'})", flush=True)
 
 

@@ -24,10 +24,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from bnmfzoo.inference import _vb_core as core  # noqa: E402
-from bnmfzoo.inference.icm import fit_icm  # noqa: E402
-from bnmfzoo.inference.multiplicative import fit_multiplicative  # noqa: E402
-from bnmfzoo.inference.vb import fit_vb  # noqa: E402
+from bnmfzoo.inference.gaussian import _vb_core as core  # noqa: E402
+from bnmfzoo.inference.gaussian.icm import fit_icm  # noqa: E402
+from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative  # noqa: E402
+from bnmfzoo.inference.gaussian.vb import fit_vb  # noqa: E402
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,7 +57,7 @@ def toy(kind, seed):
 def run_gibbs(model, n_iter, seed):
     """Gibbs sweeps with the other helper's numeric kernel; returns (mse trace, time trace)."""
     try:
-        from bnmfzoo.inference import _gaussian_core as gc
+        from bnmfzoo.inference.gaussian import _core as gc
     except ImportError as err:  # pragma: no cover
         print("   Gibbs skipped:", err)
         return None

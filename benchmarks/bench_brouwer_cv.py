@@ -22,7 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from bnmfzoo.datasets import load_gdsc  # noqa: E402
-from bnmfzoo.inference._cv import cross_validate  # noqa: E402
+from bnmfzoo.inference.gaussian.cross_validation import cross_validate  # noqa: E402
 from bnmfzoo.models import exponential_gaussian  # noqa: E402
 
 DATA = os.environ.get("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
@@ -34,8 +34,8 @@ PAPER = {"vb": 704.9, "gibbs": 706.7, "icm": 715.9, "multiplicative": 729.5}
 def fit_gibbs(model, *, max_iter=200, burn_in=180, thinning=2, random_seed=None,
               progressbar=False):
     """Gibbs NMF with the GibbsNMF numeric kernel (``_gaussian_core``), as a DataTree."""
-    from bnmfzoo.inference import _gaussian_core as gc
-    from bnmfzoo.inference import _vb_core as core
+    from bnmfzoo.inference.gaussian import _core as gc
+    from bnmfzoo.inference.gaussian import _vb_core as core
 
     problem = core.problem_from_model(model, method="gibbs")
     spec = model.bnmfzoo_spec

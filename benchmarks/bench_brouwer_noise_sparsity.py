@@ -26,10 +26,10 @@ import numpy as np  # noqa: E402
 
 from bnmfzoo._validation import check_matrix  # noqa: E402
 from bnmfzoo.datasets import holdout_mask  # noqa: E402
-from bnmfzoo.inference._cv import posterior_prediction  # noqa: E402
-from bnmfzoo.inference.icm import fit_icm  # noqa: E402
-from bnmfzoo.inference.multiplicative import fit_multiplicative  # noqa: E402
-from bnmfzoo.inference.vb import fit_vb  # noqa: E402
+from bnmfzoo.inference.gaussian.cross_validation import posterior_prediction  # noqa: E402
+from bnmfzoo.inference.gaussian.icm import fit_icm  # noqa: E402
+from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative  # noqa: E402
+from bnmfzoo.inference.gaussian.vb import fit_vb  # noqa: E402
 from bnmfzoo.models._spec import ModelSpec, attach_spec  # noqa: E402
 
 RATIOS = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]

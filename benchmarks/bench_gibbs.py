@@ -3,7 +3,7 @@
 Run with ``make bench`` or ``python benchmarks/bench_gibbs.py [--rank 20] [--nuts-rank 5]``.
 
 1. Sweep time on GDSC IC50 (705 x 139, 79,259 observed) at K = 20: our numba sweep
-   (``bnmfzoo.inference._gaussian_core.nmf_sweep``, what ``GibbsNMF`` runs; its default picks
+   (``bnmfzoo.inference.gaussian._core.nmf_sweep``, what ``GibbsNMF`` runs; its default picks
    the Gram-matrix path here, and the residual path is timed too) against a plain
    vectorized NumPy implementation of the same update (dense masked residual, column updates,
    inverse-CDF truncated-normal draws in log space), written below as the baseline. Medians of
@@ -28,7 +28,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from scipy import special  # noqa: E402
 
-from bnmfzoo.inference import _gaussian_core as gc  # noqa: E402
+from bnmfzoo.inference.gaussian import _core as gc  # noqa: E402
 
 HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
              alpha0=1.0, beta0=1.0)

@@ -16,7 +16,7 @@ os.environ.setdefault("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), ".
                                                    "shared", "data"))
 
 from bnmfzoo.datasets import load_nbmf  # noqa: E402
-from bnmfzoo.inference._collapsed_core import (  # noqa: E402
+from bnmfzoo.inference.binary._core import (  # noqa: E402
     BetaDirChain,
     DirDirChain,
     cvb0_counts,

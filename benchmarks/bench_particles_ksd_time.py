@@ -65,9 +65,9 @@ STYLE = {"qtransform": ("tab:red", "o"), "random": ("tab:blue", "s"),
 # the library times its phases with time.perf_counter (wall); on this shared machine the
 # benchmark measures CPU instead by handing those modules a clock whose perf_counter is the
 # process CPU time (every kernel here is single-threaded, BLAS threads = 1)
-_CPU_MODULES = ("bnmfzoo.inference.particles", "bnmfzoo.inference._particle_init",
-                "bnmfzoo.inference.svgd", "bnmfzoo.inference.dsgd",
-                "bnmfzoo.inference.baselines")
+_CPU_MODULES = ("bnmfzoo.inference.particles.weighted", "bnmfzoo.inference.particles._init",
+                "bnmfzoo.inference.particles.svgd", "bnmfzoo.inference.particles.dsgd",
+                "bnmfzoo.inference.particles.baselines")
 
 
 class _CPUClock:
@@ -240,7 +240,7 @@ def pool_particles(name, init, model, info, args, bank):
 def run_pool(name, init, model, info, args, bank, bank_cpu, store, Ms, rng):
     from bnmfzoo._terms.silf import objective_value
     from bnmfzoo.diagnostics import stein_weights
-    from bnmfzoo.inference.particles import weigh_particles
+    from bnmfzoo.inference.particles.weighted import weigh_particles
 
     A, W, times, setup, wall_per_cpu, n_iter = pool_particles(name, init, model, info, args,
                                                               bank)
@@ -277,8 +277,8 @@ def run_pool(name, init, model, info, args, bank, bank_cpu, store, Ms, rng):
 def run_mcmc(kind, model, info, args, store, Ms):
     import pymc as pm
 
-    from bnmfzoo.inference import baselines
-    from bnmfzoo.inference.particles import weigh_particles
+    from bnmfzoo.inference.particles import baselines
+    from bnmfzoo.inference.particles.weighted import weigh_particles
 
     draws, tune = (args.draws, args.tune) if kind == "nuts" else (args.gibbs_draws,
                                                                   args.gibbs_tune)
@@ -351,7 +351,7 @@ def run_mcmc(kind, model, info, args, store, Ms):
 
 def run_advi(method, model, info, args, store, Ms):
     from bnmfzoo.inference import fit_advi
-    from bnmfzoo.inference.particles import weigh_particles
+    from bnmfzoo.inference.particles.weighted import weigh_particles
 
     with Clock() as call:
         dt = fit_advi(model, method=method, n=args.advi_steps, n_particles=max(Ms), n_draws=10,
@@ -378,7 +378,7 @@ def run_advi(method, model, info, args, store, Ms):
 def run_gradient(label, model, info, args, bank, store, Ms):
     from bnmfzoo.inference import fit_dsgd, fit_svgd
 
-    dsgd = importlib.import_module("bnmfzoo.inference.dsgd")
+    dsgd = importlib.import_module("bnmfzoo.inference.particles.dsgd")
 
     compile_cpu = {}
     orig = dsgd.ksd_graph
@@ -419,7 +419,7 @@ def run_gradient(label, model, info, args, bank, store, Ms):
 
 def bank_generation_cpu():
     """CPU seconds to build the paper's 100 Q pairs (median of 3 uncached builds, warm)."""
-    from bnmfzoo.inference.qtransform import generate_q_bank
+    from bnmfzoo.inference.particles.qtransform import generate_q_bank
 
     generate_q_bank(cache=False)  # imports and first-call overheads
     out = []
@@ -431,8 +431,8 @@ def bank_generation_cpu():
 
 
 def run(name, kind, args):
-    from bnmfzoo.inference.particles import resolve_nmf_model
-    from bnmfzoo.inference.qtransform import generate_q_bank
+    from bnmfzoo.inference.particles.qtransform import generate_q_bank
+    from bnmfzoo.inference.particles.weighted import resolve_nmf_model
 
     X, rank = load(name, args.faces_size)[:2]
     eps_name = load(name, args.faces_size)[2]

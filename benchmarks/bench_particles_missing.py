@@ -91,7 +91,7 @@ def main():
 
     from bnmfzoo.datasets import load_faces
     from bnmfzoo.inference import fit_particles
-    from bnmfzoo.inference.qtransform import generate_q_bank
+    from bnmfzoo.inference.particles.qtransform import generate_q_bank
     from bnmfzoo.models import silf
 
     full = tuple(a.size) == (64, 64) and a.faces >= 400

@@ -26,7 +26,7 @@ def time_to_error(X, A0, W0, target, *, chunk, max_iter):
     keeps no state besides the factors), and the error check is not timed. Returns ``(inf,
     max_iter)`` if the target is not reached.
     """
-    from bnmfzoo.inference._particle_init import solve_nmf
+    from bnmfzoo.inference.particles._init import solve_nmf
 
     nx = np.linalg.norm(X)
     A, W, cpu = A0, W0, 0.0
@@ -40,8 +40,12 @@ def time_to_error(X, A0, W0, target, *, chunk, max_iter):
 
 
 def main():
-    from bnmfzoo.inference._particle_init import random_init, solve_nmf
-    from bnmfzoo.inference.qtransform import apply_q_transform, generate_q_bank, svd_symmetric
+    from bnmfzoo.inference.particles._init import random_init, solve_nmf
+    from bnmfzoo.inference.particles.qtransform import (
+        apply_q_transform,
+        generate_q_bank,
+        svd_symmetric,
+    )
 
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--size", type=int, default=200)

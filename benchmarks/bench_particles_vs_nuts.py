@@ -80,8 +80,8 @@ def warm_up_stein(model):
     Weighting is excluded from the paper's timings (App. E); the score's one-off compilation is
     kept out of every method's clock this way.
     """
-    from bnmfzoo.inference._particle_init import random_init
-    from bnmfzoo.inference.particles import resolve_nmf_model, weigh_particles
+    from bnmfzoo.inference.particles._init import random_init
+    from bnmfzoo.inference.particles.weighted import resolve_nmf_model, weigh_particles
 
     info = resolve_nmf_model(model, method="bench")
     rng = np.random.default_rng(0)
@@ -129,7 +129,7 @@ class NUTSRun:
         import pymc as pm
 
         from bnmfzoo._rng import spawn_seeds
-        from bnmfzoo.inference.baselines import nmf_warm_start
+        from bnmfzoo.inference.particles.baselines import nmf_warm_start
 
         self.model, self.info, self.tune, self.draws = model, info, int(tune), int(draws)
         seed_nmf, seed_init, seed_chain = spawn_seeds(seed, 3)
@@ -254,7 +254,7 @@ class NUTSRun:
 
 def score_nuts(nuts, info, M, reason):
     """Stein-weight ``M`` states of the chain (evenly thinned draws) and print the row."""
-    from bnmfzoo.inference.particles import weigh_particles
+    from bnmfzoo.inference.particles.weighted import weigh_particles
 
     A, W, source = nuts.thinned(M)
     A, W = info.project(A, W)
@@ -299,7 +299,7 @@ def rescore_rows(nuts, info, rows, M):
 
 def peek_nuts(model, state_path, Ms, tune, draws, seed):
     """Score the draws saved in ``state_path`` at each ``M`` without touching the run."""
-    from bnmfzoo.inference.particles import resolve_nmf_model
+    from bnmfzoo.inference.particles.weighted import resolve_nmf_model
 
     info = resolve_nmf_model(model, method="bench")
     nuts = NUTSRun(model, info, tune=tune, draws=draws, seed=seed)
@@ -334,7 +334,7 @@ def run_nuts(model, M, tune, draws, budget, seed, on_checkpoint, *, state_path=N
     functions on a restart is not charged, as the first compilation was). ``rescore``: score the
     saved checkpoint rows again (:func:`rescore_rows`) before continuing.
     """
-    from bnmfzoo.inference.particles import resolve_nmf_model
+    from bnmfzoo.inference.particles.weighted import resolve_nmf_model
 
     info = resolve_nmf_model(model, method="bench")
     nuts = NUTSRun(model, info, tune=tune, draws=draws, seed=seed)
@@ -464,7 +464,7 @@ def main():
 
     from _epsilon_cache import cached_epsilon
 
-    from bnmfzoo.inference.qtransform import generate_q_bank
+    from bnmfzoo.inference.particles.qtransform import generate_q_bank
     from bnmfzoo.models import silf
 
     full = tuple(a.size) == (64, 64) and a.faces >= 400

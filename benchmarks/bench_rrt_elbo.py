@@ -29,10 +29,10 @@ import numpy as np
 
 from bnmfzoo._rng import spawn_seeds
 from bnmfzoo.diagnostics import covering_number
-from bnmfzoo.inference._gaussian_core import nmf_state, nmf_sweep, observed_entries
-from bnmfzoo.inference._lin_pg import lin_pg_restarts, max_abs_residual
-from bnmfzoo.inference.npvi import LogJoint, fit_nvi, onvi_from_draws
-from bnmfzoo.inference.rrt import fit_rrt
+from bnmfzoo.inference.exploration._lin_pg import lin_pg_restarts, max_abs_residual
+from bnmfzoo.inference.exploration.npvi import LogJoint, fit_nvi, onvi_from_draws
+from bnmfzoo.inference.exploration.rrt import fit_rrt
+from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
 from bnmfzoo.models import exponential_gaussian, uniform_noise
 
 # Paper Tables 1-3 (means). Table 3 is the ELBO *deviation from the dataset mean*.

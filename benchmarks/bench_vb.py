@@ -1,6 +1,6 @@
 """Time of one VB sweep on GDSC (NMF, K=20): ours vs plain vectorized NumPy in the same run.
 
-* ours: ``bnmfzoo.inference._vb_core.sweep`` + tau update + ELBO, as run inside ``fit_vb``
+* ours: ``bnmfzoo.inference.gaussian._vb_core.sweep`` + tau update + ELBO, as run inside ``fit_vb``
   (on GDSC the missing-data patterns' Gram matrices of the partner's means, O(n K^2) per
   half-sweep plus the pattern tree; on scattered missing data the sparse residual path,
   O(|observed| K));
@@ -23,8 +23,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from bnmfzoo.datasets import load_gdsc  # noqa: E402
-from bnmfzoo.inference import _vb_core as core  # noqa: E402
-from bnmfzoo.inference.vb import _update_tau, elbo  # noqa: E402
+from bnmfzoo.inference.gaussian import _vb_core as core  # noqa: E402
+from bnmfzoo.inference.gaussian.vb import _update_tau, elbo  # noqa: E402
 from bnmfzoo.models import exponential_gaussian  # noqa: E402
 
 DATA = os.environ.get("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",

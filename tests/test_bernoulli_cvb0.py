@@ -6,7 +6,7 @@ import xarray as xr
 
 from bnmfzoo.diagnostics import active_components, perplexity
 from bnmfzoo.inference import fit_cvb0
-from bnmfzoo.inference._collapsed_core import bernoulli_nll, cvb0_counts, observed_entries
+from bnmfzoo.inference.binary._core import bernoulli_nll, cvb0_counts, observed_entries
 from bnmfzoo.models import beta_dir, dir_beta, dir_dir
 
 
@@ -55,7 +55,7 @@ def test_cvb0_fixed_point_and_output(synthetic, tmp_path):
 
 def test_cvb0_update_is_fixed_point():
     """At convergence every q_fn equals Eq. 36 recomputed in NumPy from the other entries."""
-    from bnmfzoo.inference._collapsed_core import cvb0_sweep
+    from bnmfzoo.inference.binary._core import cvb0_sweep
 
     rng = np.random.default_rng(8)
     V = (rng.random((6, 5)) < 0.4).astype(float)

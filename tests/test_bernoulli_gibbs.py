@@ -9,7 +9,7 @@ from scipy import stats
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.inference import CollapsedGibbsBetaDir, CollapsedGibbsDirDir
-from bnmfzoo.inference._collapsed_core import (
+from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
     betadir_counts,

@@ -5,8 +5,8 @@ import functools
 import numpy as np
 import pytest
 
-from bnmfzoo.inference._cv import cross_validate, posterior_prediction
-from bnmfzoo.inference.vb import fit_vb
+from bnmfzoo.inference.gaussian.cross_validation import cross_validate, posterior_prediction
+from bnmfzoo.inference.gaussian.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian
 
 

@@ -202,7 +202,7 @@ def test_invariance_and_symmetry(case):
 
 
 def test_batch_kernels_broadcast_one_against_many():
-    # bnmfzoo.inference.rrt calls wad_batch(A[None], stack, W[None], stack)
+    # bnmfzoo.inference.exploration.rrt calls wad_batch(A[None], stack, W[None], stack)
     from bnmfzoo.diagnostics.distances import angle_batch, l1_batch, wad_batch
 
     rng = np.random.default_rng(4)

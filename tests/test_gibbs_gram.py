@@ -10,8 +10,8 @@ checked separately by SBC on each path (``test_gibbs_sbc.py``).
 import numpy as np
 import pytest
 
-from bnmfzoo.inference import _gaussian_core as gc
-from bnmfzoo.inference._gaussian_gram import missing_patterns, pattern_grams
+from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.inference.gaussian._gram import missing_patterns, pattern_grams
 
 HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
              alpha0=1.0, beta0=1.0)
@@ -118,7 +118,7 @@ def test_pattern_tree_spans_every_pattern_and_saves_terms():
 
 
 def test_star_tree_fallback_gives_the_same_grams(monkeypatch):
-    from bnmfzoo.inference import _gaussian_gram as gg
+    from bnmfzoo.inference.gaussian import _gram as gg
 
     X = _block_missing(D=60, N=20)
     observed = ~np.isnan(X)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from bnmfzoo.diagnostics import sbc
-from bnmfzoo.inference import _gaussian_core as gc
+from bnmfzoo.inference.gaussian import _core as gc
 
 D, N = 4, 3
 MASK = np.ones((D, N), dtype=bool)

@@ -6,8 +6,8 @@ import xarray as xr
 
 from bnmfzoo._terms.silf import silf_loss
 from bnmfzoo.inference import fit_particles
-from bnmfzoo.inference.particles import resolve_nmf_model, systematic_resample
-from bnmfzoo.inference.qtransform import generate_q_bank
+from bnmfzoo.inference.particles.qtransform import generate_q_bank
+from bnmfzoo.inference.particles.weighted import resolve_nmf_model, systematic_resample
 from bnmfzoo.models import silf
 
 M = 6
@@ -239,7 +239,7 @@ def test_fit_nuts_and_advi_baselines(model):
 def test_projection_of_a_dead_component_keeps_the_product(simplex):
     # scikit-learn's cd solver can return a zero row of W beside a huge column of A (seen on
     # swimmer: column sum 6e20); flooring W first turned it into a 6e8 term of A @ W
-    from bnmfzoo.inference.particles import NMFModelInfo
+    from bnmfzoo.inference.particles.weighted import NMFModelInfo
 
     rng = np.random.default_rng(0)
     A = rng.random((6, 3))

@@ -8,7 +8,7 @@ majorize-minimize scheme), (c) equal scikit-learn's ``cd`` on complete data, and
 import numpy as np
 from sklearn.decomposition import non_negative_factorization
 
-from bnmfzoo.inference._particle_init import (
+from bnmfzoo.inference.particles._init import (
     make_particle,
     masked_hals,
     masked_multiplicative,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bnmfzoo.inference._particle_init import (
+from bnmfzoo.inference.particles._init import (
     complete_matrix,
     make_particle,
     masked_multiplicative,
@@ -12,7 +12,7 @@ from bnmfzoo.inference._particle_init import (
     random_init,
     solve_nmf,
 )
-from bnmfzoo.inference.qtransform import (
+from bnmfzoo.inference.particles.qtransform import (
     QTransformInit,
     apply_q_transform,
     generate_q_bank,

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bnmfzoo.inference import _oblique as ob
 from bnmfzoo.inference import fit_rrt
+from bnmfzoo.inference.exploration import oblique as ob
 from bnmfzoo.models import exponential_gaussian, uniform_noise
 
 D, N, R = 12, 9, 3

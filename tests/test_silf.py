@@ -9,7 +9,7 @@ from bnmfzoo._terms.silf import (
     silf_loss,
     silf_loss_pt,
 )
-from bnmfzoo.inference._particle_init import project_columns_to_simplex, random_init, solve_nmf
+from bnmfzoo.inference.particles._init import project_columns_to_simplex, random_init, solve_nmf
 from bnmfzoo.likelihoods import epsilon_from_reference
 from bnmfzoo.likelihoods import silf as silf_term
 from bnmfzoo.models import silf

@@ -5,10 +5,10 @@ import pytest
 import xarray as xr
 
 from bnmfzoo.inference import fit_dsgd, fit_svgd
-from bnmfzoo.inference.dsgd import ksd_graph
-from bnmfzoo.inference.particles import default_kernel, resolve_nmf_model
-from bnmfzoo.inference.qtransform import generate_q_bank
-from bnmfzoo.inference.svgd import initial_particles, svgd_direction
+from bnmfzoo.inference.particles.dsgd import ksd_graph
+from bnmfzoo.inference.particles.qtransform import generate_q_bank
+from bnmfzoo.inference.particles.svgd import initial_particles, svgd_direction
+from bnmfzoo.inference.particles.weighted import default_kernel, resolve_nmf_model
 from bnmfzoo.models import silf
 
 

@@ -7,8 +7,8 @@ import pytest
 import xarray as xr
 from scipy import stats
 
-from bnmfzoo.inference import _vb_core as core
-from bnmfzoo.inference.vb import fit_vb
+from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 
 D, N = 30, 20
@@ -292,7 +292,7 @@ def test_gdsc_one_fold_matches_paper_cv(data_home):
     # modal K = 7). Our benchmark's per-fold sd is ~6; one fold must land within 4 sd (25)
     # of the paper's average.
     from bnmfzoo.datasets import kfold_masks, load_gdsc
-    from bnmfzoo.inference._cv import posterior_prediction
+    from bnmfzoo.inference.gaussian.cross_validation import posterior_prediction
 
     X = load_gdsc(data_home=data_home)
     train, test = kfold_masks(X, 10, random_seed=0)[0]

@@ -12,8 +12,8 @@ import functools
 import numpy as np
 import pytest
 
-from bnmfzoo.inference import _vb_core as core
 from bnmfzoo.inference import fit_icm, fit_vb
+from bnmfzoo.inference.gaussian import _vb_core as core
 from bnmfzoo.models import exponential_gaussian
 
 

@@ -29,8 +29,8 @@ import numpy as np
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.datasets import continuum, embed, laurberg
 from bnmfzoo.diagnostics import covering_curve, pairwise_distances
-from bnmfzoo.inference._gaussian_core import nmf_state, nmf_sweep, observed_entries
-from bnmfzoo.inference._lin_pg import lin_pg_nmf
+from bnmfzoo.inference.exploration._lin_pg import lin_pg_nmf
+from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
 
 SIGMA = 1e-3
 LAMBDA = 1.0

@@ -1,26 +1,38 @@
-"""Inference: PyMC step methods (``pm.sample(step=...)``) and fitters returning DataTrees."""
+"""Inference: PyMC step methods (``pm.sample(step=...)``) and fitters returning DataTrees.
+
+Four independent wings, one per paper family; none imports another:
+
+* :mod:`~bnmfzoo.inference.gaussian` -- Gaussian NMF/NMTF (Brouwer et al. 2017; Schmidt et al.
+  2009): Gibbs step methods, VB, ICM, multiplicative updates, cross-validation.
+* :mod:`~bnmfzoo.inference.binary` -- mean-parameterized Bernoulli NMF (Lumbreras et al. 2020):
+  collapsed Gibbs step methods and CVB0.
+* :mod:`~bnmfzoo.inference.particles` -- weighted particle posteriors (Masood & Doshi-Velez
+  2019): Q-Transform, Stein weights, SVGD, DSGD, NUTS/ADVI baselines.
+* :mod:`~bnmfzoo.inference.exploration` -- RRT exploration with online nonparametric VI (Masood &
+  Doshi-Velez 2016).
+"""
 
 from bnmfzoo._lazy import lazy_namespace
 
 _NAMES = {
-    "GibbsNMF": ".gibbs_nmf",
-    "GibbsNMTF": ".gibbs_nmtf",
-    "CollapsedGibbsBetaDir": ".collapsed_gibbs",
-    "CollapsedGibbsDirDir": ".collapsed_gibbs",
-    "fit_collapsed_gibbs": ".collapsed_gibbs",
-    "fit_vb": ".vb",
-    "fit_icm": ".icm",
-    "fit_multiplicative": ".multiplicative",
-    "fit_particles": ".particles",
-    "fit_svgd": ".svgd",
-    "fit_dsgd": ".dsgd",
-    "fit_cvb0": ".cvb0",
-    "fit_rrt": ".rrt",
-    "fit_npvi": ".npvi",
-    "fit_onvi": ".npvi",
-    "fit_nuts": ".baselines",
-    "fit_advi": ".baselines",
-    "cross_validate": "._cv",
+    "GibbsNMF": ".gaussian.gibbs_nmf",
+    "GibbsNMTF": ".gaussian.gibbs_nmtf",
+    "fit_vb": ".gaussian.vb",
+    "fit_icm": ".gaussian.icm",
+    "fit_multiplicative": ".gaussian.multiplicative",
+    "cross_validate": ".gaussian.cross_validation",
+    "CollapsedGibbsBetaDir": ".binary.collapsed_gibbs",
+    "CollapsedGibbsDirDir": ".binary.collapsed_gibbs",
+    "fit_collapsed_gibbs": ".binary.collapsed_gibbs",
+    "fit_cvb0": ".binary.cvb0",
+    "fit_particles": ".particles.weighted",
+    "fit_svgd": ".particles.svgd",
+    "fit_dsgd": ".particles.dsgd",
+    "fit_nuts": ".particles.baselines",
+    "fit_advi": ".particles.baselines",
+    "fit_rrt": ".exploration.rrt",
+    "fit_npvi": ".exploration.npvi",
+    "fit_onvi": ".exploration.npvi",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

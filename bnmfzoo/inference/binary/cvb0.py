@@ -18,7 +18,7 @@ import numpy as np
 from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator
-from bnmfzoo.inference._collapsed_core import (
+from bnmfzoo.inference.binary._core import (
     bernoulli_nll,
     cvb0_counts,
     cvb0_sweep,

@@ -11,7 +11,8 @@ Our own NumPy implementation: the score comes from the model (compiled once,
 :func:`bnmfzoo.diagnostics.score_function`, constrained space), the kernel gradient from the
 Stein helper's kernel protocol, and the update is Adam with a per-block step size proportional to
 the block's mean magnitude (``A`` and ``W`` live on very different scales). The shared pieces
-(initial particles, optimizer, checkpointed output) are used by :mod:`bnmfzoo.inference.dsgd`.
+(initial particles, optimizer, checkpointed output) are used by
+:mod:`bnmfzoo.inference.particles.dsgd`.
 """
 
 import time
@@ -20,8 +21,8 @@ import numpy as np
 
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo.inference._particle_init import random_init
-from bnmfzoo.inference.particles import (
+from bnmfzoo.inference.particles._init import random_init
+from bnmfzoo.inference.particles.weighted import (
     default_kernel,
     particle_datatree,
     resolve_nmf_model,
@@ -33,8 +34,8 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
     """Starting particles (M, D, R), (M, R, N) on the support: "random", "qtransform" or arrays.
 
     Generated starts are balanced like ``fit_particles``' particles
-    (:meth:`~bnmfzoo.inference.particles.NMFModelInfo.finalize_particles`); given arrays or a
-    DataTree are only projected.
+    (:meth:`~bnmfzoo.inference.particles.weighted.NMFModelInfo.finalize_particles`); given arrays
+    or a DataTree are only projected.
     """
     if isinstance(init, tuple):
         A, W = (np.asarray(v, dtype=float) for v in init)
@@ -50,8 +51,8 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
     if init == "random":
         pairs = [random_init(X, info.rank, np.random.default_rng(s), mask=m) for s in seeds]
     elif init == "qtransform":
-        from bnmfzoo.inference._particle_init import complete_matrix
-        from bnmfzoo.inference.qtransform import (
+        from bnmfzoo.inference.particles._init import complete_matrix
+        from bnmfzoo.inference.particles.qtransform import (
             apply_q_transform,
             generate_q_bank,
             svd_symmetric,

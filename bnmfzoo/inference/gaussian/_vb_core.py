@@ -12,7 +12,7 @@ conditionals). Factors are stored with the factor index first (``U`` as K x D, `
 
 Truncated normals are parameterized by mean ``mu`` and precision ``tau`` of the untruncated
 normal, truncated to [0, inf); their moments, entropies and draws come from
-:mod:`bnmfzoo.inference.truncnorm`.
+:mod:`bnmfzoo.inference.gaussian.truncnorm`.
 """
 
 from dataclasses import dataclass
@@ -22,15 +22,19 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from bnmfzoo.inference._gaussian_gram import PatternPaths, pattern_grams
-from bnmfzoo.inference.truncnorm import sample_truncnorm, truncnorm_entropy, truncnorm_mean_var
+from bnmfzoo.inference.gaussian._gram import PatternPaths, pattern_grams
+from bnmfzoo.inference.gaussian.truncnorm import (
+    sample_truncnorm,
+    truncnorm_entropy,
+    truncnorm_mean_var,
+)
 from bnmfzoo.models._spec import get_spec
 
 LOG_2PI = np.log(2.0 * np.pi)
 
 
 # ----------------------------------------------------------------------------------------------
-# truncated normal (precision parameterization over bnmfzoo.inference.truncnorm) and Gamma
+# truncated normal (precision parameterization over bnmfzoo.inference.gaussian.truncnorm) and Gamma
 # ----------------------------------------------------------------------------------------------
 def tn_moments(mu, tau):
     """Mean and variance of N(mu, 1/tau) truncated to [0, inf) (stable in the far tail)."""
@@ -470,7 +474,7 @@ def sweep_nmf(state, column_rule, *, kernel="auto"):
     conditional / variational factor is TN(mu, prec). ``kernel`` is how the numerator sums are
     formed: through the residual (one pass over the observed entries per column) or through
     the missing-data patterns' Gram matrices of the partner's means (O(n R) per column, see
-    :mod:`bnmfzoo.inference._gaussian_gram`); ``"auto"`` takes the cheaper one, as the Gibbs
+    :mod:`bnmfzoo.inference.gaussian._gram`); ``"auto"`` takes the cheaper one, as the Gibbs
     sampler does. Both make the same updates in the same order.
     """
     obs = state.problem.obs

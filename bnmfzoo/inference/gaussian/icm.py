@@ -13,8 +13,8 @@ import numpy as np
 
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
-from bnmfzoo.inference import _vb_core as core
-from bnmfzoo.inference.vb import log_joint_terms
+from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian.vb import log_joint_terms
 
 
 def _mode_rule(floor):

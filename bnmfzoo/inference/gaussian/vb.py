@@ -12,7 +12,7 @@ import numpy as np
 
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
-from bnmfzoo.inference import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_core as core
 
 
 def _update_ard(state):

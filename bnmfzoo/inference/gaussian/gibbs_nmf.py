@@ -1,6 +1,6 @@
 """Gibbs step method for exponential-Gaussian BNMF (Schmidt et al. 2009; Brouwer et al. 2017).
 
-The PyMC glue around :func:`bnmfzoo.inference._gaussian_core.nmf_sweep`: it reads the model's
+The PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmf_sweep`: it reads the model's
 :class:`~bnmfzoo.models._spec.ModelSpec`, converts PyMC's value space (``A_log__`` ...) to the
 factor values and back, and keeps the sampler's exact internal state (and the residual on the
 observed entries) between steps, so a chain run through ``pm.sample`` is the same sequence of
@@ -13,7 +13,7 @@ from pymc.logprob.transforms import LogTransform
 from pymc.step_methods.compound import BlockedStep, StepMethodState
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
-from bnmfzoo.inference._gaussian_core import (
+from bnmfzoo.inference.gaussian._core import (
     nmf_state,
     nmf_sweep,
     observed_entries,

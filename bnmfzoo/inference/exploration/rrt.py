@@ -1,10 +1,11 @@
 """RRT posterior exploration with online nonparametric VI (Masood & Doshi-Velez 2016).
 
 A rapidly-exploring random tree grows over the oblique manifold of change-of-basis matrices
-``Q`` (``A = floor(A_svd Q)``, ``W = floor(Q^-1 W_svd)``, see :mod:`bnmfzoo.inference._oblique`),
-seeded by restarts of Lin's projected-gradient NMF. Every feasible node is proposed to an online
-NVI (:class:`bnmfzoo.inference.npvi.OnlineNPVI`), which keeps it as a mixture component only if
-it raises the ELBO enough.
+``Q`` (``A = floor(A_svd Q)``, ``W = floor(Q^-1 W_svd)``, see
+:mod:`bnmfzoo.inference.exploration.oblique`), seeded by restarts of Lin's projected-gradient NMF.
+Every feasible node is proposed to an online NVI
+(:class:`bnmfzoo.inference.exploration.npvi.OnlineNPVI`), which keeps it as a mixture component
+only if it raises the ELBO enough.
 
 Gaussian model (fixed sigma): nodes are "feasible" if their quality (single-component ELBO
 after the scale optimisation) is at least a threshold that starts at the poorest initial node
@@ -24,9 +25,9 @@ import numpy as np
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.diagnostics.distances import wad_batch
-from bnmfzoo.inference import _oblique as ob
-from bnmfzoo.inference._lin_pg import lin_pg_nmf
-from bnmfzoo.inference.npvi import LogJoint, OnlineNPVI, fit_nvi, mixture_datatree
+from bnmfzoo.inference.exploration import oblique as ob
+from bnmfzoo.inference.exploration._lin_pg import lin_pg_nmf
+from bnmfzoo.inference.exploration.npvi import LogJoint, OnlineNPVI, fit_nvi, mixture_datatree
 from bnmfzoo.models._spec import get_spec
 
 
@@ -107,10 +108,10 @@ def fit_rrt(
         tree (0.01), and its increase at every tree restart (0.5).
     threshold : float or "reference", optional
         ONVI acceptance threshold (default 1e-4 Gaussian, "reference" uniform; see
-        :class:`~bnmfzoo.inference.npvi.OnlineNPVI`).
+        :class:`~bnmfzoo.inference.exploration.npvi.OnlineNPVI`).
     prune_threshold : float or "reference", optional
         Minimum ELBO loss for keeping an old ONVI component (default: ``1e-4``, see
-        :class:`~bnmfzoo.inference.npvi.OnlineNPVI`).
+        :class:`~bnmfzoo.inference.exploration.npvi.OnlineNPVI`).
     variance : float, optional
         Fixed component variance (uniform default: Gaussian-surrogate NVI M=1 value).
     polish_iter : int
@@ -136,9 +137,9 @@ def fit_rrt(
     Defaults for what the paper leaves open follow the digest (§15): Frobenius nearest
     neighbour, unit-Frobenius tangent direction, every feasible step becomes a node and is
     proposed to ONVI, every node and restart is rescaled by
-    :meth:`~bnmfzoo.inference.npvi.LogJoint.rescale` (AW unchanged; ELBO-optimal scale, prior
-    included; the paper rescales only Gaussian nodes and ignores the prior), the restarts
-    themselves are proposed to ONVI first (the restart's own factors; its projection
+    :meth:`~bnmfzoo.inference.exploration.npvi.LogJoint.rescale` (AW unchanged; ELBO-optimal
+    scale, prior included; the paper rescales only Gaussian nodes and ignores the prior), the
+    restarts themselves are proposed to ONVI first (the restart's own factors; its projection
     serves as the tree node), consecutive failures count
     towards ``max_failures``. Missing entries: the SVD basis is computed on the data completed
     with the first restart's reconstruction; held-out entries never enter ``f``.

@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo.inference.particles import resolve_nmf_model, weigh_particles
+from bnmfzoo.inference.particles.weighted import resolve_nmf_model, weigh_particles
 
 
 def nmf_warm_start(info, *, random_seed=0):
@@ -27,7 +27,7 @@ def nmf_warm_start(info, *, random_seed=0):
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
 
-    from bnmfzoo.inference._particle_init import complete_matrix, solve_nmf
+    from bnmfzoo.inference.particles._init import complete_matrix, solve_nmf
 
     X = info.X_values
     if info.masked:

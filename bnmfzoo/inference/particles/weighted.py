@@ -21,7 +21,7 @@ from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo._validation import check_matrix
-from bnmfzoo.inference._particle_init import (
+from bnmfzoo.inference.particles._init import (
     complete_matrix,
     make_particle,
     nndsvdar_init,
@@ -359,7 +359,11 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
 
 def _build_inits(info, init, n_particles, q_bank, q_options, seeds):
     """Return (list of per-particle init callables, shared setup time, extra diagnostics)."""
-    from bnmfzoo.inference.qtransform import QTransformInit, generate_q_bank, svd_symmetric
+    from bnmfzoo.inference.particles.qtransform import (
+        QTransformInit,
+        generate_q_bank,
+        svd_symmetric,
+    )
 
     extra = {}
     if callable(init):
@@ -416,16 +420,16 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         ``{"A": name, "W": name}`` of the free variables.
     n_draws : int, optional
         Size of the resampled ``posterior`` (default ``max(100, n_particles)``).
-    q_bank : bnmfzoo.inference.qtransform.QBank, optional
+    q_bank : bnmfzoo.inference.particles.qtransform.QBank, optional
         Q pairs; default the paper's bank (20 sources x 5 restarts, cached on disk).
         Particle ``m`` uses pair ``m mod len(q_bank)``.
     q_mode, pad_scale, sign
-        Q-Transform options (see :func:`bnmfzoo.inference.qtransform.apply_q_transform`).
+        Q-Transform options (see :func:`bnmfzoo.inference.particles.qtransform.apply_q_transform`).
     max_iter, tol, solver
         NMF solver settings (scikit-learn ``cd``; masked multiplicative updates when entries are
         missing; ``solver="hals"``: EM coordinate descent on the observed entries, which does
         not stall on Q-Transform padding, see
-        :func:`bnmfzoo.inference._particle_init.masked_hals`).
+        :func:`bnmfzoo.inference.particles._init.masked_hals`).
     weights : {"stein", "uniform"}, default "stein"
         Stein-optimal weights (Algorithm 5) or uniform ones.
     kernel, qp_solver

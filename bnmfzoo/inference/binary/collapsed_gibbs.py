@@ -23,7 +23,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_random_generator
 
-from bnmfzoo.inference._collapsed_core import (
+from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
     assignment_summary,

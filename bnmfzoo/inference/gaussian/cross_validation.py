@@ -19,15 +19,15 @@ def _resolve(method):
     if callable(method):
         return method
     if method == "vb":
-        from bnmfzoo.inference.vb import fit_vb
+        from bnmfzoo.inference.gaussian.vb import fit_vb
 
         return fit_vb
     if method == "icm":
-        from bnmfzoo.inference.icm import fit_icm
+        from bnmfzoo.inference.gaussian.icm import fit_icm
 
         return fit_icm
     if method == "multiplicative":
-        from bnmfzoo.inference.multiplicative import fit_multiplicative
+        from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
 
         return fit_multiplicative
     raise ValueError(f"method must be one of {METHODS} or a callable, got {method!r}")

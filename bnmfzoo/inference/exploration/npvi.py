@@ -849,7 +849,7 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
     --------
     >>> import numpy as np
     >>> from bnmfzoo.models import exponential_gaussian
-    >>> from bnmfzoo.inference.npvi import fit_npvi
+    >>> from bnmfzoo.inference.exploration.npvi import fit_npvi
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((8, 2)) @ rng.random((2, 6)) + 0.01 * rng.random((8, 6))
     >>> dt = fit_npvi(exponential_gaussian(X, 2, sigma=0.01), n_components=2, max_iter=2,
@@ -858,7 +858,7 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
     2
     """
     from bnmfzoo._rng import spawn_seeds
-    from bnmfzoo.inference._lin_pg import lin_pg_nmf
+    from bnmfzoo.inference.exploration._lin_pg import lin_pg_nmf
     from bnmfzoo.models._spec import get_spec
 
     spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method="fit_npvi")
@@ -915,7 +915,7 @@ def fit_onvi(model, draws, *, threshold=None, variance=None, n_draws=500, random
     --------
     >>> import numpy as np
     >>> from bnmfzoo.models import exponential_gaussian
-    >>> from bnmfzoo.inference.npvi import fit_onvi
+    >>> from bnmfzoo.inference.exploration.npvi import fit_onvi
     >>> rng = np.random.default_rng(0)
     >>> A, W = rng.random((8, 2)), rng.random((2, 6))
     >>> model = exponential_gaussian(A @ W, 2, sigma=0.01)

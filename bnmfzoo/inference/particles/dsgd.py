@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 from bnmfzoo._rng import as_generator
-from bnmfzoo.inference.particles import default_kernel, resolve_nmf_model
-from bnmfzoo.inference.svgd import _check_steps, initial_particles, run_particle_optimizer
+from bnmfzoo.inference.particles.svgd import _check_steps, initial_particles, run_particle_optimizer
+from bnmfzoo.inference.particles.weighted import default_kernel, resolve_nmf_model
 
 
 def _imq_params(kernel, names):

@@ -1,13 +1,13 @@
 """Gibbs step method for exponential-Gaussian BNMTF ``X ~ F S G^T`` (Brouwer & Lio 2017).
 
-PyMC glue around :func:`bnmfzoo.inference._gaussian_core.nmtf_sweep`; the shared glue lives in
-:mod:`bnmfzoo.inference.gibbs_nmf`.
+PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmtf_sweep`; the shared glue lives in
+:mod:`bnmfzoo.inference.gaussian.gibbs_nmf`.
 """
 
 import numpy as np
 
-from bnmfzoo.inference._gaussian_core import nmtf_state, nmtf_sweep
-from bnmfzoo.inference.gibbs_nmf import _GibbsFactorization
+from bnmfzoo.inference.gaussian._core import nmtf_state, nmtf_sweep
+from bnmfzoo.inference.gaussian.gibbs_nmf import _GibbsFactorization
 
 __all__ = ["GibbsNMTF"]
 

@@ -12,12 +12,12 @@ row's residuals kept in cache. The same kernel updates ``W`` through its transpo
 ``F`` with partner ``G S^T`` and ``G`` with partner ``F S``.
 
 For the NMF, each half-sweep takes the cheaper of this residual path and the Gram-matrix path
-of :mod:`bnmfzoo.inference._gaussian_gram` (same updates, same order, same draws), which wins
+of :mod:`bnmfzoo.inference.gaussian._gram` (same updates, same order, same draws), which wins
 when many rows share a missing-data pattern (fully observed or block-missing data).
 
 The functions here are used by :class:`~bnmfzoo.inference.GibbsNMF`,
 :class:`~bnmfzoo.inference.GibbsNMTF` and the calibration tests (ICM and VB live in
-:mod:`bnmfzoo.inference._vb_core`).
+:mod:`bnmfzoo.inference.gaussian._vb_core`).
 """
 
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
-from bnmfzoo.inference._gaussian_gram import (
+from bnmfzoo.inference.gaussian._gram import (
     PatternPaths,
     _conditional,
     gram_half_sweep,

@@ -34,7 +34,7 @@ import numba
 import numpy as np
 from scipy.sparse import csgraph
 
-from bnmfzoo.inference.truncnorm import truncnorm_excess
+from bnmfzoo.inference.gaussian.truncnorm import truncnorm_excess
 
 __all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_half_sweep",
            "gram_sweep", "PatternPaths"]

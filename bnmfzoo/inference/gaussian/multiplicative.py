@@ -17,7 +17,7 @@ from scipy import special
 
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
-from bnmfzoo.inference import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_core as core
 
 _TINY = 1e-300
 

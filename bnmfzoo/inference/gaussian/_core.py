@@ -157,21 +157,42 @@ def _residual(U, V, ptr, idx, values, out):
             out[e] = values[e] - s
 
 
-@numba.njit(cache=True, fastmath=True)
+# No fastmath here: with 'reassoc'/'contract' LLVM chose the reduction order and FMA use per
+# compilation context, so the same seed gave different last digits depending on whether numba's
+# on-disk cache was warm. Four explicit accumulators fix the summation order in the source and
+# still let the loop vectorize (strict IEEE semantics, results independent of the cache).
+@numba.njit(cache=True)
 def _dot_sq(b, res, n):
-    """Return ``(sum(res * b), sum(b * b))`` over the first ``n`` entries (vectorized)."""
-    s1 = 0.0
-    s2 = 0.0
-    for e in range(n):
+    """Return ``(sum(res * b), sum(b * b))`` over the first ``n`` entries.
+
+    Summed in four interleaved partial sums, combined as ``(s0 + s1) + (s2 + s3)``.
+    """
+    a0 = a1 = a2 = a3 = 0.0
+    q0 = q1 = q2 = q3 = 0.0
+    n4 = n - n % 4
+    for e in range(0, n4, 4):
+        v0 = b[e]
+        v1 = b[e + 1]
+        v2 = b[e + 2]
+        v3 = b[e + 3]
+        a0 += res[e] * v0
+        a1 += res[e + 1] * v1
+        a2 += res[e + 2] * v2
+        a3 += res[e + 3] * v3
+        q0 += v0 * v0
+        q1 += v1 * v1
+        q2 += v2 * v2
+        q3 += v3 * v3
+    for e in range(n4, n):
         v = b[e]
-        s1 += res[e] * v
-        s2 += v * v
-    return s1, s2
+        a0 += res[e] * v
+        q0 += v * v
+    return (a0 + a1) + (a2 + a3), (q0 + q1) + (q2 + q3)
 
 
-@numba.njit(cache=True, fastmath=True)
+@numba.njit(cache=True)
 def _axpy(res, d, b, n):
-    """``res[:n] -= d * b[:n]``."""
+    """``res[:n] -= d * b[:n]`` (element-wise: vectorizes without fast-math flags)."""
     for e in range(n):
         res[e] -= d * b[e]
 

@@ -232,7 +232,7 @@ class PatternPaths:
                 choose_half_sweep(n, N, D, counts[1], rank))
 
 
-@numba.njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+@numba.njit(cache=True)
 def _pattern_grams(V, varying, always, order, parent, delta_ptr, delta_pos, delta_sign):
     """``G[p] = V diag(mask_p) V^T`` for every pattern, along the pattern tree (numba)."""
     R = V.shape[0]
@@ -308,8 +308,10 @@ def _conditional(lin, prec, lam, rng):
     return conditional_scaled(lin, inv_sd, lam, rng)
 
 
-# reassociation lets the R-long loops vectorize; no 'nnan'/'ninf' (prec <= 0 checks stay exact)
-@numba.njit(cache=True, fastmath={"reassoc", "contract", "arcp", "nsz"})
+# No fast-math flags: with them the summation order and FMA use depended on the compilation
+# context, so results changed with the state of numba's cache. The R-long dot product keeps a
+# fixed order (two partial sums).
+@numba.njit(cache=True)
 def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
     """Update every ``U[i, k]`` (row by row, ``k`` in order); return ``sum_i U_i (G U_i - 2 c_i)``.
 
@@ -331,11 +333,16 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
         u = U[i]
         c = C[i]
         for k in range(R):  # t = G u (G symmetric: contiguous rows)
-            s = 0.0
             gk = g[k]
-            for m in range(R):
-                s += gk[m] * u[m]
-            t[k] = s
+            s0 = 0.0
+            s1 = 0.0
+            R2 = R - R % 2
+            for m in range(0, R2, 2):
+                s0 += gk[m] * u[m]
+                s1 += gk[m + 1] * u[m + 1]
+            if R2 < R:
+                s0 += gk[R2] * u[R2]
+            t[k] = s0 + s1
         for k in range(R):
             old = u[k]
             lin = tau * (c[k] - t[k] + old * g[k, k]) - lam[k]

@@ -36,7 +36,8 @@ from scipy.sparse import csgraph
 
 from bnmfzoo.inference.gaussian.truncnorm import truncnorm_excess
 
-__all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_half_sweep",
+__all__ = ["MissingPatterns", "missing_patterns", "pattern_structure", "choose_half_sweep",
+           "gram_half_sweep",
            "gram_sweep", "PatternPaths"]
 
 #: dense masks above this many entries are not built (the residual path is used)
@@ -44,12 +45,19 @@ MAX_DENSE_ENTRIES = 20_000_000
 #: above this many pattern pairs x entries the spanning tree is not searched (star tree)
 MAX_TREE_WORK = 2_000_000_000
 
-# Cost model (nanoseconds per operation on the development machine, bench_gibbs.py): a
-# gathered residual update (dot + axpy per entry and factor), a BLAS multiply-add, and a
-# multiply-add of the scalar R x R row loop.
-_NS_RESIDUAL = 0.6
-_NS_BLAS = 0.03
-_NS_LOOP = 0.4
+# Cost model of one half-sweep, nanoseconds per operation, fitted (non-negative least squares on
+# relative error) to timings of both paths on scattered and block-missing masks, 200 x 100 to
+# 4000 x 2000, 20-90 % observed, ranks 4, 10 and 20 (benchmarks/speed/bench_gibbs_paths.py).
+# Residual path: per observed entry and factor, per row and factor, and per call.
+_NS_RESIDUAL_ENTRY = 1.57
+_NS_RESIDUAL_ROW = 10.8
+_NS_RESIDUAL_CALL = 48_000.0
+# Gram path: the data-partner product ``xm @ V.T`` (per row x partner x factor), a rank-one term
+# of the pattern tree and a pattern's copy from its parent (each per R^2), and per call.
+_NS_GRAM_PRODUCT = 0.19
+_NS_GRAM_TERM = 0.48
+_NS_GRAM_PATTERN = 1.21
+_NS_GRAM_CALL = 40_000.0
 
 
 @dataclass(frozen=True)
@@ -142,8 +150,23 @@ def _pattern_tree(masks):
             np.concatenate(sign).astype(float))
 
 
-def missing_patterns(X, observed):
+def pattern_structure(observed):
+    """Distinct row patterns of the bool matrix ``observed`` and their spanning tree.
+
+    Returns ``(masks, pattern_of, always, tree)``: the ``(P, m)`` distinct patterns, each row's
+    pattern, the entries observed by every pattern and :func:`_pattern_tree` of the others.
+    Needs only the mask, so the cost model can count the tree's terms before any data are copied.
+    """
+    observed = np.asarray(observed, dtype=bool)
+    masks, pattern_of = np.unique(observed, axis=0, return_inverse=True)
+    always = masks.all(axis=0)
+    return masks, pattern_of.ravel(), always, _pattern_tree(masks[:, ~always])
+
+
+def missing_patterns(X, observed, structure=None):
     """Group the rows of ``X`` (n x m) by ``observed`` (bool, same shape).
+
+    ``structure`` is :func:`pattern_structure` of ``observed`` when already computed.
 
     Examples
     --------
@@ -154,11 +177,9 @@ def missing_patterns(X, observed):
     (2, [1, 0, 1])
     """
     observed = np.asarray(observed, dtype=bool)
-    masks, pattern_of = np.unique(observed, axis=0, return_inverse=True)
-    always = masks.all(axis=0)
+    masks, pattern_of, always, tree = structure or pattern_structure(observed)
     xm = np.where(observed, np.nan_to_num(np.asarray(X, dtype=float)), 0.0)
-    tree = _pattern_tree(masks[:, ~always])
-    return MissingPatterns(pattern_of=pattern_of.ravel().astype(np.int64),
+    return MissingPatterns(pattern_of=pattern_of.astype(np.int64),
                            masks=np.ascontiguousarray(masks[:, ~always], dtype=float),
                            varying=np.flatnonzero(~always).astype(np.int64),
                            always=np.flatnonzero(always).astype(np.int64),
@@ -166,24 +187,27 @@ def missing_patterns(X, observed):
                            delta_ptr=tree[2], delta_pos=tree[3], delta_sign=tree[4])
 
 
-def choose_half_sweep(n_observed, n_rows, n_partner, n_patterns, rank):
+def choose_half_sweep(n_observed, n_rows, n_partner, n_patterns, n_terms, rank):
     """Return ``"gram"`` or ``"residual"``: the cheaper path for one half-sweep.
 
-    The Gram cost counts every pattern's Gram matrix as a dense product from scratch, an upper
-    bound since they are built along the pattern tree; it is known from the pattern count
-    alone, before any tree is built.
+    The residual path costs O(observed entries x R); the Gram path costs the data-partner
+    product, the pattern tree's ``n_terms`` rank-one terms (R^2 each) and a copy per pattern
+    (the fit did not resolve a separate per-row cost). Scattered missing data have as many
+    patterns as rows and about one tree term per observed entry, so the Gram path costs
+    O(observed x R^2) there and loses; block-missing data (few patterns, few terms) take it.
 
     Examples
     --------
-    >>> choose_half_sweep(79259, 705, 139, 70, 20)  # GDSC, K = 20
+    >>> choose_half_sweep(79259, 705, 139, 70, 599, 20)  # GDSC, K = 20
     'gram'
-    >>> choose_half_sweep(100_000, 943, 1682, 943, 20)  # MovieLens 100K
+    >>> choose_half_sweep(100_000, 943, 1682, 943, 100_000, 20)  # MovieLens 100K
     'residual'
     """
-    tri = rank * (rank + 1) / 2
-    residual = _NS_RESIDUAL * 3.0 * n_observed * rank
-    gram = (_NS_BLAS * (n_patterns * n_partner * tri + n_rows * n_partner * rank)
-            + _NS_LOOP * 2.0 * n_rows * rank * rank)
+    R2 = rank * rank
+    residual = (_NS_RESIDUAL_ENTRY * n_observed * rank + _NS_RESIDUAL_ROW * n_rows * rank
+                + _NS_RESIDUAL_CALL)
+    gram = (_NS_GRAM_PRODUCT * n_rows * n_partner * rank + _NS_GRAM_TERM * n_terms * R2
+            + _NS_GRAM_PATTERN * n_patterns * R2 + _NS_GRAM_CALL)
     return "gram" if gram < residual else "residual"
 
 
@@ -200,36 +224,38 @@ class PatternPaths:
         return self.observed_dense()
 
     @cached_property
+    def _structures(self):
+        """:func:`pattern_structure` of the rows and of the columns (``None``: too large)."""
+        D, N = self.shape
+        if D * N > MAX_DENSE_ENTRIES:
+            return None
+        observed = self._dense[1]
+        return pattern_structure(observed), pattern_structure(observed.T)
+
+    @cached_property
     def row_patterns(self):
         """:class:`MissingPatterns` of the rows."""
         X, observed = self._dense
-        return missing_patterns(X, observed)
+        structures = self._structures
+        return missing_patterns(X, observed, structures and structures[0])
 
     @cached_property
     def col_patterns(self):
         """:class:`MissingPatterns` of the columns."""
         X, observed = self._dense
-        return missing_patterns(X.T, observed.T)
-
-    @cached_property
-    def _pattern_counts(self):
-        D, N = self.shape
-        if D * N > MAX_DENSE_ENTRIES:
-            return None
-        observed = self._dense[1]
-        rows = np.unique(np.packbits(observed, axis=1), axis=0).shape[0]
-        cols = np.unique(np.packbits(observed.T, axis=1), axis=0).shape[0]
-        return rows, cols
+        structures = self._structures
+        return missing_patterns(X.T, observed.T, structures and structures[1])
 
     def half_sweep_paths(self, rank):
         """``(path for the rows' factor, path for the columns')``, ``"gram"`` or ``"residual"``."""
-        counts = self._pattern_counts
-        if counts is None:
+        structures = self._structures
+        if structures is None:
             return "residual", "residual"
         D, N = self.shape
         n = self.n_observed
-        return (choose_half_sweep(n, D, N, counts[0], rank),
-                choose_half_sweep(n, N, D, counts[1], rank))
+        (row_masks, _, _, row_tree), (col_masks, _, _, col_tree) = structures
+        return (choose_half_sweep(n, D, N, row_masks.shape[0], row_tree[3].size, rank),
+                choose_half_sweep(n, N, D, col_masks.shape[0], col_tree[3].size, rank))
 
 
 @numba.njit(cache=True)

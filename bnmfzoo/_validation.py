@@ -13,16 +13,42 @@ import xarray as xr
 KINDS = ("real", "nonnegative", "binary")
 
 
+def _as_row_col(da, name):
+    """Return a 2-D DataArray with dims ``("row", "col")``, matching by dim name.
+
+    Dims named ``row``/``col`` are put in that order (a ``("col", "row")`` array is transposed,
+    not misread); any other two dims are taken as (row, col) in their order. Dims without
+    coordinate values get integer labels.
+    """
+    if da.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional (row x col), got dims {da.dims}")
+    if set(da.dims) == {"row", "col"}:
+        da = da.transpose("row", "col")
+    elif "row" in da.dims or "col" in da.dims:
+        raise ValueError(f"{name} has dims {da.dims}: name both dims row and col, or neither "
+                         "(then they are taken as row, col in that order)")
+    else:
+        da = da.rename(dict(zip(da.dims, ("row", "col"))))
+    missing = {d: np.arange(da.sizes[d]) for d in ("row", "col") if d not in da.coords}
+    return da.assign_coords(missing) if missing else da
+
+
 def as_dataarray(X, *, name="X"):
     """Return ``X`` as a float ``xarray.DataArray`` with dims ``("row", "col")``.
 
     NumPy arrays, nested lists and pandas DataFrames get integer (or index) coordinates; a
-    DataArray keeps its coordinates (its two dims are renamed to ``row``/``col`` if needed).
+    DataArray keeps its coordinates (dims named ``row``/``col`` are matched by name, other
+    names are taken in order; dims without coordinate values get integer labels).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> da = xr.DataArray(np.zeros((3, 2)), dims=("col", "row"))
+    >>> as_dataarray(da).dims, as_dataarray(da).shape
+    (('row', 'col'), (2, 3))
     """
     if isinstance(X, xr.DataArray):
-        if X.ndim != 2:
-            raise ValueError(f"{name} must be 2-dimensional (row x col), got dims {X.dims}")
-        da = X.rename(dict(zip(X.dims, ("row", "col")))) if X.dims != ("row", "col") else X
+        da = _as_row_col(X, name)
         if not np.issubdtype(da.dtype, np.number) and da.dtype != bool:
             raise TypeError(f"{name} must hold numbers, got dtype {da.dtype}")
         return da.astype(float)
@@ -44,8 +70,42 @@ def as_dataarray(X, *, name="X"):
     )
 
 
+def _align_mask(mask, like, name):
+    """Put a mask DataArray in the row/col order of the data DataArray ``like``.
+
+    Dims with coordinate values are matched by label (every data label must be in the mask);
+    dims without them by position.
+    """
+    if set(mask.dims) == {"row", "col"}:
+        original = {"row": "row", "col": "col"}
+    else:
+        original = dict(zip(("row", "col"), mask.dims))
+    labelled = {dim: old in mask.coords for dim, old in original.items()}
+    m = _as_row_col(mask, name)
+    for dim in ("row", "col"):
+        if not labelled[dim]:
+            if m.sizes[dim] != like.sizes[dim]:
+                raise ValueError(f"{name} has {m.sizes[dim]} {dim}s but the data have "
+                                 f"{like.sizes[dim]}")
+            m = m.assign_coords({dim: like[dim].values})
+            continue
+        absent = [v for v in like[dim].values.tolist() if v not in set(m[dim].values.tolist())]
+        if absent:
+            raise ValueError(f"{name} has no {dim} labelled {absent[0]!r} (a label of the data); "
+                             f"{len(absent)} data {dim} label(s) are missing from {name}")
+    return m.sel(row=like["row"].values, col=like["col"].values)
+
+
 def check_mask(mask, shape, *, name="mask"):
-    """Return ``mask`` as a boolean array of ``shape`` (True = observed)."""
+    """Return ``mask`` as a boolean array of ``shape`` (True = observed).
+
+    ``shape`` may be the data DataArray itself: a labelled mask DataArray is then matched to it
+    by row/col label (not by position), and a mask without labels by position.
+    """
+    if isinstance(shape, xr.DataArray):
+        like, shape = shape, shape.shape
+        if isinstance(mask, xr.DataArray):
+            mask = _align_mask(mask, like, name)
     m = np.asarray(getattr(mask, "values", mask))
     if m.dtype != bool:
         if not np.isin(m, (0, 1)).all():
@@ -101,7 +161,7 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
         raise ValueError(f"{name} is empty (shape {values.shape})")
     observed = ~np.isnan(values)
     if mask is not None:
-        observed &= check_mask(mask, values.shape, name="mask")
+        observed &= check_mask(mask, da, name="mask")
     if not allow_missing and not observed.all():
         raise ValueError(f"{name} has {int((~observed).sum())} missing entries; none allowed here")
     obs_values = values[observed]

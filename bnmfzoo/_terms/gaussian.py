@@ -33,12 +33,11 @@ def observed_flat_index(observed, mask=None):
     flat_idx : numpy.ndarray of int
         Row-major flat indices of the observed entries.
     """
-    X = np.asarray(getattr(observed, "values", observed), dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"observed must be 2-dimensional (row x col), got shape {X.shape}")
+    da = as_dataarray(observed, name="observed")
+    X = da.values
     m = ~np.isnan(X)
     if mask is not None:
-        m &= check_mask(mask, X.shape, name="mask")
+        m &= check_mask(mask, da, name="mask")
     if not m.any():
         raise ValueError("observed has no observed entry")
     flat_idx = np.flatnonzero(m)

@@ -10,17 +10,16 @@ points back into it: gradient-based samplers (NUTS, HMC, ADVI) cannot use it. Us
 import numpy as np
 import pymc as pm
 
-from bnmfzoo._validation import check_mask, check_positive
+from bnmfzoo._validation import as_dataarray, check_mask, check_positive
 
 
 def _flat_observed(observed, mask):
     """Return (flat index of observed entries, their values) of a D x N matrix."""
-    values = np.asarray(getattr(observed, "values", observed), dtype=float)
-    if values.ndim != 2:
-        raise ValueError(f"observed must be a 2-D (row x col) matrix, got shape {values.shape}")
+    da = as_dataarray(observed, name="observed")
+    values = da.values
     obs = ~np.isnan(values)
     if mask is not None:
-        obs &= check_mask(mask, values.shape, name="mask")
+        obs &= check_mask(mask, da, name="mask")
     flat_idx = np.flatnonzero(obs.ravel())
     return flat_idx, values.ravel()[flat_idx]
 

@@ -112,10 +112,10 @@ def _check_data(X, prod_shape, mask, test_mask):
         raise ValueError(f"X has shape {values.shape} but the factors give {prod_shape}")
     train = observed.copy()
     if mask is not None:
-        train &= check_mask(mask, values.shape, name="mask")
+        train &= check_mask(mask, Xda, name="mask")
     test = None
     if test_mask is not None:
-        test = check_mask(test_mask, values.shape, name="test_mask") & observed
+        test = check_mask(test_mask, Xda, name="test_mask") & observed
         train &= ~test
         if not test.any():
             raise ValueError("test_mask selects no observed entry of X")

@@ -116,7 +116,7 @@ for init in INITS:
 # decay with nearly uniform weights. The ratios above show how far the real particles are
 # from that: the KSD of Q-Transform and random restarts falls with `M`, but more slowly than
 # `1/M`, and the Stein weights beat uniform weights more as `M` grows (the effective number
-# of particles falls below `M`), because new particles increasingly resemble earlier ones.
+# of particles falls below `M`): the particles are not all equally distinct or equally good.
 # NNDSVDar (at the default size) starts every particle from the same SVD-based
 # initialization, so its particles are copies of one factorization: its KSD does not fall
 # with `M` (and its pairwise angles in the table below are near zero).

@@ -92,8 +92,7 @@ model
 #
 # Any likelihood term of `bnmfzoo.likelihoods` can be used inside your own `pm.Model`, with
 # the priors you choose: here a half-normal prior on `A` and a noise scale fixed at a third of
-# the data's standard deviation. `likelihoods.gaussian` skips the missing entries (NaN) and
-# registers the data, so the fitters below find them.
+# the data's standard deviation. `likelihoods.gaussian` skips the missing entries (NaN).
 
 # %%
 sigma = float(np.nanstd(X_train.values) / 3)
@@ -115,7 +114,10 @@ my_model
 with model:
     idata = pm.sample(step=GibbsNMF(), draws=DRAWS, tune=TUNE, chains=CHAINS, cores=1,
                       nuts_sampler="pymc", random_seed=1, progressbar=False)
-idata["posterior"]["A"].dims
+print("dims of A:", idata["posterior"]["A"].dims)
+print("sampler statistics:", sorted(idata["sample_stats"].data_vars))
+mse_last = float(idata["sample_stats"]["train_mse"][:, -1].mean())
+print(f"training MSE at the last draw (mean over chains): {mse_last:.3f}")
 
 # %% [markdown]
 # ## 3b. Variational Bayes

@@ -55,8 +55,8 @@ SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
 DATA = os.environ.get("BNMFZOO_DATA")
 RANK = 3 if SMALL else 5
 DRAWS, TUNE, CHAINS = (200, 200, 2) if SMALL else (1000, 1000, 4)
-# NUTS needs hundreds of gradient evaluations per draw here, so it gets fewer draws than Gibbs.
-NUTS_DRAWS, NUTS_TUNE, NUTS_CHAINS = (100, 100, 1) if SMALL else (500, 500, 2)
+# NUTS takes tens of gradient evaluations per draw here: two chains at the default size.
+NUTS_DRAWS, NUTS_TUNE, NUTS_CHAINS = (100, 100, 1) if SMALL else (1000, 1000, 2)
 N_PARTICLES = 8 if SMALL else 30
 print("bnmfzoo", bnmfzoo.__version__)
 

@@ -36,7 +36,7 @@ endef
 
 .PHONY: help venv demo test test-slow test-all lint bench notebooks clean
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,7p' Makefile
 
 $(VPY):
 	@py=$$( $(FIND_PYTHON) ) || { echo "ERROR: bnmfzoo needs Python >= 3.12 (PyMC 6 / ArviZ 1)." \

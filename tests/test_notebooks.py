@@ -132,7 +132,8 @@ def test_notebook_executes(path, kernel_dir, tmp_path, monkeypatch):
     _execute(path, kernel_dir, tmp_path, monkeypatch, small=True, timeout=900)
 
 
-#: Per-notebook limit at the default size (the longest, tour, took under 2 minutes on 2 cores).
+#: Per-notebook limit at the default size (the longest, tour, took 100 s on 2 idle cores and
+#: 260 s on a loaded machine).
 FULL_TIMEOUT = 3600
 
 

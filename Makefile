@@ -2,6 +2,7 @@
 #   make demo    create .venv (Python >= 3.12), install, run `bnmfzoo demo`
 #   make test    create .venv, install, lint, run the test suite (not the slow marker)
 #   make test-slow   the long calibration / reproduction tests
+#   make notebooks   run every notebook at its default size and print the wall time of each
 #   make lint    ruff
 #   make bench   benchmarks/ (prints timings and ratios; not run by the tests)
 SHELL := /bin/bash
@@ -33,7 +34,7 @@ done; \
 exit 1
 endef
 
-.PHONY: help venv demo test test-slow test-all lint bench clean
+.PHONY: help venv demo test test-slow test-all lint bench notebooks clean
 help:
 	@sed -n '2,7p' Makefile
 
@@ -66,6 +67,9 @@ test-slow: $(STAMP)
 
 test-all: $(STAMP) lint
 	$(VPY) -m pytest -q
+
+notebooks: $(STAMP)
+	$(VPY) -m pytest -m slow -q -s -rA tests/test_notebooks.py -k full_size
 
 bench: $(STAMP)
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done

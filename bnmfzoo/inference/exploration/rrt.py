@@ -22,11 +22,11 @@ import time
 
 import numpy as np
 
+from bnmfzoo._nmf_solvers import lin_pg_nmf
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.diagnostics.distances import wad_batch
 from bnmfzoo.inference.exploration import oblique as ob
-from bnmfzoo.inference.exploration._lin_pg import lin_pg_nmf
 from bnmfzoo.inference.exploration.npvi import LogJoint, OnlineNPVI, fit_nvi, mixture_datatree
 from bnmfzoo.models._spec import get_spec
 

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._nmf_solvers import (  # noqa: F401  (re-exported: the particle starts and solvers)
+from bnmfzoo._nmf_solvers import (  # noqa: F401  (also re-exported for older imports)
     complete_matrix,
     masked_hals,
     masked_multiplicative,

@@ -75,7 +75,9 @@ class _Tree:
     Attributes
     ----------
     target : LogJoint
-        The model's log joint (for the feasibility record).
+        The model's log joint.
+    A_svd, W_svd : numpy.ndarray
+        The SVD basis that maps a node ``Q`` to its factors (see :meth:`node_factors`).
     threshold : float or None
         Gaussian model: the quality a new node needs.
     min_angle : float
@@ -87,6 +89,8 @@ class _Tree:
     """
 
     target: LogJoint
+    A_svd: np.ndarray | None = None
+    W_svd: np.ndarray | None = None
     Q: list = field(default_factory=list)
     A: list = field(default_factory=list)
     W: list = field(default_factory=list)
@@ -98,6 +102,11 @@ class _Tree:
     min_angle: float = 0.0
     filled: bool = False
     n_restarts: int = 0
+
+    @property
+    def gaussian(self):
+        """True under the Gaussian likelihood (quality threshold), else uniform (angles)."""
+        return self.target.likelihood == "gaussian"
 
     @property
     def n_temporary(self):
@@ -114,6 +123,26 @@ class _Tree:
         self.quality.append(quality)
         if base:
             self.make_last_base()
+
+    def node_factors(self, Q):
+        """Factors of node ``Q``: ``floor(A_svd Q)``, ``floor(Q^-1 W_svd)``, rescaled."""
+        return self.target.rescale(*ob.factors(Q, self.A_svd, self.W_svd))
+
+    def feasible(self, Q):
+        """``(ok, (A, W, quality))`` for a candidate node ``Q``.
+
+        Gaussian: the quality reaches :attr:`threshold`. Uniform: every residual inside the box
+        and a weighted angular distance of at least :attr:`min_angle` to every node.
+        """
+        if not ob.is_invertible(Q):
+            return False, None
+        A, W = self.node_factors(Q)
+        if self.gaussian:
+            q = _quality(self.target, A, W)
+            return q >= self.threshold, (A, W, q)
+        if not self.target.feasible(A, W):
+            return False, None
+        return self.min_angle_to(A, W) >= self.min_angle, (A, W, np.nan)
 
     def make_last_base(self):
         """Make the newest node a base node."""
@@ -146,6 +175,84 @@ class _Tree:
         self.base[:] = list(range(len(keep)))
         self.min_angle += angle_increment
         self.n_restarts += 1
+
+
+def _restarts_and_basis(spec, rank, restarts, n_restarts, seed, *, gaussian, progressbar):
+    """Lin restarts (given, cached by a uniform-noise model, or run) and the SVD basis.
+
+    With missing entries the SVD runs on the data completed with the first restart.
+    """
+    if restarts is None and not gaussian and "restarts" in spec.hyper and (
+        len(spec.hyper["restarts"]) >= n_restarts
+    ):
+        restarts = spec.hyper["restarts"][:n_restarts]
+    if restarts is None:
+        restart_seeds = spawn_seeds(seed, n_restarts)
+        restarts = [
+            lin_pg_nmf(spec.X_values, rank, mask=spec.mask, random_seed=s)
+            for s in progress(restart_seeds, desc="Lin restarts", progressbar=progressbar)
+        ]
+    restarts = [(np.asarray(A, float), np.asarray(W, float)) for A, W in restarts]
+    if not restarts:
+        raise ValueError("restarts must hold at least one (A, W) pair")
+    X_full = spec.X_values
+    if not spec.mask.all():
+        A0, W0 = restarts[0]
+        X_full = np.where(spec.mask, X_full, A0 @ W0)
+    return restarts, *ob.svd_basis(X_full, rank)
+
+
+def _seed_tree(tree, onvi, restarts):
+    """Propose every restart to ONVI; the invertible ones join the tree."""
+    target = tree.target
+    for A_lin, W_lin in restarts:
+        # only invertible changes of basis join the tree (a restart with a zero factor gives a
+        # singular Q). Uniform model: the restart itself is feasible by construction of
+        # epsilon; its projection onto the SVD subspace (floor(A_svd Q), floor(Q^-1 W_svd))
+        # is only the tree node, a permanent base node.
+        Q = ob.q_from_factors(A_lin, tree.A_svd)
+        invertible = ob.is_invertible(Q)
+        A, W = tree.node_factors(Q) if invertible else (None, None)
+        onvi.propose(*target.rescale(A_lin, W_lin))
+        if invertible:
+            if tree.gaussian:
+                tree.add(Q, A, W, _quality(target, A, W))
+            else:
+                tree.add(Q, A, W, base=True)
+    if not tree.Q:
+        raise ValueError("no restart gave an invertible change of basis; check rank")
+
+
+def _extend(tree, onvi, Qr, *, step_size, step_growth, max_steps, max_components, max_nodes):
+    """Extend the node nearest ``Qr`` towards it while the steps stay feasible (RRT-Connect).
+
+    Every feasible step becomes a node and is proposed to ONVI; the step grows by
+    ``step_growth`` after each. Gaussian model: beyond ``max_nodes`` nodes the poorest is
+    replaced. Returns the number of nodes added.
+    """
+    Qc = tree.Q[tree.nearest(Qr)]
+    s = step_size
+    n_added = 0
+    for _k in range(max_steps):
+        Qn = ob.step_towards(Qc, Qr, s)
+        if Qn is None:
+            break
+        ok, info = tree.feasible(Qn)
+        if not ok:
+            break
+        A, W, q = info
+        tree.add(Qn, A, W, q)
+        n_added += 1
+        accepted = onvi.propose(A, W)
+        if not tree.gaussian and accepted:
+            tree.make_last_base()
+        Qc = Qn
+        s *= step_growth
+        if tree.gaussian and len(tree.Q) > max_nodes:
+            tree.replace_poorest()
+        if onvi.n_processed >= max_components or np.linalg.norm(Qr - Qc) < s:
+            break
+    return n_added
 
 
 def fit_rrt(
@@ -269,26 +376,9 @@ def fit_rrt(
     seeds = spawn_seeds(rng, 2)
     t0 = time.perf_counter()
 
-    # -- restarts and SVD basis ------------------------------------------------------------
-    if restarts is None and not gaussian and "restarts" in spec.hyper and (
-        len(spec.hyper["restarts"]) >= n_restarts
-    ):
-        restarts = spec.hyper["restarts"][:n_restarts]
-    if restarts is None:
-        restart_seeds = spawn_seeds(seeds[0], n_restarts)
-        restarts = [
-            lin_pg_nmf(spec.X_values, R, mask=spec.mask, random_seed=s)
-            for s in progress(restart_seeds, desc="Lin restarts", progressbar=progressbar)
-        ]
-    restarts = [(np.asarray(A, float), np.asarray(W, float)) for A, W in restarts]
-    if not restarts:
-        raise ValueError("restarts must hold at least one (A, W) pair")
-    X_full = spec.X_values
-    if not spec.mask.all():
-        A0, W0 = restarts[0]
-        X_full = np.where(spec.mask, X_full, A0 @ W0)
-    A_svd, W_svd = ob.svd_basis(X_full, R)
-
+    restarts, A_svd, W_svd = _restarts_and_basis(
+        spec, R, restarts, n_restarts, seeds[0], gaussian=gaussian, progressbar=progressbar
+    )
     onvi = OnlineNPVI(target, threshold=threshold, variance=variance,
                       prune_threshold=prune_threshold)
     if variance is None and not gaussian:
@@ -296,11 +386,6 @@ def fit_rrt(
         # U(-eps, eps)) at the first restart: the uniform likelihood has no finite optimum
         A0, W0 = target.rescale(*restarts[0])
         onvi.fixed_variance = target.optimal_variance(A0, W0, sigma2=target.scale**2 / 3.0)
-
-    def node_factors(Q):
-        return target.rescale(*ob.factors(Q, A_svd, W_svd))
-
-    tree = _Tree(target)
     if polish_iter > 0 and gaussian:
         # Gaussian: the paper optimises one Lin solution under Eq. 3 (NVI with M = 1: mean by
         # L-BFGS-B, variance in closed form) as the initial ONVI component; it also joins the
@@ -310,72 +395,24 @@ def fit_rrt(
         nvi1 = fit_nvi(target, [target.rescale(*restarts[0])], max_iter=polish_iter,
                        variance=onvi.fixed_variance)
         restarts = [target.unvec(nvi1.means[0])] + restarts
-    for A_lin, W_lin in restarts:
-        # every restart is proposed to ONVI; only invertible changes of basis join the tree
-        # (a restart with a zero factor gives a singular Q). Uniform model: the restart itself
-        # is feasible by construction of epsilon; its projection onto the SVD subspace
-        # (floor(A_svd Q), floor(Q^-1 W_svd)) is only the tree node, a permanent base node.
-        Q = ob.q_from_factors(A_lin, A_svd)
-        invertible = ob.is_invertible(Q)
-        A, W = node_factors(Q) if invertible else (None, None)
-        onvi.propose(*target.rescale(A_lin, W_lin))
-        if invertible:
-            if gaussian:
-                tree.add(Q, A, W, _quality(target, A, W))
-            else:
-                tree.add(Q, A, W, base=True)
-    if not tree.Q:
-        raise ValueError("no restart gave an invertible change of basis; check rank")
+
+    tree = _Tree(target, A_svd, W_svd)
+    _seed_tree(tree, onvi, restarts)
     n_initial = len(tree.Q)
     tree.threshold = float(np.nanmin(tree.quality)) if gaussian else None
     tree.min_angle = min_angle
-    n_nodes_added = 0
-    n_attempts = 0
-    fails = 0
-
-    def feasible(Q):
-        if not ob.is_invertible(Q):
-            return False, None
-        A, W = node_factors(Q)
-        if gaussian:
-            q = _quality(target, A, W)
-            return q >= tree.threshold, (A, W, q)
-        if not target.feasible(A, W):
-            return False, None
-        return tree.min_angle_to(A, W) >= tree.min_angle, (A, W, np.nan)
-
+    n_nodes_added = n_attempts = fails = 0
     bar = progress(itertools.count(), desc="RRT", progressbar=progressbar)
     for _ in bar:
         if (onvi.n_processed >= max_components or fails >= max_failures
                 or (max_attempts is not None and n_attempts >= max_attempts)):
             break
         n_attempts += 1
-        # extend the nearest node towards a random target while the steps stay feasible
-        Qr = ob.random_oblique(R, rng)
-        Qc = tree.Q[tree.nearest(Qr)]
-        s = step_size
-        added = False
-        for _k in range(max_steps):
-            Qn = ob.step_towards(Qc, Qr, s)
-            if Qn is None:
-                break
-            ok, info = feasible(Qn)
-            if not ok:
-                break
-            A, W, q = info
-            tree.add(Qn, A, W, q)
-            n_nodes_added += 1
-            added = True
-            accepted = onvi.propose(A, W)
-            if not gaussian and accepted:
-                tree.make_last_base()
-            Qc = Qn
-            s *= step_growth
-            if gaussian and len(tree.Q) > n_initial + max_temporary:
-                tree.replace_poorest()
-            if onvi.n_processed >= max_components or np.linalg.norm(Qr - Qc) < s:
-                break
-        fails = 0 if added else fails + 1
+        n_new = _extend(tree, onvi, ob.random_oblique(R, rng), step_size=step_size,
+                        step_growth=step_growth, max_steps=max_steps,
+                        max_components=max_components, max_nodes=n_initial + max_temporary)
+        n_nodes_added += n_new
+        fails = 0 if n_new else fails + 1
         if not gaussian and tree.n_temporary >= max_temporary:
             tree.restart_from_base(min_angle_increment)
         if progressbar and hasattr(bar, "set_postfix"):

@@ -4,7 +4,7 @@ A rapidly-exploring random tree grows over the oblique manifold of change-of-bas
 ``Q`` (``A = floor(A_svd Q)``, ``W = floor(Q^-1 W_svd)``, see
 :mod:`bnmfzoo.inference.exploration.oblique`), seeded by restarts of Lin's projected-gradient NMF.
 Every feasible node is proposed to an online NVI
-(:class:`bnmfzoo.inference.exploration.npvi.OnlineNPVI`), which keeps it as a mixture component
+(:class:`bnmfzoo.inference.exploration._online.OnlineNPVI`), which keeps it as a mixture component
 only if it raises the ELBO enough.
 
 Gaussian model (fixed sigma): nodes are "feasible" if their quality (single-component ELBO
@@ -28,7 +28,9 @@ from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.diagnostics.distances import wad_batch
 from bnmfzoo.inference.exploration import oblique as ob
-from bnmfzoo.inference.exploration.npvi import LogJoint, OnlineNPVI, fit_nvi, mixture_datatree
+from bnmfzoo.inference.exploration._online import OnlineNPVI
+from bnmfzoo.inference.exploration._target import LogJoint
+from bnmfzoo.inference.exploration.npvi import fit_nvi, mixture_datatree
 from bnmfzoo.models._spec import get_spec
 
 

@@ -25,6 +25,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from bnmfzoo.inference.gaussian import _vb_core as core  # noqa: E402
+from bnmfzoo.inference.gaussian import _vb_glue as glue  # noqa: E402
 from bnmfzoo.inference.gaussian.icm import fit_icm  # noqa: E402
 from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative  # noqa: E402
 from bnmfzoo.inference.gaussian.vb import fit_vb  # noqa: E402
@@ -62,7 +63,7 @@ def run_gibbs(model, n_iter, seed):
         print("   Gibbs skipped:", err)
         return None
     spec = model.bnmfzoo_spec
-    problem = core.problem_from_model(model, method="bench")
+    problem = glue.problem_from_model(model, method="bench")
     rng = np.random.default_rng(seed)
     obs = gc.observed_entries(spec.X, spec.mask)
     if problem.tri:

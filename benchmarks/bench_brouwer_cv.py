@@ -36,8 +36,9 @@ def fit_gibbs(model, *, max_iter=200, burn_in=180, thinning=2, random_seed=None,
     """Gibbs NMF with the GibbsNMF numeric kernel (``_gaussian_core``), as a DataTree."""
     from bnmfzoo.inference.gaussian import _core as gc
     from bnmfzoo.inference.gaussian import _vb_core as core
+    from bnmfzoo.inference.gaussian import _vb_glue as glue
 
-    problem = core.problem_from_model(model, method="gibbs")
+    problem = glue.problem_from_model(model, method="gibbs")
     spec = model.bnmfzoo_spec
     rng = np.random.default_rng(random_seed)
     obs = gc.observed_entries(spec.X, spec.mask)
@@ -50,7 +51,7 @@ def fit_gibbs(model, *, max_iter=200, burn_in=180, thinning=2, random_seed=None,
         if it >= burn_in and (it - burn_in) % thinning == 0:
             A.append(state.A.copy())
             W.append(np.array(state.W))
-    return core.build_result(problem, {"A": np.stack(A)[None], "W": np.stack(W)[None]},
+    return glue.build_result(problem, {"A": np.stack(A)[None], "W": np.stack(W)[None]},
                              method="gibbs")
 
 

@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
+from bnmfzoo._nmf_solvers import lin_pg_restarts, max_abs_residual
 from bnmfzoo._rng import spawn_seeds
 from bnmfzoo.diagnostics import covering_number
-from bnmfzoo.inference.exploration._lin_pg import lin_pg_restarts, max_abs_residual
 from bnmfzoo.inference.exploration.npvi import LogJoint, fit_nvi, onvi_from_draws
 from bnmfzoo.inference.exploration.rrt import fit_rrt
 from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries

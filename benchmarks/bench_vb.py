@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 
 from bnmfzoo.datasets import load_gdsc  # noqa: E402
 from bnmfzoo.inference.gaussian import _vb_core as core  # noqa: E402
+from bnmfzoo.inference.gaussian import _vb_glue as glue  # noqa: E402
 from bnmfzoo.inference.gaussian.vb import _update_tau, elbo  # noqa: E402
 from bnmfzoo.models import exponential_gaussian  # noqa: E402
 
@@ -74,7 +75,7 @@ def main():
     args = parser.parse_args()
     X = load_gdsc(data_home=DATA)
     model = exponential_gaussian(X, args.rank)
-    problem = core.problem_from_model(model, method="bench")
+    problem = glue.problem_from_model(model, method="bench")
     rng = np.random.default_rng(0)
     mus = core.init_means(problem, "random", rng)
     state = core.MomentState(problem, mus)

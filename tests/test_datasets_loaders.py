@@ -295,3 +295,20 @@ def test_registry_urls_are_pinned():
             assert any(len(part) == 40 for part in src.url.split("/")), rel  # a commit sha
     known = [rel for rel, src in _files.REGISTRY.items() if src.sha256]
     assert len(known) >= 414
+
+
+def test_checksums_ship_as_package_data():
+    """The sha256 sums are a data file of the package, declared for the wheel in pyproject."""
+    import importlib.resources
+    import re
+    import tomllib
+    from pathlib import Path
+
+    text = (importlib.resources.files("bnmfzoo.datasets") / "checksums.txt").read_text()
+    lines = text.strip().splitlines()
+    assert lines and all(re.fullmatch(r"[0-9a-f]{64}  \S+", line) for line in lines)
+    sums = dict(reversed(line.split("  ")) for line in lines)
+    assert {rel: src.sha256 for rel, src in _files.REGISTRY.items() if rel in sums} == sums
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    data = tomllib.loads(pyproject.read_text())["tool"]["setuptools"]["package-data"]
+    assert "checksums.txt" in data["bnmfzoo.datasets"]

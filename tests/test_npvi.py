@@ -227,7 +227,7 @@ def test_fit_onvi_and_fit_npvi_datatrees(two_modes, tmp_path):
 
 
 def test_entropy_gradient_matches_finite_differences(rng):
-    from bnmfzoo.inference.exploration.npvi import _entropy_grad_means
+    from bnmfzoo.inference.exploration._mixture import _entropy_grad_means
 
     M, P = 3, 5
     means = rng.normal(size=(M, P))
@@ -321,7 +321,7 @@ def test_uniform_permutations_tie_add_log_k():
 def test_row_logsumexp_matches_scipy_at_any_scale():
     from scipy.special import logsumexp
 
-    from bnmfzoo.inference.exploration.npvi import _logsumexp_rows
+    from bnmfzoo.inference.exploration._mixture import _logsumexp_rows
 
     rng = np.random.default_rng(0)
     for scale in (1e-3, 1.0, 1e3, 1e6):  # 1e6: exp would overflow without the shift
@@ -335,7 +335,7 @@ def test_elbo_scales_reach_the_maximum():
     # objective, over random problems of a few factors and very different data scales
     from scipy.optimize import minimize
 
-    from bnmfzoo.inference.exploration.npvi import _elbo_scales
+    from bnmfzoo.inference.exploration._target import _elbo_scales
 
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -8,13 +8,8 @@ majorize-minimize scheme), (c) equal scikit-learn's ``cd`` on complete data, and
 import numpy as np
 from sklearn.decomposition import non_negative_factorization
 
-from bnmfzoo.inference.particles._init import (
-    make_particle,
-    masked_hals,
-    masked_multiplicative,
-    random_init,
-    solve_nmf,
-)
+from bnmfzoo._nmf_solvers import masked_hals, masked_multiplicative, random_init, solve_nmf
+from bnmfzoo.inference.particles._init import make_particle
 
 
 def _low_rank(rng, D=40, N=30, R=5, noise=0.01):
@@ -94,3 +89,22 @@ def test_make_particle_passes_hals_solver(rng):
                                   mask, max_iter=30, tol=0.0)
     assert out["n_iter"] == 30
     np.testing.assert_allclose(out["A"] @ out["W"], A_ref @ W_ref)
+
+
+def test_masked_mu_sweep_additive_is_lee_seung_with_shifted_denominators():
+    """``additive=True`` is the update ``reference_sigma`` uses: denominators ``den + eps``."""
+    from bnmfzoo._nmf_solvers import masked_mu_sweep
+
+    rng = np.random.default_rng(4)
+    X = _low_rank(rng, D=8, N=6, R=2)
+    mask = rng.random(X.shape) > 0.3
+    Mf, MX = mask.astype(float), np.where(mask, X, 0.0)
+    A0, W0 = rng.random((8, 2)), rng.random((2, 6))
+    A, W = A0.copy(), W0.copy()
+    masked_mu_sweep(MX, Mf, A, W, eps=1e-12, additive=True)
+    A_ref = A0 * (MX @ W0.T) / ((Mf * (A0 @ W0)) @ W0.T + 1e-12)
+    W_ref = W0 * (A_ref.T @ MX) / (A_ref.T @ (Mf * (A_ref @ W0)) + 1e-12)
+    np.testing.assert_allclose(A, A_ref, rtol=1e-14)
+    np.testing.assert_allclose(W, W_ref, rtol=1e-14)
+    err = lambda A, W: np.sum((MX - Mf * (A @ W)) ** 2)  # noqa: E731
+    assert err(A, W) <= err(A0, W0)  # a majorize-minimize step (Lee & Seung 2001, Thm. 1)

@@ -127,3 +127,36 @@ def test_uniform_keeps_several_restarts(uniform_fit):
                   progressbar=False)
     xr.testing.assert_equal(dt["variational"].to_dataset().drop_attrs(),
                             dt0["variational"].to_dataset().drop_attrs())
+
+
+
+def test_tree_state(X):
+    """The tree object: nearest node, base / temporary nodes, replacement, restart."""
+    from bnmfzoo.inference.exploration._target import LogJoint
+    from bnmfzoo.inference.exploration.rrt import _Tree
+
+    target = LogJoint(X, np.ones(X.shape, bool), R, "uniform", 0.5)
+    rng = np.random.default_rng(0)
+    Qs = [ob.random_oblique(R, rng) for _ in range(4)]
+    factors = [(rng.random((D, R)), rng.random((R, N))) for _ in range(4)]
+
+    # Gaussian use: qualities, the poorest node is replaced, the threshold tracks the best
+    tree = _Tree(target)
+    for i, (Q, (A, W)) in enumerate(zip(Qs, factors, strict=True)):
+        tree.add(Q, A, W, float((i + 2) % 4))  # qualities 2, 3, 0, 1
+    assert tree.nearest(Qs[2] + 1e-9) == 2
+    assert tree.node_residual[1] == target.max_abs_residual(*factors[1])
+    assert tree.min_angle_to(*factors[3]) == 0.0  # a node is at angle 0 from itself
+    tree.replace_poorest()
+    assert tree.quality == [2.0, 3.0, 1.0] and tree.threshold == 3.0 and tree.filled
+    assert tree.nearest(Qs[3]) == 2 and len(tree.node_residual) == 4  # the record stays
+
+    # uniform use: base nodes survive a restart, which raises the minimum angle
+    tree = _Tree(target, min_angle=0.01)
+    for i, (Q, (A, W)) in enumerate(zip(Qs, factors, strict=True)):
+        tree.add(Q, A, W, base=i == 0)
+    tree.make_last_base()
+    assert tree.base == [0, 3] and tree.n_temporary == 2
+    tree.restart_from_base(0.5)
+    assert len(tree.Q) == 2 and tree.base == [0, 1] and tree.n_temporary == 0
+    assert tree.Q[1] is Qs[3] and tree.min_angle == 0.51 and tree.n_restarts == 1

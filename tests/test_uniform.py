@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bnmfzoo.inference.exploration._lin_pg import lin_pg_nmf, max_abs_residual
+from bnmfzoo._nmf_solvers import lin_pg_nmf, max_abs_residual
 from bnmfzoo.models import uniform_noise
 
 D, N, R = 7, 5, 2

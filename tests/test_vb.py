@@ -8,6 +8,7 @@ import xarray as xr
 from scipy import stats
 
 from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
 from bnmfzoo.inference.gaussian.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 
@@ -152,7 +153,7 @@ def _dense_vb_nmf_sweep(X, M, muA, tA, muW, tW, EA, VA, EW, VW, Etau, lam):
 
 def test_sparse_sweep_matches_dense_reference():
     model = exponential_gaussian(_nmf_data(), 3)
-    problem = core.problem_from_model(model, method="test")
+    problem = glue.problem_from_model(model, method="test")
     rng = np.random.default_rng(0)
     mus = core.init_means(problem, "random", rng)
     state = core.MomentState(problem, mus)

@@ -14,6 +14,7 @@ import pytest
 
 from bnmfzoo.inference import fit_icm, fit_vb
 from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
 from bnmfzoo.models import exponential_gaussian
 
 
@@ -77,7 +78,7 @@ def test_dense_product_matches_the_observed_entries():
 
 def test_unknown_kernel_is_refused():
     model = exponential_gaussian(_block_missing(), 2)
-    problem = core.problem_from_model(model, method="test")
+    problem = glue.problem_from_model(model, method="test")
     state = core.MomentState(problem, core.init_means(problem, "random",
                                                       np.random.default_rng(0)))
     with pytest.raises(ValueError, match="kernel"):

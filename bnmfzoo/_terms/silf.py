@@ -216,7 +216,7 @@ def silf(name, A, W, observed, *, epsilon, beta=0.1, C=2.0, objective="frobenius
 def masked_objective_fits(X, rank, *, n, mask=None, objective="frobenius", random_seed=0,
                           max_iter=200, tol=1e-4):
     """Objective values of ``n`` randomly initialized non-Bayesian NMF fits (helper)."""
-    from bnmfzoo.inference.particles._init import random_init, solve_nmf
+    from bnmfzoo._nmf_solvers import random_init, solve_nmf
 
     values = np.asarray(X, dtype=float)
     seeds = spawn_seeds(random_seed, n)

@@ -69,11 +69,11 @@ def reference_sigma(X, rank, *, mask=None, n_iter=500, random_seed=0):
         A = nmf.fit_transform(filled)
     W = nmf.components_
     if not m.all():
+        from bnmfzoo._nmf_solvers import masked_mu_sweep
+
         mf = m.astype(float)
-        eps = 1e-12
         for _ in range(int(n_iter)):
-            A *= (observed @ W.T) / ((mf * (A @ W)) @ W.T + eps)
-            W *= (A.T @ observed) / (A.T @ (mf * (A @ W)) + eps)
+            masked_mu_sweep(observed, mf, A, W, eps=1e-12, additive=True)
     resid = (observed - A @ W)[m]
     scale = float(np.max(np.abs(observed[m]))) or 1.0
     return max(float(np.sqrt(np.mean(resid**2))), 1e-8 * scale)

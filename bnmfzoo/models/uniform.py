@@ -26,7 +26,7 @@ def default_epsilon(X, rank, *, mask=None, n_restarts=10, random_seed=None):
     restarts : list of tuple of numpy.ndarray
         The ``(A, W)`` restarts (reused by :func:`~bnmfzoo.inference.fit_rrt` as base nodes).
     """
-    from bnmfzoo.inference.exploration._lin_pg import lin_pg_restarts, max_abs_residual
+    from bnmfzoo._nmf_solvers import lin_pg_restarts, max_abs_residual
 
     X = np.asarray(X, dtype=float)
     restarts = lin_pg_restarts(X, rank, n_restarts, mask=mask, random_seed=random_seed)

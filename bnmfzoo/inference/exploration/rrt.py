@@ -4,7 +4,7 @@ A rapidly-exploring random tree grows over the oblique manifold of change-of-bas
 ``Q`` (``A = floor(A_svd Q)``, ``W = floor(Q^-1 W_svd)``, see
 :mod:`bnmfzoo.inference.exploration.oblique`), seeded by restarts of Lin's projected-gradient NMF.
 Every feasible node is proposed to an online NVI
-(:class:`bnmfzoo.inference.exploration.npvi.OnlineNPVI`), which keeps it as a mixture component
+(:class:`bnmfzoo.inference.exploration._online.OnlineNPVI`), which keeps it as a mixture component
 only if it raises the ELBO enough.
 
 Gaussian model (fixed sigma): nodes are "feasible" if their quality (single-component ELBO
@@ -19,15 +19,18 @@ minimum angle grows by ``min_angle_increment``.
 
 import itertools
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from bnmfzoo._nmf_solvers import lin_pg_nmf
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo.diagnostics.distances import wad_batch
 from bnmfzoo.inference.exploration import oblique as ob
-from bnmfzoo.inference.exploration._lin_pg import lin_pg_nmf
-from bnmfzoo.inference.exploration.npvi import LogJoint, OnlineNPVI, fit_nvi, mixture_datatree
+from bnmfzoo.inference.exploration._online import OnlineNPVI
+from bnmfzoo.inference.exploration._target import LogJoint
+from bnmfzoo.inference.exploration.npvi import fit_nvi, mixture_datatree
 from bnmfzoo.models._spec import get_spec
 
 
@@ -50,12 +53,208 @@ def _check_float(value, name, minimum=0.0, strict=True):
 
 
 def _quality(target, A, W):
-    """Gaussian node quality: single-component ELBO at the optimal variance (digest §15.15)."""
+    """Gaussian node quality: single-component ELBO at the optimal variance.
+
+    ``f(mu) + s2 / 2 tr H(mu) + P / 2 log(4 pi s2)`` (Gershman et al. 2012, eq. 5 with ``M = 1``),
+    our reading of the "joint probability" threshold of Masood & Doshi-Velez (2016), Sec. 4.3.
+    """
     f = target.value(A, W)
     s2 = target.optimal_variance(A, W)
     if not np.isfinite(f) or not np.isfinite(s2):
         return -np.inf
     return f + 0.5 * s2 * target.trace_hessian(A, W) + 0.5 * target.P * np.log(4 * np.pi * s2)
+
+
+@dataclass
+class _Tree:
+    """The RRT's state: its nodes (parallel lists, one entry per node) and feasibility levels.
+
+    Nodes are changes of basis ``Q`` on the oblique manifold with their factors ``A``, ``W``
+    and (Gaussian model) quality. Base nodes (uniform model: the restarts and every node ONVI
+    accepted) survive :meth:`restart_from_base`; the others are temporary.
+    ``node_residual`` / ``node_min`` record every node ever added (never pruned).
+
+    Attributes
+    ----------
+    target : LogJoint
+        The model's log joint.
+    A_svd, W_svd : numpy.ndarray
+        The SVD basis that maps a node ``Q`` to its factors (see :meth:`node_factors`).
+    threshold : float or None
+        Gaussian model: the quality a new node needs.
+    min_angle : float
+        Uniform model: the weighted angular distance (degrees) a new node keeps to every node.
+    filled : bool
+        Gaussian model: whether the temporary nodes have filled up once.
+    n_restarts : int
+        Uniform model: tree restarts so far.
+    """
+
+    target: LogJoint
+    A_svd: np.ndarray | None = None
+    W_svd: np.ndarray | None = None
+    Q: list = field(default_factory=list)
+    A: list = field(default_factory=list)
+    W: list = field(default_factory=list)
+    quality: list = field(default_factory=list)
+    base: list = field(default_factory=list)
+    node_residual: list = field(default_factory=list)
+    node_min: list = field(default_factory=list)
+    threshold: float | None = None
+    min_angle: float = 0.0
+    filled: bool = False
+    n_restarts: int = 0
+
+    @property
+    def gaussian(self):
+        """True under the Gaussian likelihood (quality threshold), else uniform (angles)."""
+        return self.target.likelihood == "gaussian"
+
+    @property
+    def n_temporary(self):
+        """Number of nodes that are not base nodes."""
+        return len(self.Q) - len(self.base)
+
+    def add(self, Q, A, W, quality=np.nan, *, base=False):
+        """Append a node (and record its largest residual and smallest entry)."""
+        self.node_residual.append(self.target.max_abs_residual(A, W))
+        self.node_min.append(min(A.min(), W.min()))
+        self.Q.append(Q)
+        self.A.append(A)
+        self.W.append(W)
+        self.quality.append(quality)
+        if base:
+            self.make_last_base()
+
+    def node_factors(self, Q):
+        """Factors of node ``Q``: ``floor(A_svd Q)``, ``floor(Q^-1 W_svd)``, rescaled."""
+        return self.target.rescale(*ob.factors(Q, self.A_svd, self.W_svd))
+
+    def feasible(self, Q):
+        """``(ok, (A, W, quality))`` for a candidate node ``Q``.
+
+        Gaussian: the quality reaches :attr:`threshold`. Uniform: every residual inside the box
+        and a weighted angular distance of at least :attr:`min_angle` to every node.
+        """
+        if not ob.is_invertible(Q):
+            return False, None
+        A, W = self.node_factors(Q)
+        if self.gaussian:
+            q = _quality(self.target, A, W)
+            return q >= self.threshold, (A, W, q)
+        if not self.target.feasible(A, W):
+            return False, None
+        return self.min_angle_to(A, W) >= self.min_angle, (A, W, np.nan)
+
+    def make_last_base(self):
+        """Make the newest node a base node."""
+        self.base.append(len(self.Q) - 1)
+
+    def nearest(self, Q):
+        """Index of the node nearest ``Q`` in Frobenius distance."""
+        return int(np.argmin(ob.frobenius_to(np.stack(self.Q), Q)))
+
+    def min_angle_to(self, A, W):
+        """Smallest weighted angular distance (degrees) from ``(A, W)`` to a node."""
+        wad = wad_batch(A[None], np.stack(self.A), W[None], np.stack(self.W))
+        return float(np.min(wad))
+
+    def replace_poorest(self):
+        """Gaussian model: drop the poorest node; the threshold becomes the best quality."""
+        worst = int(np.argmin(self.quality))
+        for nodes in (self.Q, self.A, self.W, self.quality):
+            del nodes[worst]
+        self.filled = True
+        self.threshold = float(np.max(self.quality))
+
+    def restart_from_base(self, angle_increment):
+        """Uniform model: keep only the base nodes and raise the minimum angle."""
+        keep = sorted(self.base)
+        self.Q[:] = [self.Q[i] for i in keep]
+        self.A[:] = [self.A[i] for i in keep]
+        self.W[:] = [self.W[i] for i in keep]
+        self.quality[:] = [self.quality[i] for i in keep]
+        self.base[:] = list(range(len(keep)))
+        self.min_angle += angle_increment
+        self.n_restarts += 1
+
+
+def _restarts_and_basis(spec, rank, restarts, n_restarts, seed, *, gaussian, progressbar):
+    """Lin restarts (given, cached by a uniform-noise model, or run) and the SVD basis.
+
+    With missing entries the SVD runs on the data completed with the first restart.
+    """
+    if restarts is None and not gaussian and "restarts" in spec.hyper and (
+        len(spec.hyper["restarts"]) >= n_restarts
+    ):
+        restarts = spec.hyper["restarts"][:n_restarts]
+    if restarts is None:
+        restart_seeds = spawn_seeds(seed, n_restarts)
+        restarts = [
+            lin_pg_nmf(spec.X_values, rank, mask=spec.mask, random_seed=s)
+            for s in progress(restart_seeds, desc="Lin restarts", progressbar=progressbar)
+        ]
+    restarts = [(np.asarray(A, float), np.asarray(W, float)) for A, W in restarts]
+    if not restarts:
+        raise ValueError("restarts must hold at least one (A, W) pair")
+    X_full = spec.X_values
+    if not spec.mask.all():
+        A0, W0 = restarts[0]
+        X_full = np.where(spec.mask, X_full, A0 @ W0)
+    return restarts, *ob.svd_basis(X_full, rank)
+
+
+def _seed_tree(tree, onvi, restarts):
+    """Propose every restart to ONVI; the invertible ones join the tree."""
+    target = tree.target
+    for A_lin, W_lin in restarts:
+        # only invertible changes of basis join the tree (a restart with a zero factor gives a
+        # singular Q). Uniform model: the restart itself is feasible by construction of
+        # epsilon; its projection onto the SVD subspace (floor(A_svd Q), floor(Q^-1 W_svd))
+        # is only the tree node, a permanent base node.
+        Q = ob.q_from_factors(A_lin, tree.A_svd)
+        invertible = ob.is_invertible(Q)
+        A, W = tree.node_factors(Q) if invertible else (None, None)
+        onvi.propose(*target.rescale(A_lin, W_lin))
+        if invertible:
+            if tree.gaussian:
+                tree.add(Q, A, W, _quality(target, A, W))
+            else:
+                tree.add(Q, A, W, base=True)
+    if not tree.Q:
+        raise ValueError("no restart gave an invertible change of basis; check rank")
+
+
+def _extend(tree, onvi, Qr, *, step_size, step_growth, max_steps, max_components, max_nodes):
+    """Extend the node nearest ``Qr`` towards it while the steps stay feasible (RRT-Connect).
+
+    Every feasible step becomes a node and is proposed to ONVI; the step grows by
+    ``step_growth`` after each. Gaussian model: beyond ``max_nodes`` nodes the poorest is
+    replaced. Returns the number of nodes added.
+    """
+    Qc = tree.Q[tree.nearest(Qr)]
+    s = step_size
+    n_added = 0
+    for _k in range(max_steps):
+        Qn = ob.step_towards(Qc, Qr, s)
+        if Qn is None:
+            break
+        ok, info = tree.feasible(Qn)
+        if not ok:
+            break
+        A, W, q = info
+        tree.add(Qn, A, W, q)
+        n_added += 1
+        accepted = onvi.propose(A, W)
+        if not tree.gaussian and accepted:
+            tree.make_last_base()
+        Qc = Qn
+        s *= step_growth
+        if tree.gaussian and len(tree.Q) > max_nodes:
+            tree.replace_poorest()
+        if onvi.n_processed >= max_components or np.linalg.norm(Qr - Qc) < s:
+            break
+    return n_added
 
 
 def fit_rrt(
@@ -134,7 +333,7 @@ def fit_rrt(
 
     Notes
     -----
-    Defaults for what the paper leaves open follow the digest (§15): Frobenius nearest
+    Our choices where Masood & Doshi-Velez (2016) leave details open: Frobenius nearest
     neighbour, unit-Frobenius tangent direction, every feasible step becomes a node and is
     proposed to ONVI, every node and restart is rescaled by
     :meth:`~bnmfzoo.inference.exploration.npvi.LogJoint.rescale` (AW unchanged; ELBO-optimal
@@ -179,52 +378,16 @@ def fit_rrt(
     seeds = spawn_seeds(rng, 2)
     t0 = time.perf_counter()
 
-    # -- restarts and SVD basis ------------------------------------------------------------
-    if restarts is None and not gaussian and "restarts" in spec.hyper and (
-        len(spec.hyper["restarts"]) >= n_restarts
-    ):
-        restarts = spec.hyper["restarts"][:n_restarts]
-    if restarts is None:
-        restart_seeds = spawn_seeds(seeds[0], n_restarts)
-        restarts = [
-            lin_pg_nmf(spec.X_values, R, mask=spec.mask, random_seed=s)
-            for s in progress(restart_seeds, desc="Lin restarts", progressbar=progressbar)
-        ]
-    restarts = [(np.asarray(A, float), np.asarray(W, float)) for A, W in restarts]
-    if not restarts:
-        raise ValueError("restarts must hold at least one (A, W) pair")
-    X_full = spec.X_values
-    if not spec.mask.all():
-        A0, W0 = restarts[0]
-        X_full = np.where(spec.mask, X_full, A0 @ W0)
-    A_svd, W_svd = ob.svd_basis(X_full, R)
-
+    restarts, A_svd, W_svd = _restarts_and_basis(
+        spec, R, restarts, n_restarts, seeds[0], gaussian=gaussian, progressbar=progressbar
+    )
     onvi = OnlineNPVI(target, threshold=threshold, variance=variance,
                       prune_threshold=prune_threshold)
     if variance is None and not gaussian:
-        # NVI (M=1) under the Gaussian surrogate at the first restart (digest §15.6)
+        # NVI (M=1) under the Gaussian surrogate with sigma_X^2 = eps^2 / 3 (the variance of
+        # U(-eps, eps)) at the first restart: the uniform likelihood has no finite optimum
         A0, W0 = target.rescale(*restarts[0])
         onvi.fixed_variance = target.optimal_variance(A0, W0, sigma2=target.scale**2 / 3.0)
-
-    def node_factors(Q):
-        return target.rescale(*ob.factors(Q, A_svd, W_svd))
-
-    # tree state: Q matrices, factors (uniform: for the angle test), qualities (Gaussian)
-    tree_Q, tree_A, tree_W, tree_q = [], [], [], []
-    base_idx = []  # uniform: indices (into the lists) of permanent base nodes
-
-    node_residual, node_min = [], []  # every node ever added (feasibility record)
-
-    def add_node(Q, A, W, q=np.nan, base=False):
-        node_residual.append(target.max_abs_residual(A, W))
-        node_min.append(min(A.min(), W.min()))
-        tree_Q.append(Q)
-        tree_A.append(A)
-        tree_W.append(W)
-        tree_q.append(q)
-        if base:
-            base_idx.append(len(tree_Q) - 1)
-
     if polish_iter > 0 and gaussian:
         # Gaussian: the paper optimises one Lin solution under Eq. 3 (NVI with M = 1: mean by
         # L-BFGS-B, variance in closed form) as the initial ONVI component; it also joins the
@@ -234,91 +397,26 @@ def fit_rrt(
         nvi1 = fit_nvi(target, [target.rescale(*restarts[0])], max_iter=polish_iter,
                        variance=onvi.fixed_variance)
         restarts = [target.unvec(nvi1.means[0])] + restarts
-    for A_lin, W_lin in restarts:
-        # every restart is proposed to ONVI; only invertible changes of basis join the tree
-        # (a restart with a zero factor gives a singular Q)
-        Q = ob.q_from_factors(A_lin, A_svd)
-        invertible = ob.is_invertible(Q)
-        A, W = node_factors(Q) if invertible else (None, None)
-        if gaussian:
-            onvi.propose(*target.rescale(A_lin, W_lin))
-            if invertible:
-                add_node(Q, A, W, _quality(target, A, W))
-        else:
-            # the restart itself is feasible by construction of epsilon; its projection onto
-            # the SVD subspace (floor(A_svd Q), floor(Q^-1 W_svd)) is only the tree node
-            onvi.propose(*target.rescale(A_lin, W_lin))
-            if invertible:
-                add_node(Q, A, W, base=True)
-    if not tree_Q:
-        raise ValueError("no restart gave an invertible change of basis; check rank")
-    n_initial = len(tree_Q)
-    thr = float(np.nanmin(tree_q)) if gaussian else None
-    filled = False
-    cur_angle = min_angle
-    n_tree_restarts = 0
-    n_nodes_added = 0
-    n_attempts = 0
-    fails = 0
 
-    def feasible(Q):
-        if not ob.is_invertible(Q):
-            return False, None
-        A, W = node_factors(Q)
-        if gaussian:
-            q = _quality(target, A, W)
-            return q >= thr, (A, W, q)
-        if not target.feasible(A, W):
-            return False, None
-        wad = wad_batch(A[None], np.stack(tree_A), W[None], np.stack(tree_W))
-        return bool(np.min(wad) >= cur_angle), (A, W, np.nan)
-
+    tree = _Tree(target, A_svd, W_svd)
+    _seed_tree(tree, onvi, restarts)
+    n_initial = len(tree.Q)
+    tree.threshold = float(np.nanmin(tree.quality)) if gaussian else None
+    tree.min_angle = min_angle
+    n_nodes_added = n_attempts = fails = 0
     bar = progress(itertools.count(), desc="RRT", progressbar=progressbar)
     for _ in bar:
         if (onvi.n_processed >= max_components or fails >= max_failures
                 or (max_attempts is not None and n_attempts >= max_attempts)):
             break
         n_attempts += 1
-        Qr = ob.random_oblique(R, rng)
-        c = int(np.argmin(ob.frobenius_to(np.stack(tree_Q), Qr)))
-        Qc = tree_Q[c]
-        s = step_size
-        added = False
-        for _k in range(max_steps):
-            Qn = ob.step_towards(Qc, Qr, s)
-            if Qn is None:
-                break
-            ok, info = feasible(Qn)
-            if not ok:
-                break
-            A, W, q = info
-            add_node(Qn, A, W, q)
-            n_nodes_added += 1
-            added = True
-            accepted = onvi.propose(A, W)
-            if not gaussian and accepted:
-                base_idx.append(len(tree_Q) - 1)
-            Qc = Qn
-            s *= step_growth
-            if gaussian and len(tree_Q) > n_initial + max_temporary:
-                # replace the poorest node; the threshold tracks the best quality
-                worst = int(np.argmin(tree_q))
-                for lst in (tree_Q, tree_A, tree_W, tree_q):
-                    del lst[worst]
-                filled = True
-                thr = float(np.max(tree_q))
-            if onvi.n_processed >= max_components or np.linalg.norm(Qr - Qc) < s:
-                break
-        fails = 0 if added else fails + 1
-        if not gaussian and len(tree_Q) - len(base_idx) >= max_temporary:
-            keep = sorted(base_idx)
-            tree_Q[:] = [tree_Q[i] for i in keep]
-            tree_A[:] = [tree_A[i] for i in keep]
-            tree_W[:] = [tree_W[i] for i in keep]
-            tree_q[:] = [tree_q[i] for i in keep]
-            base_idx[:] = list(range(len(keep)))
-            cur_angle += min_angle_increment
-            n_tree_restarts += 1
+        n_new = _extend(tree, onvi, ob.random_oblique(R, rng), step_size=step_size,
+                        step_growth=step_growth, max_steps=max_steps,
+                        max_components=max_components, max_nodes=n_initial + max_temporary)
+        n_nodes_added += n_new
+        fails = 0 if n_new else fails + 1
+        if not gaussian and tree.n_temporary >= max_temporary:
+            tree.restart_from_base(min_angle_increment)
         if progressbar and hasattr(bar, "set_postfix"):
             bar.set_postfix(components=onvi.n_components, processed=onvi.n_processed,
                             refresh=False)
@@ -331,16 +429,16 @@ def fit_rrt(
         "n_processed": onvi.n_processed,
         "n_accepted": onvi.n_accepted,
         "n_pruned": onvi.n_pruned,
-        "n_tree_restarts": n_tree_restarts,
-        "final_min_angle": cur_angle,
-        "final_threshold": np.nan if thr is None else thr,
-        "threshold_filled": int(filled),
+        "n_tree_restarts": tree.n_restarts,
+        "final_min_angle": tree.min_angle,
+        "final_threshold": np.nan if tree.threshold is None else tree.threshold,
+        "threshold_filled": int(tree.filled),
         "consecutive_failures": fails,
         "n_restarts": len(restarts),
         "elapsed_seconds": time.perf_counter() - t0,
-        "node_max_abs_residual": ("node", np.asarray(node_residual)),
-        "node_min_entry": ("node", np.asarray(node_min)),
-        "node_is_restart": ("node", np.arange(len(node_residual)) < n_initial),
+        "node_max_abs_residual": ("node", np.asarray(tree.node_residual)),
+        "node_min_entry": ("node", np.asarray(tree.node_min)),
+        "node_is_restart": ("node", np.arange(len(tree.node_residual)) < n_initial),
     }
     return mixture_datatree(
         onvi,

@@ -10,325 +10,38 @@ ICM plugs in the conditional mode with zero variance (so the VB formulas reduce 
 conditionals). Factors are stored with the factor index first (``U`` as K x D, ``V`` as K x N,
 ``F`` as K x D, ``G`` as L x N) so that a column update touches contiguous memory.
 
-Truncated normals are parameterized by mean ``mu`` and precision ``tau`` of the untruncated
-normal, truncated to [0, inf); their moments, entropies and draws come from
-:mod:`bnmfzoo.inference.gaussian.truncnorm`.
+The layers: truncated-normal / Gamma moments in :mod:`._vb_moments`, the observed-entry index
+and problem description in :mod:`._vb_problem`, starting values in :mod:`._vb_init`, the moment
+state and coordinate sweeps here, and the PyMC glue (reading the model spec, building the
+DataTree) in :mod:`._vb_glue`. The names of the first three are re-exported here, so the fitters
+see one ``core`` namespace.
 """
-
-from dataclasses import dataclass
 
 import numba
 import numpy as np
-import scipy.sparse as sp
-from scipy import special
 
-from bnmfzoo.inference.gaussian._gram import PatternPaths, pattern_grams
-from bnmfzoo.inference.gaussian.truncnorm import (
-    sample_truncnorm,
-    truncnorm_entropy,
-    truncnorm_mean_var,
+from bnmfzoo.inference.gaussian._gram import pattern_grams
+
+# re-exported: the fitters use one ``core`` namespace for the numeric layers
+from bnmfzoo.inference.gaussian._vb_init import (  # noqa: F401
+    check_iterations,
+    init_means,
+    kmeans_missing,
 )
-from bnmfzoo.models._spec import get_spec
-
-LOG_2PI = np.log(2.0 * np.pi)
-
-
-# ----------------------------------------------------------------------------------------------
-# truncated normal (precision parameterization over bnmfzoo.inference.gaussian.truncnorm) and Gamma
-# ----------------------------------------------------------------------------------------------
-def tn_moments(mu, tau):
-    """Mean and variance of N(mu, 1/tau) truncated to [0, inf) (stable in the far tail)."""
-    return truncnorm_mean_var(mu, 1.0 / np.sqrt(tau))
-
-
-def tn_moments_scalar(mu, tau):
-    """Scalar :func:`tn_moments` (used for the elements of S)."""
-    m, v = tn_moments(float(mu), float(tau))
-    return float(m), float(v)
+from bnmfzoo.inference.gaussian._vb_moments import (  # noqa: F401
+    LOG_2PI,
+    gamma_elog,
+    gamma_entropy,
+    gamma_logprior,
+    tn_entropy,
+    tn_moments,
+    tn_moments_rule,
+    tn_moments_scalar,
+    tn_sample,
+)
+from bnmfzoo.inference.gaussian._vb_problem import Observed, Problem, factor_roles  # noqa: F401
 
 
-def tn_moments_rule(mu, prec):
-    """VB column rule: the truncated-normal moments (scalar fast path for one element)."""
-    if np.ndim(mu) == 0:
-        return tn_moments_scalar(mu, prec)
-    return tn_moments(mu, prec)
-
-
-def tn_entropy(mu, tau):
-    """Entropy of N(mu, 1/tau) truncated to [0, inf) (elementwise)."""
-    return truncnorm_entropy(mu, 1.0 / np.sqrt(tau))
-
-
-def tn_sample(mu, tau, rng, size=None):
-    """Exact draws from N(mu, 1/tau) truncated to [0, inf), broadcast to ``size``."""
-    mu = np.asarray(mu, dtype=float)
-    tau = np.asarray(tau, dtype=float)
-    shape = np.broadcast_shapes(mu.shape, tau.shape) if size is None else size
-    return sample_truncnorm(np.broadcast_to(mu, shape), np.broadcast_to(1.0 / np.sqrt(tau), shape),
-                            rng)
-
-
-def gamma_elog(a, b):
-    """E[log x] for x ~ Gamma(shape a, rate b)."""
-    return special.digamma(a) - np.log(b)
-
-
-def gamma_entropy(a, b):
-    """Entropy of Gamma(shape a, rate b)."""
-    return a - np.log(b) + special.gammaln(a) + (1.0 - a) * special.digamma(a)
-
-
-def gamma_logprior(a0, b0, elog, mean):
-    """E_q[log Gamma(x | a0, b0)] given E[log x] and E[x]."""
-    return a0 * np.log(b0) - special.gammaln(a0) + (a0 - 1.0) * elog - b0 * mean
-
-
-# ----------------------------------------------------------------------------------------------
-# observed entries
-# ----------------------------------------------------------------------------------------------
-class Observed(PatternPaths):
-    """Sparse index of the observed entries of a D x N matrix.
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        Data (values at unobserved entries are ignored).
-    mask : numpy.ndarray of bool
-        True where observed.
-    """
-
-    def __init__(self, X, mask):
-        self.shape = tuple(mask.shape)
-        self.rows, self.cols = np.nonzero(mask)
-        self.x = np.asarray(X, dtype=float)[self.rows, self.cols]
-        self.n = self.x.size
-        ones = np.ones(self.n)
-        self.M = sp.csr_matrix((ones, (self.rows, self.cols)), shape=self.shape)
-        self.MT = self.M.T.tocsr()
-        self.flat = self.rows * self.shape[1] + self.cols
-        # at least an eighth observed: dense BLAS products beat sparse ones
-        self.dense_mask = None
-        if self.shape[0] * self.shape[1] <= 8 * self.n:
-            self.dense_mask = np.zeros(self.shape)
-            self.dense_mask.flat[self.flat] = 1.0
-
-    @property
-    def n_observed(self):
-        """Number of observed entries."""
-        return self.n
-
-    def observed_dense(self):
-        """``(X with 0 where missing, observed mask)`` as dense D x N arrays."""
-        X = np.zeros(self.shape)
-        X.flat[self.flat] = self.x
-        observed = np.zeros(self.shape, dtype=bool)
-        observed.flat[self.flat] = True
-        return X, observed
-
-    def row_sum(self, w):
-        """Sum ``w`` (one value per observed entry) over each row."""
-        return np.bincount(self.rows, weights=w, minlength=self.shape[0])
-
-    def col_sum(self, w):
-        """Sum ``w`` (one value per observed entry) over each column."""
-        return np.bincount(self.cols, weights=w, minlength=self.shape[1])
-
-    def rows_of(self, Qt):
-        """``(M @ Qt.T).T``: for K x N ``Qt``, the K x D sums of ``Qt[k, j]`` over j in row i."""
-        if self.dense_mask is not None:
-            return Qt @ self.dense_mask.T
-        return np.asarray(self.M @ Qt.T).T
-
-    def cols_of(self, Pt):
-        """For K x D ``Pt``, the K x N sums of ``Pt[k, i]`` over observed i in column j."""
-        if self.dense_mask is not None:
-            return Pt @ self.dense_mask
-        return np.asarray(self.MT @ Pt.T).T
-
-    def pair_sum(self, Pt, Qt):
-        """``sum over observed (i, j) of sum_k Pt[k, i] Qt[k, j]``."""
-        return float(np.sum(Pt * self.rows_of(Qt)))
-
-    def product(self, Pt, Qt):
-        """``sum_k Pt[k, rows] * Qt[k, cols]`` at every observed entry (length |observed|).
-
-        Through the dense product when at least an eighth of the entries are observed (one BLAS
-        call beats ``K`` gathers there), else entry by entry; likewise :meth:`rows_of` and
-        :meth:`cols_of` multiply by the dense 0/1 mask then.
-        """
-        if self.dense_mask is not None:
-            return np.take((Pt.T @ Qt).ravel(), self.flat)
-        out = np.zeros(self.n)
-        for k in range(Pt.shape[0]):
-            out += Pt[k, self.rows] * Qt[k, self.cols]
-        return out
-
-
-# ----------------------------------------------------------------------------------------------
-# problem description read from a model's spec
-# ----------------------------------------------------------------------------------------------
-FAMILIES = ("exponential_gaussian", "tri_exponential_gaussian")
-
-
-@dataclass
-class Problem:
-    """Plain-array view of an ``exponential_gaussian`` / ``tri_exponential_gaussian`` spec."""
-
-    family: str
-    spec: object
-    obs: Observed
-    rank: tuple
-    lam: dict  # role -> rate array in internal (factor-first) layout, or None under ARD
-    alpha_tau: float
-    beta_tau: float
-    tau_fixed: object  # None or float (1 / sigma**2)
-    ard: bool
-    alpha0: float
-    beta0: float
-
-    @property
-    def tri(self):
-        """True for the tri-factorization."""
-        return self.family == "tri_exponential_gaussian"
-
-
-def _hyper(hyper, name, default):
-    value = hyper.get(name, default)
-    return default if value is None else value
-
-
-def problem_from_model(model, *, method):
-    """Read the spec of a Gaussian NMF / NMTF ``model`` into a :class:`Problem`."""
-    spec = get_spec(model, families=FAMILIES, method=method)
-    h = dict(spec.hyper)
-    D, N = spec.mask.shape
-    obs = Observed(spec.X_values, spec.mask)
-    sigma = h.get("sigma")
-    tau_fixed = None if sigma is None else 1.0 / float(sigma) ** 2
-    ard = bool(h.get("ard", False))
-    if spec.family == "exponential_gaussian":
-        R = int(np.atleast_1d(spec.rank)[0])
-        rank = (R,)
-        lam = {
-            "A": np.broadcast_to(np.asarray(_hyper(h, "lambda_A", 0.1), float), (D, R)).T.copy(),
-            "W": np.broadcast_to(np.asarray(_hyper(h, "lambda_W", 0.1), float), (R, N)).copy(),
-        }
-    else:
-        K, L = (int(v) for v in spec.rank)
-        rank = (K, L)
-        lam = {
-            "F": np.broadcast_to(np.asarray(_hyper(h, "lambda_F", 0.1), float), (D, K)).T.copy(),
-            "S": np.broadcast_to(np.asarray(_hyper(h, "lambda_S", 0.1), float), (K, L)).copy(),
-            "G": np.broadcast_to(np.asarray(_hyper(h, "lambda_G", 0.1), float), (N, L)).T.copy(),
-        }
-    return Problem(
-        family=spec.family, spec=spec, obs=obs, rank=rank, lam=lam,
-        alpha_tau=float(_hyper(h, "alpha_tau", 1.0)), beta_tau=float(_hyper(h, "beta_tau", 1.0)),
-        tau_fixed=tau_fixed, ard=ard,
-        alpha0=float(_hyper(h, "alpha0", 1.0)), beta0=float(_hyper(h, "beta0", 1.0)),
-    )
-
-
-# ----------------------------------------------------------------------------------------------
-# initialisation
-# ----------------------------------------------------------------------------------------------
-def kmeans_missing(X, mask, k, rng, *, max_iter=200):
-    """K-means on the rows of ``X`` using only observed coordinates (Brouwer's ``kmeans.py``).
-
-    Distances are mean squared differences over observed coordinates; centroids are means of the
-    observed values; an empty cluster is reseeded with the point furthest from its centroid.
-
-    Returns
-    -------
-    numpy.ndarray of int
-        Cluster label of each row.
-    """
-    X = np.where(mask, X, 0.0)
-    Mf = mask.astype(float)
-    n_obs = np.maximum(Mf.sum(axis=1), 1.0)
-    lo = np.where(mask, X, np.inf).min(axis=0)
-    hi = np.where(mask, X, -np.inf).max(axis=0)
-    lo = np.where(np.isfinite(lo), lo, 0.0)
-    hi = np.where(np.isfinite(hi), hi, 0.0)
-    centroids = lo + rng.random((k, X.shape[1])) * (hi - lo)
-    labels = np.full(X.shape[0], -1)
-    for _ in range(max_iter):
-        # ||x - c||^2 over observed coordinates / n_obs
-        dist = ((X**2).sum(1)[:, None] - 2.0 * X @ centroids.T + Mf @ (centroids**2).T)
-        dist /= n_obs[:, None]
-        new = dist.argmin(axis=1)
-        for c in range(k):
-            if not np.any(new == c):
-                far = int(dist[np.arange(X.shape[0]), new].argmax())
-                new[far] = c
-                dist[far, :] = 0.0
-        if np.array_equal(new, labels):
-            break
-        labels = new
-        ind = np.eye(k)[labels]  # n x k
-        counts = ind.T @ Mf
-        sums = ind.T @ X
-        centroids = np.where(counts > 0, sums / np.maximum(counts, 1.0), centroids)
-    return labels
-
-
-def init_means(problem, init, rng, *, kmeans_offset=0.0):
-    """Initial factor values (internal layout) for ``init`` in {"random", "exp", "kmeans"}.
-
-    "random" draws from the exponential priors (rate E[lambda] = alpha0 / beta0 under ARD),
-    "exp" uses the prior means, "kmeans" (NMTF only) sets F and G to K-means cluster
-    indicators plus ``kmeans_offset`` and draws S from its prior. A dict of arrays in the
-    public layout (A: row x factor, W: factor x col, F, S, G) is used as given.
-    """
-    D, N = problem.obs.shape
-    rates = {}
-    for role, lam in problem.lam.items():
-        if problem.ard and role in ("A", "W", "F", "G"):
-            rates[role] = np.full(lam.shape, problem.alpha0 / problem.beta0)
-        else:
-            rates[role] = lam
-    if isinstance(init, dict):
-        out = {}
-        for role in rates:
-            if role not in init:
-                raise ValueError(f"init is missing {role!r} (needs {sorted(rates)})")
-            arr = np.asarray(init[role], dtype=float)
-            arr = arr.T if role in ("A", "F", "G") else arr
-            if arr.shape != rates[role].shape or not np.all(np.isfinite(arr)) or (arr < 0).any():
-                raise ValueError(f"init[{role!r}] must be a finite non-negative array of shape "
-                                 f"{arr.T.shape if role in ('A', 'F', 'G') else arr.shape}")
-            out[role] = arr.copy()
-        return out
-    if init == "random":
-        return {role: rng.exponential(1.0 / r) for role, r in rates.items()}
-    if init == "exp":
-        return {role: 1.0 / r for role, r in rates.items()}
-    if init == "kmeans":
-        if not problem.tri:
-            raise ValueError("init='kmeans' is for the tri-factorization; use 'random' or 'exp'")
-        K, L = problem.rank
-        X = problem.spec.X_values
-        mask = problem.spec.mask
-        f_lab = kmeans_missing(X, mask, K, rng)
-        g_lab = kmeans_missing(X.T, mask.T, L, rng)
-        return {
-            "F": np.eye(K)[f_lab].T + kmeans_offset,
-            "S": rng.exponential(1.0 / rates["S"]),
-            "G": np.eye(L)[g_lab].T + kmeans_offset,
-        }
-    raise ValueError(f"init must be 'random', 'exp', 'kmeans' or a dict of arrays, got {init!r}")
-
-
-def check_iterations(max_iter, name="max_iter"):
-    """Validate an iteration count."""
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"{name} must be a positive integer, got {max_iter!r}")
-    return int(max_iter)
-
-
-# ----------------------------------------------------------------------------------------------
-# moment state and coordinate sweeps (shared by VB and ICM)
-# ----------------------------------------------------------------------------------------------
 class MomentState:
     """Expectations ``E`` and variances ``V`` of every factor (internal layout) plus tau, lambda.
 
@@ -632,71 +345,6 @@ def predict(problem, values):
 def to_public(role, arr):
     """Internal (factor-first) layout -> public layout."""
     return arr.T if role in ("A", "F", "G") else arr
-
-
-# ----------------------------------------------------------------------------------------------
-# DataTree output shared by the three fitters
-# ----------------------------------------------------------------------------------------------
-ROLE_DIMS = {
-    "A": ["row", "factor"],
-    "W": ["factor", "col"],
-    "F": ["row", "factor_row"],
-    "S": ["factor_row", "factor_col"],
-    "G": ["col", "factor_col"],
-    "tau": [],
-    "lambda_": ["factor"],
-    "lambda_F": ["factor_row"],
-    "lambda_G": ["factor_col"],
-}
-
-
-def factor_roles(problem):
-    """Factor roles of the problem in sweep order."""
-    return ("F", "S", "G") if problem.tri else ("A", "W")
-
-
-def var_name(problem, role):
-    """PyMC variable name the model uses for ``role`` (falls back to the role itself)."""
-    return problem.spec.var_names.get(role) or role
-
-
-def result_coords(problem):
-    """Coordinates for the DataTree: the data's row/col labels and integer factor indices."""
-    from bnmfzoo._results import data_coords
-
-    coords = data_coords(problem.spec.X)
-    if problem.tri:
-        coords["factor_row"] = np.arange(problem.rank[0])
-        coords["factor_col"] = np.arange(problem.rank[1])
-    else:
-        coords["factor"] = np.arange(problem.rank[0])
-    return coords
-
-
-def build_result(problem, draws, *, method, sample_stats=None, groups=None, attrs=None):
-    """Wrap posterior ``draws`` ({role: (chain, draw, ...)} in public layout) in a DataTree.
-
-    ``draws`` may hold the roles A/W (or F/S/G), ``tau`` and ``lambda_`` (``lambda_F``,
-    ``lambda_G``). Variables are named as in the model's spec.
-    """
-    from bnmfzoo._results import build_datatree
-
-    posterior, dims = {}, {}
-    for role, arr in draws.items():
-        name = var_name(problem, role)
-        posterior[name] = arr
-        dims[name] = ROLE_DIMS[role]
-    X = problem.spec.X
-    dims["X"] = ["row", "col"]
-    return build_datatree(
-        posterior,
-        sample_stats=sample_stats,
-        observed_data={"X": np.asarray(X.values, dtype=float)},
-        coords=result_coords(problem),
-        dims=dims,
-        groups=groups,
-        attrs={"method": method, "model": problem.family, **(attrs or {})},
-    )
 
 
 def draw_predictions(problem, draws):

@@ -14,6 +14,7 @@ import numpy as np
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
 from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
 from bnmfzoo.inference.gaussian.vb import log_joint_terms
 
 
@@ -103,7 +104,7 @@ def fit_icm(
     >>> dt["posterior"]["A"].shape
     (1, 1, 20, 2)
     """
-    problem = core.problem_from_model(model, method="fit_icm")
+    problem = glue.problem_from_model(model, method="fit_icm")
     max_iter = core.check_iterations(max_iter)
     if not (np.isfinite(floor) and floor >= 0):
         raise ValueError(f"floor must be a non-negative number, got {floor!r}")
@@ -144,7 +145,7 @@ def fit_icm(
         "objective": ("iteration", np.asarray(objective)),
         "time": ("iteration", np.asarray(times)),
     }
-    return core.build_result(
+    return glue.build_result(
         problem, draws, method="icm", sample_stats={"mse": draw_mse},
         groups={"diagnostics": diagnostics},
         attrs={"init": init if isinstance(init, str) else "given", "floor": float(floor)},

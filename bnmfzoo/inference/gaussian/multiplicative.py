@@ -18,6 +18,7 @@ from scipy import special
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
 from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
 
 _TINY = 1e-300
 
@@ -175,7 +176,7 @@ def fit_multiplicative(
     >>> dt["posterior"]["W"].shape
     (1, 1, 2, 15)
     """
-    problem = core.problem_from_model(model, method="fit_multiplicative")
+    problem = glue.problem_from_model(model, method="fit_multiplicative")
     max_iter = core.check_iterations(max_iter)
     if divergence not in ("kl", "euclidean"):
         raise ValueError(f"divergence must be 'kl' or 'euclidean', got {divergence!r}")
@@ -205,7 +206,7 @@ def fit_multiplicative(
         "objective": ("iteration", np.asarray(objective)),
         "time": ("iteration", np.asarray(times)),
     }
-    return core.build_result(
+    return glue.build_result(
         problem, draws, method="multiplicative", sample_stats={"mse": draw_mse},
         groups={"diagnostics": diagnostics},
         attrs={"divergence": divergence, "init": init if isinstance(init, str) else "given"},

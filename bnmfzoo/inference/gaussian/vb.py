@@ -13,6 +13,7 @@ import numpy as np
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
 from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
 
 
 def _update_ard(state):
@@ -129,7 +130,7 @@ def fit_vb(
     >>> bool((np.diff(dt["variational"]["elbo"]) >= 0).all())
     True
     """
-    problem = core.problem_from_model(model, method="fit_vb")
+    problem = glue.problem_from_model(model, method="fit_vb")
     max_iter = core.check_iterations(max_iter)
     if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
         raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
@@ -168,7 +169,7 @@ def fit_vb(
     variational["elbo"] = ("iteration", np.asarray(elbos))
     variational["mse"] = ("iteration", np.asarray(mses))
     variational["time"] = ("iteration", np.asarray(times))
-    return core.build_result(
+    return glue.build_result(
         problem, draws, method="vb", sample_stats={"mse": draw_mse},
         groups={"variational": variational},
         attrs={"init": init if isinstance(init, str) else "given", "n_iter": len(elbos)},
@@ -197,8 +198,8 @@ def _variational_group(state):
     p = state.problem
     out = {}
     for role in core.factor_roles(p):
-        name = core.var_name(p, role)
-        dims = core.ROLE_DIMS[role]
+        name = glue.var_name(p, role)
+        dims = glue.ROLE_DIMS[role]
         for suffix, arr in (("mu", state.mu[role]), ("tau", state.prec[role]),
                             ("mean", state.E[role]), ("var", state.V[role])):
             out[f"{name}_{suffix}"] = (dims, core.to_public(role, arr))
@@ -207,7 +208,7 @@ def _variational_group(state):
         out["tau_beta"] = ((), float(state.tau_ab[1]))
     for key, (a, b) in state.lam_ab.items():
         role = "lambda_" if key == "AW" else f"lambda_{key}"
-        name = core.var_name(p, role)
-        out[f"{name}_alpha"] = (core.ROLE_DIMS[role], a)
-        out[f"{name}_beta"] = (core.ROLE_DIMS[role], b)
+        name = glue.var_name(p, role)
+        out[f"{name}_alpha"] = (glue.ROLE_DIMS[role], a)
+        out[f"{name}_beta"] = (glue.ROLE_DIMS[role], b)
     return out

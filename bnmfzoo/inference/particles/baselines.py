@@ -27,7 +27,7 @@ def nmf_warm_start(info, *, random_seed=0):
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
 
-    from bnmfzoo.inference.particles._init import complete_matrix, solve_nmf
+    from bnmfzoo._nmf_solvers import complete_matrix, solve_nmf
 
     X = info.X_values
     if info.masked:

@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
+from bnmfzoo._nmf_solvers import random_init
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo.inference.particles._init import random_init
 from bnmfzoo.inference.particles.weighted import (
     default_kernel,
     particle_datatree,
@@ -51,7 +51,7 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
     if init == "random":
         pairs = [random_init(X, info.rank, np.random.default_rng(s), mask=m) for s in seeds]
     elif init == "qtransform":
-        from bnmfzoo.inference.particles._init import complete_matrix
+        from bnmfzoo._nmf_solvers import complete_matrix
         from bnmfzoo.inference.particles.qtransform import (
             apply_q_transform,
             generate_q_bank,

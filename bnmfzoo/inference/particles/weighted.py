@@ -17,17 +17,12 @@ from functools import cached_property
 import numpy as np
 import xarray as xr
 
+from bnmfzoo._nmf_solvers import complete_matrix, nndsvdar_init, random_init
 from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo._validation import check_matrix
-from bnmfzoo.inference.particles._init import (
-    complete_matrix,
-    make_particle,
-    nndsvdar_init,
-    project_columns_to_simplex,
-    random_init,
-)
+from bnmfzoo.inference.particles._init import make_particle, project_columns_to_simplex
 
 INITS = ("qtransform", "random", "nndsvdar")
 _FLOOR = 1e-12
@@ -429,7 +424,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         NMF solver settings (scikit-learn ``cd``; masked multiplicative updates when entries are
         missing; ``solver="hals"``: EM coordinate descent on the observed entries, which does
         not stall on Q-Transform padding, see
-        :func:`bnmfzoo.inference.particles._init.masked_hals`).
+        :func:`bnmfzoo._nmf_solvers.masked_hals`).
     weights : {"stein", "uniform"}, default "stein"
         Stein-optimal weights (Algorithm 5) or uniform ones.
     kernel, qp_solver

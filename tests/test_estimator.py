@@ -1,4 +1,4 @@
-"""`BayesianNMF`: scikit-learn's estimator checks, labels in and out, NaN, uncertainty, bad input."""
+"""`BayesianNMF`: scikit-learn estimator checks, labels in and out, NaN, uncertainty, bad input."""
 
 import numpy as np
 import pandas as pd
@@ -7,14 +7,15 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from bnmfzoo import BayesianNMF
 
-# check_estimator for every method; "fast" ones (measured on 2 shared cores, see the report of
-# the change) stay in the fast suite, the others are marked slow.
+# check_estimator for every method. Seconds measured on the shared 2-core machine (pytest -k):
+# defaults 42, multiplicative 11, icm 15, vb 20, gibbs_small ~25; the defaults (the promise
+# that `BayesianNMF()` is a scikit-learn estimator) and one fitter stay in the fast suite.
 CONFIGS = {
     "defaults": ({}, False),
-    "vb": ({"method": "vb", "method_kwargs": {"max_iter": 20}}, False),
-    "icm": ({"method": "icm", "method_kwargs": {"max_iter": 20}}, False),
     "multiplicative": ({"method": "multiplicative", "method_kwargs": {"max_iter": 50}}, False),
-    "gibbs_small": ({"method": "gibbs", "draws": 20, "tune": 10}, False),
+    "vb": ({"method": "vb", "method_kwargs": {"max_iter": 20}}, True),
+    "icm": ({"method": "icm", "method_kwargs": {"max_iter": 20}}, True),
+    "gibbs_small": ({"method": "gibbs", "draws": 20, "tune": 10}, True),
     "particles_silf": ({"model": "silf", "draws": 50,
                         "method_kwargs": {"n_particles": 5, "max_iter": 20}}, True),
     "nuts_small": ({"method": "nuts", "draws": 20, "tune": 20, "chains": 1}, True),

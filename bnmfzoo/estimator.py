@@ -303,10 +303,14 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         numpy.ndarray, shape (n_samples, n_components)
             (a DataFrame indexed like ``X`` under ``set_output(transform="pandas")``).
         """
-        from scipy.optimize import nnls
-
         check_is_fitted(self, "components_")
         X, _, mask = self._validate(X, reset=False)
+        return self._loadings(X, mask)
+
+    def _loadings(self, X, mask):
+        """Masked non-negative least squares of each row of ``X`` on ``components_``."""
+        from scipy.optimize import nnls
+
         H = self.components_
         out = np.zeros((X.shape[0], H.shape[0]))
         for i in range(X.shape[0]):
@@ -347,7 +351,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         """
         check_is_fitted(self, "components_")
         X, _, mask = self._validate(X, reset=False)
-        resid = (X - self.transform(X) @ self.components_)[mask]
+        resid = (X - self._loadings(X, mask) @ self.components_)[mask]
         return -float(np.mean(resid**2))
 
     def sample_components(self, n_samples=1, *, random_state=None):

@@ -16,8 +16,11 @@ CONFIGS = {
     "vb": ({"method": "vb", "method_kwargs": {"max_iter": 20}}, True),
     "icm": ({"method": "icm", "method_kwargs": {"max_iter": 20}}, True),
     "gibbs_small": ({"method": "gibbs", "draws": 20, "tune": 10}, True),
+    # init="random": the default Q-Transform bank (3 x 3 rotations) needs min(D, N) >= 3, and
+    # scikit-learn's checks use data with 1 or 2 features
     "particles_silf": ({"model": "silf", "draws": 50,
-                        "method_kwargs": {"n_particles": 5, "max_iter": 20}}, True),
+                        "method_kwargs": {"n_particles": 5, "max_iter": 20, "init": "random"}},
+                       True),
     "nuts_small": ({"method": "nuts", "draws": 20, "tune": 20, "chains": 1}, True),
     "tri_gibbs_small": ({"model": "tri_exponential_gaussian", "draws": 20, "tune": 10}, True),
 }

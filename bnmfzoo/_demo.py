@@ -7,7 +7,9 @@
 3. Stein-weighted Q-Transform particles on the SILF model: several distinct factorizations with
    their weights, shown side by side.
 4. Everything written to ``./bnmfzoo-demo/``: DataTrees (netCDF), PNG plots and an HTML report
-   for each fit.
+   for each fit. The DataTrees keep at most 100 evenly thinned posterior draws per chain, store
+   the posterior as float32 and are zlib-compressed (h5netcdf): the Gibbs file shrinks from
+   about 100 MB of float64 draws to under 20 MB.
 """
 
 import time
@@ -16,6 +18,9 @@ from pathlib import Path
 import numpy as np
 
 IMAGE_SHAPE = (32, 32)
+#: the written DataTrees keep at most this many posterior draws per chain (evenly thinned; the
+#: summaries printed by the demo use all draws)
+SAVE_DRAWS = 100
 
 
 def _say(msg):
@@ -46,7 +51,6 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
     import pymc as pm
     from threadpoolctl import threadpool_limits
 
-    from bnmfzoo._fitcli import atomic_write
     from bnmfzoo.datasets import swimmer
     from bnmfzoo.diagnostics import align, reconstruction_error
     from bnmfzoo.inference import GibbsNMF
@@ -98,7 +102,7 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
     fig = plot_bases(A_mean, image_shape=IMAGE_SHAPE, title="Gibbs posterior mean bases")
     written["gibbs_bases"] = _save(fig, out / "gibbs_bases.png", plt)
     written["trace"] = _trace_plot(gibbs, out / "trace_tau.png", plt)
-    written["gibbs"] = atomic_write(gibbs, out / "gibbs.nc")
+    written["gibbs"] = _write_compact(gibbs, out / "gibbs.nc")
 
     # -- 2. Stein-weighted Q-Transform particles on the SILF model -------------------------
     written.update(_particles_step(X, rank, out, quick, random_seed, progressbar, plt))
@@ -118,7 +122,6 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
 
 
 def _particles_step(X, rank, out, quick, random_seed, progressbar, plt):
-    from bnmfzoo._fitcli import atomic_write
     from bnmfzoo.inference import fit_particles
     from bnmfzoo.models import silf
     from bnmfzoo.plots import plot_particles
@@ -142,8 +145,61 @@ def _particles_step(X, rank, out, quick, random_seed, progressbar, plt):
     fig = plot_particles(dt, image_shape=IMAGE_SHAPE, top=4)
     return {
         "particles_png": _save(fig, out / "particles.png", plt),
-        "particles": atomic_write(dt, out / "particles.nc"),
+        "particles": _write_compact(dt, out / "particles.nc"),
     }
+
+
+def _write_compact(dt, path):
+    """Write ``dt`` compactly (see :func:`_compact`) and say how big the file is."""
+    draws = dt["posterior"].sizes["draw"]
+    thin = max(1, -(-draws // SAVE_DRAWS))
+    saved, encoding = _compact(dt, thin=thin)
+    _write(saved, path, encoding)
+    kept = len(range(0, draws, thin))
+    _say(f"  {path.name}: {kept} of {draws} draws per chain (evenly thinned), posterior as "
+         f"float32, zlib-compressed ({path.stat().st_size / 1e6:.1f} MB)")
+    return path
+
+
+def _compact(dt, *, thin):
+    """Return ``(dt, encoding)``: every ``thin``-th draw, float32 posterior, zlib for all arrays.
+
+    float32 keeps 7 significant digits, far below the Monte-Carlo error of any posterior
+    summary; the observed data and sample statistics keep their dtype.
+    """
+    import xarray as xr
+
+    nodes = {}
+    encoding = {}
+    for node in dt.subtree:
+        ds = node.to_dataset(inherit=False)
+        if "draw" in ds.dims:
+            ds = ds.isel(draw=slice(None, None, thin))
+        if node.name == "posterior":
+            ds = ds.map(lambda v: v.astype(np.float32) if v.dtype == np.float64 else v)
+        nodes[node.path] = ds
+        encoding[node.path] = {name: {"zlib": True, "complevel": 4}
+                               for name, var in ds.data_vars.items() if var.ndim > 0}
+    out = xr.DataTree.from_dict(nodes)
+    out.attrs.update(dt.attrs)
+    out.attrs["thinned_by"] = thin
+    return out, encoding
+
+
+def _write(dt, path, encoding):
+    """Write ``dt`` through a temporary file and a rename (no half-written result)."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(suffix=".nc.part", dir=path.parent)
+    os.close(fd)
+    try:
+        dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
 
 
 def _fmt_err(err):

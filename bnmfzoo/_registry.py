@@ -62,9 +62,43 @@ def build_model(name, X, rank, **kwargs):
     return resolve(MODELS[name])(X, rank, **kwargs)
 
 
+def method_kwargs(method, *, draws, tune, chains, user=None):
+    """Keyword arguments of :func:`run_method` for ``draws`` / ``tune`` / ``chains``.
+
+    MCMC methods take them as they are (NUTS also skips PyMC's convergence checks, which on
+    thousands of parameters take longer than the sampling); a fitter gets ``n_draws=draws``
+    (or ``draws``/``tune`` for ``fit_nuts``) when its signature has that parameter. ``user``
+    (the estimator's ``method_kwargs``) overrides all of these.
+    """
+    import inspect
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
+    path, kind = METHODS[method]
+    if kind in ("step", "nuts"):
+        out = dict(draws=draws, tune=tune, chains=chains)
+        if kind == "nuts":
+            out["compute_convergence_checks"] = False
+    else:
+        params = inspect.signature(resolve(path)).parameters
+        out = {}
+        if "n_draws" in params:
+            out["n_draws"] = draws
+        elif "draws" in params:
+            out["draws"] = draws
+            if "tune" in params:
+                out["tune"] = tune
+    out.update(user or {})
+    return out
+
+
 def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None,
                progressbar=True, **kwargs):
-    """Fit ``model`` with ``method`` and return an ``xarray.DataTree``."""
+    """Fit ``model`` with ``method`` and return an ``xarray.DataTree``.
+
+    ``draws``, ``tune`` and ``chains`` go to ``pm.sample`` (MCMC methods); other keyword
+    arguments go to ``pm.sample`` or to the fitter.
+    """
     import pymc as pm
 
     if method not in METHODS:
@@ -74,11 +108,11 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
                          random_seed=random_seed, progressbar=progressbar)
     if kind == "nuts":
         with model:
-            dt = pm.sample(nuts_sampler="pymc", **sample_kwargs, **kwargs)
+            dt = pm.sample(**{"nuts_sampler": "pymc", **sample_kwargs, **kwargs})
     elif kind == "step":
         with model:
-            dt = pm.sample(step=resolve(path)(), compute_convergence_checks=False,
-                           **sample_kwargs, **kwargs)
+            dt = pm.sample(**{"step": resolve(path)(), "compute_convergence_checks": False,
+                              **sample_kwargs, **kwargs})
     else:
         dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar, **kwargs)
     dt.attrs.setdefault("method", method)

@@ -3,130 +3,314 @@
 Mapping to scikit-learn's ``NMF`` (samples x features ``X ~ W H``): our data are ``D x N`` with
 ``X ~ A W``; the estimator treats rows of ``X`` as samples, so scikit-learn's ``W`` is our ``A``
 (``A_``; :meth:`BayesianNMF.transform` solves for it on new data) and ``components_`` is our
-``W`` (posterior mean, ``rank x n_features``).
+``W`` (posterior mean, ``n_components x n_features``). Switching from
+``sklearn.decomposition.NMF(n_components=5, random_state=0)`` means changing the class name.
 """
 
+import logging
+import numbers
+from contextlib import contextmanager
+
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from bnmfzoo._validation import check_matrix, check_rank
 
+#: models whose likelihood is Gaussian (negative observations are valid data)
+GAUSSIAN_MODELS = ("exponential_gaussian", "tri_exponential_gaussian")
+#: methods that work on any real data for a Gaussian model (the others fit a classical NMF)
+REAL_DATA_METHODS = ("gibbs", "gibbs_nmtf", "vb", "icm", "nuts")
+BINARY_MODELS = ("beta_dir", "dir_beta", "dir_dir")
 
-class BayesianNMF(TransformerMixin, BaseEstimator):
+
+@contextmanager
+def _pymc_logs(show):
+    """Silence PyMC's INFO log lines ("Sequential sampling ...") unless ``show``."""
+    logger = logging.getLogger("pymc")
+    old = logger.level
+    if not show:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Bayesian NMF with the scikit-learn estimator interface.
+
+    A drop-in for :class:`sklearn.decomposition.NMF`: ``BayesianNMF(n_components=5,
+    random_state=0).fit_transform(X)``. Beyond the point estimate it keeps the whole posterior
+    (``posterior_``), its spread (``components_sd_``) and draws (:meth:`sample_components`).
+    Missing entries are NaN; a pandas DataFrame (or an ``xarray.DataArray``) keeps its row and
+    column labels in ``posterior_``, and ``set_output(transform="pandas")`` labels the output of
+    :meth:`transform`.
 
     Parameters
     ----------
-    rank : int
-        Number of factors (scikit-learn's ``n_components``).
-    model : str
-        A model of :mod:`bnmfzoo.models` (``"exponential_gaussian"``, ``"silf"``, ...).
+    n_components : int or tuple of int, default 2
+        Number of factors (for ``model="tri_exponential_gaussian"`` a pair ``(K, L)``; the
+        estimator's components are then the ``L`` column factors).
+    model : str, default "exponential_gaussian"
+        A model of :mod:`bnmfzoo.models` (``"exponential_gaussian"``, ``"silf"``,
+        ``"beta_dir"``, ...). The Gaussian models accept negative observations (noisy
+        measurements of a non-negative signal); the others need ``X >= 0`` (Bernoulli models:
+        0/1).
     method : str, optional
-        ``"vb"``, ``"gibbs"``, ``"icm"``, ``"multiplicative"``, ``"particles"``, ``"nuts"``, ...;
-        default: the model's usual method.
-    draws, tune, chains : int
-        For MCMC methods.
-    random_seed : int, optional
-    progressbar : bool
+        ``"gibbs"``, ``"vb"``, ``"icm"``, ``"multiplicative"``, ``"particles"``, ``"nuts"``,
+        ...; default: the model's usual method (``"gibbs"`` for ``exponential_gaussian``).
+    draws : int, default 200
+        Posterior draws kept per chain (MCMC), or draws from the fitted approximation
+        (fitters that take ``n_draws``: VB, particles, CVB0, ...).
+    tune : int, default 100
+        Warm-up sweeps per chain (MCMC methods).
+    chains : int, default 2
+        Chains (MCMC methods).
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None
+        Seed; the same int gives the same fit.
+    progressbar : bool, default False
+        Show progress bars and PyMC's log lines (``False`` silences both).
     model_kwargs, method_kwargs : dict, optional
-        Passed to the model function and to the inference method.
+        Passed to the model function and to the inference method (e.g.
+        ``method_kwargs={"max_iter": 500}`` for VB, ``{"compute_convergence_checks": True}``
+        for NUTS, whose convergence checks are skipped by default because on thousands of
+        parameters they take longer than the sampling).
 
     Attributes
     ----------
-    A_ : numpy.ndarray, shape (n_samples, rank)
+    A_ : numpy.ndarray, shape (n_samples, n_components)
         Posterior mean of ``A`` for the training data (scikit-learn's ``W``).
-    posterior_ : xarray.DataTree
-        The full result (posterior draws, diagnostics, ...).
-    components_ : numpy.ndarray, shape (rank, n_features)
+    components_ : numpy.ndarray, shape (n_components, n_features)
         Posterior mean of ``W``.
+    components_sd_ : numpy.ndarray, shape (n_components, n_features)
+        Posterior standard deviation of ``W``.
+    posterior_ : xarray.DataTree
+        The full result (posterior draws, diagnostics, ...), labelled with the data's
+        coordinates.
     reconstruction_err_ : float
         Frobenius norm of the residual on observed entries, with ``A @ W`` averaged per draw.
+    n_iter_ : int
+        Iterations run: sweeps per chain (``tune + draws``) for MCMC, iterations for
+        optimizers and VB, the largest solver iteration count for particles.
     n_components_ : int
     n_features_in_ : int
+    feature_names_in_ : numpy.ndarray of str
+        Column names, when ``X`` was a DataFrame with string column names.
+
+    Notes
+    -----
+    Posterior means over several chains or particles average over whichever factorizations
+    (modes) they visited; see :func:`bnmfzoo.diagnostics.modes` and ``posterior_`` for the
+    separate solutions.
 
     Examples
     --------
     >>> import numpy as np
     >>> from bnmfzoo import BayesianNMF
     >>> X = np.random.default_rng(0).random((20, 8))
-    >>> est = BayesianNMF(rank=2, method="vb", random_seed=0, progressbar=False).fit(X)
-    >>> est.components_.shape
-    (2, 8)
+    >>> est = BayesianNMF(n_components=2, method="vb", random_state=0).fit(X)
+    >>> est.components_.shape, est.components_sd_.shape
+    ((2, 8), (2, 8))
+    >>> est.sample_components(5, random_state=0).shape
+    (5, 2, 8)
     """
 
-    def __init__(self, rank=2, *, model="exponential_gaussian", method=None, draws=500, tune=200,
-                 chains=2, random_seed=None, progressbar=False, model_kwargs=None,
+    def __init__(self, n_components=2, *, model="exponential_gaussian", method=None, draws=200,
+                 tune=100, chains=2, random_state=None, progressbar=False, model_kwargs=None,
                  method_kwargs=None):
-        self.rank = rank
+        self.n_components = n_components
         self.model = model
         self.method = method
         self.draws = draws
         self.tune = tune
         self.chains = chains
-        self.random_seed = random_seed
+        self.random_state = random_state
         self.progressbar = progressbar
         self.model_kwargs = model_kwargs
         self.method_kwargs = method_kwargs
 
+    # -- input -------------------------------------------------------------------------------
+    def _method(self):
+        from bnmfzoo._registry import DEFAULT_METHOD, MODELS
+
+        if self.model not in MODELS:
+            raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")
+        return self.method or DEFAULT_METHOD[self.model]
+
+    def _data_kind(self):
+        if self.model in BINARY_MODELS:
+            return "binary"
+        if self.model in GAUSSIAN_MODELS and self._method() in REAL_DATA_METHODS:
+            return "real"
+        return "nonnegative"
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
-        tags.input_tags.positive_only = True
+        try:
+            tags.input_tags.positive_only = self._data_kind() != "real"
+        except ValueError:  # unknown model: fit will say so
+            tags.input_tags.positive_only = True
         tags.requires_fit = True
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
     def _validate(self, X, reset):
+        labels = _labels(X)
         X = validate_data(self, X, reset=reset, ensure_all_finite="allow-nan",
                           dtype=np.float64, ensure_min_samples=2 if reset else 1,
                           ensure_min_features=1)
-        kind = "binary" if self.model in ("beta_dir", "dir_beta", "dir_dir") else "nonnegative"
-        da, mask = check_matrix(X, kind=kind)
+        if labels is not None:
+            import xarray as xr
+
+            X_in = xr.DataArray(X, dims=("row", "col"),
+                                coords={"row": labels[0], "col": labels[1]})
+        else:
+            X_in = X
+        da, mask = check_matrix(X_in, kind=self._data_kind())
         return X, da, mask
 
+    def _ranks(self, shape):
+        n = self.n_components
+        if self.model == "tri_exponential_gaussian" and isinstance(n, tuple):
+            for k, name in zip(n, ("n_components[0]", "n_components[1]"), strict=True):
+                self._check_rank(k, shape, name)
+            return n
+        self._check_rank(n, shape, "n_components")
+        return n
+
+    @staticmethod
+    def _check_rank(k, shape, name):
+        if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k > min(shape):
+            raise ValueError(
+                f"{name}={k} is larger than min(n_samples, n_features) for data with "
+                f"n_samples = {shape[0]}, n_features = {shape[1]}"
+            )
+        check_rank(k, shape, name=name)
+
+    def _seed(self):
+        rs = self.random_state
+        if rs is None or isinstance(rs, np.random.Generator):
+            return rs
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return int(rs)
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(np.iinfo(np.int32).max))
+        raise TypeError(f"random_state must be None, an int, a numpy Generator or RandomState, "
+                        f"got {rs!r}")
+
+    # -- fitting -----------------------------------------------------------------------------
+    def fit(self, X, y=None):
+        """Fit the model to ``X`` (NaN = missing) and return ``self``.
+
+        Parameters
+        ----------
+        X : array-like, pandas.DataFrame or xarray.DataArray, shape (n_samples, n_features)
+            Data; NaN marks a missing entry. Labels of a DataFrame / DataArray are kept.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        BayesianNMF
+        """
+        from bnmfzoo._registry import build_model, method_kwargs, run_method
+
+        method = self._method()
+        X, da, mask = self._validate(X, reset=True)
+        ranks = self._ranks(X.shape)
+        for name in ("draws", "tune", "chains"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < (
+                    0 if name == "tune" else 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        pm_model = build_model(self.model, da, ranks, **(self.model_kwargs or {}))
+        kwargs = method_kwargs(method, draws=self.draws, tune=self.tune, chains=self.chains,
+                               user=self.method_kwargs)
+        with _pymc_logs(self.progressbar):
+            dt = run_method(method, pm_model, random_seed=self._seed(),
+                            progressbar=self.progressbar, **kwargs)
+        self.posterior_ = dt
+        A, W = self._point_estimate(dt)
+        A_draws, W_draws = self._factor_draws(dt)
+        self.A_ = A
+        self.components_ = W
+        self.components_sd_ = W_draws.std(axis=0)
+        self.n_components_ = W.shape[0]
+        mean_AW = np.einsum("sik,skj->ij", A_draws, W_draws) / A_draws.shape[0]
+        resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
+        self.reconstruction_err_ = float(np.sqrt(np.sum(resid**2)))
+        self.n_iter_ = _n_iter(dt, method, self.tune, self.draws)
+        return self
+
+    def _factor_draws(self, result):
+        """Posterior draws ``(A, W)`` stacked over chains and draws: ``(S, D, R)``, ``(S, R, N)``.
+
+        The posterior group of a particle result already holds draws resampled by weight, so
+        every draw counts once. A tri-factorization ``F S G^T`` gives ``A = F S``, ``W = G^T``.
+        """
+        post = result["posterior"]
+        if "A" in post:
+            A = post["A"].stack(sample=("chain", "draw")).transpose("sample", "row", ...).values
+            W = post["W"].stack(sample=("chain", "draw")).transpose("sample", ..., "col").values
+        else:
+            F = post["F"].stack(sample=("chain", "draw")).transpose("sample", "row", ...).values
+            S = post["S"].stack(sample=("chain", "draw")).transpose("sample", ...).values
+            G = post["G"].stack(sample=("chain", "draw")).transpose("sample", "col", ...).values
+            A = F @ S
+            W = np.swapaxes(G, 1, 2)
+        return A, W
+
+    def _point_estimate(self, result):
+        """Return the point estimate ``(A, W)`` reported as ``A_`` and ``components_``.
+
+        Today the plain posterior mean over all chains / particles (which averages distinct
+        modes when the chains visited several). This is the one place that decides it.
+        """
+        A, W = self._factor_draws(result)
+        return A.mean(axis=0), W.mean(axis=0)
+
+    # -- after fitting -----------------------------------------------------------------------
     def fit_transform(self, X, y=None):
         """Fit, then return :meth:`transform` of ``X`` (as scikit-learn requires).
 
         The posterior mean of ``A`` itself is ``A_``; the two agree closely once the fit has
         converged.
+
+        Parameters
+        ----------
+        X : array-like, pandas.DataFrame or xarray.DataArray, shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_components)
         """
         return self.fit(X).transform(X)
 
-    def fit(self, X, y=None):
-        """Fit the model to ``X`` (NaN = missing) and return ``self``."""
-        from bnmfzoo._registry import DEFAULT_METHOD, build_model, run_method
-
-        X, da, mask = self._validate(X, reset=True)
-        if isinstance(self.rank, int) and self.rank > min(X.shape):
-            raise ValueError(
-                f"rank={self.rank} is larger than min(n_samples, n_features) for data with "
-                f"n_samples = {X.shape[0]}, n_features = {X.shape[1]}"
-            )
-        check_rank(self.rank, X.shape)
-        pm_model = build_model(self.model, da, self.rank, **(self.model_kwargs or {}))
-        method = self.method or DEFAULT_METHOD[self.model]
-        dt = run_method(method, pm_model, draws=self.draws, tune=self.tune, chains=self.chains,
-                        random_seed=self.random_seed, progressbar=self.progressbar,
-                        **(self.method_kwargs or {}))
-        post = dt["posterior"]
-        A = post["A"].transpose("chain", "draw", "row", "factor").values
-        W = post["W"].transpose("chain", "draw", "factor", "col").values
-        mean_AW = np.einsum("cdik,cdkj->ij", A, W) / (A.shape[0] * A.shape[1])
-        self.posterior_ = dt
-        self.components_ = W.mean(axis=(0, 1))
-        self.n_components_ = self.components_.shape[0]
-        resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
-        self.reconstruction_err_ = float(np.sqrt(np.sum(resid**2)))
-        self.A_ = A.mean(axis=(0, 1))
-        return self
-
     def transform(self, X):
-        """Return non-negative ``A`` with ``X ~ A @ components_`` (masked NNLS per row)."""
-        from scipy.optimize import nnls
+        """Return non-negative ``A`` with ``X ~ A @ components_`` (masked NNLS per row).
 
+        Parameters
+        ----------
+        X : array-like, shape (n_samples, n_features)
+            NaN = missing; a row's missing entries are ignored.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_components)
+            (a DataFrame indexed like ``X`` under ``set_output(transform="pandas")``).
+        """
         check_is_fitted(self, "components_")
         X, _, mask = self._validate(X, reset=False)
+        return self._loadings(X, mask)
+
+    def _loadings(self, X, mask):
+        """Masked non-negative least squares of each row of ``X`` on ``components_``."""
+        from scipy.optimize import nnls
+
         H = self.components_
         out = np.zeros((X.shape[0], H.shape[0]))
         for i in range(X.shape[0]):
@@ -134,7 +318,93 @@ class BayesianNMF(TransformerMixin, BaseEstimator):
             out[i] = nnls(H[:, obs].T, X[i, obs])[0]
         return out
 
-    def inverse_transform(self, A):
-        """Return ``A @ components_``."""
+    def inverse_transform(self, X):
+        """Return ``X @ components_`` (data space from factor loadings).
+
+        Parameters
+        ----------
+        X : array-like, shape (n_samples, n_components)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_features)
+        """
         check_is_fitted(self, "components_")
-        return np.asarray(A) @ self.components_
+        return np.asarray(X) @ self.components_
+
+    def score(self, X, y=None):
+        """Negative mean squared reconstruction error on the observed entries of ``X``.
+
+        ``-mean((X - transform(X) @ components_)**2)`` over non-NaN entries: higher is better,
+        as scikit-learn's model selection expects; 0 is a perfect reconstruction. On held-out
+        rows it measures how well the learnt components span new data.
+
+        Parameters
+        ----------
+        X : array-like, shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self, "components_")
+        X, _, mask = self._validate(X, reset=False)
+        resid = (X - self._loadings(X, mask) @ self.components_)[mask]
+        return -float(np.mean(resid**2))
+
+    def sample_components(self, n_samples=1, *, random_state=None):
+        """Draw ``components_`` matrices from the posterior.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of draws, taken from the stored posterior draws without replacement when
+            there are enough (with replacement otherwise).
+        random_state : int or numpy.random.Generator, optional
+
+        Returns
+        -------
+        numpy.ndarray, shape (n_samples, n_components, n_features)
+        """
+        check_is_fitted(self, "components_")
+        if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or (
+                n_samples < 1):
+            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+        _, W = self._factor_draws(self.posterior_)
+        rng = np.random.default_rng(random_state)
+        idx = rng.choice(W.shape[0], size=n_samples, replace=n_samples > W.shape[0])
+        return W[idx]
+
+    @property
+    def _n_features_out(self):
+        """Number of output features (used by ``get_feature_names_out``)."""
+        return self.components_.shape[0]
+
+
+def _labels(X):
+    """Row and column labels of a DataFrame / DataArray, else None."""
+    if hasattr(X, "index") and hasattr(X, "columns"):
+        return np.asarray(X.index), np.asarray(X.columns)
+    if hasattr(X, "dims") and hasattr(X, "coords") and getattr(X, "ndim", 0) == 2:
+        dims = X.dims
+        return tuple(np.asarray(X[d].values) if d in X.coords else np.arange(X.shape[i])
+                     for i, d in enumerate(dims))
+    return None
+
+
+def _n_iter(dt, method, tune, draws):
+    """Iterations the method ran (see ``BayesianNMF.n_iter_``)."""
+    from bnmfzoo._registry import METHODS
+
+    if METHODS[method][1] in ("step", "nuts"):
+        return int(tune + draws)
+    if "n_iter" in dt.attrs:
+        return int(np.max(dt.attrs["n_iter"]))
+    if "particles" in dt.children and "n_iter" in dt["particles"]:
+        return int(dt["particles"]["n_iter"].max())
+    sizes = [node.sizes["iteration"] for node in dt.subtree if "iteration" in node.sizes]
+    if sizes:
+        return int(max(sizes))
+    return int(dt["posterior"].sizes.get("draw", 1))

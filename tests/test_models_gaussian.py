@@ -134,7 +134,7 @@ def test_reference_sigma(data):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(X=-np.ones((4, 3)), rank=2), "negative"),
+        (dict(X=-np.ones((4, 3)), rank=2, sigma="reference"), "negative"),
         (dict(rank=5), "rank"),
         (dict(rank=0), "rank"),
         (dict(sigma="residual"), "sigma"),

@@ -88,6 +88,12 @@ def _noise(sigma, alpha_tau, beta_tau, Xda, mask, rank):
     if isinstance(sigma, str):
         if sigma != "reference":
             raise ValueError(f"sigma must be None, a positive number or 'reference', got {sigma!r}")
+        if (Xda.values[mask] < 0).any():
+            raise ValueError(
+                "sigma='reference' fits a scikit-learn NMF, which needs X >= 0, but X has "
+                f"{int((Xda.values[mask] < 0).sum())} negative observed entries; give sigma "
+                "as a number or leave it None (a Gamma prior on tau)"
+            )
         return reference_sigma(Xda, rank, mask=mask)
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
         raise TypeError(f"sigma must be None, a positive number or 'reference', got {sigma!r}")
@@ -127,7 +133,10 @@ def exponential_gaussian(
     Parameters
     ----------
     X : array-like or xarray.DataArray
-        D x N non-negative data; NaN marks a missing entry. Coordinates are kept.
+        D x N data; NaN marks a missing entry. Coordinates are kept. Negative entries are
+        allowed: the likelihood is Gaussian, so noisy measurements of a non-negative signal
+        may fall below zero; only the factors are non-negative. (``sigma="reference"`` and
+        the multiplicative updates fit a classical NMF and need ``X >= 0``.)
     rank : int
         Number of factors R, ``1 <= R <= min(D, N)``.
     mask : array-like of bool, optional
@@ -163,7 +172,7 @@ def exponential_gaussian(
     >>> sorted(v.name for v in model.free_RVs)
     ['A', 'W', 'tau']
     """
-    Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
+    Xda, m = check_matrix(X, kind="real", mask=mask)
     rank = check_rank(rank, Xda.shape)
     lambda_ = _rate(lambda_, "lambda_")
     lambda_A = lambda_ if lambda_A is None else _rate(lambda_A, "lambda_A")
@@ -237,7 +246,8 @@ def tri_exponential_gaussian(
     Parameters
     ----------
     X : array-like or xarray.DataArray
-        D x N non-negative data; NaN marks a missing entry.
+        D x N data; NaN marks a missing entry. Negative entries are allowed (Gaussian
+        likelihood; non-negative factors), except with ``sigma="reference"``.
     ranks : tuple of int
         ``(K, L)``: row and column factors, each between 1 and ``min(D, N)``.
     mask : array-like of bool, optional
@@ -269,7 +279,7 @@ def tri_exponential_gaussian(
     >>> model.named_vars_to_dims["S"]
     ('factor_row', 'factor_col')
     """
-    Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
+    Xda, m = check_matrix(X, kind="real", mask=mask)
     if not isinstance(ranks, (tuple, list)) or len(ranks) != 2:
         raise TypeError(f"ranks must be a pair (K, L), got {ranks!r}")
     K = check_rank(ranks[0], Xda.shape, name="ranks[0]")

@@ -177,6 +177,13 @@ def fit_multiplicative(
     (1, 1, 2, 15)
     """
     problem = glue.problem_from_model(model, method="fit_multiplicative")
+    if (problem.obs.x < 0).any():
+        raise ValueError(
+            f"fit_multiplicative needs non-negative data (the Lee-Seung / Yoo-Choi updates keep "
+            f"factors non-negative only for X >= 0), but the model's X has "
+            f"{int((problem.obs.x < 0).sum())} negative observed entries "
+            f"(min {problem.obs.x.min():.4g}); use GibbsNMF, fit_vb or fit_icm instead"
+        )
     max_iter = core.check_iterations(max_iter)
     if divergence not in ("kl", "euclidean"):
         raise ValueError(f"divergence must be 'kl' or 'euclidean', got {divergence!r}")

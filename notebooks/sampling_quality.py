@@ -28,20 +28,13 @@
 
 # %%
 import os
-import sys
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-here = Path.cwd()
-root = next(p for p in [here, *here.parents] if (p / "benchmarks" / "sampling_quality").is_dir())
-sys.path.insert(0, str(root / "benchmarks"))
-
-from sampling_quality.protocol import covering_curves, run_repetition  # noqa: E402
-
-from bnmfzoo.diagnostics import angle_distance  # noqa: E402
-from bnmfzoo.diagnostics.coverage import plot_covering_curves  # noqa: E402
+from bnmfzoo.diagnostics import angle_distance
+from bnmfzoo.diagnostics.coverage import plot_covering_curves
+from bnmfzoo.diagnostics.sampling_quality import covering_curves, run_repetition
 
 SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
 N_DRAWS = 800 if SMALL else 5000

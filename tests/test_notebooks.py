@@ -76,8 +76,6 @@ def test_notebook_executes(path, kernel_dir, tmp_path, monkeypatch):
     # Render figures as PNG outputs (as in Jupyter) rather than into Agg canvases nobody sees.
     pytest.importorskip("matplotlib_inline")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    # Notebooks that import helpers from benchmarks/ find them from the working directory.
-    (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks", target_is_directory=True)
 
     nb = jupytext.read(path)
     client = nbclient.NotebookClient(

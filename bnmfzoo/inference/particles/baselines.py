@@ -50,6 +50,39 @@ def nmf_warm_start(info, *, random_seed=0):
     return info.project(A, W)
 
 
+def values_to_factors(model, a_name, w_name):
+    """Compile ``point -> (A, W)`` from a sampler state (PyMC's transformed values).
+
+    The random variables are replaced by their value variables first: compiling the random
+    variables themselves gives a function that draws from the prior and ignores the state.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The NMF model.
+    a_name, w_name : str
+        Names of the basis and weight variables in ``model``.
+
+    Returns
+    -------
+    callable
+        ``f(point) -> [A, W]`` for a dict of value-variable arrays (e.g. ``A_simplex__``,
+        ``W_log__``), as a step method's ``step`` receives and returns them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> from bnmfzoo.inference.particles.baselines import values_to_factors
+    >>> model = exponential_gaussian(np.ones((4, 3)), 2, sigma=1.0)
+    >>> A, W = values_to_factors(model, "A", "W")(model.initial_point())
+    >>> A.shape, W.shape
+    ((4, 2), (2, 3))
+    """
+    outs = model.replace_rvs_by_values([model[a_name], model[w_name]])
+    return model.compile_fn(outs, inputs=model.value_vars, point_fn=True)
+
+
 def _checkpoints(checkpoints, total, n_particles):
     if checkpoints is None:
         grid = [c for c in (100, 300, 1000, 3000, 10000) if n_particles <= c < total]
@@ -219,7 +252,8 @@ def fit_advi(model, *, method="advi", n=10000, n_particles=50, n_draws=1000, che
         ``posterior`` (draws from the fitted approximation), ``particles``, ``variational``
         (the loss trace), ``diagnostics`` (``checkpoint_*``; time excludes drawing and
         weighting; ``checkpoint_time``/``total_time`` in wall seconds,
-        ``checkpoint_cpu_time``/``total_cpu_time`` in CPU seconds of this process). Root attrs ``method`` (``"advi"`` / ``"fullrank_advi"``) and ``model``.
+        ``checkpoint_cpu_time``/``total_cpu_time`` in CPU seconds of this process). Root
+        attrs ``method`` (``"advi"`` / ``"fullrank_advi"``) and ``model``.
 
     Examples
     --------

@@ -5,7 +5,8 @@ missing completely at random with probability 10%, 30% and 50% (fixed seed per f
 model of rank 10 whose likelihood sees only the observed entries, with epsilon recomputed on the
 observed entries (``cached_epsilon`` of ``masood2019/_shared.py`` with the masked X; ``--eps-n``
 reference fits, charged to no method). Particles: Q-Transform (masked-MU completion -> SVD ->
-Q-Transform inits -> masked multiplicative updates, ``qtransform:mu``, the paper's protocol) against random restarts
+Q-Transform inits -> masked multiplicative updates, ``qtransform:mu``, the paper's protocol)
+against random restarts
 (``random:mu``, the paper's closest competitor), and both again with bnmfzoo's EM coordinate
 descent on the observed entries (``:hals``; masked MU stalls on the Q-Transform's tiny padding
 entries), ``M`` particles each, ``--max-iter`` solver iterations, Stein-weighted (Algorithm 5).

@@ -3,7 +3,8 @@
 #   make test    create .venv, install, lint, run the test suite (not the slow marker)
 #   make test-slow   the long calibration / reproduction tests
 #   make lint    ruff
-#   make bench   benchmarks/ (prints timings and ratios; not run by the tests)
+#   make bench   benchmarks/speed/ (minutes; ours vs a baseline, prints ratios)
+#   make reproduce   benchmarks/reproduce/ (paper reproductions; hours on 2 cores)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -33,7 +34,7 @@ done; \
 exit 1
 endef
 
-.PHONY: help venv demo test test-slow test-all lint bench clean
+.PHONY: help venv demo test test-slow test-all lint bench reproduce clean
 help:
 	@sed -n '2,7p' Makefile
 
@@ -67,8 +68,20 @@ test-slow: $(STAMP)
 test-all: $(STAMP) lint
 	$(VPY) -m pytest -q
 
+# Scripts are modules of the benchmarks package: python -m benchmarks.speed.gibbs
 bench: $(STAMP)
-	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
+	@for f in benchmarks/speed/[!_]*.py; do m=$${f%.py}; m=$${m//\//.}; \
+	  echo "== $$m"; $(VPY) -m $$m || exit 1; done
+
+# Each paper at the sizes its RESULTS.md rows use by default; long (hours). REPRODUCE=... to
+# run a subset, e.g. make reproduce REPRODUCE="brouwer2017.convergence lumbreras2020.parliament"
+REPRODUCE ?= brouwer2017.convergence brouwer2017.cross_validation brouwer2017.noise_sparsity \
+  lumbreras2020.parliament lumbreras2020.prediction masood2016_rrt.elbo \
+  sampling_quality.reduced masood2019.noise masood2019.ksd_time masood2019.missing \
+  masood2019.vs_nuts
+reproduce: $(STAMP)
+	@for m in $(REPRODUCE); do echo "== benchmarks.reproduce.$$m"; \
+	  nice -n 10 $(VPY) -m benchmarks.reproduce.$$m || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache bnmfzoo-demo

@@ -123,8 +123,8 @@ def test_iat_estimator():
 def test_hmc_stays_in_one_mode(rep):
     """The paper's HMC (PyMC, log-transformed A, W, 100 leapfrog steps) from one mode stays there
     (paper: 0.219 degrees)."""
-    from sampling_quality.protocol import coverage_metrics as cov
-    from sampling_quality.protocol import hmc_chain
+    from bnmfzoo.diagnostics.sampling_quality import coverage_metrics as cov
+    from bnmfzoo.diagnostics.sampling_quality import hmc_chain
 
     A_am, W_am = rep["samples"]["all_modes"]
     A, W = hmc_chain(rep["X"], (A_am[0], W_am[0]), 300, 11, tune=100)

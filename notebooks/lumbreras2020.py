@@ -105,8 +105,8 @@ for name, dt, sec in rows:
 # than the constant: the paper saw the same on parliament (Dir-Dir Gibbs: two active
 # components and a training NLL of 8,930 against 4,863 for Beta-Dir Gibbs; only one party was
 # separated from the rest). The paper's held-out comparisons (Fig. 10) are boxplots over 10
-# splits; the full runs are in `benchmarks/bench_nbmf_prediction.py` and
-# `bench_nbmf_reproduce.py`.
+# splits; the full runs are in `benchmarks/reproduce/lumbreras2020/prediction.py` and
+# `parliament.py`.
 #
 # ## Convergence of CVB0 and of the sampler
 

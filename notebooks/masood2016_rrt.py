@@ -33,7 +33,7 @@
 #   keeps only components that fit about as well as the best one; on the paper's real data
 #   sets that was a single component.
 #
-# The full-size ELBO tables (faces, ALL/AML) are `benchmarks/bench_rrt_elbo.py`.
+# The full-size ELBO tables (faces, ALL/AML) are `benchmarks/reproduce/masood2016_rrt/elbo.py`.
 
 # %%
 import os

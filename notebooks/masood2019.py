@@ -31,7 +31,7 @@
 #
 # Here: a small subset of the Olivetti faces, KSD against the number of particles and against
 # time for Q-Transform and random restarts, and the heaviest particles as images. The
-# head-to-head with NUTS, SVGD and DSGD at full size is `benchmarks/bench_particles_vs_nuts.py`.
+# head-to-head with NUTS, SVGD and DSGD at full size is `benchmarks/reproduce/masood2019/vs_nuts.py`.
 
 # %%
 import os
@@ -110,7 +110,7 @@ fig.tight_layout()
 # cheap and reach a similar KSD; Q-Transform's counted time is dominated by generating the Q
 # bank (about 2 s, counted once per collection as in the paper's Appendix E). The paper's
 # advantage for Q-Transform is reported on the full-size data sets, where each NMF solve is
-# expensive; `benchmarks/bench_particles_vs_nuts.py` measures it there.
+# expensive; `benchmarks/reproduce/masood2019/vs_nuts.py` measures it there.
 #
 # ## Are the particles different factorizations?
 #

@@ -173,4 +173,5 @@ print(f"VB: {reconstruction_error(X, dt_vb):.3f}")
 
 # %% [markdown]
 # The full-scale reproduction (20 seeds, the paper's iteration counts, NMTF and GDSC panels,
-# time per iteration against the paper's Table 5) is `benchmarks/reproduce/brouwer2017/convergence.py`.
+# time per iteration against the paper's Table 5) is
+# `benchmarks/reproduce/brouwer2017/convergence.py`.

@@ -31,7 +31,8 @@
 #
 # Here: a small subset of the Olivetti faces, KSD against the number of particles and against
 # time for Q-Transform and random restarts, and the heaviest particles as images. The
-# head-to-head with NUTS, SVGD and DSGD at full size is `benchmarks/reproduce/masood2019/vs_nuts.py`.
+# head-to-head with NUTS, SVGD and DSGD at full size is
+# `benchmarks/reproduce/masood2019/vs_nuts.py`.
 
 # %%
 import os

@@ -102,7 +102,10 @@ def pool_particles(name, init, model, info, args, bank):
     them: the NMF solves do not depend on the model; each model projects them onto its support).
     Returns (A, W, per-particle CPU s, setup CPU s (SVD for Q-Transform), wall/CPU, n_iter)."""
     from bnmfzoo.inference import fit_particles
-    from bnmfzoo.inference import particles as particles_mod
+
+    # fit_particles calls make_particle through weighted's namespace; wrapping it there keeps
+    # the raw solver particles (before the model's projection), shared by both models
+    from bnmfzoo.inference.particles import weighted as particles_mod
 
     key = (name, init, args.pool, args.seed)
     disk = (Path(args.pool_cache) / f"pool_{name}_{init}_{args.pool}_{args.seed}.npz"

@@ -4,7 +4,8 @@
 #   make test-slow   the long calibration / reproduction tests
 #   make notebooks   run every notebook at its default size and print the wall time of each
 #   make lint    ruff
-#   make bench   benchmarks/ (prints timings and ratios; not run by the tests)
+#   make bench   benchmarks/speed/ (minutes; ours vs a baseline, prints ratios)
+#   make reproduce   benchmarks/reproduce/ (paper reproductions; hours on 2 cores)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -34,9 +35,9 @@ done; \
 exit 1
 endef
 
-.PHONY: help venv demo test test-slow test-all lint bench notebooks clean
+.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks clean
 help:
-	@sed -n '2,7p' Makefile
+	@sed -n '2,8p' Makefile
 
 $(VPY):
 	@py=$$( $(FIND_PYTHON) ) || { echo "ERROR: bnmfzoo needs Python >= 3.12 (PyMC 6 / ArviZ 1)." \
@@ -71,8 +72,20 @@ test-all: $(STAMP) lint
 notebooks: $(STAMP)
 	$(VPY) -m pytest -m slow -q -s -rA tests/test_notebooks.py -k full_size
 
+# Scripts are modules of the benchmarks package: python -m benchmarks.speed.gibbs
 bench: $(STAMP)
-	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
+	@for f in benchmarks/speed/[!_]*.py; do m=$${f%.py}; m=$${m//\//.}; \
+	  echo "== $$m"; $(VPY) -m $$m || exit 1; done
+
+# Each paper at the sizes its RESULTS.md rows use by default; long (hours). REPRODUCE=... to
+# run a subset, e.g. make reproduce REPRODUCE="brouwer2017.convergence lumbreras2020.parliament"
+REPRODUCE ?= brouwer2017.convergence brouwer2017.cross_validation brouwer2017.noise_sparsity \
+  lumbreras2020.parliament lumbreras2020.prediction masood2016_rrt.elbo \
+  sampling_quality.reduced masood2019.noise masood2019.ksd_time masood2019.missing \
+  masood2019.vs_nuts
+reproduce: $(STAMP)
+	@for m in $(REPRODUCE); do echo "== benchmarks.reproduce.$$m"; \
+	  nice -n 10 $(VPY) -m benchmarks.reproduce.$$m || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache bnmfzoo-demo

@@ -136,7 +136,7 @@ def test_star_tree_fallback_gives_the_same_grams(monkeypatch):
 @pytest.mark.parametrize("shape", [(200, 100), (1000, 500)])
 @pytest.mark.parametrize("frac", [0.2, 0.5])
 def test_auto_takes_the_residual_path_for_randomly_missing_data(shape, frac):
-    # Measured (benchmarks/speed/bench_gibbs_paths.py): with every row its own pattern the Gram
+    # Measured (benchmarks/speed/gibbs_paths.py): with every row its own pattern the Gram
     # path was 2.3-7.4x slower than the residual path at these sizes and fractions, ranks 10-20
     # (at rank 4 on 200 x 100 both take about 0.3 ms and either choice is fine).
     rng = np.random.default_rng(1)

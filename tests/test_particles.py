@@ -296,19 +296,12 @@ def test_balance_leaves_other_priors_alone(model):
     assert Ab is A and Wb is W
 
 
-def test_benchmark_maps_sampler_states_to_their_factors(model, monkeypatch):
+def test_values_to_factors_maps_sampler_states_to_their_factors(model):
     """The faces NUTS benchmark scores the chain's states, not prior draws (a past bug)."""
-    import importlib.util
-    import os
-    from pathlib import Path
+    from bnmfzoo.inference.particles.baselines import values_to_factors
 
-    monkeypatch.setattr(os, "environ", os.environ.copy())  # the script sets defaults there
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_particles_vs_nuts.py"
-    spec = importlib.util.spec_from_file_location("bench_particles_vs_nuts", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     info = resolve_nmf_model(model)
-    to_factors = bench.values_to_factors(model, info.names["A"], info.names["W"])
+    to_factors = values_to_factors(model, info.names["A"], info.names["W"])
     rng = np.random.default_rng(0)
     point = {k: v + rng.normal(size=np.shape(v)) for k, v in model.initial_point().items()}
     A, W = (np.asarray(x) for x in to_factors(point))

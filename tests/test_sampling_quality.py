@@ -5,15 +5,11 @@ coverage on the first 300 of each set; sigma = 1e-3, one repetition, fixed seed)
 assertions are the paper's conclusions; thresholds are stated with their reason.
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-from sampling_quality.protocol import (  # noqa: E402
+from bnmfzoo._rng import as_generator
+from bnmfzoo.diagnostics.sampling_quality import (
     coverage_metrics,
     covering_curves,
     gibbs_chain,
@@ -21,8 +17,6 @@ from sampling_quality.protocol import (  # noqa: E402
     iat_1d,
     run_repetition,
 )
-
-from bnmfzoo._rng import as_generator  # noqa: E402
 
 TWO_MODE_ANGLE = 36.8699  # exact max-angle distance between the two Laurberg solutions
 
@@ -129,8 +123,8 @@ def test_iat_estimator():
 def test_hmc_stays_in_one_mode(rep):
     """The paper's HMC (PyMC, log-transformed A, W, 100 leapfrog steps) from one mode stays there
     (paper: 0.219 degrees)."""
-    from sampling_quality.protocol import coverage_metrics as cov
-    from sampling_quality.protocol import hmc_chain
+    from bnmfzoo.diagnostics.sampling_quality import coverage_metrics as cov
+    from bnmfzoo.diagnostics.sampling_quality import hmc_chain
 
     A_am, W_am = rep["samples"]["all_modes"]
     A, W = hmc_chain(rep["X"], (A_am[0], W_am[0]), 300, 11, tune=100)

@@ -47,7 +47,7 @@ MAX_TREE_WORK = 2_000_000_000
 
 # Cost model of one half-sweep, nanoseconds per operation, fitted (non-negative least squares on
 # relative error) to timings of both paths on scattered and block-missing masks, 200 x 100 to
-# 4000 x 2000, 20-90 % observed, ranks 4, 10 and 20 (benchmarks/speed/bench_gibbs_paths.py).
+# 4000 x 2000, 20-90 % observed, ranks 4, 10 and 20 (benchmarks/speed/gibbs_paths.py).
 # Residual path: per observed entry and factor, per row and factor, and per call.
 _NS_RESIDUAL_ENTRY = 1.57
 _NS_RESIDUAL_ROW = 10.8

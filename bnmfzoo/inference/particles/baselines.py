@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._timing import Timer
 from bnmfzoo.inference.particles.weighted import resolve_nmf_model, weigh_particles
 
 
@@ -47,6 +48,39 @@ def nmf_warm_start(info, *, random_seed=0):
     A = np.maximum(A, 1e-6 * scale)
     W = np.maximum(W, 1e-6 * scale)
     return info.project(A, W)
+
+
+def values_to_factors(model, a_name, w_name):
+    """Compile ``point -> (A, W)`` from a sampler state (PyMC's transformed values).
+
+    The random variables are replaced by their value variables first: compiling the random
+    variables themselves gives a function that draws from the prior and ignores the state.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The NMF model.
+    a_name, w_name : str
+        Names of the basis and weight variables in ``model``.
+
+    Returns
+    -------
+    callable
+        ``f(point) -> [A, W]`` for a dict of value-variable arrays (e.g. ``A_simplex__``,
+        ``W_log__``), as a step method's ``step`` receives and returns them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> from bnmfzoo.inference.particles.baselines import values_to_factors
+    >>> model = exponential_gaussian(np.ones((4, 3)), 2, sigma=1.0)
+    >>> A, W = values_to_factors(model, "A", "W")(model.initial_point())
+    >>> A.shape, W.shape
+    ((4, 2), (2, 3))
+    """
+    outs = model.replace_rvs_by_values([model[a_name], model[w_name]])
+    return model.compile_fn(outs, inputs=model.value_vars, point_fn=True)
 
 
 def _checkpoints(checkpoints, total, n_particles):
@@ -217,7 +251,9 @@ def fit_advi(model, *, method="advi", n=10000, n_particles=50, n_draws=1000, che
     xarray.DataTree
         ``posterior`` (draws from the fitted approximation), ``particles``, ``variational``
         (the loss trace), ``diagnostics`` (``checkpoint_*``; time excludes drawing and
-        weighting). Root attrs ``method`` (``"advi"`` / ``"fullrank_advi"``) and ``model``.
+        weighting; ``checkpoint_time``/``total_time`` in wall seconds,
+        ``checkpoint_cpu_time``/``total_cpu_time`` in CPU seconds of this process). Root
+        attrs ``method`` (``"advi"`` / ``"fullrank_advi"``) and ``model``.
 
     Examples
     --------
@@ -241,27 +277,28 @@ def fit_advi(model, *, method="advi", n=10000, n_particles=50, n_draws=1000, che
         raise ValueError(f"checkpoints must contain a value between 1 and n={n}")
     seed_nmf, seed_fit = spawn_seeds(as_generator(random_seed), 2)
     seeds = spawn_seeds(seed_fit, len(cps) + 2)
-    t0 = time.perf_counter()
+    clock = Timer()  # setup (warm start, ADVI objective) and fitting; sampling excluded
     start = None
-    if warm_start:
-        A0, W0 = nmf_warm_start(info, random_seed=seed_nmf % 2**31)
-        start = {info.names["A"]: A0, info.names["W"]: W0}
+    with clock:
+        if warm_start:
+            A0, W0 = nmf_warm_start(info, random_seed=seed_nmf % 2**31)
+            start = {info.names["A"]: A0, info.names["W"]: W0}
     with model:
-        cls = pm.ADVI if method == "advi" else pm.FullRankADVI
-        inference = cls(start=start, random_seed=seeds[0] % 2**31)
-        optimizer = pm.adam(learning_rate=learning_rate)
-        elapsed, done, rows_A, rows_W, times = 0.0, 0, [], [], []
-        setup = time.perf_counter() - t0
+        with clock:
+            cls = pm.ADVI if method == "advi" else pm.FullRankADVI
+            inference = cls(start=start, random_seed=seeds[0] % 2**31)
+            optimizer = pm.adam(learning_rate=learning_rate)
+        done, rows_A, rows_W, times, cpu_times = 0, [], [], [], []
         for k, c in enumerate(cps):
-            t1 = time.perf_counter()
-            inference.fit(c - done, obj_optimizer=optimizer, progressbar=progressbar)
-            elapsed += time.perf_counter() - t1
+            with clock:
+                inference.fit(c - done, obj_optimizer=optimizer, progressbar=progressbar)
             done = c
             draws = inference.approx.sample(int(n_particles), random_seed=seeds[k + 1] % 2**31,
                                             return_inferencedata=False)
             rows_A.append(np.asarray(draws[info.names["A"]]))
             rows_W.append(np.asarray(draws[info.names["W"]]))
-            times.append(setup + elapsed)
+            times.append(clock.wall)
+            cpu_times.append(clock.cpu)
         final_draws = inference.approx.sample(int(n_draws), random_seed=seeds[-1] % 2**31)
     rows = []
     final = None
@@ -274,10 +311,12 @@ def fit_advi(model, *, method="advi", n=10000, n_particles=50, n_draws=1000, che
     diag = xr.Dataset({
         "checkpoint_iteration": (("checkpoint",), cp[:, 0].astype(int)),
         "checkpoint_time": (("checkpoint",), cp[:, 1]),
+        "checkpoint_cpu_time": (("checkpoint",), np.asarray(cpu_times)),
         "checkpoint_stein_discrepancy": (("checkpoint",), cp[:, 2]),
         "checkpoint_stein_discrepancy_uniform": (("checkpoint",), cp[:, 3]),
         "stein_discrepancy": ((), cp[-1, 2]),
         "total_time": ((), cp[-1, 1]),
+        "total_cpu_time": ((), float(cpu_times[-1])),
         "n_particles": ((), int(n_particles)),
     })
     dt = final_draws

@@ -10,11 +10,11 @@ differentiates through the scores (second derivatives of the log joint). Memory 
 with :func:`bnmfzoo.inference.fit_svgd`.
 """
 
-import time
 
 import numpy as np
 
 from bnmfzoo._rng import as_generator
+from bnmfzoo._timing import Timer
 from bnmfzoo.inference.particles.svgd import _check_steps, initial_particles, run_particle_optimizer
 from bnmfzoo.inference.particles.weighted import default_kernel, resolve_nmf_model
 
@@ -139,11 +139,11 @@ def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_dsgd")
     _check_steps(n_particles, n_steps, learning_rate)
     rng = as_generator(random_seed)
-    t0 = time.perf_counter()
-    A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
-    kernel = default_kernel(info) if kernel is None else kernel
-    fn = ksd_graph(model, info, A.shape[0], kernel)
-    setup = time.perf_counter() - t0
+    with Timer() as setup:
+        A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
+        kernel = default_kernel(info) if kernel is None else kernel
+        with Timer() as compile_clock:
+            fn = ksd_graph(model, info, A.shape[0], kernel)
 
     def direction(A, W):
         _, gA, gW = fn(A, W)
@@ -153,5 +153,8 @@ def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
         info, A, W, direction, n_steps=int(n_steps), learning_rate=learning_rate,
         checkpoints=checkpoints, kernel=kernel, weights=weights, method="dsgd",
         n_draws=int(n_draws or max(100, A.shape[0])), rng=rng, progressbar=progressbar,
-        setup_time=setup, attrs={"init": init if isinstance(init, str) else "given"},
+        setup_time=setup.wall, setup_cpu_time=setup.cpu,
+        attrs={"init": init if isinstance(init, str) else "given"},
+        extra_diagnostics={"compile_time": compile_clock.wall,
+                           "compile_cpu_time": compile_clock.cpu},
     )

@@ -15,13 +15,13 @@ the block's mean magnitude (``A`` and ``W`` live on very different scales). The 
 :mod:`bnmfzoo.inference.particles.dsgd`.
 """
 
-import time
 
 import numpy as np
 
 from bnmfzoo._nmf_solvers import random_init
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._timing import Timer
 from bnmfzoo.inference.particles.weighted import (
     default_kernel,
     particle_datatree,
@@ -107,42 +107,47 @@ def _checkpoint_list(checkpoints, n_steps):
 
 def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, checkpoints,
                            kernel, weights, method, n_draws, rng, progressbar, setup_time=0.0,
-                           attrs=None):
+                           setup_cpu_time=0.0, attrs=None, extra_diagnostics=None):
     """Shared loop of SVGD and DSGD: ascent along ``direction(A, W) -> (dA, dW)``.
 
     The support projection follows every step; the particles are Stein-weighted at the
-    checkpoints (evaluation time excluded from the reported times).
+    checkpoints (evaluation time excluded from the reported times). Times are recorded in wall
+    seconds (``checkpoint_time``, ``total_time``) and CPU seconds of this process
+    (``checkpoint_cpu_time``, ``total_cpu_time``), both starting from the setup times given.
     """
     cps = _checkpoint_list(checkpoints, n_steps)
     scale_A = float(np.mean(A))
     scale_W = float(np.mean(W))
     opt = Adam([A.shape, W.shape], [scale_A, scale_W], learning_rate)
-    elapsed = setup_time
+    clock = Timer(wall=setup_time, cpu=setup_cpu_time)
     rows = []
     res = None
 
     def evaluate(step):
         nonlocal res
         res = weigh_particles(info, A, W, weights=weights, kernel=kernel)
-        rows.append((step, elapsed, res["stein_discrepancy"], res["stein_discrepancy_uniform"]))
+        rows.append((step, clock.wall, res["stein_discrepancy"], res["stein_discrepancy_uniform"],
+                     clock.cpu))
 
     if cps[0] == 0:
         evaluate(0)
     for step in progress(range(1, n_steps + 1), desc=method, progressbar=progressbar):
-        t0 = time.perf_counter()
-        dA, dW = direction(A, W)
-        A, W = opt.step([A, W], [dA, dW])
-        A, W = info.project(A, W)
-        elapsed += time.perf_counter() - t0
+        with clock:
+            dA, dW = direction(A, W)
+            A, W = opt.step([A, W], [dA, dW])
+            A, W = info.project(A, W)
         if step in cps:
             evaluate(step)
     cp = np.array(rows)
     diagnostics = {
         "checkpoint_step": (("checkpoint",), cp[:, 0].astype(int)),
         "checkpoint_time": (("checkpoint",), cp[:, 1]),
+        "checkpoint_cpu_time": (("checkpoint",), cp[:, 4]),
         "checkpoint_stein_discrepancy": (("checkpoint",), cp[:, 2]),
         "checkpoint_stein_discrepancy_uniform": (("checkpoint",), cp[:, 3]),
-        "total_time": float(elapsed),
+        "total_time": float(clock.wall),
+        "total_cpu_time": float(clock.cpu),
+        **(extra_diagnostics or {}),
         "n_steps": int(n_steps),
         "learning_rate": float(learning_rate),
     }
@@ -233,9 +238,8 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_svgd")
     _check_steps(n_particles, n_steps, learning_rate)
     rng = as_generator(random_seed)
-    t0 = time.perf_counter()
-    A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
-    setup = time.perf_counter() - t0
+    with Timer() as setup:
+        A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
     kernel = default_kernel(info) if kernel is None else kernel
     score_fn = score_function(model, var_names=[info.names["A"], info.names["W"]])
     method = "svgd_q" if isinstance(init, str) and init == "qtransform" else "svgd"
@@ -243,7 +247,7 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
         info, A, W, svgd_direction(score_fn, info, kernel), n_steps=int(n_steps),
         learning_rate=learning_rate, checkpoints=checkpoints, kernel=kernel, weights=weights,
         method=method, n_draws=int(n_draws or max(100, A.shape[0])), rng=rng,
-        progressbar=progressbar, setup_time=setup,
+        progressbar=progressbar, setup_time=setup.wall, setup_cpu_time=setup.cpu,
         attrs={"init": init if isinstance(init, str) else "given"},
     )
 

@@ -10,7 +10,7 @@ datasets (``--quick`` cuts lastfm to 300 + 200 sweeps, 200 iterations and 3 repe
 Each finished repetition is appended to ``benchmarks/results/nbmf_prediction_<data>.json`` so
 long runs can be split over processes (``--reps 0:5`` and ``--reps 5:10``) and resumed;
 ``--plot`` draws ``benchmarks/results/nbmf_perplexity.png`` from those files.
-Run: ``.venv/bin/python benchmarks/bench_nbmf_prediction.py [--data lastfm] [--reps 0:5]``.
+Run: ``python -m benchmarks.reproduce.lumbreras2020.prediction [--data lastfm] [--reps 0:5]``.
 """
 
 import argparse
@@ -24,9 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-os.environ.setdefault("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                   "shared", "data"))
-
+from benchmarks._common import RESULTS  # noqa: E402
 from bnmfzoo.datasets import load_nbmf  # noqa: E402
 from bnmfzoo.diagnostics import perplexity  # noqa: E402
 from bnmfzoo.inference import fit_collapsed_gibbs, fit_cvb0  # noqa: E402
@@ -34,7 +32,6 @@ from bnmfzoo.models import beta_dir, dir_dir  # noqa: E402
 
 PAPER = dict(reps=10, tune=4000, draws=1000, iters=500)
 QUICK = dict(reps=3, tune=300, draws=200, iters=200)
-RESULTS = os.path.join(os.path.dirname(__file__), "results")
 OUT = os.path.join(RESULTS, "nbmf_perplexity.png")
 
 

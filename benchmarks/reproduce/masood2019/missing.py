@@ -3,9 +3,10 @@
 Protocol (digest Sec. 8.1 and ambiguity 23): entries of the 64 x 64 Olivetti faces (4096 x 400)
 missing completely at random with probability 10%, 30% and 50% (fixed seed per fraction); SILF
 model of rank 10 whose likelihood sees only the observed entries, with epsilon recomputed on the
-observed entries (``benchmarks/_epsilon_cache.py`` with the masked X; ``--eps-n`` reference fits,
-charged to no method). Particles: Q-Transform (masked-MU completion -> SVD -> Q-Transform inits ->
-masked multiplicative updates, ``qtransform:mu``, the paper's protocol) against random restarts
+observed entries (``cached_epsilon`` of ``masood2019/_shared.py`` with the masked X; ``--eps-n``
+reference fits, charged to no method). Particles: Q-Transform (masked-MU completion -> SVD ->
+Q-Transform inits -> masked multiplicative updates, ``qtransform:mu``, the paper's protocol)
+against random restarts
 (``random:mu``, the paper's closest competitor), and both again with bnmfzoo's EM coordinate
 descent on the observed entries (``:hals``; masked MU stalls on the Q-Transform's tiny padding
 entries), ``M`` particles each, ``--max-iter`` solver iterations, Stein-weighted (Algorithm 5).
@@ -18,22 +19,19 @@ error), the median of the particles' own completion errors, and the relative tra
 on the observed entries. The paper gives no numbers (Fig. 9: Q-Transform best KSD, second-lowest
 runtime for a given M; Fig. 20: completion error behaves like held-out error).
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bench_particles_missing.py [--M 50 --eps-n 50]``;
+Run: ``nice -n 10 python -m benchmarks.reproduce.masood2019.missing [--M 50 --eps-n 50]``;
 results in ``benchmarks/results/particles_missing_faces.json`` (written after every fit).
 """
 
 import argparse
 import json
 import os
-import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _env import RESULTS  # noqa: E402  (threads and data folder before numpy)
+import numpy as np
 
-# isort: split
-import numpy as np  # noqa: E402
+from benchmarks._common import RESULTS
+from benchmarks.reproduce.masood2019._shared import cached_epsilon, warm_up_stein
 
 
 def mcar_mask(shape, fraction, seed):
@@ -86,9 +84,6 @@ def main():
     p.add_argument("--out", default=None)
     a = p.parse_args()
 
-    from _epsilon_cache import cached_epsilon
-    from bench_particles_vs_nuts import warm_up_stein
-
     from bnmfzoo.datasets import load_faces
     from bnmfzoo.inference import fit_particles
     from bnmfzoo.inference.particles.qtransform import generate_q_bank
@@ -121,12 +116,11 @@ def main():
         warm_up_stein(model)  # score compilation charged to no method (weighting excluded)
         for method in a.methods:
             init, _, solver = method.partition(":")
-            c0, w0 = time.process_time(), time.perf_counter()
             dt = fit_particles(model, n_particles=a.M, init=init, solver=solver or "mu",
                                max_iter=a.max_iter, q_bank=bank, random_seed=a.seed,
                                progressbar=False)
-            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
             d = dt["diagnostics"]
+            cpu, wall = float(d["cpu_time"]), float(d["wall_time"])  # the whole call
             P = dt["particles"]
             A, W, w = P["A"].values, P["W"].values, P["weight"].values
             row = {"fraction": frac, "method": method, "epsilon": eps,

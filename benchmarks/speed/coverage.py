@@ -5,7 +5,7 @@ pair above) and ``covering_curve`` (numba greedy cover with incremental counts).
 Baseline, measured in the same run: the per-pair Python loop with scipy
 ``linear_sum_assignment`` and the numpy greedy cover of the digest (§5.3-5.4 pseudo-code).
 Paper values: Masood, Pan & Doshi-Velez (2016), All Modes columns of Tables 3-4 (small data).
-Run: ``.venv/bin/python benchmarks/bench_coverage.py`` (``make bench``).
+Run: ``python -m benchmarks.speed.coverage`` (``make bench``).
 """
 
 import time

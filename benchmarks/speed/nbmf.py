@@ -4,19 +4,16 @@ The NumPy baseline is a straightforward implementation of the same sweep (Eq. 25
 a Python loop over observed entries with the K-vector conditional vectorized in NumPy.
 The authors' compiled Rcpp sampler, measured on these machines: 0.39 s per Gibbs sweep on
 lastfm, 19.6 ms on parliament, 0.76 s per CVB0 iteration on lastfm. Target: >= 2x faster.
-Run: ``.venv/bin/python benchmarks/bench_nbmf_speed.py``.
+Run: ``python -m benchmarks.speed.nbmf``.
 """
 
-import os
 import time
 
 import numpy as np
 
-os.environ.setdefault("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                   "shared", "data"))
-
-from bnmfzoo.datasets import load_nbmf  # noqa: E402
-from bnmfzoo.inference.binary._core import (  # noqa: E402
+import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
+from bnmfzoo.datasets import load_nbmf
+from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
     cvb0_counts,

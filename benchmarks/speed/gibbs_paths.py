@@ -1,9 +1,10 @@
 """Benchmark: the Gibbs sweep's two paths (Gram matrices vs residual) and the automatic choice.
 
-Run with ``python benchmarks/speed/bench_gibbs_paths.py [--ranks 4 10 20] [--quick]``.
+Run with ``python -m benchmarks.speed.gibbs_paths [--ranks 4 10 20] [--full]``.
 
 For scattered (every entry missing at random) and block-missing masks (row groups x column
-groups missing together, plus one observed entry per row and column), 200 x 100 to 4000 x 2000,
+groups missing together, plus one observed entry per row and column), 200 x 100 and 1000 x 500
+(``--full``: also 4000 x 2000),
 20-90 % observed: the median time of one full sweep on each path, the path the cost model in
 ``bnmfzoo.inference.gaussian._gram.choose_half_sweep`` picks, and the ratio of the chosen path's
 time to the faster one (1.00 = the right choice). ``--fit`` refits the cost model's constants
@@ -74,10 +75,10 @@ def fit_constants(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, nargs="+", default=[4, 10, 20])
-    parser.add_argument("--quick", action="store_true", help="only the two smaller shapes")
+    parser.add_argument("--full", action="store_true", help="also 4000 x 2000 (about 10 min)")
     parser.add_argument("--fit", action="store_true", help="refit the cost model's constants")
     args = parser.parse_args()
-    shapes = [(200, 100), (1000, 500)] + ([] if args.quick else [(4000, 2000)])
+    shapes = [(200, 100), (1000, 500)] + ([(4000, 2000)] if args.full else [])
     rng = np.random.default_rng(1)
     rows = []
     print(f"{'shape':>10} {'mask':>9} {'obs':>5} {'R':>3} {'gram ms':>9} {'resid ms':>9} "

@@ -1,6 +1,6 @@
 """Benchmark: one Gibbs sweep of exponential-Gaussian BNMF on GDSC, and Gibbs vs NUTS ESS/s.
 
-Run with ``make bench`` or ``python benchmarks/bench_gibbs.py [--rank 20] [--nuts-rank 5]``.
+Run with ``make bench`` or ``python -m benchmarks.speed.gibbs [--rank 20] [--nuts-rank 5]``.
 
 1. Sweep time on GDSC IC50 (705 x 139, 79,259 observed) at K = 20: our numba sweep
    (``bnmfzoo.inference.gaussian._core.nmf_sweep``, what ``GibbsNMF`` runs; its default picks
@@ -17,26 +17,21 @@ Run with ``make bench`` or ``python benchmarks/bench_gibbs.py [--rank 20] [--nut
 """
 
 import argparse
-import os
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
+import numpy as np
+from scipy import special
 
-import numpy as np  # noqa: E402
-from scipy import special  # noqa: E402
-
-from bnmfzoo.inference.gaussian import _core as gc  # noqa: E402
+from benchmarks._common import DATA
+from bnmfzoo.inference.gaussian import _core as gc
 
 HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
              alpha0=1.0, beta0=1.0)
 
 
 def load_data():
-    root = os.environ.get("BNMFZOO_DATA") or str(Path(__file__).resolve().parents[1].parent
-                                                 / "shared" / "data")
+    root = DATA
     try:
         from bnmfzoo.datasets import load_gdsc
 

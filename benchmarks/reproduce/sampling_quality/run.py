@@ -2,8 +2,10 @@
 
 Usage (from the project root)::
 
-    .venv/bin/python -m benchmarks.sampling_quality.run --reps 10 --draws 10000      # paper size
-    .venv/bin/python benchmarks/bench_sampling_quality.py                            # reduced
+    python -m benchmarks.reproduce.sampling_quality.run --reps 10 --draws 10000  # paper size
+    python -m benchmarks.reproduce.sampling_quality.reduced                      # reduced
+
+The protocol itself (one repetition) is :mod:`bnmfzoo.diagnostics.sampling_quality`.
 
 Each cell is ``ours: mean [Q1, median, Q3] over reps | paper mean``. After the tables the
 script checks the paper's three conclusions on every data set it ran and prints the covering
@@ -15,18 +17,14 @@ import time
 
 import numpy as np
 
-try:  # run as a module (python -m benchmarks.sampling_quality.run) or via bench script
-    from .paper_values import PAPER
-    from .protocol import DATASETS, METHODS, covering_curves, run_repetition, summarize
-except ImportError:  # pragma: no cover - script mode
-    from sampling_quality.paper_values import PAPER
-    from sampling_quality.protocol import (
-        DATASETS,
-        METHODS,
-        covering_curves,
-        run_repetition,
-        summarize,
-    )
+from benchmarks.reproduce.sampling_quality.paper_values import PAPER
+from bnmfzoo.diagnostics.sampling_quality import (
+    DATASETS,
+    METHODS,
+    covering_curves,
+    run_repetition,
+    summarize,
+)
 
 METRICS = (
     ("loglik", "Mean log-likelihood (Tables 1/5)", "{:.3g}"),

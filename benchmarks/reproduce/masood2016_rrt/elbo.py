@@ -16,7 +16,7 @@ rate(s) (the paper gives none; several values give one uniform/Gaussian setting 
 are CPU seconds of this process (time.process_time; single-threaded BLAS) with wall seconds
 beside them. Rows are appended to --json as they finish.
 
-Usage: .venv/bin/python benchmarks/bench_rrt_elbo.py [--datasets faces aml] [--reps 1] ...
+Usage: python -m benchmarks.reproduce.masood2016_rrt.elbo [--datasets faces aml] [--reps 1] ...
 """
 
 import argparse
@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
 from bnmfzoo._nmf_solvers import lin_pg_restarts, max_abs_residual
 from bnmfzoo._rng import spawn_seeds
 from bnmfzoo.diagnostics import covering_number

@@ -6,17 +6,15 @@ Gaussian ``N`` rescaled so that ``||N|| = ||A W||``. For each noise level, Q-Tra
 then the median CPU time (of this process: the machine is shared), iterations and final error of a
 scikit-learn cd solve (tol 1e-4, at most ``--max-iter`` iterations), with Q / random ratios.
 Paper (Fig. 13, no numbers): both ratios below 1 at low noise, the time ratio approaching 1 at
-high noise. Run: ``.venv/bin/python benchmarks/bench_particles_noise.py [--size 500 --n 100]``.
+high noise. Run: ``python -m benchmarks.reproduce.masood2019.noise [--size 500 --n 100]``.
 """
 
 import argparse
-import os
 import time
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
+import benchmarks._common  # noqa: F401  (one BLAS thread)
 
 
 def time_to_error(X, A0, W0, target, *, chunk, max_iter):

@@ -8,7 +8,8 @@ Protocol (bounded, for a shared machine; all times are CPU seconds of this proce
 ``time.process_time()``, single-threaded BLAS; wall seconds are printed beside them):
 
 * epsilon (part of the model, identical for both methods) comes from
-  ``benchmarks/_epsilon_cache.py`` and is charged to neither method.
+  ``cached_epsilon`` (``benchmarks/reproduce/masood2019/_shared.py``) and is charged to
+  neither method.
 * Q-Transform: ``fit_particles(model, n_particles=M, init="qtransform")``; its CPU time is the
   whole call, *including* the Stein weighting (conservative against Q-Transform; the paper's
   App. E excludes weighting), KSD = the fit's own ``diagnostics``.
@@ -28,7 +29,7 @@ Protocol (bounded, for a shared machine; all times are CPU seconds of this proce
   the adaptive phase when tuning has not finished; stated in the output).
 
 Run (full faces, 4096 x 400, rank 10): ``nice -n 10 .venv/bin/python
-benchmarks/bench_particles_vs_nuts.py``; a quick subsample: ``--size 16 16 --faces 100``. The
+-m benchmarks.reproduce.masood2019.vs_nuts``; a quick subsample: ``--size 16 16 --faces 100``. The
 full 1500-iteration NUTS run takes about 6 CPU hours here; ``--state FILE`` saves the chain
 every ``--save-every`` CPU seconds and the same command continues it from there, so the run can
 be spread over several sessions (the same ``--out`` and ``--nuts-budget`` each time).
@@ -38,15 +39,20 @@ Results: ``benchmarks/results/particles_vs_nuts_faces[...].json`` and ``.png`` (
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _env import RESULTS  # noqa: E402  (threads and data folder before numpy)
+import numpy as np
 
-# isort: split
-import numpy as np  # noqa: E402
+from benchmarks._common import RESULTS
+from benchmarks.reproduce.masood2019._shared import (
+    EPSILON_CACHE,
+    Store,
+    cached_epsilon,
+    epsilon_key,
+    warm_up_stein,
+)
+from bnmfzoo.inference.particles.baselines import values_to_factors
 
 
 def _faces(size, n_faces):
@@ -74,32 +80,15 @@ def _dump(path, out):
     os.replace(tmp, path)
 
 
-def warm_up_stein(model):
-    """Compile (and cache on the model) the score function and load the QP solver, untimed.
-
-    Weighting is excluded from the paper's timings (App. E); the score's one-off compilation is
-    kept out of every method's clock this way.
-    """
-    from bnmfzoo.inference.particles._init import random_init
-    from bnmfzoo.inference.particles.weighted import resolve_nmf_model, weigh_particles
-
-    info = resolve_nmf_model(model, method="bench")
-    rng = np.random.default_rng(0)
-    AW = [random_init(info.X_values, info.rank, rng, mask=info.mask) for _ in range(2)]
-    A, W = info.project(np.stack([a for a, _ in AW]), np.stack([w for _, w in AW]))
-    weigh_particles(info, A, W)
-
-
 def run_qtransform(model, M, seed, bank):
     """Q-Transform particles; returns a dict of CPU/wall times, KSD and diversity."""
     from bnmfzoo.inference import fit_particles
 
     warm_up_stein(model)
-    c0, w0 = time.process_time(), time.perf_counter()
     dt = fit_particles(model, n_particles=M, init="qtransform", q_bank=bank, random_seed=seed,
                        progressbar=False)
-    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     d = dt["diagnostics"]
+    cpu, wall = float(d["cpu_time"]), float(d["wall_time"])  # the whole call, as recorded
     div, ess = _diversity(dt["particles"]["A"].values, dt["particles"]["weight"].values)
     return {
         "cpu_time": cpu, "wall_time": wall,
@@ -110,16 +99,6 @@ def run_qtransform(model, M, seed, bank):
         "median_pairwise_A_dist": div, "effective_particles": ess,
         "median_n_iter": float(np.median(dt["particles"]["n_iter"].values)),
     }
-
-
-def values_to_factors(model, a_name, w_name):
-    """Compile ``point -> (A, W)`` from a sampler state (dict of PyMC's transformed values).
-
-    The random variables are replaced by their value variables first: compiling the random
-    variables themselves gives a function that draws from the prior and ignores the state.
-    """
-    outs = model.replace_rvs_by_values([model[a_name], model[w_name]])
-    return model.compile_fn(outs, inputs=model.value_vars, point_fn=True)
 
 
 class NUTSRun:
@@ -308,19 +287,17 @@ def peek_nuts(model, state_path, Ms, tune, draws, seed):
 
 
 def add_to_ksd_table(path, rows, tune, draws):
-    """Replace the NUTS rows of a ``bench_particles_ksd_time.py`` table with peeked ``rows``."""
-    from bench_particles_ksd_time import Store  # its locked merge: safe beside running tables
-
+    """Replace the NUTS rows of a ``masood2019.ksd_time`` table with peeked ``rows``."""
     with open(path) as f:
         table = json.load(f)
     store = Store(table["dataset"], table["model"], {}, {"nuts"}, path=path)
-    store.run("nuts", source="bench_particles_vs_nuts.py --peek", tune=tune, draws=draws)
+    store.run("nuts", source="masood2019.vs_nuts --peek", tune=tune, draws=draws)
     done = rows[0]["iterations"] >= tune + draws  # every row scores the same saved state
     for r in rows:
         store.add(method="nuts", M=r["n_particles"], stage="final" if done else "checkpoint",
                   step=max(r["iterations"] - tune, 0), cpu=r["cpu_time"], wall=r["wall_time"],
                   ksd=r["ksd"], ksd_uniform=r["ksd_uniform"],
-                  budget=f"{draws} draws after {tune} tuning (bench_particles_vs_nuts.py)")
+                  budget=f"{draws} draws after {tune} tuning (masood2019.vs_nuts)")
     print(f"  NUTS rows written to {path} ({'final' if done else 'checkpoint'})", flush=True)
 
 
@@ -440,7 +417,7 @@ def main():
                    help="NUTS CPU-second budget (default: 3 x the Q-Transform CPU time)")
     p.add_argument("--budget-factor", type=float, default=3.0)
     p.add_argument("--epsilon", type=float, default=None,
-                   help="SILF threshold (default: benchmarks/_epsilon_cache.py, n=50)")
+                   help="SILF threshold (default: the cached value, n=50)")
     p.add_argument("--wait-epsilon", action="store_true",
                    help="poll the epsilon cache until another process has filled it")
     p.add_argument("--seed", type=int, default=0)
@@ -454,15 +431,13 @@ def main():
                    help="with --state: score the saved checkpoints again from the saved draws "
                         "(after a fix to the scoring) and rewrite the verdict")
     p.add_argument("--ksd-table", default=None, metavar="JSON",
-                   help="with --peek: put the rows into this bench_particles_ksd_time.py table "
+                   help="with --peek: put the rows into this masood2019.ksd_time table "
                         "(e.g. benchmarks/results/ksd_time_faces_silf.json), replacing its NUTS "
                         "rows; they count as final only once the run has finished")
     p.add_argument("--peek", type=int, nargs="+", default=None, metavar="M",
                    help="score the draws saved in --state at these M (e.g. 5 25 50), write "
                         "them to <out>.peek.json and exit; the run itself is not touched")
     a = p.parse_args()
-
-    from _epsilon_cache import cached_epsilon
 
     from bnmfzoo.inference.particles.qtransform import generate_q_bank
     from bnmfzoo.models import silf
@@ -477,12 +452,10 @@ def main():
     if a.epsilon is None:
         w0 = time.perf_counter()
         if a.wait_epsilon:  # another process is computing it: poll the cache, don't duplicate
-            import _epsilon_cache as ec
-
-            key = ec._key(name, X, a.rank, 50, 1.2, 0)
+            key = epsilon_key(name, X, a.rank, 50, 1.2, 0)
             while True:
-                if os.path.exists(ec.PATH):
-                    with open(ec.PATH) as f:
+                if EPSILON_CACHE.exists():
+                    with open(EPSILON_CACHE) as f:
                         if key in json.load(f):
                             break
                 time.sleep(20)

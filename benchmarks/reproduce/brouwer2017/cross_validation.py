@@ -7,26 +7,22 @@ burn-in 180, thinning 2; ICM 500 sweeps, burn-in 450, thinning 2; NP 1000 sweeps
 Brouwer's stratified folds, and prints the mean test MSE beside the paper's averages.
 (The paper's nested CV re-selects K inside each outer fold; we fix K at its modal choice.)
 
-Usage: python benchmarks/bench_brouwer_cv.py [--folds 10] [--methods vb,icm,multiplicative,gibbs]
+Usage: python -m benchmarks.reproduce.brouwer2017.cross_validation [--folds 10]
+       [--methods vb,icm,multiplicative,gibbs]
        [--workers 1]
 """
 
 import argparse
 import functools
-import os
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
+from benchmarks._common import DATA
+from bnmfzoo.datasets import load_gdsc
+from bnmfzoo.inference.gaussian.cross_validation import cross_validate
+from bnmfzoo.models import exponential_gaussian
 
-from bnmfzoo.datasets import load_gdsc  # noqa: E402
-from bnmfzoo.inference.gaussian.cross_validation import cross_validate  # noqa: E402
-from bnmfzoo.models import exponential_gaussian  # noqa: E402
-
-DATA = os.environ.get("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                   "shared", "data"))
 # paper (repository result files, digest §5.3): 10-fold nested CV average test MSE on GDSC
 PAPER = {"vb": 704.9, "gibbs": 706.7, "icm": 715.9, "multiplicative": 729.5}
 

@@ -13,20 +13,17 @@ Paper values: the paper reports no numeric timings for the KSD or the weights (f
 weight time "depends only on M", Fig. 33, and is excluded from its runtimes), so there is no
 paper number to print beside ours.
 
-Run: ``.venv/bin/python benchmarks/bench_stein.py [--reps 5] [--numba]``.
+Run: ``python -m benchmarks.speed.stein [--reps 5] [--numba]``.
 """
 
 import argparse
-import os
 import time
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bnmfzoo.diagnostics import score_function, stein_kernel_matrix, stein_weights  # noqa: E402
-from bnmfzoo.diagnostics._kernels import imq_kernel  # noqa: E402
+import benchmarks._common  # noqa: F401  (one BLAS thread)
+from bnmfzoo.diagnostics import score_function, stein_kernel_matrix, stein_weights
+from bnmfzoo.diagnostics._kernels import imq_kernel
 
 D, N, R, M = 4096, 400, 10, 50
 

@@ -29,27 +29,21 @@ least time; random restarts similar KSD but slower; gradient methods plateau far
 particles not diverse (KSD flat from M = 5 to 50). Exponential-Gaussian - best is Q-Transform or
 Gibbs.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bench_particles_ksd_time.py --datasets ccle swimmer``.
+Run: ``nice -n 10 python -m benchmarks.reproduce.masood2019.ksd_time --datasets ccle swimmer``.
 """
 
 import argparse
-import importlib
 import json
 import os
 import time
 from pathlib import Path
 
-for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_v, "1")
-_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-if _SHARED.is_dir():
-    os.environ.setdefault("BNMFZOO_DATA", str(_SHARED))
+import numpy as np
 
-import numpy as np  # noqa: E402
+from benchmarks._common import RESULTS, Clock
+from benchmarks.reproduce.masood2019._shared import Store, cached_epsilon
+from bnmfzoo._terms.silf import svd_energy_rank
 
-from bnmfzoo._terms.silf import svd_energy_rank  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 POOLS = ("qtransform", "random", "nndsvdar")
 GRADIENT = ("svgd", "svgd_q", "dsgd")
 ALL_METHODS = POOLS + ("nuts", "gibbs", "advi", "fullrank_advi") + GRADIENT
@@ -61,90 +55,6 @@ STYLE = {"qtransform": ("tab:red", "o"), "random": ("tab:blue", "s"),
          "nndsvdar": ("tab:cyan", "D"), "nuts": ("tab:green", "^"), "gibbs": ("gold", "*"),
          "advi": ("tab:purple", "v"), "fullrank_advi": ("tab:pink", "v"),
          "svgd": ("tab:gray", "P"), "svgd_q": ("tab:brown", "X"), "dsgd": ("black", "h")}
-
-# the library times its phases with time.perf_counter (wall); on this shared machine the
-# benchmark measures CPU instead by handing those modules a clock whose perf_counter is the
-# process CPU time (every kernel here is single-threaded, BLAS threads = 1)
-_CPU_MODULES = ("bnmfzoo.inference.particles.weighted", "bnmfzoo.inference.particles._init",
-                "bnmfzoo.inference.particles.svgd", "bnmfzoo.inference.particles.dsgd",
-                "bnmfzoo.inference.particles.baselines")
-
-
-class _CPUClock:
-    perf_counter = staticmethod(time.process_time)
-    process_time = staticmethod(time.process_time)
-    time = staticmethod(time.time)
-
-
-def use_cpu_clock():
-    """Make the library's internal timings CPU seconds."""
-    for name in _CPU_MODULES:
-        importlib.import_module(name).time = _CPUClock
-
-
-class Clock:
-    """CPU and wall seconds of a block."""
-
-    def __enter__(self):
-        self.c0, self.w0 = time.process_time(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.cpu = time.process_time() - self.c0
-        self.wall = time.perf_counter() - self.w0
-
-
-class Store:
-    """Rows of one dataset/model, written to JSON after every addition.
-
-    Several runs may write the same table at once (different methods, or different M of one
-    gradient method): each write re-reads the file under a lock and keeps the rows other runs
-    have added since, replacing only this run's methods (at this run's M).
-    """
-
-    def __init__(self, dataset, model, meta, rerun, gradient_Ms=None, path=None):
-        """``rerun``: methods whose rows are replaced; ``gradient_Ms``: ``{method: Ms}`` for the
-        gradient methods, whose rows at other M are kept (each M is a separate run); ``path``:
-        the table (default ``RESULTS/ksd_time_<dataset>_<model>.json``)."""
-        self.path = Path(path) if path else RESULTS / f"ksd_time_{dataset}_{model}.json"
-        self.dataset, self.model = dataset, model
-        self.rerun, self.gradient_Ms = set(rerun), gradient_Ms or {}
-        self.meta, self.rows, self.runs = meta, [], {}
-        self.flush()
-
-    def _mine(self, row):
-        m = row["method"]
-        return m in self.rerun and (m not in self.gradient_Ms or row["M"] in self.gradient_Ms[m])
-
-    def add(self, **row):
-        self.rows.append(row)
-        self.flush()
-
-    def run(self, method, **info):
-        self.runs[method] = info
-        self.flush()
-
-    def flush(self):
-        import fcntl
-
-        RESULTS.mkdir(exist_ok=True)
-        with open(self.path.with_suffix(".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            old = {"rows": [], "runs": {}}
-            if self.path.exists():
-                with open(self.path) as f:
-                    old = json.load(f)
-            runs = {k: v for k, v in old.get("runs", {}).items()
-                    if k not in self.rerun or k in self.gradient_Ms}
-            self.data = {"dataset": self.dataset, "model": self.model,
-                         "meta": {**old.get("meta", {}), **self.meta},
-                         "runs": {**runs, **self.runs},
-                         "rows": [r for r in old["rows"] if not self._mine(r)] + self.rows}
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "w") as f:
-                json.dump(self.data, f, indent=1)
-            os.replace(tmp, self.path)
-
 
 def load(name, faces_size):
     """Data, rank and the cache name of its SILF threshold (None: computed by the model)."""
@@ -168,11 +78,6 @@ def build_model(kind, X, rank, eps_name, args):
 
     if kind == "silf":
         if eps_name is not None:
-            import sys
-
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from _epsilon_cache import cached_epsilon
-
             eps, _ = cached_epsilon(eps_name, X, rank)
             return silf(X, rank, epsilon=eps), {"epsilon": eps}
         model = silf(X, rank, random_seed=args.seed)
@@ -197,7 +102,10 @@ def pool_particles(name, init, model, info, args, bank):
     them: the NMF solves do not depend on the model; each model projects them onto its support).
     Returns (A, W, per-particle CPU s, setup CPU s (SVD for Q-Transform), wall/CPU, n_iter)."""
     from bnmfzoo.inference import fit_particles
-    from bnmfzoo.inference import particles as particles_mod
+
+    # fit_particles calls make_particle through weighted's namespace; wrapping it there keeps
+    # the raw solver particles (before the model's projection), shared by both models
+    from bnmfzoo.inference.particles import weighted as particles_mod
 
     key = (name, init, args.pool, args.seed)
     disk = (Path(args.pool_cache) / f"pool_{name}_{init}_{args.pool}_{args.seed}.npz"
@@ -223,9 +131,9 @@ def pool_particles(name, init, model, info, args, bank):
         finally:
             particles_mod.make_particle = orig
         d = dt["diagnostics"]
-        setup = float(d["svd_time"]) if "svd_time" in d else 0.0
+        setup = float(d["svd_cpu_time"]) if "svd_cpu_time" in d else 0.0
         _POOL_CACHE[key] = (np.stack([r["A"] for r in raw]), np.stack([r["W"] for r in raw]),
-                            dt["particles"]["time"].values, setup, c.wall / max(c.cpu, 1e-9),
+                            dt["particles"]["cpu_time"].values, setup, c.wall / max(c.cpu, 1e-9),
                             dt["particles"]["n_iter"].values)
         if disk is not None:
             disk.parent.mkdir(parents=True, exist_ok=True)
@@ -360,12 +268,12 @@ def run_advi(method, model, info, args, store, Ms):
     store.run(method, steps=args.advi_steps, cpu_call=call.cpu, wall_call=call.wall,
               final_loss=float(dt["variational"]["loss"].values[-1]))
     ratio = call.wall / max(call.cpu, 1e-9)
-    for it, t, k in zip(d["checkpoint_iteration"].values, d["checkpoint_time"].values,
+    for it, t, k in zip(d["checkpoint_iteration"].values, d["checkpoint_cpu_time"].values,
                         d["checkpoint_stein_discrepancy"].values):
         if it != d["checkpoint_iteration"].values[-1]:
             store.add(method=method, M=max(Ms), stage="checkpoint", step=int(it), cpu=float(t),
                       wall=float(t) * ratio, ksd=float(k), budget=f"{args.advi_steps} steps")
-    t = float(d["total_time"])
+    t = float(d["total_cpu_time"])
     p = dt["particles"]
     for M in Ms:
         A, W = p["A"].values[:M], p["W"].values[:M]
@@ -378,32 +286,17 @@ def run_advi(method, model, info, args, store, Ms):
 def run_gradient(label, model, info, args, bank, store, Ms):
     from bnmfzoo.inference import fit_dsgd, fit_svgd
 
-    dsgd = importlib.import_module("bnmfzoo.inference.particles.dsgd")
-
-    compile_cpu = {}
-    orig = dsgd.ksd_graph
-
-    def timed_graph(*a, **kw):
-        with Clock() as c:
-            out = orig(*a, **kw)
-        compile_cpu["cpu"] = c.cpu
-        return out
-
     fn, init = {"svgd": (fit_svgd, "random"), "svgd_q": (fit_svgd, "qtransform"),
                 "dsgd": (fit_dsgd, "random")}[label]
     Ms = args.dsgd_Ms if label == "dsgd" else args.grad_Ms
     for M in Ms:
-        compile_cpu.clear()
-        dsgd.ksd_graph = timed_graph
-        try:
-            with Clock() as call:
-                dt = fn(model, n_particles=M, n_steps=args.steps, init=init, q_bank=bank,
-                        random_seed=args.seed, progressbar=False)
-        finally:
-            dsgd.ksd_graph = orig
+        with Clock() as call:
+            dt = fn(model, n_particles=M, n_steps=args.steps, init=init, q_bank=bank,
+                    random_seed=args.seed, progressbar=False)
         d = dt["diagnostics"]
-        sub = compile_cpu.get("cpu", 0.0)
-        times = d["checkpoint_time"].values - sub
+        # CPU seconds recorded by the fitter; DSGD's graph compilation is excluded
+        sub = float(d["compile_cpu_time"]) if "compile_cpu_time" in d else 0.0
+        times = d["checkpoint_cpu_time"].values - sub
         steps = d["checkpoint_step"].values
         per_step = float((times[-1] - times[0]) / max(steps[-1] - steps[0], 1))
         store.run(f"{label}_M{M}", steps=args.steps, cpu_call=call.cpu, wall_call=call.wall,
@@ -444,7 +337,8 @@ def run(name, kind, args):
     store = Store(name, kind, {"shape": list(X.shape), "rank": rank,
                                "observed": float(info.mask.mean()), **hyper,
                                "model_build_cpu": c.cpu}, set(methods),
-                  {m: (set(args.dsgd_Ms) if m == "dsgd" else set(args.grad_Ms)) for m in GRADIENT})
+                  {m: (set(args.dsgd_Ms) if m == "dsgd" else set(args.grad_Ms)) for m in GRADIENT},
+                  path=RESULTS / f"ksd_time_{name}_{kind}.json")
     print(f"\n=== {name} / {kind}: {X.shape[0]} x {X.shape[1]}, rank {rank}, observed "
           f"{info.mask.mean():.3f}, {hyper} ===", flush=True)
     bank = generate_q_bank()
@@ -666,7 +560,6 @@ def main():
                 if path.exists():
                     report(path)
         return
-    use_cpu_clock()
     for name in args.datasets:
         for kind in kinds:
             t = time.perf_counter()

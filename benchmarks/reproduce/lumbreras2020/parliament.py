@@ -4,25 +4,22 @@ Paper values (130 x 130 Catalan parliament, K = 100 truncation, alpha = beta = 1
 eta_k = 1; Gibbs 4000 burn-in + 1000 kept sweeps, CVB0 500 iterations):
 Beta-Dir VB 4,729 (nine components), Beta-Dir Gibbs 4,863 (nine), Dir-Dir Gibbs 8,930 (two),
 logistic PCA-8 1,783 (not run here).
-Run: ``.venv/bin/python benchmarks/bench_nbmf_reproduce.py [--quick]``.
+Run: ``python -m benchmarks.reproduce.lumbreras2020.parliament [--quick]`` (``--quick``: 1000 +
+500 Gibbs sweeps instead of the paper's 4000 + 1000).
 """
 
-import os
-import sys
+import argparse
 import time
 
 import numpy as np
 
-os.environ.setdefault("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                   "shared", "data"))
+import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
+from bnmfzoo.datasets import load_nbmf
+from bnmfzoo.diagnostics import active_components, heldout_loglik
+from bnmfzoo.inference import fit_collapsed_gibbs, fit_cvb0
+from bnmfzoo.models import beta_dir, dir_dir
 
-from bnmfzoo.datasets import load_nbmf  # noqa: E402
-from bnmfzoo.diagnostics import active_components, heldout_loglik  # noqa: E402
-from bnmfzoo.inference import fit_collapsed_gibbs, fit_cvb0  # noqa: E402
-from bnmfzoo.models import beta_dir, dir_dir  # noqa: E402
-
-QUICK = "--quick" in sys.argv
-TUNE, DRAWS = (1000, 500) if QUICK else (4000, 1000)
+TUNE, DRAWS = 4000, 1000
 PAPER = {"Beta-Dir VB": (4729, 9), "Beta-Dir Gibbs": (4863, 9), "Dir-Dir Gibbs": (8930, 2)}
 
 
@@ -68,6 +65,17 @@ def animals(top=6):
         print(f"  k={k:3d} mass {mass[k]:.2f} | attributes: {top_attr} | animals: {top_animals}")
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    global TUNE, DRAWS
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="1000 + 500 Gibbs sweeps")
+    args = p.parse_args(argv)
+    if args.quick:
+        TUNE, DRAWS = 1000, 500
     parliament()
     animals()
+
+
+if __name__ == "__main__":
+    main()

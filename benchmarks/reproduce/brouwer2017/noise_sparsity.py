@@ -12,25 +12,22 @@ repetitions and VB 2000/500, ICM 5000/2000, NP 5000/2000 iterations (noise/spars
 ``--repeats`` repetitions and ``--iters`` sweeps (ICM averages the last 10 % with thinning 2,
 like the paper's burn-in). Paper values are the repository's averages (digest §5.3).
 
-Usage: python benchmarks/bench_brouwer_noise_sparsity.py [--repeats 2] [--iters 200]
+Usage: python -m benchmarks.reproduce.brouwer2017.noise_sparsity [--repeats 2] [--iters 200]
 """
 
 import argparse
-import os
 import types
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bnmfzoo._validation import check_matrix  # noqa: E402
-from bnmfzoo.datasets import holdout_mask  # noqa: E402
-from bnmfzoo.inference.gaussian.cross_validation import posterior_prediction  # noqa: E402
-from bnmfzoo.inference.gaussian.icm import fit_icm  # noqa: E402
-from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative  # noqa: E402
-from bnmfzoo.inference.gaussian.vb import fit_vb  # noqa: E402
-from bnmfzoo.models._spec import ModelSpec, attach_spec  # noqa: E402
+import benchmarks._common  # noqa: F401  (one BLAS thread)
+from bnmfzoo._validation import check_matrix
+from bnmfzoo.datasets import holdout_mask
+from bnmfzoo.inference.gaussian.cross_validation import posterior_prediction
+from bnmfzoo.inference.gaussian.icm import fit_icm
+from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
+from bnmfzoo.inference.gaussian.vb import fit_vb
+from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 RATIOS = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 PAPER_NOISE = {"vb": [7e-5, 0.405, 0.818, 2.04, 3.84, 7.57, 19.3],

@@ -11,7 +11,7 @@ Gibbs uses the numeric kernel of ``GibbsNMF``/``GibbsNMTF`` (``_gaussian_core``)
 Iteration counts are the paper's (digest §4.1) times ``--scale``; ``--seeds`` runs are averaged
 (the paper averages 20). Writes ``benchmarks/results/brouwer_convergence_<datasets>.png``.
 
-Usage: python benchmarks/bench_brouwer_convergence.py [--scale 1.0] [--seeds 1]
+Usage: python -m benchmarks.reproduce.brouwer2017.convergence [--scale 1.0] [--seeds 1]
        [--datasets toy,gdsc]
 """
 
@@ -19,20 +19,16 @@ import argparse
 import os
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
+from benchmarks._common import DATA, RESULTS
+from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
+from bnmfzoo.inference.gaussian.icm import fit_icm
+from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
+from bnmfzoo.inference.gaussian.vb import fit_vb
+from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 
-from bnmfzoo.inference.gaussian import _vb_core as core  # noqa: E402
-from bnmfzoo.inference.gaussian import _vb_glue as glue  # noqa: E402
-from bnmfzoo.inference.gaussian.icm import fit_icm  # noqa: E402
-from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative  # noqa: E402
-from bnmfzoo.inference.gaussian.vb import fit_vb  # noqa: E402
-from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.environ.get("BNMFZOO_DATA", os.path.join(HERE, "..", "..", "shared", "data"))
 ITERS = {  # paper's iteration counts: (vb, gibbs, icm, np)
     ("toy", "nmf"): (500, 500, 2000, 2000), ("toy", "nmtf"): (2000, 2000, 5000, 10000),
     ("gdsc", "nmf"): (200, 200, 500, 1000), ("gdsc", "nmtf"): (500, 500, 500, 1000),
@@ -157,9 +153,9 @@ def main():
         axes[0, c].set_title(title)
         axes[0, c].legend()
     fig.tight_layout()
-    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    os.makedirs(RESULTS, exist_ok=True)
     name = "_".join(args.datasets.split(","))
-    path = os.path.join(HERE, "results", f"brouwer_convergence_{name}.png")
+    path = os.path.join(RESULTS, f"brouwer_convergence_{name}.png")
     fig.savefig(path, dpi=90)
     print("\nplot:", path)
 

@@ -10,26 +10,22 @@
 
 The authors report 0.125 s per NMF VB iteration on GDSC (supplement Table 5; the repository's
 timing files give 0.094 s) on a 2017 laptop, single-threaded NumPy.
-Usage: python benchmarks/bench_vb.py [--repeats 7]
+Usage: python -m benchmarks.speed.vb [--repeats 7]
 """
 
 import argparse
 import os
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
+from benchmarks._common import DATA
+from bnmfzoo.datasets import load_gdsc
+from bnmfzoo.inference.gaussian import _vb_core as core
+from bnmfzoo.inference.gaussian import _vb_glue as glue
+from bnmfzoo.inference.gaussian.vb import _update_tau, elbo
+from bnmfzoo.models import exponential_gaussian
 
-from bnmfzoo.datasets import load_gdsc  # noqa: E402
-from bnmfzoo.inference.gaussian import _vb_core as core  # noqa: E402
-from bnmfzoo.inference.gaussian import _vb_glue as glue  # noqa: E402
-from bnmfzoo.inference.gaussian.vb import _update_tau, elbo  # noqa: E402
-from bnmfzoo.models import exponential_gaussian  # noqa: E402
-
-DATA = os.environ.get("BNMFZOO_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
-                                                   "shared", "data"))
 PAPER_TABLE5 = 0.125
 PAPER_CODE = 0.094
 

@@ -1,0 +1,1 @@
+"""Paper reproductions, one package per paper (``make reproduce``; hours at full size)."""

@@ -1,0 +1,1 @@
+"""Brouwer, Frellsen & Lio (2017): convergence, cross-validation, noise and sparsity."""

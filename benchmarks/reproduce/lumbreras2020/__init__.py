@@ -1,0 +1,1 @@
+"""Lumbreras et al. (2020): binary NMF (parliament fit, held-out perplexity)."""

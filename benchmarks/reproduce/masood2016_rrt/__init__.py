@@ -1,0 +1,1 @@
+"""Masood & Doshi-Velez (2016): RRT exploration and nonparametric VI (ELBO tables)."""

@@ -1,0 +1,1 @@
+"""Speed benchmarks: each times ours against a baseline in the same run (``make bench``)."""

@@ -14,6 +14,12 @@ Sample stats: ``log_joint`` (the collapsed log p(V, Z[, C]), label-invariant, go
 (:func:`bnmfzoo.diagnostics.heldout_loglik`). PyMC's trace backend only stores scalar stats, so
 the Rao-Blackwellized per-draw conditional means E[A | Z] E[W | Z, V] are produced by
 :func:`fit_collapsed_gibbs`, which drives the same chains without PyMC.
+
+Chains start from 100 CVB0 sweeps (``init="cvb0"``, as the authors' code starts Gibbs from 100
+VB iterations) or from the prior's random labels (``init="prior"``). At the end of each chain a
+parametric fit (``rank=K``) whose components are all used alike is flagged with a UserWarning
+(:func:`spread_warning`); with ``cores > 1`` PyMC runs chains in worker processes, whose
+warnings are printed to stderr but not raised in the caller.
 """
 
 import warnings
@@ -146,22 +152,6 @@ def spread_warning(counts, concentration, *, nonparametric, where="collapsed Gib
             "with predictions near the column means. For the paper's K = 100 fits use the "
             f"truncated nonparametric prior (truncation={K}, gamma_k = gamma / K), as "
             "Lumbreras et al. (2020) did.",
-            UserWarning,
-            stacklevel=3,
-        )
-        return True
-    return False
-    shares = shares / total
-    n_active = int(np.sum(shares >= 0.5 / K))
-    nz = shares[shares > 0]
-    entropy = float(-(nz * np.log(nz)).sum() / np.log(K))
-    if n_active > K / 2 and entropy >= 0.95:
-        warnings.warn(
-            f"{where}: {n_active} of the K = {K} components of this parametric model (rank={K}, "
-            f"gamma_k = gamma per component) are active at near-uniform shares (normalized "
-            f"entropy {entropy:.3f}); the chain is at its uninformative state (near-constant "
-            "predictions). Run longer, or use the truncated nonparametric prior "
-            f"(truncation={K}) as Lumbreras et al. (2020) did for their K = 100 experiments.",
             UserWarning,
             stacklevel=3,
         )

@@ -93,9 +93,9 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
     --------
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
-    >>> _ = p.write_text("gene,s1,s2\\ng1,1,NA\\ng2,0.5,3\\n")
+    >>> _ = p.write_text("gene,s1,s2\ng1,1,NA\ng2,0.5,3\n")
     >>> X, info = read_matrix(p, return_info=True)
-    >>> X.shape, list(X["row"].values), info.n_missing
+    >>> X.shape, X["row"].values.tolist(), info.n_missing
     ((2, 2), ['g1', 'g2'], 1)
     """
     path = Path(path)

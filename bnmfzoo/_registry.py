@@ -41,9 +41,47 @@ DEFAULT_METHOD = {
     "silf": "particles",
     "uniform_noise": "rrt",
     "beta_dir": "collapsed_gibbs",
-    "dir_beta": "nuts",
+    "dir_beta": "collapsed_gibbs",
     "dir_dir": "collapsed_gibbs_dirdir",
 }
+
+#: methods that apply to each model (the first is the default)
+MODEL_METHODS = {
+    "exponential_gaussian": ("gibbs", "vb", "icm", "multiplicative", "nuts", "advi",
+                             "particles", "svgd", "dsgd", "rrt"),
+    "tri_exponential_gaussian": ("gibbs_nmtf", "vb", "icm", "nuts", "advi"),
+    "silf": ("particles", "svgd", "dsgd", "nuts", "advi"),
+    "uniform_noise": ("rrt",),
+    "beta_dir": ("collapsed_gibbs", "cvb0", "nuts"),
+    "dir_beta": ("collapsed_gibbs", "cvb0", "nuts"),
+    "dir_dir": ("collapsed_gibbs_dirdir", "nuts"),
+}
+
+#: models whose rank may be omitted (they default to the truncated nonparametric prior)
+BINARY_MODELS = ("beta_dir", "dir_beta", "dir_dir")
+
+
+def check_method(model, method=None):
+    """Return ``method`` (or the model's default), refusing one that does not fit ``model``."""
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {sorted(MODELS)}")
+    if method is None:
+        return DEFAULT_METHOD[model]
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
+    if method not in MODEL_METHODS[model]:
+        raise ValueError(f"method {method!r} does not apply to model {model!r}; choose one of "
+                         f"{list(MODEL_METHODS[model])}")
+    return method
+
+
+def model_options(name):
+    """Keyword options (name -> default) of the model function called ``name``."""
+    import inspect
+
+    sig = inspect.signature(resolve(MODELS[name]))
+    return {p.name: p.default for p in sig.parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name != "mask"}
 
 
 def resolve(path):
@@ -56,6 +94,13 @@ def build_model(name, X, rank, **kwargs):
     """Build the model called ``name`` on data ``X`` with ``rank``."""
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
+    options = model_options(name)
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        raise ValueError(f"model {name!r} has no option {', '.join(map(repr, unknown))}; its "
+                         f"options are {sorted(options)}")
+    if rank is None and name not in BINARY_MODELS:
+        raise ValueError(f"model {name!r} needs a rank (--rank)")
     if name == "tri_exponential_gaussian":
         ranks = rank if isinstance(rank, tuple) else (rank, rank)
         return resolve(MODELS[name])(X, ranks=ranks, **kwargs)

@@ -7,11 +7,18 @@ Examples
     $ bnmfzoo datasets
     $ bnmfzoo demo --out bnmfzoo-demo
     $ bnmfzoo fit ratings.csv --model exponential_gaussian --rank 5 --method gibbs --out fit.nc
+    $ bnmfzoo fit votes.csv --model beta_dir --truncation 100 --out votes.nc
     $ bnmfzoo report fit.nc
+
+Exit codes: 0 success, 2 bad input (one line on stderr naming the file or option), 130
+interrupted (Ctrl-C; nothing is written and an existing result file is left as it was).
 """
 
 import argparse
+import logging
+import signal
 import sys
+from contextlib import contextmanager
 
 
 def _cmd_datasets(args):
@@ -51,9 +58,122 @@ def _cmd_fit(args):
     fit_file(
         args.data, model=args.model, rank=args.rank, method=args.method, out=args.out,
         draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
-        progressbar=not args.quiet,
+        progressbar=not args.quiet, header=args.header, index_col=args.index_col,
+        model_kwargs=_model_kwargs(args),
     )
     return 0
+
+
+#: command-line option -> (model keyword, models it applies to)
+_HYPER_OPTIONS = {
+    "truncation": ("truncation", ("beta_dir", "dir_beta", "dir_dir")),
+    "ard": ("ard", ("exponential_gaussian", "tri_exponential_gaussian")),
+    "lambda_": ("lambda_", ("exponential_gaussian", "silf", "uniform_noise")),
+    "sigma": ("sigma", ("exponential_gaussian", "tri_exponential_gaussian")),
+}
+
+
+def _model_kwargs(args):
+    from bnmfzoo._registry import model_options
+
+    kwargs = {}
+    for dest, (key, models) in _HYPER_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is None or value is False:
+            continue
+        flag = "--" + dest.rstrip("_")
+        if args.model not in models:
+            raise ValueError(f"{flag} does not apply to model {args.model!r} (it applies to "
+                             f"{', '.join(models)})")
+        kwargs[key] = value
+    options = model_options(args.model)
+    for item in args.model_arg or ():
+        key, value = item
+        if key not in options and key + "_" in options:
+            key += "_"
+        if key not in options:
+            raise ValueError(f"--model-arg {key}: model {args.model!r} has no such option; its "
+                             f"options are {', '.join(sorted(options))}")
+        kwargs[key] = value
+    return kwargs
+
+
+def _int_at_least(low):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        return value
+    return parse
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _index_col(text):
+    low = text.strip().lower()
+    if low == "auto":
+        return "auto"
+    if low == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be 'auto', 'none' or a column number (0 = first), got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a column number >= 0, got {text!r}")
+    return value
+
+
+def _key_value(text):
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"must look like key=value, got {text!r}")
+    raw = raw.strip()
+    low = raw.lower()
+    if low in ("true", "false"):
+        return key, low == "true"
+    if low == "none":
+        return key, None
+    for cast in (int, float):
+        try:
+            return key, cast(raw)
+        except ValueError:
+            pass
+    return key, raw
+
+
+def _fit_epilog():
+    from bnmfzoo._registry import DEFAULT_METHOD, MODEL_METHODS
+
+    lines = ["models and their methods (the first is the default):"]
+    for model, methods in MODEL_METHODS.items():
+        assert methods[0] == DEFAULT_METHOD[model]
+        lines.append(f"  {model:<26}{', '.join(methods)}")
+    lines += [
+        "",
+        "binary models (beta_dir, dir_beta, dir_dir): --truncation K is the truncated",
+        "nonparametric prior (gamma_k = 1/K) that Lumbreras et al. (2020) used with K = 100 for",
+        "all their experiments, and the default when neither --rank nor --truncation is given;",
+        "--rank K is the parametric model (gamma_k = 1 per component), a different, flatter prior.",
+        "",
+        "data files: .csv/.tsv/.txt (header row and row-label column detected, see --header and",
+        "--index-col; empty, NA and NaN cells are missing), .npy, or .nc with one variable.",
+        "Exit codes: 0 ok, 2 bad input, 130 interrupted (nothing written).",
+    ]
+    return "\n".join(lines)
 
 
 def _cmd_report(args):
@@ -64,12 +184,23 @@ def _cmd_report(args):
     return 0
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keep the epilog's layout."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit code 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
     """Return the argument parser of the ``bnmfzoo`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bnmfzoo", description="Bayesian non-negative matrix factorization on PyMC."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("datasets", help="list the datasets with shape, type and observed fraction")
     p.add_argument("--data-home", default=None, help="folder holding the data files")
@@ -82,17 +213,58 @@ def build_parser():
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("fit", help="fit a model to a CSV/TSV, .npy or netCDF matrix")
-    p.add_argument("data", help="D x N matrix; NaN or empty cells are missing")
-    p.add_argument("--model", default="exponential_gaussian")
-    p.add_argument("--rank", type=int, required=True)
-    p.add_argument("--method", default=None, help="inference method (default: the model's)")
-    p.add_argument("--out", required=True, help="result file (.nc)")
-    p.add_argument("--draws", type=int, default=500)
-    p.add_argument("--tune", type=int, default=200)
-    p.add_argument("--chains", type=int, default=2)
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--quiet", action="store_true")
+    from bnmfzoo._registry import MODELS
+
+    p = sub.add_parser(
+        "fit", help="fit a model to a CSV/TSV, .npy or netCDF matrix",
+        description="Fit a Bayesian NMF model to a D x N matrix and write the posterior "
+                    "(an ArviZ DataTree) to a .nc file.",
+        epilog=_fit_epilog(), formatter_class=_HelpFormatter,
+    )
+    p.add_argument("data", help="D x N matrix (.csv, .tsv, .txt, .npy, .nc); NaN, NA or empty "
+                                "cells are missing")
+    p.add_argument("--model", default="exponential_gaussian", choices=list(MODELS),
+                   metavar="MODEL", help="one of: " + ", ".join(MODELS)
+                   + " (default: %(default)s)")
+    p.add_argument("--rank", type=_int_at_least(1), default=None,
+                   help="number of components (required except for the binary models)")
+    p.add_argument("--truncation", type=_int_at_least(1), default=None,
+                   help="binary models: truncation K of the nonparametric prior (default 100 "
+                        "when --rank is not given); not with --rank")
+    p.add_argument("--method", default=None,
+                   help="inference method (default: the model's, see below)")
+    p.add_argument("--out", required=True,
+                   help="result file; must end in .nc and its folder must exist")
+    p.add_argument("--draws", type=_int_at_least(1), default=500,
+                   help="kept draws per chain (samplers; default %(default)s)")
+    p.add_argument("--tune", type=_int_at_least(0), default=200,
+                   help="tuning / burn-in iterations per chain (samplers; default %(default)s)")
+    p.add_argument("--chains", type=_int_at_least(1), default=2,
+                   help="chains (samplers; default %(default)s)")
+    p.add_argument("--seed", type=_int_at_least(0), default=None,
+                   help="random seed (default: a fresh one)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bars and no PyMC log messages")
+    g = p.add_argument_group("data layout (delimited text)")
+    g.add_argument("--header", dest="header", action="store_const", const=True,
+                   default="auto", help="the first row holds column names (default: detected: "
+                                        "a header when a cell of the first row is not a number)")
+    g.add_argument("--no-header", dest="header", action="store_const", const=False,
+                   help="the first row is data")
+    g.add_argument("--index-col", type=_index_col, default="auto", metavar="{auto,none,N}",
+                   help="column holding row labels, 0 = first (default auto: the first column "
+                        "when it holds text or the header's first cell is empty)")
+    g = p.add_argument_group("model hyperparameters (see the model's docstring)")
+    g.add_argument("--ard", action="store_true", default=None,
+                   help="exponential_gaussian, tri_exponential_gaussian: ARD priors")
+    g.add_argument("--lambda", dest="lambda_", type=_positive_float, default=None,
+                   help="exponential_gaussian, silf, uniform_noise: exponential prior rate "
+                        "(model default 0.1, 1, 1)")
+    g.add_argument("--sigma", type=_positive_float, default=None,
+                   help="exponential_gaussian, tri_exponential_gaussian: fixed noise standard "
+                        "deviation (default: learned)")
+    g.add_argument("--model-arg", action="append", type=_key_value, metavar="KEY=VALUE",
+                   help="any other keyword of the model function, e.g. gamma=0.5 (repeatable)")
     p.set_defaults(func=_cmd_fit)
 
     p = sub.add_parser("report", help="write an HTML report (and PNGs) for a result file")
@@ -102,12 +274,53 @@ def build_parser():
     return parser
 
 
+@contextmanager
+def _interruptible():
+    """Turn SIGINT into :class:`~bnmfzoo._fitcli.Interrupted` (PyMC swallows KeyboardInterrupt)."""
+    from bnmfzoo._fitcli import Interrupted
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave Ctrl-C alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _quiet_logs(quiet):
+    """Silence PyMC's (and PyTensor's) log messages below ERROR while ``quiet``."""
+    if quiet:
+        import pymc  # noqa: F401  (pymc sets its logger's level on import: import it first)
+    loggers = [logging.getLogger(name) for name in ("pymc", "pytensor")] if quiet else []
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 def main(argv=None):
     """Entry point of the ``bnmfzoo`` command."""
+    from bnmfzoo._fitcli import Interrupted
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        with _interruptible(), _quiet_logs(getattr(args, "quiet", False)):
+            return args.func(args)
+    except Interrupted:
+        print(f"bnmfzoo {args.command}: interrupted; no result written", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, FileNotFoundError, OSError) as err:
         print(f"bnmfzoo {args.command}: error: {err}", file=sys.stderr)
         return 2

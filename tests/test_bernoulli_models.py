@@ -51,6 +51,36 @@ def test_nonparametric_truncation():
     np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 0.1)
 
 
+def test_truncation_is_the_nonparametric_prior_and_rank_the_parametric_one():
+    paper = beta_dir(V, truncation=100)  # the paper's "K = 100": gamma_k = 1 / K
+    assert paper.bnmfzoo_spec.rank == 100 and paper.bnmfzoo_spec.hyper["nonparametric"]
+    np.testing.assert_allclose(paper.bnmfzoo_spec.hyper["gamma"], 0.01)
+    np.testing.assert_allclose(beta_dir(V).bnmfzoo_spec.hyper["gamma"], 0.01)  # same default
+    parametric = beta_dir(V, rank=3)  # gamma_k = gamma per component
+    assert not parametric.bnmfzoo_spec.hyper["nonparametric"]
+    np.testing.assert_allclose(parametric.bnmfzoo_spec.hyper["gamma"], 1.0)
+    np.testing.assert_allclose(dir_beta(V, truncation=10, eta=2.0).bnmfzoo_spec.hyper["eta"],
+                               0.2)
+    m = dir_dir(V, truncation=20, gamma=2.0)
+    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["gamma"], 0.1)
+    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 1.0)
+    for build in (beta_dir, dir_beta, dir_dir):
+        with pytest.raises(ValueError, match="not both"):
+            build(V, rank=2, truncation=100)
+        with pytest.raises(ValueError, match="nonparametric=False"):
+            build(V, truncation=100, nonparametric=False)
+        for bad in (0, 2.5, True):
+            with pytest.raises(ValueError, match="truncation must be an integer"):
+                build(V, truncation=bad)
+
+
+def test_dataarray_without_coordinates_gets_integer_labels():
+    Vda = xr.DataArray(np.nan_to_num(V), dims=("a", "b"))  # no coordinate values
+    for build in (beta_dir, dir_beta, dir_dir):
+        m = build(Vda, rank=2)
+        assert list(m.coords["row"]) == [0, 1, 2, 3] and list(m.coords["col"]) == [0, 1, 2]
+
+
 def test_model_input_errors():
     with pytest.raises(ValueError, match="V must be binary"):
         beta_dir(V * 2, rank=2)

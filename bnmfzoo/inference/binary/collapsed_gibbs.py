@@ -14,7 +14,15 @@ Sample stats: ``log_joint`` (the collapsed log p(V, Z[, C]), label-invariant, go
 (:func:`bnmfzoo.diagnostics.heldout_loglik`). PyMC's trace backend only stores scalar stats, so
 the Rao-Blackwellized per-draw conditional means E[A | Z] E[W | Z, V] are produced by
 :func:`fit_collapsed_gibbs`, which drives the same chains without PyMC.
+
+Chains start from 100 CVB0 sweeps (``init="cvb0"``, as the authors' code starts Gibbs from 100
+VB iterations) or from the prior's random labels (``init="prior"``). At the end of each chain a
+parametric fit (``rank=K``) whose components are all used alike is flagged with a UserWarning
+(:func:`spread_warning`); with ``cores > 1`` PyMC runs chains in worker processes, whose
+warnings are printed to stderr but not raised in the caller.
 """
+
+import warnings
 
 import numpy as np
 import pytensor
@@ -27,11 +35,128 @@ from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
     assignment_summary,
+    betadir_counts,
+    cvb0_counts,
+    cvb0_sweep,
+    dirdir_counts,
     observed_entries,
 )
 from bnmfzoo.models._spec import get_spec
 
-__all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs"]
+__all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
+           "spread_warning"]
+
+_INITS = ("cvb0", "prior")
+
+
+def _check_init(init, init_iter):
+    if init not in _INITS:
+        raise ValueError(f"init must be one of {_INITS}, got {init!r}")
+    if isinstance(init_iter, bool) or int(init_iter) != init_iter or init_iter < 1:
+        raise ValueError(f"init_iter must be an integer >= 1, got {init_iter!r}")
+    return init, int(init_iter)
+
+
+def cvb0_start(chain, rng, n_iter=100):
+    """Move a fresh chain's assignments to a draw from ``n_iter`` CVB0 sweeps, in place.
+
+    The authors' code starts its Gibbs samplers from 100 variational iterations (Lumbreras et
+    al. 2020, §5); from a uniformly random start the collapsed chains can stay near a
+    constant-prediction state for thousands of sweeps. CVB0 (Eq. 36) runs on the chain's row
+    labels ``z`` with the chain's row concentration ``g``; its Beta parameters are the chain's
+    ``a, b`` (Beta-Dir) or ``1, 1`` (Dir-Dir, whose ``P(v = 1 | z = k)`` is also a per-column
+    probability). Each ``z`` is then drawn from its responsibility. For Dir-Dir, ``c = z`` on
+    ones (as Eq. 59 requires) and on zeros ``c != z`` is drawn proportionally to
+    ``eta_k + (ones of that column labelled k)``. Any start is valid for the Markov chain; this
+    only shortens the burn-in.
+    """
+    rows, cols, v = chain.rows, chain.cols, chain.v
+    D, N, K = chain.D, chain.N, chain.K
+    n = rows.shape[0]
+    if n == 0:
+        return chain
+    a = getattr(chain, "a", np.ones(K))
+    b = getattr(chain, "b", np.ones(K))
+    q = np.zeros((n, K))
+    q[np.arange(n), rng.integers(0, K, size=n)] = 1.0
+    for _ in range(int(n_iter)):
+        L, C1, C0 = cvb0_counts(rows, cols, v, q, D, N)
+        cvb0_sweep(rows, cols, v, q, L, C1, C0, chain.g, a, b)
+    z = _draw_rows(q, rng)
+    if isinstance(chain, DirDirChain):
+        ones = v == 1
+        Q1 = np.zeros((N, K))
+        np.add.at(Q1, (cols[ones], z[ones]), 1.0)
+        w = chain.eta[None, :] + Q1[cols]
+        w[np.arange(n), z] = 0.0
+        c = np.where(ones, z, _draw_rows(w / w.sum(axis=1, keepdims=True), rng))
+        chain.z, chain.c = z, c.astype(np.int64)
+        chain.L, chain.Q = dirdir_counts(rows, cols, chain.z, chain.c, D, N, K)
+    else:
+        chain.z = z
+        chain.L, chain.C1, chain.C0 = betadir_counts(rows, cols, v, z, D, N, K)
+    return chain
+
+
+def _draw_rows(p, rng):
+    """One categorical draw per row of the probability matrix ``p``."""
+    cum = np.cumsum(p, axis=1)
+    u = rng.random(p.shape[0]) * cum[:, -1]
+    return np.minimum((cum <= u[:, None]).sum(axis=1), p.shape[1] - 1).astype(np.int64)
+
+
+#: a parametric fit is flagged when its K >= this many components ...
+SPREAD_MIN_K = 5
+
+
+def spread_warning(counts, concentration, *, nonparametric, where="collapsed Gibbs"):
+    """Warn (UserWarning) when a parametric fit keeps most components active at uniform weights.
+
+    ``counts`` is the chain's D x K table of row assignments (``L``) and ``concentration`` the
+    rows' Dirichlet concentration ``g`` (K,). Definitions:
+
+    * a component is **active** when it holds at least half the uniform share, ``1 / (2K)``, of
+      all assignments;
+    * a row's **weights** are ``E[A_f | Z] = (g + L_f) / sum(g + L_f)``; they are
+      **near-uniform** when their normalized entropy ``H / log K`` is at least 0.9.
+
+    A **parametric** fit (``rank=K``) with ``K >= 5`` is flagged when more than half of its
+    components are active and the median row has near-uniform weights. That is the
+    uninformative state in which every row mixes all components alike and the predictions are
+    near the column means. (Parliament data, 300 sweeps: ``rank=100`` gives 100 active
+    components and median row entropy 0.95; ``rank=10`` / ``rank=20`` 6 / 17 active, entropy 0.57
+    / 0.75; ``truncation=100`` 12 active, 0.06.) Nonparametric fits are never flagged.
+
+    Returns
+    -------
+    bool
+        True when the warning was issued.
+    """
+    L = np.asarray(counts, dtype=float)
+    g = np.asarray(concentration, dtype=float)
+    K = L.shape[1]
+    total = L.sum()
+    if nonparametric or K < SPREAD_MIN_K or not total > 0:
+        return False
+    shares = L.sum(axis=0) / total
+    n_active = int(np.sum(shares >= 0.5 / K))
+    weights = (g + L) / (g + L).sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent = -np.where(weights > 0, weights * np.log(weights), 0.0).sum(axis=1) / np.log(K)
+    median = float(np.median(ent))
+    if n_active > K / 2 and median >= 0.9:
+        warnings.warn(
+            f"{where}: {n_active} of the K = {K} components of this parametric model (rank={K}, "
+            "gamma_k = gamma per component) are active and the rows' weights are near-uniform "
+            f"(median normalized entropy {median:.2f}): the fit is at the uninformative state "
+            "with predictions near the column means. For the paper's K = 100 fits use the "
+            f"truncated nonparametric prior (truncation={K}, gamma_k = gamma / K), as "
+            "Lumbreras et al. (2020) did.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return True
+    return False
 
 
 class _CollapsedStep(BlockedStep):
@@ -45,8 +170,11 @@ class _CollapsedStep(BlockedStep):
     }
     stats_dtypes_shapes = dict(_base_stats)
 
-    def __init__(self, vars=None, *, model=None, active_threshold=0.01, rng=None, blocked=True):
+    def __init__(self, vars=None, *, model=None, init="cvb0", init_iter=100,
+                 active_threshold=0.01, rng=None, blocked=True):
         model = modelcontext(model)
+        self.init, self.init_iter = _check_init(init, init_iter)
+        self._n_steps = None
         spec = get_spec(model, families=self._families, method=type(self).__name__)
         self.spec = spec
         self.family = spec.family
@@ -81,6 +209,26 @@ class _CollapsedStep(BlockedStep):
         """Reset the per-chain assignments (drawn lazily from this chain's ``rng``)."""
         super().setup_chain(rng, tune, draws)
         self.chain = None
+        self._n_steps = (int(tune), int(tune) + int(draws), 0)
+
+    def _start_chain(self, rng):
+        """A new chain from the prior's random labels, moved by CVB0 when ``init="cvb0"``."""
+        chain = self._new_chain(rng)
+        if self.init == "cvb0":
+            cvb0_start(chain, rng, self.init_iter)
+        return chain
+
+    def _end_of_chain_check(self, chain):
+        """Count steps; on the chain's last step warn about a spread-out parametric fit."""
+        if self._n_steps is None:
+            return
+        tune, total, done = self._n_steps
+        done += 1
+        self._n_steps = (tune, total, done)
+        if done == total:
+            spread_warning(self._row_counts(chain), chain.g,
+                           nonparametric=self.spec.hyper.get("nonparametric", False),
+                           where=type(self).__name__)
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -90,9 +238,10 @@ class _CollapsedStep(BlockedStep):
     def step(self, point):
         """One collapsed sweep, then exact draws of A and W written into ``point``."""
         if self.chain is None:
-            self.chain = self._new_chain(self.rng)
+            self.chain = self._start_chain(self.rng)
         chain = self.chain
         chain.sweep(self.rng)
+        self._end_of_chain_check(chain)
         free_values = self._free_draws(chain.draw(self.rng))
         new_point = dict(point)
         for name, fn, value in zip(self._value_names, self._forward(), free_values):
@@ -146,6 +295,14 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
         The model's value variables of ``A`` and ``W`` (default: both; nothing else allowed).
     model : pymc.Model, optional
         A ``beta_dir`` or ``dir_beta`` model (default: the model in context).
+    init : {"cvb0", "prior"}
+        How each chain starts. ``"cvb0"`` (default): random labels moved by ``init_iter`` CVB0
+        sweeps and a draw from the responsibilities (:func:`cvb0_start`; the authors start Gibbs
+        from 100 variational iterations). ``"prior"``: uniformly random labels (the paper's
+        Algorithm 1 as written), which on real data can stay near a constant-prediction state
+        for thousands of sweeps.
+    init_iter : int
+        CVB0 sweeps of the ``"cvb0"`` start (default 100).
     active_threshold : float
         A component is active when it holds at least this fraction of all assignments.
     rng : int or numpy.random.Generator, optional
@@ -208,6 +365,14 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     blocked_zeros : bool, optional
         On zeros draw (z, c) jointly (exact blocked move, digest §6.3) instead of the paper's
         z-then-c update. Default (None): only when K = 2, where the paper's update is stuck.
+    init : {"cvb0", "prior"}
+        How each chain starts. ``"cvb0"`` (default): random labels moved by ``init_iter`` CVB0
+        sweeps and a draw from the responsibilities (:func:`cvb0_start`; the authors start Gibbs
+        from 100 variational iterations). ``"prior"``: uniformly random labels (the paper's
+        Algorithm 1 as written), which on real data can stay near a constant-prediction state
+        for thousands of sweeps.
+    init_iter : int
+        CVB0 sweeps of the ``"cvb0"`` start (default 100).
     active_threshold : float
         A component is active when it holds at least this fraction of the row assignments.
     rng : int or numpy.random.Generator, optional
@@ -231,9 +396,10 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     name = "collapsed_gibbs_dir_dir"
     _families = ("dir_dir",)
 
-    def __init__(self, vars=None, *, model=None, blocked_zeros=None, active_threshold=0.01,
-                 rng=None, blocked=True):
-        super().__init__(vars, model=model, active_threshold=active_threshold, rng=rng)
+    def __init__(self, vars=None, *, model=None, blocked_zeros=None, init="cvb0", init_iter=100,
+                 active_threshold=0.01, rng=None, blocked=True):
+        super().__init__(vars, model=model, init=init, init_iter=init_iter,
+                         active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
 
     def _new_chain(self, rng):
@@ -244,7 +410,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
 
 
 def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, random_seed=None,
-                        blocked_zeros=None, active_threshold=0.01, progressbar=True):
+                        blocked_zeros=None, init="cvb0", init_iter=100, active_threshold=0.01,
+                        progressbar=True):
     """Run the collapsed Gibbs chains directly (no PyMC loop) with Rao-Blackwellized means.
 
     The same chains as :class:`CollapsedGibbsBetaDir` / :class:`CollapsedGibbsDirDir`, driven
@@ -267,6 +434,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     random_seed : int or numpy.random.Generator, optional
     blocked_zeros : bool, optional
         Dir-Dir only, see :class:`CollapsedGibbsDirDir`.
+    init, init_iter
+        Chain start, see :class:`CollapsedGibbsBetaDir` (default: 100 CVB0 sweeps).
     active_threshold : float
         Share of assignments that makes a component active.
     progressbar : bool
@@ -301,10 +470,11 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
         if int(value) != value or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     if spec.family == "dir_dir":
-        step = CollapsedGibbsDirDir(model=model, blocked_zeros=blocked_zeros,
-                                    active_threshold=active_threshold)
+        step = CollapsedGibbsDirDir(model=model, blocked_zeros=blocked_zeros, init=init,
+                                    init_iter=init_iter, active_threshold=active_threshold)
     else:
-        step = CollapsedGibbsBetaDir(model=model, active_threshold=active_threshold)
+        step = CollapsedGibbsBetaDir(model=model, init=init, init_iter=init_iter,
+                                     active_threshold=active_threshold)
     D, N = spec.mask.shape
     K = int(spec.rank)
     n_keep = int(draws) // int(thin)
@@ -316,7 +486,7 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     W_mean = np.zeros((K, N))
     for c, seed in enumerate(spawn_seeds(random_seed, int(chains))):
         rng = np.random.default_rng(seed)
-        chain = step._new_chain(rng)
+        chain = step._start_chain(rng)
         for it in progress(total=int(tune) + int(draws), desc=f"chain {c}",
                            progressbar=progressbar):
             chain.sweep(rng)
@@ -336,6 +506,9 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
                     W_d = W_d.T  # Wt (N, K) -> W (K, N)
                 post_A[c, (j + 1) // int(thin) - 1] = A_d
                 post_W[c, (j + 1) // int(thin) - 1] = W_d
+        spread_warning(step._row_counts(chain), chain.g,
+                       nonparametric=spec.hyper.get("nonparametric", False),
+                       where="fit_collapsed_gibbs")
     total = int(chains) * int(draws)
     coords = data_coords(spec.X)
     coords["factor"] = np.arange(K)

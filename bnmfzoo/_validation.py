@@ -51,9 +51,7 @@ def as_dataarray(X, *, name="X"):
         da = _as_row_col(X, name)
         if not np.issubdtype(da.dtype, np.number) and da.dtype != bool:
             raise TypeError(f"{name} must hold numbers, got dtype {da.dtype}")
-        # a DataArray (or netCDF variable) without coordinate values gets integer labels
-        missing = {d: np.arange(da.sizes[d]) for d in ("row", "col") if d not in da.coords}
-        return (da.assign_coords(missing) if missing else da).astype(float)
+        return da.astype(float)
     if hasattr(X, "to_numpy") and hasattr(X, "index") and hasattr(X, "columns"):  # DataFrame
         values = np.asarray(X.to_numpy(), dtype=float)
         return xr.DataArray(

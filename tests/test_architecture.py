@@ -9,7 +9,9 @@ violation:
     ``diagnostics`` and the plain NMF solvers ``_nmf_solvers``) never import ``inference`` or
     anything above it; ``models`` never imports ``diagnostics``; the solver module imports
     nothing of ``bnmfzoo`` but ``_rng`` and ``_validation``; the four inference wings
-    (``gaussian``, ``binary``, ``particles``, ``exploration``) never import each other;
+    (``gaussian``, ``binary``, ``particles``, ``exploration``) never import each other, and
+    ``inference`` never imports the front ends (estimator, command line, report, plots,
+    ``experiments``);
 (c) no module longer than 600 lines of code, where a line of code is a line that is neither
     blank nor a pure ``#`` comment (docstrings count: a reader reads them too). Only ``.py``
     files are measured; data files shipped with the package are exempt.
@@ -36,7 +38,10 @@ ABOVE = (
     "bnmfzoo._registry",
     "bnmfzoo._demo",
     "bnmfzoo._fitcli",
+    "bnmfzoo.experiments",
 )
+#: The front ends and experiment protocols: inference never imports these.
+FRONT = tuple(m for m in ABOVE if m != "bnmfzoo.inference")
 LOW = (
     "bnmfzoo.datasets",
     "bnmfzoo._terms",
@@ -50,6 +55,7 @@ WINGS = tuple(f"bnmfzoo.inference.{w}" for w in ("gaussian", "binary", "particle
 FLOOR_RULES = (
     *((low, ABOVE, "a low layer imports from above it") for low in LOW),
     ("bnmfzoo.models", ("bnmfzoo.diagnostics",), "models import diagnostics"),
+    ("bnmfzoo.inference", FRONT, "inference imports a front end"),
     *((w, tuple(o for o in WINGS if o != w), "inference wings import each other")
       for w in WINGS),
 )

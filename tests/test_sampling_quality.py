@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bnmfzoo._rng import as_generator
-from bnmfzoo.diagnostics.sampling_quality import (
+from bnmfzoo.experiments.sampling_quality import (
     coverage_metrics,
     covering_curves,
     gibbs_chain,
@@ -123,8 +123,8 @@ def test_iat_estimator():
 def test_hmc_stays_in_one_mode(rep):
     """The paper's HMC (PyMC, log-transformed A, W, 100 leapfrog steps) from one mode stays there
     (paper: 0.219 degrees)."""
-    from bnmfzoo.diagnostics.sampling_quality import coverage_metrics as cov
-    from bnmfzoo.diagnostics.sampling_quality import hmc_chain
+    from bnmfzoo.experiments.sampling_quality import coverage_metrics as cov
+    from bnmfzoo.experiments.sampling_quality import hmc_chain
 
     A_am, W_am = rep["samples"]["all_modes"]
     A, W = hmc_chain(rep["X"], (A_am[0], W_am[0]), 300, 11, tune=100)

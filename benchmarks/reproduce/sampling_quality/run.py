@@ -5,7 +5,7 @@ Usage (from the project root)::
     python -m benchmarks.reproduce.sampling_quality.run --reps 10 --draws 10000  # paper size
     python -m benchmarks.reproduce.sampling_quality.reduced                      # reduced
 
-The protocol itself (one repetition) is :mod:`bnmfzoo.diagnostics.sampling_quality`.
+The protocol itself (one repetition) is :mod:`bnmfzoo.experiments.sampling_quality`.
 
 Each cell is ``ours: mean [Q1, median, Q3] over reps | paper mean``. After the tables the
 script checks the paper's three conclusions on every data set it ran and prints the covering
@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from benchmarks.reproduce.sampling_quality.paper_values import PAPER
-from bnmfzoo.diagnostics.sampling_quality import (
+from bnmfzoo.experiments.sampling_quality import (
     DATASETS,
     METHODS,
     covering_curves,

@@ -28,7 +28,7 @@ sampling-quality notebook runs one repetition.
 
 Examples
 --------
->>> from bnmfzoo.diagnostics.sampling_quality import run_repetition
+>>> from bnmfzoo.experiments.sampling_quality import run_repetition
 >>> rep = run_repetition("two", rep_seed=0, n_draws=200, n_baseline=50, n_restarts=20,
 ...                      n_cover=50, methods=("one_mode", "all_modes"))  # doctest: +SKIP
 >>> round(rep["metrics"]["all_modes"]["max_angle"])  # doctest: +SKIP

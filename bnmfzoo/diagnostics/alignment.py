@@ -46,15 +46,25 @@ def _reference_array(reference, fdim, shape):
 
 
 def _match_all(Bn, ref, cost):
-    """Permutations (C, S, R) matching each draw's columns to the reference's, in chunks."""
+    """Permutations (C, S, R) matching each draw's columns to the reference's.
+
+    The angle costs of all draws come from one matrix product of unit-l2 columns
+    (``(C S R) x D`` times ``D x R``); only the R x R matchings run per draw (compiled).
+    """
     C, S, D, R = Bn.shape
     flat = Bn.reshape(C * S, D, R)
+    if cost == "angle":
+        from bnmfzoo.diagnostics.modes import angle_costs
+
+        costs = angle_costs(_d.normalize_columns(flat, "l2"),
+                            _d.normalize_columns(ref, "l2")[None])[:, 0]
+        # cost[i, j]: reference column i against the draw's column j (as l1 below)
+        return _d.match(np.swapaxes(costs, -1, -2)).reshape(C, S, R)
     perm = np.empty((C * S, R), dtype=np.intp)
     chunk = max(1, int(4e6 // (D * R * R)))
-    fn = _d.angle_cost if cost == "angle" else _d.l1_cost
     for start in range(0, C * S, chunk):
         part = flat[start : start + chunk]
-        perm[start : start + chunk] = _d.match(fn(np.broadcast_to(ref, part.shape), part))
+        perm[start : start + chunk] = _d.match(_d.l1_cost(np.broadcast_to(ref, part.shape), part))
     return perm.reshape(C, S, R)
 
 

@@ -202,7 +202,10 @@ def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshol
     rank_of = np.full(K, -1)
     rank_of[order] = np.arange(order.size)
     refs, label = refs[order], rank_of[label]
-    # relabel representatives so their factors match mode 0's order as far as possible
+    # mode 0 keeps the labels of its first member (chain 0's first draw, when it is there);
+    # the other representatives match mode 0's order as far as possible
+    _, p0 = matched_angles(refs[:1], U[np.argmax(label == 0)][None])
+    refs[0] = refs[0][:, p0[0, 0]]
     if refs.shape[0] > 1:
         _, rperm = matched_angles(refs[1:], refs[:1])
         refs[1:] = np.take_along_axis(refs[1:], rperm[:, 0][:, None, :], axis=-1)

@@ -190,12 +190,12 @@ def align(
         (A -> A D^-1, W -> D W; for tri, F and G columns unit-l1 and S -> D_F S D_G), which
         removes the scale ridge of models whose priors do not fix it. Default ``False``: the
         draws keep their own scale (rescaling is not needed for R-hat of a converged chain
-        and changes the reported values). ``"auto"``: on for ``exponential_gaussian``, ``tri_exponential_gaussian`` and ``uniform_noise``
-        (root attr ``model``), off for the simplex-parameterised ``silf``, ``beta_dir``,
-        ``dir_beta`` and ``dir_dir``; for an unknown model (e.g. a bare ``pm.sample`` result),
-        off when the basis columns, or any factor matrix over the factors, already sum to
-        one, on otherwise. Hyperparameters such as
-        ``lambda_`` are permuted but not rescaled.
+        and changes the reported values). ``"auto"``: on for ``exponential_gaussian``,
+        ``tri_exponential_gaussian`` and ``uniform_noise`` (root attr ``model``), off for the
+        simplex-parameterised ``silf``, ``beta_dir``, ``dir_beta`` and ``dir_dir``; for an
+        unknown model (e.g. a bare ``pm.sample`` result), off when the basis columns, or any
+        factor matrix over the factors, already sum to one, on otherwise. Hyperparameters
+        such as ``lambda_`` are permuted but not rescaled.
     cost : {"angle", "l1"}
         Matching cost between normalised columns.
     n_iter : int

@@ -35,11 +35,14 @@ class BayesianNMF(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     A_ : numpy.ndarray, shape (n_samples, rank)
-        Posterior mean of ``A`` for the training data (scikit-learn's ``W``).
+        Posterior mean of ``A`` for the training data (scikit-learn's ``W``) in the heaviest
+        mode, factors aligned (:func:`bnmfzoo.diagnostics.modes.point_estimate`): never an
+        average across chains, particles or modes with unmatched factors.
     posterior_ : xarray.DataTree
         The full result (posterior draws, diagnostics, ...).
     components_ : numpy.ndarray, shape (rank, n_features)
-        Posterior mean of ``W``.
+        Posterior mean of ``W`` in the same mode (``A_ @ components_`` reconstructs the data
+        about as well as the per-draw mean of ``A @ W``).
     reconstruction_err_ : float
         Frobenius norm of the residual on observed entries, with ``A @ W`` averaged per draw.
     n_components_ : int
@@ -114,12 +117,18 @@ class BayesianNMF(TransformerMixin, BaseEstimator):
         W = post["W"].transpose("chain", "draw", "factor", "col").values
         mean_AW = np.einsum("cdik,cdkj->ij", A, W) / (A.shape[0] * A.shape[1])
         self.posterior_ = dt
-        self.components_ = W.mean(axis=(0, 1))
-        self.n_components_ = self.components_.shape[0]
         resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
         self.reconstruction_err_ = float(np.sqrt(np.sum(resid**2)))
-        self.A_ = A.mean(axis=(0, 1))
+        self.A_, self.components_ = self._point_estimate(dt)
+        self.n_components_ = self.components_.shape[0]
         return self
+
+    def _point_estimate(self, result):
+        """``(A, W)`` of the heaviest mode, aligned (never averaged across chains or modes)."""
+        from bnmfzoo.diagnostics.modes import point_estimate
+
+        A, W, _ = point_estimate(result)
+        return A, W
 
     def transform(self, X):
         """Return non-negative ``A`` with ``X ~ A @ components_`` (masked NNLS per row)."""

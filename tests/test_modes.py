@@ -209,3 +209,20 @@ def test_bad_input():
         modes(dt2, source="nope")
     with pytest.raises(ValueError, match="particles"):
         modes(dt2, source="particles")
+
+
+@pytest.mark.parametrize("method", ["gibbs", "particles"])
+def test_estimator_point_estimate_is_consistent(method):
+    """BayesianNMF's A_ @ components_ reconstructs as well as the per-draw mean of A @ W
+    (on main, chains/particles averaged unaligned gave 31-38 against 0.69)."""
+    from bnmfzoo import BayesianNMF
+    from bnmfzoo.datasets import exponential_gaussian as toy
+
+    X = np.clip(toy(30, 20, 3, random_seed=0).X.values, 0, None)
+    kw = {"model_kwargs": {"sigma": "reference"}} if method == "particles" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = BayesianNMF(3, method=method, draws=200, tune=100, random_seed=1, **kw).fit(X)
+    err = np.linalg.norm(X - est.A_ @ est.components_)
+    # the brief's bound: within 10 % of the per-draw mean's residual (measured: < 1.2 %)
+    assert err <= 1.10 * est.reconstruction_err_

@@ -299,6 +299,13 @@ def _observed(dt, shape=None):
     return X
 
 
+def _mean_product(w, A, W):
+    """``sum_m w_m A_m @ W_m`` as one matrix product ``(D, M R) @ (M R, N)``."""
+    D, R = A.shape[1:]
+    Aw = (A * w[:, None, None]).transpose(1, 0, 2).reshape(D, -1)
+    return Aw @ W.reshape(-1, W.shape[-1])
+
+
 def _rel_error(X, M):
     obs = ~np.isnan(X)
     x = X[obs]
@@ -438,7 +445,7 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         if W is not None:
             W_mean[k] = np.tensordot(wk, W_al[m], axes=1)
             if X is not None and X.shape == (A.shape[1], W.shape[2]):
-                prod = np.einsum("m,mdr,mrn->dn", wk, A[m], W[m])
+                prod = _mean_product(wk, A[m], W[m])
                 rel[k] = _rel_error(X, prod)
     ang, _ = matched_angles(cl["reference"], cl["reference"])
     data["weight"] = (("mode",), mode_w)
@@ -607,7 +614,7 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     Wk = np.take_along_axis(W[sel], perm[sel][:, :, None], axis=-2)
     Ab, Wb = _balance(Ak, Wk)
     Abar, Wbar = np.tensordot(wk, Ab, axes=1), np.tensordot(wk, Wb, axes=1)
-    M = np.einsum("m,mdr,mrn->dn", wk, Ak, Wk)
+    M = _mean_product(wk, Ak, Wk)
     norm = max(np.linalg.norm(M), 1e-300)
     gap0 = float(np.linalg.norm(Abar @ Wbar - M) / norm)
     A_out, W_out, refined = Abar, Wbar, False

@@ -175,24 +175,30 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
     m = (modes_tree if modes_tree is not None else modes(result, warn=False))["modes"]
     K = min(int(m.sizes["mode"]), top)
     A = m["A_mean"].transpose("mode", "row", "factor").values
+    labels = [str(v) for v in m["row"].values] if "row" in m.coords else None
     R = min(A.shape[2], max_factors)
-    fig, axes = plt.subplots(K, R, figsize=(1.4 * R, 1.5 * K), squeeze=False)
+    size = (max(6.0, 1.4 * R), 1.6 * K) if image_shape else (max(6.0, 2.4 * R), 2.0 * K)
+    fig, axes = plt.subplots(K, R, figsize=size, squeeze=False)
     for k in range(K):
         for r in range(R):
             ax = axes[k, r]
             col = A[k, :, r]
             if image_shape is not None:
                 ax.imshow(col.reshape(image_shape), cmap=cmap, interpolation="nearest")
-            else:
-                ax.plot(col, lw=0.8)
-            ax.set_xticks([])
-            ax.set_yticks([])
+                ax.set_xticks([])
+                ax.set_yticks([])
+            else:  # the 8 largest rows of the factor, labelled
+                best = np.argsort(col)[::-1][:8]
+                ax.barh(range(len(best))[::-1], col[best], color=f"C{k}")
+                ax.set_yticks(range(len(best))[::-1])
+                ax.set_yticklabels([labels[i] if labels else str(i) for i in best], fontsize=5)
+                ax.tick_params(axis="x", labelsize=5)
             if k == 0:
                 ax.set_title(f"factor {r}", fontsize=7)
             if r == 0:
                 ax.set_ylabel(f"mode {k}\nw={float(m['weight'][k]):.3f}\n"
                               f"n={int(m['size'][k])}", fontsize=7)
-    fig.suptitle(f"Mean basis of each mode (factors aligned within modes; {int(m.sizes['mode'])}"
-                 f" modes, {m.attrs['source']})", fontsize=9)
+    fig.suptitle(f"Mean basis per mode ({int(m.sizes['mode'])} modes of the "
+                 f"{m.attrs['source']}; factors aligned)", fontsize=9)
     fig.tight_layout()
     return fig

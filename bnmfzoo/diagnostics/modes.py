@@ -61,12 +61,16 @@ def angle_costs(U, V):
     """
     P, D, R = U.shape
     Q = V.shape[0]
-    cos = (U.transpose(0, 2, 1).reshape(P * R, D) @ V.transpose(1, 0, 2).reshape(D, Q * R))
-    cos = np.clip(cos.reshape(P, R, Q, R).transpose(0, 2, 1, 3), -1.0, 1.0)
+    if Q <= 8:  # few references: batched (R x D) @ (D x R) products on views, no copies
+        cos = np.matmul(np.swapaxes(U, 1, 2)[:, None], V[None])
+    else:
+        cos = (U.transpose(0, 2, 1).reshape(P * R, D) @ V.transpose(1, 0, 2).reshape(D, Q * R))
+        cos = cos.reshape(P, R, Q, R).transpose(0, 2, 1, 3)
+    cos = np.clip(cos, -1.0, 1.0)
     # 2 atan2(|u - v|, |u + v|) for unit vectors: accurate near 0, unlike arccos
     out = 2.0 * np.arctan2(np.sqrt(2.0 - 2.0 * cos), np.sqrt(2.0 + 2.0 * cos))
-    zero_u = (U * U).sum(1) == 0  # (P, R)
-    zero_v = (V * V).sum(1) == 0
+    zero_u = np.einsum("pdr,pdr->pr", U, U) == 0  # (P, R)
+    zero_v = np.einsum("qdr,qdr->qr", V, V) == 0
     out[zero_u[:, None, :, None] | zero_v[None, :, None, :]] = np.pi / 2
     return out
 
@@ -95,10 +99,15 @@ def matched_angles(U, V, *, chunk=None):
 
 def _aligned_mean(U, w, ref, n_iter):
     """Weighted mean (unit-l2 columns) of ``U`` aligned to ``ref``, refined ``n_iter`` times."""
+    n, D, R = U.shape
+    flat = U.transpose(1, 0, 2).reshape(D, n * R)  # (D, n R), computed once
+    rows = (np.arange(n)[:, None] * R)
     for _ in range(max(1, n_iter)):
         _, perm = matched_angles(U, ref[None])
-        aligned = np.take_along_axis(U, perm[:, 0][:, None, :], axis=-1)
-        ref = _unit_l2(np.tensordot(w / w.sum(), aligned, axes=1))
+        # sum_m w_m U_m P_m with P_m the permutation matrix: one (D, n R) @ (n R, R) product
+        P = np.zeros((n * R, R))
+        P[(rows + perm[:, 0]).ravel(), np.tile(np.arange(R), n)] = np.repeat(w / w.sum(), R)
+        ref = _unit_l2(flat @ P)
     return ref
 
 

@@ -124,6 +124,8 @@ def test_per_mode_summary_on_chains_in_two_modes():
         assert min(angle_distance(A_mean, t[0]) for t in truth) < 2.0
 
 
+# entries of A that are exactly 0 in the Laurberg solutions stay constant: R-hat is 0/0 there
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 def test_align_within_modes_and_defaults():
     dt, _, _ = _chains_in_two_modes()
     with pytest.warns(UserWarning, match="modes"):
@@ -228,6 +230,9 @@ def test_estimator_point_estimate_is_consistent(method):
     assert err <= 1.10 * est.reconstruction_err_
 
 
+# iid jittered draws of a near-exact fit give Pareto k > 0.7 for a few cells; the stacking
+# weights are still decided by hundreds of nats
+@pytest.mark.filterwarnings("ignore:Estimated shape parameter of Pareto:UserWarning")
 def test_mode_weights_from_stacking():
     """weights="stacking": chains in the mode that predicts the data better carry the mass."""
     dt, d, _ = _chains_in_two_modes(S=100)
@@ -247,3 +252,12 @@ def test_mode_weights_from_stacking():
     good = int(np.argmax(m["chain_share"].values[:, 0]))  # the mode of chains 0, 1
     # 36 entries misfit by ~30 % against sigma = 5 % of entries of order 1: hundreds of nats
     assert float(m["weight"][good]) > 0.99
+
+
+def test_modes_tree_roundtrips_netcdf(laurberg_particles, tmp_path):
+    _, dt = laurberg_particles
+    m = modes(dt)
+    path = tmp_path / "modes.nc"
+    m.to_netcdf(path, engine="h5netcdf")
+    back = xr.open_datatree(path, engine="h5netcdf")
+    xr.testing.assert_allclose(back["modes"].to_dataset(), m["modes"].to_dataset())

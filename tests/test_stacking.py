@@ -122,6 +122,7 @@ def test_label_observations_is_idempotent(gibbs_run):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_ccle_ic50_four_gibbs_chains(data_home):
     """CCLE IC50, rank 3, 4 Gibbs chains: chains sit in different modes; summary reports
     the modes, stacking weights lie on the simplex."""

@@ -149,3 +149,22 @@ def test_ccle_ic50_four_gibbs_chains(data_home):
     assert w.sum() == pytest.approx(1.0) and (w >= -1e-12).all()
     mw = modes(dt, weights="stacking", warn=False)["modes"]["weight"].values
     assert mw.sum() == pytest.approx(1.0)
+
+
+def test_mcmc_methods_record_log_likelihood_when_small():
+    from bnmfzoo._registry import run_method
+    from bnmfzoo.diagnostics.stacking import maybe_add_log_likelihood
+    from bnmfzoo.models import exponential_gaussian
+
+    X = np.random.default_rng(0).random((12, 7))
+    model = exponential_gaussian(X, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dt = run_method("gibbs", model, draws=30, tune=10, chains=2, random_seed=0,
+                        progressbar=False)
+    assert "log_likelihood" in dt.children  # 2 x 30 x 84 values: under the size limit
+    assert "row" in dt["observed_data"].to_dataset().coords
+    big = dt.copy()
+    del big["log_likelihood"]
+    maybe_add_log_likelihood(big, model, max_values=10)  # over the limit: labels only
+    assert "log_likelihood" not in big.children

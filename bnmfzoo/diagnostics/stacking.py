@@ -288,3 +288,46 @@ def add_log_likelihood(result, model=None, *, progressbar=False):
     for group in labelled.children:
         result[group] = labelled[group]
     return result
+
+
+#: largest chains x draws x observed entries for which a log_likelihood group is recorded by
+#: default (80 MB of float64)
+MAX_DEFAULT_LOGLIK_VALUES = 10_000_000
+
+
+def maybe_add_log_likelihood(result, model, *, max_values=MAX_DEFAULT_LOGLIK_VALUES):
+    """:func:`add_log_likelihood` when the group stays small (else label observations only).
+
+    Used after MCMC runs of the library's methods, so ``az.loo`` and :func:`chain_weights`
+    work out of the box on moderate data; larger results get the group on request
+    (:func:`add_log_likelihood`).
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+    model : pymc.Model
+    max_values : int
+        Size limit (chains x draws x observed entries).
+
+    Returns
+    -------
+    xarray.DataTree
+        ``result`` (modified in place).
+    """
+    if not isinstance(result, xr.DataTree) or "posterior" not in result.children:
+        return result
+    post = result["posterior"]
+    observed = result["observed_data"].to_dataset() if "observed_data" in result.children \
+        else xr.Dataset()
+    names = [rv.name for rv in model.observed_RVs]
+    n_obs = sum(int(observed[n].size) for n in names if n in observed)
+    n = post.sizes.get("chain", 1) * post.sizes.get("draw", 1) * n_obs
+    if 0 < n <= max_values and "log_likelihood" not in result.children:
+        try:
+            return add_log_likelihood(result, model)
+        except (ValueError, NotImplementedError, TypeError):
+            pass  # e.g. a model without an observed variable PyMC can evaluate
+    labelled = label_observations(result) if "row" in post.coords else result
+    for group in labelled.children:
+        result[group] = labelled[group]
+    return result

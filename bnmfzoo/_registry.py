@@ -160,6 +160,10 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
                               **sample_kwargs, **kwargs})
     else:
         dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar, **kwargs)
+    if kind in ("nuts", "step"):  # log_likelihood (when small) and labelled observed entries
+        from bnmfzoo.diagnostics.stacking import maybe_add_log_likelihood
+
+        maybe_add_log_likelihood(dt, model)
     dt.attrs.setdefault("method", method)
     spec = getattr(model, "bnmfzoo_spec", None)
     if spec is not None:

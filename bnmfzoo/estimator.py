@@ -80,11 +80,14 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     Attributes
     ----------
     A_ : numpy.ndarray, shape (n_samples, n_components)
-        Posterior mean of ``A`` for the training data (scikit-learn's ``W``).
+        Posterior mean of ``A`` for the training data (scikit-learn's ``W``) in the heaviest
+        mode, factors aligned (:func:`bnmfzoo.diagnostics.modes.point_estimate`): never an
+        average across chains, particles or modes with unmatched factors.
     components_ : numpy.ndarray, shape (n_components, n_features)
-        Posterior mean of ``W``.
+        Posterior mean of ``W`` in the same mode (``A_ @ components_`` reconstructs the data
+        about as well as the per-draw mean of ``A @ W``).
     components_sd_ : numpy.ndarray, shape (n_components, n_features)
-        Posterior standard deviation of ``W``.
+        Posterior standard deviation of ``W`` within that mode, factors aligned.
     posterior_ : xarray.DataTree
         The full result (posterior draws, diagnostics, ...), labelled with the data's
         coordinates.
@@ -232,11 +235,13 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             dt = run_method(method, pm_model, random_seed=self._seed(),
                             progressbar=self.progressbar, **kwargs)
         self.posterior_ = dt
-        A, W = self._point_estimate(dt)
+        A, W, info = self._point_estimate(dt)
         A_draws, W_draws = self._factor_draws(dt)
         self.A_ = A
         self.components_ = W
-        self.components_sd_ = W_draws.std(axis=0)
+        mode_W, mode_w = info["W_draws"], info["draw_weights"]
+        self.components_sd_ = np.sqrt(np.tensordot(mode_w, (mode_W - W) ** 2, axes=1))
+        self._mode_draws = (mode_W, mode_w)
         self.n_components_ = W.shape[0]
         mean_AW = np.einsum("sik,skj->ij", A_draws, W_draws) / A_draws.shape[0]
         resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
@@ -263,13 +268,21 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         return A, W
 
     def _point_estimate(self, result):
-        """Return the point estimate ``(A, W)`` reported as ``A_`` and ``components_``.
+        """``(A, W, info)`` of the heaviest mode, factors aligned before averaging.
 
-        Today the plain posterior mean over all chains / particles (which averages distinct
-        modes when the chains visited several). This is the one place that decides it.
+        :func:`bnmfzoo.diagnostics.modes.point_estimate`: never an average across chains,
+        particles or modes with unmatched factors. ``info`` holds that mode's aligned draws
+        (``A_draws``, ``W_draws``, ``draw_weights``), which give ``components_sd_`` and
+        :meth:`sample_components`. A tri-factorization is summarized through ``A = F S``,
+        ``W = G^T``.
         """
-        A, W = self._factor_draws(result)
-        return A.mean(axis=0), W.mean(axis=0)
+        from bnmfzoo._results import build_datatree
+        from bnmfzoo.diagnostics.modes import point_estimate
+
+        if "A" not in result["posterior"]:
+            A, W = self._factor_draws(result)
+            result = build_datatree({"A": A[None], "W": W[None]})
+        return point_estimate(result)
 
     # -- after fitting -----------------------------------------------------------------------
     def fit_transform(self, X, y=None):
@@ -360,8 +373,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         Parameters
         ----------
         n_samples : int
-            Number of draws, taken from the stored posterior draws without replacement when
-            there are enough (with replacement otherwise).
+            Number of draws, taken by weight from the stored posterior draws of the heaviest
+            mode, factors aligned to ``components_`` (without replacement when there are
+            enough, with replacement otherwise).
         random_state : int or numpy.random.Generator, optional
 
         Returns
@@ -372,9 +386,10 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or (
                 n_samples < 1):
             raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-        _, W = self._factor_draws(self.posterior_)
+        W, weights = self._mode_draws
         rng = np.random.default_rng(random_state)
-        idx = rng.choice(W.shape[0], size=n_samples, replace=n_samples > W.shape[0])
+        idx = rng.choice(W.shape[0], size=n_samples,
+                         replace=n_samples > np.count_nonzero(weights), p=weights)
         return W[idx]
 
     @property

@@ -1,4 +1,4 @@
-"""Plots a person would rather look at than read: basis images, particle galleries, ELBO traces.
+"""Plots a person would rather look at than read: basis images, modes, particles, ELBO traces.
 
 All functions return a :class:`matplotlib.figure.Figure` (save it with ``fig.savefig``).
 """
@@ -94,6 +94,14 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
     weights = part["weight"].values
     order = np.argsort(weights)[::-1][:top]
     A = part["A"].transpose("particle", "row", "factor").values
+    mode_of = None
+    if A.shape[0] > 1:
+        # factors aligned within modes, so a column shows the same factor in every row
+        from bnmfzoo.diagnostics.modes import modes
+
+        m = modes(dt, source="particles", warn=False)["modes"]
+        A = np.take_along_axis(A, m["member_perm"].values[:, None, :], axis=-1)
+        mode_of = m["member_mode"].values
     R = min(A.shape[2], max_factors)
     fig, axes = plt.subplots(len(order), R, figsize=(1.3 * R, 1.45 * len(order)), squeeze=False)
     for i, p in enumerate(order):
@@ -107,8 +115,10 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
             ax.set_xticks([])
             ax.set_yticks([])
             if k == 0:
-                ax.set_ylabel(f"#{p}\nw={weights[p]:.3f}", fontsize=7)
-    fig.suptitle(f"Top {len(order)} particles by Stein weight (of {len(weights)})", fontsize=9)
+                mode = "" if mode_of is None else f"\nmode {mode_of[p]}"
+                ax.set_ylabel(f"#{p}\nw={weights[p]:.3f}{mode}", fontsize=7)
+    fig.suptitle(f"Top {len(order)} particles by weight (of {len(weights)}; factors aligned "
+                 "within modes)", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -127,5 +137,68 @@ def plot_elbo(elbo, *, ax=None, label=None):
     ax.set_ylabel("ELBO")
     if label:
         ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r", modes_tree=None):
+    """Show each mode's aligned mean basis, one row per mode, labelled with its weight.
+
+    Parameters
+    ----------
+    result : xarray.DataTree
+        Any result :func:`bnmfzoo.diagnostics.modes` accepts.
+    image_shape : tuple of int, optional
+        Reshape each basis column into an image (else a line over rows).
+    top : int
+        Number of modes shown (heaviest first).
+    max_factors : int
+        Factors per mode shown.
+    modes_tree : xarray.DataTree, optional
+        A precomputed :func:`~bnmfzoo.diagnostics.modes` result.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo._results import build_datatree
+    >>> A = np.random.default_rng(0).random((2, 10, 16, 3))
+    >>> fig = plot_modes(build_datatree({"A": A}), image_shape=(4, 4))
+    """
+    import matplotlib.pyplot as plt
+
+    from bnmfzoo.diagnostics.modes import modes
+
+    m = (modes_tree if modes_tree is not None else modes(result, warn=False))["modes"]
+    K = min(int(m.sizes["mode"]), top)
+    A = m["A_mean"].transpose("mode", "row", "factor").values
+    labels = [str(v) for v in m["row"].values] if "row" in m.coords else None
+    R = min(A.shape[2], max_factors)
+    size = (max(6.0, 1.4 * R), 1.6 * K) if image_shape else (max(6.0, 2.4 * R), 2.0 * K)
+    fig, axes = plt.subplots(K, R, figsize=size, squeeze=False)
+    for k in range(K):
+        for r in range(R):
+            ax = axes[k, r]
+            col = A[k, :, r]
+            if image_shape is not None:
+                ax.imshow(col.reshape(image_shape), cmap=cmap, interpolation="nearest")
+                ax.set_xticks([])
+                ax.set_yticks([])
+            else:  # the 8 largest rows of the factor, labelled
+                best = np.argsort(col)[::-1][:8]
+                ax.barh(range(len(best))[::-1], col[best], color=f"C{k}")
+                ax.set_yticks(range(len(best))[::-1])
+                ax.set_yticklabels([labels[i] if labels else str(i) for i in best], fontsize=5)
+                ax.tick_params(axis="x", labelsize=5)
+            if k == 0:
+                ax.set_title(f"factor {r}", fontsize=7)
+            if r == 0:
+                ax.set_ylabel(f"mode {k}\nw={float(m['weight'][k]):.3f}\n"
+                              f"n={int(m['size'][k])}", fontsize=7)
+    fig.suptitle(f"Mean basis per mode ({int(m.sizes['mode'])} modes of the "
+                 f"{m.attrs['source']}; factors aligned)", fontsize=9)
     fig.tight_layout()
     return fig

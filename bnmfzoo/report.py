@@ -1,14 +1,18 @@
 """Self-contained HTML reports for a result file (``bnmfzoo report RESULT.nc``).
 
-The report shows the model and method, an ``az.summary`` table, the Stein discrepancy and
-coverage numbers of the ``diagnostics`` group, the distinct factorizations with their weights
-(basis images for image data, top rows otherwise), and traces or ELBO curves. Figures are written
+The report shows the model and method, the modes of the posterior (weights, sizes, spreads,
+chains; :func:`bnmfzoo.diagnostics.modes`), a per-mode summary table with labels aligned within
+each mode (:func:`bnmfzoo.diagnostics.summary`, whose warnings are shown), the Stein discrepancy
+and coverage numbers of the ``diagnostics`` group, each mode's mean basis with its weight (basis
+images for image data), the heaviest particles aligned within their modes, and traces or ELBO
+curves. Figures are written
 as PNGs beside the report and embedded in it (base64), so the HTML file stands alone.
 """
 
 import base64
 import html
 import io
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -59,8 +63,10 @@ def write_report(result, *, out_dir=None):
         source = str(path)
         out = Path(out_dir) if out_dir else path.with_name(path.stem + "-report")
     out.mkdir(parents=True, exist_ok=True)
-    sections = [_header(dt, source), _summary_section(dt), _diagnostics_section(dt)]
-    figures = _figures(dt)
+    modes_tree = _modes(dt)
+    sections = [_header(dt, source), _modes_section(modes_tree), _summary_section(dt),
+                _diagnostics_section(dt)]
+    figures = _figures(dt, modes_tree)
     for name, fig in figures:
         fig.savefig(out / f"{name}.png", dpi=100)
     sections.append("".join(_figure_html(name, fig) for name, fig in figures))
@@ -94,17 +100,56 @@ def _summary_section(dt):
     post = dt["posterior"].to_dataset()
     small = [v for v in post.data_vars if post[v].size / (post.sizes["chain"] *
                                                           post.sizes["draw"]) <= 12]
-    try:
-        from bnmfzoo.diagnostics import summary
+    if "particles" in dt.children and "weight" in dt["particles"]:
+        parts = dt["particles"].to_dataset()  # the weighted summary reads the particles
+        small = [v for v in parts.data_vars if v != "weight" and "particle" in parts[v].dims
+                 and parts[v].size / parts.sizes["particle"] <= 12 and v in post]
+    from bnmfzoo.diagnostics import summary
 
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         table = summary(dt, var_names=small[:MAX_SUMMARY_VARS] or None)
-    except Exception:  # noqa: BLE001 - fall back to ArviZ if our weighted summary is unavailable
-        import arviz as az
-
-        table = az.summary(dt, var_names=small[:MAX_SUMMARY_VARS] or None)
+    notes = "".join(f"<p class='note'>{html.escape(str(w.message))}</p>" for w in caught
+                    if issubclass(w.category, UserWarning))
     if len(table) > MAX_SUMMARY_VARS:
         table = table.iloc[:MAX_SUMMARY_VARS]
-    return "<h2>Posterior summary</h2>" + table.to_html(classes="summary", float_format="%.4g")
+    return ("<h2>Posterior summary</h2>" + notes
+            + table.to_html(classes="summary", float_format="%.4g"))
+
+
+def _modes(dt):
+    """The modes of the result (None when it has no basis A to cluster)."""
+    from bnmfzoo.diagnostics.modes import modes
+
+    try:
+        return modes(dt, warn=False)
+    except ValueError:
+        return None
+
+
+def _modes_section(modes_tree):
+    if modes_tree is None:
+        return ""
+    m = modes_tree["modes"]
+    rows = []
+    for k in range(m.sizes["mode"]):
+        cells = [f"{k}", f"{float(m['weight'][k]):.4g}", f"{int(m['size'][k])}",
+                 f"{float(m['spread'][k]):.3g}", f"{float(m['rel_error'][k]):.4g}"]
+        if "chain_share" in m:
+            share = m["chain_share"].values[k]
+            cells.append(", ".join(f"{c}: {s:.0%}" for c, s in zip(m["chain"].values, share)
+                                   if s > 0))
+        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    head = ["mode", "weight", "members", "spread (deg)", "rel. error of mean A@W"]
+    if "chain_share" in m:
+        head.append("chains (share of draws)")
+    angles = m["angle"].values
+    off = angles[~np.eye(angles.shape[0], dtype=bool)]
+    note = (f"<p>{m.sizes['mode']} modes ({m.attrs['source']}, weights: {m.attrs['weighting']});"
+            f" angles between modes {off.min():.1f}–{off.max():.1f} degrees (max matched angle)."
+            "</p>" if off.size else f"<p>One mode ({m.attrs['source']}).</p>")
+    return ("<h2>Modes</h2>" + note + "<table class='kv'><tr>"
+            + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
 
 
 def _diagnostics_section(dt):
@@ -131,19 +176,17 @@ def _image_shape(dt):
     return None
 
 
-def _figures(dt):
+def _figures(dt, modes_tree=None):
     import matplotlib.pyplot as plt
 
-    from bnmfzoo.plots import plot_bases, plot_elbo, plot_particles
+    from bnmfzoo.plots import plot_elbo, plot_modes, plot_particles
 
     figures = []
     image_shape = _image_shape(dt)
-    if "particles" in dt.children and "weight" in dt["particles"]:
+    if modes_tree is not None:
+        figures.append(("modes", plot_modes(dt, image_shape=image_shape, modes_tree=modes_tree)))
+    if "particles" in dt.children and "weight" in dt["particles"] and "A" in dt["particles"]:
         figures.append(("particles", plot_particles(dt, image_shape=image_shape, top=5)))
-    elif "posterior" in dt.children and "A" in dt["posterior"]:
-        A = dt["posterior"]["A"].mean(("chain", "draw"))
-        figures.append(("bases", plot_bases(A, image_shape=image_shape,
-                                            title="posterior mean bases")))
     if "variational" in dt.children:
         var = dt["variational"]
         for name in ("elbo", "ELBO", "objective"):

@@ -53,7 +53,7 @@ def test_relabels_consistently_and_counts(switched):
 
 def test_normalization_keeps_products_and_fixes_scale(switched):
     dt, truth = switched
-    out = align(dt)  # "auto": on for exponential_gaussian
+    out = align(dt, normalize="auto")  # on for exponential_gaussian
     assert out.attrs["aligned_normalized"] == 1
     A, W = out.posterior["A"].values, out.posterior["W"].values
     assert np.allclose(A.sum(2), 1.0)
@@ -64,13 +64,13 @@ def test_normalization_keeps_products_and_fixes_scale(switched):
     # simplex models are left unscaled by "auto"
     dt2 = dt.copy()
     dt2.attrs["model"] = "silf"
-    assert align(dt2).attrs["aligned_normalized"] == 0
+    assert align(dt2, normalize="auto").attrs["aligned_normalized"] == 0
     # unknown model: weights on the simplex over factors -> no rescaling; free scale -> rescaled
     A, W = truth["A"], truth["W"]
     free = build_datatree({"A": A, "W": W})
-    assert align(free).attrs["aligned_normalized"] == 1
+    assert align(free, normalize="auto").attrs["aligned_normalized"] == 1
     simplex = build_datatree({"A": A, "W": W / W.sum(2, keepdims=True)})
-    assert align(simplex).attrs["aligned_normalized"] == 0
+    assert align(simplex, normalize="auto").attrs["aligned_normalized"] == 0
 
 
 def test_given_reference_and_netcdf_roundtrip(switched, tmp_path):
@@ -103,7 +103,7 @@ def test_particles_group_is_aligned_to_the_same_reference(switched):
     assert np.allclose(out["particles"]["W"].values, truth["W"][0, :6])
     assert np.array_equal(out["particles"]["weight"].values, np.full(6, 1 / 6))
     assert out["diagnostics"]["particle_permutation"].dims == ("particle", "factor")
-    normed = align(dt)
+    normed = align(dt, normalize=True)
     assert np.allclose(normed["particles"]["A"].sum("row"), 1.0)
 
 
@@ -119,7 +119,7 @@ def test_tri_factorization():
     F[1] = F[1][..., ::-1]
     Sm[1] = Sm[1][..., ::-1, :]  # chain 1: row factors swapped (columns of G untouched)
     dt = build_datatree({"F": F, "S": Sm, "G": G}, attrs={"model": "tri_exponential_gaussian"})
-    out = align(dt)
+    out = align(dt, normalize="auto")
     diag = out["diagnostics"]
     assert diag["n_relabelled_factor_row"].values.tolist() == [0, S]
     assert diag["n_relabelled_factor_col"].values.tolist() == [0, 0]
@@ -196,7 +196,7 @@ def test_nuts_label_switching_rhat(nuts_run):
         return max(float(r[v].max()) for v in ("A", "W"))
 
     before = max_rhat(dt)
-    out = align(dt)  # unknown model, not a simplex -> scale normalised too
+    out = align(dt)  # labels only (normalize=False is the default)
     after = max_rhat(out)
     assert out["diagnostics"]["n_relabelled"].values.tolist() == [0, 600]
     print(f"R-hat before {before:.3f}, after {after:.4f}")

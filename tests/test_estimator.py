@@ -104,17 +104,28 @@ def test_fit_with_missing_values_and_attributes(frame):
 
 
 def test_uncertainty_sd_and_draws(frame):
+    from bnmfzoo.diagnostics.modes import point_estimate
+
     est = BayesianNMF(n_components=3, random_state=0, draws=100).fit(frame)
-    draws = est.posterior_["posterior"]["W"].stack(s=("chain", "draw")).transpose("s", ...).values
+    _, W, info = point_estimate(est.posterior_)
+    np.testing.assert_allclose(est.components_, W)
+    mode_draws, weights = info["W_draws"], info["draw_weights"]
     assert est.components_sd_.shape == est.components_.shape
-    np.testing.assert_allclose(est.components_sd_, draws.std(axis=0))
+    # the spread within the heaviest mode, factors aligned (never across unmatched labels)
+    np.testing.assert_allclose(
+        est.components_sd_, np.sqrt(np.tensordot(weights, (mode_draws - W) ** 2, axes=1)))
     assert (est.components_sd_ > 0).all()
     sample = est.sample_components(10, random_state=3)
     assert sample.shape == (10, 3, 12)
-    # each returned draw is one of the stored posterior draws, and no draw is repeated
-    matches = [np.flatnonzero((draws == s).all(axis=(1, 2))) for s in sample]
+    # each returned draw is one of that mode's aligned draws, and no draw is repeated
+    matches = [np.flatnonzero((mode_draws == s).all(axis=(1, 2))) for s in sample]
     assert all(m.size >= 1 for m in matches)
     assert len({int(m[0]) for m in matches}) == 10
+    # aligned: each sampled factor is closest in angle to the same factor of components_
+    unit = est.components_ / np.linalg.norm(est.components_, axis=1, keepdims=True)
+    for s in sample:
+        cos = (s / np.linalg.norm(s, axis=1, keepdims=True)) @ unit.T
+        assert (cos.argmax(axis=1) == np.arange(3)).all()
     np.testing.assert_array_equal(sample, est.sample_components(10, random_state=3))
     with pytest.raises(ValueError, match="n_samples"):
         est.sample_components(0)

@@ -44,8 +44,29 @@ def test_report_is_self_contained(particle_result):
     assert page.count("data:image/png;base64,") >= 3  # particles, ELBO, traces
     assert "particles" in page and "silf" in page
     assert "stein_discrepancy" in page and "0.123" in page
-    for name in ("particles", "elbo", "traces"):
+    for name in ("modes", "particles", "elbo", "traces"):
         assert (out / f"{name}.png").stat().st_size > 1000
+    assert "<h2>Modes</h2>" in page and "Mean basis" not in page  # the title is in the PNG
+
+
+def test_report_shows_modes_of_chains(tmp_path):
+    """Chains in two modes: the report lists both with their weights and chains, and the
+    summary is per mode with the warning shown, not pooled across modes."""
+    from bnmfzoo.datasets import laurberg
+    from bnmfzoo.report import write_report
+
+    rng = np.random.default_rng(0)
+    (A1, W1), (A2, W2) = laurberg(0.5).solutions
+    A = np.stack([A0 * rng.lognormal(0, 0.02, (30, 6, 3)) for A0 in (A1, A1, A2)]) + 1e-9
+    W = np.stack([W0 * rng.lognormal(0, 0.02, (30, 3, 6)) for W0 in (W1, W1, W2)])
+    A[1], W[1] = A[1][..., [2, 0, 1]], W[1][:, [2, 0, 1]]  # chain 1: labels permuted
+    dt = build_datatree({"A": A, "W": W, "tau": rng.gamma(5.0, size=(3, 30))},
+                        observed_data={"X": laurberg(0.5).X.values})
+    page = write_report(dt, out_dir=tmp_path).read_text()
+    assert "<h2>Modes</h2>" in page and "2 modes" in page
+    assert "0: 100%, 1: 100%" in page and "2: 100%" in page
+    assert "chains sit in different modes" in page
+    assert (tmp_path / "modes.png").stat().st_size > 1000
 
 
 def test_report_errors(tmp_path, capsys):

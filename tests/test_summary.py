@@ -34,7 +34,7 @@ def hand_quantile(x, w, q):
 
 def test_weighted_stats_by_hand(weighted_tree):
     dt, A, tau, w = weighted_tree
-    table = summary(dt, ci_prob=0.9)
+    table = summary(dt, ci_prob=0.9, by_mode=False)  # raw weighted statistics, no alignment
     assert list(table.columns) == [
         "mean", "sd", "eti90_lb", "eti90_ub", "n_particles", "ess_particles"
     ]
@@ -62,7 +62,7 @@ def test_weighted_stats_by_hand(weighted_tree):
 
 def test_var_names_and_rounding(weighted_tree):
     dt = weighted_tree[0]
-    t = summary(dt, var_names="tau", round_to=2)
+    t = summary(dt, var_names="tau", round_to=2, by_mode=False)
     assert list(t.index) == ["tau"]
     assert t.loc["tau", "mean"] == round(t.loc["tau", "mean"], 2)
     with pytest.raises(ValueError, match="var_names"):
@@ -73,8 +73,11 @@ def test_var_names_and_rounding(weighted_tree):
 
 def test_defers_to_az_summary(weighted_tree):
     dt = weighted_tree[0]
-    ours = summary(dt, group="posterior", round_to="none")
-    ref = azs.summary(dt, round_to="none")
+    # the posterior of a particle fit is resampled: ESS / R-hat are omitted with a warning
+    with pytest.warns(UserWarning, match="resampl"):
+        ours = summary(dt, group="posterior", round_to="none", by_mode=False)
+    ref = azs.summary(dt, round_to="none", kind="stats")
+    assert "r_hat" not in ours.columns and "ess_bulk" not in ours.columns
     assert np.allclose(ours.values.astype(float), ref.values.astype(float))
     # no particles group -> az.summary of the posterior (with r_hat etc.)
     plain = build_datatree({"tau": dt.posterior["tau"].values})
@@ -92,3 +95,38 @@ def test_bad_weights():
         summary(bad)
     with pytest.raises(TypeError, match="DataTree"):
         summary({"tau": tau})
+
+
+def test_particle_summary_per_mode_with_labels_aligned():
+    """Particles at two exact factorizations, each stored with random factor orders: the
+    summary has one block per mode, with the mode's own values (sd 0), not a blend."""
+    from bnmfzoo.datasets import laurberg
+
+    rng = np.random.default_rng(4)
+    sols = laurberg(0.5).solutions
+    A, W, which = [], [], []
+    for m in range(12):
+        k = m % 3 == 0  # 4 particles in solution 1, 8 in solution 0
+        p = rng.permutation(3)
+        A.append(sols[k][0][:, p])
+        W.append(sols[k][1][p])
+        which.append(int(k))
+    A, W = np.array(A), np.array(W)
+    w = np.full(12, 1 / 12)
+    dt = build_datatree({"A": A[None]}, groups={"particles": {
+        "A": (("particle", "row", "factor"), A), "W": (("particle", "factor", "col"), W),
+        "weight": (("particle",), w)}})
+    table = summary(dt, var_names=["A"])
+    assert table.index.names == ["mode", "name"]
+    assert np.allclose(table.groupby(level="mode")["mode_weight"].first(), [8 / 12, 4 / 12])
+    # exact copies up to relabelling: aligned, every entry has sd 0 within its mode
+    assert np.allclose(table["sd"], 0.0, atol=1e-12)
+    for mode, k in ((0, 0), (1, 1)):
+        block = table.xs(mode, level="mode")
+        means = np.array([[block.loc[f"A[{i}, {r}]", "mean"] for r in range(3)]
+                          for i in range(6)])
+        # the mode's mean is its solution with the columns in some order
+        assert np.allclose(np.sort(means, 1), np.sort(sols[k][0], 1))
+    # without alignment the same table mixes factors (sd far from 0)
+    raw = summary(dt, var_names=["A"], by_mode=False)
+    assert raw["sd"].max() > 0.1

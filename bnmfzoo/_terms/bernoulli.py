@@ -35,7 +35,9 @@ def bernoulli_mean(name, A, W, observed, *, mask=None):
     -------
     pytensor.tensor.TensorVariable
         The observed ``pm.Bernoulli`` over the observed entries (dim ``f"{name}_obs"``, whose
-        coordinate is the row-major flat index of each entry).
+        coordinate is the row-major flat index of each entry;
+        :func:`bnmfzoo.diagnostics.label_observations` adds ``row`` / ``col`` labels on that
+        dim to a result).
 
     Examples
     --------

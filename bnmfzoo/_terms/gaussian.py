@@ -73,7 +73,9 @@ def gaussian(name, A, W, observed, *, tau=None, sigma=None, mask=None):
     pytensor.tensor.TensorVariable
         The observed ``pm.Normal`` (1-D over the observed entries, dim ``f"{name}_obs"``, whose
         coordinate is the row-major flat index of each entry), so ``pm.sample`` can record a
-        ``log_likelihood`` group.
+        ``log_likelihood`` group. :func:`bnmfzoo.diagnostics.add_log_likelihood` records it
+        after sampling and :func:`bnmfzoo.diagnostics.label_observations` adds ``row`` /
+        ``col`` coordinates (the data's labels) on that dim, so LOO values map to cells.
 
     Examples
     --------

@@ -9,6 +9,8 @@ that has the factor dim consistently (A columns, W rows, ARD rates ``lambda_``, 
 optionally fixes the scale (unit-l1 columns of A, compensated in W).
 """
 
+import warnings
+
 import numpy as np
 import xarray as xr
 
@@ -38,7 +40,10 @@ def _reference_array(reference, fdim, shape):
         return None
     if isinstance(reference, xr.DataArray) and fdim in reference.dims:
         reference = reference.transpose(..., fdim)
-    ref = _d.as_factor_array(reference, name="reference")
+    stack = np.ndim(getattr(reference, "values", reference)) == 3
+    ref = _d.as_factor_array(reference, name="reference", min_ndim=2, max_ndim=3)
+    if stack and ref.shape[1:] == shape:
+        return ref  # several references (one per mode): each draw takes the nearest
     if ref.shape != shape:
         raise ValueError(f"reference must have shape {shape} (the basis of one draw), "
                          f"got {ref.shape}")
@@ -46,21 +51,61 @@ def _reference_array(reference, fdim, shape):
 
 
 def _match_all(Bn, ref, cost):
-    """Permutations (C, S, R) matching each draw's columns to the reference's, in chunks."""
+    """Permutations (C, S, R) matching each draw's columns to the reference's.
+
+    The angle costs of all draws come from one matrix product of unit-l2 columns
+    (``(C S R) x D`` times ``D x R``); only the R x R matchings run per draw (compiled).
+    """
     C, S, D, R = Bn.shape
     flat = Bn.reshape(C * S, D, R)
+    if cost == "angle":
+        from bnmfzoo.diagnostics.modes import angle_costs
+
+        costs = angle_costs(_d.normalize_columns(flat, "l2"),
+                            _d.normalize_columns(ref, "l2")[None])[:, 0]
+        # cost[i, j]: reference column i against the draw's column j (as l1 below)
+        return _d.match(np.swapaxes(costs, -1, -2)).reshape(C, S, R)
     perm = np.empty((C * S, R), dtype=np.intp)
     chunk = max(1, int(4e6 // (D * R * R)))
-    fn = _d.angle_cost if cost == "angle" else _d.l1_cost
     for start in range(0, C * S, chunk):
         part = flat[start : start + chunk]
-        perm[start : start + chunk] = _d.match(fn(np.broadcast_to(ref, part.shape), part))
+        perm[start : start + chunk] = _d.match(_d.l1_cost(np.broadcast_to(ref, part.shape), part))
     return perm.reshape(C, S, R)
 
 
-def _find_permutations(B, ref, cost, n_iter):
-    """Permutations (C, S, R) putting each draw's columns in the reference's order."""
+def _find_permutations(B, ref, cost, n_iter, *, per_member=False):
+    """Permutations (C, S, R) putting each draw's columns in its reference's order.
+
+    Without a given reference (and with the angle cost) the draws are first split into modes
+    (:func:`bnmfzoo.diagnostics.modes.cluster_members`) and each draw is matched to its own
+    mode's representative, so draws of different modes are never forced onto one reference.
+    Returns ``(perm, reference, mode_info)``; ``mode_info`` is None for a given reference.
+    """
     Bn = _d.normalize_columns(B, "l1")
+    C, S = B.shape[:2]
+    if ref is not None and ref.ndim == 3:  # one reference per mode: match to the nearest
+        from bnmfzoo.diagnostics.modes import matched_angles
+
+        dist, p = matched_angles(_d.normalize_columns(B.reshape(C * S, *B.shape[2:]), "l2"),
+                                 _d.normalize_columns(ref, "l2"))
+        nearest = dist.argmin(1)
+        perm = p[np.arange(C * S), nearest].reshape(C, S, -1)
+        return perm, _d.normalize_columns(ref[0], "l1"), None
+    if ref is None and cost == "angle":
+        from bnmfzoo.diagnostics.modes import cluster_members
+
+        n = C * S
+        chain_of = np.repeat(np.arange(C), S)
+        segment_of = None
+        if not per_member:
+            nseg = min(5, S)
+            segment_of = chain_of * nseg + (np.tile(np.arange(S), C) * nseg) // S
+        cl = cluster_members(B.reshape(n, *B.shape[2:]), segment_of=segment_of,
+                             chain_of=chain_of, n_iter=max(1, n_iter))
+        perm = cl["perm"].reshape(C, S, -1)
+        refs = _d.normalize_columns(cl["reference"], "l1")
+        info = {"label": cl["label"].reshape(C, S), "references": refs, "cut": cl["cut"]}
+        return perm, refs[0], info
     fixed = ref is not None
     if ref is None:
         ref = Bn[0].mean(0)  # first chain's mean of the normalized basis
@@ -74,7 +119,7 @@ def _find_permutations(B, ref, cost, n_iter):
         # refine: mean of all aligned draws (pooled over chains), so one chain that switched
         # early does not leave a mixed reference
         ref = _d.normalize_columns(_permute(Bn, perm, -1).mean((0, 1)), "l1")
-    return perm, ref
+    return perm, ref, None
 
 
 def _permute(values, perm, axis):
@@ -108,22 +153,30 @@ def align(
     dt,
     *,
     reference=None,
-    normalize="auto",
+    normalize=False,
     cost="angle",
     n_iter=5,
     group="posterior",
 ):
-    """Relabel factors across draws and chains (and fix their scale) for summaries.
+    """Relabel factors across draws and chains, within each mode, for summaries.
 
     For each factor dim present (``factor`` with basis ``A``; ``factor_row`` / ``factor_col``
-    with ``F`` / ``G`` for a tri-factorization), every draw's basis columns, scaled to unit l1
-    norm, are matched to a reference by the Hungarian algorithm on their angles (or l1
-    distances). Every variable of the group with that dim (A, W, ``lambda_``, a Bernoulli
-    model's ``Wt``, S of a tri-factorization, ...) is permuted consistently.
+    with ``F`` / ``G`` for a tri-factorization), every draw's basis columns are matched to a
+    reference by the Hungarian algorithm on their angles (or l1 distances of unit-l1 columns).
+    Every variable of the group with that dim (A, W, ``lambda_``, a Bernoulli model's ``Wt``,
+    S of a tri-factorization, ...) is permuted consistently. Values are only permuted, never
+    rescaled, unless ``normalize`` asks for it.
 
-    The default reference is the first chain's mean normalised basis, refined ``n_iter`` times
-    by re-matching to the mean of all aligned draws (a pivotal-reordering / k-means-like fixed
-    point), so a chain that switched labels early does not leave a mixed reference.
+    Without a ``reference`` the draws are first split into modes
+    (:func:`bnmfzoo.diagnostics.modes.cluster_members`: stretches of each chain clustered by
+    max matched angle) and each draw is matched to its own mode's representative (the aligned
+    mean of the mode, refined ``n_iter`` times); the representatives of the other modes are
+    labelled to match mode 0 as closely as possible. Draws of different modes are therefore
+    never forced onto one reference; when the chains sit in different modes a warning names
+    them (R-hat over all chains then stays large: different modes are different
+    factorizations; see :func:`bnmfzoo.diagnostics.summary`). With ``cost="l1"`` (or a given
+    reference) there is one reference for all draws: the first chain's mean normalised basis
+    refined ``n_iter`` times by re-matching to the mean of all aligned draws.
 
     Parameters
     ----------
@@ -132,16 +185,17 @@ def align(
     reference : array-like, xarray.DataArray or dict, optional
         Reference basis (D x R); for a tri-factorization a dict ``{"factor_row": F_ref,
         "factor_col": G_ref}``. Given references are used as they are (no refinement).
-    normalize : {"auto", True, False}
+    normalize : {False, True, "auto"}
         Rescale each draw so the basis columns have unit l1 norm, compensating the weights
         (A -> A D^-1, W -> D W; for tri, F and G columns unit-l1 and S -> D_F S D_G), which
-        removes the scale ridge of models whose priors do not fix it. ``"auto"`` (default):
-        on for ``exponential_gaussian``, ``tri_exponential_gaussian`` and ``uniform_noise``
-        (root attr ``model``), off for the simplex-parameterised ``silf``, ``beta_dir``,
-        ``dir_beta`` and ``dir_dir``; for an unknown model (e.g. a bare ``pm.sample`` result),
-        off when the basis columns, or any factor matrix over the factors, already sum to
-        one, on otherwise. Hyperparameters such as
-        ``lambda_`` are permuted but not rescaled.
+        removes the scale ridge of models whose priors do not fix it. Default ``False``: the
+        draws keep their own scale (rescaling is not needed for R-hat of a converged chain
+        and changes the reported values). ``"auto"``: on for ``exponential_gaussian``,
+        ``tri_exponential_gaussian`` and ``uniform_noise`` (root attr ``model``), off for the
+        simplex-parameterised ``silf``, ``beta_dir``, ``dir_beta`` and ``dir_dir``; for an
+        unknown model (e.g. a bare ``pm.sample`` result), off when the basis columns, or any
+        factor matrix over the factors, already sum to one, on otherwise. Hyperparameters
+        such as ``lambda_`` are permuted but not rescaled.
     cost : {"angle", "l1"}
         Matching cost between normalised columns.
     n_iter : int
@@ -159,7 +213,9 @@ def align(
         label now at each position) and ``reference_A`` (the reference basis, unit-l1
         columns). A ``particles`` group holding the basis (dim ``particle``) is relabelled
         (and rescaled) against the same reference, its permutations stored as
-        ``particle_permutation``. Root attrs gain ``aligned = 1`` and ``aligned_normalized``.
+        ``particle_permutation``. Without a given reference also ``mode`` (chain, draw) and
+        ``mode_reference_A`` (mode, row, factor; unit-l1). Root attrs gain ``aligned = 1``,
+        ``aligned_normalized``.
 
     Examples
     --------
@@ -196,8 +252,26 @@ def align(
     if normalize == "auto":
         normalize = _auto_normalize(dt, post, bases)
 
-    new_post, perms, refs = _align_dataset(post, bases, reference, normalize, cost, n_iter)
+    mode_info = {}
+    new_post, perms, refs = _align_dataset(post, bases, reference, normalize, cost, n_iter,
+                                           mode_info=mode_info)
     diag = {}
+    for fdim, info in mode_info.items():
+        name, other = bases[fdim]
+        suffix = "" if fdim == "factor" else f"_{fdim}"
+        diag[f"mode{suffix}"] = (("chain", "draw"), info["label"])
+        diag[f"mode_reference_{name}"] = ((f"mode{suffix}", other, fdim), info["references"])
+        if info["references"].shape[0] > 1 and post.sizes["chain"] > 1:
+            share = [sorted({int(c) for c in np.flatnonzero((info["label"] == k).any(1))})
+                     for k in range(info["references"].shape[0])]
+            warnings.warn(
+                f"the draws of {name} sit in {len(share)} modes (chains per mode: "
+                + "; ".join(f"mode {k}: {v}" for k, v in enumerate(share))
+                + "); align relabels factors within each mode, but different modes are "
+                "different factorizations, so R-hat over all chains stays large. Use "
+                "diagnostics.modes / diagnostics.summary for per-mode results.",
+                UserWarning, stacklevel=2,
+            )
     for fdim, perm in perms.items():
         name, other = bases[fdim]
         suffix = "" if fdim == "factor" else f"_{fdim}"
@@ -219,7 +293,9 @@ def align(
         if pbases:
             names = [v for v in pds.data_vars if "particle" in pds[v].dims]
             sub = pds[names].rename({"particle": "draw"}).expand_dims("chain")
-            new_sub, pperms, _ = _align_dataset(sub, pbases, refs, normalize, cost, 1)
+            prefs = refs if reference is not None else {
+                f: (mode_info[f]["references"] if f in mode_info else refs[f]) for f in refs}
+            new_sub, pperms, _ = _align_dataset(sub, pbases, prefs, normalize, cost, 1)
             new_sub = new_sub.isel(chain=0, drop=True).rename({"draw": "particle"})
             out["particles"] = xr.DataTree(pds.assign({v: new_sub[v] for v in names}))
             for fdim, perm in pperms.items():
@@ -238,14 +314,17 @@ def align(
     return out
 
 
-def _align_dataset(post, bases, reference, normalize, cost, n_iter):
+def _align_dataset(post, bases, reference, normalize, cost, n_iter, *, per_member=False,
+                   mode_info=None):
     """Align one Dataset with dims (chain, draw, ...); returns (dataset, perms, references)."""
     new_vars = {name: var for name, var in post.data_vars.items()}
     perms, refs, scales = {}, {}, {}
     for fdim, (name, other) in bases.items():
         B = _basis_values(post, fdim, name, other)
         ref = _reference_array(reference, fdim, B.shape[2:])
-        perm, refs[fdim] = _find_permutations(B, ref, cost, n_iter)
+        perm, refs[fdim], info = _find_permutations(B, ref, cost, n_iter, per_member=per_member)
+        if mode_info is not None and info is not None:
+            mode_info[fdim] = info
         perms[fdim] = perm
         for vname, var in new_vars.items():
             if fdim in var.dims and "chain" in var.dims and "draw" in var.dims:

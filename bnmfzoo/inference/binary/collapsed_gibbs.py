@@ -16,13 +16,15 @@ the Rao-Blackwellized per-draw conditional means E[A | Z] E[W | Z, V] are produc
 :func:`fit_collapsed_gibbs`, which drives the same chains without PyMC.
 """
 
+from dataclasses import field
+
 import numpy as np
-import pytensor
-import pytensor.tensor as pt
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
+from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
@@ -31,13 +33,50 @@ from bnmfzoo.inference.binary._core import (
 )
 from bnmfzoo.models._spec import get_spec
 
-__all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs"]
+__all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
+           "CollapsedBetaDirState", "CollapsedDirDirState"]
 
 
-class _CollapsedStep(BlockedStep):
+@dataclass_state
+class CollapsedBetaDirState(StepMethodState):
+    """Sampling state of :class:`CollapsedGibbsBetaDir` (``step.sampling_state``).
+
+    Attributes
+    ----------
+    var_names, rng
+        As in every PyMC step method.
+    z : numpy.ndarray or None
+        Assignment of each observed entry to a component (int64, row-major order of the
+        observed entries; the chain's rows are the data's columns for Dir-Beta); None before
+        the first step of a chain. The count tables are functions of ``z`` and are rebuilt
+        from it on restore (integer counts: exactly).
+    """
+
+    z: np.ndarray | None = field(default=None)
+
+
+@dataclass_state
+class CollapsedDirDirState(StepMethodState):
+    """Sampling state of :class:`CollapsedGibbsDirDir` (``step.sampling_state``).
+
+    Attributes
+    ----------
+    var_names, rng
+        As in every PyMC step method.
+    z, c : numpy.ndarray or None
+        Row and column assignments of each observed entry (Lumbreras et al. 2020, Sec. 6,
+        double augmentation); None before the first step of a chain.
+    """
+
+    z: np.ndarray | None = field(default=None)
+    c: np.ndarray | None = field(default=None)
+
+
+class _CollapsedStep(TransformedStep):
     """Shared glue: value variables, transforms, per-chain state, stats."""
 
     _families = ()
+    _assignment_names = ("z",)
     _base_stats = {
         "log_joint": (np.float64, []),
         "n_active": (np.int64, []),
@@ -57,48 +96,62 @@ class _CollapsedStep(BlockedStep):
         self._rows, self._cols, self._v = observed_entries(X, mask)
         self._shape = X.shape
         names = spec.var_names
-        free = [names["A"], names.get("Wt", names["W"])]
-        self._free_names = free
-        rvs = [model[name] for name in free]
-        value_vars = [model.rvs_to_values[rv] for rv in rvs]
-        if vars is not None:
-            given = {getattr(v, "name", v) for v in vars}
-            if given != {v.name for v in value_vars}:
-                raise ValueError(
-                    f"{type(self).__name__} updates exactly the value variables "
-                    f"{[v.name for v in value_vars]} of this model, got {sorted(given)}"
-                )
-        self.vars = value_vars
-        self._value_names = [v.name for v in value_vars]
-        self._transforms = [model.rvs_to_transforms.get(rv) for rv in rvs]
-        self._forward_fns = None
+        roles = {"A": names["A"], "W": names.get("Wt", names["W"])}
+        expected = [model.rvs_to_values[model[name]].name for name in roles.values()]
+        try:
+            self._init_variables(model, roles, vars)
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__} updates exactly the value variables "
+                             f"{expected} of this model: {err}") from err
+        if self.update_roles != {"A", "W"}:
+            raise ValueError(
+                f"{type(self).__name__} updates exactly the value variables {expected} of "
+                f"this model, got {sorted(v.name for v in self.vars)}"
+            )
         self.active_threshold = float(active_threshold)
         self.rng = get_random_generator(rng)
+        self._reset_chain()
+
+    # -- chain state -------------------------------------------------------------------------
+    def _reset_chain(self):
         self.chain = None
+        for name in self._assignment_names:
+            setattr(self, name, None)
+
+    def _current_chain(self):
+        """The numeric chain of the assignments in ``self.z`` (``self.c``), built if needed.
+
+        ``z`` (and ``c``) are the sampling state; the chain object works on those very arrays
+        (in place) and holds the count tables derived from them. After a restored snapshot
+        replaced the arrays, the counts are rebuilt from the new ones.
+        """
+        assignments = [getattr(self, name) for name in self._assignment_names]
+        if assignments[0] is None:  # first step of a chain: the paper's random start
+            self.chain = self._new_chain(self.rng)
+        elif self.chain is None or any(
+            getattr(self.chain, name) is not value
+            for name, value in zip(self._assignment_names, assignments)
+        ):
+            self.chain = self._new_chain(self.rng, **dict(zip(self._assignment_names,
+                                                              assignments)))
+        for name in self._assignment_names:
+            setattr(self, name, getattr(self.chain, name))
+        return self.chain
 
     # -- PyMC hooks --------------------------------------------------------------------------
     def setup_chain(self, rng, tune, draws):
         """Reset the per-chain assignments (drawn lazily from this chain's ``rng``)."""
         super().setup_chain(rng, tune, draws)
-        self.chain = None
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_forward_fns"] = None  # compiled functions are rebuilt in the worker
-        return state
+        self._reset_chain()
 
     def step(self, point):
         """One collapsed sweep, then exact draws of A and W written into ``point``."""
-        if self.chain is None:
-            self.chain = self._new_chain(self.rng)
-        chain = self.chain
+        chain = self._current_chain()
         chain.sweep(self.rng)
         free_values = self._free_draws(chain.draw(self.rng))
         new_point = dict(point)
-        for name, fn, value in zip(self._value_names, self._forward(), free_values):
-            new_point[name] = np.asarray(fn(value), dtype=point[name].dtype).reshape(
-                point[name].shape
-            )
+        for role, value in zip(("A", "W"), free_values):
+            self._write(new_point, role, value)
         n_active, n_nonempty = assignment_summary(self._row_counts(chain), self.active_threshold)
         stats = {
             "log_joint": np.float64(chain.log_joint()),
@@ -108,19 +161,6 @@ class _CollapsedStep(BlockedStep):
         return new_point, [stats]
 
     # -- helpers -----------------------------------------------------------------------------
-    def _forward(self):
-        if self._forward_fns is None:
-            fns = []
-            for transform in self._transforms:
-                if transform is None:
-                    fns.append(lambda x: x)
-                    continue
-                x = pt.matrix("x", dtype="float64")
-                fn = pytensor.function([x], transform.forward(x), mode="FAST_COMPILE")
-                fns.append(fn)
-            self._forward_fns = fns
-        return self._forward_fns
-
     def _row_counts(self, chain):
         return chain.L
 
@@ -169,12 +209,14 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
 
     name = "collapsed_gibbs_beta_dir"
     _families = ("beta_dir", "dir_beta")
+    _state_class = CollapsedBetaDirState
 
-    def _new_chain(self, rng):
+    def _new_chain(self, rng, z=None):
         h = self.spec.hyper
         g = h["gamma"] if self.family == "beta_dir" else h["eta"]
         D, N = self._shape
-        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h["alpha"], h["beta"], rng)
+        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h["alpha"], h["beta"], rng,
+                            z=z)
 
     def _free_draws(self, draws):
         A, W = draws
@@ -230,17 +272,19 @@ class CollapsedGibbsDirDir(_CollapsedStep):
 
     name = "collapsed_gibbs_dir_dir"
     _families = ("dir_dir",)
+    _assignment_names = ("z", "c")
+    _state_class = CollapsedDirDirState
 
     def __init__(self, vars=None, *, model=None, blocked_zeros=None, active_threshold=0.01,
                  rng=None, blocked=True):
         super().__init__(vars, model=model, active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
 
-    def _new_chain(self, rng):
+    def _new_chain(self, rng, z=None, c=None):
         h = self.spec.hyper
         D, N = self._shape
         return DirDirChain(self._rows, self._cols, self._v, D, N, h["gamma"], h["eta"], rng,
-                           blocked_zeros=self.blocked_zeros)
+                           blocked_zeros=self.blocked_zeros, z=z, c=c)
 
 
 def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, random_seed=None,

@@ -83,6 +83,10 @@ class ObservedEntries(PatternPaths):
     csc_perm: np.ndarray
     csr_perm: np.ndarray
 
+    def __deepcopy__(self, memo):
+        """Return ``self``: the observed entries are immutable (also shared by snapshots)."""
+        return self
+
     @property
     def n_observed(self):
         """Number of observed entries."""

@@ -15,8 +15,13 @@ from bnmfzoo.inference import (
     GibbsNMTF,
 )
 from bnmfzoo.inference._step_glue import ValueMap
-from bnmfzoo.models import beta_dir, dir_beta, dir_dir, exponential_gaussian, \
-    tri_exponential_gaussian
+from bnmfzoo.models import (
+    beta_dir,
+    dir_beta,
+    dir_dir,
+    exponential_gaussian,
+    tri_exponential_gaussian,
+)
 
 V = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 0, 1], [0, 1, np.nan, 0], [1, 1, 0, 0]])
 

@@ -30,6 +30,8 @@ to floating-point rounding (tested).
 from dataclasses import dataclass
 from functools import cached_property
 
+import math
+
 import numba
 import numpy as np
 from scipy.sparse import csgraph
@@ -37,7 +39,7 @@ from scipy.sparse import csgraph
 from bnmfzoo.inference.gaussian.truncnorm import truncnorm_excess
 
 __all__ = ["MissingPatterns", "missing_patterns", "choose_half_sweep", "gram_half_sweep",
-           "gram_sweep", "PatternPaths"]
+           "gram_sweep", "PatternPaths", "all_finite"]
 
 #: dense masks above this many entries are not built (the residual path is used)
 MAX_DENSE_ENTRIES = 20_000_000
@@ -360,11 +362,35 @@ def _gram_half(U, V, varying, always, order, parent, delta_ptr, delta_pos, delta
     return _gram_rows(U, C, G, pattern_of, tau, lam, rng)
 
 
+# reassociation only (no 'nnan'/'ninf'): x - x cannot be folded to 0, and the sum vectorizes
+@numba.njit(cache=True, fastmath={"reassoc"})
+def all_finite(U):
+    """True when every entry of the C-contiguous array ``U`` is finite (numba, one pass).
+
+    ``x - x`` is 0 for a finite ``x`` and NaN for NaN or +-inf, so the sum is NaN exactly
+    when some entry is not finite (and it cannot overflow).
+    """
+    u = U.reshape(-1)
+    s = 0.0
+    for e in range(u.size):
+        s += u[e] - u[e]
+    return s == 0.0
+
+
 @numba.njit(cache=True)
 def _gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
-    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as tuples."""
+    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as tuples.
+
+    Returns ``(squared error - sum(x^2), status)``: status 0, or 1 when ``A`` is not finite
+    after its half-sweep (``W`` is then left alone), 2 when ``W`` is not finite after its own.
+    """
     _gram_half(A, np.ascontiguousarray(Wt.T), *row_patterns, tau, lam_A, rng)
-    return _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
+    if not all_finite(A):
+        return math.nan, 1
+    total = _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
+    if not all_finite(Wt):
+        return total, 2
+    return total, 0
 
 
 def gram_half_sweep(U, V, patterns, tau, lam, rng):
@@ -396,8 +422,10 @@ def gram_half_sweep(U, V, patterns, tau, lam, rng):
 def gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
     """:func:`gram_half_sweep` of ``A`` (n x R) then of ``Wt`` (m x R), in one numba call.
 
-    Returns the squared error minus ``sum(x^2)`` after both halves (see
-    :func:`gram_half_sweep`). Saves the fixed cost of passing the generator into numba twice.
+    Returns ``(squared error minus sum(x^2), status)`` after both halves (see
+    :func:`gram_half_sweep`); ``status`` is 0, or 1 / 2 when ``A`` / ``W`` held a non-finite
+    value after its half-sweep (the sweep stops there). Saves the fixed cost of passing the
+    generator into numba twice.
     """
     return _gram_sweep(A, Wt, row_patterns.arrays, col_patterns.arrays, float(tau), lam_A, lam_W,
                        rng)

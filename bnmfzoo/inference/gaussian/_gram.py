@@ -296,17 +296,18 @@ def conditional_scaled(lin, inv_sd, lam, rng):
     The conditional of a factor entry is ``TN(lin / prec, 1 / prec)`` on [0, inf) with
     ``prec = inv_sd**-2``; ``inv_sd = inf`` (nothing observed) falls back to the
     Exponential(``lam``) prior. Taking ``1 / sqrt(prec)`` as input keeps divisions out of the
-    sequential loops.
+    sequential loops. A NaN ``inv_sd`` (from a NaN precision) gives NaN, which the sweeps'
+    finite checks report, rather than a silent draw from the prior.
     """
-    if not inv_sd < np.inf:
+    if inv_sd == np.inf:
         return rng.standard_exponential() / lam
     return inv_sd * truncnorm_excess(-lin * inv_sd, rng)
 
 
 @numba.njit(cache=True, inline="always")
 def _conditional(lin, prec, lam, rng):
-    """:func:`conditional_scaled` from the precision ``prec`` (``<= 0``: the prior)."""
-    inv_sd = 1.0 / np.sqrt(prec) if prec > 0.0 else np.inf
+    """:func:`conditional_scaled` from the precision ``prec`` (``<= 0``: the prior; NaN: NaN)."""
+    inv_sd = 1.0 / np.sqrt(prec) if prec > 0.0 else (np.inf if prec <= 0.0 else np.nan)
     return conditional_scaled(lin, inv_sd, lam, rng)
 
 
@@ -324,7 +325,8 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
     for p in range(n_patterns):
         for k in range(R):
             prec = tau * G[p, k, k]
-            inv_sd[p, k] = 1.0 / np.sqrt(prec) if prec > 0.0 else np.inf
+            inv_sd[p, k] = 1.0 / np.sqrt(prec) if prec > 0.0 else (
+                np.inf if prec <= 0.0 else np.nan)
     t = np.empty(R)
     total = 0.0
     for i in range(n):

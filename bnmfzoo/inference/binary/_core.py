@@ -4,7 +4,7 @@ Nothing here knows about PyMC. The observed entries of a binary D x N matrix are
 flat arrays (``rows``, ``cols``, ``v``) in row-major order (the paper's f-outer systematic scan);
 missing entries are simply absent, which marginalizes their indicators exactly.
 
-Notation follows the digest of Lumbreras et al. (2020) with the project's names: the paper's W
+Notation follows Lumbreras et al. (2020) with the project's names: the paper's W
 (F x K, Dirichlet rows) is our ``A`` (D x K) and the paper's H (K x N) is our ``W``.
 
 Beta-Dir (paper Eqs. 22-29, Algorithm 1):
@@ -167,7 +167,7 @@ def _log_dirichlet_multinomial(conc, counts):
 
 
 def betadir_log_joint(L, C1, C0, g, a, b):
-    """Collapsed log joint ``log p(V, Z)`` of Beta-Dir (digest §3.2; per-row observed counts)."""
+    """Collapsed log joint ``log p(V, Z)`` of Beta-Dir (Eqs. 22-24; per-row observed counts)."""
     from scipy.special import betaln
 
     return _log_dirichlet_multinomial(g, L) + float(
@@ -179,7 +179,7 @@ def betadir_log_joint(L, C1, C0, g, a, b):
 # Dir-Dir collapsed Gibbs (double augmentation)
 # --------------------------------------------------------------------------------------------
 def dirdir_init(v, K, rng):
-    """Random labels with ``z == c`` on ones and ``z != c`` on zeros (digest §6.3)."""
+    """Random labels with ``z == c`` on ones and ``z != c`` on zeros (Sec. 5, Eqs. 59-61)."""
     if K < 2:
         raise ValueError("the Dir-Dir model needs rank >= 2 (with one component v = 0 is "
                          "impossible)")
@@ -206,7 +206,7 @@ def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
 
     ``u`` holds two U(0, 1) variates per observed entry (shape ``(n_obs, 2)``). On zeros the
     paper draws z avoiding c, then c avoiding z (``blocked_zeros=False``); with
-    ``blocked_zeros=True`` the pair is drawn jointly (digest §6.3: ``P(z = k) ∝ (g_k + L_fk)
+    ``blocked_zeros=True`` the pair is drawn jointly (not in the paper: ``P(z = k) ∝ (g_k + L_fk)
     (S - eta_k - Q_nk)``, then c from Eq. 61). The sequential scheme cannot move at K = 2 (z and
     c are then forced), so the blocked draw is required there.
     """
@@ -302,7 +302,7 @@ def cvb0_counts(rows, cols, v, q, D, N):
 
 @numba.njit(cache=True)
 def cvb0_sweep(rows, cols, v, q, L, C1, C0, g, a, b):
-    """One in-place CVB0 sweep (Eq. 36 as corrected in the digest); returns max |Δq|."""
+    """One in-place CVB0 sweep (Eq. 36, parentheses as in the module doc); returns max |Δq|."""
     K = q.shape[1]
     p = np.empty(K)
     delta = 0.0

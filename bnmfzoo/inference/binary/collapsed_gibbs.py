@@ -9,7 +9,8 @@ incoming A, W are ignored (they carry no information the assignments do not alre
 the trace holds A and W like any PyMC trace.
 
 Sample stats: ``log_joint`` (the collapsed log p(V, Z[, C]), label-invariant, good for R-hat),
-``n_active`` (components with >= 1% of all assignments, the digest's definition) and
+``n_active`` (components with >= 1% of all assignments: the paper counts "active
+components", Sec. 6.3, without defining them) and
 ``n_nonempty``. Predictions average ``A @ W`` per draw (paper Eq. 33), never E[A] E[W]
 (:func:`bnmfzoo.diagnostics.heldout_loglik`). PyMC's trace backend only stores scalar stats, so
 the Rao-Blackwellized per-draw conditional means E[A | Z] E[W | Z, V] are produced by
@@ -248,7 +249,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     model : pymc.Model, optional
         A :func:`bnmfzoo.models.dir_dir` model.
     blocked_zeros : bool, optional
-        On zeros draw (z, c) jointly (exact blocked move, digest §6.3) instead of the paper's
+        On zeros draw (z, c) jointly (an exact blocked move, not in the paper: ``P(z = k) ∝
+        (g_k + L_fk) (S - eta_k - Q_nk)``, then c by Eq. 61) instead of the paper's
         z-then-c update. Default (None): only when K = 2, where the paper's update is stuck.
     active_threshold : float
         A component is active when it holds at least this fraction of the row assignments.
@@ -293,8 +295,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
 
     The same chains as :class:`CollapsedGibbsBetaDir` / :class:`CollapsedGibbsDirDir`, driven
     without PyMC's per-step overhead, plus what PyMC's trace cannot hold: running averages of the
-    per-draw conditional means, ``X_mean = mean_j E[A | Z_j] E[W | Z_j, V]`` (the digest's
-    Rao-Blackwellized Eq. 33, used for predictions), and ``E[A | V]``, ``E[W | V]``
+    per-draw conditional means, ``X_mean = mean_j E[A | Z_j] E[W | Z_j, V]`` (Eq. 33
+    Rao-Blackwellized, as the authors' released code predicts), and ``E[A | V]``, ``E[W | V]``
     (Eqs. 30-31, for dictionaries; exposed to label switching across chains).
 
     Parameters

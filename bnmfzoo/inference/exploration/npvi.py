@@ -194,8 +194,9 @@ class LogJoint:
     def rescale(self, A, W, *, method="elbo"):
         """Re-balance the scale of each factor (``A[:, r] b_r``, ``W[r] / b_r``); AW is unchanged.
 
-        The likelihood ignores the scale but the second-order ELBO does not (paper §3.2 aside;
-        digest §6). ``method="hessian"`` is the paper's rule: unit-norm columns of A times one
+        The likelihood ignores the scale but the second-order ELBO does not (Masood &
+        Doshi-Velez 2016, Sec. 3.2 aside; their beta is the squared multiplier b^2).
+        ``method="hessian"`` is the paper's rule: unit-norm columns of A times one
         common ``b`` maximising the Hessian trace,
         ``b^4 = (sum_n n_n |S^-1 W|^2) / (sum_d n_d |A S|^2)``; it ignores the prior term (the
         paper's footnote 1), which is not negligible when the data scale is far from the prior
@@ -225,7 +226,7 @@ class LogJoint:
         alpha, beta = A.sum(axis=0), W.sum(axis=1)
         if self.likelihood == "uniform":
             # flat likelihood, fixed variance: only the prior depends on the scale, maximised
-            # at b_r = sqrt(lambda_W |W_r|_1 / (lambda_A |A_r|_1)) (digest §15.17)
+            # at b_r = sqrt(lambda_W |W_r|_1 / (lambda_A |A_r|_1)) (paper: no rescaling; optional)
             live = (alpha > 0) & (beta > 0)
             b = np.ones_like(alpha)
             b[live] = np.sqrt(self.lambda_W * beta[live] / (self.lambda_A * alpha[live]))

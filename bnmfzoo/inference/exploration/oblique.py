@@ -9,7 +9,7 @@ retraction follow Absil et al. (2009). Pure NumPy.
 
 import numpy as np
 
-#: |det Q| below this counts as singular (digest §15.10)
+#: |det Q| below this counts as singular (our choice; Masood & Doshi-Velez 2016 give none)
 DET_TOL = 1e-8
 
 
@@ -60,7 +60,7 @@ def step_towards(Q, target, size):
     """One retraction step of Frobenius length ``size`` from ``Q`` towards ``target``.
 
     The direction is the tangent projection of ``target - Q``, normalised to unit Frobenius
-    norm (digest §15.12). Returns None when the direction vanishes.
+    norm (our choice where the paper's Sec. 3.2 is silent). Returns None when it vanishes.
     """
     xi = tangent_project(Q, target - Q)
     norm = np.linalg.norm(xi)

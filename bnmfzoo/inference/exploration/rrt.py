@@ -50,7 +50,7 @@ def _check_float(value, name, minimum=0.0, strict=True):
 
 
 def _quality(target, A, W):
-    """Gaussian node quality: single-component ELBO at the optimal variance (digest §15.15)."""
+    """Gaussian node quality: one-component ELBO at the optimal variance (our choice, Eq. 3)."""
     f = target.value(A, W)
     s2 = target.optimal_variance(A, W)
     if not np.isfinite(f) or not np.isfinite(s2):
@@ -134,7 +134,7 @@ def fit_rrt(
 
     Notes
     -----
-    Defaults for what the paper leaves open follow the digest (§15): Frobenius nearest
+    Defaults for what the paper (Sec. 3.2, 4.3) leaves open are our choices: Frobenius nearest
     neighbour, unit-Frobenius tangent direction, every feasible step becomes a node and is
     proposed to ONVI, every node and restart is rescaled by
     :meth:`~bnmfzoo.inference.exploration.npvi.LogJoint.rescale` (AW unchanged; ELBO-optimal
@@ -202,7 +202,7 @@ def fit_rrt(
     onvi = OnlineNPVI(target, threshold=threshold, variance=variance,
                       prune_threshold=prune_threshold)
     if variance is None and not gaussian:
-        # NVI (M=1) under the Gaussian surrogate at the first restart (digest §15.6)
+        # NVI (M=1) under the Gaussian surrogate at the first restart (paper: unspecified)
         A0, W0 = target.rescale(*restarts[0])
         onvi.fixed_variance = target.optimal_variance(A0, W0, sigma2=target.scale**2 / 3.0)
 

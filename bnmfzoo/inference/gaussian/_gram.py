@@ -27,10 +27,9 @@ order), and draw from the generator in the same sequence, so both paths give the
 to floating-point rounding (tested).
 """
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
-
-import math
 
 import numba
 import numpy as np

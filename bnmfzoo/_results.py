@@ -1,6 +1,6 @@
 """Build the ArviZ-ready ``xarray.DataTree`` every fitter returns.
 
-Groups follow ``DESIGN.md``: ``posterior`` (chain, draw, ...), ``sample_stats``,
+Groups follow the package's result convention: ``posterior`` (chain, draw, ...), ``sample_stats``,
 ``observed_data`` and, where they apply, ``particles`` (dim ``particle``), ``variational`` and
 ``diagnostics``. Custom groups are plain datasets without sample dims, so they survive a netCDF
 round trip (``dt.to_netcdf`` / ``xarray.open_datatree``).

@@ -11,6 +11,9 @@ import numpy as np
 import xarray as xr
 
 KINDS = ("real", "nonnegative", "binary")
+#: largest accepted magnitude of a data entry: squares and products of factors of this scale
+#: stay far from float64 overflow (about 1.8e308) in every sampler and fitter
+MAX_ABS_ENTRY = 1e150
 
 
 def _as_row_col(da, name):
@@ -143,8 +146,9 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
     Raises
     ------
     ValueError
-        Infinite values, negative values (``kind="nonnegative"``), values other than 0/1
-        (``kind="binary"``), an empty matrix, or a row or column with no observed entry.
+        Infinite values, entries above ``MAX_ABS_ENTRY`` = 1e150 in magnitude (or whose sum
+        of squares overflows), negative values (``kind="nonnegative"``), values other than
+        0/1 (``kind="binary"``), an empty matrix, or a row or column with no observed entry.
 
     Examples
     --------
@@ -167,6 +171,14 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
     obs_values = values[observed]
     if not np.isfinite(obs_values).all():
         raise ValueError(f"{name} has infinite entries; observed entries must be finite")
+    largest = float(np.abs(obs_values).max()) if obs_values.size else 0.0
+    if largest > MAX_ABS_ENTRY or not np.isfinite(obs_values @ obs_values):
+        raise ValueError(
+            f"{name} has an entry of magnitude {largest:.4g}; entries must satisfy "
+            f"|x| <= {MAX_ABS_ENTRY:.0e} and sum(x^2) must be finite in float64 (else the "
+            f"samplers' squared residuals overflow): rescale {name}, e.g. divide it by its "
+            "largest entry"
+        )
     if kind == "nonnegative" and (obs_values < 0).any():
         bad = int((obs_values < 0).sum())
         raise ValueError(

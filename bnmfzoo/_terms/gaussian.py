@@ -2,7 +2,8 @@
 
 The product ``A @ W`` is computed once and the observed entries are taken with one flat 1-D
 index (``(A @ W).ravel()[flat_idx]``); indexing with ``[rows, cols]`` pairs makes each gradient
-about 30x slower (DESIGN "Performance facts"). Unobserved entries never enter the likelihood.
+about 30x slower (measured on GDSC, K = 20: 14-20 ms against 0.55 ms per log-density
+gradient). Unobserved entries never enter the likelihood.
 """
 
 import numpy as np

@@ -11,7 +11,7 @@ with any permutation- and scale-invariant distance d (see :mod:`.distances`):
   diameter on. It is non-increasing in eps (up to the greedy approximation);
 * the *persistent* covering number: C_eps over a grid of eps (100 values from 0 to the largest
   diameter by default); values that persist over a long eps interval reveal separate modes.
-  The paper does not formalise "persistent"; following the digest we call a run of constant
+  The paper (Sec. 3.2) does not formalise "persistent"; we call a run of constant
   C > 1 persistent when it spans at least ``min_fraction`` (5 %) of the eps range.
 
 A sample set can be a list of D x R arrays, a ``(S, D, R)`` array, a DataArray with sample dims

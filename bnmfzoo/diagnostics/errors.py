@@ -256,7 +256,8 @@ def log_likelihood(
     ``log p(X | A, W, tau) = sum_(observed) [ 1/2 log(tau / 2 pi) - tau/2 (X - A W)^2 ]``.
     With ``include_constant=False`` only the quadratic term remains,
     ``-|X - A W|^2 / (2 sigma^2)`` over the entries: the "mean log-likelihood" of Masood,
-    Pan & Doshi-Velez (2016, digest §5.1), about -1/2 per entry for a well-fitting sample.
+    Pan & Doshi-Velez (2016, Sec. 4.3 "Quality of fit"; no constant, as their Tables 1 and
+    5 imply), about -1/2 per entry for a well-fitting sample.
 
     Parameters
     ----------

@@ -7,7 +7,8 @@ Follows Lumbreras et al. (2020): the predictive mean is the posterior average of
 draw (Eq. 33), never ``E[A] E[W]``; for CVB0 it is ``E_q[A] E_q[W]`` (Eq. 39). Perplexity is the
 mean negative log-likelihood per observed test entry (Eq. 67, natural log), with predictions
 clipped to ``[1e-12, 1 - 1e-12]``. A component is *active* when it holds at least 1% of the
-assignments (digest §13/§15; the truncated prior always leaves small strays in most components).
+assignments (Lumbreras et al. 2020 count active components in Sec. 6.3 without a definition;
+the truncated prior always leaves small strays in most components, so non-empty is too loose).
 """
 
 import numpy as np
@@ -139,7 +140,7 @@ def active_components(result, *, threshold=0.01):
         posterior with Dirichlet rows ``A`` (mass of component k = mean over rows of ``A[:, k]``
         per draw, median count over draws).
     threshold : float
-        Minimum share of assignments (digest: 1%). With the ``n_active`` stat the threshold is
+        Minimum share of assignments (default 1%). With the ``n_active`` stat the threshold is
         the step's ``active_threshold``.
 
     Returns

@@ -294,7 +294,7 @@ def score_function(model, *, var_names=None, space="constrained", mode=None):
       coordinate of the simplex vector is a coordinate of :math:`\theta` and the score is the
       ambient gradient :math:`(\alpha - 1)/a` of the Dirichlet density plus the likelihood
       gradient, ignoring the sum-to-one constraint (Masood & Doshi-Velez 2019 apply the Euclidean
-      KSD this way; digest, ambiguity 4). For :math:`\alpha = 1` the prior term is zero.
+      KSD this way, Sec. 3). For :math:`\alpha = 1` the prior term is zero.
     * ``space="unconstrained"``: PyMC's value space (``A_log__``, ``A_simplex__``, ...), the
       log density *with* the Jacobian, differentiated with respect to the transformed values. A
       Dirichlet of size D then has D-1 coordinates. Stein's identity holds exactly there (no

@@ -101,10 +101,20 @@ def _noise(sigma, alpha_tau, beta_tau, Xda, mask, rank):
     return float(sigma)
 
 
+#: accepted range of the prior rates and ARD hyperparameters: the prior scale 1 / lambda sets
+#: the default start and the factors' magnitude; beyond this range their squared products and
+#: the Gibbs/VB updates overflow (e.g. ARD alpha0 = 1e-100 starts the factors at 1e100)
+RATE_RANGE = (1e-10, 1e10)
+
+
 def _rate(value, name):
     check_positive(value, name=name)
     if np.ndim(value) != 0:
         raise TypeError(f"{name} must be a scalar rate, got shape {np.shape(value)}")
+    low, high = RATE_RANGE
+    if not low <= float(value) <= high:
+        raise ValueError(f"{name} must lie in [{low:.0e}, {high:.0e}] (rescale the data "
+                         f"instead), got {value!r}")
     return float(value)
 
 
@@ -144,7 +154,8 @@ def exponential_gaussian(
     ard : bool
         Automatic relevance determination on the factors.
     lambda_ : float
-        Default rate of both exponential priors (0.1, prior mean 10).
+        Default rate of both exponential priors (0.1, prior mean 10); every rate must lie in
+        ``RATE_RANGE`` = [1e-10, 1e10].
     lambda_A, lambda_W : float, optional
         Separate rates for ``A`` and ``W`` (default ``lambda_``); unused with ``ard=True``.
     alpha_tau, beta_tau : float
@@ -153,7 +164,7 @@ def exponential_gaussian(
         Fixed noise standard deviation instead of a ``tau`` prior; ``"reference"`` uses
         :func:`reference_sigma` (the residual sd of a scikit-learn NMF of rank ``rank``).
     alpha0, beta0 : float
-        Shape and rate of the ARD Gamma prior.
+        Shape and rate of the ARD Gamma prior (each in ``RATE_RANGE`` = [1e-10, 1e10]).
 
     Returns
     -------
@@ -262,7 +273,7 @@ def tri_exponential_gaussian(
         Fixed noise sd; ``"reference"`` is the residual sd of a scikit-learn NMF of rank
         ``min(K, L)`` (the rank of ``F S G^T``).
     alpha0, beta0 : float
-        ARD Gamma prior.
+        ARD Gamma prior (each in ``RATE_RANGE`` = [1e-10, 1e10]).
 
     Returns
     -------

@@ -4,7 +4,7 @@ Nothing here knows about PyMC. The observed entries of a binary D x N matrix are
 flat arrays (``rows``, ``cols``, ``v``) in row-major order (the paper's f-outer systematic scan);
 missing entries are simply absent, which marginalizes their indicators exactly.
 
-Notation follows the digest of Lumbreras et al. (2020) with the project's names: the paper's W
+Notation follows Lumbreras et al. (2020) with the project's names: the paper's W
 (F x K, Dirichlet rows) is our ``A`` (D x K) and the paper's H (K x N) is our ``W``.
 
 Beta-Dir (paper Eqs. 22-29, Algorithm 1):
@@ -167,7 +167,7 @@ def _log_dirichlet_multinomial(conc, counts):
 
 
 def betadir_log_joint(L, C1, C0, g, a, b):
-    """Collapsed log joint ``log p(V, Z)`` of Beta-Dir (digest §3.2; per-row observed counts)."""
+    """Collapsed log joint ``log p(V, Z)`` of Beta-Dir (Eqs. 22-24; per-row observed counts)."""
     from scipy.special import betaln
 
     return _log_dirichlet_multinomial(g, L) + float(
@@ -179,7 +179,7 @@ def betadir_log_joint(L, C1, C0, g, a, b):
 # Dir-Dir collapsed Gibbs (double augmentation)
 # --------------------------------------------------------------------------------------------
 def dirdir_init(v, K, rng):
-    """Random labels with ``z == c`` on ones and ``z != c`` on zeros (digest §6.3)."""
+    """Random labels with ``z == c`` on ones and ``z != c`` on zeros (Sec. 5, Eqs. 59-61)."""
     if K < 2:
         raise ValueError("the Dir-Dir model needs rank >= 2 (with one component v = 0 is "
                          "impossible)")
@@ -206,7 +206,7 @@ def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
 
     ``u`` holds two U(0, 1) variates per observed entry (shape ``(n_obs, 2)``). On zeros the
     paper draws z avoiding c, then c avoiding z (``blocked_zeros=False``); with
-    ``blocked_zeros=True`` the pair is drawn jointly (digest §6.3: ``P(z = k) ∝ (g_k + L_fk)
+    ``blocked_zeros=True`` the pair is drawn jointly (not in the paper: ``P(z = k) ∝ (g_k + L_fk)
     (S - eta_k - Q_nk)``, then c from Eq. 61). The sequential scheme cannot move at K = 2 (z and
     c are then forced), so the blocked draw is required there.
     """
@@ -302,7 +302,7 @@ def cvb0_counts(rows, cols, v, q, D, N):
 
 @numba.njit(cache=True)
 def cvb0_sweep(rows, cols, v, q, L, C1, C0, g, a, b):
-    """One in-place CVB0 sweep (Eq. 36 as corrected in the digest); returns max |Δq|."""
+    """One in-place CVB0 sweep (Eq. 36, parentheses as in the module doc); returns max |Δq|."""
     K = q.shape[1]
     p = np.empty(K)
     delta = 0.0
@@ -384,6 +384,19 @@ def bernoulli_nll(X, mask, mean, *, clip=1e-12):
 # --------------------------------------------------------------------------------------------
 # Chain states (numeric; the PyMC step methods and the SBC tests wrap these)
 # --------------------------------------------------------------------------------------------
+def _check_assignments(z, n, K, name):
+    """Return ``z`` (an int64 array of ``n`` labels in ``0..K-1``), not copied when it is one."""
+    z = np.asarray(z)
+    if z.shape != (n,) or z.dtype != np.int64:
+        z = np.asarray(z, dtype=np.int64)
+        if z.shape != (n,):
+            raise ValueError(f"{name} must hold one label per observed entry ({n}), got shape "
+                             f"{z.shape}")
+    if n and (z.min() < 0 or z.max() >= K):
+        raise ValueError(f"{name} must hold labels in 0..{K - 1}")
+    return z
+
+
 def assignment_summary(L, threshold=0.01):
     """``(n_active, n_nonempty)``: components with >= ``threshold`` of all assignments / any."""
     mass = L.sum(axis=0)
@@ -407,14 +420,20 @@ class BetaDirChain:
         Hyperparameters.
     rng : numpy.random.Generator
         Draws the random one-hot initialization (paper).
+    z : numpy.ndarray of int64, optional
+        Start from these assignments instead (used as is and updated in place; ``rng`` is then
+        not used); the counters are computed from them.
     """
 
-    def __init__(self, rows, cols, v, D, N, g, a, b, rng):
+    def __init__(self, rows, cols, v, D, N, g, a, b, rng, *, z=None):
         self.rows, self.cols, self.v = rows, cols, v
         self.D, self.N = int(D), int(N)
         self.g, self.a, self.b = (np.asarray(x, dtype=float) for x in (g, a, b))
         self.K = self.g.shape[0]
-        self.z = rng.integers(0, self.K, size=rows.shape[0]).astype(np.int64)
+        if z is None:
+            self.z = rng.integers(0, self.K, size=rows.shape[0]).astype(np.int64)
+        else:
+            self.z = _check_assignments(z, rows.shape[0], self.K, "z")
         self.L, self.C1, self.C0 = betadir_counts(rows, cols, v, self.z, self.D, self.N, self.K)
 
     def sweep(self, rng):
@@ -457,15 +476,28 @@ class DirDirChain:
     blocked_zeros : bool, optional
         Draw (z, c) jointly on zeros instead of the paper's sequential update. Default: only
         when K = 2, where the sequential update cannot move.
+    z, c : numpy.ndarray of int64, optional
+        Start from these assignments instead (both or neither; used as is and updated in
+        place, ``rng`` is then not used). They must satisfy ``z == c`` on ones and ``z != c``
+        on zeros.
     """
 
-    def __init__(self, rows, cols, v, D, N, g, eta, rng, *, blocked_zeros=None):
+    def __init__(self, rows, cols, v, D, N, g, eta, rng, *, blocked_zeros=None, z=None,
+                 c=None):
         self.rows, self.cols, self.v = rows, cols, v
         self.D, self.N = int(D), int(N)
         self.g, self.eta = (np.asarray(x, dtype=float) for x in (g, eta))
         self.K = self.g.shape[0]
         self.blocked_zeros = (self.K == 2) if blocked_zeros is None else bool(blocked_zeros)
-        self.z, self.c = dirdir_init(v, self.K, rng)
+        if (z is None) != (c is None):
+            raise ValueError("give both assignments z and c, or neither")
+        if z is None:
+            self.z, self.c = dirdir_init(v, self.K, rng)
+        else:
+            self.z = _check_assignments(z, rows.shape[0], self.K, "z")
+            self.c = _check_assignments(c, rows.shape[0], self.K, "c")
+            if np.any((self.z == self.c) != (np.asarray(v) == 1)):
+                raise ValueError("Dir-Dir assignments need z == c on ones and z != c on zeros")
         self.L, self.Q = dirdir_counts(rows, cols, self.z, self.c, self.D, self.N, self.K)
 
     def sweep(self, rng):

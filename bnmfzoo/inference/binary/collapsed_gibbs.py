@@ -9,7 +9,8 @@ incoming A, W are ignored (they carry no information the assignments do not alre
 the trace holds A and W like any PyMC trace.
 
 Sample stats: ``log_joint`` (the collapsed log p(V, Z[, C]), label-invariant, good for R-hat),
-``n_active`` (components with >= 1% of all assignments, the digest's definition) and
+``n_active`` (components with >= 1% of all assignments: the paper counts "active
+components", Sec. 6.3, without defining them) and
 ``n_nonempty``. Predictions average ``A @ W`` per draw (paper Eq. 33), never E[A] E[W]
 (:func:`bnmfzoo.diagnostics.heldout_loglik`). PyMC's trace backend only stores scalar stats, so
 the Rao-Blackwellized per-draw conditional means E[A | Z] E[W | Z, V] are produced by
@@ -23,14 +24,15 @@ warnings are printed to stderr but not raised in the caller.
 """
 
 import warnings
+from dataclasses import field
 
 import numpy as np
-import pytensor
-import pytensor.tensor as pt
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
+from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
@@ -44,7 +46,7 @@ from bnmfzoo.inference.binary._core import (
 from bnmfzoo.models._spec import get_spec
 
 __all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
-           "spread_warning"]
+           "spread_warning", "CollapsedBetaDirState", "CollapsedDirDirState"]
 
 _INITS = ("cvb0", "prior")
 
@@ -159,10 +161,46 @@ def spread_warning(counts, concentration, *, nonparametric, where="collapsed Gib
     return False
 
 
-class _CollapsedStep(BlockedStep):
+@dataclass_state
+class CollapsedBetaDirState(StepMethodState):
+    """Sampling state of :class:`CollapsedGibbsBetaDir` (``step.sampling_state``).
+
+    Attributes
+    ----------
+    var_names, rng
+        As in every PyMC step method.
+    z : numpy.ndarray or None
+        Assignment of each observed entry to a component (int64, row-major order of the
+        observed entries; the chain's rows are the data's columns for Dir-Beta); None before
+        the first step of a chain. The count tables are functions of ``z`` and are rebuilt
+        from it on restore (integer counts: exactly).
+    """
+
+    z: np.ndarray | None = field(default=None)
+
+
+@dataclass_state
+class CollapsedDirDirState(StepMethodState):
+    """Sampling state of :class:`CollapsedGibbsDirDir` (``step.sampling_state``).
+
+    Attributes
+    ----------
+    var_names, rng
+        As in every PyMC step method.
+    z, c : numpy.ndarray or None
+        Row and column assignments of each observed entry (Lumbreras et al. 2020, Sec. 6,
+        double augmentation); None before the first step of a chain.
+    """
+
+    z: np.ndarray | None = field(default=None)
+    c: np.ndarray | None = field(default=None)
+
+
+class _CollapsedStep(TransformedStep):
     """Shared glue: value variables, transforms, per-chain state, stats."""
 
     _families = ()
+    _assignment_names = ("z",)
     _base_stats = {
         "log_joint": (np.float64, []),
         "n_active": (np.int64, []),
@@ -185,30 +223,53 @@ class _CollapsedStep(BlockedStep):
         self._rows, self._cols, self._v = observed_entries(X, mask)
         self._shape = X.shape
         names = spec.var_names
-        free = [names["A"], names.get("Wt", names["W"])]
-        self._free_names = free
-        rvs = [model[name] for name in free]
-        value_vars = [model.rvs_to_values[rv] for rv in rvs]
-        if vars is not None:
-            given = {getattr(v, "name", v) for v in vars}
-            if given != {v.name for v in value_vars}:
-                raise ValueError(
-                    f"{type(self).__name__} updates exactly the value variables "
-                    f"{[v.name for v in value_vars]} of this model, got {sorted(given)}"
-                )
-        self.vars = value_vars
-        self._value_names = [v.name for v in value_vars]
-        self._transforms = [model.rvs_to_transforms.get(rv) for rv in rvs]
-        self._forward_fns = None
+        roles = {"A": names["A"], "W": names.get("Wt", names["W"])}
+        expected = [model.rvs_to_values[model[name]].name for name in roles.values()]
+        try:
+            self._init_variables(model, roles, vars)
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__} updates exactly the value variables "
+                             f"{expected} of this model: {err}") from err
+        if self.update_roles != {"A", "W"}:
+            raise ValueError(
+                f"{type(self).__name__} updates exactly the value variables {expected} of "
+                f"this model, got {sorted(v.name for v in self.vars)}"
+            )
         self.active_threshold = float(active_threshold)
         self.rng = get_random_generator(rng)
+        self._reset_chain()
+
+    # -- chain state -------------------------------------------------------------------------
+    def _reset_chain(self):
         self.chain = None
+        for name in self._assignment_names:
+            setattr(self, name, None)
+
+    def _current_chain(self):
+        """The numeric chain of the assignments in ``self.z`` (``self.c``), built if needed.
+
+        ``z`` (and ``c``) are the sampling state; the chain object works on those very arrays
+        (in place) and holds the count tables derived from them. After a restored snapshot
+        replaced the arrays, the counts are rebuilt from the new ones.
+        """
+        assignments = [getattr(self, name) for name in self._assignment_names]
+        if assignments[0] is None:  # first step of a chain: CVB0 or the prior's random labels
+            self.chain = self._start_chain(self.rng)
+        elif self.chain is None or any(
+            getattr(self.chain, name) is not value
+            for name, value in zip(self._assignment_names, assignments)
+        ):
+            self.chain = self._new_chain(self.rng, **dict(zip(self._assignment_names,
+                                                              assignments)))
+        for name in self._assignment_names:
+            setattr(self, name, getattr(self.chain, name))
+        return self.chain
 
     # -- PyMC hooks --------------------------------------------------------------------------
     def setup_chain(self, rng, tune, draws):
         """Reset the per-chain assignments (drawn lazily from this chain's ``rng``)."""
         super().setup_chain(rng, tune, draws)
-        self.chain = None
+        self._reset_chain()
         self._n_steps = (int(tune), int(tune) + int(draws), 0)
 
     def _start_chain(self, rng):
@@ -230,24 +291,15 @@ class _CollapsedStep(BlockedStep):
                            nonparametric=self.spec.hyper.get("nonparametric", False),
                            where=type(self).__name__)
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_forward_fns"] = None  # compiled functions are rebuilt in the worker
-        return state
-
     def step(self, point):
         """One collapsed sweep, then exact draws of A and W written into ``point``."""
-        if self.chain is None:
-            self.chain = self._start_chain(self.rng)
-        chain = self.chain
+        chain = self._current_chain()
         chain.sweep(self.rng)
         self._end_of_chain_check(chain)
         free_values = self._free_draws(chain.draw(self.rng))
         new_point = dict(point)
-        for name, fn, value in zip(self._value_names, self._forward(), free_values):
-            new_point[name] = np.asarray(fn(value), dtype=point[name].dtype).reshape(
-                point[name].shape
-            )
+        for role, value in zip(("A", "W"), free_values):
+            self._write(new_point, role, value)
         n_active, n_nonempty = assignment_summary(self._row_counts(chain), self.active_threshold)
         stats = {
             "log_joint": np.float64(chain.log_joint()),
@@ -257,19 +309,6 @@ class _CollapsedStep(BlockedStep):
         return new_point, [stats]
 
     # -- helpers -----------------------------------------------------------------------------
-    def _forward(self):
-        if self._forward_fns is None:
-            fns = []
-            for transform in self._transforms:
-                if transform is None:
-                    fns.append(lambda x: x)
-                    continue
-                x = pt.matrix("x", dtype="float64")
-                fn = pytensor.function([x], transform.forward(x), mode="FAST_COMPILE")
-                fns.append(fn)
-            self._forward_fns = fns
-        return self._forward_fns
-
     def _row_counts(self, chain):
         return chain.L
 
@@ -326,12 +365,14 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
 
     name = "collapsed_gibbs_beta_dir"
     _families = ("beta_dir", "dir_beta")
+    _state_class = CollapsedBetaDirState
 
-    def _new_chain(self, rng):
+    def _new_chain(self, rng, z=None):
         h = self.spec.hyper
         g = h["gamma"] if self.family == "beta_dir" else h["eta"]
         D, N = self._shape
-        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h["alpha"], h["beta"], rng)
+        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h["alpha"], h["beta"], rng,
+                            z=z)
 
     def _free_draws(self, draws):
         A, W = draws
@@ -363,7 +404,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     model : pymc.Model, optional
         A :func:`bnmfzoo.models.dir_dir` model.
     blocked_zeros : bool, optional
-        On zeros draw (z, c) jointly (exact blocked move, digest §6.3) instead of the paper's
+        On zeros draw (z, c) jointly (an exact blocked move, not in the paper: ``P(z = k) ∝
+        (g_k + L_fk) (S - eta_k - Q_nk)``, then c by Eq. 61) instead of the paper's
         z-then-c update. Default (None): only when K = 2, where the paper's update is stuck.
     init : {"cvb0", "prior"}
         How each chain starts. ``"cvb0"`` (default): random labels moved by ``init_iter`` CVB0
@@ -395,6 +437,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
 
     name = "collapsed_gibbs_dir_dir"
     _families = ("dir_dir",)
+    _assignment_names = ("z", "c")
+    _state_class = CollapsedDirDirState
 
     def __init__(self, vars=None, *, model=None, blocked_zeros=None, init="cvb0", init_iter=100,
                  active_threshold=0.01, rng=None, blocked=True):
@@ -402,11 +446,11 @@ class CollapsedGibbsDirDir(_CollapsedStep):
                          active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
 
-    def _new_chain(self, rng):
+    def _new_chain(self, rng, z=None, c=None):
         h = self.spec.hyper
         D, N = self._shape
         return DirDirChain(self._rows, self._cols, self._v, D, N, h["gamma"], h["eta"], rng,
-                           blocked_zeros=self.blocked_zeros)
+                           blocked_zeros=self.blocked_zeros, z=z, c=c)
 
 
 def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, random_seed=None,
@@ -416,8 +460,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
 
     The same chains as :class:`CollapsedGibbsBetaDir` / :class:`CollapsedGibbsDirDir`, driven
     without PyMC's per-step overhead, plus what PyMC's trace cannot hold: running averages of the
-    per-draw conditional means, ``X_mean = mean_j E[A | Z_j] E[W | Z_j, V]`` (the digest's
-    Rao-Blackwellized Eq. 33, used for predictions), and ``E[A | V]``, ``E[W | V]``
+    per-draw conditional means, ``X_mean = mean_j E[A | Z_j] E[W | Z_j, V]`` (Eq. 33
+    Rao-Blackwellized, as the authors' released code predicts), and ``E[A | V]``, ``E[W | V]``
     (Eqs. 30-31, for dictionaries; exposed to label switching across chains).
 
     Parameters

@@ -1,7 +1,8 @@
 """Collapsed variational Bayes (CVB0) for the Beta-Dir model (Lumbreras et al. 2020, §4.3).
 
 Mean-field over the collapsed model, ``q(Z) = prod q(z_fn)``, with the zero-order Taylor update
-(Eq. 36 as corrected in the digest)::
+(Lumbreras et al. 2020, Eq. 36, whose typeset parentheses are misplaced: the exponents apply to
+the Beta factors)::
 
     q_fnk ∝ (g_k + E[L_fk^-fn]) (a_k + E[C1_nk^-fn])^v (b_k + E[C0_nk^-fn])^(1-v)
             / (a_k + b_k + E[M_nk^-fn])

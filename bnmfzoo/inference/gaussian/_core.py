@@ -20,6 +20,7 @@ The functions here are used by :class:`~bnmfzoo.inference.GibbsNMF`,
 :mod:`bnmfzoo.inference.gaussian._vb_core`).
 """
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -29,6 +30,7 @@ import numpy as np
 from bnmfzoo.inference.gaussian._gram import (
     PatternPaths,
     _conditional,
+    all_finite,
     gram_half_sweep,
     gram_sweep,
 )
@@ -82,6 +84,10 @@ class ObservedEntries(PatternPaths):
     col_ptr: np.ndarray
     csc_perm: np.ndarray
     csr_perm: np.ndarray
+
+    def __deepcopy__(self, memo):
+        """Return ``self``: the observed entries are immutable (also shared by snapshots)."""
+        return self
 
     @property
     def n_observed(self):
@@ -271,25 +277,45 @@ def _csc_half_sweep(U, V, col_ptr, csc_rows, csc_perm, resid, tau, lam, rng):
 @numba.njit(cache=True)
 def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csc_perm, tau, lam_A, lam_W,
                  rng, do_A, do_W):
-    """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep."""
+    """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep.
+
+    Returns 0, or the 1-based index of the first half-sweep (1: ``A``, 2: ``W``) after which
+    its factor held a non-finite value (the sweep stops there).
+    """
     if do_A:
         _factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)
+        if not all_finite(A):
+            return 1
     if do_W:
         _csc_half_sweep(Wt, A, col_ptr, csc_rows, csc_perm, resid, tau, lam_W, rng)
+        if not all_finite(Wt):
+            return 2
+    return 0
 
 
 @numba.njit(cache=True)
 def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_perm, tau, lam_F,
                   lam_S, lam_G, rng, do_F, do_S, do_G):
-    """Columns of ``F``, entries of ``S``, columns of ``G``; one numba call per sweep."""
+    """Columns of ``F``, entries of ``S``, columns of ``G``; one numba call per sweep.
+
+    Returns 0, or 1 / 2 / 3 when ``F`` / ``S`` / ``G`` held a non-finite value after its
+    update (the sweep stops there).
+    """
     if do_F:
         partner = G @ np.ascontiguousarray(S.T)  # N x K: coefficient of F[i, k] in x_ij
         _factor_half_sweep(F, partner, row_ptr, cols, resid, tau, lam_F, rng)
+        if not all_finite(F):
+            return 1
     if do_S:
         _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng)
+        if not all_finite(S):
+            return 2
     if do_G:
         partner = F @ S  # D x L: coefficient of G[j, l] in x_ij
         _csc_half_sweep(G, partner, col_ptr, csc_rows, csc_perm, resid, tau, lam_G, rng)
+        if not all_finite(G):
+            return 3
+    return 0
 
 
 # ----------------------------------------------------------------------------- states
@@ -407,6 +433,29 @@ def _gamma(shape, rate, rng):
     return rng.gamma(shape, 1.0 / rate)
 
 
+_CAUSES = ("likely causes: data of extreme magnitude (largest |x| observed: {xmax:.3g}; "
+           "rescale X), or hyperparameters far from the data's scale (prior rates, ARD "
+           "alpha0/beta0, alpha_tau/beta_tau), or a start whose products overflow")
+
+
+def _nonfinite(what, obs, detail=""):
+    """The error a sweep raises when ``what`` is no longer finite."""
+    xmax = float(np.abs(obs.values).max()) if obs.n_observed else 0.0
+    return FloatingPointError(
+        f"Gibbs sweep: {what} is not finite{detail}; " + _CAUSES.format(xmax=xmax)
+    )
+
+
+def _check_positive_finite(name, value, obs):
+    """Raise :func:`_nonfinite` unless every entry of ``value`` is finite and > 0."""
+    if isinstance(value, np.ndarray):
+        ok = value.size == 0 or (0.0 < float(value.min()) and float(value.max()) < math.inf)
+    else:
+        ok = 0.0 < float(value) < math.inf  # NaN fails
+    if not ok:
+        raise _nonfinite(f"{name} (must be finite and > 0, got {value!r})", obs)
+
+
 def _update_tau(state, obs, hyper, rng):
     sigma = hyper.get("sigma")
     if sigma is not None:
@@ -415,6 +464,9 @@ def _update_tau(state, obs, hyper, rng):
     shape = hyper["alpha_tau"] + 0.5 * obs.n_observed
     rate = hyper["beta_tau"] + 0.5 * state.sse
     state.tau = float(_gamma(shape, rate, rng))
+    if not (0.0 < state.tau < np.inf):
+        raise _nonfinite(f"the noise precision tau = {state.tau!r}", obs,
+                         f" (squared error of the fit: {state.sse!r})")
 
 
 def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
@@ -425,13 +477,17 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
         path_A = path_W = kernel
     gram_A, gram_W = do_A and path_A == "gram", do_W and path_W == "gram"
     if not (gram_A or gram_W):  # one numba call for the whole sweep
-        _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
-                     obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, do_A, do_W)
+        status = _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols,
+                              obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng,
+                              do_A, do_W)
         state._residual_updated()
+        _check_halves(status, ("A", "W"), obs, tau)
         return
     if gram_A and gram_W:  # likewise
-        state._gram_updated(gram_sweep(state.A, state.Wt, obs.row_patterns, obs.col_patterns, tau,
-                                       lam_A, lam_W, rng))
+        sse_part, status = gram_sweep(state.A, state.Wt, obs.row_patterns, obs.col_patterns,
+                                      tau, lam_A, lam_W, rng)
+        state._gram_updated(sse_part)
+        _check_halves(status, ("A", "W"), obs, tau)
         return
     for role, gram, do in (("A", gram_A, do_A), ("W", gram_W, do_W)):
         if not do:
@@ -440,11 +496,20 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
             U, V, lam, patterns = ((state.A, state.Wt.T, lam_A, obs.row_patterns) if role == "A"
                                    else (state.Wt, state.A.T, lam_W, obs.col_patterns))
             state._gram_updated(gram_half_sweep(U, V, patterns, tau, lam, rng))
+            _check_halves(0 if all_finite(U) else 1, (role,), obs, tau)
         else:
-            _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols, obs.col_ptr,
-                         obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng, role == "A",
-                         role == "W")
+            status = _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols,
+                                  obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W,
+                                  rng, role == "A", role == "W")
             state._residual_updated()
+            _check_halves(status, ("A", "W"), obs, tau)
+
+
+def _check_halves(status, blocks, obs, tau):
+    """Raise when a numba sweep reported block ``blocks[status - 1]`` non-finite."""
+    if status:
+        raise _nonfinite(f"factor {blocks[status - 1]} after its half-sweep", obs,
+                         f" (tau = {tau!r})")
 
 
 def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
@@ -473,6 +538,13 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     -------
     NMFState
         ``state`` itself.
+
+    Raises
+    ------
+    FloatingPointError
+        When a rate, ``tau`` or a factor stops being finite (checked before the factors and
+        after each half-sweep and the ``tau`` update), with the likely cause: data of extreme
+        magnitude or hyperparameters far from the data's scale.
 
     Examples
     --------
@@ -503,6 +575,12 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     if kernel not in ("auto", "gram", "residual"):
         raise ValueError(f"kernel must be 'auto', 'gram' or 'residual', got {kernel!r}")
     if "A" in update or "W" in update:
+        if ard:
+            _check_positive_finite("the ARD rates lambda_", lam_A, obs)
+        else:
+            _check_positive_finite("the rate lambda_A", hyper["lambda_A"], obs)
+            _check_positive_finite("the rate lambda_W", hyper["lambda_W"], obs)
+        _check_positive_finite("the noise precision tau", tau, obs)
         _nmf_halves(state, obs, tau, lam_A, lam_W, rng, "A" in update, "W" in update, kernel)
     if "tau" in update:
         _update_tau(state, obs, hyper, rng)
@@ -529,6 +607,11 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
     -------
     NMTFState
         ``state`` itself.
+
+    Raises
+    ------
+    FloatingPointError
+        As :func:`nmf_sweep` (checked after the updates of ``F``, ``S``, ``G`` and ``tau``).
     """
     D, N = obs.shape
     K, L = state.S.shape
@@ -547,10 +630,15 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
         lam_G = np.full(L, float(hyper["lambda_G"]))
     tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
     if update & {"F", "S", "G"}:
-        _nmtf_factors(state.F, state.S, state.G, state.resid, obs.rows, obs.cols, obs.row_ptr,
-                      obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_F,
-                      float(hyper["lambda_S"]), lam_G, rng, "F" in update, "S" in update,
-                      "G" in update)
+        for name, lam in (("the rates lambda_F", lam_F), ("the rates lambda_G", lam_G),
+                          ("the rate lambda_S", hyper["lambda_S"]),
+                          ("the noise precision tau", tau)):
+            _check_positive_finite(name, lam, obs)
+        status = _nmtf_factors(state.F, state.S, state.G, state.resid, obs.rows, obs.cols,
+                               obs.row_ptr, obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_F,
+                               float(hyper["lambda_S"]), lam_G, rng, "F" in update,
+                               "S" in update, "G" in update)
+        _check_halves(status, ("F", "S", "G"), obs, tau)
     if "tau" in update:
         _update_tau(state, obs, hyper, rng)
     return state

@@ -27,6 +27,7 @@ order), and draw from the generator in the same sequence, so both paths give the
 to floating-point rounding (tested).
 """
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -37,8 +38,7 @@ from scipy.sparse import csgraph
 from bnmfzoo.inference.gaussian.truncnorm import truncnorm_excess
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_structure", "choose_half_sweep",
-           "gram_half_sweep",
-           "gram_sweep", "PatternPaths"]
+           "gram_half_sweep", "gram_sweep", "PatternPaths", "all_finite"]
 
 #: dense masks above this many entries are not built (the residual path is used)
 MAX_DENSE_ENTRIES = 20_000_000
@@ -320,17 +320,18 @@ def conditional_scaled(lin, inv_sd, lam, rng):
     The conditional of a factor entry is ``TN(lin / prec, 1 / prec)`` on [0, inf) with
     ``prec = inv_sd**-2``; ``inv_sd = inf`` (nothing observed) falls back to the
     Exponential(``lam``) prior. Taking ``1 / sqrt(prec)`` as input keeps divisions out of the
-    sequential loops.
+    sequential loops. A NaN ``inv_sd`` (from a NaN precision) gives NaN, which the sweeps'
+    finite checks report, rather than a silent draw from the prior.
     """
-    if not inv_sd < np.inf:
+    if inv_sd == np.inf:
         return rng.standard_exponential() / lam
     return inv_sd * truncnorm_excess(-lin * inv_sd, rng)
 
 
 @numba.njit(cache=True, inline="always")
 def _conditional(lin, prec, lam, rng):
-    """:func:`conditional_scaled` from the precision ``prec`` (``<= 0``: the prior)."""
-    inv_sd = 1.0 / np.sqrt(prec) if prec > 0.0 else np.inf
+    """:func:`conditional_scaled` from the precision ``prec`` (``<= 0``: the prior; NaN: NaN)."""
+    inv_sd = 1.0 / np.sqrt(prec) if prec > 0.0 else (np.inf if prec <= 0.0 else np.nan)
     return conditional_scaled(lin, inv_sd, lam, rng)
 
 
@@ -350,7 +351,8 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
     for p in range(n_patterns):
         for k in range(R):
             prec = tau * G[p, k, k]
-            inv_sd[p, k] = 1.0 / np.sqrt(prec) if prec > 0.0 else np.inf
+            inv_sd[p, k] = 1.0 / np.sqrt(prec) if prec > 0.0 else (
+                np.inf if prec <= 0.0 else np.nan)
     t = np.empty(R)
     total = 0.0
     for i in range(n):
@@ -393,11 +395,35 @@ def _gram_half(U, V, varying, always, order, parent, delta_ptr, delta_pos, delta
     return _gram_rows(U, C, G, pattern_of, tau, lam, rng)
 
 
+# reassociation only (no 'nnan'/'ninf'): x - x cannot be folded to 0, and the sum vectorizes
+@numba.njit(cache=True, fastmath={"reassoc"})
+def all_finite(U):
+    """True when every entry of the C-contiguous array ``U`` is finite (numba, one pass).
+
+    ``x - x`` is 0 for a finite ``x`` and NaN for NaN or +-inf, so the sum is NaN exactly
+    when some entry is not finite (and it cannot overflow).
+    """
+    u = U.reshape(-1)
+    s = 0.0
+    for e in range(u.size):
+        s += u[e] - u[e]
+    return s == 0.0
+
+
 @numba.njit(cache=True)
 def _gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
-    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as tuples."""
+    """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as tuples.
+
+    Returns ``(squared error - sum(x^2), status)``: status 0, or 1 when ``A`` is not finite
+    after its half-sweep (``W`` is then left alone), 2 when ``W`` is not finite after its own.
+    """
     _gram_half(A, np.ascontiguousarray(Wt.T), *row_patterns, tau, lam_A, rng)
-    return _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
+    if not all_finite(A):
+        return math.nan, 1
+    total = _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
+    if not all_finite(Wt):
+        return total, 2
+    return total, 0
 
 
 def gram_half_sweep(U, V, patterns, tau, lam, rng):
@@ -429,8 +455,10 @@ def gram_half_sweep(U, V, patterns, tau, lam, rng):
 def gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
     """:func:`gram_half_sweep` of ``A`` (n x R) then of ``Wt`` (m x R), in one numba call.
 
-    Returns the squared error minus ``sum(x^2)`` after both halves (see
-    :func:`gram_half_sweep`). Saves the fixed cost of passing the generator into numba twice.
+    Returns ``(squared error minus sum(x^2), status)`` after both halves (see
+    :func:`gram_half_sweep`); ``status`` is 0, or 1 / 2 when ``A`` / ``W`` held a non-finite
+    value after its half-sweep (the sweep stops there). Saves the fixed cost of passing the
+    generator into numba twice.
     """
     return _gram_sweep(A, Wt, row_patterns.arrays, col_patterns.arrays, float(tau), lam_A, lam_W,
                        rng)

@@ -2,17 +2,23 @@
 
 The PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmf_sweep`: it reads the model's
 :class:`~bnmfzoo.models._spec.ModelSpec`, converts PyMC's value space (``A_log__`` ...) to the
-factor values and back, and keeps the sampler's exact internal state (and the residual on the
-observed entries) between steps, so a chain run through ``pm.sample`` is the same sequence of
-draws as the numeric kernel run with the same generator.
+factor values and back with the model's own transforms
+(:class:`~bnmfzoo.inference._step_glue.TransformedStep`), and keeps the sampler's exact internal
+state (and the residual on the observed entries) between steps in its sampling state
+(:class:`GibbsState`), so a chain run through ``pm.sample`` is the same sequence of draws as the
+numeric kernel run with the same generator, and a restored ``step.sampling_state`` continues it
+exactly.
 """
+
+from dataclasses import field
 
 import numpy as np
 import pymc as pm
-from pymc.logprob.transforms import LogTransform
-from pymc.step_methods.compound import BlockedStep, StepMethodState
-from pymc.util import get_random_generator, get_value_vars_from_user_vars
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_random_generator
 
+from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.gaussian._core import (
     nmf_state,
     nmf_sweep,
@@ -20,10 +26,29 @@ from bnmfzoo.inference.gaussian._core import (
 )
 from bnmfzoo.models._spec import get_spec
 
-__all__ = ["GibbsNMF"]
+__all__ = ["GibbsNMF", "GibbsState"]
 
 
-class _GibbsFactorization(BlockedStep):
+@dataclass_state
+class GibbsState(StepMethodState):
+    """Sampling state of :class:`GibbsNMF` and :class:`GibbsNMTF` (``step.sampling_state``).
+
+    Attributes
+    ----------
+    var_names, rng
+        As in every PyMC step method: the updated value variables and the generator's state.
+    chain : tuple or None
+        ``(numeric state, written)``: the sampler's exact numeric state
+        (:class:`~bnmfzoo.inference.gaussian._core.NMFState` or ``NMTFState``, with the
+        residual it keeps) and the value-space arrays it last wrote into the point; None
+        before the first step of a chain. Restoring it continues the chain bit for bit
+        (reading the factors back from the point would round them through ``exp(log(x))``).
+    """
+
+    chain: tuple | None = field(default=None)
+
+
+class _GibbsFactorization(TransformedStep):
     """Shared PyMC glue of :class:`GibbsNMF` and :class:`GibbsNMTF` (see their docstrings)."""
 
     family = ""
@@ -32,7 +57,7 @@ class _GibbsFactorization(BlockedStep):
         "train_mse": (np.float64, []),
         "tau": (np.float64, []),
     }
-    _state_class = StepMethodState
+    _state_class = GibbsState
 
     def __init__(
         self,
@@ -46,43 +71,17 @@ class _GibbsFactorization(BlockedStep):
     ):
         model = pm.modelcontext(model)
         spec = get_spec(model, families=self.family, method=type(self).__name__)
-        if vars is None:
-            vars = model.value_vars
-        vars = get_value_vars_from_user_vars(vars, model)
-        self._value_names = {}
-        self._log = {}
-        for role, rv_name in spec.var_names.items():
-            if rv_name is None:
-                continue
-            rv = model[rv_name]
-            value = model.rvs_to_values[rv]
-            transform = model.rvs_to_transforms.get(rv)
-            if transform is not None and not isinstance(transform, LogTransform):
-                raise TypeError(
-                    f"{type(self).__name__} needs {rv_name!r} with the default log transform "
-                    f"(or none), got {type(transform).__name__}"
-                )
-            self._value_names[role] = value.name
-            self._log[role] = transform is not None
-        ours = {name: role for role, name in self._value_names.items()}
-        unknown = [v.name for v in vars if v.name not in ours]
-        if unknown:
-            raise ValueError(
-                f"{type(self).__name__} can only update {sorted(ours)}; "
-                f"got other variables {unknown}"
-            )
-        self.vars = vars
-        self.update_blocks = frozenset(ours[v.name] for v in vars)
+        self._init_variables(model, spec.var_names, vars)
         self.spec = spec
         self.hyper = dict(spec.hyper)
         self.obs = observed_entries(spec.X, spec.mask)
         self.rng = get_random_generator(rng)
-        self._cache = None
+        self.chain = None
 
     def setup_chain(self, rng, tune, draws):
         """Take this chain's generator and forget the previous chain's state."""
         super().setup_chain(rng, tune, draws)
-        self._cache = None
+        self.chain = None
 
     # -- subclasses: numeric state <-> role values ------------------------------------------
     def _new_state(self, values):  # pragma: no cover - abstract
@@ -98,24 +97,19 @@ class _GibbsFactorization(BlockedStep):
         raise NotImplementedError
 
     # -- PyMC interface ---------------------------------------------------------------------
-    def _read(self, point, role):
-        raw = np.asarray(point[self._value_names[role]], dtype=float)
-        return np.exp(raw) if self._log[role] else raw
-
     def _state_from_point(self, point):
-        """Reuse the cached exact state when the point still holds what we wrote last."""
-        cache = self._cache
-        if cache is not None:
-            state, written = cache
+        """Reuse the chain's exact state when the point still holds what we wrote last."""
+        if self.chain is not None:
+            state, written = self.chain
             fresh = [
-                role for role in self._value_names
-                if not np.array_equal(point[self._value_names[role]], written[role])
+                role for role in self.value_maps
+                if not np.array_equal(point[self._value_name(role)], written[role])
             ]
             if not any(role in self.factor_roles for role in fresh):
                 for role in fresh:  # e.g. tau sampled by another step method
                     self._set_value(state, role, self._read(point, role))
                 return state
-        values = {role: self._read(point, role) for role in self._value_names}
+        values = {role: self._read(point, role) for role in self.value_maps}
         return self._new_state(values)
 
     def step(self, point):
@@ -125,21 +119,16 @@ class _GibbsFactorization(BlockedStep):
         values = self._values(state)
         new_point = dict(point)
         written = {}
-        for role, name in self._value_names.items():
-            if role in self.update_blocks:
-                val = np.asarray(values[role], dtype=float)
-                new_point[name] = np.asarray(np.log(val) if self._log[role] else val.copy())
-            written[role] = new_point[name]
-        self._cache = (state, written)
+        for role in self.value_maps:
+            if role in self.update_roles:
+                written[role] = self._write(new_point, role, values[role])
+            else:
+                written[role] = new_point[self._value_name(role)]
+        self.chain = (state, written)
         sigma = self.hyper.get("sigma")
         tau = 1.0 / sigma**2 if sigma is not None else state.tau
         stats = {"train_mse": state.train_mse(), "tau": float(tau)}
         return new_point, [stats]
-
-    @staticmethod
-    def competence(var, has_grad):
-        """Only used when assigned explicitly (``pm.sample(step=...)``)."""
-        return pm.step_methods.compound.Competence.INCOMPATIBLE
 
 
 class GibbsNMF(_GibbsFactorization):
@@ -190,7 +179,7 @@ class GibbsNMF(_GibbsFactorization):
                          values.get("lambda_"), self.obs)
 
     def _sweep(self, state):
-        nmf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_blocks)
+        nmf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_roles)
 
     def _values(self, state):
         return {"A": state.A, "W": state.W, "tau": state.tau, "lambda_": state.lambda_}

@@ -53,7 +53,7 @@ class GibbsNMTF(_GibbsFactorization):
                           values.get("lambda_F"), values.get("lambda_G"), self.obs)
 
     def _sweep(self, state):
-        nmtf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_blocks)
+        nmtf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_roles)
 
     def _values(self, state):
         return {"F": state.F, "S": state.S, "G": state.G, "tau": state.tau,

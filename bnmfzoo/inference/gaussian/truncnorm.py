@@ -11,6 +11,10 @@ normal/exponential draws; numba's legacy ``np.random`` draws were measured ~20x 
 results are reproducible from the generator PyMC hands a step method. Passing a Generator into
 numba costs tens of microseconds per call, so callers make one call per sweep.
 
+The rejection loops are bounded and refuse non-finite parameters (they return NaN, which the
+samplers' finite checks turn into an error), so a numeric overflow upstream can never make a
+draw spin forever inside numba, where Ctrl-C cannot reach it.
+
 Moments (for variational Bayes) use the inverse Mills ratio, and a continued fraction for
 ``a >= 8`` (where the exponential limit mean ``sigma/a`` and variance ``(sigma/a)^2`` of
 Brouwer et al. are the leading terms), in one numba kernel that VB calls on every column.
@@ -34,6 +38,10 @@ __all__ = [
 TAIL_SWITCH = 30.0
 #: below this standardized bound (and >= 0) draws use the half-normal proposal
 HALF_NORMAL_MAX = 0.3
+#: rejected proposals after which a truncated-normal draw gives up and returns NaN
+MAX_PROPOSALS = 10_000
+#: above this standardized bound the exponential proposal's rate is ``a`` (``a * a`` overflows)
+LARGE_BOUND = 1e150
 _SQRT_HALF = math.sqrt(0.5)
 
 
@@ -50,24 +58,38 @@ def truncnorm_excess(a, rng):
     what every proposal produces directly, so the result is exact and non-negative for any
     ``a`` (a draw of ``N(mu, sigma^2)`` on ``[0, inf)`` is ``sigma * truncnorm_excess(-mu /
     sigma)``).
+
+    Never loops forever: a non-finite ``a`` (NaN or +-inf, e.g. from overflowing sums)
+    returns NaN at once, and each sampler gives up after ``MAX_PROPOSALS`` rejected proposals
+    (probability below ``0.5 ** MAX_PROPOSALS`` for a finite ``a``) and returns NaN; callers
+    check their draws for finiteness and raise. Beyond ``a = LARGE_BOUND`` (where ``a * a``
+    would overflow) the optimal rate is ``a`` itself to double precision.
     """
+    if not (a > -math.inf and a < math.inf):
+        return math.nan
     if a < 0.0:
-        while True:
+        for _ in range(MAX_PROPOSALS):
             z = rng.standard_normal()
             if z >= a:
                 return z - a
+        return math.nan
     if a < HALF_NORMAL_MAX:
-        while True:
+        for _ in range(MAX_PROPOSALS):
             z = abs(rng.standard_normal())
             if z >= a:
                 return z - a
-    alpha = 0.5 * (a + math.sqrt(a * a + 4.0))
+        return math.nan
+    if a < LARGE_BOUND:
+        alpha = 0.5 * (a + math.sqrt(a * a + 4.0))
+    else:
+        alpha = a
     inv_alpha = 1.0 / alpha
-    while True:
+    for _ in range(MAX_PROPOSALS):
         excess = rng.standard_exponential() * inv_alpha
         d = a + excess - alpha
         if rng.standard_exponential() >= 0.5 * d * d:
             return excess
+    return math.nan
 
 
 @numba.njit(cache=True, inline="always")
@@ -99,6 +121,13 @@ def sample_truncnorm(mu, sigma, rng=None):
     numpy.ndarray
         Non-negative draws with the broadcast shape of ``mu`` and ``sigma``.
 
+    Raises
+    ------
+    ValueError
+        Non-finite ``mu``, or ``sigma`` not finite and positive.
+    FloatingPointError
+        ``mu / sigma`` overflows (a draw cannot be made).
+
     Examples
     --------
     >>> import numpy as np
@@ -117,6 +146,9 @@ def sample_truncnorm(mu, sigma, rng=None):
     out = np.empty(mu.shape)
     _draw_many(np.ascontiguousarray(mu).ravel(), np.ascontiguousarray(sigma).ravel(), rng,
                out.reshape(-1))
+    if not np.isfinite(out).all():  # only if mu / sigma overflowed (e.g. sigma ~ 1e-320)
+        raise FloatingPointError("truncated-normal draw failed: mu / sigma is not finite for "
+                                 "some entries (sigma too small for mu)")
     return out
 
 

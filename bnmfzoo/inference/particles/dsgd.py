@@ -2,7 +2,8 @@
 
 Masood & Doshi-Velez (2019), Sec. 6.2: the particles ``theta_1..M`` are moved by gradient descent
 on the KSD, differentiated automatically. Here the uniform-weight V-statistic
-``(1 / M^2) sum_ij K_p(theta_i, theta_j)`` (digest ambiguity 17) is written as one PyTensor graph:
+``(1 / M^2) sum_ij K_p(theta_i, theta_j)`` (the paper does not say which KSD estimator DSGD
+descends; we take this V-statistic) is written as one PyTensor graph:
 ``M`` copies of the model's log joint (constrained space, no Jacobian) give the scores, the Stein
 kernel of the paper's two-block IMQ base kernel is built in closed form, and ``pytensor.grad``
 differentiates through the scores (second derivatives of the log joint). Memory grows as

@@ -5,7 +5,7 @@ normalized IMQ kernel (eq. 7) instead of the RBF kernel, ``M = 5`` particles, 20
 model's "scaling and non-negativity constraints" imposed after every step (entries clipped at a
 small positive floor; for Dirichlet columns of ``A`` each column rescaled to sum to one with the
 scale moved into ``W``). SVGD-Q starts from Q-Transform initializations (before the NMF solve,
-digest ambiguity 17) instead of random ones.
+a detail the paper leaves open) instead of random ones.
 
 Our own NumPy implementation: the score comes from the model (compiled once,
 :func:`bnmfzoo.diagnostics.score_function`, constrained space), the kernel gradient from the

@@ -21,6 +21,7 @@ every cell read as text, then these explicit rules (each can be overridden):
 
 import os
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,19 @@ NETCDF_SUFFIXES = (".nc", ".netcdf", ".h5")
 
 
 class Interrupted(BaseException):
-    """Raised by the command's SIGINT handler (a BaseException PyMC's samplers do not swallow)."""
+    """The command was interrupted (Ctrl-C): nothing is written."""
+
+
+#: Set by the command's SIGINT handler; a fit that returns after it was set is discarded.
+INTERRUPT = threading.Event()
+#: Set while PyMC samples: the handler then leaves raising to :func:`_stop_if_interrupted`.
+SAMPLING = threading.Event()
+
+
+def _stop_if_interrupted(*args, **kwargs):
+    """``pm.sample`` callback: raise :class:`Interrupted` after the draw once Ctrl-C came."""
+    if INTERRUPT.is_set():
+        raise Interrupted()
 
 
 @dataclass
@@ -360,7 +373,7 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     The output path is checked before the data are read and the model is fitted; the result is
     written atomically (:func:`atomic_write`).
     """
-    from bnmfzoo._registry import build_model, check_method, run_method
+    from bnmfzoo._registry import METHODS, build_model, check_method, run_method
 
     out = check_output_path(out)
     method = check_method(model, method)
@@ -368,8 +381,16 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))
-    dt = run_method(method, pm_model, random_seed=random_seed, progressbar=progressbar,
-                    **sample_kwargs)
+    if METHODS[method][1] in ("step", "nuts"):
+        sample_kwargs.setdefault("callback", _stop_if_interrupted)
+        SAMPLING.set()
+    try:
+        dt = run_method(method, pm_model, random_seed=random_seed, progressbar=progressbar,
+                        **sample_kwargs)
+    finally:
+        SAMPLING.clear()
+    if INTERRUPT.is_set():  # PyMC returned the draws it had when Ctrl-C came: discard them
+        raise Interrupted()
     dt.attrs["data_file"] = str(data)
     path = atomic_write(dt, out)
     if verbose:

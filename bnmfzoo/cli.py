@@ -276,11 +276,19 @@ def build_parser():
 
 @contextmanager
 def _interruptible():
-    """Turn SIGINT into :class:`~bnmfzoo._fitcli.Interrupted` (PyMC swallows KeyboardInterrupt)."""
-    from bnmfzoo._fitcli import Interrupted
+    """Turn SIGINT into :class:`~bnmfzoo._fitcli.Interrupted`, raised where it is safe.
+
+    While PyMC samples (:data:`~bnmfzoo._fitcli.SAMPLING` set) the handler only records the
+    request; the sampler's per-draw callback raises it (PyMC would swallow a
+    ``KeyboardInterrupt`` and go on with the next chain, and an exception raised by the handler
+    in the middle of a compiled kernel's call crashed the process). Elsewhere it raises at once.
+    """
+    from bnmfzoo._fitcli import INTERRUPT, SAMPLING, Interrupted
 
     def handler(signum, frame):
-        raise Interrupted()
+        INTERRUPT.set()
+        if not SAMPLING.is_set():
+            raise Interrupted()
 
     try:
         previous = signal.signal(signal.SIGINT, handler)

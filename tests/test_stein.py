@@ -175,7 +175,7 @@ def test_stein_kernel_diagonal_closed_form(rng):
     a = rng.random((4, D * R))
     w = rng.random((4, R * N))
     sa, sw = rng.normal(size=a.shape), rng.normal(size=w.shape)
-    K = stein_kernel_matrix({"A": a, "W": w}, {"A": sa, "W": sw})
+    K = stein_kernel_matrix({"A": a, "W": w}, {"A": sa, "W": sw}, kernel=imq_kernel())
     diag = (sa**2).sum(1) + (sw**2).sum(1) + D * R / (2 * 1e-4) + R * N / (2 * 1e6)
     np.testing.assert_allclose(np.diag(K), diag, rtol=1e-12)
 
@@ -304,8 +304,11 @@ def test_spread_sample_beats_collapsed(gauss_posterior, rng):
     m = 200
     spread = mean + np.sqrt(var) * rng.normal(size=(m, 2))
     collapsed = mean + 1e-3 * rng.normal(size=(m, 2))
-    ksd_spread = stein_discrepancy(model, {"x": spread}, progressbar=False)
-    ksd_collapsed = stein_discrepancy(model, {"x": collapsed}, progressbar=False)
+    # a fixed IMQ(c = 1) kernel: the expectations below are for it (x has no transform, so both
+    # spaces coincide)
+    kern = imq_kernel(c={})
+    ksd_spread = stein_discrepancy(model, {"x": spread}, kernel=kern, progressbar=False)
+    ksd_collapsed = stein_discrepancy(model, {"x": collapsed}, kernel=kern, progressbar=False)
     # For an iid sample from p, E[w^T K w] = E[K(x, x)] / M (off-diagonal terms have mean zero):
     # E|S|^2 = d / var = 12, trace term d * (-2b) / c^2 = 2 (c = 1, b = -1/2): 14 / 200 = 0.07.
     # A sample collapsed at the mean has K_ij ~ K(mean, mean) = 2 for all pairs, so KSD ~ 2.
@@ -313,7 +316,8 @@ def test_spread_sample_beats_collapsed(gauss_posterior, rng):
     assert ksd_spread < 5 * 14 / m
     assert ksd_collapsed > 1.5
     # optimal weights can only lower the discrepancy of a given set of points
-    ksd_opt = stein_discrepancy(model, {"x": spread}, weights="optimal", progressbar=False)
+    ksd_opt = stein_discrepancy(model, {"x": spread}, weights="optimal", kernel=kern,
+                                progressbar=False)
     assert ksd_opt <= ksd_spread * (1 + 1e-9)
 
 
@@ -339,7 +343,12 @@ def test_ksd_on_posterior_datatree(exp_gauss_model, nmf_data, rng, tmp_path):
     dt.to_netcdf(path)
     back = xr.open_datatree(path)
     assert float(back["diagnostics"]["stein_discrepancy"]) == pytest.approx(ksd, rel=1e-14)
-    assert back["diagnostics"]["stein_discrepancy"].attrs["space"] == "constrained"
+    assert back["diagnostics"]["stein_discrepancy"].attrs["space"] == "unconstrained"
+    # the V- and U-statistics and the effective size are stored beside it
+    stats = stein_discrepancy(exp_gauss_model, raw, statistic="all", progressbar=False)
+    assert float(back["diagnostics"]["ksd_v"]) == pytest.approx(stats["ksd_v"], rel=1e-12)
+    assert float(back["diagnostics"]["ksd_u"]) == pytest.approx(stats["ksd_u"], rel=1e-12)
+    assert float(back["diagnostics"]["n_eff"]) == pytest.approx(25.0, rel=1e-12)
 
 
 def test_ksd_particles_group_uses_weights(halfnormal_model, rng):

@@ -4,8 +4,8 @@ Masood & Doshi-Velez (2019), Sec. 6.2 baselines: SVGD (Liu & Wang 2016) with the
 normalized IMQ kernel (eq. 7) instead of the RBF kernel, ``M = 5`` particles, 2000 steps, and the
 model's "scaling and non-negativity constraints" imposed after every step (entries clipped at a
 small positive floor; for Dirichlet columns of ``A`` each column rescaled to sum to one with the
-scale moved into ``W``). SVGD-Q starts from Q-Transform initializations (before the NMF solve,
-digest ambiguity 17) instead of random ones.
+scale moved into ``W``). SVGD-Q starts from Q-Transform initializations (taken before the NMF
+solve; the paper does not say which) instead of random ones.
 
 Our own NumPy implementation: the score comes from the model (compiled once,
 :func:`bnmfzoo.diagnostics.score_function`, constrained space), the kernel gradient from the
@@ -13,6 +13,11 @@ Stein helper's kernel protocol, and the update is Adam with a per-block step siz
 the block's mean magnitude (``A`` and ``W`` live on very different scales). The shared pieces
 (initial particles, optimizer, checkpointed output) are used by
 :mod:`bnmfzoo.inference.particles.dsgd`.
+
+The *update* follows the paper (constrained space, eq. 7 kernel); the weights and the reported
+discrepancies at the checkpoints do not: they use :func:`bnmfzoo.diagnostics.stein_matrix`'s
+valid default (unconstrained space, median-heuristic IMQ kernel) unless ``space`` and
+``ksd_kernel`` say otherwise.
 """
 
 import time
@@ -107,11 +112,12 @@ def _checkpoint_list(checkpoints, n_steps):
 
 def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, checkpoints,
                            kernel, weights, method, n_draws, rng, progressbar, setup_time=0.0,
-                           attrs=None):
+                           attrs=None, space="unconstrained"):
     """Shared loop of SVGD and DSGD: ascent along ``direction(A, W) -> (dA, dW)``.
 
     The support projection follows every step; the particles are Stein-weighted at the
-    checkpoints (evaluation time excluded from the reported times).
+    checkpoints (evaluation time excluded from the reported times) with the discrepancy
+    ``kernel`` in ``space`` (:func:`~bnmfzoo.inference.particles.weighted.weigh_particles`).
     """
     cps = _checkpoint_list(checkpoints, n_steps)
     scale_A = float(np.mean(A))
@@ -123,8 +129,9 @@ def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, che
 
     def evaluate(step):
         nonlocal res
-        res = weigh_particles(info, A, W, weights=weights, kernel=kernel)
-        rows.append((step, elapsed, res["stein_discrepancy"], res["stein_discrepancy_uniform"]))
+        res = weigh_particles(info, A, W, weights=weights, kernel=kernel, space=space)
+        rows.append((step, elapsed, res["stein_discrepancy"], res["stein_discrepancy_uniform"],
+                     res["ksd_u_uniform"]))
 
     if cps[0] == 0:
         evaluate(0)
@@ -142,6 +149,7 @@ def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, che
         "checkpoint_time": (("checkpoint",), cp[:, 1]),
         "checkpoint_stein_discrepancy": (("checkpoint",), cp[:, 2]),
         "checkpoint_stein_discrepancy_uniform": (("checkpoint",), cp[:, 3]),
+        "checkpoint_ksd_u_uniform": (("checkpoint",), cp[:, 4]),
         "total_time": float(elapsed),
         "n_steps": int(n_steps),
         "learning_rate": float(learning_rate),
@@ -180,8 +188,9 @@ def svgd_direction(score_fn, info, kernel):
 
 
 def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate=1e-2,
-             checkpoints=None, kernel=None, weights="stein", q_bank=None, X=None, mask=None,
-             var_names=None, n_draws=None, random_seed=None, progressbar=True):
+             checkpoints=None, kernel=None, weights="stein", space="unconstrained",
+             ksd_kernel=None, q_bank=None, X=None, mask=None, var_names=None, n_draws=None,
+             random_seed=None, progressbar=True):
     """SVGD (or SVGD-Q with ``init="qtransform"``) with the paper's IMQ kernel.
 
     Parameters
@@ -200,9 +209,15 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     checkpoints : list of int, optional
         Steps at which the particles are Stein-weighted and timed (default 10, 30, 100, ...).
     kernel : BlockKernel, optional
-        Base kernel for the updates and the evaluation (default: the paper's IMQ pair).
+        Base kernel of the SVGD updates (default: the paper's IMQ pair, eq. 7).
     weights : {"stein", "uniform"}
         Weights of the final particles.
+    space : {"unconstrained", "constrained"}, default "unconstrained"
+        Space of the Stein discrepancy behind the weights and the reported KSDs (not of the
+        updates, which follow the paper); see :func:`bnmfzoo.inference.fit_particles`.
+    ksd_kernel : None, str or kernel object
+        Base kernel of that discrepancy (default: median-heuristic IMQ;
+        ``space="constrained", ksd_kernel="masood2019"`` is the paper's evaluation).
     q_bank : QBank, optional
         Bank for ``init="qtransform"``.
     X, mask, var_names
@@ -216,7 +231,8 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     -------
     xarray.DataTree
         As :func:`~bnmfzoo.inference.fit_particles`, with ``diagnostics`` ``checkpoint_*``
-        (dim ``checkpoint``: step, seconds of optimization, Stein discrepancy); root attrs
+        (dim ``checkpoint``: step, seconds of optimization, V-statistics with Stein and uniform
+        weights, U-statistic with uniform weights); root attrs
         ``method`` (``"svgd"`` or ``"svgd_q"``) and ``model``.
 
     Examples
@@ -237,12 +253,13 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
     setup = time.perf_counter() - t0
     kernel = default_kernel(info) if kernel is None else kernel
-    score_fn = score_function(model, var_names=[info.names["A"], info.names["W"]])
+    score_fn = score_function(model, var_names=[info.names["A"], info.names["W"]],
+                              space="constrained")
     method = "svgd_q" if isinstance(init, str) and init == "qtransform" else "svgd"
     return run_particle_optimizer(
         info, A, W, svgd_direction(score_fn, info, kernel), n_steps=int(n_steps),
-        learning_rate=learning_rate, checkpoints=checkpoints, kernel=kernel, weights=weights,
-        method=method, n_draws=int(n_draws or max(100, A.shape[0])), rng=rng,
+        learning_rate=learning_rate, checkpoints=checkpoints, kernel=ksd_kernel, weights=weights,
+        space=space, method=method, n_draws=int(n_draws or max(100, A.shape[0])), rng=rng,
         progressbar=progressbar, setup_time=setup,
         attrs={"init": init if isinstance(init, str) else "given"},
     )

@@ -392,7 +392,7 @@ def floor_points(model, points, floor):
     >>> with pm.Model() as model:
     ...     x = pm.Exponential("x", 1.0, shape=2)
     >>> pts, n = floor_points(model, {"x": np.array([[0.0, 2.0], [1.0, 1.0]])}, 1e-3)
-    >>> pts["x"][0, 0], n
+    >>> float(pts["x"][0, 0]), n
     (0.001, {'x': 1})
     """
     floor = float(floor)
@@ -413,6 +413,7 @@ def floor_points(model, points, floor):
             low = floor / arr.shape[axis]
             hit = arr < low
             a = np.where(hit, low, arr)
-            out[name] = a / a.sum(axis=axis, keepdims=True)
+            touched = hit.any(axis=axis, keepdims=True)
+            out[name] = np.where(touched, a / a.sum(axis=axis, keepdims=True), arr)
         raised[name] = int(hit.sum())
     return out, raised

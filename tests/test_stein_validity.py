@@ -96,6 +96,12 @@ def run_checks(kind, seed, model=None, score_fn=None):
         Kb = K[sl, sl]
         u.append((Kb.sum() - np.trace(Kb)) / (N_BLOCK * (N_BLOCK - 1)))
     u = np.array(u)
+    # the U-statistic of the whole pool and its Monte-Carlo standard error: for exact draws
+    # the Stein kernel is degenerate (E[K(x, y) | x] = 0), so Var U = 2 E[K(x, y)^2] / (n (n-1))
+    # exactly (Serfling 1980, Sec. 5.2.1); E[K^2] is estimated by the off-diagonal mean.
+    off = ~np.eye(N_POOL, dtype=bool)
+    u_pool = float(K[off].mean())
+    mcse = float(np.sqrt(2.0 * np.mean(K[off] ** 2) / (N_POOL * (N_POOL - 1))))
     # (b) each wrong sample against an exact sample of the same size, both with the defaults
     exact = stein_discrepancy(model, _take(pool, slice(0, N_WRONG)), statistic="all", **opts)
     wrong = {w: stein_discrepancy(model, draw(kind, N_WRONG, rng, w), statistic="all", **opts)
@@ -107,8 +113,8 @@ def run_checks(kind, seed, model=None, score_fn=None):
                  for k in pool}
         weights = stein_weights(stein_matrix(model, mixed, **opts))
         mass[w] = float(weights[:100].sum())
-    return {"u": u, "v": v, "slope": float(slope), "exact": exact, "wrong": wrong,
-            "mass": mass}
+    return {"u": u, "u_pool": u_pool, "mcse": mcse, "v": v, "slope": float(slope),
+            "exact": exact, "wrong": wrong, "mass": mass}
 
 
 @pytest.fixture(scope="module", params=["exp", "silf", "ard"])
@@ -118,12 +124,13 @@ def checks(request):
 
 def test_u_statistic_unbiased_and_v_rate(checks):
     kind, res = checks
-    u = res["u"]
-    mcse = u.std(ddof=1) / np.sqrt(len(u))
-    # Mean of 8 independent U-statistics (200 exact draws each) is 0 in expectation; the
-    # t-statistic has ~7 degrees of freedom, P(|t_7| > 4) = 0.5 %. Measured false-failure rate
-    # over 50 seeds: see the module docstring's study (RATES below).
-    assert abs(u.mean()) <= 4 * mcse, (kind, u.mean(), mcse)
+    # U-statistic of 1600 exact draws within 4 Monte-Carlo standard errors of 0 (the MCSE from
+    # the exact variance formula of a degenerate U-statistic, see run_checks). Its law is a
+    # centred chi-square mixture, skewed to the right, so 4 MCSE is not a normal 6e-5 tail:
+    # measured false-failure rate 0/60 seeds per model (see RATES in the module docstring).
+    # (A t-test on the 8 block U-statistics is not used: their skewness makes it fail about
+    # once in 10 seeds for the ARD model, where all 8 blocks can sit near their lower bound.)
+    assert abs(res["u_pool"]) <= 4 * res["mcse"], (kind, res["u_pool"], res["mcse"])
     # V = mean diag / n + U_n: for exact draws log V falls with slope -1 (n = 100 ... 1600)
     assert abs(res["slope"] + 1.0) <= 0.15, (kind, res["slope"], res["v"])
 

@@ -13,7 +13,8 @@ The front end of four layers, each in its own module:
 * :mod:`~bnmfzoo.diagnostics._stein_points`: points from dicts and DataTrees, and storing.
 
 :func:`stein_matrix` is the one path from a model and points to a Stein kernel matrix; both
-:func:`stein_discrepancy` and :func:`bnmfzoo.diagnostics.stein_weights` consume its result.
+:func:`stein_discrepancy` and :func:`bnmfzoo.diagnostics.stein_weights` consume its result
+(``weights`` depends only on the matrix layers, never on this module).
 
 **Defaults, and why.** ``space="unconstrained"`` (PyMC's value variables, log-Jacobian included):
 there the target has full support, Stein's identity holds and the KSD is zero only at the target
@@ -62,6 +63,7 @@ from bnmfzoo.diagnostics._stein_scores import (
     floor_points,
     score_function,
 )
+from bnmfzoo.diagnostics.weights import solve_stein_qp
 
 __all__ = [
     "DEFAULT_FLOOR",
@@ -350,8 +352,6 @@ def stein_discrepancy(
         if weights == "uniform":
             w, kind = np.full(m, 1.0 / m), "uniform"
         elif weights == "optimal":
-            from bnmfzoo.diagnostics.weights import solve_stein_qp
-
             w, kind = solve_stein_qp(sm.K), "optimal"
         else:
             raise ValueError(

@@ -188,6 +188,7 @@ def test_matches_stein_thinning(kind):
 
     K1, k1 = stein_kernel_matrix(flat, {"theta": s}, return_kernel=True)
     med = kernel_mod.make_precon(x, "med")
-    np.testing.assert_allclose(1.0 / k1.lengthscale("theta") ** 2, med[0, 0], rtol=1e-12)
+    # (distances from the Gram trick vs scipy's pdist: rounding only)
+    np.testing.assert_allclose(1.0 / k1.lengthscale("theta") ** 2, med[0, 0], rtol=1e-10)
     ref1 = stein_mod.kmat(lambda i, j: kernel_mod.vfk0_imq(x[i], x[j], s[i], s[j], med), len(x))
     np.testing.assert_allclose(K1, ref1, rtol=1e-10, atol=1e-10 * np.abs(ref1).max())

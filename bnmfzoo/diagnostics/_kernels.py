@@ -418,11 +418,12 @@ class MedianIMQ(AdaptiveKernel):
             r2 = np.asarray(r2, dtype=float)
             m = r2.shape[0]
             off = r2[np.triu_indices(m, 1)] if r2.ndim == 2 and m > 1 else r2.ravel()
-            med2 = float(np.median(off)) if off.size else 0.0
-            if med2 <= 0:
-                pos = off[off > 0]
-                med2 = float(pos.mean()) if pos.size else 1.0
-            ells[name] = self.scale * np.sqrt(med2)
+            dist = np.sqrt(np.maximum(off, 0.0))
+            med = float(np.median(dist)) if dist.size else 0.0
+            if med <= 0:
+                pos = dist[dist > 0]
+                med = float(pos.mean()) if pos.size else 1.0
+            ells[name] = self.scale * med
         return PreconditionedIMQ(ells, b=self.b)
 
     def __repr__(self):

@@ -111,7 +111,13 @@ def run_checks(kind, seed, model=None, score_fn=None):
             "exact": exact, "wrong": wrong, "mass": mass}
 
 
-@pytest.fixture(scope="module", params=["exp", "silf", "ard"])
+# about 10-25 s per model (one score evaluation per point): the Exp-NMF runs in the fast suite,
+# SILF and ARD with the slow tests
+@pytest.fixture(scope="module", params=[
+    "exp",
+    pytest.param("silf", marks=pytest.mark.slow),
+    pytest.param("ard", marks=pytest.mark.slow),
+])
 def checks(request):
     return request.param, run_checks(request.param, seed=2026)
 

@@ -124,14 +124,20 @@ def checks(request):
 
 def test_u_statistic_unbiased_and_v_rate(checks):
     kind, res = checks
-    # U-statistic of 1600 exact draws within 4 Monte-Carlo standard errors of 0 (the MCSE from
-    # the exact variance formula of a degenerate U-statistic, see run_checks). Its law is a
-    # centred chi-square mixture, skewed to the right, so 4 MCSE is not a normal 6e-5 tail:
-    # measured false-failure rate 0/60 seeds per model (see RATES in the module docstring).
-    # (A t-test on the 8 block U-statistics is not used: their skewness makes it fail about
-    # once in 10 seeds for the ARD model, where all 8 blocks can sit near their lower bound.)
-    assert abs(res["u_pool"]) <= 4 * res["mcse"], (kind, res["u_pool"], res["mcse"])
-    # V = mean diag / n + U_n: for exact draws log V falls with slope -1 (n = 100 ... 1600)
+    # U-statistic of 3200 exact draws within its Monte-Carlo error of 0 (the MCSE from the
+    # exact variance of a degenerate U-statistic, see run_checks). Its law is a weighted sum of
+    # centred chi-square(1) variables (Serfling 1980, Sec. 5.5.2), skewed to the right; the most
+    # skewed case, (chi2_1 - 1) / sqrt(2) in MCSE units, exceeds 7 with probability 1e-3 and
+    # never goes below -0.71, while many comparable weights give a normal law: hence -4 .. 7.
+    # Measured over 60 seeds, U / MCSE ranged -1.89..2.54 (Exp-NMF, MCSE ~1.1e-3), -1.51..3.18
+    # (SILF, ~1.7e-3), -1.08..4.80 (ARD, ~4.1e-3): 0/60 false failures per model (a first,
+    # symmetric +-4 bound failed once for ARD, seed 47, at +4.80).
+    t = res["u_pool"] / res["mcse"]
+    assert -4.0 <= t <= 7.0, (kind, res["u_pool"], res["mcse"])
+    # V = mean diag / n + U_n: for exact draws log V falls with slope -1 (n = 100 ... 1600).
+    # Measured slope over 60 seeds (mean, sd): Exp-NMF -1.001, 0.044; SILF -1.007, 0.061;
+    # ARD -1.007, 0.062. False failures of +-0.15: 0/60, 0/60, and 2/60 for ARD (seeds 31 and
+    # 47: -0.833, -0.819; the noise comes from U at n = 1600, about 30 % of V there).
     assert abs(res["slope"] + 1.0) <= 0.15, (kind, res["slope"], res["v"])
 
 

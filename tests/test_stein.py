@@ -67,7 +67,7 @@ def gauss_posterior():
 
 
 def _eg_score(A, W, X, lam=1.0, sigma=SIGMA):
-    """Analytic score of the exponential-Gaussian model (digest section 2.1)."""
+    """Analytic score of the exponential-Gaussian model (Masood & Doshi-Velez 2019, Sec. 5.1)."""
     resid = X - A @ W
     return resid @ W.T / sigma**2 - lam, A.T @ resid / sigma**2 - lam
 
@@ -94,7 +94,7 @@ def test_base_kernel_normalized(kernel, rng):
 
 
 def test_paper_kernel_constants():
-    # eq. 7: 1/(2 gamma_A) (r^2 + c_A^2)^b with gamma = (c^2)^b: prefactors 0.005 and 500 (digest)
+    # eq. 7: 1/(2 gamma_A) (r^2 + c_A^2)^b with gamma = (c^2)^b: prefactors 0.005 and 500
     kern = imq_kernel()
     r2 = {"A": np.array([0.3]), "W": np.array([2.0e5])}
     expected = 0.005 * (0.3 + 1e-4) ** -0.5 + 500.0 * (2.0e5 + 1e6) ** -0.5
@@ -226,7 +226,7 @@ def test_stein_kernel_gaussian_block_matches_autodiff(rng):
 
 
 def test_stein_kernel_diagonal_closed_form(rng):
-    # digest 3.2: K_ii = |S_i|^2 + sum_g d_g / (2 c_g^2) for the paper kernel (b = -1/2)
+    # eq. 3 at theta = theta': K_ii = |S_i|^2 + sum_g d_g / (2 c_g^2) (paper kernel, b = -1/2)
     a = rng.random((4, D * R))
     w = rng.random((4, R * N))
     sa, sw = rng.normal(size=a.shape), rng.normal(size=w.shape)
@@ -448,8 +448,9 @@ def test_ksd_unconstrained_space_runs(exp_gauss_model, rng):
 
 
 def test_silf_flat_region_score(rng):
-    # digest 2.2: a factorization with ||X - AW||^2 <= (1 - beta) epsilon sits in SILF's flat
-    # region, so its score is exactly (0, -lambda) (Dirichlet(1) columns contribute zero)
+    # Masood & Doshi-Velez 2019, eq. 5: a factorization with ||X - AW||^2 <= (1 - beta) epsilon
+    # sits in SILF's flat region, so its score is exactly (0, -lambda) (Dirichlet(1) columns
+    # contribute zero)
     from bnmfzoo.models import silf
 
     X = rng.random((6, 5))

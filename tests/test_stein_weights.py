@@ -124,7 +124,7 @@ def test_duplicate_particle_does_not_lower_ksd(rng):
 
 
 def test_more_spread_points_lower_ksd(rng):
-    # well-separated iid draws from the target: optimal KSD falls roughly like 1/M (digest 3.2)
+    # well-separated iid draws from the target: optimal KSD falls roughly like 1/M (V-statistic)
     x = rng.normal(size=(80, 2))
     k10 = stein_weights(_gauss_K(x[:10]), return_discrepancy=True)[1]
     k80 = stein_weights(_gauss_K(x), return_discrepancy=True)[1]

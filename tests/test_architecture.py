@@ -65,11 +65,8 @@ SOLVER_ALLOWED = ("bnmfzoo._rng", "bnmfzoo._validation")
 
 # Known offenders, each to be removed when its fix is merged. A stale entry fails the tests
 # below, so the list cannot outlive the problem.
-#: ``diagnostics/stein.py`` and ``diagnostics/weights.py`` import each other; being split on
-#: the ``stein`` branch (issue "A house a new engineer reads in an hour").
-KNOWN_CYCLES = {frozenset({"bnmfzoo.diagnostics.stein", "bnmfzoo.diagnostics.weights"})}
-#: ``diagnostics/stein.py`` (about 740 lines); being split on the same branch.
-KNOWN_LONG = {"bnmfzoo.diagnostics.stein"}
+KNOWN_CYCLES = set()
+KNOWN_LONG = set()
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,8 +12,13 @@ import pytest
 import xarray as xr
 
 from bnmfzoo._results import build_datatree
-from bnmfzoo.diagnostics import score_function, stein_discrepancy, stein_kernel_matrix
-from bnmfzoo.diagnostics._kernels import IMQ, BlockKernel, Gaussian, imq_kernel
+from bnmfzoo.diagnostics import (
+    ksd_statistics,
+    score_function,
+    stein_discrepancy,
+    stein_kernel_matrix,
+)
+from bnmfzoo.diagnostics._kernels import IMQ, BlockKernel, Gaussian, PreconditionedIMQ, imq_kernel
 
 D, N, R = 5, 4, 2
 SIGMA = 0.7
@@ -62,7 +67,7 @@ def gauss_posterior():
 
 
 def _eg_score(A, W, X, lam=1.0, sigma=SIGMA):
-    """Analytic score of the exponential-Gaussian model (digest section 2.1)."""
+    """Analytic score of the exponential-Gaussian model (Masood & Doshi-Velez 2019, Sec. 5.1)."""
     resid = X - A @ W
     return resid @ W.T / sigma**2 - lam, A.T @ resid / sigma**2 - lam
 
@@ -89,7 +94,7 @@ def test_base_kernel_normalized(kernel, rng):
 
 
 def test_paper_kernel_constants():
-    # eq. 7: 1/(2 gamma_A) (r^2 + c_A^2)^b with gamma = (c^2)^b: prefactors 0.005 and 500 (digest)
+    # eq. 7: 1/(2 gamma_A) (r^2 + c_A^2)^b with gamma = (c^2)^b: prefactors 0.005 and 500
     kern = imq_kernel()
     r2 = {"A": np.array([0.3]), "W": np.array([2.0e5])}
     expected = 0.005 * (0.3 + 1e-4) ** -0.5 + 500.0 * (2.0e5 + 1e6) ** -0.5
@@ -125,7 +130,14 @@ def _autodiff_stein(kernel_spec, combine, sizes):
         else:
             parts.append(pt.exp(-r2 / c**2))
         start += size
-    if combine == "sum":
+    if combine == "joint":  # PreconditionedIMQ: one IMQ over all blocks, c_g = length scales
+        u = 1.0
+        start = 0
+        for (c, b, kind), size in zip(kernel_spec, sizes):
+            u = u + pt.sum((x[start : start + size] - y[start : start + size]) ** 2) / c**2
+            start += size
+        k = u ** kernel_spec[0][1]
+    elif combine == "sum":
         k = sum(parts) / len(parts)
     else:
         k = parts[0]
@@ -156,6 +168,49 @@ def test_stein_kernel_matches_autodiff(combine, rng):
     np.testing.assert_allclose(K, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
 
 
+def test_preconditioned_imq_matches_autodiff(rng):
+    sizes = (6, 4)
+    kernel = PreconditionedIMQ({"A": 0.5, "W": 2.0}, b=-0.5)
+    pos = rng.normal(size=(5, 10))
+    sco = rng.normal(size=(5, 10))
+    blocks = {"A": slice(0, 6), "W": slice(6, 10)}
+    K = stein_kernel_matrix(pos, sco, blocks=blocks, kernel=kernel)
+    f = _autodiff_stein([(0.5, -0.5, "imq"), (2.0, -0.5, "imq")], "joint", sizes)
+    ref = np.array([[f(pos[i], pos[j], sco[i], sco[j]) for j in range(5)] for i in range(5)])
+    np.testing.assert_allclose(K, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
+
+
+def test_median_kernel_is_fitted_to_the_points(rng):
+    pos = {"A": rng.normal(size=(30, 4)), "W": 100.0 * rng.normal(size=(30, 3))}
+    sco = {"A": rng.normal(size=(30, 4)), "W": rng.normal(size=(30, 3))}
+    K, kern = stein_kernel_matrix(pos, sco, return_kernel=True)  # default: MedianIMQ
+    for name, x in pos.items():
+        d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))[np.triu_indices(30, 1)]
+        assert kern.lengthscale(name) == pytest.approx(np.median(d), rel=1e-12)
+    np.testing.assert_array_equal(K, stein_kernel_matrix(pos, sco, kernel=kern))
+    # translating a block leaves it unchanged; rescaling it rescales the length scale
+    shifted = {"A": pos["A"] + 3.0, "W": 10.0 * pos["W"]}
+    kern2 = stein_kernel_matrix(shifted, sco, return_kernel=True)[1]
+    assert kern2.lengthscale("A") == pytest.approx(kern.lengthscale("A"), rel=1e-12)
+    assert kern2.lengthscale("W") == pytest.approx(10 * kern.lengthscale("W"), rel=1e-12)
+
+
+def test_ksd_statistics_v_and_u(rng):
+    x = rng.normal(size=(12, 2))
+    K = stein_kernel_matrix(x, -x)
+    stats = ksd_statistics(K)
+    assert stats["ksd_v"] == pytest.approx(K.mean(), rel=1e-14)
+    off = K[~np.eye(12, dtype=bool)]
+    assert stats["ksd_u"] == pytest.approx(off.mean(), rel=1e-12)
+    assert stats["n_eff"] == pytest.approx(12.0)
+    w = rng.dirichlet(np.ones(12))
+    stats = ksd_statistics(K, w)
+    assert stats["ksd_v"] == pytest.approx(w @ K @ w, rel=1e-14)
+    num = w @ K @ w - np.sum(w**2 * np.diag(K))
+    assert stats["ksd_u"] == pytest.approx(num / (1 - np.sum(w**2)), rel=1e-12)
+    assert np.isnan(ksd_statistics(K, np.eye(12)[0])["ksd_u"])
+
+
 def test_stein_kernel_gaussian_block_matches_autodiff(rng):
     sizes = (3, 2)
     spec = [(0.8, None, "gauss"), (1.5, -0.5, "imq")]
@@ -171,11 +226,11 @@ def test_stein_kernel_gaussian_block_matches_autodiff(rng):
 
 
 def test_stein_kernel_diagonal_closed_form(rng):
-    # digest 3.2: K_ii = |S_i|^2 + sum_g d_g / (2 c_g^2) for the paper kernel (b = -1/2)
+    # eq. 3 at theta = theta': K_ii = |S_i|^2 + sum_g d_g / (2 c_g^2) (paper kernel, b = -1/2)
     a = rng.random((4, D * R))
     w = rng.random((4, R * N))
     sa, sw = rng.normal(size=a.shape), rng.normal(size=w.shape)
-    K = stein_kernel_matrix({"A": a, "W": w}, {"A": sa, "W": sw})
+    K = stein_kernel_matrix({"A": a, "W": w}, {"A": sa, "W": sw}, kernel=imq_kernel())
     diag = (sa**2).sum(1) + (sw**2).sum(1) + D * R / (2 * 1e-4) + R * N / (2 * 1e6)
     np.testing.assert_allclose(np.diag(K), diag, rtol=1e-12)
 
@@ -304,8 +359,11 @@ def test_spread_sample_beats_collapsed(gauss_posterior, rng):
     m = 200
     spread = mean + np.sqrt(var) * rng.normal(size=(m, 2))
     collapsed = mean + 1e-3 * rng.normal(size=(m, 2))
-    ksd_spread = stein_discrepancy(model, {"x": spread}, progressbar=False)
-    ksd_collapsed = stein_discrepancy(model, {"x": collapsed}, progressbar=False)
+    # a fixed IMQ(c = 1) kernel: the expectations below are for it (x has no transform, so both
+    # spaces coincide)
+    kern = imq_kernel(c={})
+    ksd_spread = stein_discrepancy(model, {"x": spread}, kernel=kern, progressbar=False)
+    ksd_collapsed = stein_discrepancy(model, {"x": collapsed}, kernel=kern, progressbar=False)
     # For an iid sample from p, E[w^T K w] = E[K(x, x)] / M (off-diagonal terms have mean zero):
     # E|S|^2 = d / var = 12, trace term d * (-2b) / c^2 = 2 (c = 1, b = -1/2): 14 / 200 = 0.07.
     # A sample collapsed at the mean has K_ij ~ K(mean, mean) = 2 for all pairs, so KSD ~ 2.
@@ -313,7 +371,8 @@ def test_spread_sample_beats_collapsed(gauss_posterior, rng):
     assert ksd_spread < 5 * 14 / m
     assert ksd_collapsed > 1.5
     # optimal weights can only lower the discrepancy of a given set of points
-    ksd_opt = stein_discrepancy(model, {"x": spread}, weights="optimal", progressbar=False)
+    ksd_opt = stein_discrepancy(model, {"x": spread}, weights="optimal", kernel=kern,
+                                progressbar=False)
     assert ksd_opt <= ksd_spread * (1 + 1e-9)
 
 
@@ -339,7 +398,12 @@ def test_ksd_on_posterior_datatree(exp_gauss_model, nmf_data, rng, tmp_path):
     dt.to_netcdf(path)
     back = xr.open_datatree(path)
     assert float(back["diagnostics"]["stein_discrepancy"]) == pytest.approx(ksd, rel=1e-14)
-    assert back["diagnostics"]["stein_discrepancy"].attrs["space"] == "constrained"
+    assert back["diagnostics"]["stein_discrepancy"].attrs["space"] == "unconstrained"
+    # the V- and U-statistics and the effective size are stored beside it
+    stats = stein_discrepancy(exp_gauss_model, raw, statistic="all", progressbar=False)
+    assert float(back["diagnostics"]["ksd_v"]) == pytest.approx(stats["ksd_v"], rel=1e-12)
+    assert float(back["diagnostics"]["ksd_u"]) == pytest.approx(stats["ksd_u"], rel=1e-12)
+    assert float(back["diagnostics"]["n_eff"]) == pytest.approx(25.0, rel=1e-12)
 
 
 def test_ksd_particles_group_uses_weights(halfnormal_model, rng):
@@ -384,8 +448,9 @@ def test_ksd_unconstrained_space_runs(exp_gauss_model, rng):
 
 
 def test_silf_flat_region_score(rng):
-    # digest 2.2: a factorization with ||X - AW||^2 <= (1 - beta) epsilon sits in SILF's flat
-    # region, so its score is exactly (0, -lambda) (Dirichlet(1) columns contribute zero)
+    # Masood & Doshi-Velez 2019, eq. 5: a factorization with ||X - AW||^2 <= (1 - beta) epsilon
+    # sits in SILF's flat region, so its score is exactly (0, -lambda) (Dirichlet(1) columns
+    # contribute zero)
     from bnmfzoo.models import silf
 
     X = rng.random((6, 5))
@@ -419,3 +484,60 @@ def test_posterior_dims_follow_model_dims(nmf_data, rng):
     np.testing.assert_allclose(got, ref, rtol=1e-12)
     with pytest.raises(ValueError, match="lacks the model's free variables"):
         stein_discrepancy(model, xr.DataTree.from_dict({"posterior": posterior[["A"]]}))
+
+
+# ----------------------------------------------------------------------------------------------
+# spaces, the paper's setting by name, boundaries
+# ----------------------------------------------------------------------------------------------
+def test_constrained_space_warns_unless_paper_setting(exp_gauss_model, rng):
+    import warnings
+
+    pts = {"A": rng.exponential(size=(5, D, R)), "W": rng.exponential(size=(5, R, N))}
+    with pytest.warns(UserWarning, match="not a valid Stein discrepancy"):
+        stein_discrepancy(exp_gauss_model, pts, space="constrained", progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paper, K = stein_discrepancy(exp_gauss_model, pts, space="constrained",
+                                     kernel="masood2019", return_matrix=True, progressbar=False)
+    # the paper's arithmetic: eq. 7 kernel, diagonal |S|^2 + sum_g d_g / (2 c_g^2)
+    S = score_function(exp_gauss_model, space="constrained")(pts)
+    diag = (S**2).sum(1) + D * R / (2 * 1e-4) + R * N / (2 * 1e6)
+    np.testing.assert_allclose(np.diag(K), diag, rtol=1e-12)
+    assert paper == pytest.approx(K.mean(), rel=1e-14)
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        stein_discrepancy(exp_gauss_model, pts, kernel="paper", progressbar=False)
+
+
+def test_boundary_points_floor_or_fail(exp_gauss_model, rng, tmp_path):
+    A = rng.exponential(size=(6, D, R))
+    W = rng.exponential(size=(6, R, N))
+    A[2, 1, 0] = 0.0  # an exact zero, as NMF solvers return: no unconstrained image
+    with pytest.raises(ValueError, match="no unconstrained image"):
+        stein_discrepancy(exp_gauss_model, {"A": A, "W": W}, floor=0.0, progressbar=False)
+    ksd = stein_discrepancy(exp_gauss_model, {"A": A, "W": W}, progressbar=False)
+    assert np.isfinite(ksd)
+    # the default floor moves the zero to 1e-6 x the mean of A, and nothing else
+    moved = A.copy()
+    moved[2, 1, 0] = 1e-6 * A.mean()
+    ref = stein_discrepancy(exp_gauss_model, {"A": moved, "W": W}, floor=0.0, progressbar=False)
+    assert ksd == pytest.approx(ref, rel=1e-12)
+    dt = build_datatree({"A": A[None], "W": W[None]}, attrs={"method": "t"})
+    stein_discrepancy(exp_gauss_model, dt, progressbar=False)
+    assert dt["diagnostics"]["ksd_v"].attrs["n_floored"] == 1
+
+
+def test_floor_keeps_simplex_columns(rng):
+    from bnmfzoo.diagnostics._stein_scores import floor_points
+    from bnmfzoo.models import silf
+
+    model = silf(rng.random((6, 5)), 2, epsilon=1e6)
+    A = rng.dirichlet(np.ones(6), size=(3, 2)).transpose(0, 2, 1)
+    A[0, :, 1] = [0.0, 0.5, 0.5, 0.0, 0.0, 0.0]  # a column on a face of the simplex
+    W = rng.exponential(size=(3, 2, 5))
+    out, n = floor_points(model, {"A": A, "W": W}, 1e-6)
+    np.testing.assert_allclose(out["A"].sum(axis=1), 1.0, rtol=1e-14)
+    assert n == {"A": 4, "W": 0}
+    assert out["A"][0, 0, 1] == pytest.approx(1e-6 / 6 / (1 + 4e-6 / 6), rel=1e-12)
+    np.testing.assert_array_equal(out["A"][1:], A[1:])
+    np.testing.assert_array_equal(out["W"], W)
+    assert np.isfinite(stein_discrepancy(model, {"A": A, "W": W}, progressbar=False))

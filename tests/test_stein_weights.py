@@ -6,15 +6,25 @@ import pytest
 import xarray as xr
 
 from bnmfzoo._results import build_datatree
-from bnmfzoo.diagnostics import stein_kernel_matrix, stein_weights
+from bnmfzoo.diagnostics import (
+    stein_discrepancy,
+    stein_kernel_matrix,
+    stein_matrix,
+    stein_weights,
+)
+from bnmfzoo.diagnostics._kernels import imq_kernel
 from bnmfzoo.diagnostics.weights import _project_simplex, solve_stein_qp
 
 SOLVERS = ["CLARABEL", "SCS", "OSQP", "NUMPY"]
 
 
+#: a fixed base kernel (IMQ, c = 1): the QP properties below need K not to depend on the points
+FIXED = imq_kernel(c={})
+
+
 def _gauss_K(x):
     """Stein kernel matrix of points x against a standard normal target (score -x)."""
-    return stein_kernel_matrix(x, -x)
+    return stein_kernel_matrix(x, -x, kernel=FIXED)
 
 
 def _kkt_gap(K, w):
@@ -114,7 +124,7 @@ def test_duplicate_particle_does_not_lower_ksd(rng):
 
 
 def test_more_spread_points_lower_ksd(rng):
-    # well-separated iid draws from the target: optimal KSD falls roughly like 1/M (digest 3.2)
+    # well-separated iid draws from the target: optimal KSD falls roughly like 1/M (V-statistic)
     x = rng.normal(size=(80, 2))
     k10 = stein_weights(_gauss_K(x[:10]), return_discrepancy=True)[1]
     k80 = stein_weights(_gauss_K(x), return_discrepancy=True)[1]
@@ -128,8 +138,6 @@ def test_bad_input():
         solve_stein_qp(np.array([[1.0, np.nan], [np.nan, 1.0]]))
     with pytest.raises(ValueError, match="jitter"):
         solve_stein_qp(np.eye(2), jitter=-1)
-    with pytest.raises(ValueError, match="points must be None"):
-        stein_weights(np.eye(2), {"x": np.zeros((2, 1))})
     assert solve_stein_qp(np.array([[3.0]])).tolist() == [1.0]
 
 
@@ -142,7 +150,8 @@ def test_stein_weights_from_model_datatree(rng, tmp_path):
         {"x": (("particle", "dim"), x), "weight": (("particle",), np.full(m, 1.0 / m))}
     )
     dt = build_datatree({"x": x[None]}, dims={"x": ["dim"]}, groups={"particles": particles})
-    w, ksd = stein_weights(model, dt, return_discrepancy=True, progressbar=False)
+    sm = stein_matrix(model, dt, group="particles", kernel=FIXED, progressbar=False)
+    w, ksd = stein_weights(sm, return_discrepancy=True)
     np.testing.assert_allclose(ksd, w @ _gauss_K(x) @ w, rtol=1e-10)
     stored = dt["diagnostics"]["stein_weights"]
     assert stored.dims == ("particle",)
@@ -151,7 +160,14 @@ def test_stein_weights_from_model_datatree(rng, tmp_path):
     back = xr.open_datatree(tmp_path / "w.nc")
     np.testing.assert_allclose(back["diagnostics"]["stein_weights"].values, w)
     assert back["diagnostics"]["stein_discrepancy"].attrs["weights"] == "optimal"
+    np.testing.assert_allclose(float(back["diagnostics"]["ksd_v"]), ksd, rtol=1e-12)
+    np.testing.assert_allclose(float(back["diagnostics"]["n_eff"]), 1 / np.sum(w**2), rtol=1e-12)
     # raw dict input gives the same weights
-    np.testing.assert_allclose(stein_weights(model, {"x": x}, progressbar=False), w, atol=1e-7)
-    with pytest.raises(ValueError, match="points are required"):
+    raw = stein_matrix(model, {"x": x}, kernel=FIXED, progressbar=False)
+    np.testing.assert_allclose(stein_weights(raw), w, atol=1e-7)
+    # the same as stein_discrepancy's optimal weights (one shared path)
+    ksd2 = stein_discrepancy(model, {"x": x}, weights="optimal", kernel=FIXED,
+                             progressbar=False)
+    np.testing.assert_allclose(ksd2, ksd, rtol=1e-7)
+    with pytest.raises(TypeError, match="stein_matrix"):
         stein_weights(model)

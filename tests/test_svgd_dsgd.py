@@ -89,8 +89,8 @@ def test_ksd_graph_value_and_gradient(model, info):
     kernel = default_kernel(info)
     fn = ksd_graph(model, info, 2, kernel)
     val, gA, gW = fn(A, W)
-    ref = stein_discrepancy(model, {"A": A, "W": W}, weights="uniform", kernel=kernel,
-                            progressbar=False)
+    ref = stein_discrepancy(model, {"A": A, "W": W}, weights="uniform", kernel="masood2019",
+                            space="constrained", progressbar=False)
     assert val == pytest.approx(ref, rel=1e-10)
     # central differences: truncation error ~ h^2 f''' / 6; with these h it is < 1e-6 relative
     for (arr, grad, idx, h) in ((W, gW, (1, 2, 3), 1e-5), (A, gA, (0, 4, 1), 1e-7)):
@@ -105,7 +105,7 @@ def test_ksd_graph_value_and_gradient(model, info):
 
 def test_fit_dsgd_descends(model):
     dt = fit_dsgd(model, n_particles=3, n_steps=30, checkpoints=[0, 30], random_seed=0,
-                  progressbar=False)
+                  space="constrained", ksd_kernel="masood2019", progressbar=False)
     ksd_u = dt["diagnostics"]["checkpoint_stein_discrepancy_uniform"].values
     # DSGD descends the uniform-weight KSD directly (Adam, small steps): it must go down
     assert ksd_u[-1] < ksd_u[0]

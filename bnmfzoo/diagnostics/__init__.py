@@ -5,6 +5,12 @@ from bnmfzoo._lazy import lazy_namespace
 _NAMES = {
     "stein_discrepancy": ".stein",
     "stein_kernel_matrix": ".stein",
+    "stein_matrix": ".stein",
+    "SteinMatrix": ".stein",
+    "ksd_statistics": ".stein",
+    "median_imq": "._kernels",
+    "MedianIMQ": "._kernels",
+    "PreconditionedIMQ": "._kernels",
     "score_function": ".stein",
     "stein_weights": ".weights",
     "imq_kernel": "._kernels",

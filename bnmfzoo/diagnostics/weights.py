@@ -6,9 +6,10 @@ importance sampling): given the Stein kernel matrix ``K`` of M points,
 .. math:: w^* = \arg\min_{w \in \Delta^{M-1}} w^\top K w,
 
 a convex quadratic program solved with cvxpy (Clarabel by default; the paper used SCS). ``K`` is
-symmetrized, rescaled by its largest diagonal entry (entries reach ``5000 DR``), given a tiny
-jitter relative to its diagonal and wrapped in ``cp.psd_wrap``; when a solver fails or returns a
-point worse than the trivial candidates, the next solver is tried, and finally an accelerated
+symmetrized, rescaled by its largest diagonal entry (with the paper's kernel the diagonal
+reaches ``5000 DR``), given a tiny jitter relative to its diagonal and wrapped in
+``cp.psd_wrap``; when a solver fails or returns a point worse than the trivial candidates, the
+next solver is tried, and finally an accelerated
 projected-gradient method on the simplex (pure NumPy). Tiny negatives are clipped and the weights
 renormalized.
 """
@@ -16,6 +17,8 @@ renormalized.
 import warnings
 
 import numpy as np
+
+from bnmfzoo.diagnostics._stein_points import SteinMatrix
 
 __all__ = ["solve_stein_qp", "stein_weights"]
 
@@ -168,35 +171,26 @@ def solve_stein_qp(
 
 def stein_weights(
     K,
-    points=None,
     *,
     solver="CLARABEL",
     fallback=DEFAULT_FALLBACK,
     jitter=1e-10,
     solver_options=None,
-    kernel=None,
-    space="constrained",
-    var_names=None,
-    group="particles",
-    max_points=500,
-    score_fn=None,
     return_discrepancy=False,
     store=True,
-    progressbar=True,
 ):
     """Stein-optimal weights of a set of points: ``argmin_{w in simplex} w^T K w``.
 
-    Masood & Doshi-Velez (2019), Algorithm 5: every method's points (particles, MCMC draws) get
-    these weights before their KSD is compared.
+    Masood & Doshi-Velez (2019), Algorithm 5 (after Liu & Lee 2017): every method's points
+    (particles, MCMC draws) get these weights before their KSD is compared. The matrix comes
+    from :func:`bnmfzoo.diagnostics.stein_matrix` (model and points, with its defaults: the
+    unconstrained space and the median-heuristic IMQ kernel) or
+    :func:`bnmfzoo.diagnostics.stein_kernel_matrix` (positions and scores).
 
     Parameters
     ----------
-    K : array-like (M, M) or pymc.Model
-        A Stein kernel matrix (:func:`bnmfzoo.diagnostics.stein_kernel_matrix`), or a model whose
-        Stein kernel matrix at ``points`` is computed first.
-    points : dict, xarray.Dataset or xarray.DataTree, optional
-        Required when ``K`` is a model; as in :func:`bnmfzoo.diagnostics.stein_discrepancy`
-        (``group`` defaults to ``"particles"`` here).
+    K : SteinMatrix or array-like (M, M)
+        A :class:`~bnmfzoo.diagnostics._stein_points.SteinMatrix` or a Stein kernel matrix.
     solver : {"CLARABEL", "SCS", "OSQP", "NUMPY"}
         First solver tried (cvxpy); see :func:`solve_stein_qp`.
     fallback : sequence of str
@@ -205,13 +199,12 @@ def stein_weights(
         Diagonal jitter relative to the rescaled matrix's mean diagonal.
     solver_options : dict, optional
         Extra options for the first solver.
-    kernel, space, var_names, group, max_points, score_fn, progressbar
-        Passed to :func:`bnmfzoo.diagnostics.stein_discrepancy` when ``K`` is a model.
     return_discrepancy : bool
         Also return the minimized KSD ``w^T K w`` (on the unscaled, unjittered ``K``).
     store : bool
-        For a DataTree ``points``, write ``stein_weights`` and ``stein_discrepancy`` into its
-        ``diagnostics`` group (in place).
+        For a ``SteinMatrix`` built from a DataTree, write ``stein_weights``,
+        ``stein_discrepancy``, ``ksd_v``, ``ksd_u`` and ``n_eff`` into its ``diagnostics``
+        group (in place).
 
     Returns
     -------
@@ -227,44 +220,21 @@ def stein_weights(
     >>> bool(np.isclose(w.sum(), 1.0) and (w >= 0).all())
     True
     """
-    import pymc as pm
-
     qp = {"solver": solver, "fallback": fallback, "jitter": jitter,
           "solver_options": solver_options}
-    if isinstance(K, pm.Model):
-        if points is None:
-            raise ValueError("points are required when K is a pymc.Model")
-        import xarray as xr
-
-        from bnmfzoo.diagnostics.stein import (
-            KSD_DEFINITION,
-            _ksd_and_matrix,
-            _store_diagnostics,
-            imq_kernel,
+    if isinstance(K, SteinMatrix):
+        w = solve_stein_qp(K.K, **qp)
+        if store:
+            K.store(w, "optimal")
+        Kmat = K.K
+    elif hasattr(K, "free_RVs"):
+        raise TypeError(
+            "stein_weights takes a Stein kernel matrix; for a model and points pass "
+            "stein_matrix(model, points, ...) (bnmfzoo.diagnostics.stein_matrix)"
         )
-
-        Kmat, _, dim, dt, score_fn = _ksd_and_matrix(
-            K, points, kernel=kernel, space=space, var_names=var_names, group=group,
-            max_points=max_points, score_fn=score_fn, progressbar=progressbar,
-        )
+    else:
+        Kmat = np.asarray(K, dtype=float)
         w = solve_stein_qp(Kmat, **qp)
-        ksd = float(w @ Kmat @ w)
-        if dt is not None and store:
-            attrs = {
-                "definition": KSD_DEFINITION, "space": space, "weights": "optimal",
-                "kernel": repr(kernel if kernel is not None else imq_kernel()),
-                "group": group, "n_points": int(len(w)),
-                "var_names": ",".join(score_fn.var_names),
-            }
-            _store_diagnostics(dt, {
-                "stein_discrepancy": xr.DataArray(ksd, attrs=attrs),
-                "stein_weights": xr.DataArray(w, dims=(dim,), attrs={"space": space}),
-            })
-        return (w, ksd) if return_discrepancy else w
-    if points is not None:
-        raise ValueError("points must be None when K is a matrix")
-    Kmat = np.asarray(K, dtype=float)
-    w = solve_stein_qp(Kmat, **qp)
     if return_discrepancy:
         return w, float(w @ (0.5 * (Kmat + Kmat.T)) @ w)
     return w

@@ -8,7 +8,9 @@ descends; we take this V-statistic) is written as one PyTensor graph:
 kernel of the paper's two-block IMQ base kernel is built in closed form, and ``pytensor.grad``
 differentiates through the scores (second derivatives of the log joint). Memory grows as
 ``O(M^2 d)``; the paper could only run ``M = 5``. Steps, projection and checkpoints are shared
-with :func:`bnmfzoo.inference.fit_svgd`.
+with :func:`bnmfzoo.inference.fit_svgd`; as there, the weights and reported discrepancies use
+the valid default of :func:`bnmfzoo.diagnostics.stein_matrix` unless ``space``/``ksd_kernel``
+say otherwise.
 """
 
 
@@ -22,7 +24,7 @@ from bnmfzoo.inference.particles.weighted import default_kernel, resolve_nmf_mod
 
 def _imq_params(kernel, names):
     """(c, b, weight) per block from a BlockKernel of normalized IMQ kernels."""
-    from bnmfzoo.diagnostics.stein import IMQ
+    from bnmfzoo.diagnostics._kernels import IMQ
 
     if getattr(kernel, "combine", None) != "sum":
         raise TypeError("fit_dsgd supports a summed BlockKernel of IMQ kernels (imq_kernel())")
@@ -47,7 +49,7 @@ def ksd_graph(model, info, n_particles, kernel):
     from pymc.model.transform.conditioning import remove_value_transforms
     from pytensor.graph.replace import graph_replace
 
-    from bnmfzoo.diagnostics.stein import _default_mode
+    from bnmfzoo.diagnostics._stein_scores import _default_mode
 
     a_name, w_name = info.names["A"], info.names["W"]
     plain = remove_value_transforms(model)
@@ -101,8 +103,9 @@ def ksd_graph(model, info, n_particles, kernel):
 
 
 def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate=1e-2,
-             checkpoints=None, kernel=None, weights="stein", q_bank=None, X=None, mask=None,
-             var_names=None, n_draws=None, random_seed=None, progressbar=True):
+             checkpoints=None, kernel=None, weights="stein", space="unconstrained",
+             ksd_kernel=None, q_bank=None, X=None, mask=None, var_names=None, n_draws=None,
+             random_seed=None, progressbar=True):
     """Direct Stein gradient descent on the particles (gradient of the KSD by autodiff).
 
     Parameters
@@ -115,18 +118,20 @@ def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
         Gradient steps (Adam on ``-KSD``, step relative to each block's mean magnitude).
     init, learning_rate, checkpoints, weights, q_bank, X, mask, var_names, n_draws
         As in :func:`bnmfzoo.inference.fit_svgd`.
+    space, ksd_kernel
+        As in :func:`bnmfzoo.inference.fit_svgd`: the discrepancy of the weights and the
+        reported KSDs, not the descended objective (``space="constrained",
+        ksd_kernel="masood2019"`` reports the descended objective itself).
     kernel : BlockKernel, optional
-        A summed block kernel of IMQ kernels (default the paper's ``c_A = 1e-2``,
-        ``c_W = 1e3``, ``b = -1/2``).
+        Base kernel of the descended objective: a summed block kernel of IMQ kernels (default
+        the paper's ``c_A = 1e-2``, ``c_W = 1e3``, ``b = -1/2``).
     random_seed : int or numpy.random.Generator, optional
     progressbar : bool, default True
 
     Returns
     -------
     xarray.DataTree
-        As :func:`bnmfzoo.inference.fit_svgd`; ``diagnostics`` also holds
-        ``checkpoint_ksd_uniform`` values of the optimized objective; root attr
-        ``method="dsgd"``.
+        As :func:`bnmfzoo.inference.fit_svgd`; root attr ``method="dsgd"``.
 
     Examples
     --------
@@ -152,7 +157,7 @@ def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
 
     return run_particle_optimizer(
         info, A, W, direction, n_steps=int(n_steps), learning_rate=learning_rate,
-        checkpoints=checkpoints, kernel=kernel, weights=weights, method="dsgd",
+        checkpoints=checkpoints, kernel=ksd_kernel, weights=weights, space=space, method="dsgd",
         n_draws=int(n_draws or max(100, A.shape[0])), rng=rng, progressbar=progressbar,
         setup_time=setup.wall, setup_cpu_time=setup.cpu,
         attrs={"init": init if isinstance(init, str) else "given"},

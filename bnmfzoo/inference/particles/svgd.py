@@ -13,6 +13,11 @@ Stein helper's kernel protocol, and the update is Adam with a per-block step siz
 the block's mean magnitude (``A`` and ``W`` live on very different scales). The shared pieces
 (initial particles, optimizer, checkpointed output) are used by
 :mod:`bnmfzoo.inference.particles.dsgd`.
+
+The *update* follows the paper (constrained space, eq. 7 kernel); the weights and the reported
+discrepancies at the checkpoints do not: they use :func:`bnmfzoo.diagnostics.stein_matrix`'s
+valid default (unconstrained space, median-heuristic IMQ kernel) unless ``space`` and
+``ksd_kernel`` say otherwise.
 """
 
 
@@ -107,13 +112,16 @@ def _checkpoint_list(checkpoints, n_steps):
 
 def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, checkpoints,
                            kernel, weights, method, n_draws, rng, progressbar, setup_time=0.0,
-                           setup_cpu_time=0.0, attrs=None, extra_diagnostics=None):
+                           setup_cpu_time=0.0, attrs=None, extra_diagnostics=None,
+                           space="unconstrained"):
     """Shared loop of SVGD and DSGD: ascent along ``direction(A, W) -> (dA, dW)``.
 
     The support projection follows every step; the particles are Stein-weighted at the
-    checkpoints (evaluation time excluded from the reported times). Times are recorded in wall
-    seconds (``checkpoint_time``, ``total_time``) and CPU seconds of this process
-    (``checkpoint_cpu_time``, ``total_cpu_time``), both starting from the setup times given.
+    checkpoints (evaluation time excluded from the reported times) with the discrepancy
+    ``kernel`` in ``space`` (:func:`~bnmfzoo.inference.particles.weighted.weigh_particles`).
+    Times are recorded in wall seconds (``checkpoint_time``, ``total_time``) and CPU seconds of
+    this process (``checkpoint_cpu_time``, ``total_cpu_time``), both starting from the setup
+    times given.
     """
     cps = _checkpoint_list(checkpoints, n_steps)
     scale_A = float(np.mean(A))
@@ -125,9 +133,9 @@ def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, che
 
     def evaluate(step):
         nonlocal res
-        res = weigh_particles(info, A, W, weights=weights, kernel=kernel)
+        res = weigh_particles(info, A, W, weights=weights, kernel=kernel, space=space)
         rows.append((step, clock.wall, res["stein_discrepancy"], res["stein_discrepancy_uniform"],
-                     clock.cpu))
+                     clock.cpu, res["ksd_u_uniform"]))
 
     if cps[0] == 0:
         evaluate(0)
@@ -145,6 +153,7 @@ def run_particle_optimizer(info, A, W, direction, *, n_steps, learning_rate, che
         "checkpoint_cpu_time": (("checkpoint",), cp[:, 4]),
         "checkpoint_stein_discrepancy": (("checkpoint",), cp[:, 2]),
         "checkpoint_stein_discrepancy_uniform": (("checkpoint",), cp[:, 3]),
+        "checkpoint_ksd_u_uniform": (("checkpoint",), cp[:, 5]),
         "total_time": float(clock.wall),
         "total_cpu_time": float(clock.cpu),
         **(extra_diagnostics or {}),
@@ -185,8 +194,9 @@ def svgd_direction(score_fn, info, kernel):
 
 
 def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate=1e-2,
-             checkpoints=None, kernel=None, weights="stein", q_bank=None, X=None, mask=None,
-             var_names=None, n_draws=None, random_seed=None, progressbar=True):
+             checkpoints=None, kernel=None, weights="stein", space="unconstrained",
+             ksd_kernel=None, q_bank=None, X=None, mask=None, var_names=None, n_draws=None,
+             random_seed=None, progressbar=True):
     """SVGD (or SVGD-Q with ``init="qtransform"``) with the paper's IMQ kernel.
 
     Parameters
@@ -205,9 +215,15 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     checkpoints : list of int, optional
         Steps at which the particles are Stein-weighted and timed (default 10, 30, 100, ...).
     kernel : BlockKernel, optional
-        Base kernel for the updates and the evaluation (default: the paper's IMQ pair).
+        Base kernel of the SVGD updates (default: the paper's IMQ pair, eq. 7).
     weights : {"stein", "uniform"}
         Weights of the final particles.
+    space : {"unconstrained", "constrained"}, default "unconstrained"
+        Space of the Stein discrepancy behind the weights and the reported KSDs (not of the
+        updates, which follow the paper); see :func:`bnmfzoo.inference.fit_particles`.
+    ksd_kernel : None, str or kernel object
+        Base kernel of that discrepancy (default: median-heuristic IMQ;
+        ``space="constrained", ksd_kernel="masood2019"`` is the paper's evaluation).
     q_bank : QBank, optional
         Bank for ``init="qtransform"``.
     X, mask, var_names
@@ -221,7 +237,8 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     -------
     xarray.DataTree
         As :func:`~bnmfzoo.inference.fit_particles`, with ``diagnostics`` ``checkpoint_*``
-        (dim ``checkpoint``: step, seconds of optimization, Stein discrepancy); root attrs
+        (dim ``checkpoint``: step, seconds of optimization, V-statistics with Stein and uniform
+        weights, U-statistic with uniform weights); root attrs
         ``method`` (``"svgd"`` or ``"svgd_q"``) and ``model``.
 
     Examples
@@ -241,12 +258,13 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     with Timer() as setup:
         A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
     kernel = default_kernel(info) if kernel is None else kernel
-    score_fn = score_function(model, var_names=[info.names["A"], info.names["W"]])
+    score_fn = score_function(model, var_names=[info.names["A"], info.names["W"]],
+                              space="constrained")
     method = "svgd_q" if isinstance(init, str) and init == "qtransform" else "svgd"
     return run_particle_optimizer(
         info, A, W, svgd_direction(score_fn, info, kernel), n_steps=int(n_steps),
-        learning_rate=learning_rate, checkpoints=checkpoints, kernel=kernel, weights=weights,
-        method=method, n_draws=int(n_draws or max(100, A.shape[0])), rng=rng,
+        learning_rate=learning_rate, checkpoints=checkpoints, kernel=ksd_kernel, weights=weights,
+        space=space, method=method, n_draws=int(n_draws or max(100, A.shape[0])), rng=rng,
         progressbar=progressbar, setup_time=setup.wall, setup_cpu_time=setup.cpu,
         attrs={"init": init if isinstance(init, str) else "given"},
     )

@@ -254,14 +254,24 @@ def systematic_resample(weights, n_draws, rng):
 
 
 def default_kernel(info):
-    """The paper's base kernel (two normalized IMQ kernels) on the model's A and W names."""
-    from bnmfzoo.diagnostics.stein import PAPER_C, imq_kernel
+    """The paper's base kernel (eq. 7, two normalized IMQ kernels) on the model's A and W names.
 
-    return imq_kernel(c={info.names["A"]: PAPER_C["A"], info.names["W"]: PAPER_C["W"]})
+    Used for the SVGD/DSGD *updates* (Masood & Doshi-Velez 2019, Sec. 6.2); weights and reported
+    discrepancies use :func:`bnmfzoo.diagnostics.stein_matrix`'s default kernel instead.
+    """
+    from bnmfzoo.diagnostics._kernels import masood2019_kernel
+
+    return masood2019_kernel(info.names["A"], info.names["W"])
 
 
-def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None):
+def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None,
+                    space="unconstrained"):
     """Stein-optimal weights and the discrepancy of a stack of particles.
+
+    The Stein kernel matrix comes from :func:`bnmfzoo.diagnostics.stein_matrix` with its
+    defaults (PyMC's unconstrained space with the log-Jacobian, where the KSD is a valid
+    discrepancy, and the median-heuristic IMQ kernel); particles with exact zeros are moved off
+    the boundary by its relative ``floor`` first (the stored particles are unchanged).
 
     Parameters
     ----------
@@ -270,42 +280,48 @@ def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None):
         (M, D, R) and (M, R, N) particles on the model's support.
     weights : {"stein", "uniform"}
         ``"stein"`` minimizes ``w^T K w`` on the simplex (Algorithm 5).
-    kernel : object, optional
-        Base kernel passed to the Stein helpers (default: the paper's two IMQ kernels).
+    kernel : None, str or kernel object, optional
+        Base kernel (see :func:`bnmfzoo.diagnostics.stein_matrix`; ``"masood2019"`` with
+        ``space="constrained"`` is the paper's setting).
     solver : str, optional
         QP solver passed to :func:`bnmfzoo.diagnostics.stein_weights`.
+    space : {"unconstrained", "constrained"}
+        Space of the Stein discrepancy.
 
     Returns
     -------
     dict
-        ``weight`` (M,), ``stein_discrepancy`` (``w^T K w``), ``stein_discrepancy_uniform``,
-        ``weighting_time`` (s).
+        ``weight`` (M,), ``stein_discrepancy`` (= ``ksd_v`` = ``w^T K w``), ``ksd_u``
+        (weighted U-statistic), ``n_eff`` (``1 / sum w^2``), ``stein_discrepancy_uniform`` (=
+        ``ksd_v_uniform``), ``ksd_u_uniform`` (the unbiased U-statistic of the unweighted
+        particles), ``weighting_time`` (s), ``K``, ``ksd_attrs`` (space, kernel, floor).
     """
-    from bnmfzoo.diagnostics import stein_discrepancy
+    from bnmfzoo.diagnostics import ksd_statistics, stein_matrix, stein_weights
 
     t0 = time.perf_counter()
-    M = A.shape[0]
-    if kernel is None:
-        kernel = default_kernel(info)
-    _, K = stein_discrepancy(info.model, info.points(A, W), weights="uniform", kernel=kernel,
-                             max_points=None, return_matrix=True, store=False,
-                             progressbar=False)
-    K = np.asarray(K, dtype=float)
-    uniform = np.full(M, 1.0 / M)
-    if weights == "uniform":
-        w = uniform
-    elif weights == "stein":
-        from bnmfzoo.diagnostics import stein_weights
-
-        w = np.asarray(stein_weights(K, **({} if solver is None else {"solver": solver})))
-    else:
+    if weights not in ("stein", "uniform"):
         raise ValueError(f"weights must be 'stein' or 'uniform', got {weights!r}")
+    sm = stein_matrix(info.model, info.points(A, W), kernel=kernel, space=space,
+                      max_points=None, progressbar=False)
+    K = np.asarray(sm.K, dtype=float)
+    if weights == "uniform":
+        w = np.full(A.shape[0], 1.0 / A.shape[0])
+    else:
+        w = np.asarray(stein_weights(K, **({} if solver is None else {"solver": solver})))
+    stats = ksd_statistics(K, w)
+    uniform = ksd_statistics(K)
+    attrs = sm.attrs("optimal" if weights == "stein" else "uniform")
     return {
         "weight": w,
-        "stein_discrepancy": float(w @ K @ w),
-        "stein_discrepancy_uniform": float(uniform @ K @ uniform),
+        "stein_discrepancy": stats["ksd_v"],
+        "ksd_v": stats["ksd_v"],
+        "ksd_u": stats["ksd_u"],
+        "n_eff": stats["n_eff"],
+        "stein_discrepancy_uniform": uniform["ksd_v"],
+        "ksd_u_uniform": uniform["ksd_u"],
         "weighting_time": time.perf_counter() - t0,
         "K": K,
+        "ksd_attrs": attrs,
     }
 
 
@@ -316,7 +332,12 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
     ``particles`` group: ``A`` (particle, row, factor), ``W`` (particle, factor, col), ``weight``
     and any ``particle_vars`` (particle,); ``posterior``: ``n_draws`` draws resampled by weight
     (chain 1), with the source particle of each draw in ``sample_stats.particle``;
-    ``diagnostics``: the Stein discrepancy and ``diagnostics``; root attrs ``method``/``model``.
+    ``diagnostics``: ``stein_discrepancy`` (= ``ksd_v``, the V-statistic ``w^T K w`` of Masood &
+    Doshi-Velez 2019, eq. 4), ``ksd_u`` (the U-statistic with the same weights, diagonal
+    removed), ``n_eff`` (= ``effective_particles`` = ``1 / sum w^2``), the same statistics for
+    uniform weights (``stein_discrepancy_uniform``, ``ksd_u_uniform``; the latter is unbiased
+    for the squared KSD of the particles' distribution), the KSD's ``space`` and ``kernel`` as
+    attributes, and ``diagnostics``; root attrs ``method``/``model``.
     """
     M = A.shape[0]
     w = weighted["weight"]
@@ -331,14 +352,22 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
         pvars[name] = (("particle",), np.asarray(values))
     diag = {
         "stein_discrepancy": weighted["stein_discrepancy"],
+        "ksd_v": weighted["ksd_v"],
+        "ksd_u": weighted["ksd_u"],
+        "n_eff": weighted["n_eff"],
         "stein_discrepancy_uniform": weighted["stein_discrepancy_uniform"],
+        "ksd_u_uniform": weighted["ksd_u_uniform"],
         "weighting_time": weighted["weighting_time"],
         "n_particles": M,
         "effective_particles": float(1.0 / np.sum(w**2)),
         **(diagnostics or {}),
     }
+    ksd_attrs = {k: v for k, v in weighted.get("ksd_attrs", {}).items() if k != "weights"}
     diag_ds = xr.Dataset({k: v if isinstance(v, tuple) else ((), np.asarray(v))
                           for k, v in diag.items()})
+    for name in ("stein_discrepancy", "ksd_v", "ksd_u", "stein_discrepancy_uniform",
+                 "ksd_u_uniform"):
+        diag_ds[name].attrs.update(ksd_attrs)
     observed = {"X": info.X.values}
     if info.masked:
         observed["mask"] = info.mask
@@ -390,7 +419,8 @@ def _build_inits(info, init, n_particles, q_bank, q_options, seeds):
 def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None, var_names=None,
                   n_draws=None, q_bank=None, q_mode="abs", pad_scale=1e-3, sign="bro",
                   max_iter=200, tol=1e-4, solver="cd", weights="stein", kernel=None,
-                  qp_solver=None, random_seed=None, client=None, progressbar=True):
+                  space="unconstrained", qp_solver=None, random_seed=None, client=None,
+                  progressbar=True):
     """Stein-weighted particle approximation of a BNMF posterior (Algorithm 1).
 
     Each converged solution is projected onto the model's support (unit-sum basis columns under
@@ -428,8 +458,17 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         :func:`bnmfzoo._nmf_solvers.masked_hals`).
     weights : {"stein", "uniform"}, default "stein"
         Stein-optimal weights (Algorithm 5) or uniform ones.
-    kernel, qp_solver
-        Passed to the Stein helpers.
+    kernel : None, str or kernel object
+        Base kernel of the Stein discrepancy (default: IMQ, ``b = -1/2``, per-block median
+        heuristic; see :func:`bnmfzoo.diagnostics.stein_matrix`).
+    space : {"unconstrained", "constrained"}, default "unconstrained"
+        Space of the Stein discrepancy. ``"unconstrained"`` (PyMC's value variables with the
+        log-Jacobian) is a valid discrepancy; particles with exact zeros are moved off the
+        boundary by a relative floor for the weighting only. ``space="constrained",
+        kernel="masood2019"`` reproduces the paper's weights, which are not those of a valid
+        discrepancy (Stein's identity fails at the support's boundary).
+    qp_solver : str, optional
+        QP solver of :func:`bnmfzoo.diagnostics.stein_weights`.
     random_seed : int or numpy.random.Generator, optional
         One seed is spawned per particle, so serial and Dask runs give identical particles.
     client : distributed.Client, optional
@@ -443,11 +482,12 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         Groups ``posterior`` (chain 1, ``n_draws`` draws resampled by weight),
         ``sample_stats`` (source ``particle`` of each draw), ``observed_data``, ``particles``
         (``A``, ``W``, ``weight``, ``init_time``, ``solve_time``, ``time``, ``cpu_time``,
-        ``n_iter``, ``objective``), ``diagnostics`` (``stein_discrepancy`` = ``w^T K w``,
-        timings: ``total_time`` follows the paper's accounting: Q-bank and SVD time plus the sum
-        of the particles' init and solve times, weighting excluded; ``wall_time`` and
-        ``cpu_time`` are the whole call). Times are wall seconds; ``cpu_time`` entries (and
-        ``svd_cpu_time``) are CPU seconds of this process (``time.process_time``).
+        ``n_iter``, ``objective``), ``diagnostics`` (``stein_discrepancy`` = ``ksd_v`` =
+        ``w^T K w``, ``ksd_u``, ``n_eff``; see :func:`particle_datatree`; timings:
+        ``total_time`` follows the paper's accounting: Q-bank and SVD time plus the sum of the
+        particles' init and solve times, weighting excluded; ``wall_time`` and ``cpu_time`` are
+        the whole call). Times are wall seconds; ``cpu_time`` entries (and ``svd_cpu_time``)
+        are CPU seconds of this process (``time.process_time``).
 
     Examples
     --------
@@ -495,7 +535,8 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     A = np.stack([r["A"] for r in results])
     W = np.stack([r["W"] for r in results])
     A, W = info.finalize_particles(A, W)
-    weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver)
+    weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver,
+                               space=space)
     from bnmfzoo._terms.silf import objective_value
 
     init_time = np.array([r["init_time"] for r in results])

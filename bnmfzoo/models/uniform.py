@@ -45,7 +45,7 @@ def uniform_noise(
     lambda_W=None,
     mask=None,
     n_restarts=10,
-    random_seed=None,
+    random_seed=0,
 ):
     """Build the uniform-noise NMF model ``|X - A W| <= epsilon`` with exponential priors.
 
@@ -66,8 +66,11 @@ def uniform_noise(
         True where observed.
     n_restarts : int
         Restarts used for the default ``epsilon``.
-    random_seed : int or numpy.random.Generator, optional
-        Seed of the restarts (only used when ``epsilon`` is None).
+    random_seed : int or numpy.random.Generator, default 0
+        Seed of the restarts (only used when ``epsilon`` is None). Fixed by default, as in
+        :func:`bnmfzoo.models.silf`, so that the same call builds the same model (with
+        ``None`` the default ``epsilon`` and the restarts that ``fit_rrt`` starts from change
+        from call to call).
 
     Returns
     -------

@@ -81,7 +81,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     ----------
     A_ : numpy.ndarray, shape (n_samples, n_components)
         Posterior mean of ``A`` for the training data (scikit-learn's ``W``) in the heaviest
-        mode, factors aligned (:func:`bnmfzoo.diagnostics.modes.point_estimate`): never an
+        mode, factors aligned (:func:`bnmfzoo.diagnostics.point_estimate`): never an
         average across chains, particles or modes with unmatched factors.
     components_ : numpy.ndarray, shape (n_components, n_features)
         Posterior mean of ``W`` in the same mode (``A_ @ components_`` reconstructs the data
@@ -270,14 +270,14 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     def _point_estimate(self, result):
         """``(A, W, info)`` of the heaviest mode, factors aligned before averaging.
 
-        :func:`bnmfzoo.diagnostics.modes.point_estimate`: never an average across chains,
+        :func:`bnmfzoo.diagnostics.point_estimate`: never an average across chains,
         particles or modes with unmatched factors. ``info`` holds that mode's aligned draws
         (``A_draws``, ``W_draws``, ``draw_weights``), which give ``components_sd_`` and
         :meth:`sample_components`. A tri-factorization is summarized through ``A = F S``,
         ``W = G^T``.
         """
         from bnmfzoo._results import build_datatree
-        from bnmfzoo.diagnostics.modes import point_estimate
+        from bnmfzoo.diagnostics.mode_clustering import point_estimate
 
         if "A" not in result["posterior"]:
             A, W = self._factor_draws(result)

@@ -97,7 +97,7 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
     mode_of = None
     if A.shape[0] > 1:
         # factors aligned within modes, so a column shows the same factor in every row
-        from bnmfzoo.diagnostics.modes import modes
+        from bnmfzoo.diagnostics.mode_clustering import modes
 
         m = modes(dt, source="particles", warn=False)["modes"]
         A = np.take_along_axis(A, m["member_perm"].values[:, None, :], axis=-1)
@@ -170,7 +170,7 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
     """
     import matplotlib.pyplot as plt
 
-    from bnmfzoo.diagnostics.modes import modes
+    from bnmfzoo.diagnostics.mode_clustering import modes
 
     m = (modes_tree if modes_tree is not None else modes(result, warn=False))["modes"]
     K = min(int(m.sizes["mode"]), top)

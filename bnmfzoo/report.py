@@ -119,7 +119,7 @@ def _summary_section(dt):
 
 def _modes(dt):
     """The modes of the result (None when it has no basis A to cluster)."""
-    from bnmfzoo.diagnostics.modes import modes
+    from bnmfzoo.diagnostics.mode_clustering import modes
 
     try:
         return modes(dt, warn=False)

@@ -128,7 +128,7 @@ def test_ccle_ic50_four_gibbs_chains(data_home):
     the modes, stacking weights lie on the simplex."""
     from bnmfzoo.datasets import load_ccle
     from bnmfzoo.diagnostics import summary
-    from bnmfzoo.diagnostics.modes import modes
+    from bnmfzoo.diagnostics.mode_clustering import modes
     from bnmfzoo.inference import GibbsNMF
     from bnmfzoo.models import exponential_gaussian
 

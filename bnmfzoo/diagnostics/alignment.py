@@ -59,7 +59,7 @@ def _match_all(Bn, ref, cost):
     C, S, D, R = Bn.shape
     flat = Bn.reshape(C * S, D, R)
     if cost == "angle":
-        from bnmfzoo.diagnostics.modes import angle_costs
+        from bnmfzoo.diagnostics.mode_clustering import angle_costs
 
         costs = angle_costs(_d.normalize_columns(flat, "l2"),
                             _d.normalize_columns(ref, "l2")[None])[:, 0]
@@ -77,14 +77,14 @@ def _find_permutations(B, ref, cost, n_iter, *, per_member=False):
     """Permutations (C, S, R) putting each draw's columns in its reference's order.
 
     Without a given reference (and with the angle cost) the draws are first split into modes
-    (:func:`bnmfzoo.diagnostics.modes.cluster_members`) and each draw is matched to its own
+    (:func:`~.mode_clustering.cluster_members`) and each draw is matched to its own
     mode's representative, so draws of different modes are never forced onto one reference.
     Returns ``(perm, reference, mode_info)``; ``mode_info`` is None for a given reference.
     """
     Bn = _d.normalize_columns(B, "l1")
     C, S = B.shape[:2]
     if ref is not None and ref.ndim == 3:  # one reference per mode: match to the nearest
-        from bnmfzoo.diagnostics.modes import matched_angles
+        from bnmfzoo.diagnostics.mode_clustering import matched_angles
 
         dist, p = matched_angles(_d.normalize_columns(B.reshape(C * S, *B.shape[2:]), "l2"),
                                  _d.normalize_columns(ref, "l2"))
@@ -92,7 +92,7 @@ def _find_permutations(B, ref, cost, n_iter, *, per_member=False):
         perm = p[np.arange(C * S), nearest].reshape(C, S, -1)
         return perm, _d.normalize_columns(ref[0], "l1"), None
     if ref is None and cost == "angle":
-        from bnmfzoo.diagnostics.modes import cluster_members
+        from bnmfzoo.diagnostics.mode_clustering import cluster_members
 
         n = C * S
         chain_of = np.repeat(np.arange(C), S)
@@ -168,7 +168,7 @@ def align(
     rescaled, unless ``normalize`` asks for it.
 
     Without a ``reference`` the draws are first split into modes
-    (:func:`bnmfzoo.diagnostics.modes.cluster_members`: stretches of each chain clustered by
+    (:func:`~.mode_clustering.cluster_members`: stretches of each chain clustered by
     max matched angle) and each draw is matched to its own mode's representative (the aligned
     mean of the mode, refined ``n_iter`` times); the representatives of the other modes are
     labelled to match mode 0 as closely as possible. Draws of different modes are therefore

@@ -140,7 +140,7 @@ def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs):
                              f"(variables: {sorted(ds.data_vars)})")
     groups = [(None, ds, weights, None)]
     if by_mode and "A" in ds and "factor" in ds["A"].dims and "particle" in ds["A"].dims:
-        from bnmfzoo.diagnostics.modes import modes
+        from bnmfzoo.diagnostics.mode_clustering import modes
 
         m = modes(dt, source="particles", warn=False)["modes"]
         label = m["member_mode"].values
@@ -174,7 +174,7 @@ def _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled):
     """az.summary per mode of an MCMC result (labels aligned within each mode)."""
     import pandas as pd
 
-    from bnmfzoo.diagnostics.modes import chains_by_mode, describe_modes, modes
+    from bnmfzoo.diagnostics.mode_clustering import chains_by_mode, describe_modes, modes
 
     m = modes(dt, warn=False)["modes"]
     post = dt[group].to_dataset()

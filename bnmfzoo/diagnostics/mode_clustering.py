@@ -18,8 +18,6 @@ once (:func:`bnmfzoo.diagnostics.distances.match`); the hierarchical clustering 
 the nearest mode representative.
 """
 
-import sys
-import types
 import warnings
 
 import numpy as np
@@ -638,19 +636,3 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
             "rel_gap_means": gap0, "rel_gap": gap, "refined": refined,
             "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk}
     return A_out, W_out, info
-
-
-class _CallableModule(types.ModuleType):
-    """The ``modes`` module, callable as :func:`modes`.
-
-    The public function ``bnmfzoo.diagnostics.modes`` shares its name with this module;
-    importing the module (``from bnmfzoo.diagnostics.modes import point_estimate``) makes
-    Python bind the package attribute ``modes`` to the module, so the module itself forwards
-    calls to the function and ``bnmfzoo.diagnostics.modes(result)`` works either way.
-    """
-
-    def __call__(self, *args, **kwargs):
-        return modes(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -84,6 +84,8 @@ def test_posterior_resampled_by_weight(fit):
     # systematic resampling: each count is floor or ceil of n * w, so |count/n - w| < 1/n
     assert np.all(np.abs(counts - w) < 1.0 / n + 1e-12)
     np.testing.assert_array_equal(post["A"].values[0], fit["particles"]["A"].values[src])
+    # ArviZ cannot know that ESS / R-hat / LOO of this group mean nothing: the group says so
+    assert "not an MCMC sample" in post.attrs["note"]
 
 
 def test_systematic_resample_property():

@@ -371,7 +371,7 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
     observed = {"X": info.X.values}
     if info.masked:
         observed["mask"] = info.mask
-    return build_datatree(
+    dt = build_datatree(
         {"A": A[idx][None], "W": W[idx][None]},
         sample_stats={"particle": idx[None]},
         observed_data=observed,
@@ -379,6 +379,16 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
         groups={"particles": xr.Dataset(pvars), "diagnostics": diag_ds},
         attrs={"method": method, "model": info.family, **(attrs or {})},
     )
+    dt["posterior"].attrs["note"] = RESAMPLED_NOTE
+    return dt
+
+
+#: attached to the ``posterior`` group of every particle fit (ArviZ cannot warn by itself)
+RESAMPLED_NOTE = (
+    "draws resampled by weight from the particles group: one 'chain' of repeated particles, "
+    "not an MCMC sample. ESS, R-hat, rank plots and PSIS-LOO measure the resampling, not the "
+    "posterior; use bnmfzoo.diagnostics.summary (exact weighted statistics per mode) instead."
+)
 
 
 def _build_inits(info, init, n_particles, q_bank, q_options, seeds):

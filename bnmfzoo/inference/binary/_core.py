@@ -189,6 +189,46 @@ def dirdir_init(v, K, rng):
     return z, c
 
 
+def assignments_given_factors(rows, cols, v, A, W, rng, *, Wt=None):
+    """Draw the labels of every observed entry from their exact conditional given the factors.
+
+    Beta-Dir (``W`` of shape (K, N)): ``P(z = k) ∝ A[d, k] W[k, n]`` on ones and
+    ``A[d, k] (1 - W[k, n])`` on zeros (the augmentation of Eq. 19). Dir-Dir (``Wt`` of shape
+    (N, K) instead of ``W``): on ones ``z = c = k`` with ``P ∝ A[d, k] Wt[n, k]`` (Eq. 59); on
+    zeros the pair ``(z, c)``, ``z != c``, with ``P ∝ A[d, z] Wt[n, c]``, drawn as ``z`` with
+    ``P ∝ A[d, k] (1 - Wt[n, k])`` and then ``c != z`` with ``P ∝ Wt[n, c]``.
+
+    Returns ``z`` (and ``c`` for Dir-Dir) as int64 arrays. Raises ``ValueError`` when an entry
+    has no label of positive probability (e.g. factors on the boundary of their support).
+    """
+    A = np.asarray(A, dtype=float)
+    ones = np.asarray(v) == 1
+    if Wt is None:
+        Wc = np.asarray(W, dtype=float).T[cols]  # (n, K)
+        p = A[rows] * np.where(ones[:, None], Wc, 1.0 - Wc)
+    else:
+        Wc = np.asarray(Wt, dtype=float)[cols]
+        p = A[rows] * np.where(ones[:, None], Wc, 1.0 - Wc)
+    total = p.sum(axis=1)
+    if not np.all(np.isfinite(total) & (total > 0)):
+        raise ValueError("the factors give some observed entry no label of positive "
+                         "probability: start from a point inside the support (0 < A, W < 1)")
+    z = _draw_rows(p / total[:, None], rng)
+    if Wt is None:
+        return z
+    q = Wc.copy()
+    q[np.arange(z.shape[0]), z] = 0.0
+    c = np.where(ones, z, _draw_rows(q / q.sum(axis=1, keepdims=True), rng)).astype(np.int64)
+    return z, c
+
+
+def _draw_rows(p, rng):
+    """One categorical draw per row of the probability matrix ``p`` (rows sum to 1)."""
+    cum = np.cumsum(p, axis=1)
+    u = rng.random(p.shape[0]) * cum[:, -1]
+    return np.minimum((cum <= u[:, None]).sum(axis=1), p.shape[1] - 1).astype(np.int64)
+
+
 @numba.njit(cache=True)
 def dirdir_counts(rows, cols, z, c, D, N, K):
     """Counters ``L`` (D x K) of z and ``Q`` (N x K) of c."""

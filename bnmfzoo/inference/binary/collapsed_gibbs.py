@@ -36,7 +36,9 @@ from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
+    _draw_rows,
     assignment_summary,
+    assignments_given_factors,
     betadir_counts,
     cvb0_counts,
     cvb0_sweep,
@@ -48,7 +50,7 @@ from bnmfzoo.models._spec import get_spec
 __all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
            "spread_warning", "CollapsedBetaDirState", "CollapsedDirDirState"]
 
-_INITS = ("cvb0", "prior")
+_INITS = ("cvb0", "prior", "point")
 
 
 def _check_init(init, init_iter):
@@ -98,13 +100,6 @@ def cvb0_start(chain, rng, n_iter=100):
         chain.z = z
         chain.L, chain.C1, chain.C0 = betadir_counts(rows, cols, v, z, D, N, K)
     return chain
-
-
-def _draw_rows(p, rng):
-    """One categorical draw per row of the probability matrix ``p``."""
-    cum = np.cumsum(p, axis=1)
-    u = rng.random(p.shape[0]) * cum[:, -1]
-    return np.minimum((cum <= u[:, None]).sum(axis=1), p.shape[1] - 1).astype(np.int64)
 
 
 #: a parametric fit is flagged when its K >= this many components ...
@@ -252,7 +247,7 @@ class _CollapsedStep(TransformedStep):
         for name in self._assignment_names:
             setattr(self, name, None)
 
-    def _current_chain(self):
+    def _current_chain(self, point=None):
         """The numeric chain of the assignments in ``self.z`` (``self.c``), built if needed.
 
         ``z`` (and ``c``) are the sampling state; the chain object works on those very arrays
@@ -260,8 +255,8 @@ class _CollapsedStep(TransformedStep):
         replaced the arrays, the counts are rebuilt from the new ones.
         """
         assignments = [getattr(self, name) for name in self._assignment_names]
-        if assignments[0] is None:  # first step of a chain: CVB0 or the prior's random labels
-            self.chain = self._start_chain(self.rng)
+        if assignments[0] is None:  # first step of a chain: CVB0, random labels or the point
+            self.chain = self._start_chain(self.rng, point)
         elif self.chain is None or any(
             getattr(self.chain, name) is not value
             for name, value in zip(self._assignment_names, assignments)
@@ -279,8 +274,11 @@ class _CollapsedStep(TransformedStep):
         self._reset_chain()
         self._n_steps = (int(tune), int(tune) + int(draws), 0)
 
-    def _start_chain(self, rng):
-        """A new chain from the prior's random labels, moved by CVB0 when ``init="cvb0"``."""
+    def _start_chain(self, rng, point=None):
+        """A new chain: the prior's random labels, moved by CVB0 when ``init="cvb0"``; with
+        ``init="point"`` labels drawn given the factors of PyMC's initial point."""
+        if self.init == "point" and point is not None:
+            return self._new_chain(rng, *self._point_assignments(point, rng))
         chain = self._new_chain(rng)
         if self.init == "cvb0":
             cvb0_start(chain, rng, self.init_iter)
@@ -300,7 +298,7 @@ class _CollapsedStep(TransformedStep):
 
     def step(self, point):
         """One collapsed sweep, then exact draws of A and W written into ``point``."""
-        chain = self._current_chain()
+        chain = self._current_chain(point)
         chain.sweep(self.rng)
         self._end_of_chain_check(chain)
         free_values = self._free_draws(chain.draw(self.rng))
@@ -316,6 +314,16 @@ class _CollapsedStep(TransformedStep):
         return new_point, [stats]
 
     # -- helpers -----------------------------------------------------------------------------
+    def _point_assignments(self, point, rng):
+        """Labels drawn from their exact conditional given the point's A and W (a tuple)."""
+        A, W = (self._read(point, role) for role in ("A", "W"))
+        if self.family == "dir_beta":  # chain rows are the data's columns
+            A, W = W, A.T
+        if self.family == "dir_dir":
+            return assignments_given_factors(self._rows, self._cols, self._v, A, None, rng,
+                                             Wt=W)
+        return (assignments_given_factors(self._rows, self._cols, self._v, A, W, rng),)
+
     def _row_counts(self, chain):
         return chain.L
 
@@ -341,12 +349,14 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
         The model's value variables of ``A`` and ``W`` (default: both; nothing else allowed).
     model : pymc.Model, optional
         A ``beta_dir`` or ``dir_beta`` model (default: the model in context).
-    init : {"cvb0", "prior"}
+    init : {"cvb0", "prior", "point"}
         How each chain starts. ``"cvb0"`` (default): random labels moved by ``init_iter`` CVB0
         sweeps and a draw from the responsibilities (:func:`cvb0_start`; the authors start Gibbs
         from 100 variational iterations). ``"prior"``: uniformly random labels (the paper's
         Algorithm 1 as written), which on real data can stay near a constant-prediction state
-        for thousands of sweeps.
+        for thousands of sweeps. ``"point"``: labels drawn from their exact conditional given
+        the ``A`` and ``W`` of PyMC's initial point, so ``pm.sample(initvals=...)`` (e.g. an
+        earlier fit's posterior mean) sets the start.
     init_iter : int
         CVB0 sweeps of the ``"cvb0"`` start (default 100).
     active_threshold : float
@@ -414,12 +424,14 @@ class CollapsedGibbsDirDir(_CollapsedStep):
         On zeros draw (z, c) jointly (an exact blocked move, not in the paper: ``P(z = k) ∝
         (g_k + L_fk) (S - eta_k - Q_nk)``, then c by Eq. 61) instead of the paper's
         z-then-c update. Default (None): only when K = 2, where the paper's update is stuck.
-    init : {"cvb0", "prior"}
+    init : {"cvb0", "prior", "point"}
         How each chain starts. ``"cvb0"`` (default): random labels moved by ``init_iter`` CVB0
         sweeps and a draw from the responsibilities (:func:`cvb0_start`; the authors start Gibbs
         from 100 variational iterations). ``"prior"``: uniformly random labels (the paper's
         Algorithm 1 as written), which on real data can stay near a constant-prediction state
-        for thousands of sweeps.
+        for thousands of sweeps. ``"point"``: labels drawn from their exact conditional given
+        the ``A`` and ``W`` of PyMC's initial point, so ``pm.sample(initvals=...)`` (e.g. an
+        earlier fit's posterior mean) sets the start.
     init_iter : int
         CVB0 sweeps of the ``"cvb0"`` start (default 100).
     active_threshold : float
@@ -486,7 +498,9 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     blocked_zeros : bool, optional
         Dir-Dir only, see :class:`CollapsedGibbsDirDir`.
     init, init_iter
-        Chain start, see :class:`CollapsedGibbsBetaDir` (default: 100 CVB0 sweeps).
+        Chain start, see :class:`CollapsedGibbsBetaDir` (default: 100 CVB0 sweeps; ``"point"``
+        starts from the model's initial point, ``model.initial_point()``, which honours the
+        model's ``initval=`` settings).
     active_threshold : float
         Share of assignments that makes a component active.
     progressbar : bool
@@ -537,7 +551,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     W_mean = np.zeros((K, N))
     for c, seed in enumerate(spawn_seeds(random_seed, int(chains))):
         rng = np.random.default_rng(seed)
-        chain = step._start_chain(rng)
+        point = model.initial_point(random_seed=seed) if init == "point" else None
+        chain = step._start_chain(rng, point)
         for it in progress(total=int(tune) + int(draws), desc=f"chain {c}",
                            progressbar=progressbar):
             chain.sweep(rng)

@@ -492,6 +492,7 @@ def test_parliament_reproduction(data_home):
 
 
 @pytest.mark.slow  # 5 seeds x 2 models x 2 chains x 2000 PyMC steps: ~15 min on a loaded 2-core box
+@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("family", ["beta_dir", "dir_dir"])
 def test_parliament_pymc_default_sampling_matches_paper(data_home, family):
     """Lumbreras et al. (2020) §5, parliament, K = 100 truncation, Gibbs: NLL (Eq. 66) 4,863
@@ -518,7 +519,8 @@ def test_parliament_pymc_default_sampling_matches_paper(data_home, family):
         assert abs(nll - paper) < 0.05 * paper, (seed, nll)
 
 
-@pytest.mark.slow  # 5 seeds x (a 1,200-sweep nonparametric fit + 2 x 2,000 PyMC steps): ~10 min
+@pytest.mark.slow  # 5 seeds x (a 1,200-sweep nonparametric fit + 2 x 2,000 PyMC steps)
+@pytest.mark.timeout(3600)  # about 2 min of CPU, but 16+ min wall on a loaded 2-core machine
 def test_parliament_parametric_rank100_forgets_its_start_within_default_tuning(data_home):
     """``beta_dir(V, rank=100)`` (parametric, gamma = 1 per component) started at the
     nonparametric fit's good state (``init="point"`` with that fit's posterior means as

@@ -16,18 +16,22 @@ where the collapsed sampler is stuck, with three pieces of evidence:
    W explicit, no shared code with the collapsed sampler), started at the good state's
    conditional means.
 
-Measured (Nov 2026, ``python -m benchmarks.reproduce.lumbreras2020.parametric_k100``): from the
-good state both samplers reach NLL 10,380-10,440 within 100-250 steps (collapsed Gibbs 250
-sweeps; NUTS during its first 100 tuning steps) and no chain returns below 10,300 in 10,000
-sweeps on 4 seeds. The log joint ``log p(V, Z)`` *falls* from -30,900 at the good state to about
--86,000 in the spread state: the spread state wins by the number of assignments it covers, not by
-the probability of any one of them (entropy), which is why no optimizer-like start keeps a
-correct sampler in the good state. Conclusion: the spread state is the posterior of the
-parametric K = 100 model; the model, not the sampler, is the wrong choice for the paper's
-experiment (use ``truncation=100``).
+Measured (Nov 2026, ``python -m benchmarks.reproduce.lumbreras2020.parametric_k100``, 5 min of
+CPU): the good states (nonparametric NLL 4,891-5,055, 6-7 active components) score NLL
+7,084-7,174 and log p(V, Z) -30,600 to -30,850 under the parametric prior. From there the
+collapsed chains are at NLL 10,387-10,399 by the first check (sweep 1,250; sweep 250 in a
+2,000-sweep run), the same level as from the CVB0 start, and over 4 seeds x 2 starts x 10,000
+sweeps no chain went below NLL 10,381. NUTS on the uncollapsed model, started at the good state's
+conditional means (NLL 5,298), gave draws with NLL 10,364-10,498 after its 100 tuning steps and
+a posterior-mean NLL of 10,388 (no divergences). The log joint ``log p(V, Z)`` *falls* from about
+-30,700 at the good state to about -86,000 in the spread state: the spread state wins by the
+number of assignments it covers, not by the probability of any one of them. Conclusion: the
+spread state is the posterior of the parametric K = 100 model, for two samplers that share no
+code; the model, not the sampler, is the wrong choice for the paper's experiment (use
+``truncation=100``).
 
-Run: ``python -m benchmarks.reproduce.lumbreras2020.parametric_k100 [--quick]`` (about 4 min;
-``--quick``: 2,000 sweeps, 2 seeds, NUTS 50 + 50).
+Run: ``python -m benchmarks.reproduce.lumbreras2020.parametric_k100 [--quick]`` (5 min of CPU,
+of which NUTS 2; ``--quick``: 2,000 sweeps, 2 seeds, NUTS 50 + 50).
 """
 
 import argparse

@@ -37,6 +37,21 @@ def _pymc_logs(show):
         logger.setLevel(old)
 
 
+@contextmanager
+def _connect(client):
+    """Yield a Dask client for ``client`` (None, an address, or a client), closing one we open."""
+    if client is None or not isinstance(client, str):
+        yield client
+        return
+    from distributed import Client
+
+    own = Client(client, timeout="30s")
+    try:
+        yield own
+    finally:
+        own.close()
+
+
 class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Bayesian NMF with the scikit-learn estimator interface.
 
@@ -71,6 +86,11 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         Seed; the same int gives the same fit.
     progressbar : bool, default False
         Show progress bars and PyMC's log lines (``False`` silences both).
+    client : str or distributed.Client, optional
+        Run each MCMC chain (or the particles) as a task on a Dask cluster: a scheduler address
+        such as ``"tcp://10.0.0.5:8786"`` (connected for the fit; safe for
+        :func:`sklearn.base.clone`) or a connected client. Same result as a serial fit
+        (:func:`bnmfzoo.inference.sample`).
     model_kwargs, method_kwargs : dict, optional
         Passed to the model function and to the inference method (e.g.
         ``method_kwargs={"max_iter": 500}`` for VB, ``{"compute_convergence_checks": True}``
@@ -120,8 +140,8 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     """
 
     def __init__(self, n_components=2, *, model="exponential_gaussian", method=None, draws=200,
-                 tune=100, chains=2, random_state=None, progressbar=False, model_kwargs=None,
-                 method_kwargs=None):
+                 tune=100, chains=2, random_state=None, progressbar=False, client=None,
+                 model_kwargs=None, method_kwargs=None):
         self.n_components = n_components
         self.model = model
         self.method = method
@@ -130,6 +150,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self.chains = chains
         self.random_state = random_state
         self.progressbar = progressbar
+        self.client = client
         self.model_kwargs = model_kwargs
         self.method_kwargs = method_kwargs
 
@@ -231,7 +252,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         pm_model = build_model(self.model, da, ranks, **(self.model_kwargs or {}))
         kwargs = method_kwargs(method, draws=self.draws, tune=self.tune, chains=self.chains,
                                user=self.method_kwargs)
-        with _pymc_logs(self.progressbar):
+        with _pymc_logs(self.progressbar), _connect(self.client) as client:
+            if client is not None:
+                kwargs["client"] = client
             dt = run_method(method, pm_model, random_seed=self._seed(),
                             progressbar=self.progressbar, **kwargs)
         self.posterior_ = dt

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._validation import as_dataarray
+from bnmfzoo._validation import as_dataarray, fmt
 
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -237,7 +237,7 @@ def _read_delimited(path, *, header="auto", index_col="auto"):
         if isinstance(index_col, bool) or int(index_col) != index_col \
                 or not 0 <= index_col < body.shape[1]:
             raise ValueError(f"index_col must be a column number from 0 to {body.shape[1] - 1} "
-                             f"for {path}, got {index_col!r}")
+                             f"for {path}, got {fmt(index_col)}")
         idx = int(index_col)
     if idx is not None:
         if body.shape[1] == 1:

@@ -239,17 +239,32 @@ def check_factor(value, shape, *, name):
     return arr
 
 
+def _plain(value):
+    """``value`` with NumPy scalars (also inside lists, tuples and dicts) as Python scalars."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
+
+
 def fmt(value):
-    """``repr`` of ``value`` for an error message, numpy scalars shown as plain numbers.
+    """``repr`` of ``value`` for an error message, NumPy scalars shown as plain numbers.
+
+    ``np.int64(3)`` prints as ``3`` (not ``np.int64(3)``), also inside lists, tuples and dicts;
+    anything else as its ``repr``.
 
     Examples
     --------
-    >>> fmt(np.int64(3)), fmt(np.float64(0.5)), fmt("abc")
-    ('3', '0.5', "'abc'")
+    >>> fmt(np.int64(3)), fmt(np.float64(0.5)), fmt("abc"), fmt((np.int64(2), 1))
+    ('3', '0.5', "'abc'", '(2, 1)')
     """
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
+    try:
+        return repr(_plain(value))
+    except TypeError:  # a list subclass that cannot be rebuilt from an iterable
+        return repr(value)
 
 
 def check_int(value, *, name, minimum=1, allow_none=False):
@@ -273,8 +288,10 @@ def check_int(value, *, name, minimum=1, allow_none=False):
     return int(value)
 
 
-def check_number(value, *, name, minimum=None, strict=True):
-    """Return ``value`` as a finite ``float``, optionally ``> minimum`` (``>=`` if not strict).
+def check_number(value, *, name, minimum=None, strict=True, maximum=None):
+    """Return ``value`` as a finite ``float`` (optionally ``> minimum``, ``<= maximum``).
+
+    ``strict=False`` makes the lower bound ``>= minimum``.
 
     Examples
     --------
@@ -288,6 +305,8 @@ def check_number(value, *, name, minimum=None, strict=True):
         raise ValueError(f"{name} must be finite, got {fmt(value)}")
     if minimum is not None and (v <= minimum if strict else v < minimum):
         raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}, got {fmt(value)}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {fmt(value)}")
     return v
 
 

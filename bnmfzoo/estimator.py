@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bnmfzoo._validation import check_matrix, check_rank
+from bnmfzoo._validation import check_int, check_matrix, check_rank, fmt
 
 #: models whose likelihood is Gaussian (negative observations are valid data)
 GAUSSIAN_MODELS = ("exponential_gaussian", "tri_exponential_gaussian")
@@ -222,7 +222,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         if isinstance(rs, np.random.RandomState):
             return int(rs.randint(np.iinfo(np.int32).max))
         raise TypeError(f"random_state must be None, an int, a numpy Generator or RandomState, "
-                        f"got {rs!r}")
+                        f"got {fmt(rs)}")
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, X, y=None):
@@ -245,10 +245,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         X, da, mask = self._validate(X, reset=True)
         ranks = self._ranks(X.shape)
         for name in ("draws", "tune", "chains"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < (
-                    0 if name == "tune" else 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_int(getattr(self, name), name=name, minimum=0 if name == "tune" else 1)
         pm_model = build_model(self.model, da, ranks, **(self.model_kwargs or {}))
         kwargs = method_kwargs(method, draws=self.draws, tune=self.tune, chains=self.chains,
                                user=self.method_kwargs)
@@ -408,7 +405,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         check_is_fitted(self, "components_")
         if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or (
                 n_samples < 1):
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+            raise ValueError(f"n_samples must be a positive integer, got {fmt(n_samples)}")
         W, weights = self._mode_draws
         rng = np.random.default_rng(random_state)
         idx = rng.choice(W.shape[0], size=n_samples,

@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from bnmfzoo._validation import fmt
+
 #: ``pm.sample`` keywords a Dask run forwards to the per-chain tasks (the others are refused)
 TASK_KWARGS = ("init", "initvals", "n_init", "jitter_max_retries", "nuts", "target_accept",
                "var_names", "idata_kwargs", "discard_tuned_samples", "keep_warning_stat")
@@ -68,7 +70,7 @@ def _check_step_spec(step, client):
                     "instance: each task builds its own step in its copy of the model")
         elif not callable(s):
             raise TypeError(f"step must be a step method class, a zero-argument factory, an "
-                            f"instance (serial runs) or a list of these, got {s!r}")
+                            f"instance (serial runs) or a list of these, got {fmt(s)}")
 
 
 def chain_seeds(random_seed, chains):

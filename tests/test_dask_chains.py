@@ -173,3 +173,22 @@ def test_bad_arguments(client):
         sample(build, step=GibbsNMF, random_seed=-1)
     with pytest.raises(TypeError, match="model must be a pymc.Model"):
         sample("model", step=GibbsNMF)
+
+
+def test_cli_scheduler_matches_serial(client, tmp_path):
+    """``bnmfzoo fit --scheduler ADDRESS``: the file written equals the serial run's draws."""
+    import xarray as xr
+
+    from bnmfzoo import cli
+
+    np.savetxt(tmp_path / "x.csv", np.nan_to_num(X, nan=1.0), delimiter=",")
+    args = ["fit", str(tmp_path / "x.csv"), "--rank", "2", "--draws", "10", "--tune", "5",
+            "--chains", "2", "--seed", "4", "--quiet"]
+    assert cli.main([*args, "--out", str(tmp_path / "serial.nc")]) == 0
+    assert cli.main([*args, "--out", str(tmp_path / "dask.nc"),
+                     "--scheduler", client.scheduler.address]) == 0
+    a = xr.open_datatree(tmp_path / "serial.nc")
+    b = xr.open_datatree(tmp_path / "dask.nc")
+    assert mismatches(a, b) == []
+    assert cli.main([*args, "--method", "vb", "--out", str(tmp_path / "vb.nc"),
+                     "--scheduler", client.scheduler.address]) == 2

@@ -219,8 +219,8 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         As in ``pm.sample``. With ``None`` one fresh entropy is drawn here and shared by all
         tasks.
     client : distributed.Client, optional
-        Run one task per chain on this Dask cluster (process workers, one thread each, give
-        the same bits as threads).
+        Run one task per chain on this Dask cluster (tested on a ``LocalCluster`` of 2 worker
+        processes with 1 thread each).
     progressbar : bool, default True
         Serial runs only (tasks run silently).
     compute_convergence_checks : bool, default False

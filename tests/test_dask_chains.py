@@ -94,6 +94,10 @@ def test_gibbs_nmtf_model_object_on_dask_equals_serial(client):
     ref = serial(build, GibbsNMTF, chains=2)
     dt = sample(build(), step=GibbsNMTF, client=client, **{**KW, "chains": 2})
     assert mismatches(ref, dt) == []
+    # a Generator seed is derived as pm.sample derives it (a copy of it is spawned)
+    gen = {**KW, "chains": 2, "random_seed": np.random.default_rng(11)}
+    ref = serial(build, GibbsNMTF, **gen)
+    assert mismatches(ref, sample(build, step=GibbsNMTF, client=client, **gen)) == []
 
 
 @pytest.mark.parametrize("family, step", [

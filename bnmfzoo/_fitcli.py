@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._validation import as_dataarray
+from bnmfzoo._validation import as_dataarray, fmt
 
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -237,7 +237,7 @@ def _read_delimited(path, *, header="auto", index_col="auto"):
         if isinstance(index_col, bool) or int(index_col) != index_col \
                 or not 0 <= index_col < body.shape[1]:
             raise ValueError(f"index_col must be a column number from 0 to {body.shape[1] - 1} "
-                             f"for {path}, got {index_col!r}")
+                             f"for {path}, got {fmt(index_col)}")
         idx = int(index_col)
     if idx is not None:
         if body.shape[1] == 1:
@@ -366,22 +366,34 @@ def atomic_write(dt, out):
 
 
 def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, progressbar=True,
-             header="auto", index_col="auto", model_kwargs=None, verbose=True,
+             header="auto", index_col="auto", model_kwargs=None, verbose=True, scheduler=None,
              **sample_kwargs):
     """Fit ``model`` to the matrix in ``data`` and write the result to ``out`` (a ``.nc`` file).
 
     The output path is checked before the data are read and the model is fitted; the result is
-    written atomically (:func:`atomic_write`).
+    written atomically (:func:`atomic_write`). ``scheduler`` (a Dask scheduler address such as
+    ``tcp://10.0.0.5:8786``) runs each MCMC chain (or the particles) as a task on that
+    cluster, with the same result as a serial run (:func:`bnmfzoo.inference.sample`).
     """
     from bnmfzoo._registry import METHODS, build_model, check_method, run_method
 
     out = check_output_path(out)
     method = check_method(model, method)
+    if scheduler is not None and METHODS[method][1] not in ("step", "nuts") \
+            and method != "particles":
+        raise ValueError(f"--scheduler runs MCMC chains or particles; method {method!r} runs "
+                         "in this process only")
     X, info = read_matrix(data, header=header, index_col=index_col, return_info=True)
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))
-    if METHODS[method][1] in ("step", "nuts"):
+    client = None
+    if scheduler is not None:
+        from distributed import Client
+
+        client = Client(scheduler, timeout="30s")
+        sample_kwargs["client"] = client
+    elif METHODS[method][1] in ("step", "nuts"):
         sample_kwargs.setdefault("callback", _stop_if_interrupted)
         SAMPLING.set()
     try:
@@ -389,6 +401,8 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
                         **sample_kwargs)
     finally:
         SAMPLING.clear()
+        if client is not None:
+            client.close()
     if INTERRUPT.is_set():  # PyMC returned the draws it had when Ctrl-C came: discard them
         raise Interrupted()
     dt.attrs["data_file"] = str(data)

@@ -138,26 +138,33 @@ def method_kwargs(method, *, draws, tune, chains, user=None):
 
 
 def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None,
-               progressbar=True, **kwargs):
+               progressbar=True, client=None, **kwargs):
     """Fit ``model`` with ``method`` and return an ``xarray.DataTree``.
 
     ``draws``, ``tune`` and ``chains`` go to ``pm.sample`` (MCMC methods); other keyword
-    arguments go to ``pm.sample`` or to the fitter.
+    arguments go to ``pm.sample`` or to the fitter. ``client`` (a ``distributed.Client``)
+    runs each chain of an MCMC method as a Dask task (:func:`bnmfzoo.inference.sample`: the
+    same bits as the serial run), or goes to a fitter that takes it (``fit_particles``).
     """
-    import pymc as pm
-
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
     path, kind = METHODS[method]
-    sample_kwargs = dict(draws=draws, tune=tune, chains=chains, cores=1,
-                         random_seed=random_seed, progressbar=progressbar)
-    if kind == "nuts":
-        with model:
-            dt = pm.sample(**{"nuts_sampler": "pymc", **sample_kwargs, **kwargs})
-    elif kind == "step":
-        with model:
-            dt = pm.sample(**{"step": resolve(path)(), "compute_convergence_checks": False,
-                              **sample_kwargs, **kwargs})
+    if kind in ("nuts", "step"):
+        from bnmfzoo.inference.chains import sample
+
+        kwargs.setdefault("compute_convergence_checks", False)
+        dt = sample(model, step=resolve(path) if kind == "step" else None, draws=draws,
+                    tune=tune, chains=chains, random_seed=random_seed, client=client,
+                    progressbar=progressbar, **kwargs)
+    elif client is not None:
+        import inspect
+
+        fitter = resolve(path)
+        if "client" not in inspect.signature(fitter).parameters:
+            raise ValueError(f"method {method!r} does not run on a Dask client; methods that "
+                             f"do: the MCMC methods and 'particles'")
+        dt = fitter(model, random_seed=random_seed, progressbar=progressbar, client=client,
+                    **kwargs)
     else:
         dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar, **kwargs)
     if kind in ("nuts", "step"):  # log_likelihood (when small) and labelled observed entries

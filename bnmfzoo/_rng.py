@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from bnmfzoo._validation import check_seed
+
 
 def as_generator(random_seed=None):
     """Return a :class:`numpy.random.Generator` for ``random_seed``.
@@ -10,6 +12,8 @@ def as_generator(random_seed=None):
     ----------
     random_seed : int, numpy.random.Generator, numpy.random.SeedSequence or None
         An existing generator is returned unchanged; anything else seeds a new PCG64 generator.
+        A negative integer, a ``bool`` or any other type is refused
+        (:func:`bnmfzoo._validation.check_seed`).
 
     Returns
     -------
@@ -17,14 +21,7 @@ def as_generator(random_seed=None):
     """
     if isinstance(random_seed, np.random.Generator):
         return random_seed
-    if random_seed is not None and not isinstance(
-        random_seed, (int, np.integer, np.random.SeedSequence)
-    ):
-        raise TypeError(
-            "random_seed must be an int, a numpy Generator or None, "
-            f"got {type(random_seed).__name__}"
-        )
-    return np.random.default_rng(random_seed)
+    return np.random.default_rng(check_seed(random_seed))
 
 
 def spawn_seeds(random_seed, n):

@@ -237,3 +237,96 @@ def check_factor(value, shape, *, name):
     if not np.isfinite(arr).all() or (arr < 0).any():
         raise ValueError(f"{name} must be finite and non-negative")
     return arr
+
+
+def _plain(value):
+    """``value`` with NumPy scalars (also inside lists, tuples and dicts) as Python scalars."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def fmt(value):
+    """``repr`` of ``value`` for an error message, NumPy scalars shown as plain numbers.
+
+    ``np.int64(3)`` prints as ``3`` (not ``np.int64(3)``), also inside lists, tuples and dicts;
+    anything else as its ``repr``.
+
+    Examples
+    --------
+    >>> fmt(np.int64(3)), fmt(np.float64(0.5)), fmt("abc"), fmt((np.int64(2), 1))
+    ('3', '0.5', "'abc'", '(2, 1)')
+    """
+    try:
+        return repr(_plain(value))
+    except TypeError:  # a list subclass that cannot be rebuilt from an iterable
+        return repr(value)
+
+
+def check_int(value, *, name, minimum=1, allow_none=False):
+    """Return ``value`` as an ``int`` after checking it is an integer ``>= minimum``.
+
+    ``bool``, floats (even ``3.0``), strings and ``None`` (unless ``allow_none``) are a
+    ``TypeError``; an integer below ``minimum`` a ``ValueError``; both name the argument.
+
+    Examples
+    --------
+    >>> check_int(np.int64(3), name="draws")
+    3
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}"
+                        f"{' or None' if allow_none else ''}, got {fmt(value)}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {fmt(value)}")
+    return int(value)
+
+
+def check_number(value, *, name, minimum=None, strict=True, maximum=None):
+    """Return ``value`` as a finite ``float`` (optionally ``> minimum``, ``<= maximum``).
+
+    ``strict=False`` makes the lower bound ``>= minimum``.
+
+    Examples
+    --------
+    >>> check_number(np.float32(0.5), name="tol", minimum=0.0)
+    0.5
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {fmt(value)}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {fmt(value)}")
+    if minimum is not None and (v <= minimum if strict else v < minimum):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}, got {fmt(value)}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {fmt(value)}")
+    return v
+
+
+def check_seed(random_seed, *, name="random_seed"):
+    """Check a seed: ``None``, an integer >= 0, a ``numpy.random.Generator`` or ``SeedSequence``.
+
+    Returns it unchanged (NumPy integers as ``int``).
+
+    Examples
+    --------
+    >>> check_seed(np.int64(7))
+    7
+    """
+    if random_seed is None or isinstance(random_seed,
+                                         (np.random.Generator, np.random.SeedSequence)):
+        return random_seed
+    if isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral):
+        raise TypeError(f"{name} must be None, a non-negative integer or a numpy Generator, "
+                        f"got {fmt(random_seed)}")
+    if random_seed < 0:
+        raise ValueError(f"{name} must be a non-negative integer (or None, or a numpy "
+                         f"Generator), got {fmt(random_seed)}")
+    return int(random_seed)

@@ -59,7 +59,7 @@ def _cmd_fit(args):
         args.data, model=args.model, rank=args.rank, method=args.method, out=args.out,
         draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
         progressbar=not args.quiet, header=args.header, index_col=args.index_col,
-        model_kwargs=_model_kwargs(args),
+        model_kwargs=_model_kwargs(args), scheduler=args.scheduler,
     )
     return 0
 
@@ -245,6 +245,9 @@ def build_parser():
                    help="random seed (default: a fresh one)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bars and no PyMC log messages")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler address (e.g. tcp://10.0.0.5:8786): run each MCMC "
+                        "chain (or the particles) as a task there; same result as serial")
     g = p.add_argument_group("data layout (delimited text)")
     g.add_argument("--header", dest="header", action="store_const", const=True,
                    default="auto", help="the first row holds column names (default: detected: "

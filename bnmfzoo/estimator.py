@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bnmfzoo._validation import check_matrix, check_rank
+from bnmfzoo._validation import check_int, check_matrix, check_rank, fmt
 
 #: models whose likelihood is Gaussian (negative observations are valid data)
 GAUSSIAN_MODELS = ("exponential_gaussian", "tri_exponential_gaussian")
@@ -35,6 +35,21 @@ def _pymc_logs(show):
         yield
     finally:
         logger.setLevel(old)
+
+
+@contextmanager
+def _connect(client):
+    """Yield a Dask client for ``client`` (None, an address, or a client), closing one we open."""
+    if client is None or not isinstance(client, str):
+        yield client
+        return
+    from distributed import Client
+
+    own = Client(client, timeout="30s")
+    try:
+        yield own
+    finally:
+        own.close()
 
 
 class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -71,6 +86,11 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         Seed; the same int gives the same fit.
     progressbar : bool, default False
         Show progress bars and PyMC's log lines (``False`` silences both).
+    client : str or distributed.Client, optional
+        Run each MCMC chain (or the particles) as a task on a Dask cluster: a scheduler address
+        such as ``"tcp://10.0.0.5:8786"`` (connected for the fit; safe for
+        :func:`sklearn.base.clone`) or a connected client. Same result as a serial fit
+        (:func:`bnmfzoo.inference.sample`).
     model_kwargs, method_kwargs : dict, optional
         Passed to the model function and to the inference method (e.g.
         ``method_kwargs={"max_iter": 500}`` for VB, ``{"compute_convergence_checks": True}``
@@ -120,8 +140,8 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     """
 
     def __init__(self, n_components=2, *, model="exponential_gaussian", method=None, draws=200,
-                 tune=100, chains=2, random_state=None, progressbar=False, model_kwargs=None,
-                 method_kwargs=None):
+                 tune=100, chains=2, random_state=None, progressbar=False, client=None,
+                 model_kwargs=None, method_kwargs=None):
         self.n_components = n_components
         self.model = model
         self.method = method
@@ -130,6 +150,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self.chains = chains
         self.random_state = random_state
         self.progressbar = progressbar
+        self.client = client
         self.model_kwargs = model_kwargs
         self.method_kwargs = method_kwargs
 
@@ -201,7 +222,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         if isinstance(rs, np.random.RandomState):
             return int(rs.randint(np.iinfo(np.int32).max))
         raise TypeError(f"random_state must be None, an int, a numpy Generator or RandomState, "
-                        f"got {rs!r}")
+                        f"got {fmt(rs)}")
 
     # -- fitting -----------------------------------------------------------------------------
     def fit(self, X, y=None):
@@ -224,14 +245,13 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         X, da, mask = self._validate(X, reset=True)
         ranks = self._ranks(X.shape)
         for name in ("draws", "tune", "chains"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < (
-                    0 if name == "tune" else 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            check_int(getattr(self, name), name=name, minimum=0 if name == "tune" else 1)
         pm_model = build_model(self.model, da, ranks, **(self.model_kwargs or {}))
         kwargs = method_kwargs(method, draws=self.draws, tune=self.tune, chains=self.chains,
                                user=self.method_kwargs)
-        with _pymc_logs(self.progressbar):
+        with _pymc_logs(self.progressbar), _connect(self.client) as client:
+            if client is not None:
+                kwargs["client"] = client
             dt = run_method(method, pm_model, random_seed=self._seed(),
                             progressbar=self.progressbar, **kwargs)
         self.posterior_ = dt
@@ -385,7 +405,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         check_is_fitted(self, "components_")
         if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or (
                 n_samples < 1):
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+            raise ValueError(f"n_samples must be a positive integer, got {fmt(n_samples)}")
         W, weights = self._mode_draws
         rng = np.random.default_rng(random_state)
         idx = rng.choice(W.shape[0], size=n_samples,

@@ -20,7 +20,7 @@ import numpy as np
 
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo._terms import register_term_data
-from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 
 OBJECTIVES = ("frobenius", "kl", "itakura_saito")
 _TINY = 1e-12
@@ -31,7 +31,7 @@ def _check_silf_params(epsilon, beta, C):
     check_positive(C, name="C")
     beta = float(beta)
     if not 0.0 < beta <= 1.0:
-        raise ValueError(f"beta must satisfy 0 < beta <= 1, got {beta!r}")
+        raise ValueError(f"beta must satisfy 0 < beta <= 1, got {fmt(beta)}")
     return float(epsilon), beta, float(C)
 
 
@@ -244,7 +244,7 @@ def svd_energy_rank(X, fraction=0.7, *, mask=None):
     """
     da, obs_mask = check_matrix(X, kind="nonnegative", mask=mask)
     if not 0.0 < float(fraction) <= 1.0:
-        raise ValueError(f"fraction must satisfy 0 < fraction <= 1, got {fraction!r}")
+        raise ValueError(f"fraction must satisfy 0 < fraction <= 1, got {fmt(fraction)}")
     values = np.where(obs_mask, da.values, da.values[obs_mask].mean())
     s2 = np.linalg.svd(values, compute_uv=False) ** 2
     if s2.sum() == 0:
@@ -300,7 +300,7 @@ def epsilon_from_reference(X, rank=None, *, n=50, factor=1.2, mask=None, objecti
         rank = svd_energy_rank(da, mask=obs_mask)
     rank = check_rank(rank, da.shape)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+        raise ValueError(f"n must be a positive integer, got {fmt(n)}")
     check_positive(factor, name="factor")
     _check_objective(objective)
     fits = masked_objective_fits(

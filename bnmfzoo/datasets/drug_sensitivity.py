@@ -6,6 +6,7 @@ missing entry, rows = cell lines, columns = drugs, both sorted alphabetically ig
 
 import numpy as np
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.datasets._common import fetch, labelled_matrix, read_table
 
 _SOURCE = (
@@ -56,7 +57,7 @@ def load_gdsc(*, min_observed=3, data_home=None):
     (705, 139)
     """
     if int(min_observed) != min_observed or min_observed < 0:
-        raise ValueError(f"min_observed must be a non-negative integer, got {min_observed!r}")
+        raise ValueError(f"min_observed must be a non-negative integer, got {fmt(min_observed)}")
     ic50, drugs, cells = fetch(
         [f"drug_sensitivity/gdsc/{n}.txt" for n in ("ic50", "drugs", "cell_lines")], data_home
     )

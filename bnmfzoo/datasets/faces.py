@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.datasets._common import fetch, labelled_matrix
 
 N_SUBJECTS = 40
@@ -96,9 +97,9 @@ def load_faces(size=None, *, scale=True, data_home=None, progressbar=False):
         try:
             size = tuple(int(s) for s in size)
         except TypeError as err:
-            raise TypeError(f"size must be None or (height, width), got {size!r}") from err
+            raise TypeError(f"size must be None or (height, width), got {fmt(size)}") from err
         if len(size) != 2 or min(size) < 1:
-            raise ValueError(f"size must be None or (height, width) >= 1, got {size!r}")
+            raise ValueError(f"size must be None or (height, width) >= 1, got {fmt(size)}")
     rels = face_files()
     paths = fetch(rels, data_home, progressbar=progressbar)
     images = []

@@ -7,6 +7,7 @@ entries (non-NaN, or True in a given mask) are ever placed in a test set.
 import numpy as np
 
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import fmt
 
 
 def _observed(X_or_mask, name="X_or_mask"):
@@ -44,7 +45,7 @@ def _protected(observed, rng):
 
 def _check_fraction(fraction):
     if not np.isfinite(fraction) or not 0.0 < fraction < 1.0:
-        raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")
+        raise ValueError(f"fraction must be in (0, 1), got {fmt(fraction)}")
     return float(fraction)
 
 
@@ -211,10 +212,10 @@ def kfold_masks(X_or_mask, k=10, *, ensure_nonempty=True, max_tries=1000, random
     """
     observed = _observed(X_or_mask)
     if int(k) != k or k < 2:
-        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+        raise ValueError(f"k must be an integer >= 2, got {fmt(k)}")
     k = int(k)
     if int(max_tries) != max_tries or max_tries < 1:
-        raise ValueError(f"max_tries must be a positive integer, got {max_tries!r}")
+        raise ValueError(f"max_tries must be a positive integer, got {fmt(max_tries)}")
     rng = as_generator(random_seed)
     candidates = observed.copy()
     if ensure_nonempty:

@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import fmt
 
 
 @dataclass
@@ -78,7 +79,7 @@ def _da(values, dims, name):
 
 def _check_sigma(sigma):
     if not np.isfinite(sigma) or sigma < 0:
-        raise ValueError(f"sigma must be a finite number >= 0, got {sigma!r}")
+        raise ValueError(f"sigma must be a finite number >= 0, got {fmt(sigma)}")
     return float(sigma)
 
 
@@ -229,7 +230,7 @@ def laurberg(a=0.3, *, sigma=0.0, random_seed=None):
     """
     a = float(a)
     if not 0.0 < a <= 0.5:
-        raise ValueError(f"a must be in (0, 0.5], got {a!r}")
+        raise ValueError(f"a must be in (0, 0.5], got {fmt(a)}")
     W = np.array([[a, 1, 1, a, 0, 0], [1, a, 0, 0, a, 1], [0, 0, a, 1, 1, a]], dtype=float)
     A = W.T.copy()
     solutions = [(A.copy(), W.copy())]
@@ -255,7 +256,7 @@ def continuum_basis(delta):
     """
     delta = float(delta)
     if not 0.0 <= delta <= 1.0:
-        raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+        raise ValueError(f"delta must be in [0, 1], got {fmt(delta)}")
     return np.vstack([np.eye(6), [[1 - delta] * 3 + [delta] * 3]])
 
 
@@ -343,9 +344,9 @@ def embed(data, *, shape=(500, 50), sigma=None, random_seed=None):
     try:
         d_large, n_large = (int(s) for s in shape)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"shape must be a pair of ints, got {shape!r}") from err
+        raise TypeError(f"shape must be a pair of ints, got {fmt(shape)}") from err
     if d_large < 1 or n_large < 1:
-        raise ValueError(f"shape must be positive, got {shape!r}")
+        raise ValueError(f"shape must be positive, got {fmt(shape)}")
     sigma = _check_sigma(data.noise or 0.0 if sigma is None else sigma)
     rng = as_generator(random_seed)
     clean = (data.X_clean if data.X_clean is not None else data.X).values
@@ -373,14 +374,14 @@ def embed(data, *, shape=(500, 50), sigma=None, random_seed=None):
 
 def _positive(value, name):
     if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise ValueError(f"{name} must be a positive finite number, got {fmt(value)}")
     return float(value)
 
 
 def _dims(D, N, R):
     for name, v in (("D", D), ("N", N), ("R", R)):
         if int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            raise ValueError(f"{name} must be a positive integer, got {fmt(v)}")
     return int(D), int(N), int(R)
 
 
@@ -439,7 +440,8 @@ def _hyper(value, R, name):
     except (TypeError, ValueError):
         arr = None
     if arr is None or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name} must be positive, a scalar or a length-{R} vector; got {value!r}")
+        raise ValueError(f"{name} must be positive, a scalar or a length-{R} vector; "
+                         f"got {fmt(value)}")
     return arr
 
 

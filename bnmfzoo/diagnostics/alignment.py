@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.diagnostics import distances as _d
 
 #: factor dim -> (basis variable, its other dim)
@@ -237,7 +238,7 @@ def align(
     if group not in dt.children:
         raise ValueError(f"group={group!r} not in the DataTree (groups: {sorted(dt.children)})")
     if cost not in COSTS:
-        raise ValueError(f"cost must be one of {COSTS}, got {cost!r}")
+        raise ValueError(f"cost must be one of {COSTS}, got {fmt(cost)}")
     if normalize not in ("auto", True, False):
         raise ValueError(f"normalize must be 'auto', True or False, got {normalize!r}")
     post = dt[group].to_dataset()

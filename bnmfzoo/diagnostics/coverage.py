@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.diagnostics import distances as _d
 
 DISTANCES = ("angle", "l1", "wad", "frobenius")
@@ -213,9 +214,9 @@ def _select(samples, Ws, var_name, var_name_w, group, n_first, thin, distance):
     if distance == "wad":
         wvals = _weights_stack(Ws, samples, var_name_w, group, values.shape[0])
     if not isinstance(thin, (int, np.integer)) or thin < 1:
-        raise ValueError(f"thin must be a positive integer, got {thin!r}")
+        raise ValueError(f"thin must be a positive integer, got {fmt(thin)}")
     if n_first is not None and (not isinstance(n_first, (int, np.integer)) or n_first < 1):
-        raise ValueError(f"n_first must be a positive integer or None, got {n_first!r}")
+        raise ValueError(f"n_first must be a positive integer or None, got {fmt(n_first)}")
     keep = np.zeros(values.shape[0], dtype=bool)
     for c in np.unique(chain):
         idx = np.flatnonzero(chain == c)[::thin]
@@ -322,7 +323,7 @@ def covering_number(samples, eps, *, distance="angle", **kwargs):
     dm = _as_distance_matrix(samples, distance, kwargs)
     eps_arr = np.asarray(eps, dtype=float)
     if not np.isfinite(eps_arr).all() or (eps_arr < 0).any():
-        raise ValueError(f"eps must be finite and >= 0, got {eps!r}")
+        raise ValueError(f"eps must be finite and >= 0, got {fmt(eps)}")
     counts = np.array([_greedy_cover(dm, float(e)) for e in eps_arr.ravel()], dtype=int)
     return int(counts[0]) if eps_arr.ndim == 0 else counts.reshape(eps_arr.shape)
 
@@ -388,11 +389,11 @@ def _eps_grid(dms, eps, n_eps, eps_max):
             raise ValueError("eps must be a non-empty grid of finite values >= 0")
         return grid
     if not isinstance(n_eps, (int, np.integer)) or n_eps < 2:
-        raise ValueError(f"n_eps must be an integer >= 2, got {n_eps!r}")
+        raise ValueError(f"n_eps must be an integer >= 2, got {fmt(n_eps)}")
     if eps_max is None:
         eps_max = max(float(dm.max()) if dm.size else 0.0 for dm in dms.values())
     if not np.isfinite(eps_max) or eps_max < 0:
-        raise ValueError(f"eps_max must be finite and >= 0, got {eps_max!r}")
+        raise ValueError(f"eps_max must be finite and >= 0, got {fmt(eps_max)}")
     return np.linspace(0.0, eps_max, n_eps)
 
 

@@ -22,6 +22,8 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
+from bnmfzoo._validation import fmt
+
 #: R up to which the optimal matching is found by enumerating all R! permutations (numba);
 #: above it scipy's Hungarian solver (or a bisection for the bottleneck) runs pair by pair.
 _MAX_ENUM_RANK = 5
@@ -81,7 +83,7 @@ def _check_pair(A1, A2, names=("A1", "A2")):
 
 def _check_option(value, options, name):
     if value not in options:
-        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+        raise ValueError(f"{name} must be one of {options}, got {fmt(value)}")
     return value
 
 
@@ -478,7 +480,7 @@ def frobenius_distance(M1, M2, *, align=False, normalize=None, factor_axis=-1):
     0.0
     """
     if factor_axis not in (-1, 1, 0):
-        raise ValueError(f"factor_axis must be 0 or -1, got {factor_axis!r}")
+        raise ValueError(f"factor_axis must be 0 or -1, got {fmt(factor_axis)}")
     if normalize is not None:
         _check_option(normalize, NORMS, "normalize")
     fa = -1 if factor_axis in (-1, 1) else 0

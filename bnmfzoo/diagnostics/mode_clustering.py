@@ -25,6 +25,7 @@ import xarray as xr
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.diagnostics import distances as _d
 
 SOURCES = ("auto", "posterior", "particles", "variational")
@@ -401,9 +402,9 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     if weights not in WEIGHTINGS:
         raise ValueError(f"weights must be one of {WEIGHTINGS}, got {weights!r}")
     if not np.isfinite(threshold) or threshold <= 0:
-        raise ValueError(f"threshold must be a positive number of degrees, got {threshold!r}")
+        raise ValueError(f"threshold must be a positive number of degrees, got {fmt(threshold)}")
     if int(n_reference) < 2:
-        raise ValueError(f"n_reference must be at least 2, got {n_reference!r}")
+        raise ValueError(f"n_reference must be at least 2, got {fmt(n_reference)}")
     A, W, w, chain_of, draw_of, src = _members(result, source)
     if not np.isfinite(A).all() or (A < 0).any():
         raise ValueError("the basis A has negative or non-finite entries")
@@ -411,7 +412,7 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     if src == "posterior":
         if isinstance(n_segments, bool) or not isinstance(n_segments, (int, np.integer)) \
                 or n_segments < 1:
-            raise ValueError(f"n_segments must be a positive integer, got {n_segments!r}")
+            raise ValueError(f"n_segments must be a positive integer, got {fmt(n_segments)}")
         S = int(draw_of.max()) + 1
         nseg = min(int(n_segments), S)
         segment_of = chain_of * nseg + (draw_of * nseg) // S

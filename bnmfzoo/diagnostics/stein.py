@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.diagnostics._kernels import (
     IMQ,
     PAPER_B,
@@ -224,7 +225,7 @@ def stein_matrix(
     if group not in ("posterior", "particles"):
         raise ValueError(f"group must be 'posterior' or 'particles', got {group!r}")
     if max_points is not None and (int(max_points) != max_points or max_points < 1):
-        raise ValueError(f"max_points must be a positive integer or None, got {max_points!r}")
+        raise ValueError(f"max_points must be a positive integer or None, got {fmt(max_points)}")
     base = resolve_kernel(kernel, space, model)
     if score_fn is None:
         score_fn = _cached_score_function(model, var_names=var_names, space=space, mode=None)

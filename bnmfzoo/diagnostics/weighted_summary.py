@@ -16,6 +16,8 @@ import arviz_stats as azs
 import numpy as np
 import xarray as xr
 
+from bnmfzoo._validation import fmt
+
 
 def _weighted_quantile(values, weights, q):
     """Inverse of the weighted empirical CDF along axis 0: smallest x with F(x) >= q."""
@@ -288,7 +290,7 @@ def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_m
     if ci_prob is None:
         ci_prob = azb.rcParams["stats.ci_prob"]
     if not 0 < ci_prob < 1:
-        raise ValueError(f"ci_prob must be in (0, 1), got {ci_prob!r}")
+        raise ValueError(f"ci_prob must be in (0, 1), got {fmt(ci_prob)}")
     if weighted:
         return _particle_summary(dt, var_names, ci_prob, round_to, by_mode is not False, kwargs)
     group = group or "posterior"

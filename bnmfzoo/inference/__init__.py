@@ -33,6 +33,7 @@ _NAMES = {
     "fit_rrt": ".exploration.rrt",
     "fit_npvi": ".exploration.npvi",
     "fit_onvi": ".exploration.npvi",
+    "sample": ".chains",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

@@ -38,7 +38,7 @@ import pymc as pm
 
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.bernoulli import bernoulli_mean
-from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 __all__ = ["beta_dir", "dir_beta", "dir_dir", "DEFAULT_TRUNCATION"]
@@ -53,15 +53,16 @@ def _setup(V, rank, nonparametric, mask, truncation=None):
     if truncation is not None:
         if rank is not None:
             raise ValueError(
-                f"give either rank={rank!r} (parametric model, gamma_k = gamma per component) or "
-                f"truncation={truncation!r} (truncated nonparametric prior, gamma_k = gamma / K), "
+                f"give either rank={fmt(rank)} (parametric model, gamma_k = gamma per component) "
+                f"or truncation={fmt(truncation)} (truncated nonparametric prior, "
+                "gamma_k = gamma / K), "
                 "not both"
             )
         if nonparametric is False:
             raise ValueError("truncation= is the nonparametric prior; it cannot be combined "
                              "with nonparametric=False (use rank= for a parametric model)")
         if isinstance(truncation, bool) or int(truncation) != truncation or truncation < 1:
-            raise ValueError(f"truncation must be an integer >= 1, got {truncation!r}")
+            raise ValueError(f"truncation must be an integer >= 1, got {fmt(truncation)}")
         rank, nonparametric = int(truncation), True
     if nonparametric is None:
         nonparametric = rank is None

@@ -12,7 +12,7 @@ import pymc as pm
 
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.gaussian import gaussian
-from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 __all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
@@ -87,7 +87,8 @@ def _noise(sigma, alpha_tau, beta_tau, Xda, mask, rank):
         return None
     if isinstance(sigma, str):
         if sigma != "reference":
-            raise ValueError(f"sigma must be None, a positive number or 'reference', got {sigma!r}")
+            raise ValueError("sigma must be None, a positive number or 'reference', "
+                             f"got {fmt(sigma)}")
         if (Xda.values[mask] < 0).any():
             raise ValueError(
                 "sigma='reference' fits a scikit-learn NMF, which needs X >= 0, but X has "
@@ -96,9 +97,26 @@ def _noise(sigma, alpha_tau, beta_tau, Xda, mask, rank):
             )
         return reference_sigma(Xda, rank, mask=mask)
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float, np.integer, np.floating)):
-        raise TypeError(f"sigma must be None, a positive number or 'reference', got {sigma!r}")
+        raise TypeError(f"sigma must be None, a positive number or 'reference', got {fmt(sigma)}")
     check_positive(sigma, name="sigma")
+    obs = np.abs(Xda.values[mask])
+    scale = float(obs.max()) if obs.size and obs.max() > 0 else 1.0
+    low, high = SIGMA_RANGE
+    if not (low <= sigma <= high and scale / sigma <= MAX_SCALE_OVER_SIGMA):
+        raise ValueError(
+            f"sigma={float(sigma):.4g} is outside the range the samplers and fitters compute "
+            f"with in float64: need {low:.0e} <= sigma <= {high:.0e} and "
+            f"max|X| / sigma <= {MAX_SCALE_OVER_SIGMA:.0e} (here max|X| = {scale:.4g}); "
+            "rescale X or choose sigma on the data's scale"
+        )
     return float(sigma)
+
+
+#: accepted fixed noise SD: tau = 1 / sigma^2 and its square stay finite in VB/Gibbs (measured:
+#: sigma = 1e-100 made VB's means non-finite and 1e160 overflowed sigma^2; 1e-60 ... 1e150 ran)
+SIGMA_RANGE = (1e-50, 1e50)
+#: largest max|X| / sigma: tau * x^2 = (x / sigma)^2 stays below 1e200
+MAX_SCALE_OVER_SIGMA = 1e100
 
 
 #: accepted range of the prior rates and ARD hyperparameters: the prior scale 1 / lambda sets
@@ -114,7 +132,7 @@ def _rate(value, name):
     low, high = RATE_RANGE
     if not low <= float(value) <= high:
         raise ValueError(f"{name} must lie in [{low:.0e}, {high:.0e}] (rescale the data "
-                         f"instead), got {value!r}")
+                         f"instead), got {fmt(value)}")
     return float(value)
 
 
@@ -292,7 +310,7 @@ def tri_exponential_gaussian(
     """
     Xda, m = check_matrix(X, kind="real", mask=mask)
     if not isinstance(ranks, (tuple, list)) or len(ranks) != 2:
-        raise TypeError(f"ranks must be a pair (K, L), got {ranks!r}")
+        raise TypeError(f"ranks must be a pair (K, L), got {fmt(ranks)}")
     K = check_rank(ranks[0], Xda.shape, name="ranks[0]")
     L = check_rank(ranks[1], Xda.shape, name="ranks[1]")
     lambda_F = _rate(lambda_F, "lambda_F")

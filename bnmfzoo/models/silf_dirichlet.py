@@ -25,7 +25,7 @@ from bnmfzoo._terms.silf import (
 from bnmfzoo._terms.silf import (
     silf as silf_term,
 )
-from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 
@@ -140,7 +140,7 @@ def silf(X, rank, *, epsilon="reference", beta=0.1, C=2.0, lambda_=1.0, alpha=1.
     check_positive(alpha, name="alpha")
     if isinstance(epsilon, str):
         if epsilon != "reference":
-            raise ValueError(f"epsilon must be 'reference' or a positive float, got {epsilon!r}")
+            raise ValueError(f"epsilon must be 'reference' or a positive float, got {fmt(epsilon)}")
         epsilon = epsilon_from_reference(
             da, rank, n=n_reference, factor=reference_factor, mask=obs_mask,
             objective=objective, random_seed=random_seed,

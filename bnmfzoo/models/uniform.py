@@ -10,7 +10,7 @@ import numpy as np
 import pymc as pm
 
 from bnmfzoo._results import data_coords
-from bnmfzoo._validation import check_matrix, check_positive, check_rank
+from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 
@@ -108,7 +108,7 @@ def uniform_noise(
         hyper["restarts"] = restarts
     else:
         if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)):
-            raise TypeError(f"epsilon must be a positive number or None, got {epsilon!r}")
+            raise TypeError(f"epsilon must be a positive number or None, got {fmt(epsilon)}")
         epsilon = float(check_positive(epsilon, name="epsilon"))
     hyper["epsilon"] = float(epsilon)
 

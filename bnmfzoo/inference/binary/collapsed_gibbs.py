@@ -32,6 +32,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
@@ -56,9 +57,7 @@ _INITS = ("cvb0", "prior", "point")
 def _check_init(init, init_iter):
     if init not in _INITS:
         raise ValueError(f"init must be one of {_INITS}, got {init!r}")
-    if isinstance(init_iter, bool) or int(init_iter) != init_iter or init_iter < 1:
-        raise ValueError(f"init_iter must be an integer >= 1, got {init_iter!r}")
-    return init, int(init_iter)
+    return init, check_int(init_iter, name="init_iter")
 
 
 def cvb0_start(chain, rng, n_iter=100):
@@ -237,7 +236,8 @@ class _CollapsedStep(TransformedStep):
                 f"{type(self).__name__} updates exactly the value variables {expected} of "
                 f"this model, got {sorted(v.name for v in self.vars)}"
             )
-        self.active_threshold = float(active_threshold)
+        self.active_threshold = check_number(active_threshold, name="active_threshold",
+                                             minimum=0.0, strict=False, maximum=1.0)
         self.rng = get_random_generator(rng)
         self._reset_chain()
 
@@ -530,10 +530,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
 
     spec = get_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
                     method="fit_collapsed_gibbs")
-    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1),
-                             ("thin", thin, 1)):
-        if int(value) != value or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    draws, tune, chains, thin = (check_int(v, name=n, minimum=low) for n, v, low in (
+        ("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1), ("thin", thin, 1)))
     if spec.family == "dir_dir":
         step = CollapsedGibbsDirDir(model=model, blocked_zeros=blocked_zeros, init=init,
                                     init_iter=init_iter, active_threshold=active_threshold)

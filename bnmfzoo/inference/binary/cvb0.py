@@ -19,6 +19,7 @@ import numpy as np
 from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.binary._core import (
     bernoulli_nll,
     cvb0_counts,
@@ -72,12 +73,9 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     ('iteration',)
     """
     spec = get_spec(model, families=("beta_dir", "dir_beta"), method="fit_cvb0")
-    if int(max_iter) < 1:
-        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-    if not tol >= 0:
-        raise ValueError(f"tol must be >= 0, got {tol}")
-    if int(n_draws) < 1:
-        raise ValueError(f"n_draws must be >= 1, got {n_draws}")
+    max_iter = check_int(max_iter, name="max_iter")
+    tol = check_number(tol, name="tol", minimum=0.0, strict=False)
+    n_draws = check_int(n_draws, name="n_draws")
     rng = as_generator(random_seed)
     transpose = spec.family == "dir_beta"
     h = spec.hyper

@@ -14,6 +14,7 @@ import xarray as xr
 from scipy.optimize import minimize, minimize_scalar
 
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import check_number
 from bnmfzoo.inference.exploration._mixture import mixture_elbo
 
 
@@ -24,6 +25,16 @@ def _sigmoid(u):
 def _tie_tol(elbo):
     """Rounding tolerance for comparing ELBO changes with a threshold (~64 ulps of the ELBO)."""
     return 1e-12 * (1.0 + abs(elbo)) if np.isfinite(elbo) else 0.0
+
+
+def check_threshold(value, name):
+    """``"reference"`` or a finite number >= 0 (an ONVI acceptance or pruning threshold)."""
+    if isinstance(value, str) and value == "reference":
+        return value
+    if isinstance(value, str):
+        raise ValueError(f"{name} must be a number >= 0 or 'reference', got {value!r}")
+    return check_number(value, name=f"{name} (a number >= 0 or 'reference')", minimum=0.0,
+                        strict=False)
 
 
 class OnlineNPVI:
@@ -80,18 +91,12 @@ class OnlineNPVI:
         self.gaussian = target.likelihood == "gaussian"
         if threshold is None:
             threshold = 1e-4 if self.gaussian else "reference"
-        if not (threshold == "reference" or (np.isscalar(threshold) and threshold >= 0)):
-            raise ValueError(f"threshold must be a number >= 0 or 'reference', got {threshold!r}")
-        self.threshold = threshold
+        self.threshold = threshold = check_threshold(threshold, "threshold")
         if prune_threshold is None:
             prune_threshold = 1e-4 if threshold == "reference" else threshold
-        if not (prune_threshold == "reference" or (
-                np.isscalar(prune_threshold) and prune_threshold >= 0)):
-            raise ValueError("prune_threshold must be a number >= 0 or 'reference', got "
-                             f"{prune_threshold!r}")
-        self.prune_threshold = prune_threshold
-        if variance is not None and not (np.isfinite(variance) and variance > 0):
-            raise ValueError(f"variance must be finite and > 0, got {variance!r}")
+        self.prune_threshold = check_threshold(prune_threshold, "prune_threshold")
+        if variance is not None:
+            variance = check_number(variance, name="variance", minimum=0.0)
         self.fixed_variance = variance
         self.P = target.P
         self.means = np.empty((0, self.P))

@@ -32,6 +32,7 @@ from scipy.optimize import minimize, minimize_scalar
 from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.exploration._mixture import (
     _entropy_grad_means,
     entropy_lower_bound,
@@ -193,7 +194,7 @@ def mixture_datatree(onvi, X, *, n_draws=500, random_seed=None, method, model_na
 
     Draws from the mixture go in ``posterior``, the mixture itself in ``variational``.
     """
-    A, W, comp = onvi.sample(n_draws, random_seed=random_seed)
+    A, W, comp = onvi.sample(check_int(n_draws, name="n_draws"), random_seed=random_seed)
     coords = {**data_coords(X), "factor": np.arange(onvi.target.rank)}
     coords["component"] = np.arange(onvi.n_components)
     groups = {"variational": onvi.to_dataset()}
@@ -260,9 +261,9 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
 
     spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method="fit_npvi")
     target = LogJoint.from_model(model, method="fit_npvi")
-    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or (
-            n_components < 1):
-        raise ValueError(f"n_components must be an integer >= 1, got {n_components!r}")
+    n_components = check_int(n_components, name="n_components")
+    max_iter, n_draws = check_int(max_iter, name="max_iter"), check_int(n_draws, name="n_draws")
+    tol = check_number(tol, name="tol", minimum=0.0, strict=False)
     rng = as_generator(random_seed)
     s_init, s_draw = spawn_seeds(rng, 2)
     if restarts is None:

@@ -26,30 +26,21 @@ import numpy as np
 from bnmfzoo._nmf_solvers import lin_pg_nmf
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.diagnostics.distances import wad_batch
 from bnmfzoo.inference.exploration import oblique as ob
-from bnmfzoo.inference.exploration._online import OnlineNPVI
+from bnmfzoo.inference.exploration._online import OnlineNPVI, check_threshold
 from bnmfzoo.inference.exploration._target import LogJoint
 from bnmfzoo.inference.exploration.npvi import fit_nvi, mixture_datatree
 from bnmfzoo.models._spec import get_spec
 
 
 def _check_int(value, name, minimum=1, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_int(value, name=name, minimum=minimum, allow_none=allow_none)
 
 
 def _check_float(value, name, minimum=0.0, strict=True):
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a number, got {value!r}") from err
-    if not np.isfinite(v) or (v <= minimum if strict else v < minimum):
-        raise ValueError(f"{name} must be {'>' if strict else '>='} {minimum}, got {value!r}")
-    return v
+    return check_number(value, name=name, minimum=minimum, strict=strict)
 
 
 def _quality(target, A, W):
@@ -374,6 +365,11 @@ def fit_rrt(
     min_angle_increment = _check_float(min_angle_increment, "min_angle_increment", strict=False)
     n_draws = _check_int(n_draws, "n_draws")
     polish_iter = _check_int(polish_iter, "polish_iter", minimum=0)
+    for name, value in (("threshold", threshold), ("prune_threshold", prune_threshold)):
+        if value is not None:
+            check_threshold(value, name)
+    if variance is not None:
+        check_number(variance, name="variance", minimum=0.0)
     rng = as_generator(random_seed)
     seeds = spawn_seeds(rng, 2)
     t0 = time.perf_counter()

@@ -27,6 +27,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
+from bnmfzoo._validation import fmt
 from bnmfzoo.inference.gaussian._gram import (
     PatternPaths,
     _conditional,
@@ -453,7 +454,7 @@ def _check_positive_finite(name, value, obs):
     else:
         ok = 0.0 < float(value) < math.inf  # NaN fails
     if not ok:
-        raise _nonfinite(f"{name} (must be finite and > 0, got {value!r})", obs)
+        raise _nonfinite(f"{name} (must be finite and > 0, got {fmt(value)})", obs)
 
 
 def _update_tau(state, obs, hyper, rng):
@@ -465,8 +466,8 @@ def _update_tau(state, obs, hyper, rng):
     rate = hyper["beta_tau"] + 0.5 * state.sse
     state.tau = float(_gamma(shape, rate, rng))
     if not (0.0 < state.tau < np.inf):
-        raise _nonfinite(f"the noise precision tau = {state.tau!r}", obs,
-                         f" (squared error of the fit: {state.sse!r})")
+        raise _nonfinite(f"the noise precision tau = {fmt(state.tau)}", obs,
+                         f" (squared error of the fit: {fmt(state.sse)})")
 
 
 def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
@@ -509,7 +510,7 @@ def _check_halves(status, blocks, obs, tau):
     """Raise when a numba sweep reported block ``blocks[status - 1]`` non-finite."""
     if status:
         raise _nonfinite(f"factor {blocks[status - 1]} after its half-sweep", obs,
-                         f" (tau = {tau!r})")
+                         f" (tau = {fmt(tau)})")
 
 
 def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):

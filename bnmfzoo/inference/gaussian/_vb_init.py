@@ -6,6 +6,8 @@ observed entries as in Brouwer et al. (2017)'s code. Pure NumPy.
 
 import numpy as np
 
+from bnmfzoo._validation import check_int
+
 
 def kmeans_missing(X, mask, k, rng, *, max_iter=200):
     """K-means on the rows of ``X`` using only observed coordinates (Brouwer's ``kmeans.py``).
@@ -94,7 +96,5 @@ def init_means(problem, init, rng, *, kmeans_offset=0.0):
 
 
 def check_iterations(max_iter, name="max_iter"):
-    """Validate an iteration count."""
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"{name} must be a positive integer, got {max_iter!r}")
-    return int(max_iter)
+    """Validate an iteration count (an integer >= 1)."""
+    return check_int(max_iter, name=name)

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from bnmfzoo._rng import spawn_seeds
-from bnmfzoo._validation import check_matrix
+from bnmfzoo._validation import check_int, check_matrix, check_seed
 
 METHODS = ("vb", "icm", "multiplicative")
 
@@ -138,9 +138,9 @@ def cross_validate(
     if not callable(make_model):
         raise TypeError(f"make_model must be callable (X_train -> pm.Model), got {make_model!r}")
     _resolve(method)
-    if isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)) or \
-            n_workers < 1:
-        raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
+    n_workers = check_int(n_workers, name="n_workers")
+    k = check_int(k, name="k", minimum=2)
+    check_seed(random_seed)
     Xda, observed = check_matrix(X, kind="real", mask=mask)
     seeds = spawn_seeds(random_seed, k + 1)
     folds = kfold_masks(observed, k, random_seed=seeds[0])

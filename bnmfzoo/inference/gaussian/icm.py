@@ -13,6 +13,7 @@ import numpy as np
 
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.gaussian import _vb_core as core
 from bnmfzoo.inference.gaussian import _vb_glue as glue
 from bnmfzoo.inference.gaussian.vb import log_joint_terms
@@ -106,13 +107,13 @@ def fit_icm(
     """
     problem = glue.problem_from_model(model, method="fit_icm")
     max_iter = core.check_iterations(max_iter)
-    if not (np.isfinite(floor) and floor >= 0):
-        raise ValueError(f"floor must be a non-negative number, got {floor!r}")
+    floor = check_number(floor, name="floor", minimum=0.0, strict=False)
     thinning = core.check_iterations(thinning, "thinning")
     if burn_in is not None:
-        if isinstance(burn_in, bool) or not isinstance(burn_in, (int, np.integer)) or \
-                not 0 <= burn_in < max_iter:
-            raise ValueError(f"burn_in must be an integer in [0, max_iter), got {burn_in!r}")
+        burn_in = check_int(burn_in, name="burn_in", minimum=0)
+        if burn_in >= max_iter:
+            raise ValueError(f"burn_in must be an integer in [0, max_iter) = [0, {max_iter}), "
+                             f"got {burn_in}")
     rng = as_generator(random_seed)
     if init is None:
         init = "kmeans" if problem.tri else "random"

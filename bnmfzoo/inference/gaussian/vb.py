@@ -12,6 +12,7 @@ import numpy as np
 
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.gaussian import _vb_core as core
 from bnmfzoo.inference.gaussian import _vb_glue as glue
 
@@ -132,10 +133,9 @@ def fit_vb(
     """
     problem = glue.problem_from_model(model, method="fit_vb")
     max_iter = core.check_iterations(max_iter)
-    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
-        raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
-    if tol is not None and not (np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be None or a non-negative number, got {tol!r}")
+    n_draws = check_int(n_draws, name="n_draws")
+    if tol is not None:
+        tol = check_number(tol, name="tol (None or a number)", minimum=0.0, strict=False)
     rng = as_generator(random_seed)
     if init is None:
         init = "kmeans" if problem.tri else "random"

@@ -20,6 +20,7 @@ import xarray as xr
 
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo._timing import Timer
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.particles.weighted import resolve_nmf_model, weigh_particles
 
 
@@ -193,7 +194,8 @@ def fit_nuts(model, *, draws=1000, tune=500, n_particles=50, checkpoints=None, X
     import pymc as pm
 
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_nuts")
-    cps = _checkpoints(checkpoints, int(draws), int(n_particles))
+    draws, tune = check_int(draws, name="draws"), check_int(tune, name="tune", minimum=0)
+    cps = _checkpoints(checkpoints, draws, check_int(n_particles, name="n_particles"))
     seed_nmf, seed_pm = spawn_seeds(as_generator(random_seed), 2)
     t0 = time.perf_counter()
     initvals = None
@@ -269,7 +271,10 @@ def fit_advi(model, *, method="advi", n=10000, n_particles=50, n_draws=1000, che
     if method not in ("advi", "fullrank_advi"):
         raise ValueError(f"method must be 'advi' or 'fullrank_advi', got {method!r}")
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_advi")
-    n = int(n)
+    n = check_int(n, name="n")
+    n_particles = check_int(n_particles, name="n_particles")
+    n_draws = check_int(n_draws, name="n_draws")
+    learning_rate = check_number(learning_rate, name="learning_rate", minimum=0.0)
     if checkpoints is None:
         checkpoints = [c for c in (1000, 3000, 10000, 30000) if c < n] + [n]
     cps = sorted({int(c) for c in checkpoints if 1 <= int(c) <= n})

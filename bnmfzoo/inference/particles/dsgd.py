@@ -18,6 +18,7 @@ import numpy as np
 
 from bnmfzoo._rng import as_generator
 from bnmfzoo._timing import Timer
+from bnmfzoo._validation import fmt
 from bnmfzoo.inference.particles.svgd import _check_steps, initial_particles, run_particle_optimizer
 from bnmfzoo.inference.particles.weighted import default_kernel, resolve_nmf_model
 
@@ -33,7 +34,7 @@ def _imq_params(kernel, names):
     for name in names:
         k = kernel.kernel_for(name)
         if not isinstance(k, IMQ):
-            raise TypeError(f"fit_dsgd needs IMQ base kernels, got {k!r} for block {name!r}")
+            raise TypeError(f"fit_dsgd needs IMQ base kernels, got {fmt(k)} for block {name!r}")
         c = float(getattr(k, "c"))
         b = float(getattr(k, "b"))
         normalize = bool(getattr(k, "normalize", True))
@@ -143,7 +144,7 @@ def fit_dsgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     ...               random_seed=0, progressbar=False)  # doctest: +SKIP
     """
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_dsgd")
-    _check_steps(n_particles, n_steps, learning_rate)
+    n_draws = _check_steps(n_particles, n_steps, learning_rate, n_draws)
     rng = as_generator(random_seed)
     with Timer() as setup:
         A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)

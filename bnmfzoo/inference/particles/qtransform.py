@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._validation import fmt
 
 SIGN_RULES = ("bro", "max_abs")
 _BANK_VERSION = 1
@@ -201,11 +202,11 @@ def generate_q_bank(*, n_datasets=20, n_restarts=5, size=12, rank=3, noise=0.05,
     from sklearn.exceptions import ConvergenceWarning
 
     if isinstance(random_seed, bool) or not isinstance(random_seed, (int, np.integer)):
-        raise TypeError(f"random_seed must be an int for a cacheable bank, got {random_seed!r}")
+        raise TypeError(f"random_seed must be an int for a cacheable bank, got {fmt(random_seed)}")
     for label, val in (("n_datasets", n_datasets), ("n_restarts", n_restarts),
                        ("size", size), ("rank", rank)):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
-            raise ValueError(f"{label} must be a positive integer, got {val!r}")
+            raise ValueError(f"{label} must be a positive integer, got {fmt(val)}")
     if rank > size:
         raise ValueError(f"rank must be <= size, got rank={rank}, size={size}")
     if sign not in SIGN_RULES:

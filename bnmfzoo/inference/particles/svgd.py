@@ -27,6 +27,7 @@ from bnmfzoo._nmf_solvers import random_init
 from bnmfzoo._progress import progress
 from bnmfzoo._rng import as_generator, spawn_seeds
 from bnmfzoo._timing import Timer
+from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.particles.weighted import (
     default_kernel,
     particle_datatree,
@@ -253,7 +254,7 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     from bnmfzoo.diagnostics import score_function
 
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, method="fit_svgd")
-    _check_steps(n_particles, n_steps, learning_rate)
+    n_draws = _check_steps(n_particles, n_steps, learning_rate, n_draws)
     rng = as_generator(random_seed)
     with Timer() as setup:
         A, W = initial_particles(info, init, int(n_particles), rng, q_bank=q_bank)
@@ -270,9 +271,9 @@ def fit_svgd(model, *, n_particles=5, n_steps=2000, init="random", learning_rate
     )
 
 
-def _check_steps(n_particles, n_steps, learning_rate):
-    for label, val, low in (("n_particles", n_particles, 2), ("n_steps", n_steps, 1)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
-            raise ValueError(f"{label} must be an integer >= {low}, got {val!r}")
-    if not np.isfinite(learning_rate) or learning_rate <= 0:
-        raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
+def _check_steps(n_particles, n_steps, learning_rate, n_draws=None):
+    """Validate the particle optimizers' common arguments; return ``n_draws`` (or None)."""
+    check_int(n_particles, name="n_particles", minimum=2)
+    check_int(n_steps, name="n_steps")
+    check_number(learning_rate, name="learning_rate", minimum=0.0)
+    return check_int(n_draws, name="n_draws", allow_none=True)

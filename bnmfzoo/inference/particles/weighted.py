@@ -21,7 +21,7 @@ from bnmfzoo._nmf_solvers import complete_matrix, nndsvdar_init, random_init
 from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._validation import check_matrix
+from bnmfzoo._validation import check_int, check_matrix, check_number
 from bnmfzoo.inference.particles._init import make_particle, project_columns_to_simplex
 
 INITS = ("qtransform", "random", "nndsvdar")
@@ -512,14 +512,11 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     """
     wall0, cpu0 = time.perf_counter(), time.process_time()
     info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names)
-    if isinstance(n_particles, bool) or not isinstance(n_particles, (int, np.integer)) \
-            or n_particles < 1:
-        raise ValueError(f"n_particles must be a positive integer, got {n_particles!r}")
-    n_particles = int(n_particles)
-    if n_draws is None:
-        n_draws = max(100, n_particles)
-    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 1:
-        raise ValueError(f"n_draws must be a positive integer, got {n_draws!r}")
+    n_particles = check_int(n_particles, name="n_particles")
+    n_draws = check_int(max(100, n_particles) if n_draws is None else n_draws, name="n_draws")
+    max_iter = check_int(max_iter, name="max_iter")
+    tol = check_number(tol, name="tol", minimum=0.0, strict=False)
+    pad_scale = check_number(pad_scale, name="pad_scale", minimum=0.0, strict=False)
     if weights not in ("stein", "uniform"):
         raise ValueError(f"weights must be 'stein' or 'uniform', got {weights!r}")
     rng = as_generator(random_seed)

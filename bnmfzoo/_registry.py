@@ -144,7 +144,9 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
     ``draws``, ``tune`` and ``chains`` go to ``pm.sample`` (MCMC methods); other keyword
     arguments go to ``pm.sample`` or to the fitter. ``client`` (a ``distributed.Client``)
     runs each chain of an MCMC method as a Dask task (:func:`bnmfzoo.inference.sample`: the
-    same bits as the serial run), or goes to a fitter that takes it (``fit_particles``).
+    same bits as the serial run), or goes to a fitter that takes it (``fit_particles``). MCMC
+    results carry a ``log_likelihood`` group when it is small and ``row`` / ``col`` labels on
+    the observed entries (:func:`bnmfzoo.inference.sample`).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
@@ -167,10 +169,6 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
                     **kwargs)
     else:
         dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar, **kwargs)
-    if kind in ("nuts", "step"):  # log_likelihood (when small) and labelled observed entries
-        from bnmfzoo.diagnostics.stacking import maybe_add_log_likelihood
-
-        maybe_add_log_likelihood(dt, model)
     dt.attrs.setdefault("method", method)
     spec = getattr(model, "bnmfzoo_spec", None)
     if spec is not None:

@@ -168,3 +168,38 @@ def test_mcmc_methods_record_log_likelihood_when_small():
     del big["log_likelihood"]
     maybe_add_log_likelihood(big, model, max_values=10)  # over the limit: labels only
     assert "log_likelihood" not in big.children
+
+
+def test_sample_records_labelled_log_likelihood_by_default():
+    """bnmfzoo.inference.sample (pm.sample with our defaults) gives az.loo and chain_weights
+    what they need without extra calls: a log_likelihood group whose observed entries carry
+    the data's row/col labels; log_likelihood=False keeps only the labels."""
+    import pandas as pd
+
+    from bnmfzoo.inference import GibbsNMF, sample
+    from bnmfzoo.models import exponential_gaussian
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.exponential(size=(7, 5)), index=[f"cell{i}" for i in range(7)],
+                      columns=[f"drug{j}" for j in range(5)])
+    df.iloc[2, 3] = np.nan
+    model = exponential_gaussian(df, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dt = sample(model, step=GibbsNMF, draws=40, tune=20, chains=2, random_seed=3,
+                    progressbar=False)
+        plain = sample(model, step=GibbsNMF, draws=40, tune=20, chains=2, random_seed=3,
+                       progressbar=False, log_likelihood=False)
+    ll = dt["log_likelihood"]["X"]
+    assert ll.sizes["X_obs"] == 34
+    cells = set(zip(ll["row"].values.tolist(), ll["col"].values.tolist()))
+    assert ("cell0", "drug0") in cells and ("cell2", "drug3") not in cells
+    obs = dt["observed_data"]["X"]
+    assert np.array_equal(obs.values, df.values[obs["row_index"].values, obs["col_index"].values])
+    w = chain_weights(dt)
+    assert w.sum() == pytest.approx(1.0)
+    assert "log_likelihood" not in plain.children
+    assert "row" in plain["observed_data"].to_dataset().coords
+    np.testing.assert_array_equal(plain["posterior"]["A"].values, dt["posterior"]["A"].values)
+    with pytest.raises(ValueError, match="log_likelihood must be"):
+        sample(model, step=GibbsNMF, draws=2, tune=0, chains=1, log_likelihood="yes")

@@ -192,7 +192,8 @@ def merge_chains(trees):
 
 
 def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=None, client=None,
-           progressbar=True, compute_convergence_checks=False, strict_math=True, **kwargs):
+           progressbar=True, compute_convergence_checks=False, strict_math=True,
+           log_likelihood="auto", **kwargs):
     """``pm.sample`` with ``client=``: MCMC chains as Dask tasks, bitwise equal to serial.
 
     Without ``client`` this is ``pm.sample(..., cores=1, nuts_sampler="pymc")``. With a
@@ -235,6 +236,14 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         time (``python -m benchmarks.speed.strict_math``, 200 x 100 rank-5 model, busy
         2-core machine: logp+gradient 0.28 against 0.17 ms, a 200-iteration NUTS chain 1.26x
         the wall time). ``strict_math=False`` keeps PyTensor's fast-math.
+    log_likelihood : {"auto", True, False}, default "auto"
+        Record the ``log_likelihood`` group (what ``az.loo`` and
+        :func:`bnmfzoo.diagnostics.chain_weights` read): ``"auto"`` when chains x draws x
+        observed entries is at most 1e7 (80 MB), ``True`` always, ``False`` never. In every
+        case the flat observed-entry dims (``X_obs``) of ``observed_data``, ``log_likelihood``
+        and any predictive group get ``row`` / ``col`` coordinates (the data's labels, e.g. a
+        cell line and a drug; :func:`bnmfzoo.diagnostics.label_observations`), which a plain
+        ``pm.sample`` cannot attach (PyMC's converter takes one-dimensional coordinates only).
     **kwargs
         Passed to ``pm.sample``. With ``client``, only ``init``, ``initvals``, ``n_init``,
         ``jitter_max_retries``, ``nuts``, ``target_accept``, ``var_names``, ``idata_kwargs``,
@@ -243,8 +252,9 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
     Returns
     -------
     xarray.DataTree
-        What ``pm.sample`` returns (``posterior``, ``sample_stats``, ``observed_data``...);
-        root attr ``dask`` = 1 for a client run.
+        What ``pm.sample`` returns (``posterior``, ``sample_stats``, ``observed_data``...),
+        plus ``log_likelihood`` (see above) with labelled observed entries; root attr
+        ``dask`` = 1 for a client run.
 
     Examples
     --------
@@ -258,6 +268,9 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
     ...             progressbar=False)
     >>> dt.posterior.sizes["chain"], dt.posterior.sizes["draw"]
     (2, 5)
+    >>> ll = dt["log_likelihood"]["X"]                 # for az.loo, one value per observed cell
+    >>> ll.sizes["X_obs"], int(ll["row"][7]), int(ll["col"][7])
+    (30, 1, 2)
 
     On a cluster (``from distributed import Client, LocalCluster``;
     ``client = Client(LocalCluster(n_workers=2, threads_per_worker=1))``),
@@ -275,14 +288,17 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         raise TypeError(f"model must be a pymc.Model or a zero-argument builder returning one, "
                         f"got {type(model).__name__}")
     _check_step_spec(step, client)
+    if log_likelihood not in ("auto", True, False):
+        raise ValueError(f"log_likelihood must be 'auto', True or False, got {log_likelihood!r}")
     if client is None:
         built = _build(model)
         steps = _make_steps(step, built)
         options = dict(cores=1, nuts_sampler="pymc", progressbar=progressbar,
                        compute_convergence_checks=compute_convergence_checks)
         with built, _math(strict_math):
-            return pm.sample(draws=draws, tune=tune, chains=chains, step=steps,
-                             random_seed=random_seed, **{**options, **kwargs})
+            dt = pm.sample(draws=draws, tune=tune, chains=chains, step=steps,
+                           random_seed=random_seed, **{**options, **kwargs})
+        return _with_log_likelihood(dt, built, log_likelihood)
     if kwargs.pop("nuts_sampler", "pymc") != "pymc":
         raise ValueError("with client=, chains run PyMC's own NUTS: nuts_sampler must be 'pymc'")
     unknown = sorted(set(kwargs) - set(TASK_KWARGS))
@@ -302,4 +318,25 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         from pymc.stats.convergence import log_warnings, run_convergence_checks
 
         log_warnings(run_convergence_checks(dt, _build(model)))
+    return _with_log_likelihood(dt, _build(model) if log_likelihood else model,
+                                log_likelihood)
+
+
+def _with_log_likelihood(dt, model, mode):
+    """Add the ``log_likelihood`` group per ``mode`` and label the observed entries."""
+    from bnmfzoo.diagnostics.stacking import (
+        add_log_likelihood,
+        label_observations,
+        maybe_add_log_likelihood,
+    )
+
+    if mode == "auto":
+        return maybe_add_log_likelihood(dt, model)
+    if mode:
+        return add_log_likelihood(dt, model)
+    post = dt["posterior"] if "posterior" in dt.children else None
+    if post is not None and "row" in post.coords and "col" in post.coords:
+        labelled = label_observations(dt)
+        for group in labelled.children:
+            dt[group] = labelled[group]
     return dt

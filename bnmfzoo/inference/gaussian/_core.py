@@ -27,6 +27,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
+from bnmfzoo._entries import LongMatrix
 from bnmfzoo.inference.gaussian._gram import (
     PatternPaths,
     _conditional,
@@ -112,6 +113,9 @@ class ObservedEntries(PatternPaths):
 def observed_entries(X, mask=None):
     """Build :class:`ObservedEntries` from a D x N array (NaN or ``mask`` False = missing).
 
+    ``X`` may also be a :class:`~bnmfzoo._entries.LongMatrix` (``ModelSpec.entries`` of a model
+    built from sparse data): the same entries in the same order, with no dense array.
+
     Examples
     --------
     >>> import numpy as np
@@ -119,13 +123,16 @@ def observed_entries(X, mask=None):
     >>> obs.n_observed, obs.row_ptr.tolist(), obs.col_ptr.tolist()
     (3, [0, 1, 3], [0, 2, 3])
     """
-    Xv = np.asarray(getattr(X, "values", X), dtype=float)
-    m = ~np.isnan(Xv)
-    if mask is not None:
-        m &= np.asarray(mask, dtype=bool)
-    D, N = Xv.shape
-    rows, cols = np.nonzero(m)  # row-major order
-    values = Xv[rows, cols].astype(float)
+    if isinstance(X, LongMatrix):  # sparse input: already row-major, no dense array
+        (D, N), rows, cols, values = X.shape, X.rows, X.cols, X.values
+    else:
+        Xv = np.asarray(getattr(X, "values", X), dtype=float)
+        m = ~np.isnan(Xv)
+        if mask is not None:
+            m &= np.asarray(mask, dtype=bool)
+        D, N = Xv.shape
+        rows, cols = np.nonzero(m)  # row-major order
+        values = Xv[rows, cols].astype(float)
     row_ptr = np.zeros(D + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=D), out=row_ptr[1:])
     csc_perm = np.lexsort((rows, cols)).astype(np.int64)

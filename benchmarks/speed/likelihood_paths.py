@@ -1,0 +1,68 @@
+"""Benchmark: the Gaussian likelihood's two ways to form the observed means (NUTS gradients).
+
+Run with ``python -m benchmarks.speed.likelihood_paths``.
+
+For an exponential-Gaussian model (``A, W ~ Exponential``, ``tau ~ Gamma``) on scattered
+masks from 80 % down to 0.5 % observed, the median time of one log-density-and-gradient
+evaluation (``model.logp_dlogp_function``, what NUTS calls every leapfrog step) with the means
+formed by the ``"flat"`` path (dense ``A @ W``, one flat index) and the ``"pairs"`` path (row
+gathers, O(observed x R)) of ``bnmfzoo._terms.gaussian.observed_mean``, their ratio, and the
+path that ``mean_path`` picks (``PAIRS_BELOW_DENSITY``). The first row is GDSC-sized
+(705 x 139, 80 % observed, R = 20), where DESIGN.md measured 0.55 ms for the flat path.
+"""
+
+import argparse
+import time
+
+import benchmarks._common  # noqa: F401  (one BLAS thread)
+import numpy as np
+import pymc as pm
+
+from bnmfzoo._terms.gaussian import mean_path, observed_mean
+
+CASES = [(705, 139, 0.8, 20), (1000, 500, 0.2, 10), (1000, 500, 0.1, 10),
+         (1000, 500, 0.05, 10), (1000, 500, 0.02, 10), (2000, 1000, 0.01, 10),
+         (2000, 1000, 0.005, 10)]
+
+
+def gradient_time(D, N, frac, R, path, repeats, seed=0):
+    """Median seconds of one logp + gradient evaluation with the means formed by ``path``."""
+    rng = np.random.default_rng(seed)
+    observed = rng.random((D, N)) < frac
+    rows, cols = np.nonzero(observed)
+    values = rng.exponential(size=rows.size)
+    with pm.Model() as model:
+        A = pm.Exponential("A", 0.1, shape=(D, R))
+        W = pm.Exponential("W", 0.1, shape=(R, N))
+        tau = pm.Gamma("tau", 1.0, 1.0)
+        pm.Normal("X", mu=observed_mean(A, W, rows, cols, (D, N), path=path), tau=tau,
+                  observed=values)
+    f = model.logp_dlogp_function(ravel_inputs=True)
+    f.set_extra_values({})
+    size = sum(v.size for v in model.initial_point().values())
+    x = rng.normal(size=size) * 0.1
+    f(x)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f(x)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), rows.size
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    print(f"{'shape':>10} {'obs':>6} {'R':>3} {'n_obs':>8} {'flat ms':>8} {'pairs ms':>9} "
+          f"{'pairs/flat':>10} {'auto':>6}")
+    for D, N, frac, R in CASES:
+        t_flat, n = gradient_time(D, N, frac, R, "flat", args.repeats)
+        t_pairs, _ = gradient_time(D, N, frac, R, "pairs", args.repeats)
+        print(f"{D:>5}x{N:<4} {frac:>6.3f} {R:>3} {n:>8} {t_flat * 1e3:>8.3f} "
+              f"{t_pairs * 1e3:>9.3f} {t_pairs / t_flat:>10.2f} {mean_path(n, (D, N)):>6}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

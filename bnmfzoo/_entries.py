@@ -327,7 +327,8 @@ class DenseOnDemand(np.lib.mixins.NDArrayOperatorsMixin):
         return self.shape[0]
 
     def __getattr__(self, attr):
-        if attr.startswith("__") or attr in ("entries", "what"):
+        # only ndarray attributes densify (xarray probes e.g. ``name``, which must not)
+        if attr.startswith("__") or attr in ("entries", "what") or not hasattr(np.ndarray, attr):
             raise AttributeError(attr)
         return getattr(self.dense(), attr)
 

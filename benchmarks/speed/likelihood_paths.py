@@ -14,10 +14,10 @@ path that ``mean_path`` picks (``PAIRS_BELOW_DENSITY``). The first row is GDSC-s
 import argparse
 import time
 
-import benchmarks._common  # noqa: F401  (one BLAS thread)
 import numpy as np
 import pymc as pm
 
+import benchmarks._common  # noqa: F401  (one BLAS thread)
 from bnmfzoo._terms.gaussian import mean_path, observed_mean
 
 CASES = [(705, 139, 0.8, 20), (1000, 500, 0.2, 10), (1000, 500, 0.1, 10),

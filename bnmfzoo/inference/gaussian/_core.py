@@ -135,7 +135,7 @@ def observed_entries(X, mask=None):
         values = Xv[rows, cols].astype(float)
     row_ptr = np.zeros(D + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=D), out=row_ptr[1:])
-    csc_perm = np.lexsort((rows, cols)).astype(np.int64)
+    csc_perm = np.argsort(cols, kind="stable").astype(np.int64)  # rows stay sorted
     col_ptr = np.zeros(N + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols, minlength=N), out=col_ptr[1:])
     csr_perm = np.empty_like(csc_perm)
@@ -143,11 +143,11 @@ def observed_entries(X, mask=None):
     return ObservedEntries(
         shape=(D, N),
         values=np.ascontiguousarray(values),
-        rows=rows.astype(np.int64),
-        cols=cols.astype(np.int64),
+        rows=rows.astype(np.int64, copy=False),
+        cols=cols.astype(np.int64, copy=False),
         row_ptr=row_ptr,
         csc_values=np.ascontiguousarray(values[csc_perm]),
-        csc_rows=rows[csc_perm].astype(np.int64),
+        csc_rows=rows[csc_perm].astype(np.int64, copy=False),
         col_ptr=col_ptr,
         csc_perm=csc_perm,
         csr_perm=csr_perm,

@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import nnls
 
 import benchmarks._common  # noqa: F401  (one BLAS thread)
 from benchmarks._common import ROOT

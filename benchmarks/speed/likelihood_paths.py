@@ -14,7 +14,8 @@ path that ``mean_path`` picks (``PAIRS_BELOW_DENSITY``). The first row is GDSC-s
 ``bnmfzoo`` (build time and one log-density + gradient). For the code before a change, run
 the file from outside the worktree (``python -m`` would put the worktree first on the path)::
 
-    cd /tmp && PYTHONPATH=<other checkout> python <worktree>/benchmarks/speed/likelihood_paths.py --models
+    cd /tmp && PYTHONPATH=<checkout> python <worktree>/benchmarks/speed/likelihood_paths.py \
+        --models
 """
 
 import argparse

@@ -227,7 +227,8 @@ def check_entries(X, *, kind="nonnegative", mask=None, name="X"):
     and the same refusal of empty rows and columns, in O(observed + D + N) memory for sparse
     input: a ``LongMatrix`` (see :func:`bnmfzoo.long_format`) or a ``scipy.sparse`` matrix,
     whose **stored entries are the observed ones, explicit zeros included** (a stored NaN is
-    an error). Dense input goes through :func:`check_matrix` first (NaN and ``mask`` mark the
+    an error). Beware that ``scipy.sparse.csr_array(dense)`` stores no zeros: they become
+    missing entries (for binary data with only ones stored, a warning says so). Dense input goes through :func:`check_matrix` first (NaN and ``mask`` mark the
     missing entries).
 
     Examples
@@ -253,6 +254,13 @@ def check_entries(X, *, kind="nonnegative", mask=None, name="X"):
     if e.n_observed == 0:
         raise ValueError(f"{name} has no observed (stored) entry")
     _check_values(e.values, kind, name)
+    if kind == "binary" and e.n_observed and e.values.min() == 1.0:
+        import warnings
+
+        warnings.warn(f"every stored entry of the sparse {name} is 1: entries that are not "
+                      "stored are missing, not 0 (scipy.sparse drops zeros when built from a "
+                      "dense array); store the observed zeros explicitly, or use "
+                      "bnmfzoo.long_format", UserWarning, stacklevel=3)
     D, N = e.shape
     _check_nonempty(np.bincount(e.rows, minlength=D), e.row_labels, name, "row")
     _check_nonempty(np.bincount(e.cols, minlength=N), e.col_labels, name, "column")

@@ -253,18 +253,37 @@ def scaling(sizes, density, repeats=3):
               f"b = {b * 1e9:.1f} ns per factor entry; largest relative error {rel.max():.2f}")
 
 
+def sweep_cpu_time(X, rank, kernel, repeats):
+    """Median CPU seconds of one sweep on ``kernel`` (``gibbs_paths.sweep_time`` in CPU time).
+
+    CPU time, not wall time: on a shared machine the wall time of a 10 ms sweep varied by a
+    factor of 3 between runs, enough to flip a ratio.
+    """
+    from bnmfzoo.inference.gaussian import _core as gc
+
+    obs = gc.observed_entries(X)
+    rng = np.random.default_rng(0)
+    st = gc.nmf_state(np.ones((X.shape[0], rank)), np.ones((rank, X.shape[1])), 1.0, None, obs)
+    gc.nmf_sweep(st, obs, HYPER, rng, kernel=kernel)
+    cpu = []
+    _median_time(lambda: gc.nmf_sweep(st, obs, HYPER, rng, kernel=kernel), repeats, cpu)
+    return cpu[0], obs
+
+
 def path_ratios():
-    from benchmarks.speed.gibbs_paths import make_data, sweep_time
+    from benchmarks.speed.gibbs_paths import make_data
+
+    sweep_time = sweep_cpu_time
 
     rng = np.random.default_rng(1)
     print(f"  {'shape':>10} {'mask':>9} {'obs':>5} {'gram ms':>9} {'resid ms':>9} "
-          f"{'chosen':>18} {'chosen/other':>12}")
+          f"{'chosen':>18} {'chosen/other':>12}   (median CPU ms of 7 sweeps)")
     ratios = []
     for D, N in ((1000, 500), (4000, 1000)):
         for frac in (0.2, 0.5, 0.9):
             for kind in ("scattered", "block"):
                 X = make_data(D, N, frac, kind, rng)
-                t_gram, obs = sweep_time(X, RANK, "gram", 7)  # medians of wall time
+                t_gram, obs = sweep_time(X, RANK, "gram", 7)
                 t_res, _ = sweep_time(X, RANK, "residual", 7)
                 auto = obs.half_sweep_paths(RANK)
                 if auto[0] != auto[1]:
@@ -288,10 +307,15 @@ def main():
     parser.add_argument("--quick", action="store_true", help="7,200 x 1,000, 100,000 entries")
     parser.add_argument("--sweeps", type=int, default=5)
     parser.add_argument("--vb-iters", type=int, default=5)
+    parser.add_argument("--paths-only", action="store_true", help="only part 4")
     parser.add_argument("--big-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     size = QUICK if args.quick else FULL
+    if args.paths_only:
+        print("4. chosen / other Gram-residual path, scattered and block-missing masks, rank 10")
+        path_ratios()
+        return
     if args.big_only:
         res = big_run(size["D"], size["N"], size["n"], args.sweeps, args.vb_iters, args.out)
         print("RESULT " + json.dumps(res), flush=True)

@@ -135,9 +135,9 @@ def observed_entries(X, mask=None):
         values = Xv[rows, cols].astype(float)
     row_ptr = np.zeros(D + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=D), out=row_ptr[1:])
-    csc_perm = np.argsort(cols, kind="stable").astype(np.int64)  # rows stay sorted
     col_ptr = np.zeros(N + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols, minlength=N), out=col_ptr[1:])
+    csc_perm = _column_order(cols.astype(np.int64, copy=False), col_ptr)
     csr_perm = np.empty_like(csc_perm)
     csr_perm[csc_perm] = np.arange(csc_perm.size)
     return ObservedEntries(
@@ -155,6 +155,18 @@ def observed_entries(X, mask=None):
 
 
 # ----------------------------------------------------------------------------- numba kernels
+
+
+@numba.njit(cache=True)
+def _column_order(cols, col_ptr):
+    """Stable counting sort of row-major entries by column: the CSR -> CSC permutation, O(n)."""
+    pos = col_ptr[:-1].copy()
+    perm = np.empty(cols.size, dtype=np.int64)
+    for e in range(cols.size):
+        j = cols[e]
+        perm[pos[j]] = e
+        pos[j] += 1
+    return perm
 
 
 @numba.njit(cache=True)

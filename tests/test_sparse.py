@@ -235,3 +235,19 @@ def test_memory_is_linear_in_observed_entries():
     traced, rss = (float(v) for v in out.stdout.split()[-2:])
     assert traced < 250, traced
     assert rss < 1000, rss
+
+
+@pytest.mark.parametrize("fitter", ["fit_icm", "fit_multiplicative"])
+def test_other_gaussian_fitters_on_long_format(data, fitter):
+    """ICM and multiplicative updates share VB's sparse problem: same fit as the dense input."""
+    import bnmfzoo.inference as inf
+
+    fit = getattr(inf, fitter)
+    dense = np.abs(data["dense"])  # the multiplicative updates need X >= 0
+    rows, cols = np.nonzero(~np.isnan(dense.values))
+    long = bz.long_format(ROW[rows], COL[cols], dense.values[rows, cols])
+    ref = fit(exponential_gaussian(dense, 3), max_iter=10, random_seed=2, progressbar=False)
+    res = fit(exponential_gaussian(long, 3), max_iter=10, random_seed=2, progressbar=False)
+    for v in ref["posterior"].data_vars:
+        np.testing.assert_array_equal(res["posterior"][v].values, ref["posterior"][v].values)
+    assert res["observed_data"]["X"].dims == ("X_obs",)

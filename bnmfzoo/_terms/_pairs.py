@@ -164,6 +164,6 @@ def pair_product(A, W, rows, cols):
     >>> import numpy as np
     >>> A, W = np.arange(6.0).reshape(3, 2), np.arange(8.0).reshape(2, 4)
     >>> pair_product(A, W, np.array([0, 2]), np.array([3, 0])).eval().tolist()
-    [7.0, 16.0]
+    [7.0, 20.0]
     """
     return _pair_product(A, W, rows, cols)

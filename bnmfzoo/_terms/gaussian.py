@@ -60,7 +60,7 @@ def observed_mean(A, W, rows, cols, shape, *, path="auto"):
     >>> rows, cols = np.array([0, 2, 2]), np.array([3, 0, 1])
     >>> [observed_mean(A, W, rows, cols, (3, 4), path=p).eval().tolist()
     ...  for p in ("flat", "pairs")]
-    [[7.0, 16.0, 25.0], [7.0, 16.0, 25.0]]
+    [[7.0, 20.0, 29.0], [7.0, 20.0, 29.0]]
     """
     if path == "auto":
         path = mean_path(np.size(rows), shape)

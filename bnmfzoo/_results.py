@@ -31,6 +31,31 @@ def data_coords(X):
     return {dim: np.asarray(X[dim].values) for dim in ("row", "col") if dim in X.coords}
 
 
+def observed_long(entries, name="X"):
+    """Observed data in long format: a Dataset over ``{name}_obs`` (never D x N).
+
+    The dim's coordinate is the row-major flat index of each entry (as in ``pm.sample``
+    results); non-dimension coordinates ``row`` / ``col`` give the data's labels and
+    ``row_index`` / ``col_index`` the integer positions, as
+    :func:`bnmfzoo.diagnostics.label_observations` adds them to ``pm.sample`` results.
+
+    Examples
+    --------
+    >>> from bnmfzoo._entries import long_format
+    >>> ds = observed_long(long_format(["a", "b"], ["x", "x"], [1.0, 2.0]))
+    >>> ds["X"].dims, ds["row"].values.tolist()
+    (('X_obs',), ['a', 'b'])
+    """
+    dim = f"{name}_obs"
+    return xr.Dataset(
+        {name: (dim, entries.values)},
+        coords={dim: entries.flat_index, "row": (dim, entries.row_labels[entries.rows]),
+                "col": (dim, entries.col_labels[entries.cols]),
+                "row_index": (dim, entries.rows), "col_index": (dim, entries.cols)},
+        attrs={"shape": np.asarray(entries.shape), "format": "long"},
+    )
+
+
 def build_datatree(
     posterior,
     *,
@@ -49,8 +74,9 @@ def build_datatree(
         Arrays shaped ``(chain, draw, ...)``.
     sample_stats : dict, optional
         Arrays shaped ``(chain, draw, ...)``.
-    observed_data : dict, optional
-        Arrays without sample dims (e.g. ``{"X": X}``).
+    observed_data : dict or xarray.Dataset, optional
+        Arrays without sample dims (e.g. ``{"X": X}``), or a ready Dataset (e.g.
+        :func:`observed_long` for sparse data).
     coords, dims : dict, optional
         Passed to :func:`arviz_base.from_dict`; ``dims`` extends :data:`DEFAULT_DIMS`.
     groups : dict of str to (xarray.Dataset or dict), optional
@@ -67,7 +93,8 @@ def build_datatree(
     data = {"posterior": posterior}
     if sample_stats:
         data["sample_stats"] = sample_stats
-    if observed_data:
+    observed_ds = observed_data if isinstance(observed_data, xr.Dataset) else None
+    if observed_ds is None and observed_data:
         data["observed_data"] = observed_data
     used = set(posterior) | set(sample_stats or {}) | set(observed_data or {})
     dt = azb.from_dict(
@@ -75,6 +102,8 @@ def build_datatree(
         coords=coords,
         dims={k: v for k, v in all_dims.items() if k in used},
     )
+    if observed_ds is not None:
+        dt["observed_data"] = xr.DataTree(observed_ds)
     for name, group in (groups or {}).items():
         ds = group if isinstance(group, xr.Dataset) else xr.Dataset(group)
         if coords:

@@ -124,8 +124,9 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
 
     Parameters
     ----------
-    X : array-like or xarray.DataArray
-        D x N data; NaN marks a missing entry.
+    X : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix
+        D x N data; NaN marks a missing entry. Sparse input (stored entries = observed) is
+        checked by :func:`check_entries` and returned dense.
     kind : {"nonnegative", "binary", "real"}
         What the model needs of the observed entries.
     mask : array-like of bool, optional
@@ -159,6 +160,14 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    from bnmfzoo._entries import is_sparse_input
+
+    if is_sparse_input(X):  # validated as entries, then made dense (this caller needs it so)
+        e = check_entries(X, kind=kind, mask=mask, name=name)
+        if not allow_missing and e.n_observed < e.shape[0] * e.shape[1]:
+            raise ValueError(f"{name} has {e.shape[0] * e.shape[1] - e.n_observed} missing "
+                             "entries; none allowed here")
+        return e.to_dataarray(), e.dense_mask()
     da = as_dataarray(X, name=name)
     values = da.values
     if values.size == 0:
@@ -168,9 +177,21 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
         observed &= check_mask(mask, da, name="mask")
     if not allow_missing and not observed.all():
         raise ValueError(f"{name} has {int((~observed).sum())} missing entries; none allowed here")
-    obs_values = values[observed]
+    _check_values(values[observed], kind, name)
+    _check_nonempty(observed.sum(axis=1), da["row"].values, name, "row")
+    _check_nonempty(observed.sum(axis=0), da["col"].values, name, "column")
+    if mask is not None and not observed.all():
+        da = da.where(observed)
+    return da, observed
+
+
+def _check_values(obs_values, kind, name):
+    """Finite, bounded, and of ``kind``: the checks on the observed values of every input."""
     if not np.isfinite(obs_values).all():
-        raise ValueError(f"{name} has infinite entries; observed entries must be finite")
+        what = "NaN" if np.isnan(obs_values).any() else "infinite"
+        raise ValueError(f"{name} has {what} entries among its observed (stored) entries; "
+                         "observed entries must be finite (a sparse or long-format X lists "
+                         "the observed entries only: drop the missing ones)")
     largest = float(np.abs(obs_values).max()) if obs_values.size else 0.0
     if largest > MAX_ABS_ENTRY or not np.isfinite(obs_values @ obs_values):
         raise ValueError(
@@ -187,21 +208,89 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
         )
     if kind == "binary" and not np.isin(obs_values, (0.0, 1.0)).all():
         raise ValueError(f"{name} must be binary (0/1, NaN for missing) for a Bernoulli model")
-    empty_rows = np.flatnonzero(~observed.any(axis=1))
-    if empty_rows.size:
+
+
+def _check_nonempty(counts, labels, name, what):
+    """Refuse rows / columns with no observed entry (``counts`` per row or column)."""
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
         raise ValueError(
-            f"{name} has {empty_rows.size} row(s) with no observed entry "
-            f"(first: {da['row'].values[empty_rows[0]]!r}); drop them first"
+            f"{name} has {empty.size} {what}(s) with no observed entry "
+            f"(first: {labels[empty[0]]!r}); drop them first"
         )
-    empty_cols = np.flatnonzero(~observed.any(axis=0))
-    if empty_cols.size:
-        raise ValueError(
-            f"{name} has {empty_cols.size} column(s) with no observed entry "
-            f"(first: {da['col'].values[empty_cols[0]]!r}); drop them first"
-        )
-    if mask is not None and not observed.all():
-        da = da.where(observed)
-    return da, observed
+
+
+def check_entries(X, *, kind="nonnegative", mask=None, name="X"):
+    """Validate data and return its observed entries as a :class:`~bnmfzoo._entries.LongMatrix`.
+
+    The sparse sibling of :func:`check_matrix`, with the same checks on the observed values
+    and the same refusal of empty rows and columns, in O(observed + D + N) memory for sparse
+    input: a ``LongMatrix`` (see :func:`bnmfzoo.long_format`) or a ``scipy.sparse`` matrix,
+    whose **stored entries are the observed ones, explicit zeros included** (a stored NaN is
+    an error). Beware that ``scipy.sparse.csr_array(dense)`` stores no zeros: they become
+    missing entries (for binary data with only ones stored, a warning says so). Dense input goes through :func:`check_matrix` first (NaN and ``mask`` mark the
+    missing entries).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> e = check_entries(sp.csr_array(([0.0, 2.0], ([0, 1], [1, 0])), shape=(2, 2)))
+    >>> e.rows.tolist(), e.cols.tolist(), e.values.tolist()
+    ([0, 1], [1, 0], [0.0, 2.0])
+    """
+    from bnmfzoo._entries import _finish, as_long, is_sparse_input
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if not is_sparse_input(X):
+        da, observed = check_matrix(X, kind=kind, mask=mask, name=name)
+        rows, cols = np.nonzero(observed)
+        return _finish(rows, cols, da.values[rows, cols], da.shape, da["row"].values,
+                       da["col"].values, name)
+    if mask is not None:
+        raise TypeError(f"mask= is not used with a sparse {name}: its stored entries are the "
+                        "observed ones (drop the others from it instead)")
+    e = as_long(X, name=name)
+    if e.n_observed == 0:
+        raise ValueError(f"{name} has no observed (stored) entry")
+    _check_values(e.values, kind, name)
+    if kind == "binary" and e.n_observed and e.values.min() == 1.0:
+        import warnings
+
+        warnings.warn(f"every stored entry of the sparse {name} is 1: entries that are not "
+                      "stored are missing, not 0 (scipy.sparse drops zeros when built from a "
+                      "dense array); store the observed zeros explicitly, or use "
+                      "bnmfzoo.long_format", UserWarning, stacklevel=3)
+    D, N = e.shape
+    _check_nonempty(np.bincount(e.rows, minlength=D), e.row_labels, name, "row")
+    _check_nonempty(np.bincount(e.cols, minlength=N), e.col_labels, name, "column")
+    return e
+
+
+def check_data(X, *, kind="nonnegative", mask=None, name="X"):
+    """:func:`check_matrix` for dense input, :func:`check_entries` for sparse input.
+
+    Returns ``(X, mask, entries)``: for dense input the outputs of :func:`check_matrix` and
+    ``None``; for sparse input a labelled DataArray and a mask that are
+    :class:`~bnmfzoo._entries.DenseOnDemand` views (no dense copy until read) and the
+    validated :class:`~bnmfzoo._entries.LongMatrix`.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> X, mask, entries = check_data(sp.eye(3, format="csr"))
+    >>> X.shape, entries.n_observed
+    ((3, 3), 3)
+    """
+    from bnmfzoo._entries import DenseOnDemand, is_sparse_input
+
+    if not is_sparse_input(X):
+        da, observed = check_matrix(X, kind=kind, mask=mask, name=name)
+        return da, observed, None
+    e = check_entries(X, kind=kind, mask=mask, name=name)
+    da = xr.DataArray(DenseOnDemand(e, "X"), dims=("row", "col"),
+                      coords={"row": e.row_labels, "col": e.col_labels})
+    return da, DenseOnDemand(e, "mask"), e
 
 
 def check_rank(rank, shape, *, name="rank", max_rank=None):

@@ -3,14 +3,15 @@
 Used by :func:`bnmfzoo.models.beta_dir`, :func:`~bnmfzoo.models.dir_beta` and
 :func:`~bnmfzoo.models.dir_dir` (Lumbreras et al. 2020), and usable in any ``pm.Model`` whose
 factors keep ``A @ W`` inside [0, 1]. Only observed entries enter, through one flat 1-D index of
-the product.
+the product or, for sparsely observed data, the pair product
+(:func:`bnmfzoo._terms.gaussian.observed_mean`).
 """
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from bnmfzoo._terms.gaussian import observed_flat_index
+from bnmfzoo._terms.gaussian import observed_flat_index, observed_mean
 
 __all__ = ["bernoulli_mean"]
 
@@ -51,12 +52,14 @@ def bernoulli_mean(name, A, W, observed, *, mask=None):
     >>> model.rvs_to_values[model["X"]].data.shape
     (5,)
     """
-    values, _, flat_idx = observed_flat_index(observed, mask)
+    values, obs_mask, flat_idx = observed_flat_index(observed, mask)
     if not np.isin(values, (0.0, 1.0)).all():
         raise ValueError("observed must be binary (0/1, NaN for missing) for a Bernoulli model")
     model = pm.modelcontext(None)
     dim = f"{name}_obs"
     if dim not in model.coords:
-        model.add_coord(dim, flat_idx)
-    p = pt.clip((A @ W).ravel()[flat_idx], 0.0, 1.0)
+        model.add_coord(dim, flat_idx.tolist())
+    shape = obs_mask.shape  # (row, col) layout of the data, as the flat index
+    rows, cols = np.divmod(flat_idx, shape[1])
+    p = pt.clip(observed_mean(A, W, rows, cols, shape), 0.0, 1.0)
     return pm.Bernoulli(name, p=p, observed=values.astype(np.int8), dims=dim)

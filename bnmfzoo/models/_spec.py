@@ -34,6 +34,11 @@ class ModelSpec:
         ``ard``, ``alpha0``, ``beta0``) exactly as the model used them.
     var_names : dict
         Role -> PyMC variable name (e.g. ``{"A": "A", "W": "W", "tau": "tau"}``).
+    entries : bnmfzoo._entries.LongMatrix or None
+        The observed entries in long format when the data came sparse (``scipy.sparse`` or
+        :func:`bnmfzoo.long_format`); ``X`` and ``mask`` are then
+        :class:`~bnmfzoo._entries.DenseOnDemand` views, built densely only if read, and
+        sparse-aware methods (Gibbs, VB) use ``entries`` instead. None for dense data.
     """
 
     family: str
@@ -42,6 +47,7 @@ class ModelSpec:
     rank: object
     hyper: dict = field(default_factory=dict)
     var_names: dict = field(default_factory=dict)
+    entries: object = None
 
     @property
     def X_values(self):

@@ -12,7 +12,7 @@ import pymc as pm
 
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.gaussian import gaussian
-from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
+from bnmfzoo._validation import check_data, check_matrix, check_positive, check_rank, fmt
 from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 __all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
@@ -160,8 +160,13 @@ def exponential_gaussian(
 
     Parameters
     ----------
-    X : array-like or xarray.DataArray
-        D x N data; NaN marks a missing entry. Coordinates are kept. Negative entries are
+    X : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix
+        D x N data; NaN marks a missing entry. Coordinates are kept. Sparse input
+        (``scipy.sparse``, or long-format ``(row, col, value)`` data through
+        :func:`bnmfzoo.long_format`) lists the observed entries only: its **stored entries
+        are the observed ones, explicit zeros included**, and no dense D x N array is formed
+        by the model, :class:`~bnmfzoo.inference.GibbsNMF` or :func:`~bnmfzoo.inference.fit_vb`
+        (memory O(observed + (D + N) R)). Negative entries are
         allowed: the likelihood is Gaussian, so noisy measurements of a non-negative signal
         may fall below zero; only the factors are non-negative. (``sigma="reference"`` and
         the multiplicative updates fit a classical NMF and need ``X >= 0``.)
@@ -201,7 +206,8 @@ def exponential_gaussian(
     >>> sorted(v.name for v in model.free_RVs)
     ['A', 'W', 'tau']
     """
-    Xda, m = check_matrix(X, kind="real", mask=mask)
+    Xda, m, entries = check_data(X, kind="real", mask=mask)
+    obs_data, obs_mask = (Xda, m) if entries is None else (entries, None)
     rank = check_rank(rank, Xda.shape)
     lambda_ = _rate(lambda_, "lambda_")
     lambda_A = lambda_ if lambda_A is None else _rate(lambda_A, "lambda_A")
@@ -221,14 +227,15 @@ def exponential_gaussian(
             W = pm.Exponential("W", lam=lambda_W, dims=("factor", "col"))
         if fixed_sigma is None:
             tau = pm.Gamma("tau", alpha=float(alpha_tau), beta=float(beta_tau))
-            gaussian("X", A, W, Xda, tau=tau, mask=m)
+            gaussian("X", A, W, obs_data, tau=tau, mask=obs_mask)
         else:
-            gaussian("X", A, W, Xda, sigma=fixed_sigma, mask=m)
+            gaussian("X", A, W, obs_data, sigma=fixed_sigma, mask=obs_mask)
     spec = ModelSpec(
         family="exponential_gaussian",
         X=Xda,
         mask=m,
         rank=rank,
+        entries=entries,
         hyper={
             "lambda_A": lambda_A,
             "lambda_W": lambda_W,
@@ -274,8 +281,10 @@ def tri_exponential_gaussian(
 
     Parameters
     ----------
-    X : array-like or xarray.DataArray
-        D x N data; NaN marks a missing entry. Negative entries are allowed (Gaussian
+    X : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix
+        D x N data; NaN marks a missing entry. Sparse input: stored entries = observed
+        (explicit zeros included), as for :func:`exponential_gaussian`. Negative entries are
+        allowed (Gaussian
         likelihood; non-negative factors), except with ``sigma="reference"``.
     ranks : tuple of int
         ``(K, L)``: row and column factors, each between 1 and ``min(D, N)``.
@@ -308,7 +317,8 @@ def tri_exponential_gaussian(
     >>> model.named_vars_to_dims["S"]
     ('factor_row', 'factor_col')
     """
-    Xda, m = check_matrix(X, kind="real", mask=mask)
+    Xda, m, entries = check_data(X, kind="real", mask=mask)
+    obs_data, obs_mask = (Xda, m) if entries is None else (entries, None)
     if not isinstance(ranks, (tuple, list)) or len(ranks) != 2:
         raise TypeError(f"ranks must be a pair (K, L), got {fmt(ranks)}")
     K = check_rank(ranks[0], Xda.shape, name="ranks[0]")
@@ -334,14 +344,15 @@ def tri_exponential_gaussian(
             G = pm.Exponential("G", lam=lambda_G, dims=("col", "factor_col"))
         if fixed_sigma is None:
             tau = pm.Gamma("tau", alpha=float(alpha_tau), beta=float(beta_tau))
-            gaussian("X", F @ S, G.T, Xda, tau=tau, mask=m)
+            gaussian("X", F @ S, G.T, obs_data, tau=tau, mask=obs_mask)
         else:
-            gaussian("X", F @ S, G.T, Xda, sigma=fixed_sigma, mask=m)
+            gaussian("X", F @ S, G.T, obs_data, sigma=fixed_sigma, mask=obs_mask)
     spec = ModelSpec(
         family="tri_exponential_gaussian",
         X=Xda,
         mask=m,
         rank=(K, L),
+        entries=entries,
         hyper={
             "lambda_F": lambda_F,
             "lambda_S": lambda_S,

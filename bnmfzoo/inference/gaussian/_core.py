@@ -27,6 +27,7 @@ from functools import cached_property
 import numba
 import numpy as np
 
+from bnmfzoo._entries import LongMatrix
 from bnmfzoo._validation import fmt
 from bnmfzoo.inference.gaussian._gram import (
     PatternPaths,
@@ -113,6 +114,9 @@ class ObservedEntries(PatternPaths):
 def observed_entries(X, mask=None):
     """Build :class:`ObservedEntries` from a D x N array (NaN or ``mask`` False = missing).
 
+    ``X`` may also be a :class:`~bnmfzoo._entries.LongMatrix` (``ModelSpec.entries`` of a model
+    built from sparse data): the same entries in the same order, with no dense array.
+
     Examples
     --------
     >>> import numpy as np
@@ -120,28 +124,31 @@ def observed_entries(X, mask=None):
     >>> obs.n_observed, obs.row_ptr.tolist(), obs.col_ptr.tolist()
     (3, [0, 1, 3], [0, 2, 3])
     """
-    Xv = np.asarray(getattr(X, "values", X), dtype=float)
-    m = ~np.isnan(Xv)
-    if mask is not None:
-        m &= np.asarray(mask, dtype=bool)
-    D, N = Xv.shape
-    rows, cols = np.nonzero(m)  # row-major order
-    values = Xv[rows, cols].astype(float)
+    if isinstance(X, LongMatrix):  # sparse input: already row-major, no dense array
+        (D, N), rows, cols, values = X.shape, X.rows, X.cols, X.values
+    else:
+        Xv = np.asarray(getattr(X, "values", X), dtype=float)
+        m = ~np.isnan(Xv)
+        if mask is not None:
+            m &= np.asarray(mask, dtype=bool)
+        D, N = Xv.shape
+        rows, cols = np.nonzero(m)  # row-major order
+        values = Xv[rows, cols].astype(float)
     row_ptr = np.zeros(D + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=D), out=row_ptr[1:])
-    csc_perm = np.lexsort((rows, cols)).astype(np.int64)
     col_ptr = np.zeros(N + 1, dtype=np.int64)
     np.cumsum(np.bincount(cols, minlength=N), out=col_ptr[1:])
+    csc_perm = _column_order(cols.astype(np.int64, copy=False), col_ptr)
     csr_perm = np.empty_like(csc_perm)
     csr_perm[csc_perm] = np.arange(csc_perm.size)
     return ObservedEntries(
         shape=(D, N),
         values=np.ascontiguousarray(values),
-        rows=rows.astype(np.int64),
-        cols=cols.astype(np.int64),
+        rows=rows.astype(np.int64, copy=False),
+        cols=cols.astype(np.int64, copy=False),
         row_ptr=row_ptr,
         csc_values=np.ascontiguousarray(values[csc_perm]),
-        csc_rows=rows[csc_perm].astype(np.int64),
+        csc_rows=rows[csc_perm].astype(np.int64, copy=False),
         col_ptr=col_ptr,
         csc_perm=csc_perm,
         csr_perm=csr_perm,
@@ -149,6 +156,18 @@ def observed_entries(X, mask=None):
 
 
 # ----------------------------------------------------------------------------- numba kernels
+
+
+@numba.njit(cache=True)
+def _column_order(cols, col_ptr):
+    """Stable counting sort of row-major entries by column: the CSR -> CSC permutation, O(n)."""
+    pos = col_ptr[:-1].copy()
+    perm = np.empty(cols.size, dtype=np.int64)
+    for e in range(cols.size):
+        j = cols[e]
+        perm[pos[j]] = e
+        pos[j] += 1
+    return perm
 
 
 @numba.njit(cache=True)

@@ -247,12 +247,20 @@ class PatternPaths:
         return missing_patterns(X.T, observed.T, structures and structures[1])
 
     def half_sweep_paths(self, rank):
-        """``(path for the rows' factor, path for the columns')``, ``"gram"`` or ``"residual"``."""
+        """``(path for the rows' factor, path for the columns')``, ``"gram"`` or ``"residual"``.
+
+        When the Gram path would lose even with a single pattern and no tree terms (its
+        least possible cost, e.g. on sparse data, where its dense data-partner product alone
+        costs more than the residual path), the residual path is taken without building the
+        dense mask the pattern analysis needs.
+        """
+        D, N = self.shape
+        n = self.n_observed
+        if all(choose_half_sweep(n, a, b, 1, 0, rank) == "residual" for a, b in ((D, N), (N, D))):
+            return "residual", "residual"
         structures = self._structures
         if structures is None:
             return "residual", "residual"
-        D, N = self.shape
-        n = self.n_observed
         (row_masks, _, _, row_tree), (col_masks, _, _, col_tree) = structures
         return (choose_half_sweep(n, D, N, row_masks.shape[0], row_tree[3].size, rank),
                 choose_half_sweep(n, N, D, col_masks.shape[0], col_tree[3].size, rank))

@@ -348,22 +348,29 @@ def to_public(role, arr):
 
 
 def draw_predictions(problem, draws):
-    """Mean over draws of the per-draw product (A @ W or F S G^T) and per-draw training MSE.
+    """Mean over draws of the per-draw prediction on the observed entries, and per-draw MSE.
 
-    ``draws`` holds public-layout arrays shaped (chain, draw, ...). Never forms
-    mean(A) @ mean(W).
+    ``draws`` holds public-layout arrays shaped (chain, draw, ...). Predictions are formed on
+    the observed entries only (O(observed x R) per draw through :class:`Observed.product`,
+    never a dense D x N product unless at least an eighth of the entries are observed), and
+    never as mean(A) @ mean(W). Returns ``(mean prediction per observed entry in the order of
+    problem.obs, mse of shape (chain, draw))``.
     """
     roles = factor_roles(problem)
     first = draws[roles[0]]
     n_chain, n_draw = first.shape[:2]
     obs = problem.obs
-    total = np.zeros(obs.shape)
+    total = np.zeros(obs.n)
     mse = np.empty((n_chain, n_draw))
     for c in range(n_chain):
         for d in range(n_draw):
-            pred = predict(problem, {r: draws[r][c, d] for r in roles})
+            v = {r: draws[r][c, d] for r in roles}
+            if problem.tri:
+                pred = obs.product(np.ascontiguousarray(v["F"].T), v["S"] @ v["G"].T)
+            else:
+                pred = obs.product(np.ascontiguousarray(v["A"].T), v["W"])
             total += pred
-            err = obs.x - pred[obs.rows, obs.cols]
+            err = obs.x - pred
             mse[c, d] = float(err @ err) / obs.n
     return total / (n_chain * n_draw), mse
 

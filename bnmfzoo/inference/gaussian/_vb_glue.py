@@ -25,7 +25,8 @@ def problem_from_model(model, *, method):
     spec = get_spec(model, families=FAMILIES, method=method)
     h = dict(spec.hyper)
     D, N = spec.mask.shape
-    obs = Observed(spec.X_values, spec.mask)
+    entries = getattr(spec, "entries", None)  # sparse data: no dense array
+    obs = Observed(spec.X_values, spec.mask) if entries is None else Observed(entries)
     sigma = h.get("sigma")
     tau_fixed = None if sigma is None else 1.0 / float(sigma) ** 2
     ard = bool(h.get("ard", False))
@@ -89,19 +90,23 @@ def build_result(problem, draws, *, method, sample_stats=None, groups=None, attr
     ``draws`` may hold the roles A/W (or F/S/G), ``tau`` and ``lambda_`` (``lambda_F``,
     ``lambda_G``). Variables are named as in the model's spec.
     """
-    from bnmfzoo._results import build_datatree
+    from bnmfzoo._results import build_datatree, observed_long
 
     posterior, dims = {}, {}
     for role, arr in draws.items():
         name = var_name(problem, role)
         posterior[name] = arr
         dims[name] = ROLE_DIMS[role]
-    X = problem.spec.X
-    dims["X"] = ["row", "col"]
+    entries = getattr(problem.spec, "entries", None)
+    if entries is None:
+        dims["X"] = ["row", "col"]
+        observed = {"X": np.asarray(problem.spec.X.values, dtype=float)}
+    else:  # sparse data: long format, never a dense D x N array
+        observed = observed_long(entries)
     return build_datatree(
         posterior,
         sample_stats=sample_stats,
-        observed_data={"X": np.asarray(X.values, dtype=float)},
+        observed_data=observed,
         coords=result_coords(problem),
         dims=dims,
         groups=groups,

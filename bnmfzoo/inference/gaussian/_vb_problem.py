@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from bnmfzoo._terms._pairs import _product
 from bnmfzoo.inference.gaussian._gram import PatternPaths
 
 
@@ -20,16 +21,21 @@ class Observed(PatternPaths):
 
     Parameters
     ----------
-    X : numpy.ndarray
-        Data (values at unobserved entries are ignored).
-    mask : numpy.ndarray of bool
+    X : numpy.ndarray or bnmfzoo._entries.LongMatrix
+        Data (values at unobserved entries are ignored), or the observed entries in long
+        format (then without ``mask``).
+    mask : numpy.ndarray of bool, optional
         True where observed.
     """
 
-    def __init__(self, X, mask):
-        self.shape = tuple(mask.shape)
-        self.rows, self.cols = np.nonzero(mask)
-        self.x = np.asarray(X, dtype=float)[self.rows, self.cols]
+    def __init__(self, X, mask=None):
+        if mask is None:  # a LongMatrix (sparse data): no dense array
+            self.shape = tuple(X.shape)
+            self.rows, self.cols, self.x = X.rows, X.cols, X.values
+        else:
+            self.shape = tuple(mask.shape)
+            self.rows, self.cols = (a.astype(np.int64) for a in np.nonzero(mask))
+            self.x = np.asarray(X, dtype=float)[self.rows, self.cols]
         self.n = self.x.size
         ones = np.ones(self.n)
         self.M = sp.csr_matrix((ones, (self.rows, self.cols)), shape=self.shape)
@@ -87,9 +93,9 @@ class Observed(PatternPaths):
         """
         if self.dense_mask is not None:
             return np.take((Pt.T @ Qt).ravel(), self.flat)
-        out = np.zeros(self.n)
-        for k in range(Pt.shape[0]):
-            out += Pt[k, self.rows] * Qt[k, self.cols]
+        out = np.empty(self.n)  # one numba pass, summed over k in order
+        _product(np.ascontiguousarray(Pt.T, dtype=float), np.ascontiguousarray(Qt.T, dtype=float),
+                 self.rows, self.cols, out)
         return out
 
 

@@ -74,7 +74,9 @@ class _GibbsFactorization(TransformedStep):
         self._init_variables(model, spec.var_names, vars)
         self.spec = spec
         self.hyper = dict(spec.hyper)
-        self.obs = observed_entries(spec.X, spec.mask)
+        entries = getattr(spec, "entries", None)  # sparse data: no dense array
+        self.obs = (observed_entries(spec.X, spec.mask) if entries is None
+                    else observed_entries(entries))
         self.rng = get_random_generator(rng)
         self.chain = None
 

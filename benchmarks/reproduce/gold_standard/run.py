@@ -3,8 +3,8 @@
 For each problem (:mod:`.problems`) the reference posterior is loaded from the cache or built
 (:mod:`.reference`: Gibbs chains per mode, masses by parallel tempering, checked by bridge
 sampling). Each method (:mod:`.methods`) then gets the same budget of process CPU seconds: two
-calibration runs at sizes ``s0`` (grown by 4x until it costs a tenth of the budget) and
-``2 s0`` fit ``cpu = a + b * size`` and the scored run uses
+calibration runs at sizes ``s0`` and ``2 s0`` (``s0`` doubled until the second costs a tenth
+of the budget more than the first) fit ``cpu = a + b * size`` and the scored run uses
 ``size = (budget - a) / b`` (clipped to the method's range); the CPU of the scored run itself is
 reported. Scores (:mod:`.scores`): energy distances on ``A @ W / sigma`` and on the aligned
 unit-l1 basis, errors of the posterior mean and sd of ``A @ W`` in reference sd, the fraction of
@@ -47,13 +47,17 @@ def timed(run, prob, model, size, seed):
 
 
 def calibrate(name, prob, model, budget, seed):
-    run, s0, s_max, _ = METHODS[name]
+    run, s0, s_max, fixed = METHODS[name]
+    if fixed:
+        return s0, float("nan"), float("nan")
     _, c1 = timed(run, prob, model, s0, seed + 101)
-    # grow the probe until it costs a tenth of the budget (fixed costs dominate tiny runs)
-    while c1 < budget / 10 and 4 * s0 <= s_max:
-        s0 *= 4
-        _, c1 = timed(run, prob, model, s0, seed + 101)
-    _, c2 = timed(run, prob, model, 2 * s0, seed + 102)
+    # double the probe until doubling it costs a tenth of the budget more (compilation,
+    # tuning and other fixed costs dominate tiny runs)
+    while True:
+        _, c2 = timed(run, prob, model, 2 * s0, seed + 102)
+        if c2 - c1 >= budget / 10 or 4 * s0 > s_max:
+            break
+        s0, c1 = 2 * s0, c2
     b = max((c2 - c1) / s0, 1e-6)
     a = max(c1 - b * s0, 0.0)
     size = int(np.clip((budget - a) / b, 1, s_max))

@@ -84,6 +84,41 @@ def test_fit_particles_rejuvenate_records_diagnostics():
     np.testing.assert_array_equal(dt2["particles"]["A"].values, A)
 
 
+def _quadrature_moments():
+    g = np.linspace(1e-4, 8, 1200)
+    a, w = np.meshgrid(g, g, indexing="ij")
+    logp = -a - w - 0.5 * ((2.0 - a * w) / 0.5) ** 2
+    p = np.exp(logp - logp.max())
+    p /= p.sum()
+    mean = float((p * a * w).sum())
+    return mean, float(np.sqrt((p * (a * w - mean) ** 2).sum()))
+
+
+def test_gibbs_rejuvenation_matches_a_quadrature_posterior():
+    """Exact Gibbs sweeps as the kernel: same check as the HMC one below (60 particles, 30
+    sweeps each; 4 standard errors on the mean, 35 % on the sd)."""
+    from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
+
+    mean, sd = _quadrature_moments()
+    model = exponential_gaussian(np.array([[2.0]]), 1, sigma=0.5, lambda_=1.0)
+    dt = fit_particles(model, n_particles=60, init="random", weights="uniform",
+                       rejuvenate=GibbsRejuvenation(30), random_seed=0, progressbar=False)
+    assert int(dt["diagnostics"]["rejuvenate_steps"]) == 30
+    prod = dt["particles"]["A"].values[:, 0, 0] * dt["particles"]["W"].values[:, 0, 0]
+    assert abs(prod.mean() - mean) < 4 * sd / np.sqrt(60)
+    assert abs(prod.std(ddof=1) / sd - 1) < 0.35
+
+
+def test_gibbs_rejuvenation_rejects_other_models():
+    from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
+
+    with pytest.raises(TypeError, match="GibbsRejuvenation"):
+        GibbsRejuvenation(3)(silf(_X(), 2, n_reference=3), np.ones((1, 6, 2)) / 6,
+                             np.ones((1, 2, 5)), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n_sweeps"):
+        GibbsRejuvenation(0)
+
+
 def test_rejuvenated_particles_match_a_quadrature_posterior():
     """1 x 1 rank-1 model: E[A W] and sd(A W) of the particles against 2-D quadrature.
 
@@ -95,13 +130,7 @@ def test_rejuvenated_particles_match_a_quadrature_posterior():
     rejuvenation every particle sits at the mode and the sd is 0.
     """
     model = exponential_gaussian(np.array([[2.0]]), 1, sigma=0.5, lambda_=1.0)
-    g = np.linspace(1e-4, 8, 1200)
-    a, w = np.meshgrid(g, g, indexing="ij")
-    logp = -a - w - 0.5 * ((2.0 - a * w) / 0.5) ** 2
-    p = np.exp(logp - logp.max())
-    p /= p.sum()
-    mean = float((p * a * w).sum())
-    sd = float(np.sqrt((p * (a * w - mean) ** 2).sum()))
+    mean, sd = _quadrature_moments()
     dt = fit_particles(model, n_particles=60, init="random", weights="uniform",
                        rejuvenate={"n_steps": 60, "n_leapfrog": 5}, random_seed=0,
                        progressbar=False)

@@ -43,6 +43,20 @@ def particles(init, weights="stein", rejuvenate=None):
     return run
 
 
+def particles_gibbs(init, n_particles=100):
+    """``n_particles`` particles, each moved by ``size`` exact Gibbs sweeps, Stein-weighted."""
+
+    def run(prob, model, size, seed):
+        from bnmfzoo.inference import fit_particles
+        from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
+
+        dt = fit_particles(model, n_particles=n_particles, init=init, random_seed=seed,
+                           rejuvenate=GibbsRejuvenation(int(size)), progressbar=False)
+        return _particles(dt)
+
+    return run
+
+
 def gibbs(prob, model, size, seed, n_chains=4):
     """``n_chains`` exact Gibbs chains from random exponential starts; second halves kept."""
     from benchmarks.reproduce.gold_standard.reference import gibbs_chain
@@ -124,6 +138,8 @@ METHODS = {
     "rr_stein": (particles("random"), 10, 400, False),
     "rr_uniform": (particles("random", "uniform"), 10, 400, False),
     "qt_rejuv_stein": (particles("qtransform", rejuvenate=100), 4, 200, False),
+    "qt_gibbs_stein": (particles_gibbs("qtransform"), 10, 100000, False),
+    "rr_gibbs_stein": (particles_gibbs("random"), 10, 100000, False),
     "gibbs": (gibbs, 200, 200000, False),
     "nuts": (nuts, 50, 20000, False),
     "advi": (advi, 500, 200000, False),

@@ -481,7 +481,10 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         number of HMC transitions per particle (10 leapfrog steps each), a dict its keyword
         options (``n_steps``, ``n_leapfrog``, ``floor``). Solver particles sit at modes, often
         on the boundary, with no posterior spread; rejuvenated ones lie in the typical set of
-        their mode. None keeps the paper's Algorithm 1.
+        their mode. A callable ``kernel(model, A, W, rng) -> (A, W, stats)`` is used instead,
+        e.g. :class:`bnmfzoo.inference.gaussian.rejuvenation.GibbsRejuvenation` (exact Gibbs
+        sweeps, recommended for ``exponential_gaussian(..., sigma=<fixed>)``). None keeps the
+        paper's Algorithm 1.
 
     Returns
     -------
@@ -579,8 +582,17 @@ def _rejuvenate(info, A, W, rejuvenate, rng, progressbar):
         return None
     from bnmfzoo.inference.particles.rejuvenate import rejuvenate_particles
 
+    if callable(rejuvenate):  # a kernel (model, A, W, rng) -> (A, W, stats)
+        t0, c0 = time.perf_counter(), time.process_time()
+        A, W, st = rejuvenate(info.model, A, W, rng)
+        A, W = info.project(A, W)
+        return {"A": A, "W": W, "rejuvenate_steps": int(st.get("n_steps", 0)),
+                "rejuvenate_accept": float(np.nanmean(st.get("accept", 1.0))),
+                "rejuvenate_time": time.perf_counter() - t0,
+                "rejuvenate_cpu_time": time.process_time() - c0}
     if isinstance(rejuvenate, bool) or not isinstance(rejuvenate, (int, np.integer, dict)):
-        raise TypeError(f"rejuvenate must be None, an int or a dict, got {rejuvenate!r}")
+        raise TypeError(f"rejuvenate must be None, an int, a dict or a kernel, got "
+                        f"{rejuvenate!r}")
     opts = {"n_steps": int(rejuvenate)} if not isinstance(rejuvenate, dict) else dict(rejuvenate)
     unknown = set(opts) - {"n_steps", "n_leapfrog", "floor"}
     if unknown:

@@ -17,7 +17,7 @@ Usage::
         [--problems laurberg ccle swimmer] [--methods qt_stein gibbs ...]
 
 ``--quick`` uses the quick reference and a 5 s budget. Rows are written to
-``benchmarks/results/gold_standard_<problem>.json``.
+``benchmarks/results/gold_standard_<problem><tag>.json``.
 """
 
 import argparse
@@ -77,6 +77,7 @@ def main(argv=None):
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS))
     ap.add_argument("--methods", nargs="*", default=list(METHODS))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tag", default="", help="suffix of the results file")
     args = ap.parse_args(argv)
     budget = args.budget or (5.0 if args.quick else 20.0)
     ref_budget = "quick" if args.quick else "full"
@@ -113,7 +114,7 @@ def main(argv=None):
                 print(f"{m:>15}  failed: {row['error']}", flush=True)
             rows.append(row)
             RESULTS.mkdir(parents=True, exist_ok=True)
-            with open(RESULTS / f"gold_standard_{name}.json", "w") as f:
+            with open(RESULTS / f"gold_standard_{name}{args.tag}.json", "w") as f:
                 json.dump({"problem": name, "budget": budget, "reference": meta, "rows": rows},
                           f, indent=1)
 

@@ -24,8 +24,7 @@ def test_hmc_kernel_leaves_the_target_invariant():
     400 independent chains in 3 dimensions: the final states are iid N(0, I) if the kernel is
     invariant, so each coordinate's mean has sd 1/20 and its variance sd sqrt(2/399) = 0.071;
     the bounds are 4 sd (all 6 statistics inside with probability > 0.999 for a correct
-    kernel; 0 failures in 50 seeds measured). A kernel with a wrong acceptance rule (e.g. the
-    kinetic energy left out) shrinks or inflates the variance far beyond that.
+    kernel; 0 failures in 50 seeds measured, seeds 1000-1049 / 2000-2049).
     """
     rng = np.random.default_rng(0)
     q0 = rng.standard_normal((400, 3))
@@ -39,7 +38,7 @@ def test_hmc_reaches_the_target_from_far_away():
     """From q = 8 (8 sd out) with step-size adaptation the chains end near N(0, I).
 
     200 chains, 200 transitions (100 adapting): tolerance 4 sd of the mean of 200 iid draws
-    (0.28) and of their variance (0.4); 0 failures in 50 seeds measured.
+    (0.28) and of their variance (0.4); 0 failures in 50 seeds measured (3000-3049).
     """
     out = _final_states(np.full((200, 2), 8.0), 2, n_steps=200, n_leapfrog=5, step_size=0.05)
     assert np.abs(out.mean(0)).max() < 4 / np.sqrt(200)
@@ -96,7 +95,8 @@ def _quadrature_moments():
 
 def test_gibbs_rejuvenation_matches_a_quadrature_posterior():
     """Exact Gibbs sweeps as the kernel: same check as the HMC one below (60 particles, 30
-    sweeps each; 4 standard errors on the mean, 35 % on the sd)."""
+    sweeps each; 4 standard errors on the mean, 35 % on the sd). Measured over seeds
+    100-119: 0 failures; z of the mean in [-1.9, 1.7], sd ratio in [0.85, 1.22]."""
     from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
 
     mean, sd = _quadrature_moments()
@@ -127,7 +127,8 @@ def test_rejuvenated_particles_match_a_quadrature_posterior():
     transitions, 30 adapting), so they are nearly independent draws: the mean of ``A W`` must
     be within 4 standard errors (sd / sqrt(60)) of the quadrature value and its sd within
     35 % (the sd of a 60-draw sample sd is about 9 %, so 35 % is ~4 of them). Without
-    rejuvenation every particle sits at the mode and the sd is 0.
+    rejuvenation every particle sits at the mode and the sd is 0. Measured over seeds 100-119:
+    0 failures; z of the mean in [-1.5, 2.4], sd ratio in [0.84, 1.15].
     """
     model = exponential_gaussian(np.array([[2.0]]), 1, sigma=0.5, lambda_=1.0)
     mean, sd = _quadrature_moments()

@@ -33,7 +33,7 @@ def main(src, dst):
     rows, cols = np.nonzero(obs)
     D, N = X.shape
     c0 = time.process_time()
-    with pm.Model() as model:
+    with pm.Model():
         A = pm.Exponential("A", lam, shape=(D, R))
         W = pm.Exponential("W", lam, shape=(R, N))
         mu = (A @ W).flatten()[rows * N + cols]

@@ -7,7 +7,8 @@
 * ``mean_err``, ``sd_err``: root-mean-square over the entries of ``A @ W`` of
   ``(mean - mean_ref) / sd_ref`` and ``(sd - sd_ref) / sd_ref`` (1 for a method with no spread).
 * ``coverage``: fraction of reference modes of mass >= 1 % that hold a point of weight
-  >= min(1e-3, half the uniform weight) within the reference's clustering cut (max matched angle) of the mode's representative.
+  >= min(1e-3, half the uniform weight) within the reference's clustering cut (max matched
+  angle) of the mode's representative.
 * ``lpd``: held-out log predictive density per held-out entry,
   ``mean_ij log sum_s w_s N(x_ij; (A_s W_s)_ij, sigma^2)``.
 * ``n_eff``: ``1 / sum w^2``.

@@ -48,6 +48,7 @@ class GibbsRejuvenation:
         self.__name__ = f"gibbs{self.n_sweeps}"
 
     def __call__(self, model, A, W, rng):
+        """Move the stacks ``A`` (M, D, R), ``W`` (M, R, N); one seed spawned per particle."""
         spec = get_spec(model, families="exponential_gaussian", method="GibbsRejuvenation")
         hyper = spec.hyper
         if hyper.get("sigma") is None or hyper.get("ard"):

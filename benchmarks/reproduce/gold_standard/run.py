@@ -16,7 +16,8 @@ Usage::
     python -m benchmarks.reproduce.gold_standard.run [--quick] [--budget 20] \\
         [--problems laurberg ccle swimmer] [--methods qt_stein gibbs ...]
 
-``--quick`` uses the quick reference and a 5 s budget. Rows are written to
+``--quick`` uses the quick reference and a 5 s budget: a smoke test only (its Laurberg mode
+masses were 0.959/0.041 against the full reference's 0.900 ± 0.010 / 0.100). Rows are written to
 ``benchmarks/results/gold_standard_<problem><tag>.json``.
 """
 

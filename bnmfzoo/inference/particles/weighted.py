@@ -430,7 +430,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
                   n_draws=None, q_bank=None, q_mode="abs", pad_scale=1e-3, sign="bro",
                   max_iter=200, tol=1e-4, solver="cd", weights="stein", kernel=None,
                   space="unconstrained", qp_solver=None, random_seed=None, client=None,
-                  progressbar=True):
+                  progressbar=True, rejuvenate=None):
     """Stein-weighted particle approximation of a BNMF posterior (Algorithm 1).
 
     Each converged solution is projected onto the model's support (unit-sum basis columns under
@@ -485,6 +485,16 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         Generate the particles on a Dask cluster.
     progressbar : bool, default True
         Show a progress bar (serial runs).
+    rejuvenate : None, int or dict, default None
+        Move every particle by a short HMC chain under the model before weighting
+        (:func:`bnmfzoo.inference.particles.rejuvenate.rejuvenate_particles`): an int is the
+        number of HMC transitions per particle (10 leapfrog steps each), a dict its keyword
+        options (``n_steps``, ``n_leapfrog``, ``floor``). Solver particles sit at modes, often
+        on the boundary, with no posterior spread; rejuvenated ones lie in the typical set of
+        their mode. A callable ``kernel(model, A, W, rng) -> (A, W, stats)`` is used instead,
+        e.g. :class:`bnmfzoo.inference.gaussian.rejuvenation.GibbsRejuvenation` (exact Gibbs
+        sweeps, recommended for ``exponential_gaussian(..., sigma=<fixed>)``). None keeps the
+        paper's Algorithm 1.
 
     Returns
     -------
@@ -542,6 +552,9 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     A = np.stack([r["A"] for r in results])
     W = np.stack([r["W"] for r in results])
     A, W = info.finalize_particles(A, W)
+    rejuv = _rejuvenate(info, A, W, rejuvenate, rng, progressbar)
+    if rejuv is not None:
+        A, W = rejuv.pop("A"), rejuv.pop("W")
     weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver,
                                space=space)
     from bnmfzoo._terms.silf import objective_value
@@ -557,6 +570,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         "wall_time": time.perf_counter() - wall0,
         "cpu_time": time.process_time() - cpu0,
         **extra,
+        **(rejuv or {}),
     }
     return particle_datatree(
         info, A, W, weighted, method="particles", n_draws=int(n_draws), rng=rng,
@@ -567,3 +581,34 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         diagnostics=diagnostics,
         attrs={"init": name, "dask": int(client is not None)},
     )
+
+
+def _rejuvenate(info, A, W, rejuvenate, rng, progressbar):
+    """Apply ``fit_particles(rejuvenate=...)``; None or a dict of diagnostics (and A, W)."""
+    if rejuvenate is None:
+        return None
+    from bnmfzoo.inference.particles.rejuvenate import rejuvenate_particles
+
+    if callable(rejuvenate):  # a kernel (model, A, W, rng) -> (A, W, stats)
+        t0, c0 = time.perf_counter(), time.process_time()
+        A, W, st = rejuvenate(info.model, A, W, rng)
+        A, W = info.project(A, W)
+        return {"A": A, "W": W, "rejuvenate_steps": int(st.get("n_steps", 0)),
+                "rejuvenate_accept": float(np.nanmean(st.get("accept", 1.0))),
+                "rejuvenate_time": time.perf_counter() - t0,
+                "rejuvenate_cpu_time": time.process_time() - c0}
+    if isinstance(rejuvenate, bool) or not isinstance(rejuvenate, (int, np.integer, dict)):
+        raise TypeError(f"rejuvenate must be None, an int, a dict or a kernel, got "
+                        f"{rejuvenate!r}")
+    opts = {"n_steps": int(rejuvenate)} if not isinstance(rejuvenate, dict) else dict(rejuvenate)
+    unknown = set(opts) - {"n_steps", "n_leapfrog", "floor"}
+    if unknown:
+        raise TypeError(f"rejuvenate: unknown options {sorted(unknown)}")
+    if int(opts.get("n_steps", 100)) < 1:
+        raise ValueError(f"rejuvenate: n_steps must be >= 1, got {opts['n_steps']!r}")
+    t0, c0 = time.perf_counter(), time.process_time()
+    A, W, st = rejuvenate_particles(info, A, W, random_seed=rng, progressbar=progressbar, **opts)
+    return {"A": A, "W": W, "rejuvenate_steps": int(opts.get("n_steps", 100)),
+            "rejuvenate_accept": float(np.nanmean(st["accept"])),
+            "rejuvenate_time": time.perf_counter() - t0,
+            "rejuvenate_cpu_time": time.process_time() - c0}

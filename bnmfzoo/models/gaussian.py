@@ -13,7 +13,7 @@ import pymc as pm
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.gaussian import gaussian
 from bnmfzoo._validation import check_matrix, check_positive, check_rank
-from bnmfzoo.models._spec import ModelSpec, attach_spec
+from bnmfzoo.models._spec import attach_spec, spec_from_model
 
 __all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
 
@@ -206,29 +206,8 @@ def exponential_gaussian(
             gaussian("X", A, W, Xda, tau=tau, mask=m)
         else:
             gaussian("X", A, W, Xda, sigma=fixed_sigma, mask=m)
-    spec = ModelSpec(
-        family="exponential_gaussian",
-        X=Xda,
-        mask=m,
-        rank=rank,
-        hyper={
-            "lambda_A": lambda_A,
-            "lambda_W": lambda_W,
-            "alpha_tau": float(alpha_tau),
-            "beta_tau": float(beta_tau),
-            "sigma": fixed_sigma,
-            "ard": ard,
-            "alpha0": alpha0,
-            "beta0": beta0,
-        },
-        var_names={
-            "A": "A",
-            "W": "W",
-            "tau": "tau" if fixed_sigma is None else None,
-            "lambda_": "lambda_" if ard else None,
-        },
-    )
-    return attach_spec(model, spec)
+    # the spec is what recognition reads from the graph: one path for ours and users' models
+    return attach_spec(model, spec_from_model(model))
 
 
 def tri_exponential_gaussian(
@@ -319,29 +298,4 @@ def tri_exponential_gaussian(
             gaussian("X", F @ S, G.T, Xda, tau=tau, mask=m)
         else:
             gaussian("X", F @ S, G.T, Xda, sigma=fixed_sigma, mask=m)
-    spec = ModelSpec(
-        family="tri_exponential_gaussian",
-        X=Xda,
-        mask=m,
-        rank=(K, L),
-        hyper={
-            "lambda_F": lambda_F,
-            "lambda_S": lambda_S,
-            "lambda_G": lambda_G,
-            "alpha_tau": float(alpha_tau),
-            "beta_tau": float(beta_tau),
-            "sigma": fixed_sigma,
-            "ard": ard,
-            "alpha0": alpha0,
-            "beta0": beta0,
-        },
-        var_names={
-            "F": "F",
-            "S": "S",
-            "G": "G",
-            "tau": "tau" if fixed_sigma is None else None,
-            "lambda_F": "lambda_F" if ard else None,
-            "lambda_G": "lambda_G" if ard else None,
-        },
-    )
-    return attach_spec(model, spec)
+    return attach_spec(model, spec_from_model(model))

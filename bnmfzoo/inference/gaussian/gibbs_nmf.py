@@ -19,12 +19,14 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
 from bnmfzoo.inference._step_glue import TransformedStep
+from bnmfzoo.inference.gaussian._gibbs_prior import GeneralNMFMixin
 from bnmfzoo.inference.gaussian._core import (
     nmf_state,
     nmf_sweep,
     observed_entries,
 )
-from bnmfzoo.models._spec import get_spec
+from bnmfzoo.models._recognize import try_recognize
+from bnmfzoo.models._spec import spec_from_factorization
 
 __all__ = ["GibbsNMF", "GibbsState"]
 
@@ -70,13 +72,63 @@ class _GibbsFactorization(TransformedStep):
         compile_kwargs=None,
     ):
         model = pm.modelcontext(model)
-        spec = get_spec(model, families=self.family, method=type(self).__name__)
-        self._init_variables(model, spec.var_names, vars)
-        self.spec = spec
-        self.hyper = dict(spec.hyper)
-        self.obs = observed_entries(spec.X, spec.mask)
+        name = type(self).__name__
+        found, reason = try_recognize(model)
+        if found is None:
+            raise TypeError(f"{name} cannot sample this model: {reason}")
+        spec, reason = spec_from_factorization(found)
+        self.general = spec is None or spec.family != self.family
+        if self.general:
+            if not self._accepts(found):
+                raise TypeError(f"{name} cannot sample this model: "
+                                f"{reason or 'it is a ' + found.kind.upper() + ' model'}")
+            self._init_general(model, found, vars)
+        else:  # the constructors' exact path (same draws as ever)
+            self._init_variables(model, spec.var_names, vars)
+            self.spec = spec
+            self.hyper = dict(spec.hyper)
+            self.obs = observed_entries(spec.X, spec.mask)
+        self.recognized = found
         self.rng = get_random_generator(rng)
         self.chain = None
+
+    def _accepts(self, found):
+        """True when the general (per-entry prior) sweep handles ``found``."""
+        return False
+
+    def _init_general(self, model, found, vars):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _roles_of(cls, found):
+        """Variable names this step can update in the recognized model (None: none)."""
+        spec, _ = spec_from_factorization(found)
+        if spec is not None and spec.family == cls.family:
+            return {v for v in spec.var_names.values() if v}
+        return None
+
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """IDEAL for the variables of a recognized model this step updates, else INCOMPATIBLE.
+
+        ``pm.sample()`` asks every class in ``pymc.step_methods.STEP_METHODS`` for each free
+        variable and takes the most competent; NUTS answers PREFERRED for continuous
+        variables, so IDEAL (as pymc-bart's PGBART does) is what makes the choice ours
+        regardless of the list's order. The model is the one in context.
+        """
+        from pymc.step_methods.compound import Competence
+
+        try:
+            model = pm.modelcontext(None)
+            if var not in model.free_RVs:
+                return Competence.INCOMPATIBLE
+            found, _ = try_recognize(model)
+            names = None if found is None else cls._roles_of(found)
+        except Exception:  # noqa: BLE001 - no model in context, or an unreadable graph
+            return Competence.INCOMPATIBLE
+        if names and var.name in names:
+            return Competence.IDEAL
+        return Competence.INCOMPATIBLE
 
     def setup_chain(self, rng, tune, draws):
         """Take this chain's generator and forget the previous chain's state."""
@@ -114,6 +166,8 @@ class _GibbsFactorization(TransformedStep):
 
     def step(self, point):
         """One full sweep over the assigned blocks; returns ``(point, [stats])``."""
+        if self.general:
+            return self._general_step(point)
         state = self._state_from_point(point)
         self._sweep(state)
         values = self._values(state)
@@ -131,7 +185,7 @@ class _GibbsFactorization(TransformedStep):
         return new_point, [stats]
 
 
-class GibbsNMF(_GibbsFactorization):
+class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
     """Blocked Gibbs sampler for :func:`bnmfzoo.models.exponential_gaussian` models.
 
     One step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_[k]`` (Gamma), then the
@@ -174,6 +228,12 @@ class GibbsNMF(_GibbsFactorization):
     family = "exponential_gaussian"
     factor_roles = ("A", "W")
 
+    @classmethod
+    def _roles_of(cls, found):
+        if found.kind != "nmf":
+            return None
+        return set(found.var_names.values())
+
     def _new_state(self, values):
         return nmf_state(values["A"], values["W"], values.get("tau", 1.0),
                          values.get("lambda_"), self.obs)
@@ -189,3 +249,20 @@ class GibbsNMF(_GibbsFactorization):
             state.tau = float(value)
         else:
             state.lambda_ = np.array(value, dtype=float)
+
+
+def register_step_methods():
+    """Add :class:`GibbsNMF` and :class:`GibbsNMTF` to PyMC's ``STEP_METHODS`` (once).
+
+    ``pm.sample()`` without ``step=`` then asks them for their :meth:`competence` on every free
+    variable and uses them for the variables of a recognized model (see
+    :func:`bnmfzoo.models._recognize.recognize`), PyMC's defaults for the rest. Called when this
+    module is imported and by ``import bnmfzoo`` once PyMC is loaded.
+    """
+    from pymc.step_methods import STEP_METHODS
+
+    from bnmfzoo.inference.gaussian.gibbs_nmtf import GibbsNMTF
+
+    for cls in (GibbsNMF, GibbsNMTF):
+        if cls not in STEP_METHODS:
+            STEP_METHODS.append(cls)

@@ -64,3 +64,12 @@ class GibbsNMTF(_GibbsFactorization):
             state.tau = float(value)
         else:
             setattr(state, role, np.array(value, dtype=float))
+
+
+def _register():
+    from bnmfzoo.inference.gaussian.gibbs_nmf import register_step_methods
+
+    register_step_methods()
+
+
+_register()

@@ -24,7 +24,7 @@ __all__ = ["BayesianNMF", "datasets", "diagnostics", "inference", "likelihoods",
 def _register_steps():
     import importlib
 
-    importlib.import_module("bnmfzoo.inference.gaussian.gibbs_nmf").register_step_methods()
+    importlib.import_module("bnmfzoo.inference.gaussian._register").register_step_methods()
 
 
 class _AfterPyMC:

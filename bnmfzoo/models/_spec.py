@@ -74,6 +74,10 @@ def get_spec(model, *, families, method):
         families = (families,)
     spec = getattr(model, SPEC_ATTR, None)
     if spec is None:
+        import pymc as pm
+
+        if not isinstance(model, pm.Model):
+            raise TypeError(f"{method} needs a pymc.Model, got {type(model).__name__}")
         spec, reason = _recognized_spec(model)
         if spec is None:
             raise TypeError(

@@ -30,6 +30,8 @@ from bnmfzoo.models._spec import spec_from_factorization
 
 __all__ = ["GibbsNMF", "GibbsState"]
 
+_KIND_TEXT = {"nmf": "X ~ A W", "nmtf": "X ~ F S G^T"}
+
 
 @dataclass_state
 class GibbsState(StepMethodState):
@@ -54,6 +56,7 @@ class _GibbsFactorization(TransformedStep):
     """Shared PyMC glue of :class:`GibbsNMF` and :class:`GibbsNMTF` (see their docstrings)."""
 
     family = ""
+    kind = ""
     factor_roles = ()
     stats_dtypes_shapes = {
         "train_mse": (np.float64, []),
@@ -80,8 +83,10 @@ class _GibbsFactorization(TransformedStep):
         self.general = spec is None or spec.family != self.family
         if self.general:
             if not self._accepts(found):
-                raise TypeError(f"{name} cannot sample this model: "
-                                f"{reason or 'it is a ' + found.kind.upper() + ' model'}")
+                if found.kind != self.kind:
+                    reason = (f"{name} samples {_KIND_TEXT[self.kind]} models; this model is "
+                              f"{_KIND_TEXT[found.kind]}")
+                raise TypeError(f"{name} cannot sample this model: {reason}")
             self._init_general(model, found, vars)
         else:  # the constructors' exact path (same draws as ever)
             self._init_variables(model, spec.var_names, vars)
@@ -226,6 +231,7 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
 
     name = "gibbs_nmf"
     family = "exponential_gaussian"
+    kind = "nmf"
     factor_roles = ("A", "W")
 
     @classmethod
@@ -250,19 +256,3 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
         else:
             state.lambda_ = np.array(value, dtype=float)
 
-
-def register_step_methods():
-    """Add :class:`GibbsNMF` and :class:`GibbsNMTF` to PyMC's ``STEP_METHODS`` (once).
-
-    ``pm.sample()`` without ``step=`` then asks them for their :meth:`competence` on every free
-    variable and uses them for the variables of a recognized model (see
-    :func:`bnmfzoo.models._recognize.recognize`), PyMC's defaults for the rest. Called when this
-    module is imported and by ``import bnmfzoo`` once PyMC is loaded.
-    """
-    from pymc.step_methods import STEP_METHODS
-
-    from bnmfzoo.inference.gaussian.gibbs_nmtf import GibbsNMTF
-
-    for cls in (GibbsNMF, GibbsNMTF):
-        if cls not in STEP_METHODS:
-            STEP_METHODS.append(cls)

@@ -46,6 +46,7 @@ class GibbsNMTF(_GibbsFactorization):
 
     name = "gibbs_nmtf"
     family = "tri_exponential_gaussian"
+    kind = "nmtf"
     factor_roles = ("F", "S", "G")
 
     def _new_state(self, values):
@@ -65,11 +66,3 @@ class GibbsNMTF(_GibbsFactorization):
         else:
             setattr(state, role, np.array(value, dtype=float))
 
-
-def _register():
-    from bnmfzoo.inference.gaussian.gibbs_nmf import register_step_methods
-
-    register_step_methods()
-
-
-_register()

@@ -403,7 +403,7 @@ def _match_product(mu, factor_rvs, shapes):
     names = [rv.name for rv in factor_rvs]
     raise NotRecognized(
         f"the mean of the likelihood depends on {names} but is not A @ W (nor F @ S @ G.T) on "
-        "a selection of its entries")
+        "a selection of its entries (nothing else, e.g. an intercept, may enter the mean)")
 
 
 def _param(graph, shape, free, transposed, memo):

@@ -276,11 +276,10 @@ def test_agrees_with_nuts(data, hyper):
     if hyper == "ard_gamma":
         model = user_model(data)
     else:
-        with pm.Model(coords={"factor": range(2)}) as model:
+        with pm.Model(coords={"row": range(5), "col": range(4), "factor": range(2)}) as model:
             s = pm.HalfCauchy("s", 1.0)  # unrecognized hyperprior: NUTS takes it
-            A = pm.HalfNormal("A", sigma=s, dims=(None, "factor"), shape=(5, 2))
-            W = pm.TruncatedNormal("W", mu=0.5, sigma=1.0, lower=0.0, dims=("factor", None),
-                                   shape=(2, 4))
+            A = pm.HalfNormal("A", sigma=s, dims=("row", "factor"))
+            W = pm.TruncatedNormal("W", mu=0.5, sigma=1.0, lower=0.0, dims=("factor", "col"))
             tau = pm.Gamma("tau", 2.0, 1.0)
             likelihoods.gaussian("X", A, W, observed=data, tau=tau)
     with model:

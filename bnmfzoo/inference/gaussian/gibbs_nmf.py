@@ -52,6 +52,28 @@ class GibbsState(StepMethodState):
     chain: tuple | None = field(default=None)
 
 
+def _model_of(var):
+    """The model whose step methods PyMC is choosing for ``var``.
+
+    PyMC passes ``competence`` only the variable. Inside ``with model:`` that is the model in
+    context; ``pm.sample(model=m)`` outside any context enters none, so the model is then read
+    from the calling ``assign_step_methods`` frame (its ``model`` argument).
+    """
+    import sys
+
+    model = pm.Model.get_context(error_if_none=False)
+    if model is not None and var in model.free_RVs:
+        return model
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "assign_step_methods":
+            candidate = frame.f_locals.get("model")
+            if isinstance(candidate, pm.Model):
+                return candidate
+        frame = frame.f_back
+    return model
+
+
 class _GibbsFactorization(TransformedStep):
     """Shared PyMC glue of :class:`GibbsNMF` and :class:`GibbsNMTF` (see their docstrings)."""
 
@@ -119,13 +141,14 @@ class _GibbsFactorization(TransformedStep):
         ``pm.sample()`` asks every class in ``pymc.step_methods.STEP_METHODS`` for each free
         variable and takes the most competent; NUTS answers PREFERRED for continuous
         variables, so IDEAL (as pymc-bart's PGBART does) is what makes the choice ours
-        regardless of the list's order. The model is the one in context.
+        regardless of the list's order. The model is the one in context, or else the one
+        ``pm.sample(model=...)`` is assigning steps for.
         """
         from pymc.step_methods.compound import Competence
 
         try:
-            model = pm.modelcontext(None)
-            if var not in model.free_RVs:
+            model = _model_of(var)
+            if model is None or var not in model.free_RVs:
                 return Competence.INCOMPATIBLE
             found, _ = try_recognize(model)
             names = None if found is None else cls._roles_of(found)

@@ -146,3 +146,54 @@ def test_sbc_detects_wrong_prior_terms():
     simulate, infer = make_sbc("halfnormal_ard", wrong=True)
     result = sbc(simulate, infer, n_sims=100, random_seed=31, progressbar=False)
     assert not result.passed(alpha=0.01), result.min_pvalue
+
+
+def _sigma_model(X):
+    """The issue's model with ``sigma ~ HalfNormal(1)`` in place of ``tau ~ Gamma``."""
+    with pm.Model() as model:
+        A = pm.HalfNormal("A", 1.0, shape=(D, R))
+        lam = pm.Gamma("lam", 2.0, 2.0, shape=R)
+        W = pm.Exponential("W", lam[:, None], shape=(R, N))
+        sigma = pm.HalfNormal("sigma", 1.0)
+        likelihoods.gaussian("X", A, W, observed=X, sigma=sigma)
+    return model
+
+
+@pytest.mark.slow
+def test_sbc_sigma_halfnormal_compound_step():
+    """``pm.sample()`` as users run it: GibbsNMF on A, lam, W and PyMC's NUTS on sigma (a
+    CompoundStep, GibbsNMF reading sigma from the point at every step). 100 simulations, one
+    chain each of 100 tuning + 120 draws thinned by 3."""
+    import logging
+
+    def simulate(rng):
+        lam = rng.gamma(2.0, 1 / 2.0, size=R)
+        p = {"A": np.abs(rng.normal(size=(D, R))), "lam": lam,
+             "W": rng.exponential(1 / lam[:, None], size=(R, N)),
+             "sigma": np.array(abs(rng.normal()))}
+        X = p["A"] @ p["W"] + p["sigma"] * rng.normal(size=(D, N))
+        X[~MASK] = np.nan
+        return {"AW": p["A"] @ p["W"], "A": p["A"], "W": p["W"], "lam": lam,
+                "sigma": p["sigma"]}, X
+
+    steps = set()
+
+    def infer(X, rng):
+        with _sigma_model(X) as model:
+            from pymc.sampling.mcmc import assign_step_methods
+
+            steps.add(tuple(sorted((c.__name__, tuple(sorted(model.values_to_rvs[v].name
+                                                               for v in vs)))
+                                   for c, vs in assign_step_methods(model)[1].items())))
+            logging.getLogger("pymc").setLevel(logging.ERROR)
+            dt = pm.sample(draws=120, tune=100, chains=1, cores=1,
+                           random_seed=int(rng.integers(2**31)), progressbar=False,
+                           compute_convergence_checks=False)
+        post = dt.posterior.isel(chain=0, draw=slice(None, None, 3))
+        return {"AW": np.einsum("dik,dkj->dij", post["A"].values, post["W"].values),
+                "A": post["A"].values, "W": post["W"].values, "lam": post["lam"].values,
+                "sigma": post["sigma"].values}
+
+    result = sbc(simulate, infer, n_sims=100, random_seed=41, progressbar=False)
+    assert steps == {(("GibbsNMF", ("A", "W", "lam")), ("NUTS", ("sigma",)))}, steps
+    assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)

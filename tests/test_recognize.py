@@ -288,3 +288,35 @@ def test_agrees_with_nuts(data, hyper):
                          step=pm.NUTS(max_treedepth=6, target_accept=0.9), **KW)
     assert "train_mse" in ours.sample_stats and "train_mse" not in nuts.sample_stats
     _assert_agree(*_mean_mcse(ours), *_mean_mcse(nuts))
+
+
+def test_choice_outside_a_model_context(data):
+    """``pm.sample(model=m)`` enters no context; competence finds the model all the same."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    model = user_model(data)
+    assert pm.Model.get_context(error_if_none=False) is None
+    _, selected = assign_step_methods(model)
+    assert {cls.__name__: sorted(model.values_to_rvs[v].name for v in vs)
+            for cls, vs in selected.items()} == {"GibbsNMF": ["A", "W", "lam", "tau"]}
+
+
+@pytest.mark.parametrize("shape", [(30, 12), (6, 5)])
+def test_prior_sweep_paths_agree(shape):
+    """Gram and residual paths of the per-entry-prior sweep: the same chain up to rounding."""
+    rng = np.random.default_rng(3)
+    X = rng.exponential(size=(shape[0], 2)) @ rng.exponential(size=(2, shape[1]))
+    X[:3, :2] = np.nan  # block-missing
+    f = recognize(user_model(X))
+    plan = plan_from_factorization(f)
+    obs = gc.observed_entries(f.X, f.mask)
+    out = {}
+    for kernel in ("gram", "residual"):
+        st = gc.nmf_state(np.ones((shape[0], 2)), np.ones((2, shape[1])), 1.0, None, obs)
+        rates, r = {"lam": np.ones(2)}, np.random.default_rng(1)
+        for _ in range(30):
+            prior_nmf_sweep(st, obs, plan, r, rates=rates, update={"A", "W", "tau", "lam"},
+                            kernel=kernel)
+        out[kernel] = (st.A.copy(), st.W.copy(), st.tau, rates["lam"].copy())
+    for a, b in zip(out["gram"], out["residual"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9)

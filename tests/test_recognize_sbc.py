@@ -8,7 +8,10 @@ parameter (a rate taken as a scale, a per-row rate taken per column) fails the S
 
 Threshold: ``SBCResult.passed(alpha=0.01)`` (Bonferroni over the KS tests of every tested
 quantity), so a correct sampler fails a given seed with probability < 1% when the thinned draws
-are nearly independent. Measured false-failure rate: see ``FALSE_FAILURES`` below.
+are nearly independent: draws are thinned by 10 sweeps, above the largest integrated
+autocorrelation time of any tested quantity (7.0 sweeps, measured; see ``EXCHANGEABLE``).
+Measured false-failure rate of ``test_sbc_recognized_priors`` at this setting: see the comment
+above it.
 """
 
 import numpy as np
@@ -84,8 +87,21 @@ def _prior(config, rng):
     return p
 
 
+#: configurations whose two factors are exchangeable a priori: the chain switches labels slowly,
+#: so raw entries of A and W have long autocorrelations (integrated autocorrelation time of the
+#: worst entry, median over 10 chains of 3000 sweeps from prior draws: 41 / 38 sweeps for A / W
+#: of "row_rates_fixed_sigma", 45 / 55 for "shared_scalar_transposed"; with thinning 3 the
+#: latter failed 3 of 20 seeds, on A and W only). There only label-invariant quantities are
+#: tested: A W (IAT <= 3.2), tau (<= 3.9) and the rates (<= 4.3).
+EXCHANGEABLE = ("row_rates_fixed_sigma", "shared_scalar_transposed")
+
+
 def _funcs(p, config):
-    out = {"AW": p["A"] @ p["W"], "A": p["A"], "W": p["W"]}
+    out = {"AW": p["A"] @ p["W"]}
+    if config not in EXCHANGEABLE:
+        # IAT of the worst raw entry <= 7.0 ("halfnormal_ard": A 4.4, W 7.0, lam 3.8, tau 2.6;
+        # "truncnormal_entry_rates": A 3.9, W 4.6, tau 2.3)
+        out.update(A=p["A"], W=p["W"])
     if config != "row_rates_fixed_sigma":
         out["tau"] = np.array(p["tau"])
     for name in ("lam", "lam_row"):
@@ -94,7 +110,7 @@ def _funcs(p, config):
     return out
 
 
-def make_sbc(config, *, burn=100, n_draws=40, thin=3, wrong=False):
+def make_sbc(config, *, burn=100, n_draws=40, thin=10, wrong=False):
     """``(simulate, infer)`` for ``config``; ``wrong=True`` doubles the factors' prior
     precision terms ``q`` (a deliberately wrong prior for the HalfNormal/TruncatedNormal
     factor), which the SBC must reject."""

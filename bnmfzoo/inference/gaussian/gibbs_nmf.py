@@ -1,7 +1,8 @@
 """Gibbs step method for exponential-Gaussian BNMF (Schmidt et al. 2009; Brouwer et al. 2017).
 
-The PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmf_sweep`: it reads the model's
-:class:`~bnmfzoo.models._spec.ModelSpec`, converts PyMC's value space (``A_log__`` ...) to the
+The PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmf_sweep` (and, for other priors,
+:mod:`~bnmfzoo.inference.gaussian._gibbs_prior`): it recognizes the model from its graph
+(:func:`bnmfzoo.models.recognize`), converts PyMC's value space (``A_log__`` ...) to the
 factor values and back with the model's own transforms
 (:class:`~bnmfzoo.inference._step_glue.TransformedStep`), and keeps the sampler's exact internal
 state (and the residual on the observed entries) between steps in its sampling state
@@ -214,26 +215,38 @@ class _GibbsFactorization(TransformedStep):
 
 
 class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
-    """Blocked Gibbs sampler for :func:`bnmfzoo.models.exponential_gaussian` models.
+    """Blocked Gibbs sampler for Gaussian NMF models, ours or a user's own ``pm.Model``.
 
-    One step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_[k]`` (Gamma), then the
+    Works on any model :func:`bnmfzoo.models.recognize` reads as ``X ~ Normal(A @ W, ...)``
+    on the observed entries. For the constructors' priors (constant exponential rates, one ARD
+    rate per factor; :func:`bnmfzoo.models.exponential_gaussian` or the same written by hand)
+    one step is Brouwer et al.'s sweep (2017): ARD rates ``lambda_[k]`` (Gamma), then the
     columns ``A[:, k]`` and rows ``W[k, :]`` for ``k = 1..R`` (each a block of independent
     truncated normals), then the noise precision ``tau`` (Gamma; skipped with a fixed
-    ``sigma``). Each half-sweep costs O(|observed| x R) through the residual, or less through
-    Gram matrices shared by rows with the same missing-data pattern (fully observed and
+    ``sigma``). For other recognized priors - ``HalfNormal``, ``TruncatedNormal(lower=0)``,
+    per-entry exponential rates, Gamma rates per row, column, factor or scalar - the same sweep
+    runs with per-entry prior terms
+    (:func:`bnmfzoo.inference.gaussian._prior_core.prior_nmf_sweep`), and parameters that depend
+    on variables other steps sample (a hyperprior, ``sigma ~ HalfNormal``) are read from the
+    point at every step. Each half-sweep costs O(|observed| x R) through the residual, or less
+    through Gram matrices shared by rows with the same missing-data pattern (fully observed and
     block-missing data; chosen automatically, same draws either way). Draws are written in
     PyMC's value space (``A_log__`` ...). The generator comes from
     ``pm.sample(random_seed=...)``, so runs are reproducible with any number of chains and
     cores.
 
+    ``import bnmfzoo`` registers this class in PyMC's ``STEP_METHODS``: ``pm.sample()`` without
+    ``step=`` assigns it the factors, ``tau`` and the Gamma rates of a recognized model
+    (:meth:`competence`), and PyMC's defaults the rest, as a compound step.
+
     Parameters
     ----------
     vars : list, optional
-        Variables to update (default: all of ``A``, ``W``, ``tau``, ``lambda_`` in the model);
+        Variables to update (default: the factors, ``tau`` and the Gamma rates in the model);
         the others may be given to another step method (e.g. ``pm.NUTS([tau])``).
     model : pymc.Model, optional
-        A model built by :func:`bnmfzoo.models.exponential_gaussian`; any other model raises
-        ``TypeError``.
+        A recognized model; any other raises ``TypeError`` saying which likelihood, prior or
+        dependency made the difference.
     rng : numpy.random.Generator or int, optional
         Only used outside ``pm.sample`` (which hands each chain its own generator).
 

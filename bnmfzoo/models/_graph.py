@@ -10,8 +10,8 @@ import numpy as np
 from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
-from pytensor.tensor.elemwise import Elemwise
 from pytensor.scalar.basic import Reciprocal
+from pytensor.tensor.elemwise import Elemwise
 
 __all__ = ["evaluate", "depends_on", "reciprocal_of", "rv_params"]
 

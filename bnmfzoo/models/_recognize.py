@@ -233,6 +233,8 @@ def try_recognize(model):
         result = (_recognize(model), None)
     except NotRecognized as err:
         result = (None, str(err))
+    except Exception as err:  # noqa: BLE001 - a graph this reader does not know: not ours
+        result = (None, f"its graph could not be read ({type(err).__name__}: {err})")
     try:
         setattr(model, _CACHE_ATTR, (key, result))
     except AttributeError:  # pragma: no cover - a model without __dict__

@@ -54,8 +54,8 @@ def plan_from_factorization(f):
                                      .astype(np.int64))
         elif p.constant:
             params = {k: _sweep_layout(role, v) for k, v in _params_value(p, {}).items()}
-            q, l = prior_terms(p.family, params, shape)
-            terms[role] = PriorTerms("constant", q=q, l=l)
+            q, lin = prior_terms(p.family, params, shape)
+            terms[role] = PriorTerms("constant", q=q, lin=lin)
         else:
             terms[role] = PriorTerms("external")
     rates = tuple(

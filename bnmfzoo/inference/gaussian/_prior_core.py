@@ -30,10 +30,10 @@ import numba
 import numpy as np
 
 from bnmfzoo.inference.gaussian._core import (
+    _axpy,
     _check_halves,
     _check_positive_finite,
     _dot_sq,
-    _axpy,
     _gamma,
     _update_tau,
 )
@@ -169,13 +169,13 @@ class RateBlock:
 class PriorTerms:
     """``(q, l)`` of one factor in the sweep's layout, or how to get them.
 
-    ``kind`` is ``"constant"`` (``q``, ``l`` given), ``"rate"`` (exponential with rates from
-    ``rate``: ``q = 0``, ``l = -value[index]``) or ``"external"`` (supplied per sweep).
+    ``kind`` is ``"constant"`` (``q``, ``lin`` given), ``"rate"`` (exponential with rates
+    from ``rate``: ``q = 0``, ``lin = -value[index]``) or ``"external"`` (supplied per sweep).
     """
 
     kind: str
     q: np.ndarray | None = None
-    l: np.ndarray | None = None
+    lin: np.ndarray | None = None
     rate: str | None = None
     index: np.ndarray | None = None
 
@@ -200,12 +200,12 @@ class NMFPriorPlan:
 
 def _terms(plan_terms, rates, external, role):
     if plan_terms.kind == "constant":
-        return plan_terms.q, plan_terms.l
+        return plan_terms.q, plan_terms.lin
     if plan_terms.kind == "rate":
         lam = rates[plan_terms.rate][plan_terms.index]
         return np.zeros(lam.shape), np.ascontiguousarray(-lam)
-    q, l = external[role]
-    return np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(l, dtype=float)
+    q, lin = external[role]
+    return np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(lin, dtype=float)
 
 
 def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kernel="auto"):
@@ -258,8 +258,8 @@ def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kern
         for role, path in zip(("A", "W"), paths, strict=True):
             if role not in update:
                 continue
-            q, l = _terms(getattr(plan, role), rates, external, role)
-            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(l)) and np.all(q >= 0)):
+            q, lin = _terms(getattr(plan, role), rates, external, role)
+            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(lin)) and np.all(q >= 0)):
                 raise FloatingPointError(f"the prior of {role} has non-finite or negative "
                                          "precision terms")
             if role == "A":
@@ -268,15 +268,15 @@ def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kern
                 U, V, patterns = state.Wt, state.A, obs.col_patterns if path == "gram" else None
             if path == "gram":
                 Vt = np.ascontiguousarray(V.T)
-                state._gram_updated(_gram_prior_half(U, Vt, *patterns.arrays, tau, q, l, rng))
+                state._gram_updated(_gram_prior_half(U, Vt, *patterns.arrays, tau, q, lin, rng))
             elif role == "A":
                 _ = state.resid
-                _prior_half_sweep(U, V, obs.row_ptr, obs.cols, state._resid, tau, q, l, rng)
+                _prior_half_sweep(U, V, obs.row_ptr, obs.cols, state._resid, tau, q, lin, rng)
                 state._residual_updated()
             else:
                 _ = state.resid
                 _csc_prior_half_sweep(U, V, obs.col_ptr, obs.csc_rows, obs.csc_perm,
-                                      state._resid, tau, q, l, rng)
+                                      state._resid, tau, q, lin, rng)
                 state._residual_updated()
             _check_halves(0 if all_finite(U) else 1, (role,), obs, tau)
     if "tau" in update and plan.noise == "precision":

@@ -20,12 +20,12 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
 from bnmfzoo.inference._step_glue import TransformedStep
-from bnmfzoo.inference.gaussian._gibbs_prior import GeneralNMFMixin
 from bnmfzoo.inference.gaussian._core import (
     nmf_state,
     nmf_sweep,
     observed_entries,
 )
+from bnmfzoo.inference.gaussian._gibbs_prior import GeneralNMFMixin
 from bnmfzoo.models._recognize import try_recognize
 from bnmfzoo.models._spec import spec_from_factorization
 

@@ -53,9 +53,12 @@ class NMFModelInfo:
         self.extra = tuple(extra)
 
     def condition(self, A, W):
-        """Each particle's other free variables (``extra``): their conditional mode given
-        its ``A`` and ``W`` (:class:`~bnmfzoo.inference.particles._condition.ConditionalMode`);
-        ``{}`` when ``A`` and ``W`` are the only free variables."""
+        """Each particle's other free variables (``extra``), at their conditional mode.
+
+        The mode given the particle's ``A`` and ``W``
+        (:class:`~bnmfzoo.inference.particles._condition.ConditionalMode`); ``{}`` when ``A``
+        and ``W`` are the only free variables.
+        """
         if not self.extra:
             return {}
         from bnmfzoo.inference.particles._condition import ConditionalMode
@@ -129,8 +132,10 @@ class NMFModelInfo:
         return self.project(*self.balance(A, W))
 
     def points(self, A, W, extra=None):
-        """Stacked particles as a dict keyed by the model's variable names (with ``extra``,
-        the other free variables' stacked values)."""
+        """Stacked particles as a dict keyed by the model's variable names.
+
+        ``extra`` adds the other free variables' stacked values.
+        """
         return {self.names["A"]: np.asarray(A), self.names["W"]: np.asarray(W), **(extra or {})}
 
 

@@ -152,7 +152,9 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
     sample_kwargs = dict(draws=draws, tune=tune, chains=chains, cores=1,
                          random_seed=random_seed, progressbar=progressbar)
     if kind == "nuts":
-        with model:
+        from bnmfzoo.inference._step_glue import pymc_default_steps
+
+        with model, pymc_default_steps():  # PyMC's NUTS, not our Gibbs steps
             dt = pm.sample(**{"nuts_sampler": "pymc", **sample_kwargs, **kwargs})
     elif kind == "step":
         with model:

@@ -48,22 +48,6 @@ def user_model(X, rank):
     return model
 
 
-class without_bnmfzoo_steps:
-    """Take the library's step classes out of PyMC's STEP_METHODS for a baseline run."""
-
-    def __enter__(self):
-        from pymc.step_methods import STEP_METHODS
-
-        self.removed = [c for c in STEP_METHODS if c.__module__.startswith("bnmfzoo.")]
-        for c in self.removed:
-            STEP_METHODS.remove(c)
-
-    def __exit__(self, *exc):
-        from pymc.step_methods import STEP_METHODS
-
-        STEP_METHODS.extend(self.removed)
-
-
 def quantities(dt, entries):
     import xarray as xr
 
@@ -100,7 +84,9 @@ def run(name, X, rank, gibbs_draws, nuts_draws, chains, seed):
         ours = pm.sample(draws=gibbs_draws, tune=gibbs_draws // 2, **kw)
         t_ours = time.perf_counter() - t
     assert "train_mse" in ours.sample_stats, "GibbsNMF did not run"
-    with without_bnmfzoo_steps(), model:
+    from bnmfzoo.inference._step_glue import pymc_default_steps
+
+    with pymc_default_steps(), model:
         _, selected = assign_step_methods(model)
         print("  baseline assigns:    " + "; ".join(
             f"{cls.__name__}: [{', '.join(model.values_to_rvs[v].name for v in vs)}]"

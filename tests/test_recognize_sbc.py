@@ -151,6 +151,10 @@ CONFIGS = ["halfnormal_ard", "truncnormal_entry_rates", "row_rates_fixed_sigma",
            "shared_scalar_transposed"]
 
 
+# Measured false-failure rate at this setting (thin 10, 100 simulations): 0 failures in 10 seeds
+# (100-109) for each of the four configurations (smallest Bonferroni-corrected p 0.025); at the
+# earlier thinning of 3, 1 of 20 seeds failed for "halfnormal_ard" and 3 of 20 for
+# "shared_scalar_transposed" (on raw A and W entries: label switching, see EXCHANGEABLE).
 @pytest.mark.parametrize("config, seed", [(c, 31 + i) for i, c in enumerate(CONFIGS)])
 def test_sbc_recognized_priors(config, seed):
     simulate, infer = make_sbc(config)

@@ -23,6 +23,16 @@ NUTS; posterior means of tau and of A @ W (the three entries plus 200 random obs
 against NUTS, as z = difference / sqrt(mcse_ours^2 + mcse_nuts^2) with the count beyond 4; and,
 for CCLE, per-chain ESS and R-hat (on CCLE rank 3 chains may settle in different modes, so
 multi-chain ESS can be tiny while each chain mixes well).
+
+Measured on 2026-11-23 with the defaults (2 chains; ours 500 tune + 1000 draws, NUTS 150 +
+150; shared 2-core machine under load; about 7 minutes in all):
+
+* GDSC, rank 5: ours 7.0 s, NUTS 132.6 s. ESS/s ratios: tau 44x, three A @ W entries 48x, 32x,
+  103x. Posterior means: tau 0.0015232 both (z = -0.07); 204 quantities (tau and 203 A @ W
+  entries): |z| median 0.75, max 2.72, none beyond 4. R-hat of tau 1.000 for both.
+* CCLE, rank 3: ours 2.7 s, NUTS 24.8 s. Ratios: tau 18x, entries 21x, 17x, 42x. |z| median
+  0.63, max 2.66, none beyond 4. R-hat of tau: ours 1.001, NUTS 0.999; per-chain ESS of tau:
+  ours 494 and 702, NUTS 212 and 326 (with this seed both methods' chains agree on the mode).
 """
 
 import argparse

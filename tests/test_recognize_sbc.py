@@ -183,7 +183,9 @@ def _sigma_model(X):
 def test_sbc_sigma_halfnormal_compound_step():
     """``pm.sample()`` as users run it: GibbsNMF on A, lam, W and PyMC's NUTS on sigma (a
     CompoundStep, GibbsNMF reading sigma from the point at every step). 100 simulations, one
-    chain each of 100 tuning + 120 draws thinned by 3."""
+    chain each of 100 tuning + 120 draws thinned by 3. Bonferroni level as above (nominal
+    false-failure rate < 1%; at 7 minutes a run its rate over seeds was not measured: it
+    passed at seed 41, the only seed run, on 2026-11-23)."""
     import logging
 
     def simulate(rng):

@@ -320,3 +320,18 @@ def test_prior_sweep_paths_agree(shape):
         out[kernel] = (st.A.copy(), st.W.copy(), st.tau, rates["lam"].copy())
     for a, b in zip(out["gram"], out["residual"]):
         np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def test_halfcauchy_noise_goes_to_pymc(data):
+    """sigma ~ HalfCauchy (not conjugate): GibbsNMF takes the factors and rate, NUTS sigma."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    with pm.Model() as model:
+        A = pm.HalfNormal("A", 1.0, shape=(5, 2))
+        lam = pm.Gamma("lam", 2.0, 2.0, shape=2)
+        W = pm.Exponential("W", lam[:, None], shape=(2, 4))
+        likelihoods.gaussian("X", A, W, observed=data, sigma=pm.HalfCauchy("sigma", 1.0))
+        _, selected = assign_step_methods(model)
+    assert recognize(model).noise.kind == "other"
+    assert {cls.__name__: sorted(model.values_to_rvs[v].name for v in vs)
+            for cls, vs in selected.items()} == {"GibbsNMF": ["A", "W", "lam"], "NUTS": ["sigma"]}

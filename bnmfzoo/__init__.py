@@ -6,6 +6,11 @@ lazily on first access (PEP 562), so ``import bnmfzoo`` is fast and ``bz.models.
 after a bare ``import bnmfzoo as bz``. Sparse and long-format data: :func:`long_format` builds a
 :class:`LongMatrix` (``(row, col, value)`` triples) that the Gaussian-family models accept, as they
 accept ``scipy.sparse`` matrices (stored entries = observed ones).
+
+``import bnmfzoo`` also lets ``pm.sample()`` choose the library's Gibbs steps by itself for the
+models they recognize (:func:`bnmfzoo.models.recognize`): they are added to PyMC's
+``STEP_METHODS`` right away when PyMC is already loaded, else as soon as it is (a one-shot
+import hook), so importing bnmfzoo stays cheap.
 """
 
 from bnmfzoo._lazy import lazy_namespace
@@ -21,3 +26,44 @@ __getattr__, __dir__ = lazy_namespace(
 )
 __all__ = ["BayesianNMF", "LongMatrix", "datasets", "diagnostics", "inference", "likelihoods",
            "long_format", "models"]
+
+
+def _register_steps():
+    import importlib
+
+    importlib.import_module("bnmfzoo.inference.gaussian._register").register_step_methods()
+
+
+class _AfterPyMC:
+    """Meta-path finder: once ``pymc`` has been imported, register our step methods."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "pymc":
+            return None
+        import importlib.machinery
+        import sys
+
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_register(module):
+            exec_module(module)
+            _register_steps()
+
+        spec.loader.exec_module = exec_then_register
+        return spec
+
+
+def _install_hook():
+    import sys
+
+    if "pymc" in sys.modules:
+        _register_steps()
+    elif not any(isinstance(f, _AfterPyMC) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterPyMC())
+
+
+_install_hook()

@@ -157,7 +157,7 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
         kwargs.setdefault("compute_convergence_checks", False)
         dt = sample(model, step=resolve(path) if kind == "step" else None, draws=draws,
                     tune=tune, chains=chains, random_seed=random_seed, client=client,
-                    progressbar=progressbar, **kwargs)
+                    progressbar=progressbar, pymc_default_steps=kind == "nuts", **kwargs)
     elif client is not None:
         import inspect
 

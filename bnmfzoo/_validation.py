@@ -228,8 +228,8 @@ def check_entries(X, *, kind="nonnegative", mask=None, name="X"):
     input: a ``LongMatrix`` (see :func:`bnmfzoo.long_format`) or a ``scipy.sparse`` matrix,
     whose **stored entries are the observed ones, explicit zeros included** (a stored NaN is
     an error). Beware that ``scipy.sparse.csr_array(dense)`` stores no zeros: they become
-    missing entries (for binary data with only ones stored, a warning says so). Dense input goes through :func:`check_matrix` first (NaN and ``mask`` mark the
-    missing entries).
+    missing entries (for binary data with only ones stored, a warning says so). Dense input
+    goes through :func:`check_matrix` first (NaN and ``mask`` mark the missing entries).
 
     Examples
     --------

@@ -47,8 +47,8 @@ import xarray as xr
 import bnmfzoo
 from bnmfzoo import diagnostics, likelihoods
 from bnmfzoo.datasets import holdout_mask, load_ccle
-from bnmfzoo.inference import GibbsNMF, fit_particles, fit_vb
-from bnmfzoo.models import exponential_gaussian
+from bnmfzoo.inference import GibbsNMF, fit_particles, fit_vb, pymc_default_steps
+from bnmfzoo.models import exponential_gaussian, recognize
 from bnmfzoo.plots import plot_bases, plot_particles
 
 SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
@@ -136,22 +136,29 @@ ax.set_yscale("symlog")
 fig.tight_layout()
 
 # %% [markdown]
-# ## 3c. Your own model with NUTS
+# ## 3c. Your own model: our Gibbs step, chosen by PyMC
 #
-# `GibbsNMF` and `fit_vb` use conjugate updates derived for the models of `bnmfzoo.models`;
-# today they recognize only those and reject any other `pm.Model` with a `TypeError` that
-# says what to use instead (recognizing a user's model with the same structure is planned).
-# Your own model is sampled by PyMC's NUTS — or by `fit_particles` (section 5), which needs
-# only the model's score.
+# `bnmfzoo.models.recognize` reads a model's graph: which observed variable is the likelihood,
+# which free variables are `A` and `W`, and the prior family of each with its parameters. A
+# half-normal prior is conjugate as well (each entry's conditional is again a normal
+# truncated at 0), and `import bnmfzoo` registered `GibbsNMF` with PyMC, so `pm.sample()`
+# without `step=` assigns it `A` and `W` by itself. For comparison, the same model with PyMC's
+# own choice of sampler (NUTS), inside `pymc_default_steps()`.
 
 # %%
-try:
-    GibbsNMF(model=my_model)
-except TypeError as err:
-    print("GibbsNMF:", err)
+found = recognize(my_model)
+print({role: f.family for role, f in found.factors.items()}, "noise:", found.noise.kind)
 
 t0 = time.perf_counter()
 with my_model:
+    idata_mine = pm.sample(draws=DRAWS, tune=TUNE, chains=CHAINS, cores=1, random_seed=3,
+                           progressbar=False, compute_convergence_checks=False)
+t_mine = time.perf_counter() - t0
+print(f"pm.sample() chose GibbsNMF ({'train_mse' in idata_mine['sample_stats']}): "
+      f"{t_mine:.0f} s for {CHAINS} x {DRAWS + TUNE} sweeps")
+
+t0 = time.perf_counter()
+with my_model, pymc_default_steps():
     idata_nuts = pm.sample(draws=NUTS_DRAWS, tune=NUTS_TUNE, chains=NUTS_CHAINS, cores=1,
                            nuts_sampler="pymc", random_seed=3, progressbar=False,
                            compute_convergence_checks=False)

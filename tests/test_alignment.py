@@ -159,7 +159,9 @@ def nuts_run():
     W_true = rng.gamma(1.0, size=(R, N)) + 0.5
     X = A_true @ W_true + 0.5 * rng.standard_normal((D, N))
     coords = {"row": range(D), "col": range(N), "factor": range(R)}
-    with pm.Model(coords=coords):
+    from bnmfzoo.inference._step_glue import pymc_default_steps
+
+    with pm.Model(coords=coords), pymc_default_steps():  # NUTS draws, as PyMC alone samples
         A = pm.Exponential("A", 1.0, dims=("row", "factor"))
         W = pm.Exponential("W", 1.0, dims=("factor", "col"))
         pm.Normal("X", mu=A @ W, sigma=0.5, observed=X, dims=("row", "col"))

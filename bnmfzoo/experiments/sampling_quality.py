@@ -137,7 +137,9 @@ def _pymc_chain(X_noisy, init, n_draws, seed, step, *, sigma, lam, tune, progres
     R = init[0].shape[1]
     model = exponential_gaussian(np.maximum(X_noisy, 0.0), R, sigma=sigma, lambda_=lam)
     A0, W0 = (np.maximum(m, 1e-6) for m in init)
-    with model:
+    from bnmfzoo.inference._step_glue import pymc_default_steps
+
+    with model, pymc_default_steps():  # step=None means PyMC's NUTS, not our Gibbs
         kwargs = {"nuts_sampler": "pymc"} if step is None else {"step": step(model)}
         idata = pm.sample(draws=n_draws, tune=tune, chains=1, cores=1,
                           initvals={"A": A0, "W": W0}, random_seed=seed,

@@ -10,6 +10,10 @@ Four independent wings, one per paper family; none imports another:
   2019): Q-Transform, Stein weights, SVGD, DSGD, NUTS/ADVI baselines.
 * :mod:`~bnmfzoo.inference.exploration` -- RRT exploration with online nonparametric VI (Masood &
   Doshi-Velez 2016).
+
+``import bnmfzoo`` registers the Gibbs step methods with PyMC, so ``pm.sample()`` chooses them
+by itself for the models they recognize; ``with pymc_default_steps():`` restores PyMC's own
+choice (e.g. for a NUTS baseline).
 """
 
 from bnmfzoo._lazy import lazy_namespace
@@ -34,6 +38,7 @@ _NAMES = {
     "fit_npvi": ".exploration.npvi",
     "fit_onvi": ".exploration.npvi",
     "sample": ".chains",
+    "pymc_default_steps": "._step_glue",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

@@ -19,13 +19,15 @@ Nothing here knows about a particular model family; the wings' step methods subc
 restores everything a chain needs to continue exactly.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.logprob.transforms import LogTransform
 from pymc.step_methods.compound import BlockedStep
 
-__all__ = ["ValueMap", "TransformedStep", "NUMPY_EQUIVALENTS"]
+__all__ = ["ValueMap", "TransformedStep", "NUMPY_EQUIVALENTS", "pymc_default_steps"]
 
 #: transform type -> (forward, backward) NumPy functions computing exactly what the transform's
 #: PyTensor graph computes, elementwise
@@ -172,3 +174,29 @@ class TransformedStep(BlockedStep):
         from pymc.step_methods.compound import Competence
 
         return Competence.INCOMPATIBLE
+
+
+@contextmanager
+def pymc_default_steps():
+    """Within this block ``pm.sample()`` chooses steps as PyMC alone would (NUTS baselines).
+
+    ``import bnmfzoo`` adds the library's Gibbs steps to ``pymc.step_methods.STEP_METHODS``, so
+    ``pm.sample()`` picks them for the models they recognize; a run meant as PyMC's NUTS takes
+    them out for its duration (and puts them back).
+
+    Examples
+    --------
+    >>> from pymc.step_methods import STEP_METHODS
+    >>> with pymc_default_steps():
+    ...     any(c.__module__.startswith("bnmfzoo.") for c in STEP_METHODS)
+    False
+    """
+    from pymc.step_methods import STEP_METHODS
+
+    removed = [c for c in STEP_METHODS if c.__module__.startswith("bnmfzoo.")]
+    for c in removed:
+        STEP_METHODS.remove(c)
+    try:
+        yield
+    finally:
+        STEP_METHODS.extend(c for c in removed if c not in STEP_METHODS)

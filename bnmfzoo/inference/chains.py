@@ -100,9 +100,19 @@ def _math(strict):
     return pytensor.config.change_flags(numba__fastmath=not strict)
 
 
-def _run_chain(model, step, chain, seeds, rng, *, draws, tune, options, strict_math=True):
+def _steps_context(pymc_steps):
+    """PyMC's own step assignment (``pymc_steps``) or the one with bnmfzoo's steps."""
+    import contextlib
+
+    from bnmfzoo.inference._step_glue import pymc_default_steps
+
+    return pymc_default_steps() if pymc_steps else contextlib.nullcontext()
+
+
+def _run_chain(model, step, chain, seeds, rng, *, draws, tune, options, strict_math=True,
+               pymc_steps=False):
     """One chain of ``pm.sample(chains=len(seeds))``, as a DataTree with ``chain`` = [0]."""
-    with _math(strict_math):
+    with _math(strict_math), _steps_context(pymc_steps):
         return _one_chain(model, step, chain, seeds, rng, draws=draws, tune=tune,
                           options=options)
 
@@ -193,7 +203,7 @@ def merge_chains(trees):
 
 def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=None, client=None,
            progressbar=True, compute_convergence_checks=False, strict_math=True,
-           log_likelihood="auto", **kwargs):
+           log_likelihood="auto", pymc_default_steps=False, **kwargs):
     """``pm.sample`` with ``client=``: MCMC chains as Dask tasks, bitwise equal to serial.
 
     Without ``client`` this is ``pm.sample(..., cores=1, nuts_sampler="pymc")``. With a
@@ -244,6 +254,10 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         and any predictive group get ``row`` / ``col`` coordinates (the data's labels, e.g. a
         cell line and a drug; :func:`bnmfzoo.diagnostics.label_observations`), which a plain
         ``pm.sample`` cannot attach (PyMC's converter takes one-dimensional coordinates only).
+    pymc_default_steps : bool, default False
+        With ``step=None``, let PyMC assign steps as it would without bnmfzoo (NUTS for a
+        continuous model) instead of choosing the library's Gibbs steps for a model they
+        recognize (:func:`bnmfzoo.inference.pymc_default_steps`), here and on every worker.
     **kwargs
         Passed to ``pm.sample``. With ``client``, only ``init``, ``initvals``, ``n_init``,
         ``jitter_max_retries``, ``nuts``, ``target_accept``, ``var_names``, ``idata_kwargs``,
@@ -295,7 +309,7 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         steps = _make_steps(step, built)
         options = dict(cores=1, nuts_sampler="pymc", progressbar=progressbar,
                        compute_convergence_checks=compute_convergence_checks)
-        with built, _math(strict_math):
+        with built, _math(strict_math), _steps_context(pymc_default_steps):
             dt = pm.sample(draws=draws, tune=tune, chains=chains, step=steps,
                            random_seed=random_seed, **{**options, **kwargs})
         return _with_log_likelihood(dt, built, log_likelihood)
@@ -309,7 +323,8 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
     rngs, seeds = chain_seeds(random_seed, chains)
     shipped = client.scatter(model) if isinstance(model, pm.Model) else model
     futures = [client.submit(_run_chain, shipped, step, c, seeds, rngs[c], draws=draws,
-                             tune=tune, options=kwargs, strict_math=strict_math, pure=False)
+                             tune=tune, options=kwargs, strict_math=strict_math,
+                             pymc_steps=pymc_default_steps, pure=False)
                for c in range(chains)]
     dt = merge_chains(client.gather(futures))
     dt.attrs["sampling_time"] = time.time() - start

@@ -1,9 +1,13 @@
-"""What our inference methods need to know about a model built by :mod:`bnmfzoo.models`.
+"""What our inference methods need to know about a model.
 
-Each model function attaches a :class:`ModelSpec` to the ``pm.Model`` it returns (attribute
-``bnmfzoo_spec``). Step methods and fitters read it with :func:`get_spec`, which raises a clear
-``TypeError`` for a model they do not fit (a user's own ``pm.Model`` without a spec, or another
-family). Methods that work on *any* PyMC model (Stein discrepancy, particles, NUTS) do not need it.
+For the Gaussian families (``exponential_gaussian``, ``tri_exponential_gaussian``) the
+:class:`ModelSpec` is the result of recognizing the model's graph
+(:func:`bnmfzoo.models._recognize.recognize`, then :func:`spec_from_factorization`): our own
+constructors and a user's own ``pm.Model`` go through the same path, and a user model with
+exponential priors (constant rates or ARD Gamma rates) gets the same spec as ours. The other
+families (SILF, uniform noise, Bernoulli) still attach a hand-built spec (attribute
+``bnmfzoo_spec``). Step methods and fitters read either with :func:`get_spec`, which raises a
+clear ``TypeError`` saying which prior or likelihood made the difference.
 """
 
 from dataclasses import dataclass, field
@@ -76,13 +80,128 @@ def get_spec(model, *, families, method):
         families = (families,)
     spec = getattr(model, SPEC_ATTR, None)
     if spec is None:
-        raise TypeError(
-            f"{method} needs a model built by bnmfzoo.models ({', '.join(families)}); "
-            "this pm.Model has no bnmfzoo specification. Use NUTS, fit_particles or "
-            "stein_discrepancy for your own models."
-        )
+        import pymc as pm
+
+        if not isinstance(model, pm.Model):
+            raise TypeError(f"{method} needs a pymc.Model, got {type(model).__name__}")
+        spec, reason = _recognized_spec(model)
+        if spec is None:
+            raise TypeError(
+                f"{method} needs a model of family {', '.join(families)}; this pm.Model is not "
+                f"recognized as one: {reason}"
+            )
     if spec.family not in families:
         raise TypeError(
             f"{method} fits {', '.join(families)} models, not a {spec.family!r} model"
         )
     return spec
+
+
+def _uniform(value):
+    """The single value of a constant array, or None when it varies."""
+    v = np.asarray(value, dtype=float).ravel()
+    return float(v[0]) if v.size and np.all(v == v[0]) else None
+
+
+def _per_factor(rate, users, roles_axes):
+    """True when ``rate`` (GammaRate) is one rate per factor used as ``roles_axes`` says."""
+    if len(rate.shape) != 1 or dict(users).keys() != roles_axes.keys():
+        return False
+    for role, idx in users:
+        axis = roles_axes[role]
+        expected = np.arange(idx.shape[axis])
+        expected = expected[None, :] if axis == 1 else expected[:, None]
+        if not np.array_equal(idx, np.broadcast_to(expected, idx.shape)):
+            return False
+    return _uniform(rate.alpha) is not None and _uniform(rate.beta) is not None
+
+
+def spec_from_factorization(f):
+    """``(ModelSpec, None)`` for a recognized exponential-prior model, else ``(None, reason)``.
+
+    The spec's family is ``"exponential_gaussian"`` (``X ~ A W``) or
+    ``"tri_exponential_gaussian"``, with the hyperparameters of those constructors: constant
+    scalar exponential rates, or one ARD Gamma rate per factor (shared by ``A[:, k]`` and
+    ``W[k, :]``; per column of ``F`` and of ``G``), a Gamma precision ``tau`` or a fixed
+    ``sigma``, and no other free variable.
+    """
+    roles = ("A", "W") if f.kind == "nmf" else ("F", "S", "G")
+    for role in roles:
+        p = f.factors[role]
+        if p.family != "exponential":
+            return None, (f"the prior of {role} ({p.name!r}) is {p.family}; this method "
+                          "implements Exponential priors (constant rates or ARD Gamma rates)")
+        if p.transposed:
+            return None, f"{role} ({p.name!r}) is stored transposed"
+    if f.noise.kind == "other":
+        return None, (f"the noise sd depends on {list(f.noise.depends_on)}; this method needs "
+                      "tau ~ Gamma or a fixed sigma")
+    if f.others:
+        return None, f"the model has further free variables {list(f.others)}"
+    hyper = {"alpha_tau": f.noise.alpha if f.noise.kind == "precision" else 1.0,
+             "beta_tau": f.noise.beta if f.noise.kind == "precision" else 1.0,
+             "sigma": f.noise.sigma, "ard": bool(f.rates), "alpha0": 1.0, "beta0": 1.0}
+    var_names = {role: f.factors[role].name for role in roles}
+    var_names["tau"] = f.noise.name
+    ard_axes = {"A": 1, "W": 0} if f.kind == "nmf" else None
+    if f.kind == "nmf":
+        if f.rates:
+            rate = next(iter(f.rates.values()))
+            if len(f.rates) != 1 or not _per_factor(rate, rate.users, ard_axes):
+                return None, ("the exponential rates are Gamma variables, but not one rate per "
+                              "factor shared by A[:, k] and W[k, :]")
+            hyper.update(alpha0=_uniform(rate.alpha), beta0=_uniform(rate.beta),
+                         lambda_A=None, lambda_W=None)
+            var_names["lambda_"] = rate.name
+        else:
+            var_names["lambda_"] = None
+        ard_roles = ()
+    else:
+        ard_roles = ("F", "G") if f.rates else ()
+        if f.rates:
+            rF = f.rates.get(f.factors["F"].rate)
+            rG = f.rates.get(f.factors["G"].rate)
+            ok = (len(f.rates) == 2 and rF is not None and rG is not None
+                  and _per_factor(rF, rF.users, {"F": 1}) and _per_factor(rG, rG.users, {"G": 1})
+                  and _uniform(rF.alpha) == _uniform(rG.alpha)
+                  and _uniform(rF.beta) == _uniform(rG.beta))
+            if not ok:
+                return None, ("the exponential rates are Gamma variables, but not one rate per "
+                              "column of F and of G with the same prior")
+            hyper.update(alpha0=_uniform(rF.alpha), beta0=_uniform(rF.beta), lambda_F=None,
+                         lambda_G=None)
+        var_names["lambda_F"] = f.factors["F"].rate
+        var_names["lambda_G"] = f.factors["G"].rate
+    for role in roles:
+        p = f.factors[role]
+        if (f.kind == "nmf" and f.rates) or role in ard_roles:
+            continue
+        lam = p.params["lam"]
+        value = _uniform(lam.value) if lam.constant else None
+        if value is None:
+            return None, (f"the exponential rate of {role} is not one constant (per-entry "
+                          "rates need GibbsNMF)")
+        hyper[f"lambda_{role}"] = value
+    family = "exponential_gaussian" if f.kind == "nmf" else "tri_exponential_gaussian"
+    spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=hyper,
+                     var_names=var_names)
+    return spec, None
+
+
+def spec_from_model(model):
+    """:func:`spec_from_factorization` of the recognized ``model``; raises ``TypeError``."""
+    from bnmfzoo.models._recognize import recognize
+
+    spec, reason = spec_from_factorization(recognize(model))
+    if spec is None:
+        raise TypeError(reason)
+    return spec
+
+
+def _recognized_spec(model):
+    from bnmfzoo.models._recognize import try_recognize
+
+    f, reason = try_recognize(model)
+    if f is None:
+        return None, reason
+    return spec_from_factorization(f)

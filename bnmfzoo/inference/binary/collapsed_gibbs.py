@@ -275,8 +275,11 @@ class _CollapsedStep(TransformedStep):
         self._n_steps = (int(tune), int(tune) + int(draws), 0)
 
     def _start_chain(self, rng, point=None):
-        """A new chain: the prior's random labels, moved by CVB0 when ``init="cvb0"``; with
-        ``init="point"`` labels drawn given the factors of PyMC's initial point."""
+        """A new chain from ``init`` (see the class docstring).
+
+        The prior's random labels, moved by CVB0 when ``init="cvb0"``; with ``init="point"``
+        labels drawn given the factors of PyMC's initial point.
+        """
         if self.init == "point" and point is not None:
             return self._new_chain(rng, *self._point_assignments(point, rng))
         chain = self._new_chain(rng)

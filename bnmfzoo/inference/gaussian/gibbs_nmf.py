@@ -1,7 +1,8 @@
 """Gibbs step method for exponential-Gaussian BNMF (Schmidt et al. 2009; Brouwer et al. 2017).
 
-The PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmf_sweep`: it reads the model's
-:class:`~bnmfzoo.models._spec.ModelSpec`, converts PyMC's value space (``A_log__`` ...) to the
+The PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmf_sweep` (and, for other priors,
+:mod:`~bnmfzoo.inference.gaussian._gibbs_prior`): it recognizes the model from its graph
+(:func:`bnmfzoo.models.recognize`), converts PyMC's value space (``A_log__`` ...) to the
 factor values and back with the model's own transforms
 (:class:`~bnmfzoo.inference._step_glue.TransformedStep`), and keeps the sampler's exact internal
 state (and the residual on the observed entries) between steps in its sampling state
@@ -24,9 +25,13 @@ from bnmfzoo.inference.gaussian._core import (
     nmf_sweep,
     observed_entries,
 )
-from bnmfzoo.models._spec import get_spec
+from bnmfzoo.inference.gaussian._gibbs_prior import GeneralNMFMixin
+from bnmfzoo.models._recognize import try_recognize
+from bnmfzoo.models._spec import spec_from_factorization
 
 __all__ = ["GibbsNMF", "GibbsState"]
+
+_KIND_TEXT = {"nmf": "X ~ A W", "nmtf": "X ~ F S G^T"}
 
 
 @dataclass_state
@@ -48,10 +53,33 @@ class GibbsState(StepMethodState):
     chain: tuple | None = field(default=None)
 
 
+def _model_of(var):
+    """The model whose step methods PyMC is choosing for ``var``.
+
+    PyMC passes ``competence`` only the variable. Inside ``with model:`` that is the model in
+    context; ``pm.sample(model=m)`` outside any context enters none, so the model is then read
+    from the calling ``assign_step_methods`` frame (its ``model`` argument).
+    """
+    import sys
+
+    model = pm.Model.get_context(error_if_none=False)
+    if model is not None and var in model.free_RVs:
+        return model
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "assign_step_methods":
+            candidate = frame.f_locals.get("model")
+            if isinstance(candidate, pm.Model):
+                return candidate
+        frame = frame.f_back
+    return model
+
+
 class _GibbsFactorization(TransformedStep):
     """Shared PyMC glue of :class:`GibbsNMF` and :class:`GibbsNMTF` (see their docstrings)."""
 
     family = ""
+    kind = ""
     factor_roles = ()
     stats_dtypes_shapes = {
         "train_mse": (np.float64, []),
@@ -70,15 +98,78 @@ class _GibbsFactorization(TransformedStep):
         compile_kwargs=None,
     ):
         model = pm.modelcontext(model)
-        spec = get_spec(model, families=self.family, method=type(self).__name__)
-        self._init_variables(model, spec.var_names, vars)
-        self.spec = spec
-        self.hyper = dict(spec.hyper)
-        entries = getattr(spec, "entries", None)  # sparse data: no dense array
-        self.obs = (observed_entries(spec.X, spec.mask) if entries is None
-                    else observed_entries(entries))
+        name = type(self).__name__
+        attached = getattr(model, "bnmfzoo_spec", None)
+        if attached is not None and attached.family == self.family:
+            # our constructors' spec (also for sparse data, where recognition would need the
+            # dense matrix): the exact path, same draws as ever
+            found, spec = None, attached
+        else:
+            found, reason = try_recognize(model)
+            if found is None:
+                raise TypeError(f"{name} cannot sample this model: {reason}")
+            spec, reason = spec_from_factorization(found)
+        self.general = spec is None or spec.family != self.family
+        if self.general:
+            if not self._accepts(found):
+                if found.kind != self.kind:
+                    reason = (f"{name} samples {_KIND_TEXT[self.kind]} models; this model is "
+                              f"{_KIND_TEXT[found.kind]}")
+                raise TypeError(f"{name} cannot sample this model: {reason}")
+            self._init_general(model, found, vars)
+        else:  # the constructors' exact path (same draws as ever)
+            self._init_variables(model, spec.var_names, vars)
+            self.spec = spec
+            self.hyper = dict(spec.hyper)
+            entries = getattr(spec, "entries", None)  # sparse data: no dense array
+            self.obs = (observed_entries(spec.X, spec.mask) if entries is None
+                        else observed_entries(entries))
+        self.recognized = found
         self.rng = get_random_generator(rng)
         self.chain = None
+
+    def _accepts(self, found):
+        """True when the general (per-entry prior) sweep handles ``found``."""
+        return False
+
+    def _init_general(self, model, found, vars):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def _roles_of(cls, found):
+        """Variable names this step can update in the recognized model (None: none)."""
+        spec, _ = spec_from_factorization(found)
+        if spec is not None and spec.family == cls.family:
+            return {v for v in spec.var_names.values() if v}
+        return None
+
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """IDEAL for the variables of a recognized model this step updates, else INCOMPATIBLE.
+
+        ``pm.sample()`` asks every class in ``pymc.step_methods.STEP_METHODS`` for each free
+        variable and takes the most competent; NUTS answers PREFERRED for continuous
+        variables, so IDEAL (as pymc-bart's PGBART does) is what makes the choice ours
+        regardless of the list's order. The model is the one in context, or else the one
+        ``pm.sample(model=...)`` is assigning steps for.
+        """
+        from pymc.step_methods.compound import Competence
+
+        try:
+            model = _model_of(var)
+            if model is None or var not in model.free_RVs:
+                return Competence.INCOMPATIBLE
+            attached = getattr(model, "bnmfzoo_spec", None)
+            if attached is not None and attached.family == cls.family:
+                names = {v for v in attached.var_names.values() if v}
+            else:
+                found, _ = try_recognize(model)
+                names = None if found is None else cls._roles_of(found)
+        except Exception:  # noqa: BLE001 - no model in context, or an unreadable graph
+            return Competence.INCOMPATIBLE
+        if names and var.name in names:
+            return Competence.IDEAL
+        return Competence.INCOMPATIBLE
 
     def setup_chain(self, rng, tune, draws):
         """Take this chain's generator and forget the previous chain's state."""
@@ -116,6 +207,8 @@ class _GibbsFactorization(TransformedStep):
 
     def step(self, point):
         """One full sweep over the assigned blocks; returns ``(point, [stats])``."""
+        if self.general:
+            return self._general_step(point)
         state = self._state_from_point(point)
         self._sweep(state)
         values = self._values(state)
@@ -133,27 +226,39 @@ class _GibbsFactorization(TransformedStep):
         return new_point, [stats]
 
 
-class GibbsNMF(_GibbsFactorization):
-    """Blocked Gibbs sampler for :func:`bnmfzoo.models.exponential_gaussian` models.
+class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
+    """Blocked Gibbs sampler for Gaussian NMF models, ours or a user's own ``pm.Model``.
 
-    One step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_[k]`` (Gamma), then the
+    Works on any model :func:`bnmfzoo.models.recognize` reads as ``X ~ Normal(A @ W, ...)``
+    on the observed entries. For the constructors' priors (constant exponential rates, one ARD
+    rate per factor; :func:`bnmfzoo.models.exponential_gaussian` or the same written by hand)
+    one step is Brouwer et al.'s sweep (2017): ARD rates ``lambda_[k]`` (Gamma), then the
     columns ``A[:, k]`` and rows ``W[k, :]`` for ``k = 1..R`` (each a block of independent
     truncated normals), then the noise precision ``tau`` (Gamma; skipped with a fixed
-    ``sigma``). Each half-sweep costs O(|observed| x R) through the residual, or less through
-    Gram matrices shared by rows with the same missing-data pattern (fully observed and
+    ``sigma``). For other recognized priors - ``HalfNormal``, ``TruncatedNormal(lower=0)``,
+    per-entry exponential rates, Gamma rates per row, column, factor or scalar - the same sweep
+    runs with per-entry prior terms
+    (:func:`bnmfzoo.inference.gaussian._prior_core.prior_nmf_sweep`), and parameters that depend
+    on variables other steps sample (a hyperprior, ``sigma ~ HalfNormal``) are read from the
+    point at every step. Each half-sweep costs O(|observed| x R) through the residual, or less
+    through Gram matrices shared by rows with the same missing-data pattern (fully observed and
     block-missing data; chosen automatically, same draws either way). Draws are written in
     PyMC's value space (``A_log__`` ...). The generator comes from
     ``pm.sample(random_seed=...)``, so runs are reproducible with any number of chains and
     cores.
 
+    ``import bnmfzoo`` registers this class in PyMC's ``STEP_METHODS``: ``pm.sample()`` without
+    ``step=`` assigns it the factors, ``tau`` and the Gamma rates of a recognized model
+    (:meth:`competence`), and PyMC's defaults the rest, as a compound step.
+
     Parameters
     ----------
     vars : list, optional
-        Variables to update (default: all of ``A``, ``W``, ``tau``, ``lambda_`` in the model);
+        Variables to update (default: the factors, ``tau`` and the Gamma rates in the model);
         the others may be given to another step method (e.g. ``pm.NUTS([tau])``).
     model : pymc.Model, optional
-        A model built by :func:`bnmfzoo.models.exponential_gaussian`; any other model raises
-        ``TypeError``.
+        A recognized model; any other raises ``TypeError`` saying which likelihood, prior or
+        dependency made the difference.
     rng : numpy.random.Generator or int, optional
         Only used outside ``pm.sample`` (which hands each chain its own generator).
 
@@ -174,7 +279,14 @@ class GibbsNMF(_GibbsFactorization):
 
     name = "gibbs_nmf"
     family = "exponential_gaussian"
+    kind = "nmf"
     factor_roles = ("A", "W")
+
+    @classmethod
+    def _roles_of(cls, found):
+        if found.kind != "nmf":
+            return None
+        return set(found.var_names.values())
 
     def _new_state(self, values):
         return nmf_state(values["A"], values["W"], values.get("tau", 1.0),
@@ -191,3 +303,4 @@ class GibbsNMF(_GibbsFactorization):
             state.tau = float(value)
         else:
             state.lambda_ = np.array(value, dtype=float)
+

@@ -46,6 +46,7 @@ class GibbsNMTF(_GibbsFactorization):
 
     name = "gibbs_nmtf"
     family = "tri_exponential_gaussian"
+    kind = "nmtf"
     factor_roles = ("F", "S", "G")
 
     def _new_state(self, values):
@@ -64,3 +65,4 @@ class GibbsNMTF(_GibbsFactorization):
             state.tau = float(value)
         else:
             setattr(state, role, np.array(value, dtype=float))
+

@@ -202,7 +202,9 @@ def fit_nuts(model, *, draws=1000, tune=500, n_particles=50, checkpoints=None, X
     if warm_start:
         A0, W0 = nmf_warm_start(info, random_seed=seed_nmf % 2**31)
         initvals = {info.names["A"]: A0, info.names["W"]: W0}
-    with model:
+    from bnmfzoo.inference._step_glue import pymc_default_steps
+
+    with model, pymc_default_steps():  # PyMC's NUTS even where GibbsNMF would be chosen
         dt = pm.sample(draws=int(draws), tune=int(tune), chains=1, cores=1, nuts_sampler="pymc",
                        initvals=initvals, random_seed=seed_pm % 2**31, progressbar=progressbar,
                        compute_convergence_checks=False, **sample_kwargs)

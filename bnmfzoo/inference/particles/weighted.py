@@ -47,9 +47,23 @@ class NMFModelInfo:
         The model's bnmfzoo family, or ``"custom"``.
     """
 
-    def __init__(self, model, names, X, mask, rank, simplex_columns, family):
+    def __init__(self, model, names, X, mask, rank, simplex_columns, family, extra=()):
         self.model, self.names, self.X, self.mask = model, names, X, mask
         self.rank, self.simplex_columns, self.family = rank, simplex_columns, family
+        self.extra = tuple(extra)
+
+    def condition(self, A, W):
+        """Each particle's other free variables (``extra``), at their conditional mode.
+
+        The mode given the particle's ``A`` and ``W``
+        (:class:`~bnmfzoo.inference.particles._condition.ConditionalMode`); ``{}`` when ``A``
+        and ``W`` are the only free variables.
+        """
+        if not self.extra:
+            return {}
+        from bnmfzoo.inference.particles._condition import ConditionalMode
+
+        return ConditionalMode(self.model, self.names, self.extra)(A, W)
 
     @property
     def X_values(self):
@@ -117,9 +131,12 @@ class NMFModelInfo:
         """
         return self.project(*self.balance(A, W))
 
-    def points(self, A, W):
-        """Stacked particles as a dict keyed by the model's variable names."""
-        return {self.names["A"]: np.asarray(A), self.names["W"]: np.asarray(W)}
+    def points(self, A, W, extra=None):
+        """Stacked particles as a dict keyed by the model's variable names.
+
+        ``extra`` adds the other free variables' stacked values.
+        """
+        return {self.names["A"]: np.asarray(A), self.names["W"]: np.asarray(W), **(extra or {})}
 
 
 def _exponential_rates(model, names):
@@ -173,7 +190,8 @@ def _find_data(model, shape):
     return None
 
 
-def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_particles"):
+def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_particles",
+                      allow_extra=False):
     """Identify ``A``, ``W`` and the data of ``model`` (ours or a user's own ``pm.Model``).
 
     The free variables must be exactly ``A`` (D x R) and ``W`` (R x N) (names from the model's
@@ -190,10 +208,18 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
 
     if not isinstance(model, pm.Model):
         raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
+    from bnmfzoo.models._recognize import try_recognize
+
     spec = getattr(model, "bnmfzoo_spec", None)
     names = {"A": "A", "W": "W"}
+    found, _ = try_recognize(model)
+    if found is not None and (found.kind != "nmf" or any(f.transposed for f in
+                                                         found.factors.values())):
+        found = None
     if spec is not None:
         names.update({k: v for k, v in spec.var_names.items() if k in ("A", "W") and v})
+    elif found is not None:
+        names.update({role: found.factors[role].name for role in ("A", "W")})
     if var_names is not None:
         if not isinstance(var_names, dict) or set(var_names) - {"A", "W"}:
             raise TypeError('var_names must be a dict like {"A": "A", "W": "W"}')
@@ -206,7 +232,7 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
                 f"variables are {sorted(free)} (pass var_names={{'A': ..., 'W': ...}})"
             )
     extra = sorted(set(free) - {names["A"], names["W"]})
-    if extra:
+    if extra and not allow_extra:
         raise TypeError(
             f"{method} works on models whose only free variables are A and W; this model also "
             f"has {extra} (fix them, e.g. exponential_gaussian(..., sigma='reference'))"
@@ -223,6 +249,8 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
         Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
     elif spec is not None:
         Xda, m = spec.X, spec.mask
+    elif found is not None:
+        Xda, m = found.X, found.mask
     else:
         found = _find_data(model, shape)
         if found is None:
@@ -234,7 +262,8 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
         raise ValueError(f"X has shape {tuple(Xda.shape)} but A @ W has shape {shape}")
     family = spec.family if spec is not None else "custom"
     simplex = _is_simplex_columns(model, A_rv, a_shape)
-    return NMFModelInfo(model, names, Xda, np.asarray(m, bool), a_shape[1], simplex, family)
+    return NMFModelInfo(model, names, Xda, np.asarray(m, bool), a_shape[1], simplex, family,
+                        extra=extra if allow_extra else ())
 
 
 def systematic_resample(weights, n_draws, rng):
@@ -265,7 +294,7 @@ def default_kernel(info):
 
 
 def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None,
-                    space="unconstrained"):
+                    space="unconstrained", extra=None):
     """Stein-optimal weights and the discrepancy of a stack of particles.
 
     The Stein kernel matrix comes from :func:`bnmfzoo.diagnostics.stein_matrix` with its
@@ -301,7 +330,7 @@ def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None,
     t0 = time.perf_counter()
     if weights not in ("stein", "uniform"):
         raise ValueError(f"weights must be 'stein' or 'uniform', got {weights!r}")
-    sm = stein_matrix(info.model, info.points(A, W), kernel=kernel, space=space,
+    sm = stein_matrix(info.model, info.points(A, W, extra), kernel=kernel, space=space,
                       max_points=None, progressbar=False)
     K = np.asarray(sm.K, dtype=float)
     if weights == "uniform":
@@ -326,7 +355,7 @@ def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None,
 
 
 def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_vars=None,
-                      diagnostics=None, attrs=None):
+                      diagnostics=None, attrs=None, extra=None):
     """Assemble the DataTree of a weighted particle approximation.
 
     ``particles`` group: ``A`` (particle, row, factor), ``W`` (particle, factor, col), ``weight``
@@ -350,6 +379,16 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
     }
     for name, values in (particle_vars or {}).items():
         pvars[name] = (("particle",), np.asarray(values))
+    posterior = {"A": A[idx][None], "W": W[idx][None]}
+    model_dims = info.model.named_vars_to_dims
+    for name, values in (extra or {}).items():  # the other free variables, per particle
+        values = np.asarray(values)
+        dims = tuple(model_dims.get(name) or (f"{name}_dim_{i}" for i in range(values.ndim - 1)))
+        pvars[name] = (("particle", *dims), values)
+        posterior[name] = values[idx][None]
+        for d in dims:
+            if d in info.model.coords and d not in coords:
+                coords[d] = np.asarray(info.model.coords[d])
     diag = {
         "stein_discrepancy": weighted["stein_discrepancy"],
         "ksd_v": weighted["ksd_v"],
@@ -371,8 +410,10 @@ def particle_datatree(info, A, W, weighted, *, method, n_draws, rng, particle_va
     observed = {"X": info.X.values}
     if info.masked:
         observed["mask"] = info.mask
+    dims = {n: list(pvars[n][0][1:]) for n in (extra or {})}
     dt = build_datatree(
-        {"A": A[idx][None], "W": W[idx][None]},
+        posterior,
+        dims=dims or None,
         sample_stats={"particle": idx[None]},
         observed_data=observed,
         coords=coords,
@@ -521,7 +562,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     1.0
     """
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names)
+    info = resolve_nmf_model(model, X=X, mask=mask, var_names=var_names, allow_extra=True)
     n_particles = check_int(n_particles, name="n_particles")
     n_draws = check_int(max(100, n_particles) if n_draws is None else n_draws, name="n_draws")
     max_iter = check_int(max_iter, name="max_iter")
@@ -555,8 +596,9 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     rejuv = _rejuvenate(info, A, W, rejuvenate, rng, progressbar)
     if rejuv is not None:
         A, W = rejuv.pop("A"), rejuv.pop("W")
+    others = info.condition(A, W)  # the particles' other free variables (tau, rates, ...)
     weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver,
-                               space=space)
+                               space=space, extra=others)
     from bnmfzoo._terms.silf import objective_value
 
     init_time = np.array([r["init_time"] for r in results])
@@ -580,6 +622,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
                        "objective": objective},
         diagnostics=diagnostics,
         attrs={"init": name, "dask": int(client is not None)},
+        extra=others,
     )
 
 

@@ -1,0 +1,21 @@
+"""Registration of the Gaussian wing's Gibbs steps in PyMC's automatic step assignment."""
+
+from bnmfzoo.inference.gaussian.gibbs_nmf import GibbsNMF
+from bnmfzoo.inference.gaussian.gibbs_nmtf import GibbsNMTF
+
+__all__ = ["register_step_methods"]
+
+
+def register_step_methods():
+    """Add :class:`GibbsNMF` and :class:`GibbsNMTF` to PyMC's ``STEP_METHODS`` (once).
+
+    ``pm.sample()`` without ``step=`` then asks them for their :meth:`competence` on every free
+    variable and uses them for the variables of a recognized model (see
+    :func:`bnmfzoo.models._recognize.recognize`), PyMC's defaults for the rest. Called
+    by ``import bnmfzoo`` once PyMC is loaded (see :mod:`bnmfzoo`).
+    """
+    from pymc.step_methods import STEP_METHODS
+
+    for cls in (GibbsNMF, GibbsNMTF):
+        if cls not in STEP_METHODS:
+            STEP_METHODS.append(cls)

@@ -1,0 +1,650 @@
+"""Recognize the factorization in any ``pm.Model`` from its PyTensor graph.
+
+:func:`recognize` reads a model - one of ours or one a user wrote in PyMC syntax - and returns a
+frozen :class:`Factorization`: which observed variable is the Gaussian likelihood, which free
+variables are ``A`` and ``W`` (or ``F``, ``S``, ``G`` of ``F S G^T``), the prior family of each
+with its parameters (constants or expressions of other random variables), the noise (a Gamma
+precision ``tau``, a fixed ``sigma``, or an ``sd`` depending on other random variables) and the
+Gamma rates shared by exponential priors (ARD: per column, row, factor or scalar).
+
+What is recognized
+------------------
+* Likelihood: an observed ``pm.Normal`` whose mean is ``A @ W`` (or ``F @ S @ G.T``; either
+  factor may be stored transposed) on the observed entries, in any form that selects entries of
+  the product: ``likelihoods.gaussian`` (flat index), ``(A @ W)[mask]``, ``(A @ W)[rows, cols]``
+  or the whole product. The mean may depend on no other free variable.
+* Factor priors: ``Exponential(lam)``, ``HalfNormal(sigma)``, ``TruncatedNormal(mu, sigma,
+  lower=0)`` (no upper bound), with parameters that are constants (scalars or arrays
+  broadcasting to the factor) or expressions of other random variables.
+* ARD rates: a ``Gamma(alpha, beta)`` variable (constant ``alpha``, ``beta``) used only as
+  exponential rates, each entry's rate being one element of it (``lam``, ``lam[None, :]``,
+  ``lam[:, None]``, shared by ``A`` and ``W`` or not): its conditional is Gamma.
+* Noise: ``tau ~ Gamma(alpha, beta)`` (constant, scalar) passed as ``tau=`` and used nowhere
+  else (conjugate); a constant scalar ``sigma``; or any scalar sd that depends on other random
+  variables (``sigma ~ HalfNormal``...), which another step method must sample.
+
+The roles are found numerically, without matching the graph's exact form: the mean is evaluated
+with row codes and column codes in place of the factors (products with 0 and 1 are exact), and
+then checked against the product at a random point. The graph is evaluated with each op's
+``perform`` (:func:`bnmfzoo.models._graph.evaluate`), so recognition compiles nothing.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+from pytensor.tensor.type_other import NoneTypeT
+
+from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params
+
+__all__ = ["recognize", "try_recognize", "NotRecognized", "Factorization", "FactorPrior",
+           "Parameter", "GammaRate", "Noise", "PRIOR_FAMILIES"]
+
+#: PyMC random-variable op class name -> prior family recognized on a factor
+PRIOR_FAMILIES = {"ExponentialRV": "exponential", "HalfNormalRV": "halfnormal",
+                  "TruncatedNormalRV": "truncated_normal"}
+_RECOGNIZED_PRIORS = "Exponential(lam), HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0)"
+_CACHE_ATTR = "_bnmfzoo_recognized"
+
+
+class NotRecognized(TypeError):
+    """The model is not a factorization our methods recognize (the message says why)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Parameter:
+    """One prior parameter, as a PyTensor expression.
+
+    Attributes
+    ----------
+    graph : pytensor.tensor.TensorVariable
+    value : numpy.ndarray or None
+        Its value broadcast to the shape of the variable it parameterizes, when it depends on
+        no random variable; else None.
+    depends_on : tuple of str
+        Names of the free random variables it depends on.
+    """
+
+    graph: object
+    value: np.ndarray | None
+    depends_on: tuple = ()
+
+    @property
+    def constant(self):
+        """True when the parameter depends on no random variable."""
+        return self.value is not None
+
+
+@dataclass(frozen=True, eq=False)
+class FactorPrior:
+    """Prior of one factor.
+
+    Attributes
+    ----------
+    role : str
+        ``"A"``, ``"W"``, ``"F"``, ``"S"`` or ``"G"``.
+    name : str
+        The PyMC variable.
+    family : str
+        ``"exponential"``, ``"halfnormal"`` or ``"truncated_normal"``.
+    shape : tuple of int
+        Shape of the role (``A``: D x R, ``W``: R x N, ``F``: D x K, ``S``: K x L, ``G``: N x L).
+    transposed : bool
+        The variable holds the role's transpose (e.g. ``W`` written as an N x R variable).
+    params : dict
+        ``{"lam"}``, ``{"sigma"}`` or ``{"mu", "sigma"}`` -> :class:`Parameter`, values in the
+        role's orientation.
+    rate : str or None
+        Name of the :class:`GammaRate` whose elements are this factor's exponential rates.
+    """
+
+    role: str
+    name: str
+    family: str
+    shape: tuple
+    transposed: bool
+    params: dict
+    rate: str | None = None
+
+    @property
+    def constant(self):
+        """True when every parameter is a constant."""
+        return all(p.constant for p in self.params.values())
+
+
+@dataclass(frozen=True, eq=False)
+class GammaRate:
+    """A Gamma random variable whose elements are exponential rates of factor entries (ARD).
+
+    Attributes
+    ----------
+    name : str
+    alpha, beta : numpy.ndarray
+        Shape and rate of its prior, broadcast to its (flattened) size.
+    users : tuple of (str, numpy.ndarray)
+        ``(role, index)``: entry ``[i, k]`` of the role has rate ``value.ravel()[index[i, k]]``.
+    """
+
+    name: str
+    alpha: np.ndarray
+    beta: np.ndarray
+    users: tuple
+    shape: tuple = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Noise:
+    """Noise of the Gaussian likelihood.
+
+    Attributes
+    ----------
+    kind : str
+        ``"precision"`` (``tau ~ Gamma(alpha, beta)``, sampled by our steps), ``"fixed"`` (a
+        constant ``sigma``) or ``"other"`` (an sd depending on ``depends_on``, sampled by other
+        step methods).
+    name : str or None
+        The precision variable (``kind == "precision"``).
+    alpha, beta : float or None
+    sigma : float or None
+        The fixed sd.
+    graph : pytensor variable
+        The likelihood's sd expression.
+    depends_on : tuple of str
+    """
+
+    kind: str
+    name: str | None = None
+    alpha: float | None = None
+    beta: float | None = None
+    sigma: float | None = None
+    graph: object = None
+    depends_on: tuple = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Factorization:
+    """The factorization structure of a model (result of :func:`recognize`).
+
+    Attributes
+    ----------
+    kind : str
+        ``"nmf"`` (``X ~ A W``) or ``"nmtf"`` (``X ~ F S G^T``).
+    likelihood : str
+        Name of the observed variable.
+    X : xarray.DataArray
+        D x N data (``row``, ``col``), NaN where not observed.
+    mask : numpy.ndarray of bool
+    rank : int or tuple of int
+    factors : dict
+        Role -> :class:`FactorPrior`.
+    noise : Noise
+    rates : dict
+        Name -> :class:`GammaRate`.
+    others : tuple of str
+        Free variables outside the recognized structure (sampled by other step methods).
+    """
+
+    kind: str
+    likelihood: str
+    X: xr.DataArray
+    mask: np.ndarray
+    rank: object
+    factors: dict
+    noise: Noise
+    rates: dict = field(default_factory=dict)
+    others: tuple = ()
+
+    @property
+    def var_names(self):
+        """Role -> variable name of everything our Gibbs steps update (factors, tau, rates)."""
+        names = {role: f.name for role, f in self.factors.items()}
+        if self.noise.kind == "precision":
+            names["tau"] = self.noise.name
+        for name in self.rates:
+            names[f"rate:{name}"] = name
+        return names
+
+    @property
+    def X_values(self):
+        """Data with zeros where unobserved."""
+        return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
+
+
+# ----------------------------------------------------------------------------- recognition
+
+
+def _fingerprint(model):
+    data = []
+    for rv in model.observed_RVs:
+        value = model.rvs_to_values[rv]
+        data.append(id(value.get_value(borrow=True)) if hasattr(value, "get_value")
+                    else id(value))
+    return (tuple(id(v) for v in model.basic_RVs), tuple(id(p) for p in model.potentials),
+            tuple(data))
+
+
+def try_recognize(model):
+    """``(Factorization, None)`` or ``(None, reason)``; memoized on the model."""
+    key = _fingerprint(model)
+    cached = getattr(model, _CACHE_ATTR, None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        result = (_recognize(model), None)
+    except NotRecognized as err:
+        result = (None, str(err))
+    except Exception as err:  # noqa: BLE001 - a graph this reader does not know: not ours
+        result = (None, f"its graph could not be read ({type(err).__name__}: {err})")
+    try:
+        setattr(model, _CACHE_ATTR, (key, result))
+    except AttributeError:  # pragma: no cover - a model without __dict__
+        pass
+    return result
+
+
+def recognize(model=None):
+    """Recognize the factorization of ``model`` (default: the model in context).
+
+    Parameters
+    ----------
+    model : pymc.Model, optional
+
+    Returns
+    -------
+    Factorization
+
+    Raises
+    ------
+    NotRecognized
+        (a ``TypeError``) naming the likelihood, prior or dependency that made the difference
+        and what would be recognized.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from bnmfzoo import likelihoods
+    >>> X = np.random.default_rng(0).exponential(size=(6, 5))
+    >>> with pm.Model() as model:
+    ...     A = pm.HalfNormal("A", 1.0, shape=(6, 2))
+    ...     lam = pm.Gamma("lam", 2.0, 2.0, shape=2)
+    ...     W = pm.Exponential("W", lam[:, None], shape=(2, 5))
+    ...     tau = pm.Gamma("tau", 1.0, 1.0)
+    ...     _ = likelihoods.gaussian("X", A, W, observed=X, tau=tau)
+    >>> f = recognize(model)
+    >>> f.factors["A"].family, f.factors["W"].rate, f.noise.kind
+    ('halfnormal', 'lam', 'precision')
+    """
+    import pymc as pm
+
+    model = pm.modelcontext(model)
+    result, reason = try_recognize(model)
+    if result is None:
+        raise NotRecognized(reason)
+    return result
+
+
+def _names(rvs):
+    return sorted(rv.name for rv in rvs)
+
+
+def _find_likelihood(model):
+    free = list(model.free_RVs)
+    candidates = []
+    for obs in model.observed_RVs:
+        if depends_on(obs, free):
+            candidates.append(obs)
+    if not candidates:
+        raise NotRecognized("the model has no observed variable that depends on free variables "
+                            "(expected a Gaussian likelihood on A @ W)")
+    if len(candidates) > 1:
+        raise NotRecognized(f"the model has several likelihoods ({_names(candidates)}); one "
+                            "observed Normal on A @ W is recognized")
+    obs = candidates[0]
+    op = type(obs.owner.op).__name__
+    if op != "NormalRV":
+        raise NotRecognized(
+            f"the likelihood {obs.name!r} is a {op.removesuffix('RV')} distribution; recognized: "
+            "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal)")
+    return obs
+
+
+def _shape_of(rv, memo):
+    """Shape of the random variable ``rv`` (static, else its ``size``, else its parameters)."""
+    if rv in memo:
+        return memo[rv]
+    if all(s is not None for s in rv.type.shape):
+        shape = tuple(int(s) for s in rv.type.shape)
+    else:
+        size = rv.owner.inputs[1]
+        size_value = None if isinstance(size.type, NoneTypeT) else evaluate(size)
+        if size_value is not None and np.ndim(size_value) > 0:
+            shape = tuple(int(s) for s in np.atleast_1d(size_value))
+        else:
+            env = _test_env(rv_params(rv), memo)
+            shapes = [np.shape(evaluate(p, env)) for p in rv_params(rv)]
+            shape = tuple(int(s) for s in np.broadcast_shapes(*shapes))
+    memo[rv] = shape
+    return shape
+
+
+def _test_env(graphs, memo, fill=1.0):
+    """Values (``fill``) for the random variables ``graphs`` depend on (any upstream RVs)."""
+    from pytensor.graph.traversal import ancestors
+    from pytensor.tensor.random.op import RandomVariable
+
+    env = {}
+    for var in ancestors(graphs):
+        node = var.owner
+        if node is not None and isinstance(node.op, RandomVariable) and var is node.outputs[1]:
+            env[var] = np.full(_shape_of(var, memo), fill)
+    return env
+
+
+def _match_product(mu, factor_rvs, shapes):
+    """Find roles: ``(kind, {role: (rv, transposed)}, rows, cols)`` or raise NotRecognized."""
+    import itertools
+
+    rng = np.random.default_rng(0)
+    n = len(factor_rvs)
+    roles = ("A", "W") if n == 2 else ("F", "S", "G")
+    for perm in itertools.permutations(factor_rvs):
+        for flips in itertools.product((False, True), repeat=n):
+            dims = [shapes[rv][::-1] if f else shapes[rv] for rv, f in zip(perm, flips)]
+            if any(len(d) != 2 for d in dims):
+                continue
+            if n == 2:
+                (D, R), (R2, N) = dims
+                ok = R == R2
+            else:
+                (D, K), (K2, L), (N, L2) = dims
+                ok = K == K2 and L == L2
+            if not ok:
+                continue
+
+            def run(values, perm=perm, flips=flips):
+                env = {rv: (v.T if f else v) for rv, f, v in zip(perm, flips, values)}
+                return np.asarray(evaluate(mu, env), dtype=float)
+
+            try:
+                if n == 2:
+                    a = np.zeros((D, R)); a[:, 0] = np.arange(1, D + 1)  # noqa: E702
+                    w = np.zeros((R, N)); w[0, :] = 1.0  # noqa: E702
+                    rows = run([a, w])
+                    a = np.zeros((D, R)); a[:, 0] = 1.0  # noqa: E702
+                    w = np.zeros((R, N)); w[0, :] = np.arange(1, N + 1)  # noqa: E702
+                    cols = run([a, w])
+                    test = [rng.uniform(0.5, 1.5, size=(D, R)), rng.uniform(0.5, 1.5, size=(R, N))]
+                    expected = test[0] @ test[1]
+                else:
+                    f = np.zeros((D, K)); f[:, 0] = np.arange(1, D + 1)  # noqa: E702
+                    s = np.zeros((K, L)); s[0, 0] = 1.0  # noqa: E702
+                    g = np.zeros((N, L)); g[:, 0] = 1.0  # noqa: E702
+                    rows = run([f, s, g])
+                    f = np.zeros((D, K)); f[:, 0] = 1.0  # noqa: E702
+                    g = np.zeros((N, L)); g[:, 0] = np.arange(1, N + 1)  # noqa: E702
+                    cols = run([f, s, g])
+                    test = [rng.uniform(0.5, 1.5, size=(D, K)), rng.uniform(0.5, 1.5, size=(K, L)),
+                            rng.uniform(0.5, 1.5, size=(N, L))]
+                    expected = test[0] @ test[1] @ test[2].T
+                got = run(test)
+            except Exception:  # noqa: BLE001 - a wrong orientation fails in the graph's ops
+                continue
+            if rows.shape != cols.shape or got.shape != rows.shape:
+                continue
+            r = np.rint(rows).astype(np.int64) - 1
+            c = np.rint(cols).astype(np.int64) - 1
+            if (r.min(initial=0) < 0 or r.max(initial=0) >= D or c.min(initial=0) < 0
+                    or c.max(initial=0) >= N or not np.allclose(rows, r + 1)
+                    or not np.allclose(cols, c + 1)):
+                continue
+            if not np.allclose(got, expected[r, c], rtol=1e-10, atol=1e-12):
+                continue
+            assignment = {role: (rv, f) for role, rv, f in zip(roles, perm, flips)}
+            rank = R if n == 2 else (K, L)
+            return ("nmf" if n == 2 else "nmtf"), assignment, r, c, (D, N), rank
+    names = [rv.name for rv in factor_rvs]
+    raise NotRecognized(
+        f"the mean of the likelihood depends on {names} but is not A @ W (nor F @ S @ G.T) on "
+        "a selection of its entries (nothing else, e.g. an intercept, may enter the mean)")
+
+
+def _param(graph, shape, free, transposed, memo):
+    deps = depends_on(graph, free)
+    if deps:
+        return Parameter(graph=graph, value=None, depends_on=tuple(d.name for d in deps))
+    value = np.asarray(evaluate(graph), dtype=float)
+    rv_shape = shape[::-1] if transposed else shape
+    try:
+        value = np.broadcast_to(value, rv_shape)
+    except ValueError as err:
+        raise NotRecognized(f"a prior parameter of shape {value.shape} does not broadcast to "
+                            f"the factor's shape {rv_shape}") from err
+    value = value.T if transposed else value
+    return Parameter(graph=graph, value=np.ascontiguousarray(value, dtype=float), depends_on=())
+
+
+def _factor_prior(role, rv, transposed, shape, free, memo):
+    op = type(rv.owner.op).__name__
+    family = PRIOR_FAMILIES.get(op)
+    if family is None:
+        raise NotRecognized(
+            f"the prior of {role} ({rv.name!r}) is {op.removesuffix('RV')}; recognized priors "
+            f"on factors: {_RECOGNIZED_PRIORS}")
+    params = rv_params(rv)
+    if family == "exponential":
+        rate = reciprocal_of(params[0])
+        if rate is None:
+            rate = 1.0 / params[0]
+        out = {"lam": _param(rate, shape, free, transposed, memo)}
+    elif family == "halfnormal":
+        loc, sigma = params
+        if depends_on(loc, free) or np.any(np.asarray(evaluate(loc)) != 0.0):
+            raise NotRecognized(f"the HalfNormal prior of {role} ({rv.name!r}) has a non-zero "
+                                "loc; recognized: HalfNormal(sigma) with loc 0")
+        out = {"sigma": _param(sigma, shape, free, transposed, memo)}
+    else:
+        mu, sigma, lower, upper = params
+        bad = depends_on(lower, free) or depends_on(upper, free)
+        if bad or np.any(np.asarray(evaluate(lower)) != 0.0) or np.any(
+                np.isfinite(np.asarray(evaluate(upper)))):
+            raise NotRecognized(f"the TruncatedNormal prior of {role} ({rv.name!r}) is not "
+                                "truncated to [0, inf); recognized: lower=0 and no upper bound")
+        out = {"mu": _param(mu, shape, free, transposed, memo),
+               "sigma": _param(sigma, shape, free, transposed, memo)}
+    return FactorPrior(role=role, name=rv.name, family=family, shape=shape,
+                       transposed=transposed, params=out)
+
+
+def _gamma_params(rv):
+    alpha, scale = rv_params(rv)
+    beta = reciprocal_of(scale)
+    return alpha, (1.0 / scale if beta is None else beta)
+
+
+def _selection(graph, rv, shape, transposed, memo):
+    """Index map when ``graph`` (broadcast to ``shape``) picks elements of ``rv``, else None."""
+    n_shape = _shape_of(rv, memo)
+    n = int(np.prod(n_shape, dtype=np.int64))
+    codes = np.arange(1.0, n + 1).reshape(n_shape)
+    try:
+        got = np.asarray(evaluate(graph, {rv: codes}), dtype=float)
+        oriented = shape[::-1] if transposed else shape
+        got = np.broadcast_to(got, oriented)
+        idx = np.rint(got).astype(np.int64) - 1
+        if idx.min() < 0 or idx.max() >= n or not np.allclose(got, idx + 1, rtol=1e-12):
+            return None
+        test = np.random.default_rng(1).uniform(0.5, 2.0, size=n_shape)
+        got = np.broadcast_to(np.asarray(evaluate(graph, {rv: test}), dtype=float), oriented)
+        if not np.allclose(got, test.ravel()[idx], rtol=1e-12):
+            return None
+    except Exception:  # noqa: BLE001 - not a selection
+        return None
+    return np.ascontiguousarray(idx.T if transposed else idx)
+
+
+def _is_constant(graph, free):
+    return not depends_on(graph, free)
+
+
+def _users(model, rv):
+    """Variables and potentials whose graphs depend on ``rv`` (other than ``rv`` itself)."""
+    from pytensor.graph.traversal import ancestors
+
+    rvs = list(model.basic_RVs)
+    out = []
+    for other in rvs + list(model.potentials):
+        if other is rv:
+            continue
+        inputs = other.owner.inputs if other.owner is not None else []
+        if rv in set(ancestors(inputs, blockers=rvs)):  # direct use, not through another RV
+            out.append(other)
+    return out
+
+
+def _recognize(model):
+    free = list(model.free_RVs)
+    obs = _find_likelihood(model)
+    mu, sd = rv_params(obs)
+    factor_rvs = depends_on(mu, free)
+    if len(factor_rvs) not in (2, 3):
+        raise NotRecognized(
+            f"the mean of {obs.name!r} depends on {_names(factor_rvs)}; recognized: A @ W (two "
+            "factors) or F @ S @ G.T (three), and nothing else")
+    memo = {}
+    shapes = {rv: _shape_of(rv, memo) for rv in factor_rvs}
+    kind, assignment, rows, cols, (D, N), rank = _match_product(mu, factor_rvs, shapes)
+
+    # data
+    data = model.rvs_to_values[obs]
+    values = np.asarray(data.get_value() if hasattr(data, "get_value") else data.data,
+                        dtype=float)
+    if values.shape != rows.shape:
+        raise NotRecognized(f"the observed data of {obs.name!r} have shape {values.shape}, the "
+                            f"mean {rows.shape}")
+    flat = rows.ravel() * N + cols.ravel()
+    if np.unique(flat).size != flat.size:
+        raise NotRecognized(f"the likelihood {obs.name!r} observes some entry of the product "
+                            "twice")
+    X = np.full((D, N), np.nan)
+    X[rows.ravel(), cols.ravel()] = values.ravel()
+    mask = np.zeros((D, N), dtype=bool)
+    mask[rows.ravel(), cols.ravel()] = True
+    mask &= ~np.isnan(X)
+
+    ours = {rv for rv, _ in assignment.values()}
+    # factors: used only by the likelihood's mean
+    for role, (rv, _) in assignment.items():
+        users = [u for u in _users(model, rv) if u is not obs]
+        if users:
+            raise NotRecognized(f"{role} ({rv.name!r}) is also used by {_names(users)}; "
+                                "recognized: the factors appear only in the likelihood's mean")
+    role_shapes = {"nmf": {"A": (D, rank), "W": (rank, N)}}
+    if kind == "nmtf":
+        K, L = rank
+        role_shapes["nmtf"] = {"F": (D, K), "S": (K, L), "G": (N, L)}
+    factors = {}
+    for role, (rv, transposed) in assignment.items():
+        prior = _factor_prior(role, rv, transposed, role_shapes[kind][role], free, memo)
+        for p in prior.params.values():
+            bad = set(p.depends_on) & {r.name for r in ours}
+            if bad:
+                raise NotRecognized(f"the prior of {role} depends on the factors {sorted(bad)}")
+        factors[role] = prior
+
+    # ARD rates: Gamma variables used only as element-wise exponential rates of the factors
+    rates = {}
+    by_name = {rv.name: rv for rv in free}
+    for prior in factors.values():
+        if prior.family != "exponential" or prior.params["lam"].constant:
+            continue
+        deps = prior.params["lam"].depends_on
+        if len(deps) != 1 or deps[0] in rates:
+            continue
+        g = by_name[deps[0]]
+        if type(g.owner.op).__name__ != "GammaRV":
+            continue
+        alpha, beta = _gamma_params(g)
+        if not (_is_constant(alpha, free) and _is_constant(beta, free)):
+            continue
+        users = _users(model, g)
+        idx = {}
+        for u in users:
+            p = next((q for q in factors.values() if by_name.get(q.name) is u), None)
+            if p is None or p.family != "exponential":
+                idx = None
+                break
+            sel = _selection(p.params["lam"].graph, g, p.shape, p.transposed, memo)
+            if sel is None:
+                idx = None
+                break
+            idx[p.role] = sel
+        if not idx:
+            continue
+        size = int(np.prod(_shape_of(g, memo), dtype=np.int64))
+        a = np.broadcast_to(np.asarray(evaluate(alpha), float), _shape_of(g, memo)).ravel()
+        b = np.broadcast_to(np.asarray(evaluate(beta), float), _shape_of(g, memo)).ravel()
+        rates[g.name] = GammaRate(name=g.name, alpha=a.copy(), beta=b.copy(),
+                                  users=tuple(idx.items()), shape=_shape_of(g, memo))
+        assert a.size == size
+    factors = {role: (FactorPrior(**{**p.__dict__, "rate": next(
+        (n for n, r in rates.items() if role in dict(r.users)), None)}))
+        for role, p in factors.items()}
+
+    noise = _noise(model, obs, sd, free, ours)
+    structure = ours | {by_name[n] for n in rates}
+    if noise.kind == "precision":
+        structure.add(by_name[noise.name])
+    others = tuple(sorted(rv.name for rv in free if rv not in structure))
+    for pot in model.potentials:
+        hit = depends_on(pot, list(structure))
+        if hit:
+            raise NotRecognized(f"the potential {pot.name!r} depends on {_names(hit)}; "
+                                "recognized: no potential on the factorization's variables")
+
+    coords = _coords(model, assignment, kind, D, N)
+    Xda = xr.DataArray(X, dims=("row", "col"), coords=coords, name=obs.name)
+    return Factorization(kind=kind, likelihood=obs.name, X=Xda, mask=mask, rank=rank,
+                         factors=factors, noise=noise, rates=rates, others=others)
+
+
+def _noise(model, obs, sd, free, ours):
+    deps = depends_on(sd, free)
+    if any(d in ours for d in deps):
+        raise NotRecognized("the noise of the likelihood depends on the factors")
+    if not all(sd.type.broadcastable):
+        raise NotRecognized(f"the noise sd of {obs.name!r} varies by entry; recognized: one "
+                            "scalar sd or precision")
+    if not deps:
+        sigma = float(np.ravel(evaluate(sd))[0])
+        return Noise(kind="fixed", sigma=sigma, graph=sd)
+    if len(deps) == 1 and type(deps[0].owner.op).__name__ == "GammaRV" and deps[0].ndim == 0:
+        t = deps[0]
+        alpha, beta = _gamma_params(t)
+        only_here = [u for u in _users(model, t) if u is not obs] == []
+        is_precision = all(
+            np.isclose(float(np.ravel(evaluate(sd, {t: np.asarray(v)}))[0]), v ** -0.5,
+                       rtol=1e-12) for v in (0.7, 2.3))
+        if (only_here and is_precision and _is_constant(alpha, free)
+                and _is_constant(beta, free)):
+            return Noise(kind="precision", name=t.name, alpha=float(evaluate(alpha)),
+                         beta=float(evaluate(beta)), graph=sd, depends_on=(t.name,))
+    return Noise(kind="other", graph=sd, depends_on=tuple(d.name for d in deps))
+
+
+def _coords(model, assignment, kind, D, N):
+    dims = model.named_vars_to_dims
+    row_role, col_role = ("A", "W") if kind == "nmf" else ("F", "G")
+    coords = {"row": np.arange(D), "col": np.arange(N)}
+    for role, key, axis_if_plain in ((row_role, "row", 0), (col_role, "col", 1 if kind == "nmf"
+                                                             else 0)):
+        rv, transposed = assignment[role]
+        d = dims.get(rv.name)
+        if not d:
+            continue
+        axis = (1 - axis_if_plain) if transposed else axis_if_plain
+        name = d[axis]
+        if name is not None and name in model.coords and model.coords[name] is not None:
+            values = np.asarray(model.coords[name])
+            if values.size == coords[key].size:
+                coords[key] = values
+    return coords

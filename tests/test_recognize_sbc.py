@@ -1,0 +1,221 @@
+"""Simulation-based calibration of GibbsNMF on user-written priors (recognized models).
+
+Each configuration is a tiny ``pm.Model`` written in PyMC syntax; :func:`recognize` reads it and
+:func:`plan_from_factorization` turns it into the numeric plan that ``GibbsNMF`` runs
+(``prior_nmf_sweep``); ``test_recognize.py`` checks that the step reproduces these sweeps. The
+prior is simulated here independently, in NumPy, from the model as written, so a misread
+parameter (a rate taken as a scale, a per-row rate taken per column) fails the SBC.
+
+Threshold: ``SBCResult.passed(alpha=0.01)`` (Bonferroni over the KS tests of every tested
+quantity), so a correct sampler fails a given seed with probability < 1% when the thinned draws
+are nearly independent: draws are thinned by 10 sweeps, above the largest integrated
+autocorrelation time of any tested quantity (7.0 sweeps, measured; see ``EXCHANGEABLE``).
+Measured false-failure rate of ``test_sbc_recognized_priors`` at this setting: see the comment
+above it.
+"""
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+from bnmfzoo import likelihoods
+from bnmfzoo.diagnostics import sbc
+from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.inference.gaussian._gibbs_prior import plan_from_factorization
+from bnmfzoo.inference.gaussian._prior_core import prior_nmf_sweep
+from bnmfzoo.models import recognize
+
+D, N, R = 4, 3, 2
+MASK = np.ones((D, N), dtype=bool)
+MASK[0, 1] = False  # a held-out entry never enters the likelihood
+W_RATES = np.linspace(0.5, 2.0, R * N).reshape(R, N)
+W_SIGMA = np.array([0.5, 1.0, 1.5])
+PLACEHOLDER = np.where(MASK, 1.0, np.nan)
+
+
+def _model(config):
+    """The configuration written as a user would (placeholder data)."""
+    with pm.Model() as model:
+        if config == "halfnormal_ard":
+            A = pm.HalfNormal("A", 1.0, shape=(D, R))
+            lam = pm.Gamma("lam", 2.0, 2.0, shape=R)
+            W = pm.Exponential("W", lam[:, None], shape=(R, N))
+            tau = pm.Gamma("tau", 2.0, 2.0)
+            likelihoods.gaussian("X", A, W, observed=PLACEHOLDER, tau=tau)
+        elif config == "truncnormal_entry_rates":
+            A = pm.TruncatedNormal("A", mu=0.5, sigma=0.8, lower=0.0, shape=(D, R))
+            W = pm.Exponential("W", W_RATES, shape=(R, N))
+            tau = pm.Gamma("tau", 2.0, 2.0)
+            likelihoods.gaussian("X", A, W, observed=PLACEHOLDER, tau=tau)
+        elif config == "row_rates_fixed_sigma":
+            lam = pm.Gamma("lam_row", 3.0, 3.0, shape=D)
+            A = pm.Exponential("A", lam[:, None], shape=(D, R))
+            W = pm.HalfNormal("W", sigma=W_SIGMA[None, :], shape=(R, N))
+            likelihoods.gaussian("X", A, W, observed=PLACEHOLDER, sigma=0.7)
+        elif config == "shared_scalar_transposed":
+            lam = pm.Gamma("lam", 4.0, 4.0)
+            A = pm.Exponential("A", lam, shape=(D, R))
+            Wt = pm.Exponential("Wt", lam, shape=(N, R))  # W stored as N x R
+            tau = pm.Gamma("tau", 2.0, 2.0)
+            pm.Normal("X", mu=(A @ Wt.T)[MASK], tau=tau, observed=PLACEHOLDER[MASK])
+    return model
+
+
+def _prior(config, rng):
+    p = {}
+    if config == "halfnormal_ard":
+        p["A"] = np.abs(rng.normal(size=(D, R)))
+        p["lam"] = rng.gamma(2.0, 1 / 2.0, size=R)
+        p["W"] = rng.exponential(1 / p["lam"][:, None], size=(R, N))
+        p["tau"] = rng.gamma(2.0, 1 / 2.0)
+    elif config == "truncnormal_entry_rates":
+        p["A"] = stats.truncnorm.rvs(-0.5 / 0.8, np.inf, loc=0.5, scale=0.8, size=(D, R),
+                                     random_state=rng)
+        p["W"] = rng.exponential(1 / W_RATES)
+        p["tau"] = rng.gamma(2.0, 1 / 2.0)
+    elif config == "row_rates_fixed_sigma":
+        p["lam_row"] = rng.gamma(3.0, 1 / 3.0, size=D)
+        p["A"] = rng.exponential(1 / p["lam_row"][:, None], size=(D, R))
+        p["W"] = np.abs(rng.normal(size=(R, N))) * W_SIGMA[None, :]
+        p["tau"] = 1 / 0.7**2
+    elif config == "shared_scalar_transposed":
+        p["lam"] = np.array(rng.gamma(4.0, 1 / 4.0))
+        p["A"] = rng.exponential(1 / p["lam"], size=(D, R))
+        p["W"] = rng.exponential(1 / p["lam"], size=(R, N))
+        p["tau"] = rng.gamma(2.0, 1 / 2.0)
+    return p
+
+
+#: configurations whose two factors are exchangeable a priori: the chain switches labels slowly,
+#: so raw entries of A and W have long autocorrelations (integrated autocorrelation time of the
+#: worst entry, median over 10 chains of 3000 sweeps from prior draws: 41 / 38 sweeps for A / W
+#: of "row_rates_fixed_sigma", 45 / 55 for "shared_scalar_transposed"; with thinning 3 the
+#: latter failed 3 of 20 seeds, on A and W only). There only label-invariant quantities are
+#: tested: A W (IAT <= 3.2), tau (<= 3.9) and the rates (<= 4.3).
+EXCHANGEABLE = ("row_rates_fixed_sigma", "shared_scalar_transposed")
+
+
+def _funcs(p, config):
+    out = {"AW": p["A"] @ p["W"]}
+    if config not in EXCHANGEABLE:
+        # IAT of the worst raw entry <= 7.0 ("halfnormal_ard": A 4.4, W 7.0, lam 3.8, tau 2.6;
+        # "truncnormal_entry_rates": A 3.9, W 4.6, tau 2.3)
+        out.update(A=p["A"], W=p["W"])
+    if config != "row_rates_fixed_sigma":
+        out["tau"] = np.array(p["tau"])
+    for name in ("lam", "lam_row"):
+        if name in p:
+            out[name] = np.asarray(p[name])
+    return out
+
+
+def make_sbc(config, *, burn=100, n_draws=40, thin=10, wrong=False):
+    """``(simulate, infer)`` for ``config``; ``wrong=True`` doubles the factors' prior
+    precision terms ``q`` (a deliberately wrong prior for the HalfNormal/TruncatedNormal
+    factor), which the SBC must reject."""
+    f = recognize(_model(config))
+    plan = plan_from_factorization(f)
+    if wrong:
+        from dataclasses import replace
+
+        plan = replace(plan, A=replace(plan.A, q=2 * plan.A.q))
+    update = {"A", "W", "tau", *f.rates}
+
+    def simulate(rng):
+        p = _prior(config, rng)
+        X = p["A"] @ p["W"] + rng.normal(size=(D, N)) / np.sqrt(p["tau"])
+        X[~MASK] = np.nan
+        return _funcs(p, config), X
+
+    def infer(X, rng):
+        obs = gc.observed_entries(X)
+        p0 = _prior(config, rng)  # independent start, then burn-in
+        st = gc.nmf_state(p0["A"], p0["W"], p0["tau"], None, obs)
+        rates = {name: np.atleast_1d(np.asarray(p0[name], dtype=float)).ravel()
+                 for name in f.rates}
+        draws = {}
+        for it in range(burn + n_draws * thin):
+            prior_nmf_sweep(st, obs, plan, rng, rates=rates, update=update)
+            if it >= burn and (it - burn) % thin == 0:
+                p = {"A": st.A, "W": st.W, "tau": st.tau,
+                     **{k: v.reshape(np.shape(p0[k])) for k, v in rates.items()}}
+                for name, value in _funcs(p, config).items():
+                    draws.setdefault(name, []).append(np.array(value, dtype=float))
+        return {name: np.array(v) for name, v in draws.items()}
+
+    return simulate, infer
+
+
+CONFIGS = ["halfnormal_ard", "truncnormal_entry_rates", "row_rates_fixed_sigma",
+           "shared_scalar_transposed"]
+
+
+# Measured false-failure rate at this setting (thin 10, 100 simulations): 0 failures in 10 seeds
+# (100-109) for each of the four configurations (smallest Bonferroni-corrected p 0.025); at the
+# earlier thinning of 3, 1 of 20 seeds failed for "halfnormal_ard" and 3 of 20 for
+# "shared_scalar_transposed" (on raw A and W entries: label switching, see EXCHANGEABLE).
+@pytest.mark.parametrize("config, seed", [(c, 31 + i) for i, c in enumerate(CONFIGS)])
+def test_sbc_recognized_priors(config, seed):
+    simulate, infer = make_sbc(config)
+    result = sbc(simulate, infer, n_sims=100, random_seed=seed, progressbar=False)
+    assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
+
+
+def test_sbc_detects_wrong_prior_terms():
+    simulate, infer = make_sbc("halfnormal_ard", wrong=True)
+    result = sbc(simulate, infer, n_sims=100, random_seed=31, progressbar=False)
+    assert not result.passed(alpha=0.01), result.min_pvalue
+
+
+def _sigma_model(X):
+    """The issue's model with ``sigma ~ HalfNormal(1)`` in place of ``tau ~ Gamma``."""
+    with pm.Model() as model:
+        A = pm.HalfNormal("A", 1.0, shape=(D, R))
+        lam = pm.Gamma("lam", 2.0, 2.0, shape=R)
+        W = pm.Exponential("W", lam[:, None], shape=(R, N))
+        sigma = pm.HalfNormal("sigma", 1.0)
+        likelihoods.gaussian("X", A, W, observed=X, sigma=sigma)
+    return model
+
+
+@pytest.mark.slow
+def test_sbc_sigma_halfnormal_compound_step():
+    """``pm.sample()`` as users run it: GibbsNMF on A, lam, W and PyMC's NUTS on sigma (a
+    CompoundStep, GibbsNMF reading sigma from the point at every step). 100 simulations, one
+    chain each of 100 tuning + 120 draws thinned by 3. Bonferroni level as above (nominal
+    false-failure rate < 1%; at 7 minutes a run its rate over seeds was not measured: it
+    passed at seed 41, the only seed run, on 2026-11-23)."""
+    import logging
+
+    def simulate(rng):
+        lam = rng.gamma(2.0, 1 / 2.0, size=R)
+        p = {"A": np.abs(rng.normal(size=(D, R))), "lam": lam,
+             "W": rng.exponential(1 / lam[:, None], size=(R, N)),
+             "sigma": np.array(abs(rng.normal()))}
+        X = p["A"] @ p["W"] + p["sigma"] * rng.normal(size=(D, N))
+        X[~MASK] = np.nan
+        return {"AW": p["A"] @ p["W"], "A": p["A"], "W": p["W"], "lam": lam,
+                "sigma": p["sigma"]}, X
+
+    steps = set()
+
+    def infer(X, rng):
+        with _sigma_model(X) as model:
+            from pymc.sampling.mcmc import assign_step_methods
+
+            steps.add(tuple(sorted((c.__name__, tuple(sorted(model.values_to_rvs[v].name
+                                                               for v in vs)))
+                                   for c, vs in assign_step_methods(model)[1].items())))
+            logging.getLogger("pymc").setLevel(logging.ERROR)
+            dt = pm.sample(draws=120, tune=100, chains=1, cores=1,
+                           random_seed=int(rng.integers(2**31)), progressbar=False,
+                           compute_convergence_checks=False)
+        post = dt.posterior.isel(chain=0, draw=slice(None, None, 3))
+        return {"AW": np.einsum("dik,dkj->dij", post["A"].values, post["W"].values),
+                "A": post["A"].values, "W": post["W"].values, "lam": post["lam"].values,
+                "sigma": post["sigma"].values}
+
+    result = sbc(simulate, infer, n_sims=100, random_seed=41, progressbar=False)
+    assert steps == {(("GibbsNMF", ("A", "W", "lam")), ("NUTS", ("sigma",)))}, steps
+    assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)

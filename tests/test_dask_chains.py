@@ -113,9 +113,12 @@ def test_collapsed_chains_on_dask_equal_serial(client, family, step):
 def test_nuts_chains_on_dask_equal_serial(client):
     """NUTS: the mass-matrix adaptation starts from the mean of all chains' jittered starts,
     which every task rebuilds, so each chain matches."""
+    from bnmfzoo.inference import pymc_default_steps
+
     build = functools.partial(exponential_gaussian, X[:4, :3], 1)
-    ref = serial(build)
-    dt = sample(build, client=client, **KW)
+    with pymc_default_steps():  # PyMC's own choice (NUTS), not our Gibbs step for this model
+        ref = serial(build)
+    dt = sample(build, client=client, pymc_default_steps=True, **KW)
     assert mismatches(ref, dt) == []
     assert "step_size" in dt["sample_stats"]
 
@@ -196,3 +199,13 @@ def test_cli_scheduler_matches_serial(client, tmp_path):
     assert mismatches(a, b) == []
     assert cli.main([*args, "--method", "vb", "--out", str(tmp_path / "vb.nc"),
                      "--scheduler", client.scheduler.address]) == 2
+
+
+def test_automatic_step_choice_on_dask_equals_serial(client):
+    """step=None on a recognized model: PyMC picks GibbsNMF (bnmfzoo registers it) in this
+    process and on every worker alike, so the Dask chains are the serial chains."""
+    build = functools.partial(exponential_gaussian, X, 2)
+    ref = serial(build)
+    dt = sample(build, client=client, **KW)
+    assert "train_mse" in dt["sample_stats"]  # GibbsNMF's own statistic: our step ran
+    assert mismatches(ref, dt) == []

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from scipy.signal import lfilter
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
@@ -199,12 +200,13 @@ class Case:
     build: Callable  # build(ess_target) -> (simulate, infer)
     n_sims: int
     ess_target: float = 30
+    thin: object = "ess"
 
-    def run(self, seed, n_sims=None, *, ess_target=None, thin="ess"):
+    def run(self, seed, n_sims=None, *, ess_target=None, thin=None):
         """The test's statistic: ``sbc`` thinned by measured ESS (or ``thin``)."""
         simulate, infer = self.build(ess_target or self.ess_target)
-        return sbc(simulate, infer, n_sims=n_sims or self.n_sims, thin=thin, random_seed=seed,
-                   progressbar=False)
+        return sbc(simulate, infer, n_sims=n_sims or self.n_sims, thin=thin or self.thin,
+                   random_seed=seed, progressbar=False)
 
 
 def _gibbs(kind, ard, kernel="auto", wrong=False):
@@ -216,7 +218,38 @@ def _bin(family):
     return lambda e: _binary(family, ess_target=e)
 
 
+def _conjugate(kind, rho=0.99, n_obs=5, n_chain=500):
+    """Normal mean, N(0, 1) prior, n_obs N(mu, 1) observations, two independent means.
+
+    ``kind="exact"``: 99 independent posterior draws. ``"ar1"``: an AR(1) chain of ``n_chain``
+    draws with the exact posterior as its stationary law (correlation ``rho``, autocorrelation
+    time (1 + rho) / (1 - rho) = 199), started from an exact draw: every draw has the right
+    marginal, only their dependence is wrong for SBC.
+    """
+    post_var = 1 / (n_obs + 1)
+
+    def simulate(rng):
+        mu = rng.normal(size=2)
+        return {"mu": mu}, rng.normal(mu, 1.0, size=(n_obs, 2))
+
+    def build(_ess_target=None):
+        def infer(y, rng):
+            m, s = y.sum(0) * post_var, np.sqrt(post_var)
+            if kind == "exact":
+                return {"mu": rng.normal(m, s, size=(99, 2))}
+            e = rng.normal(size=(n_chain, 2)) * np.sqrt(1 - rho**2)
+            e[0] = rng.normal(size=2)  # stationary start
+            z = lfilter([1.0], [1.0, -rho], e, axis=0)
+            return {"mu": m + s * z}
+
+        return simulate, infer
+
+    return build
+
+
 CASES = {
+    "conjugate-exact": Case(_conjugate("exact"), 300, thin=1),
+    "conjugate-ar1": Case(_conjugate("ar1"), 200),
     "nmf-gram": Case(_gibbs("nmf", False, "gram"), 100),
     "nmf-ard-gram": Case(_gibbs("nmf", True, "gram"), 100),
     "nmf-residual": Case(_gibbs("nmf", False, "residual"), 100),

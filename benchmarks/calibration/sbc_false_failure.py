@@ -44,7 +44,7 @@ def _path(case, tag=""):
     return RESULTS / f"sbc_{case}{tag}.jsonl"
 
 
-def measure(case, seeds, n_sims=None, ess_target=None, thin="ess", tag=""):
+def measure(case, seeds, n_sims=None, ess_target=None, thin=None, tag=""):
     c = CASES[case]
     RESULTS.mkdir(parents=True, exist_ok=True)
     with open(_path(case, tag), "a") as fh:
@@ -52,11 +52,12 @@ def measure(case, seeds, n_sims=None, ess_target=None, thin="ess", tag=""):
             t0 = time.perf_counter()
             r = c.run(seed, n_sims, ess_target=ess_target, thin=thin)
             rec = dict(case=case, seed=seed, n_sims=r.n_sims, ess_target=ess_target or c.ess_target,
-                       thin_arg=thin, min_p=r.min_pvalue, n_tests=r.n_tests,
+                       thin_arg=thin or c.thin, min_p=r.min_pvalue, n_tests=r.n_tests,
                        passed=bool(r.passed(0.01)),
                        pvalues=np.concatenate([p.ravel() for p in r.pvalues.values()]).tolist(),
                        thin_median=float(np.median(r.thin)), thin_max=int(r.thin.max()),
                        kept_min=int(r.n_draws.min()), kept_median=float(np.median(r.n_draws)),
+                       reached=None if r.ess is None else float(np.mean(r.ess >= (ess_target or c.ess_target))),
                        seconds=time.perf_counter() - t0)
             fh.write(json.dumps(rec) + "\n")
             fh.flush()
@@ -78,7 +79,8 @@ def summary(case, tag=""):
     r0 = recs[0]
     print(f"{case}{tag}: {n} seeds ({seeds[0]}..{seeds[-1]}), {r0['n_sims']} simulations, "
           f"ESS target {r0['ess_target']}, thin={r0['thin_arg']}")
-    print(f"  false failures {k}/{n} = {k / n:.3f} (95% CI {ci[0]:.3f}-{ci[1]:.3f}); nominal <= 0.01")
+    print(f"  false failures {k}/{n} = {k / n:.3f} (95% CI {ci[0]:.3f}-{ci[1]:.3f}); "
+          "nominal <= 0.01")
     print(f"  second level: KS of each scalar's p-values across seeds, Bonferroni-adjusted "
           f"min p = {adj:.3g} ({P.shape[1]} scalars)")
     print(f"  thinning: median {np.median([r['thin_median'] for r in recs]):.0f}, "
@@ -86,6 +88,10 @@ def summary(case, tag=""):
           f"{np.median([r['kept_median'] for r in recs]):.0f}, min "
           f"{min(r['kept_min'] for r in recs)}; {np.median([r['seconds'] for r in recs]):.1f} s "
           f"per seed")
+    reached = [r["reached"] for r in recs if r.get("reached") is not None]
+    if reached:
+        print(f"  simulations whose chain reached the ESS target: median {np.median(reached):.2f},"
+              f" min {min(reached):.2f} per seed")
 
 
 def iat(case, n_chains, ess_target=None, seed=0):
@@ -112,7 +118,7 @@ def main(argv=None):
     ap.add_argument("--seeds", default="1000:1100", help="start:stop")
     ap.add_argument("--n-sims", type=int, default=None)
     ap.add_argument("--ess-target", type=float, default=None)
-    ap.add_argument("--thin", default="ess", help='"ess" or a fixed integer')
+    ap.add_argument("--thin", default=None, help='"ess" or a fixed integer (default: the test\'s)')
     ap.add_argument("--tag", default="", help="suffix of the results file")
     ap.add_argument("--summary", action="store_true", help="only summarize stored results")
     ap.add_argument("--iat", action="store_true", help="measure autocorrelation times")
@@ -123,7 +129,7 @@ def main(argv=None):
         return
     if not a.summary:
         lo, hi = map(int, a.seeds.split(":"))
-        thin = a.thin if a.thin == "ess" else int(a.thin)
+        thin = a.thin if a.thin in (None, "ess") else int(a.thin)
         measure(a.case, range(lo, hi), a.n_sims, a.ess_target, thin, a.tag)
     summary(a.case, a.tag)
 

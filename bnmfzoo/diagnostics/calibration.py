@@ -27,7 +27,6 @@ in goodness-of-fit evaluation and multiple sample comparison. Statistics and Com
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,11 +108,16 @@ class SBCResult:
     def plot(self, *, prob=0.99, var_names=None, **kwargs):
         """PIT Δ-ECDF of every scalar with a simultaneous ``prob`` band (arviz-plots).
 
-        Each panel shows ECDF(u) - u of one scalar's randomized PITs over the simulations; the
-        shaded envelope holds the *whole* curve with probability ``prob`` under uniformity
-        (Säilynoja et al. 2022, arviz-plots ``plot_ecdf_pit(method="envelope")``; the same band
-        is :func:`ecdf_band`). The band is simultaneous over one panel, not over panels:
-        :meth:`passed` makes the Bonferroni correction over scalars.
+        Each panel shows ECDF(u) - u of one scalar's randomized PITs over the simulations
+        (:func:`arviz_plots.plot_ecdf_pit`); the shaded band holds the *whole* curve with
+        probability ``prob`` under uniformity (Säilynoja et al. 2022; :func:`ecdf_band`). The
+        band is simultaneous over one panel, not over panels: :meth:`passed` makes the
+        Bonferroni correction over scalars.
+
+        arviz-plots 1.3.2 draws this band itself only with ``method="envelope"``, which fails
+        there (``np.linspace`` on a DataArray), so the band is added to the collection here;
+        ``plot_ecdf_pit``'s own pointwise highlights and its p-value (a different uniformity
+        test) are switched off and can be switched on with ``visuals``.
 
         Parameters
         ----------
@@ -127,16 +131,34 @@ class SBCResult:
         Returns
         -------
         arviz_plots.PlotCollection
+
+        Examples
+        --------
+        >>> def simulate(rng):
+        ...     mu = rng.normal()
+        ...     return {"mu": np.array(mu)}, rng.normal(mu, 1.0, size=5)
+        >>> def infer(y, rng):
+        ...     return {"mu": rng.normal(y.sum() / 6, np.sqrt(1 / 6), size=(99,))}
+        >>> result = sbc(simulate, infer, n_sims=50, random_seed=0, progressbar=False)
+        >>> pc = result.plot()
+        >>> "sbc_band" in pc.viz["mu"]
+        True
         """
         from arviz_plots import plot_ecdf_pit
+        from arviz_plots.visuals import fill_between_y
 
-        with warnings.catch_warnings():
-            # "envelope" is announced for deprecation because it assumes independent PIT values;
-            # SBC's PIT values are independent across simulations, the case the band is for
-            warnings.filterwarnings("ignore", "Method 'envelope'", FutureWarning)
-            return plot_ecdf_pit(self.to_datatree(), group="prior_sbc", sample_dims="sim",
-                                 var_names=var_names, method="envelope", envelope_prob=prob,
-                                 **kwargs)
+        dt = self.to_datatree()
+        visuals = {"suspicious_points": False, "p_value_text": False,
+                   **kwargs.pop("visuals", {})}
+        pc = plot_ecdf_pit(dt, group="prior_sbc", sample_dims="sim", var_names=var_names,
+                           envelope_prob=prob, visuals=visuals, **kwargs)
+        x, lower, upper = ecdf_band(self.n_sims, prob)
+        names = [var_names] if isinstance(var_names, str) else var_names
+        data = dt["prior_sbc"].to_dataset()
+        pc.map(fill_between_y, "sbc_band", data=data if names is None else data[names],
+               x=x, y_bottom=lower - x, y_top=upper - x, step=True, color="B1", alpha=0.2,
+               ignore_aes=pc.aes_set)
+        return pc
 
 
 def ecdf_band(n, prob=0.99):
@@ -171,9 +193,12 @@ def _tested_scalars(draws, truth):
 
 
 def _ess_split(x):
-    """ESS of each row of ``x`` (S, n): one chain split in halves, Geyer's initial monotone
-    sequence on FFT autocovariances; the estimator of Stan and arviz-stats (``_ess``),
-    vectorized over rows (equal to ``arviz_stats`` to rounding, checked in the tests)."""
+    """ESS of each row of ``x`` (S, n): one chain split in halves.
+
+    Geyer's initial monotone sequence on FFT autocovariances: the estimator of Stan and
+    arviz-stats (``_ess``), vectorized over rows (equal to ``arviz_stats`` to rounding, checked
+    in the tests).
+    """
     S, n = x.shape
     h = n // 2
     y = np.stack((x[:, :h], x[:, -h:]), axis=1)  # (S, 2 halves, h)

@@ -218,12 +218,12 @@ def _bin(family):
     return lambda e: _binary(family, ess_target=e)
 
 
-def _conjugate(kind, rho=0.99, n_obs=5, n_chain=500):
+def _conjugate(kind, rho=0.95, n_obs=5, n_chain=1000):
     """Normal mean, N(0, 1) prior, n_obs N(mu, 1) observations, two independent means.
 
     ``kind="exact"``: 99 independent posterior draws. ``"ar1"``: an AR(1) chain of ``n_chain``
     draws with the exact posterior as its stationary law (correlation ``rho``, autocorrelation
-    time (1 + rho) / (1 - rho) = 199), started from an exact draw: every draw has the right
+    time (1 + rho) / (1 - rho) = 39), started from an exact draw: every draw has the right
     marginal, only their dependence is wrong for SBC.
     """
     post_var = 1 / (n_obs + 1)

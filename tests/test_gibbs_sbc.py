@@ -34,7 +34,9 @@ from _sbc_cases import CASES, WRONG
 @pytest.mark.parametrize(
     "case, seed",
     [("nmf-gram", 11), ("nmf-ard-gram", 12), ("nmf-residual", 15), ("nmf-ard-residual", 16),
-     ("nmtf", 13), ("nmtf-ard", 14)],
+     ("nmtf", 13),
+     # about 30 s of CPU (its slowest chains run to the 25,600-sweep cap): slow
+     pytest.param("nmtf-ard", 14, marks=pytest.mark.slow)],
 )
 def test_sbc_gibbs(case, seed):
     result = CASES[case].run(seed)  # 100 simulations, thinned by measured ESS

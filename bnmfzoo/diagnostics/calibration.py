@@ -361,8 +361,11 @@ def sbc(simulate, infer, *, n_sims=200, thin=None, random_seed=None, progressbar
         An int ``k``: every ``k``-th draw is kept. ``"ess"``: the draws are one chain; its
         ESS (:func:`chain_ess`, smallest bulk/tail ESS over the tested scalars) is measured and
         every ``ceil(n_draws / ESS)``-th draw is kept, about ESS nearly independent draws
-        (Talts et al. 2018, sec. 5). The chain must be long enough for a useful ESS: the kept
-        counts are in ``SBCResult.n_draws``.
+        (Talts et al. 2018, sec. 5). The chain must be long enough for a useful ESS (run it
+        with :func:`run_to_ess`): the kept counts are in ``SBCResult.n_draws``, the measured
+        ESS in ``SBCResult.ess``. Burn-in is the caller's: the split-chain ESS drops for a
+        chain that has not forgotten its start, so ``run_to_ess`` lengthens such a chain, but
+        its first draws are kept.
     random_seed : int or numpy.random.Generator, optional
     progressbar : bool
 

@@ -141,7 +141,7 @@ class SBCResult:
         ...     return {"mu": rng.normal(y.sum() / 6, np.sqrt(1 / 6), size=(99,))}
         >>> result = sbc(simulate, infer, n_sims=50, random_seed=0, progressbar=False)
         >>> pc = result.plot()
-        >>> "sbc_band" in pc.viz["mu"]
+        >>> "mu" in pc.viz["sbc_band"]
         True
         """
         from arviz_plots import plot_ecdf_pit

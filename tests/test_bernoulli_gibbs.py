@@ -119,7 +119,10 @@ def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros):
 # ceil(n / ESS). Tested: 26 scalars, Bonferroni level 0.01 / 26 on exact-size randomized-PIT KS
 # tests. Measured thinning and false-failure rates (``nice -n 10 python -m
 # benchmarks.calibration.sbc_false_failure betadir --seeds 1000:<stop>``, same for dirdir):
-# FF_BINARY
+# betadir (test seed 11): 0 of 16 seeds (1000..1015) failed (95% CI 0-20.6%), p-values across seeds
+# uniform (Bonferroni-adjusted KS p = 0.51), thinning median 3 (max 11), kept draws median 67;
+# dirdir (seed 12): 0 of 16 seeds (1000..1015) (0-20.6%), adjusted KS p = 1, thinning median 4
+# (max 12), kept draws median 50. The 2000-simulation slow tests were not run after the change.
 
 
 @pytest.mark.parametrize("case, seed", [("betadir", 11), ("dirdir", 12)])

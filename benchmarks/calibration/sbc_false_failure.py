@@ -57,7 +57,8 @@ def measure(case, seeds, n_sims=None, ess_target=None, thin=None, tag=""):
                        pvalues=np.concatenate([p.ravel() for p in r.pvalues.values()]).tolist(),
                        thin_median=float(np.median(r.thin)), thin_max=int(r.thin.max()),
                        kept_min=int(r.n_draws.min()), kept_median=float(np.median(r.n_draws)),
-                       reached=None if r.ess is None else float(np.mean(r.ess >= (ess_target or c.ess_target))),
+                       reached=None if r.ess is None
+                       else float(np.mean(r.ess >= (ess_target or c.ess_target))),
                        seconds=time.perf_counter() - t0)
             fh.write(json.dumps(rec) + "\n")
             fh.flush()

@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 from scipy.linalg import expm
-from scipy.stats import geninvgauss
+
+from bnmfzoo.inference.gaussian._gig import gig_draws
 
 __all__ = ["MOVES", "draw_scales", "rescale", "qtransform", "prior_rates", "apply_moves"]
 
@@ -56,7 +57,7 @@ def draw_scales(a, b, p, rng):
     if not (np.all(a > 0) and np.all(b > 0) and np.all(np.isfinite(a * b))):
         raise FloatingPointError(f"rescaling move: column sums must be finite and > 0 "
                                  f"(got a={a!r}, b={b!r})")
-    y = geninvgauss.rvs(float(p), 2.0 * np.sqrt(a * b), size=a.shape, random_state=rng)
+    y = gig_draws(float(p), 2.0 * np.sqrt(a * b), rng).reshape(a.shape)
     return np.sqrt(b / a) * y
 
 
@@ -69,10 +70,11 @@ def rescale(A, Wt, lam_A, lam_W, rng):
     return c
 
 
-def qtransform(A, Wt, lam_A, lam_W, rng, eps):
+def qtransform(A, Wt, lam_A, lam_W, rng, eps, *, jacobian_power=None):
     """Q-Transform Metropolis-Hastings move in place; returns ``(probability, accepted)``.
 
-    Always draws ``R * R`` normals and one uniform, accepted or not.
+    Always draws ``R * R`` normals and one uniform, accepted or not. ``jacobian_power``
+    (default ``D - N``, the correct one) exists so tests can show a wrong Jacobian is caught.
     """
     D, R = A.shape
     N = Wt.shape[0]
@@ -86,7 +88,7 @@ def qtransform(A, Wt, lam_A, lam_W, rng, eps):
         return 0.0, False
     log_ratio = (-(lam_A * (A_new.sum(axis=0) - A.sum(axis=0))).sum()
                  - (lam_W * (Wt_new.sum(axis=0) - Wt.sum(axis=0))).sum()
-                 + (D - N) * eps * np.trace(Z))
+                 + (D - N if jacobian_power is None else jacobian_power) * eps * np.trace(Z))
     prob = 1.0 if log_ratio >= 0 else math.exp(log_ratio)
     if u < prob:
         A[...] = A_new

@@ -212,6 +212,9 @@ class ReplicaExchangeGibbs(TransformedStep):
         """Take this chain's generator and forget the previous chain's state and ladder."""
         super().setup_chain(rng, tune, draws)
         self._reset_chain()
+        # PyMC's sequential sampler sets ``step.tune`` itself, its multiprocess sampler does
+        # not (only ``stop_tuning()`` at the end): take it from the chain's plan
+        self.tune = int(tune) > 0
 
     @property
     def n_replicas(self):

@@ -101,6 +101,7 @@ class SymmetryMoves(TransformedStep):
         super().setup_chain(rng, tune, draws)
         self.q_scale = self.initial_q_scale
         self.n_steps = 0
+        self.tune = int(tune) > 0  # PyMC's multiprocess sampler does not set it
 
     def step(self, point):
         """Apply the moves to the point's ``A`` and ``W``."""

@@ -29,7 +29,7 @@ Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11):
 * laurberg05: gibbs 1.286 (chains stay in their mode); re 1.0004, mass of solution 1
   0.003; smc (1000 particles) 2.03. Four re seeds: 0.0046 +- 0.0023, 0.0011 +- 0.0007,
   0.0051 +- 0.0018, 0.0073 +- 0.0020 (chi2 12.7 on 3 dof: the per-run errors of this rare
-  mode are too small); four smc seeds: 0.48, 0.001, 0.033, ...
+  mode are too small); four smc seeds: 0.476, 0.001, 0.033, 0.487 (chi2 11.5).
 * laurberg05_1e3: gibbs 1.292; re (40 replicas, beta_min 1e-6) 1.0006, mass 0.0077 +- 0.0020
   (30 excursions); smc 2.84 (each run on one mode, 199 s); nuts did not finish in time.
 

@@ -122,7 +122,10 @@ class ReplicaExchangeGibbs(TransformedStep):
         Retune the ladder during PyMC's tuning steps.
     symmetry : tuple of str
         Symmetry moves applied to every replica after its sweep, a subset of
-        ``("rescale", "qtransform")`` (:mod:`bnmfzoo.inference.gaussian._symmetry`).
+        ``("rescale", "qtransform")`` (:mod:`bnmfzoo.inference.gaussian._symmetry`). Off by
+        default: in ``benchmarks/speed/replica.py`` they speed up the scale direction
+        (ESS/s of a column sum 27 -> 3700 on ``laurberg(0.5)``) but cost 2.5-4x per step and
+        did not improve R-hat or ESS/s of ``tau`` or ``A @ W`` (CCLE rank 3, laurberg).
     q_scale : float
         Initial step size ``eps`` of the Q-Transform move (``Q = expm(eps Z)``); tuned
         towards an acceptance rate of 0.3 during PyMC's tuning.

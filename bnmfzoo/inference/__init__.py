@@ -21,6 +21,8 @@ from bnmfzoo._lazy import lazy_namespace
 _NAMES = {
     "GibbsNMF": ".gaussian.gibbs_nmf",
     "GibbsNMTF": ".gaussian.gibbs_nmtf",
+    "ReplicaExchangeGibbs": ".gaussian.replica_exchange",
+    "SymmetryMoves": ".gaussian.symmetry_moves",
     "fit_vb": ".gaussian.vb",
     "fit_icm": ".gaussian.icm",
     "fit_multiplicative": ".gaussian.multiplicative",

@@ -1,0 +1,258 @@
+"""Benchmark: crossing NMF's modes — Gibbs, replica exchange (+ symmetry moves), NUTS, SMC.
+
+Run with ``python -m benchmarks.speed.replica [--problems ccle3 laurberg05 ...] [--full]``.
+
+For each problem, every method runs 4 chains from the same 4 random starts (``A``, ``W``
+exponential with mean ``sqrt(mean(X) / R)``; NUTS and SMC start as PyMC starts them) in one
+process, one BLAS thread, and the script prints per method: CPU seconds, the largest R-hat
+over ``tau`` and three ``A @ W`` entries, the bulk ESS per CPU second of each, the ESS per
+CPU second of the column sum ``A[:, 0].sum()`` (``scale``: a direction only the symmetry
+moves act on directly), and the posterior mass of each mode (``bnmfzoo.diagnostics.modes``);
+for ``laurberg`` also the share of draws nearer the first known factorization, with the larger
+of two Monte-Carlo errors (ESS of the indicator; Poisson error on the number of excursions
+into the rarer mode).
+
+Methods (budgets per chain, stated in the table):
+
+* ``gibbs``: ``GibbsNMF``;
+* ``gibbs+sym``: ``[GibbsNMF(), SymmetryMoves(moves=("rescale", "qtransform"))]``;
+* ``re``: ``ReplicaExchangeGibbs`` with the problem's ladder (``n_replicas``, ``beta_min``);
+* ``re+sym``: the same with ``symmetry=("rescale", "qtransform")``;
+* ``nuts``: ``pm.sample(nuts_sampler="pymc")``, smaller budget;
+* ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
+
+Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11):
+
+* ccle3: gibbs max R-hat 1.089, ESS/s of tau 8.7 (4 s); re (48 replicas, beta_min 0.15)
+  max R-hat 1.0041, ESS/s of tau 39 (74 s); re+sym 1.056, 0.4 (188 s); nuts (500 + 500)
+  1.086, 1.3 (31 s); smc (500 particles x 4 runs) did not finish in 407 CPU s.
+  Not robust: with seed 12 re gives max R-hat 1.091 (63 s), and 1.081 with 64 replicas down
+  to beta_min 0.05 (``--ladder 64 0.05``, 92 s); the chains still sit in different modes.
+* laurberg05: gibbs 1.286 (chains stay in their mode); re 1.0004, mass of solution 1
+  0.003; smc (1000 particles) 2.03. Four re seeds: 0.0046 +- 0.0023, 0.0011 +- 0.0007,
+  0.0051 +- 0.0018, 0.0073 +- 0.0020 (chi2 12.7 on 3 dof: the per-run errors of this rare
+  mode are too small); four smc seeds: 0.476, 0.001, 0.033, 0.487 (chi2 11.5).
+* laurberg05_1e3: gibbs 1.292; re (40 replicas, beta_min 1e-6) 1.0006, mass 0.0077 +- 0.0020
+  (30 excursions); smc 2.84 (each run on one mode, 199 s); nuts did not finish in time.
+
+Problems: ``ccle3`` (CCLE IC50, rank 3), ``gdsc5`` (GDSC IC50, rank 5; ``--full`` only: the
+ladder needs ~100 replicas there), ``laurberg05`` / ``laurberg05_1e3`` (``laurberg(0.5)`` with
+sigma 0.05 / 1e-3, rank 3), ``swimmer`` (``--full`` only). ``--seeds 4`` reruns
+``re`` and ``smc`` on ``laurberg05`` with 4 seeds and prints the mode-mass estimates
+with their errors.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from benchmarks._common import Clock  # noqa: F401  (sets one BLAS thread before numpy work)
+
+ENTRIES = ((400, 20), (0, 0), (100, 10))
+
+
+def _problem(name):
+    from bnmfzoo import datasets
+
+    if name == "ccle3":
+        X = datasets.load_ccle("ic50")
+        return dict(X=X, R=3, entries=ENTRIES, ladder=(48, 0.15), data=None,
+                    budget=dict(gibbs=(1000, 2000), re=(1000, 2000), nuts=(500, 500),
+                                smc=500))
+    if name == "gdsc5":
+        X = datasets.load_gdsc()
+        return dict(X=X, R=5, entries=((400, 20), (0, 0), (100, 10)), ladder=(96, 0.15),
+                    data=None, budget=dict(gibbs=(1000, 2000), re=(500, 1000), nuts=(300, 300),
+                                           smc=300))
+    if name.startswith("laurberg05"):
+        sigma = 1e-3 if name.endswith("1e3") else 0.05
+        data = datasets.laurberg(0.5, sigma=sigma, random_seed=0)
+        ladder = (40, 1e-6) if sigma < 0.01 else (16, 1e-3)
+        # the noise is known (sigma fixed) and the priors are on the data's scale: with a
+        # Gamma(1, 1) prior on tau the posterior of these 36 entries prefers poor fits
+        # (tau ~ 5) that are near neither factorization
+        return dict(X=data.X, R=3, entries=((0, 0), (2, 3), (5, 5)), ladder=ladder, data=data,
+                    model_kw=dict(sigma=sigma, lambda_=1.0),
+                    budget=dict(gibbs=(1000, 4000), re=(1000, 4000), nuts=(500, 500),
+                                smc=1000))
+    if name == "swimmer":
+        data = datasets.swimmer(sigma=0.05, random_seed=0)
+        return dict(X=data.X, R=int(data.A.shape[1]), entries=((0, 0), (100, 10), (500, 100)),
+                    ladder=(32, 0.01), data=data,
+                    budget=dict(gibbs=(500, 1000), re=(300, 600), nuts=(200, 200), smc=200))
+    raise ValueError(f"unknown problem {name!r}")
+
+
+def _starts(X, R, seed, n=4):
+    rng = np.random.default_rng(seed)
+    D, N = X.shape
+    scale = np.sqrt(np.nanmean(np.asarray(X)) / R)
+    return [{"A": rng.exponential(scale, (D, R)), "W": rng.exponential(scale, (R, N))}
+            for _ in range(n)]
+
+
+def _mode_of_solutions(A, data):
+    """Index of the nearest known factorization (max matched angle) for each draw."""
+    from bnmfzoo.diagnostics import angle_distance
+
+    sols = [s[0] for s in data.solutions]
+    d = np.array([[angle_distance(a, s) for s in sols] for a in A])
+    return d.argmin(axis=1), d.min(axis=1)
+
+
+def _metrics(idata, prob, cpu):
+    import arviz as az
+
+    post = idata.posterior
+    A, W = post["A"].values, post["W"].values
+    qs = {"tau": post["tau"].values} if "tau" in post else {}
+    for i, j in prob["entries"]:
+        qs[f"AW[{i},{j}]"] = np.einsum("cdk,cdk->cd", A[:, :, i, :], W[:, :, :, j])
+    rhat = {k: float(az.rhat(v)) for k, v in qs.items()}
+    ess = {k: float(az.ess(v)) for k, v in qs.items()}
+    # a direction only the symmetry moves change directly: the scale of A's first column
+    # (not identified; within-mode mixing along the scale ridge), not part of max R-hat
+    scale = A[:, :, :, 0].sum(axis=-1)
+    out_scale = float(az.ess(scale)) / cpu
+    out = dict(cpu=cpu, rhat=rhat, ess_per_s={k: e / cpu for k, e in ess.items()},
+               ess=ess, scale_ess_per_s=out_scale)
+    try:
+        from bnmfzoo.diagnostics import modes
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = modes(idata, warn=False)["modes"]
+        out["modes"] = np.round(m["weight"].values, 3).tolist()
+    except Exception as err:  # report, do not hide
+        out["modes"] = f"modes() failed: {err}"
+    if prob["data"] is not None and prob["data"].solutions and len(prob["data"].solutions) > 1:
+        C, S = A.shape[:2]
+        idx, _ = _mode_of_solutions(A.reshape(C * S, *A.shape[2:]), prob["data"])
+        ind = (idx == 0).astype(float).reshape(C, S)
+        p = ind.mean()
+        ess_i = float(az.ess(ind)) if 0 < p < 1 else float("nan")
+        out["mass_sol1"] = p
+        # two Monte-Carlo errors, the larger is stated: the ESS of the indicator (too small
+        # when the rarer mode is visited in a few long excursions) and a Poisson error on the
+        # number of excursions into the rarer mode, p_rare / sqrt(excursions)
+        se_ess = float(np.sqrt(p * (1 - p) / ess_i)) if ess_i == ess_i else 0.0
+        rare = ind if p <= 0.5 else 1.0 - ind
+        entries = int((np.diff(rare, axis=1) > 0).sum() + rare[:, 0].sum())
+        se_exc = min(p, 1 - p) / np.sqrt(max(entries, 1))
+        out["mcse_sol1"] = max(se_ess, se_exc)
+        out["excursions"] = entries
+        out["chain_mass_sol1"] = ind.mean(axis=1).round(3).tolist()
+    return out
+
+
+def run_method(method, prob, seed, *, progressbar=False):
+    import pymc as pm
+
+    from bnmfzoo.inference import GibbsNMF, ReplicaExchangeGibbs, SymmetryMoves
+    from bnmfzoo.models import exponential_gaussian
+
+    model = exponential_gaussian(prob["X"], prob["R"], **prob.get("model_kw", {}))
+    budget = prob["budget"]
+    starts = _starts(prob["X"], prob["R"], seed)
+    kw = dict(chains=4, cores=1, random_seed=seed, progressbar=progressbar,
+              compute_convergence_checks=False)
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c0 = time.process_time()
+        if method == "gibbs":
+            tune, draws = budget["gibbs"]
+            idata = pm.sample(draws=draws, tune=tune, step=GibbsNMF(), initvals=starts, **kw)
+        elif method == "gibbs+sym":
+            tune, draws = budget["gibbs"]
+            step = [GibbsNMF(), SymmetryMoves(moves=("rescale", "qtransform"))]
+            idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
+        elif method in ("re", "re+sym"):
+            tune, draws = budget["re"]
+            n, bmin = prob["ladder"]
+            sym = ("rescale", "qtransform") if method == "re+sym" else ()
+            step = ReplicaExchangeGibbs(n_replicas=n, beta_min=bmin, symmetry=sym)
+            idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
+        elif method == "nuts":
+            tune, draws = budget["nuts"]
+            idata = pm.sample(draws=draws, tune=tune, nuts_sampler="pymc", **kw)
+        elif method == "smc":
+            draws = budget["smc"]
+            tune = 0
+            idata = pm.sample_smc(draws=draws, chains=4, cores=1, random_seed=seed,
+                                  progressbar=progressbar, compute_convergence_checks=False)
+        else:
+            raise ValueError(method)
+        cpu = time.process_time() - c0
+    out = _metrics(idata, prob, cpu)
+    out["budget"] = f"{tune}+{draws}" if method != "smc" else f"{draws} particles"
+    if method.startswith("re"):
+        from bnmfzoo.inference.gaussian.replica_exchange import ladder_stats
+
+        betas, rate = ladder_stats(idata.sample_stats)
+        out["swap_rate"] = float(np.nanmean(rate))
+        lab = idata.sample_stats["cold_label"].values
+        out["label_changes"] = int((np.diff(lab, axis=1) != 0).sum())
+    return out
+
+
+def _print_row(name, method, r):
+    rh = max(r["rhat"].values())
+    ess = " ".join(f"{v:8.1f}" for v in r["ess_per_s"].values())
+    extra = ""
+    if "mass_sol1" in r:
+        extra += (f" mass(sol1)={r['mass_sol1']:.4f}±{r['mcse_sol1']:.4f}"
+                  f" ({r['excursions']} excursions) chains={r['chain_mass_sol1']}")
+    if "swap_rate" in r:
+        extra += f" swap={r['swap_rate']:.2f}"
+    print(f"{name:16s} {method:9s} {r['budget']:>15s} {r['cpu']:8.1f} {rh:7.4f} {ess} "
+          f"scale {r['scale_ess_per_s']:7.1f} modes={r['modes']}{extra}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", nargs="+",
+                        default=["ccle3", "laurberg05", "laurberg05_1e3"])
+    parser.add_argument("--methods", nargs="+",
+                        default=["gibbs", "gibbs+sym", "re", "re+sym", "nuts", "smc"])
+    parser.add_argument("--full", action="store_true",
+                        help="add gdsc5 and swimmer (tens of minutes)")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--ladder", nargs=2, type=float, metavar=("N", "BETA_MIN"),
+                        help="override the problem's ladder (n_replicas, beta_min)")
+    parser.add_argument("--only-seeds", action="store_true",
+                        help="skip the method table, run only the --seeds comparison")
+    parser.add_argument("--seed-methods", nargs="+", default=["re", "smc"])
+    parser.add_argument("--seeds", type=int, default=0,
+                        help="rerun re and smc on laurberg05 with this many seeds")
+    args = parser.parse_args()
+    problems = list(args.problems) + (["gdsc5", "swimmer"] if args.full else [])
+    print("problem          method           budget   cpu_s  max_rhat  ESS/s: tau (when "
+          "sampled), three A@W entries")
+    for name in problems:
+        prob = _problem(name)
+        if args.ladder:
+            prob["ladder"] = (int(args.ladder[0]), float(args.ladder[1]))
+        for method in ([] if args.only_seeds else args.methods):
+            _print_row(name, method, run_method(method, prob, args.seed))
+        if args.seeds and name == "laurberg05":
+            for method in args.seed_methods:
+                ests = []
+                for s in range(args.seeds):
+                    r = run_method(method, prob, 100 + s)
+                    ests.append((r["mass_sol1"], r["mcse_sol1"]))
+                    print(f"  {name} {method} seed {100 + s}: mass(sol1) = {r['mass_sol1']:.4f}"
+                          f" ± {r['mcse_sol1']:.4f} ({r['excursions']} excursions; "
+                          f"cpu {r['cpu']:.1f} s)", flush=True)
+                p = np.array([e[0] for e in ests])
+                se = np.array([e[1] for e in ests])
+                w = 1 / np.maximum(se, 1e-12) ** 2
+                pooled = float((w * p).sum() / w.sum())
+                chi2 = float((((p - pooled) / np.maximum(se, 1e-12)) ** 2).sum())
+                print(f"  {name} {method}: pooled {pooled:.4f}; chi2 = {chi2:.2f} on "
+                      f"{args.seeds - 1} dof (agreement within the stated errors if small)")
+
+
+if __name__ == "__main__":
+    main()

@@ -532,6 +532,25 @@ def _check_halves(status, blocks, obs, tau):
                          f" (tau = {fmt(tau)})")
 
 
+def factor_rates(state, obs, hyper, rng, update):
+    """The exponential rates ``(lam_A, lam_W)``, each of shape (R,), of one sweep.
+
+    With ARD the rates are first drawn from their Gamma conditional (Brouwer et al. 2017) when
+    ``"lambda_"`` is in ``update``. Shared by :func:`nmf_sweep` and the tempered sweeps (the
+    rates' conditional does not involve the likelihood: it is the same at every temperature).
+    """
+    D, N = obs.shape
+    R = state.A.shape[1]
+    ard = bool(hyper.get("ard", False))
+    if ard and "lambda_" in update:
+        shape = hyper["alpha0"] + D + N
+        rate = hyper["beta0"] + state.A.sum(axis=0) + state.Wt.sum(axis=0)
+        state.lambda_ = np.asarray(_gamma(shape, rate, rng), dtype=float)
+    if ard:
+        return _f64(state.lambda_), _f64(state.lambda_)
+    return np.full(R, float(hyper["lambda_A"])), np.full(R, float(hyper["lambda_W"]))
+
+
 def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     """One Gibbs sweep for the exponential-Gaussian NMF, in place.
 
@@ -578,19 +597,9 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     >>> bool(np.allclose(st.resid, nmf_residual(st.A, st.W, obs)))
     True
     """
-    D, N = obs.shape
-    R = state.A.shape[1]
     update = frozenset(update)
     ard = bool(hyper.get("ard", False))
-    if ard and "lambda_" in update:
-        shape = hyper["alpha0"] + D + N
-        rate = hyper["beta0"] + state.A.sum(axis=0) + state.Wt.sum(axis=0)
-        state.lambda_ = np.asarray(_gamma(shape, rate, rng), dtype=float)
-    if ard:
-        lam_A = lam_W = _f64(state.lambda_)
-    else:
-        lam_A = np.full(R, float(hyper["lambda_A"]))
-        lam_W = np.full(R, float(hyper["lambda_W"]))
+    lam_A, lam_W = factor_rates(state, obs, hyper, rng, update)
     tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
     if kernel not in ("auto", "gram", "residual"):
         raise ValueError(f"kernel must be 'auto', 'gram' or 'residual', got {kernel!r}")

@@ -32,10 +32,10 @@ from scipy.interpolate import PchipInterpolator
 from bnmfzoo.inference.gaussian._core import (
     NMF_BLOCKS,
     _check_positive_finite,
-    _f64,
     _gamma,
     _nmf_halves,
     _nonfinite,
+    factor_rates,
     nmf_sweep,
 )
 
@@ -107,19 +107,8 @@ def tempered_sweep(state, obs, hyper, rng, beta, *, update=NMF_BLOCKS, kernel="a
         return nmf_sweep(state, obs, hyper, rng, update=update, kernel=kernel)
     if not 0.0 < beta < 1.0:
         raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
-    D, N = obs.shape
-    R = state.A.shape[1]
     update = frozenset(update)
-    ard = bool(hyper.get("ard", False))
-    if ard and "lambda_" in update:
-        shape = hyper["alpha0"] + D + N
-        rate = hyper["beta0"] + state.A.sum(axis=0) + state.Wt.sum(axis=0)
-        state.lambda_ = np.asarray(_gamma(shape, rate, rng), dtype=float)
-    if ard:
-        lam_A = lam_W = _f64(state.lambda_)
-    else:
-        lam_A = np.full(R, float(hyper["lambda_A"]))
-        lam_W = np.full(R, float(hyper["lambda_W"]))
+    lam_A, lam_W = factor_rates(state, obs, hyper, rng, update)
     tau = _tau_of(state, hyper)
     if "A" in update or "W" in update:
         _check_positive_finite("the noise precision tau", tau, obs)

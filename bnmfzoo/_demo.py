@@ -191,19 +191,10 @@ def _compact(dt, *, thin):
 
 
 def _write(dt, path, encoding):
-    """Write ``dt`` through a temporary file and a rename (no half-written result)."""
-    import os
-    import tempfile
+    """Write ``dt`` atomically, with the user's usual file mode (see ``atomic_write``)."""
+    from bnmfzoo._fitcli import atomic_write
 
-    fd, tmp = tempfile.mkstemp(suffix=".nc.part", dir=path.parent)
-    os.close(fd)
-    try:
-        dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return atomic_write(dt, path, encoding=encoding)
 
 
 def _fmt_err(err):

@@ -341,13 +341,14 @@ def _umask():
     return mask
 
 
-def atomic_write(dt, out):
+def atomic_write(dt, out, *, encoding=None):
     """Write ``dt`` to ``out`` through a temporary file and a rename (no half-written result).
 
     The temporary file ``<name>.<random>.part`` sits next to ``out`` and is removed on any
     exception or interrupt, so ``out`` is either the complete new result or left untouched. The
     result gets the usual permissions of a new file (``0o666`` minus the user's umask), not
-    ``mkstemp``'s ``0o600``. The folder of ``out`` must exist.
+    ``mkstemp``'s ``0o600``. The folder of ``out`` must exist. ``encoding`` goes to
+    ``to_netcdf`` (e.g. zlib compression per variable).
     """
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
@@ -356,7 +357,7 @@ def atomic_write(dt, out):
     fd, tmp = tempfile.mkstemp(prefix=f"{out.name}.", suffix=".part", dir=parent)
     os.close(fd)
     try:
-        dt.to_netcdf(tmp, engine="h5netcdf")
+        dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, out)
     finally:

@@ -343,3 +343,16 @@ def test_fit_then_report_end_to_end(tmp_path, capsys):
     assert cli.main(["report", str(out)]) == 0
     page = (tmp_path / "fit-report" / "report.html").read_text()
     assert "data:image/png;base64," in page and "vb" in page
+
+
+def test_demo_results_honour_umask(tmp_path):
+    """The demo writes its DataTrees through the same atomic, umask-respecting writer."""
+    from bnmfzoo._demo import _write_compact
+
+    old = os.umask(0o022)
+    try:
+        path = _write_compact(_tiny_tree(), tmp_path / "d.nc")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert list(tmp_path.iterdir()) == [path]

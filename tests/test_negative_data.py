@@ -73,3 +73,19 @@ def test_refused_where_the_likelihood_needs_nonnegative_data(noisy):
         silf(noisy, 2)
     with pytest.raises(ValueError, match="binary"):
         beta_dir(noisy, 2)
+
+
+@pytest.mark.parametrize("init", ["qtransform", "random"])
+def test_particles_on_negative_masked_data(noisy, init):
+    """The particles are placed by NMF solves on max(X, 0) (multiplicative updates need
+    X >= 0) and weighted by the model's likelihood on the data as given: with negative and
+    missing entries the fit runs and its weights and points are finite (it used to fail with
+    'no unconstrained image' after the solver produced zeros and NaN)."""
+    from bnmfzoo.inference import fit_particles
+
+    model = exponential_gaussian(noisy, 2, sigma=1.0)
+    dt = fit_particles(model, n_particles=6, init=init, random_seed=0, progressbar=False)
+    w = dt["particles"]["weight"].values
+    assert np.isclose(w.sum(), 1.0) and np.all(w >= 0)
+    assert np.isfinite(dt["particles"]["A"].values).all()
+    assert np.isfinite(float(dt["diagnostics"]["ksd_u"]))

@@ -61,10 +61,15 @@ def make_particle(X, rank, init, seed, *, mask=None, solver_kwargs=None):
 
     ``init`` may also accept ``mask=`` (our built-in initializations do). Returns a dict with
     ``A``, ``W``, ``init_time``, ``solve_time`` (wall seconds), ``init_cpu_time``,
-    ``solve_cpu_time`` (CPU seconds of this process) and ``n_iter``.
+    ``solve_cpu_time`` (CPU seconds of this process) and ``n_iter``. Negative entries of ``X``
+    (allowed by Gaussian likelihoods) are set to 0 for the initialization and the solve.
     """
     rng = np.random.default_rng(seed)
     t0, c0 = time.perf_counter(), time.process_time()
+    # The solve only places the particle; multiplicative updates need X >= 0, while Gaussian
+    # likelihoods accept negative observations (noise around a non-negative signal). Place
+    # particles on max(X, 0); the weights use the model's likelihood on the data as given.
+    X = np.maximum(X, 0.0)
     if _accepts_mask(init):
         A0, W0 = init(X, rank, rng, mask=mask)
     else:

@@ -31,7 +31,7 @@ def nmf_warm_start(info, *, random_seed=0):
 
     from bnmfzoo._nmf_solvers import complete_matrix, solve_nmf
 
-    X = info.X_values
+    X = np.maximum(info.X_values, 0.0)  # a start only; NMF solvers need X >= 0 (see _init)
     if info.masked:
         Xc = complete_matrix(X, info.mask, info.rank, random_seed=random_seed)
         nmf = NMF(n_components=info.rank, random_state=random_seed)

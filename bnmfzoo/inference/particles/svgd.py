@@ -51,7 +51,7 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
     if hasattr(init, "children") and "particles" in init.children:
         p = init["particles"]
         return info.project(p["A"].values, p["W"].values)
-    X = info.X_values
+    X = np.maximum(info.X_values, 0.0)  # starts only; NMF solvers need X >= 0 (see _init)
     m = info.mask if info.masked else None
     seeds = spawn_seeds(rng, n_particles)
     if init == "random":

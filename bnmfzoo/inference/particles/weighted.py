@@ -453,9 +453,10 @@ def _build_inits(info, init, n_particles, q_bank, q_options, seeds):
     q_time = bank.generation_time
     t1, c1 = time.perf_counter(), time.process_time()
     Xc = None
+    Xpos = np.maximum(info.X_values, 0.0)  # placement only (see make_particle)
     if info.masked:
-        Xc = complete_matrix(info.X_values, info.mask, info.rank, random_seed=seeds[0] % 2**31)
-    Xs = Xc if Xc is not None else info.X_values
+        Xc = complete_matrix(Xpos, info.mask, info.rank, random_seed=seeds[0] % 2**31)
+    Xs = Xc if Xc is not None else Xpos
     svd = svd_symmetric(Xs, bank.QA.shape[1], sign=q_options.get("sign", "bro"))
     setup = time.perf_counter() - t1
     extra["svd_cpu_time"] = time.process_time() - c1

@@ -38,7 +38,7 @@ import pymc as pm
 
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.bernoulli import bernoulli_mean
-from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
+from bnmfzoo._validation import check_data, check_positive, check_rank, fmt
 from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 __all__ = ["beta_dir", "dir_beta", "dir_dir", "DEFAULT_TRUNCATION"]
@@ -49,7 +49,7 @@ _MAX_NONPARAMETRIC_RANK = 10_000
 
 
 def _setup(V, rank, nonparametric, mask, truncation=None):
-    X, observed = check_matrix(V, kind="binary", mask=mask, name="V")
+    X, observed, entries = check_data(V, kind="binary", mask=mask, name="V")
     if truncation is not None:
         if rank is not None:
             raise ValueError(
@@ -73,7 +73,7 @@ def _setup(V, rank, nonparametric, mask, truncation=None):
         rank = DEFAULT_TRUNCATION
     max_rank = _MAX_NONPARAMETRIC_RANK if nonparametric else None
     rank = check_rank(rank, X.shape, max_rank=max_rank)
-    return X, observed, rank, bool(nonparametric)
+    return X, observed, entries, rank, bool(nonparametric)
 
 
 def _vector(value, K, name):
@@ -92,7 +92,8 @@ def _coords(X, K):
     return coords
 
 
-def _build(family, X, observed, K, nonparametric, *, A_prior, W_prior, hyper):
+def _build(family, data, K, nonparametric, *, A_prior, W_prior, hyper):
+    X, observed, entries = data
     D, N = X.shape
     with pm.Model(coords=_coords(X, K)) as model:
         if A_prior[0] == "dirichlet":
@@ -109,14 +110,18 @@ def _build(family, X, observed, K, nonparametric, *, A_prior, W_prior, hyper):
             W = pm.Beta("W", alpha=np.broadcast_to(W_prior[1][:, None], (K, N)).copy(),
                         beta=np.broadcast_to(W_prior[2][:, None], (K, N)).copy(),
                         dims=("factor", "col"))
-        bernoulli_mean("X", A, W, observed=X, mask=observed)
+        if entries is None:
+            bernoulli_mean("X", A, W, observed=X, mask=observed)
+        else:  # sparse data: the entries only (pair product, no D x N array)
+            bernoulli_mean("X", A, W, observed=entries)
     var_names = {"A": "A", "W": "W", "X": "X"}
     if W_prior[0] == "dirichlet":
         var_names["Wt"] = "Wt"
     spec = ModelSpec(
         family=family,
-        X=X.where(observed),
+        X=X.where(observed) if entries is None else X,
         mask=observed,
+        entries=entries,
         rank=K,
         hyper={**hyper, "nonparametric": nonparametric},
         var_names=var_names,
@@ -132,8 +137,11 @@ def beta_dir(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, gamma=1.0, n
 
     Parameters
     ----------
-    V : array-like or xarray.DataArray, shape (D, N)
-        Binary data, NaN for missing entries.
+    V : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix, shape (D, N)
+        Binary data, NaN for missing entries. Sparse input (``scipy.sparse`` or
+        :func:`bnmfzoo.long_format`) lists the observed entries only: its **stored entries are
+        the observed ones, explicit zeros included** (entries not stored are missing, not 0),
+        and no D x N array is formed (memory O(observed + (D + N) K)).
     rank : int, optional
         Number of components of the **parametric** model (``gamma_k = gamma`` per component).
         Not the paper's "K = 100": for that use ``truncation``.
@@ -170,11 +178,11 @@ def beta_dir(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, gamma=1.0, n
     >>> paper.bnmfzoo_spec.hyper["gamma"][0]
     np.float64(0.01)
     """
-    X, observed, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
+    X, observed, entries, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
     a = _vector(alpha, K, "alpha")
     b = _vector(beta, K, "beta")
     g = _vector(gamma, K, "gamma") / (K if nonparametric else 1)
-    return _build("beta_dir", X, observed, K, nonparametric,
+    return _build("beta_dir", (X, observed, entries), K, nonparametric,
                   A_prior=("dirichlet", g), W_prior=("beta", a, b),
                   hyper={"alpha": a, "beta": b, "gamma": g})
 
@@ -188,8 +196,11 @@ def dir_beta(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, eta=1.0, non
 
     Parameters
     ----------
-    V : array-like or xarray.DataArray, shape (D, N)
-        Binary data, NaN for missing entries.
+    V : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix, shape (D, N)
+        Binary data, NaN for missing entries. Sparse input (``scipy.sparse`` or
+        :func:`bnmfzoo.long_format`) lists the observed entries only: its **stored entries are
+        the observed ones, explicit zeros included** (entries not stored are missing, not 0),
+        and no D x N array is formed (memory O(observed + (D + N) K)).
     rank : int, optional
         Number of components of the parametric model (``eta_k = eta``).
     truncation : int, optional
@@ -217,11 +228,11 @@ def dir_beta(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, eta=1.0, non
     >>> sorted(model.named_vars)
     ['A', 'W', 'Wt', 'X']
     """
-    X, observed, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
+    X, observed, entries, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
     a = _vector(alpha, K, "alpha")
     b = _vector(beta, K, "beta")
     e = _vector(eta, K, "eta") / (K if nonparametric else 1)
-    return _build("dir_beta", X, observed, K, nonparametric,
+    return _build("dir_beta", (X, observed, entries), K, nonparametric,
                   A_prior=("beta", a, b), W_prior=("dirichlet", e),
                   hyper={"alpha": a, "beta": b, "eta": e})
 
@@ -234,8 +245,11 @@ def dir_dir(V, rank=None, *, truncation=None, gamma=1.0, eta=1.0, nonparametric=
 
     Parameters
     ----------
-    V : array-like or xarray.DataArray, shape (D, N)
-        Binary data, NaN for missing entries.
+    V : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix, shape (D, N)
+        Binary data, NaN for missing entries. Sparse input (``scipy.sparse`` or
+        :func:`bnmfzoo.long_format`) lists the observed entries only: its **stored entries are
+        the observed ones, explicit zeros included** (entries not stored are missing, not 0),
+        and no D x N array is formed (memory O(observed + (D + N) K)).
     rank : int, optional
         Number of components (>= 2) of the parametric model (``gamma_k = gamma``).
     truncation : int, optional
@@ -264,12 +278,12 @@ def dir_dir(V, rank=None, *, truncation=None, gamma=1.0, eta=1.0, nonparametric=
     >>> model.bnmfzoo_spec.family
     'dir_dir'
     """
-    X, observed, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
+    X, observed, entries, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
     if K < 2:
         raise ValueError("rank must be >= 2 for the Dir-Dir model (with one component a 0 "
                          "entry is impossible)")
     g = _vector(gamma, K, "gamma") / (K if nonparametric else 1)
     e = _vector(eta, K, "eta")
-    return _build("dir_dir", X, observed, K, nonparametric,
+    return _build("dir_dir", (X, observed, entries), K, nonparametric,
                   A_prior=("dirichlet", g), W_prior=("dirichlet", e),
                   hyper={"gamma": g, "eta": e})

@@ -29,8 +29,12 @@ import numba
 import numpy as np
 from scipy.special import gammaln
 
+from bnmfzoo._entries import LongMatrix
+
 __all__ = [
     "observed_entries",
+    "entry_means",
+    "bernoulli_nll_entries",
     "betadir_counts",
     "betadir_sweep",
     "betadir_log_joint",
@@ -49,24 +53,71 @@ __all__ = [
 ]
 
 
-def observed_entries(X, mask):
+def observed_entries(X, mask=None, *, transpose=False):
     """Return ``(rows, cols, v)`` of the observed entries in row-major order.
 
     Parameters
     ----------
-    X : numpy.ndarray
-        D x N binary data (anything where ``mask`` is False is ignored).
-    mask : numpy.ndarray of bool
-        True where observed.
+    X : numpy.ndarray or bnmfzoo._entries.LongMatrix
+        D x N binary data (anything where ``mask`` is False is ignored), or the observed
+        entries of sparse data (``ModelSpec.entries``; ``mask`` is then not used and no dense
+        array is formed).
+    mask : numpy.ndarray of bool, optional
+        True where observed (dense ``X`` only).
+    transpose : bool
+        The entries of ``X.T`` instead (row-major order of the transpose, i.e. column-major
+        order of ``X``), as Dir-Beta runs the Beta-Dir chain on the transposed data.
 
     Returns
     -------
     rows, cols : numpy.ndarray of int64
     v : numpy.ndarray of int8
+
+    Dense data with NaN and the :class:`~bnmfzoo._entries.LongMatrix` of the same observed
+    entries give the same three arrays, in the same order.
+
+    Examples
+    --------
+    >>> from bnmfzoo._entries import long_format
+    >>> e = long_format([0, 0, 1], [1, 2, 0], [1.0, 0.0, 1.0], shape=(2, 3))
+    >>> [a.tolist() for a in observed_entries(e, transpose=True)]
+    [[0, 1, 2], [1, 0, 0], [1, 1, 0]]
     """
+    if isinstance(X, LongMatrix):
+        rows, cols, values = X.rows, X.cols, X.values
+        if transpose:  # stable sort by column keeps the rows increasing within each column
+            order = np.argsort(cols, kind="stable")
+            rows, cols, values = cols[order], rows[order], values[order]
+        return (rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False),
+                values.astype(np.int8))
+    if mask is None:
+        raise TypeError("observed_entries needs mask= with dense X")
+    if transpose:
+        X, mask = np.asarray(X).T, np.asarray(mask).T
     rows, cols = np.nonzero(mask)
     v = np.asarray(X)[rows, cols].astype(np.int8)
     return rows.astype(np.int64), cols.astype(np.int64), v
+
+
+@numba.njit(cache=True)
+def entry_means(rows, cols, A, W):
+    """``(A @ W)[rows, cols]`` without the D x N product: O(n_entries K)."""
+    K = A.shape[1]
+    out = np.empty(rows.shape[0])
+    for i in range(rows.shape[0]):
+        s = 0.0
+        f = rows[i]
+        n = cols[i]
+        for k in range(K):
+            s += A[f, k] * W[k, n]
+        out[i] = s
+    return out
+
+
+def bernoulli_nll_entries(v, mean, *, clip=1e-12):
+    """``-sum log p(v_i | mean_i)`` over observed entries given as flat arrays (Eq. 66)."""
+    p = np.clip(np.asarray(mean, dtype=float), clip, 1.0 - clip)
+    return float(-np.sum(np.where(np.asarray(v) == 1, np.log(p), np.log1p(-p))))
 
 
 # --------------------------------------------------------------------------------------------

@@ -44,14 +44,31 @@ from bnmfzoo.inference.binary._core import (
     cvb0_counts,
     cvb0_sweep,
     dirdir_counts,
+    entry_means,
     observed_entries,
 )
 from bnmfzoo.models._spec import get_spec
 
 __all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
-           "spread_warning", "CollapsedBetaDirState", "CollapsedDirDirState"]
+           "spread_warning", "CollapsedBetaDirState", "CollapsedDirDirState", "spec_entries"]
 
 _INITS = ("cvb0", "prior", "point")
+
+
+def spec_entries(spec):
+    """``(rows, cols, v, (D, N))`` of the chain: the observed entries, row-major.
+
+    For Dir-Beta the chain runs Beta-Dir on the transposed data. A model built from sparse
+    data gives its ``ModelSpec.entries`` (no D x N array); dense data its observed entries, in
+    the same order.
+    """
+    transpose = spec.family == "dir_beta"
+    if spec.entries is None:
+        rows, cols, v = observed_entries(spec.X_values, spec.mask, transpose=transpose)
+    else:
+        rows, cols, v = observed_entries(spec.entries, transpose=transpose)
+    D, N = spec.X.shape
+    return rows, cols, v, ((N, D) if transpose else (D, N))
 
 
 def _check_init(init, init_iter):
@@ -217,12 +234,7 @@ class _CollapsedStep(TransformedStep):
         spec = get_spec(model, families=self._families, method=type(self).__name__)
         self.spec = spec
         self.family = spec.family
-        X = spec.X_values
-        mask = spec.mask
-        if self.family == "dir_beta":  # Beta-Dir on the transpose
-            X, mask = X.T, mask.T
-        self._rows, self._cols, self._v = observed_entries(X, mask)
-        self._shape = X.shape
+        self._rows, self._cols, self._v, self._shape = spec_entries(spec)
         names = spec.var_names
         roles = {"A": names["A"], "W": names.get("Wt", names["W"])}
         expected = [model.rvs_to_values[model[name]].name for name in roles.values()]
@@ -514,7 +526,9 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
         ``posterior`` (A, W; thinned), ``sample_stats`` (``log_joint``, ``n_active``,
         ``n_nonempty`` for every kept sweep), ``observed_data`` (X) and ``rao_blackwell``
         (``X_mean``, ``A_mean``, ``W_mean``; ``A_mean``/``W_mean`` averaged within chains and
-        then across chains). Root attrs ``method="collapsed_gibbs"`` and ``model``.
+        then across chains). For a model built from sparse data, ``observed_data`` and
+        ``X_mean`` are over the observed entries only (dim ``X_obs``, with ``row_index`` /
+        ``col_index``; ``observed_data`` also has ``row`` / ``col`` labels), never D x N. Root attrs ``method="collapsed_gibbs"`` and ``model``.
 
     Examples
     --------
@@ -528,7 +542,9 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     ((1, 10, 8, 3), (8, 6))
     """
     from bnmfzoo._progress import progress
-    from bnmfzoo._results import build_datatree, data_coords
+    import xarray as xr
+
+    from bnmfzoo._results import build_datatree, data_coords, observed_long
     from bnmfzoo._rng import spawn_seeds
 
     spec = get_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
@@ -541,13 +557,14 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     else:
         step = CollapsedGibbsBetaDir(model=model, init=init, init_iter=init_iter,
                                      active_threshold=active_threshold)
-    D, N = spec.mask.shape
+    D, N = spec.X.shape
     K = int(spec.rank)
     n_keep = int(draws) // int(thin)
     post_A = np.empty((chains, n_keep, D, K))
     post_W = np.empty((chains, n_keep, K, N))
     stats = {k: np.empty((chains, int(draws))) for k in ("log_joint", "n_active", "n_nonempty")}
-    X_mean = np.zeros((D, N))
+    entries = spec.entries  # sparse data: predictions on the observed entries only
+    X_mean = np.zeros((D, N) if entries is None else entries.n_observed)
     A_mean = np.zeros((D, K))
     W_mean = np.zeros((K, N))
     for c, seed in enumerate(spawn_seeds(random_seed, int(chains))):
@@ -561,7 +578,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
             if j < 0:
                 continue
             A_c, W_c = step._model_means(chain.conditional_means())
-            X_mean += A_c @ W_c
+            X_mean += (A_c @ W_c if entries is None
+                       else entry_means(entries.rows, entries.cols, A_c, W_c))
             A_mean += A_c
             W_mean += W_c
             stats["log_joint"][c, j] = chain.log_joint()
@@ -581,13 +599,19 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     coords["factor"] = np.arange(K)
     stats["n_active"] = stats["n_active"].astype(np.int64)
     stats["n_nonempty"] = stats["n_nonempty"].astype(np.int64)
+    if entries is None:
+        observed, X_mean = {"X": spec.X.values}, (("row", "col"), X_mean / total)
+    else:
+        observed = observed_long(entries)
+        X_mean = xr.DataArray(X_mean / total, dims="X_obs", coords={
+            k: observed[k] for k in ("X_obs", "row_index", "col_index")})  # "row" is a dim here
     return build_datatree(
         {"A": post_A, "W": post_W},
         sample_stats=stats,
-        observed_data={"X": spec.X.values},
+        observed_data=observed,
         coords=coords,
         groups={"rao_blackwell": {
-            "X_mean": (("row", "col"), X_mean / total),
+            "X_mean": X_mean,
             "A_mean": (("row", "factor"), A_mean / total),
             "W_mean": (("factor", "col"), W_mean / total),
         }},

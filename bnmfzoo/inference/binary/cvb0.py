@@ -15,19 +15,22 @@ are ``q(A_f) = Dir(g + E[L_f])`` and ``q(W_kn) = Beta(a_k + E[C1_nk], b_k + E[C0
 """
 
 import numpy as np
+import xarray as xr
 
 from bnmfzoo._progress import progress
-from bnmfzoo._results import build_datatree, data_coords
+from bnmfzoo._results import build_datatree, data_coords, observed_long
 from bnmfzoo._rng import as_generator
 from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.binary._core import (
     bernoulli_nll,
+    bernoulli_nll_entries,
     cvb0_counts,
     cvb0_sweep,
     draw_beta,
     draw_dirichlet,
-    observed_entries,
+    entry_means,
 )
+from bnmfzoo.inference.binary.collapsed_gibbs import spec_entries
 from bnmfzoo.models._spec import get_spec
 
 __all__ = ["fit_cvb0"]
@@ -57,7 +60,9 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     xarray.DataTree
         ``posterior`` (A, W draws from q, one chain), ``sample_stats`` (``nll``: training
         negative log-likelihood of each draw's ``A @ W``), ``observed_data`` (X), and
-        ``variational`` with ``A_mean``, ``W_mean``, ``X_mean`` (= E_q[A] E_q[W], Eq. 39), the
+        ``variational`` with ``A_mean``, ``W_mean``, ``X_mean`` (= E_q[A] E_q[W], Eq. 39; for a
+        model built from sparse data, ``X_mean`` and ``observed_data`` are over the observed
+        entries only, dim ``X_obs``), the
         Dirichlet / Beta parameters of q, the expected counts, the component mass, and the
         traces ``nll`` and ``max_delta`` over iterations. Root attrs ``method="cvb0"``,
         ``model``, ``n_iter`` and ``converged``.
@@ -81,11 +86,19 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     h = spec.hyper
     g = h["eta"] if transpose else h["gamma"]
     a, b = h["alpha"], h["beta"]
-    X, mask = spec.X_values, spec.mask
-    Xk, mk = (X.T, mask.T) if transpose else (X, mask)
-    rows, cols, v = observed_entries(Xk, mk)
-    D, N = Xk.shape
+    rows, cols, v, (D, N) = spec_entries(spec)
     K = int(spec.rank)
+    entries = spec.entries
+    if entries is None:  # dense data: the training NLL from the D x N product, as always
+        Xk, mk = spec.X_values, spec.mask
+        Xk, mk = (Xk.T, mk.T) if transpose else (Xk, mk)
+
+        def nll(A, W):
+            return bernoulli_nll(Xk, mk, A @ W)
+    else:  # sparse data: means of the observed entries only
+
+        def nll(A, W):
+            return bernoulli_nll_entries(v, entry_means(rows, cols, A, W))
     q = np.zeros((rows.shape[0], K))
     q[np.arange(rows.shape[0]), rng.integers(0, K, size=rows.shape[0])] = 1.0
 
@@ -96,7 +109,7 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
         L, C1, C0 = cvb0_counts(rows, cols, v, q, D, N)
         delta = cvb0_sweep(rows, cols, v, q, L, C1, C0, g, a, b)
         EA, EW = _means(g, a, b, L, C1, C0)
-        nll_trace.append(bernoulli_nll(Xk, mk, EA @ EW))
+        nll_trace.append(nll(EA, EW))
         delta_trace.append(delta)
         if delta < tol:
             converged = True
@@ -110,7 +123,7 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     for s in range(int(n_draws)):
         draws_A[s] = draw_dirichlet(rng, conc)
         draws_W[s] = draw_beta(rng, alpha_q, beta_q)
-    nll_draws = np.array([bernoulli_nll(Xk, mk, A @ W) for A, W in zip(draws_A, draws_W)])
+    nll_draws = np.array([nll(A, W) for A, W in zip(draws_A, draws_W)])
 
     if transpose:  # back to the model's orientation: A = W_chain.T, W = A_chain.T
         A_post, W_post = draws_W.transpose(0, 2, 1), draws_A.transpose(0, 2, 1)
@@ -135,10 +148,13 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
             "expected_zeros": (("factor", "col"), C0.T),
         }
     mass = q.sum(axis=0) / q.shape[0]
+    observed = {"X": spec.X.values} if entries is None else observed_long(entries)
     variational.update({
         "A_mean": (("row", "factor"), A_mean),
         "W_mean": (("factor", "col"), W_mean),
-        "X_mean": (("row", "col"), A_mean @ W_mean),
+        "X_mean": ((("row", "col"), A_mean @ W_mean) if entries is None else xr.DataArray(
+            entry_means(entries.rows, entries.cols, A_mean, W_mean), dims="X_obs",
+            coords={k: observed[k] for k in ("X_obs", "row_index", "col_index")})),
         "component_mass": (("factor",), mass),
         "nll": (("iteration",), np.array(nll_trace)),
         "max_delta": (("iteration",), np.array(delta_trace)),
@@ -148,7 +164,7 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     return build_datatree(
         {"A": A_post[None], "W": W_post[None]},
         sample_stats={"nll": nll_draws[None]},
-        observed_data={"X": spec.X.values},
+        observed_data=observed,
         coords=coords,
         groups={"variational": variational},
         attrs={"method": "cvb0", "model": spec.family, "n_iter": len(nll_trace),

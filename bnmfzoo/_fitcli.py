@@ -17,6 +17,13 @@ every cell read as text, then these explicit rules (each can be overridden):
   Blank lines are skipped (in a one-column file write ``NA`` for a missing cell).
 * every row must have the same number of fields; a short or long row is refused with its line
   number, and a cell that is not a number is refused with its line and column.
+
+Sparse data (:func:`read_long`) never become a dense D x N array: a ``.npz`` file written by
+:func:`scipy.sparse.save_npz` (stored entries = observed ones, explicit zeros included; labels
+0..D-1, 0..N-1), or with ``long=True`` (``--long``) a delimited file of observed entries, one per
+line, ``row,col,value`` (an optional header row, detected as for a matrix; row and column keys
+may be text; labels are the sorted distinct keys). Sparse-aware methods then run on the entries;
+others get the dense matrix with a warning, up to a size (``_registry.sparse_input_for``).
 """
 
 import os
@@ -61,6 +68,7 @@ class ReadInfo:
     header: bool = False
     index_col: object = None
     index_name: str = ""
+    observed: object = None  # number of observed entries of sparse (long-format) data
 
     def describe(self):
         """One line such as ``read x.csv: 30 rows x 20 columns, 60 missing (header row; ...)``."""
@@ -72,6 +80,9 @@ class ReadInfo:
             label = f" {self.index_name!r}" if self.index_name else ""
             notes.append(f"row labels from column {self.index_col + 1}{label}")
         extra = f" ({'; '.join(notes)})" if notes else ""
+        if self.observed is not None:
+            return (f"read {self.path}: {D} rows \u00d7 {N} columns, {self.observed} observed "
+                    f"entries (sparse{extra.replace(' (', '; ').rstrip(')')})")
         return (f"read {self.path}: {D} row{'s' * (D != 1)} \u00d7 {N} column{'s' * (N != 1)}, "
                 f"{self.n_missing} missing{extra}")
 
@@ -141,6 +152,69 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
     if info is None:
         info = ReadInfo(str(path), X.shape, int(np.isnan(X.values).sum()))
     return (X, info) if return_info else X
+
+
+def read_long(path, *, header="auto"):
+    """Read sparse data as a :class:`~bnmfzoo._entries.LongMatrix` and a :class:`ReadInfo`.
+
+    ``.npz``: a ``scipy.sparse`` matrix saved by :func:`scipy.sparse.save_npz`. Delimited text:
+    three columns ``row, col, value``, one observed entry per line (module docstring).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = p.write_text("user,item,rating\nu2,m1,1\nu1,m3,0\nu1,m1,1\n")
+    >>> e, info = read_long(p)
+    >>> e.shape, e.row_labels.tolist(), e.values.tolist()
+    ((2, 2), ['u1', 'u2'], [1.0, 0.0, 1.0])
+    """
+    import pandas as pd
+
+    from bnmfzoo._entries import long_format
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"data file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        import scipy.sparse as sp
+
+        try:
+            e = long_format(sp.load_npz(path))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"cannot read {path} as a scipy.sparse .npz file: {err}") from err
+        return e, ReadInfo(str(path), e.shape, e.shape[0] * e.shape[1] - e.n_observed,
+                           observed=e.n_observed)
+    if suffix not in TEXT_SUFFIXES:
+        raise ValueError(f"long-format data must be .csv, .tsv, .txt (row,col,value) or a "
+                         f"scipy.sparse .npz file, got {suffix!r} ({path})")
+    df = pd.read_csv(path, sep=_sniff_sep(path, suffix), header=None, dtype=str,
+                     keep_default_na=False, skip_blank_lines=True, encoding="utf-8-sig")
+    if df.shape[1] != 3:
+        raise ValueError(f"{path}: long-format data need 3 columns (row, col, value), found "
+                         f"{df.shape[1]}")
+    has_header = (not _is_number(df.iat[0, 2])) if header == "auto" else bool(header)
+    first = 2 if has_header else 1  # line number of the first entry
+    if has_header:
+        df = df.iloc[1:]
+    if df.empty:
+        raise ValueError(f"{path} lists no entry")
+    values = pd.to_numeric(df[2].str.strip(), errors="coerce").to_numpy()
+    bad = np.flatnonzero(np.isnan(values))
+    if bad.size:
+        raise ValueError(f"{path}, line {first + int(bad[0])}: value {df.iat[int(bad[0]), 2]!r} "
+                         "is not a number (long format lists observed entries only: leave "
+                         "missing ones out)")
+    keys = []
+    for col in (0, 1):
+        k = df[col].str.strip().to_numpy()
+        as_int = pd.to_numeric(pd.Series(k), errors="coerce")
+        integral = as_int.notna().all() and (as_int % 1 == 0).all()
+        keys.append(as_int.to_numpy(dtype=np.int64) if integral else k.astype(str))
+    e = long_format(keys[0], keys[1], values)
+    return e, ReadInfo(str(path), e.shape, e.shape[0] * e.shape[1] - e.n_observed,
+                       header=has_header, observed=e.n_observed)
 
 
 def _sniff_sep(path, suffix):
@@ -368,13 +442,14 @@ def atomic_write(dt, out, *, encoding=None):
 
 def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, progressbar=True,
              header="auto", index_col="auto", model_kwargs=None, verbose=True, scheduler=None,
-             **sample_kwargs):
+             long=False, **sample_kwargs):
     """Fit ``model`` to the matrix in ``data`` and write the result to ``out`` (a ``.nc`` file).
 
     The output path is checked before the data are read and the model is fitted; the result is
     written atomically (:func:`atomic_write`). ``scheduler`` (a Dask scheduler address such as
     ``tcp://10.0.0.5:8786``) runs each MCMC chain (or the particles) as a task on that
     cluster, with the same result as a serial run (:func:`bnmfzoo.inference.sample`).
+    ``long=True`` (or a ``.npz`` file) reads sparse data with :func:`read_long`.
     """
     from bnmfzoo._registry import METHODS, build_model, check_method, run_method
 
@@ -384,7 +459,13 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
             and method != "particles":
         raise ValueError(f"--scheduler runs MCMC chains or particles; method {method!r} runs "
                          "in this process only")
-    X, info = read_matrix(data, header=header, index_col=index_col, return_info=True)
+    if long or Path(data).suffix.lower() == ".npz":
+        from bnmfzoo._registry import sparse_input_for
+
+        X, info = read_long(data, header=header)
+        X = sparse_input_for(method, X)
+    else:
+        X, info = read_matrix(data, header=header, index_col=index_col, return_info=True)
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))

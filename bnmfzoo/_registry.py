@@ -57,6 +57,14 @@ MODEL_METHODS = {
     "dir_dir": ("collapsed_gibbs_dirdir", "nuts"),
 }
 
+#: methods that run on the observed entries of sparse input (``scipy.sparse``, ``LongMatrix``)
+#: with no D x N array: memory O(observed + (D + N) R)
+SPARSE_METHODS = ("gibbs", "gibbs_nmtf", "vb", "icm", "multiplicative", "collapsed_gibbs",
+                  "collapsed_gibbs_dirdir", "cvb0")
+#: sparse input to any other method is made dense (with a warning) up to this many cells
+#: (400 MB as float64), and refused above
+MAX_DENSIFY_CELLS = 50_000_000
+
 #: models whose rank may be omitted (they default to the truncated nonparametric prior)
 BINARY_MODELS = ("beta_dir", "dir_beta", "dir_dir")
 
@@ -73,6 +81,43 @@ def check_method(model, method=None):
         raise ValueError(f"method {method!r} does not apply to model {model!r}; choose one of "
                          f"{list(MODEL_METHODS[model])}")
     return method
+
+
+def sparse_input_for(method, X):
+    """Sparse ``X`` as ``method`` can take it: as is, or dense with a warning, or an error.
+
+    Methods in :data:`SPARSE_METHODS` get the sparse input unchanged. For any other method
+    (particles, SVGD, DSGD, RRT, NUTS, ADVI: they read the D x N matrix) the data are made
+    dense, NaN where not stored, with a ``UserWarning`` stating the dense size, when the matrix
+    has at most :data:`MAX_DENSIFY_CELLS` cells; above that a ``ValueError`` names the
+    sparse-aware methods. Dense ``X`` is returned unchanged.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> S = sp.csr_array([[1.0, 0.0], [0.0, 2.0]])
+    >>> sparse_input_for("vb", S) is S
+    True
+    """
+    from bnmfzoo._entries import as_long, is_sparse_input
+
+    if not is_sparse_input(X) or method in SPARSE_METHODS:
+        return X
+    e = as_long(X)
+    D, N = e.shape
+    mib = D * N * 8 / 2**20
+    if D * N > MAX_DENSIFY_CELLS:
+        raise ValueError(
+            f"method {method!r} needs the dense D x N matrix, and this sparse input is {D} x {N} "
+            f"({mib:,.0f} MiB as float64, more than the {MAX_DENSIFY_CELLS:,} cells allowed); "
+            f"the methods that work from the observed entries are {', '.join(SPARSE_METHODS)}")
+    import warnings
+
+    warnings.warn(
+        f"method {method!r} is not sparse-aware: the {D} x {N} sparse input ({e.n_observed} "
+        f"observed entries) is made dense ({mib:,.1f} MiB as float64, NaN where not stored); "
+        f"sparse-aware methods: {', '.join(SPARSE_METHODS)}", UserWarning, stacklevel=3)
+    return e.to_dataarray()
 
 
 def model_options(name):

@@ -59,7 +59,7 @@ def _cmd_fit(args):
         args.data, model=args.model, rank=args.rank, method=args.method, out=args.out,
         draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
         progressbar=not args.quiet, header=args.header, index_col=args.index_col,
-        model_kwargs=_model_kwargs(args), scheduler=args.scheduler,
+        model_kwargs=_model_kwargs(args), scheduler=args.scheduler, long=args.long,
     )
     return 0
 
@@ -171,6 +171,12 @@ def _fit_epilog():
         "",
         "data files: .csv/.tsv/.txt (header row and row-label column detected, see --header and",
         "--index-col; empty, NA and NaN cells are missing), .npy, or .nc with one variable.",
+        "sparse data (never made dense for gibbs, gibbs_nmtf, vb, icm, multiplicative,",
+        "collapsed_gibbs, collapsed_gibbs_dirdir, cvb0): a scipy.sparse .npz file",
+        "(scipy.sparse.save_npz; stored entries are the observed ones, explicit zeros",
+        "included), or with --long a .csv/.tsv/.txt of observed entries, one per line:",
+        "row,col,value (header row optional). Other methods get the dense matrix with a",
+        "warning giving its size, up to 50 million cells, and refuse larger data.",
         "Exit codes: 0 ok, 2 bad input, 130 interrupted (nothing written).",
     ]
     return "\n".join(lines)
@@ -221,8 +227,8 @@ def build_parser():
                     "(an ArviZ DataTree) to a .nc file.",
         epilog=_fit_epilog(), formatter_class=_HelpFormatter,
     )
-    p.add_argument("data", help="D x N matrix (.csv, .tsv, .txt, .npy, .nc); NaN, NA or empty "
-                                "cells are missing")
+    p.add_argument("data", help="D x N matrix (.csv, .tsv, .txt, .npy, .nc; NaN, NA or empty "
+                                "cells are missing), or sparse data (.npz, or --long)")
     p.add_argument("--model", default="exponential_gaussian", choices=list(MODELS),
                    metavar="MODEL", help="one of: " + ", ".join(MODELS)
                    + " (default: %(default)s)")
@@ -249,6 +255,9 @@ def build_parser():
                    help="Dask scheduler address (e.g. tcp://10.0.0.5:8786): run each MCMC "
                         "chain (or the particles) as a task there; same result as serial")
     g = p.add_argument_group("data layout (delimited text)")
+    g.add_argument("--long", action="store_true",
+                   help="the file lists observed entries as row,col,value lines (sparse data; "
+                        "see below)")
     g.add_argument("--header", dest="header", action="store_const", const=True,
                    default="auto", help="the first row holds column names (default: detected: "
                                         "a header when a cell of the first row is not a number)")

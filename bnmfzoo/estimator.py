@@ -180,6 +180,27 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
+    def _validate_sparse(self, X, reset):
+        """Sparse input: the validated :class:`~bnmfzoo._entries.LongMatrix` (never dense)."""
+        from bnmfzoo._validation import check_entries
+
+        e = check_entries(X, kind=self._data_kind())
+        D, N = e.shape
+        if reset:
+            if D < 2:
+                raise ValueError(f"Found array with {D} sample(s) (shape={e.shape}) while a "
+                                 "minimum of 2 is required by BayesianNMF.")
+            self.n_features_in_ = N
+            names = np.asarray(e.col_labels)
+            if names.dtype.kind in "UO" and all(isinstance(c, str) for c in names):
+                self.feature_names_in_ = names.astype(object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        elif N != self.n_features_in_:
+            raise ValueError(f"X has {N} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input.")
+        return e
+
     def _validate(self, X, reset):
         labels = _labels(X)
         X = validate_data(self, X, reset=reset, ensure_all_finite="allow-nan",
@@ -230,8 +251,16 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
 
         Parameters
         ----------
-        X : array-like, pandas.DataFrame or xarray.DataArray, shape (n_samples, n_features)
-            Data; NaN marks a missing entry. Labels of a DataFrame / DataArray are kept.
+        X : array-like, pandas.DataFrame, xarray.DataArray, scipy.sparse matrix or LongMatrix
+            Data, shape (n_samples, n_features); NaN marks a missing entry. Labels of a
+            DataFrame / DataArray / LongMatrix are kept. In sparse input (``scipy.sparse`` or
+            :func:`bnmfzoo.long_format`) the **stored entries are the observed ones, explicit
+            zeros included**; the sparse-aware methods (``gibbs``, ``gibbs_nmtf``, ``vb``,
+            ``icm``, ``multiplicative``, ``collapsed_gibbs``, ``collapsed_gibbs_dirdir``,
+            ``cvb0``) then never form a D x N array, and ``reconstruction_err_`` and the
+            results' observed data are on the observed entries. Any other method gets the
+            dense matrix with a warning stating its size, up to 50 million cells (refused
+            above: :func:`bnmfzoo._registry.sparse_input_for`).
         y : None
             Ignored.
 
@@ -241,9 +270,18 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         """
         from bnmfzoo._registry import build_model, method_kwargs, run_method
 
+        from bnmfzoo._entries import is_sparse_input
+        from bnmfzoo._registry import sparse_input_for
+
         method = self._method()
-        X, da, mask = self._validate(X, reset=True)
-        ranks = self._ranks(X.shape)
+        entries = None
+        if is_sparse_input(X):  # kept sparse for the sparse-aware methods
+            entries = self._validate_sparse(X, reset=True)
+            ranks = self._ranks(entries.shape)
+            da = sparse_input_for(method, entries)
+        else:
+            X, da, mask = self._validate(X, reset=True)
+            ranks = self._ranks(X.shape)
         for name in ("draws", "tune", "chains"):
             check_int(getattr(self, name), name=name, minimum=0 if name == "tune" else 1)
         pm_model = build_model(self.model, da, ranks, **(self.model_kwargs or {}))
@@ -263,8 +301,14 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self.components_sd_ = np.sqrt(np.tensordot(mode_w, (mode_W - W) ** 2, axes=1))
         self._mode_draws = (mode_W, mode_w)
         self.n_components_ = W.shape[0]
-        mean_AW = np.einsum("sik,skj->ij", A_draws, W_draws) / A_draws.shape[0]
-        resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
+        if entries is None:
+            mean_AW = np.einsum("sik,skj->ij", A_draws, W_draws) / A_draws.shape[0]
+            resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
+        else:  # on the observed entries only
+            r, c = entries.rows, entries.cols
+            mean_AW = sum(np.einsum("ek,ke->e", Ad[r], Wd[:, c])
+                          for Ad, Wd in zip(A_draws, W_draws)) / A_draws.shape[0]
+            resid = entries.values - mean_AW
         self.reconstruction_err_ = float(np.sqrt(np.sum(resid**2)))
         self.n_iter_ = _n_iter(dt, method, self.tune, self.draws)
         return self
@@ -328,8 +372,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
 
         Parameters
         ----------
-        X : array-like, shape (n_samples, n_features)
-            NaN = missing; a row's missing entries are ignored.
+        X : array-like, scipy.sparse matrix or LongMatrix, shape (n_samples, n_features)
+            NaN = missing; a row's missing entries are ignored (in sparse input, the entries
+            not stored).
 
         Returns
         -------
@@ -337,6 +382,10 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             (a DataFrame indexed like ``X`` under ``set_output(transform="pandas")``).
         """
         check_is_fitted(self, "components_")
+        from bnmfzoo._entries import is_sparse_input
+
+        if is_sparse_input(X):
+            return self._sparse_loadings(self._validate_sparse(X, reset=False))
         X, _, mask = self._validate(X, reset=False)
         return self._loadings(X, mask)
 
@@ -349,6 +398,18 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         for i in range(X.shape[0]):
             obs = mask[i]
             out[i] = nnls(H[:, obs].T, X[i, obs])[0]
+        return out
+
+    def _sparse_loadings(self, e):
+        """:meth:`_loadings` from the observed entries of each row (rows are sorted)."""
+        from scipy.optimize import nnls
+
+        H = self.components_
+        ptr = np.searchsorted(e.rows, np.arange(e.shape[0] + 1))
+        out = np.zeros((e.shape[0], H.shape[0]))
+        for i in range(e.shape[0]):
+            sl = slice(ptr[i], ptr[i + 1])
+            out[i] = nnls(H[:, e.cols[sl]].T, e.values[sl])[0]
         return out
 
     def inverse_transform(self, X):
@@ -383,6 +444,13 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         float
         """
         check_is_fitted(self, "components_")
+        from bnmfzoo._entries import is_sparse_input
+
+        if is_sparse_input(X):
+            e = self._validate_sparse(X, reset=False)
+            A = self._sparse_loadings(e)
+            resid = e.values - np.einsum("ek,ke->e", A[e.rows], self.components_[:, e.cols])
+            return -float(np.mean(resid**2))
         X, _, mask = self._validate(X, reset=False)
         resid = (X - self._loadings(X, mask) @ self.components_)[mask]
         return -float(np.mean(resid**2))

@@ -278,6 +278,11 @@ def _members(dt, source):
     return A, W, weights, np.zeros(n, dtype=int), np.arange(n), source
 
 
+#: above this many cells (D x N) no dense product or data matrix is formed: ``modes`` leaves
+#: ``rel_error`` NaN and ``point_estimate`` does not refine (160 MB as float64)
+MAX_PRODUCT_CELLS = 20_000_000
+
+
 def _observed(dt, shape=None):
     """Observed X (D x N) with NaN for missing entries, or None.
 
@@ -436,7 +441,9 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         weighting = "stacking"
     A_al = np.take_along_axis(A, perm[:, None, :], axis=-1)
     W_al = None if W is None else np.take_along_axis(W, perm[:, :, None], axis=-2)
-    X = None if W is None else _observed(result, (A.shape[1], W.shape[2]))
+    X = None
+    if W is not None and A.shape[1] * W.shape[2] <= MAX_PRODUCT_CELLS:
+        X = _observed(result, (A.shape[1], W.shape[2]))
     data = {}
     A_mean = np.empty((K,) + A.shape[1:])
     W_mean = None if W is None else np.empty((K,) + W.shape[1:])
@@ -593,7 +600,8 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     info : dict
         ``mode`` (index), ``weight``, ``n_modes``, ``rel_gap_means`` (relative distance of
         ``Abar @ Wbar`` to the mode's mean product), ``rel_gap`` (same after refinement),
-        ``refined`` (bool), the :func:`modes` DataTree under ``modes``, and the heaviest
+        ``refined`` (bool; the gaps are NaN and nothing is refined when D x N exceeds
+        :data:`MAX_PRODUCT_CELLS`), the :func:`modes` DataTree under ``modes``, and the heaviest
         mode's members aligned and balanced as they were averaged: ``A_draws`` ``(S, D, R)``,
         ``W_draws`` ``(S, R, N)`` with their normalized weights ``draw_weights`` ``(S,)``.
 
@@ -624,6 +632,11 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     Wk = np.take_along_axis(W[sel], perm[sel][:, :, None], axis=-2)
     Ab, Wb = _balance(Ak, Wk)
     Abar, Wbar = np.tensordot(wk, Ab, axes=1), np.tensordot(wk, Wb, axes=1)
+    if Ak.shape[1] * Wk.shape[2] > MAX_PRODUCT_CELLS:  # large (sparse) data: no D x N product
+        info = {"mode": int(best), "weight": float(weight[best]), "n_modes": int(weight.size),
+                "rel_gap_means": np.nan, "rel_gap": np.nan, "refined": False,
+                "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk}
+        return Abar, Wbar, info
     M = _mean_product(wk, Ak, Wk)
     norm = max(np.linalg.norm(M), 1e-300)
     gap0 = float(np.linalg.norm(Abar @ Wbar - M) / norm)

@@ -4,8 +4,8 @@ Subpackages: :mod:`bnmfzoo.datasets`, :mod:`bnmfzoo.models`, :mod:`bnmfzoo.likel
 :mod:`bnmfzoo.inference`, :mod:`bnmfzoo.diagnostics`. They and :class:`BayesianNMF` are imported
 lazily on first access (PEP 562), so ``import bnmfzoo`` is fast and ``bz.models.silf`` works
 after a bare ``import bnmfzoo as bz``. Sparse and long-format data: :func:`long_format` builds a
-:class:`LongMatrix` (``(row, col, value)`` triples) that the Gaussian-family models accept, as they
-accept ``scipy.sparse`` matrices (stored entries = observed ones).
+:class:`LongMatrix` (``(row, col, value)`` triples) that the Gaussian and Bernoulli models
+accept, as they accept ``scipy.sparse`` matrices (stored entries = observed ones).
 
 ``import bnmfzoo`` also lets ``pm.sample()`` choose the library's Gibbs steps by itself for the
 models they recognize (:func:`bnmfzoo.models.recognize`): they are added to PyMC's

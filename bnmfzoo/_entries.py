@@ -5,8 +5,8 @@ row-major order, with the row and column labels. Memory is O(observed + D + N) i
 O(D x N) of a dense array with NaN for the missing entries (a 72,000 x 10,000 matrix with 10
 million ratings takes 240 MB here against 5.8 GB dense).
 
-Every model of the Gaussian family accepts one wherever it accepts ``X``, and also accepts a
-``scipy.sparse`` matrix or array directly. In a ``scipy.sparse`` matrix the **explicitly stored
+Every model of the Gaussian and Bernoulli families accepts one wherever it accepts ``X``, and
+also accepts a ``scipy.sparse`` matrix or array directly. In a ``scipy.sparse`` matrix the **explicitly stored
 entries are the observed ones, explicit zeros included**; entries not stored are missing (not
 zero). Build a :class:`LongMatrix` with :func:`long_format` from a pandas DataFrame of
 ``(row, col, value)`` rows, three arrays, or a ``scipy.sparse`` matrix with labels.

@@ -230,3 +230,83 @@ def test_memory_is_linear_in_observed_entries():
     print(traced, rss)
     assert traced < 600, traced
     assert rss < 1500, rss
+
+
+# ------------------------------------------------------------------------------------------------
+# front ends: BayesianNMF and `bnmfzoo fit`
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("model, method", [("beta_dir", "collapsed_gibbs"), ("beta_dir", "cvb0"),
+                                           ("dir_dir", None), ("exponential_gaussian", "vb")])
+def test_estimator_sparse_equals_dense(data, model, method, monkeypatch):
+    """``BayesianNMF.fit`` on sparse input: the dense fit's components, no dense matrix."""
+    from bnmfzoo import BayesianNMF
+    from bnmfzoo._entries import DenseOnDemand
+
+    kw = dict(n_components=3, model=model, method=method, draws=10, tune=5, chains=1,
+              random_state=3)
+    ref = BayesianNMF(**kw).fit(data["dense"].values)
+    monkeypatch.setattr(DenseOnDemand, "dense", lambda self: pytest.fail("densified"))
+    est = BayesianNMF(**kw).fit(data["scipy"])
+    np.testing.assert_array_equal(est.components_, ref.components_)
+    np.testing.assert_allclose(est.reconstruction_err_, ref.reconstruction_err_, **ROUND_OFF)
+    assert est.posterior_.observed_data["X"].dims == ("X_obs",)
+    assert est.n_features_in_ == N and list(est.feature_names_in_) == COL.tolist()
+    np.testing.assert_allclose(est.transform(data["csr"]), ref.transform(data["dense"].values),
+                               **ROUND_OFF)
+    np.testing.assert_allclose(est.score(data["csr"]), ref.score(data["dense"].values),
+                               **ROUND_OFF)
+    with pytest.raises(ValueError, match="features"):
+        est.transform(sp.csr_array(([0.0, 1.0], ([0, 1], [0, 1])), shape=(2, N + 1)))
+
+
+def test_estimator_densifies_other_methods_with_a_warning_or_refuses(data):
+    """Particles need the dense matrix: a warning with its size; above 5e7 cells an error."""
+    from bnmfzoo import BayesianNMF
+
+    X = data["dense"].values.copy()
+    X[~np.isnan(X)] += 0.5  # positive data for the classical-NMF placement
+    S = sp.csr_array((X[data["rows"], data["cols"]], (data["rows"], data["cols"])),
+                     shape=(D, N))
+    kw = dict(n_components=2, method="particles", random_state=1,
+              method_kwargs={"n_particles": 4})
+    with pytest.warns(UserWarning, match=rf"not sparse-aware: the {D} x {N} .* MiB"):
+        est = BayesianNMF(**kw).fit(S)
+    np.testing.assert_array_equal(est.components_, BayesianNMF(**kw).fit(X).components_)
+    big = sp.eye(8000, format="csr")  # 6.4e7 cells, 489 MiB dense
+    with pytest.raises(ValueError, match="8000 x 8000 .*488 MiB"):
+        BayesianNMF(**kw).fit(big)
+
+
+def _cli(*args):
+    from bnmfzoo.cli import main
+
+    return main([str(a) for a in args])
+
+
+def test_cli_reads_npz_and_long_csv(data, tmp_path, capsys):
+    """``bnmfzoo fit x.npz`` / ``--long x.csv``: entries kept sparse, labelled results."""
+    import scipy.sparse as sps
+
+    sps.save_npz(tmp_path / "x.npz", data["csr"])
+    r, c = data["rows"], data["cols"]
+    v = data["dense"].values[r, c]
+    pd.DataFrame({"user": ROW[r], "item": COL[c], "vote": v.astype(int)}).sample(
+        frac=1, random_state=0).to_csv(tmp_path / "x.csv", index=False)
+    common = ("--model", "beta_dir", "--rank", "3", "--seed", "1", "--quiet")
+    assert _cli("fit", tmp_path / "x.npz", "--draws", 6, "--tune", 2, "--chains", 1,
+                "--out", tmp_path / "a.nc", *common) == 0
+    assert _cli("fit", tmp_path / "x.csv", "--long", "--method", "cvb0", "--draws", 4,
+                "--out", tmp_path / "b.nc", *common) == 0
+    out = capsys.readouterr().out
+    assert f"{D} rows \u00d7 {N} columns, {r.size} observed entries (sparse; header row)" in out
+    a = xr.open_datatree(tmp_path / "a.nc")
+    b = xr.open_datatree(tmp_path / "b.nc")
+    assert a["log_likelihood"]["X"].sizes["X_obs"] == r.size
+    assert b.observed_data["row"].values.tolist() == ROW[r].tolist()
+    np.testing.assert_array_equal(b.observed_data["X"].values, v)
+    ref = fit_cvb0(beta_dir(data["dense"], rank=3), random_seed=1, progressbar=False)
+    np.testing.assert_array_equal(b.posterior["A"].values, ref.posterior["A"].values)
+    (tmp_path / "bad.csv").write_text("r,c,v\na,x,1\nb,y,oops\n")
+    assert _cli("fit", tmp_path / "bad.csv", "--long", "--out", tmp_path / "c.nc",
+                *common) == 2
+    assert "line 3: value 'oops' is not a number" in capsys.readouterr().err

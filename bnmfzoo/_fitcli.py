@@ -155,7 +155,7 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
 
 
 def read_long(path, *, header="auto"):
-    """Read sparse data as a :class:`~bnmfzoo._entries.LongMatrix` and a :class:`ReadInfo`.
+    r"""Read sparse data as a :class:`~bnmfzoo._entries.LongMatrix` and a :class:`ReadInfo`.
 
     ``.npz``: a ``scipy.sparse`` matrix saved by :func:`scipy.sparse.save_npz`. Delimited text:
     three columns ``row, col, value``, one observed entry per line (module docstring).

@@ -184,6 +184,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         """Sparse input: the validated :class:`~bnmfzoo._entries.LongMatrix` (never dense)."""
         from bnmfzoo._validation import check_entries
 
+        if not reset and X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
         e = check_entries(X, kind=self._data_kind())
         D, N = e.shape
         if reset:
@@ -196,9 +199,6 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
                 self.feature_names_in_ = names.astype(object)
             elif hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
-        elif N != self.n_features_in_:
-            raise ValueError(f"X has {N} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input.")
         return e
 
     def _validate(self, X, reset):

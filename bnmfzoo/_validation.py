@@ -210,13 +210,15 @@ def _check_values(obs_values, kind, name):
         raise ValueError(f"{name} must be binary (0/1, NaN for missing) for a Bernoulli model")
 
 
-def _check_nonempty(counts, labels, name, what):
+def _check_nonempty(counts, labels, name, what, note=""):
     """Refuse rows / columns with no observed entry (``counts`` per row or column)."""
     empty = np.flatnonzero(counts == 0)
     if empty.size:
+        first = labels[empty[0]]
+        first = first.item() if isinstance(first, np.generic) else first
         raise ValueError(
             f"{name} has {empty.size} {what}(s) with no observed entry "
-            f"(first: {labels[empty[0]]!r}); drop them first"
+            f"(first: {first!r}); drop them first{note}"
         )
 
 
@@ -262,8 +264,10 @@ def check_entries(X, *, kind="nonnegative", mask=None, name="X"):
                       "dense array); store the observed zeros explicitly, or use "
                       "bnmfzoo.long_format", UserWarning, stacklevel=3)
     D, N = e.shape
-    _check_nonempty(np.bincount(e.rows, minlength=D), e.row_labels, name, "row")
-    _check_nonempty(np.bincount(e.cols, minlength=N), e.col_labels, name, "column")
+    note = (" (in sparse input the entries that are not stored are missing, not zero: store "
+            "the observed zeros explicitly)")
+    _check_nonempty(np.bincount(e.rows, minlength=D), e.row_labels, name, "row", note)
+    _check_nonempty(np.bincount(e.cols, minlength=N), e.col_labels, name, "column", note)
     return e
 
 

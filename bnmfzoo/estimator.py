@@ -123,6 +123,10 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
 
     Notes
     -----
+    ``fit`` also takes ``scipy.sparse`` and :func:`bnmfzoo.long_format` input, whose stored
+    entries are the observed ones (entries not stored are missing, not zero as in
+    scikit-learn's own estimators); see :meth:`fit`.
+
     Posterior means over several chains or particles average over whichever factorizations
     (modes) they visited; see :func:`bnmfzoo.diagnostics.modes` and ``posterior_`` for the
     separate solutions.
@@ -172,6 +176,10 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        # scipy.sparse input is accepted, but with unstored entries *missing* (not zero, as
+        # scikit-learn's estimators read them), so the tag stays False; data with a row or
+        # column without stored entries is refused with an error saying so
+        tags.input_tags.sparse = False
         try:
             tags.input_tags.positive_only = self._data_kind() != "real"
         except ValueError:  # unknown model: fit will say so

@@ -33,7 +33,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
 from bnmfzoo._validation import check_int, check_number
-from bnmfzoo.inference._step_glue import TransformedStep
+from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
@@ -46,7 +46,7 @@ from bnmfzoo.inference.binary._core import (
     dirdir_counts,
     observed_entries,
 )
-from bnmfzoo.models._spec import get_spec
+from bnmfzoo.inference.binary._recognized import binary_spec
 
 __all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
            "spread_warning", "CollapsedBetaDirState", "CollapsedDirDirState"]
@@ -210,11 +210,13 @@ class _CollapsedStep(TransformedStep):
     stats_dtypes_shapes = dict(_base_stats)
 
     def __init__(self, vars=None, *, model=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, rng=None, blocked=True):
+                 active_threshold=0.01, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
+        # (initial_point, compile_kwargs: passed by pm.sample's automatic assignment; unused)
         model = modelcontext(model)
         self.init, self.init_iter = _check_init(init, init_iter)
         self._n_steps = None
-        spec = get_spec(model, families=self._families, method=type(self).__name__)
+        spec = binary_spec(model, families=self._families, method=type(self).__name__)
         self.spec = spec
         self.family = spec.family
         X = spec.X_values
@@ -240,6 +242,27 @@ class _CollapsedStep(TransformedStep):
                                              minimum=0.0, strict=False, maximum=1.0)
         self.rng = get_random_generator(rng)
         self._reset_chain()
+
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """IDEAL for ``A`` and ``W`` of a model this step samples, else INCOMPATIBLE.
+
+        ``import bnmfzoo`` puts the class in ``pymc.step_methods.STEP_METHODS``, so
+        ``pm.sample()`` without ``step=`` assigns it the factors of our constructors' models and
+        of recognized user models (:func:`bnmfzoo.models.recognize`); NUTS answers PREFERRED,
+        hence IDEAL. Anything else in the model goes to PyMC's default steps.
+        """
+        from pymc.step_methods.compound import Competence
+
+        try:
+            model = model_of_var(var)
+            if model is None or var not in model.free_RVs:
+                return Competence.INCOMPATIBLE
+            spec = binary_spec(model, families=cls._families, method=cls.__name__)
+        except Exception:  # noqa: BLE001 - not a model of ours, or no model in context
+            return Competence.INCOMPATIBLE
+        names = {spec.var_names["A"], spec.var_names.get("Wt", spec.var_names["W"])}
+        return Competence.IDEAL if var.name in names else Competence.INCOMPATIBLE
 
     # -- chain state -------------------------------------------------------------------------
     def _reset_chain(self):
@@ -463,7 +486,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     _state_class = CollapsedDirDirState
 
     def __init__(self, vars=None, *, model=None, blocked_zeros=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, rng=None, blocked=True):
+                 active_threshold=0.01, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
         super().__init__(vars, model=model, init=init, init_iter=init_iter,
                          active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
@@ -531,8 +555,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     from bnmfzoo._results import build_datatree, data_coords
     from bnmfzoo._rng import spawn_seeds
 
-    spec = get_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
-                    method="fit_collapsed_gibbs")
+    spec = binary_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
+                       method="fit_collapsed_gibbs")
     draws, tune, chains, thin = (check_int(v, name=n, minimum=low) for n, v, low in (
         ("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1), ("thin", thin, 1)))
     if spec.family == "dir_dir":

@@ -215,6 +215,8 @@ def test_hyperprior_leaves_the_model_to_pymc():
     with pytest.raises(TypeError, match=r"Beta prior of W \('W'\) has parameters depending on "
                                         r"\['a0'\]; the collapsed samplers need constant"):
         CollapsedGibbsBetaDir(model=model)
+    with pytest.raises(TypeError, match="CollapsedGibbsDirDir needs a model of family dir_dir"):
+        CollapsedGibbsDirDir(model=model)
     _, selected = assign_step_methods(model)
     assert {cls.__name__: sorted(model.values_to_rvs[v].name for v in vs)
             for cls, vs in selected.items()} == {"NUTS": ["A", "W", "a0"]}

@@ -254,6 +254,8 @@ def recognize(model=None):
     Returns
     -------
     Factorization
+        Or, for a Bernoulli likelihood, a
+        :class:`~bnmfzoo.models._recognize_binary.BernoulliFactorization`.
 
     Raises
     ------

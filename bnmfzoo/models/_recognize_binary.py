@@ -156,7 +156,7 @@ def _per_factor(value, axis, what):
     return flat[0].copy()
 
 
-def _factor(role, rv, transposed, K, free, ours):
+def _factor(role, rv, transposed, free, ours):
     op = type(rv.owner.op).__name__
     family = _PRIOR_OPS.get(op)
     if family is None:
@@ -256,7 +256,7 @@ def recognize_bernoulli(model, obs):
             raise NotRecognized(f"the potential {pot.name!r} depends on {_names(hit)}")
     factors, hyper = {}, {}
     for role, (rv, transposed) in assignment.items():
-        factors[role], h = _factor(role, rv, transposed, K, free, ours)
+        factors[role], h = _factor(role, rv, transposed, free, ours)
         hyper[role] = h
     fams = (factors["A"].family, factors["W"].family)
     family = BERNOULLI_FAMILIES.get(fams)

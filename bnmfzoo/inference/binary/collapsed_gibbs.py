@@ -366,7 +366,9 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
 
     Use with ``pm.sample(step=CollapsedGibbsBetaDir(model=model), nuts_sampler="pymc")`` on a
     model from :func:`bnmfzoo.models.beta_dir` or :func:`bnmfzoo.models.dir_beta` (run on the
-    transposed data). Each step does one systematic sweep over the observed entries
+    transposed data), or on the same model written in PyMC syntax (``A ~ Dirichlet`` rows,
+    ``W ~ Beta``, ``pm.Bernoulli(p=A @ W)``; read by :func:`bnmfzoo.models.recognize`).
+    ``pm.sample()`` without ``step=`` picks it by itself (:meth:`competence`). Each step does one systematic sweep over the observed entries
     (O(|observed| K), numba) and then draws ``A`` and ``W`` exactly given the assignments.
 
     Parameters
@@ -445,7 +447,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     vars : list, optional
         The value variables of ``A`` and ``Wt`` (default: both).
     model : pymc.Model, optional
-        A :func:`bnmfzoo.models.dir_dir` model.
+        A :func:`bnmfzoo.models.dir_dir` model, or a recognized user model with Dirichlet rows
+        of ``A`` and Dirichlet columns of ``W`` (``pm.sample()`` picks this step by itself).
     blocked_zeros : bool, optional
         On zeros draw (z, c) jointly (an exact blocked move, not in the paper: ``P(z = k) ∝
         (g_k + L_fk) (S - eta_k - Q_nk)``, then c by Eq. 61) instead of the paper's

@@ -36,6 +36,7 @@ import numpy as np
 import xarray as xr
 from pytensor.scalar.basic import Clip
 from pytensor.tensor.elemwise import Elemwise
+from pytensor.tensor.random.op import RandomVariable
 
 from bnmfzoo.models._graph import depends_on, evaluate, rv_params
 from bnmfzoo.models._recognize import (
@@ -131,19 +132,43 @@ def _rv_shape(rv):
     return tuple(int(s) for s in np.shape(evaluate(rv, _test_env(rv_params(rv), {}))))
 
 
-def _strip_clip(p, free):
-    """``x`` when ``p`` is ``clip(x, 0, 1)`` with constant bounds, else ``p``."""
-    node = p.owner
+def _is_unit_clip(node, free):
+    """True when ``node`` is ``clip(x, 0, 1)`` with constant bounds; raise for other bounds."""
     if node is None or not isinstance(node.op, Elemwise) or not isinstance(node.op.scalar_op,
                                                                            Clip):
-        return p
-    x, lo, hi = node.inputs
-    if depends_on(lo, free) or depends_on(hi, free):
-        return p
-    if np.all(np.asarray(evaluate(lo)) == 0.0) and np.all(np.asarray(evaluate(hi)) == 1.0):
-        return x
+        return False
+    _, lo, hi = node.inputs
+    if (not depends_on(lo, free) and not depends_on(hi, free)
+            and np.all(np.asarray(evaluate(lo)) == 0.0)
+            and np.all(np.asarray(evaluate(hi)) == 1.0)):
+        return True
     raise NotRecognized("the Bernoulli mean is clipped to bounds other than [0, 1]; recognized: "
                         "A @ W, or pt.clip(A @ W, 0, 1)")
+
+
+def _strip_clip(var, free, memo=None):
+    """``var`` with every ``clip(x, 0, 1)`` above the free variables replaced by ``x``.
+
+    The clip is a no-op on a product of a simplex row and probabilities, but it would clip the
+    probe values recognition evaluates the mean with. Nodes are rebuilt (``make_node``) only on
+    the paths to a clip, so the random variables stay the model's own.
+    """
+    memo = {} if memo is None else memo
+    if var in memo:
+        return memo[var]
+    node = var.owner
+    if node is None or var in free or isinstance(node.op, RandomVariable):
+        out = var
+    elif _is_unit_clip(node, free):
+        out = _strip_clip(node.inputs[0], free, memo)
+    else:
+        inputs = [_strip_clip(i, free, memo) for i in node.inputs]
+        if all(a is b for a, b in zip(inputs, node.inputs, strict=True)):
+            out = var
+        else:
+            out = node.op.make_node(*inputs).outputs[node.outputs.index(var)]
+    memo[var] = out
+    return out
 
 
 def _per_factor(value, axis, what):

@@ -368,7 +368,8 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
     model from :func:`bnmfzoo.models.beta_dir` or :func:`bnmfzoo.models.dir_beta` (run on the
     transposed data), or on the same model written in PyMC syntax (``A ~ Dirichlet`` rows,
     ``W ~ Beta``, ``pm.Bernoulli(p=A @ W)``; read by :func:`bnmfzoo.models.recognize`).
-    ``pm.sample()`` without ``step=`` picks it by itself (:meth:`competence`). Each step does one systematic sweep over the observed entries
+    ``pm.sample()`` without ``step=`` picks it by itself (:meth:`competence`). Each step does
+    one systematic sweep over the observed entries
     (O(|observed| K), numba) and then draws ``A`` and ``W`` exactly given the assignments.
 
     Parameters

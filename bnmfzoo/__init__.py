@@ -31,7 +31,8 @@ __all__ = ["BayesianNMF", "LongMatrix", "datasets", "diagnostics", "inference", 
 def _register_steps():
     import importlib
 
-    importlib.import_module("bnmfzoo.inference.gaussian._register").register_step_methods()
+    for wing in ("gaussian", "binary"):
+        importlib.import_module(f"bnmfzoo.inference.{wing}._register").register_step_methods()
 
 
 class _AfterPyMC:

@@ -264,3 +264,95 @@ CASES = {
     "dirdir": Case(_bin("dirdir"), 250),
 }
 WRONG = Case(_gibbs("nmf", False, "gram", wrong=True), 100)
+
+
+# ------------------------------------------------------------------------------------------------
+# user-written Bernoulli models (tests/test_recognize_binary.py): recognition + collapsed step
+# ------------------------------------------------------------------------------------------------
+
+#: hyperparameters of the user-model SBC cases, (K,) = (2,), deliberately not all equal so a
+#: misread (swapped alpha/beta, gamma taken for eta, a per-factor vector reversed) fails
+USER_BINARY_HYPER = {
+    "betadir": dict(gamma=np.array([0.7, 1.5]), alpha=np.array([1.3, 0.8]),
+                    beta=np.array([0.9, 2.0])),
+    "dirbeta": dict(eta=np.array([1.2, 0.6]), alpha=np.array([0.8, 1.6]),
+                    beta=np.array([1.4, 0.7])),
+    "dirdir": dict(gamma=np.array([0.8, 1.4]), eta=np.array([1.5, 0.7])),
+}
+
+
+def user_binary_model(family, V, mask, hyper=None):
+    """The user's model in plain PyMC syntax (no bnmfzoo term): Bernoulli(p=(A @ W)[mask])."""
+    import pymc as pm
+
+    h = hyper or USER_BINARY_HYPER[family]
+    D_, N_ = V.shape
+    with pm.Model(coords={"row": range(D_), "col": range(N_), "factor": range(2)}) as model:
+        if family == "dirbeta":
+            A = pm.Beta("A", alpha=h["alpha"], beta=h["beta"], dims=("row", "factor"))
+        else:
+            A = pm.Dirichlet("A", a=h["gamma"], dims=("row", "factor"))
+        if family == "betadir":
+            W = pm.Beta("W", alpha=h["alpha"][:, None], beta=h["beta"][:, None],
+                        dims=("factor", "col"))
+        else:
+            W = pm.Dirichlet("Wt", a=h["eta"], dims=("col", "factor")).T
+        pm.Bernoulli("X_obs", p=(A @ W)[mask], observed=V[mask])
+    return model
+
+
+def _user_binary(family, *, burn=30, ess_target=30, swapped=False):
+    """``(simulate, infer)``: the prior simulated in NumPy from the model as written; inference
+    by the chain of the step ``pm.sample()`` picks for the recognized user model."""
+    from bnmfzoo.inference import CollapsedGibbsBetaDir, CollapsedGibbsDirDir
+
+    K = 2
+    h = USER_BINARY_HYPER[family]
+    mask = np.ones((D, N), bool)
+    mask[(3, 2) if family != "dirdir" else (0, 1)] = False
+    Step = CollapsedGibbsDirDir if family == "dirdir" else CollapsedGibbsBetaDir
+
+    def simulate(rng):
+        if family == "dirbeta":
+            A = rng.beta(h["alpha"], h["beta"], size=(D, K))
+        else:
+            A = rng.dirichlet(h["gamma"], size=D)
+        if family == "betadir":
+            W = rng.beta(h["alpha"][:, None], h["beta"][:, None], size=(K, N))
+        else:
+            W = rng.dirichlet(h["eta"], size=N).T
+        V = (rng.random((D, N)) < A @ W).astype(float)
+        return {"A": A, "W": W, "AW": A @ W}, V
+
+    def infer(V, rng):
+        # the step pm.sample() picks, built on the recognized user model; its chain is driven
+        # directly (the value-space glue around it is checked bit for bit against our
+        # constructors' models in test_recognize_binary.py, and costs ms per step here)
+        hyper = dict(h, alpha=h["beta"], beta=h["alpha"]) if swapped else h  # power check
+        step = Step(model=user_binary_model(family, V, mask, hyper))
+        chain = step._start_chain(rng)  # the step's default start (CVB0)
+
+        def advance():
+            chain.sweep(rng)
+            A, W = step._free_draws(chain.draw(rng))  # the model's variables: A, W or Wt
+            W = W.T if family != "betadir" else W
+            return {"A": A, "W": W, "AW": A @ W}
+
+        for _ in range(burn):
+            advance()
+        return run_to_ess(advance, ess_target=ess_target, min_draws=MIN_SWEEPS,
+                          max_draws=MAX_SWEEPS)
+
+    return simulate, infer
+
+
+def _user_bin(family, swapped=False):
+    return lambda e: _user_binary(family, ess_target=e, swapped=swapped)
+
+
+CASES.update({
+    "user-betadir": Case(_user_bin("betadir"), 100),
+    "user-dirbeta": Case(_user_bin("dirbeta"), 100),
+    "user-dirdir": Case(_user_bin("dirdir"), 100),
+    "user-betadir-swapped": Case(_user_bin("betadir", swapped=True), 100),  # must fail
+})

@@ -8,7 +8,7 @@ import pytest
 from _sbc_cases import CASES
 from scipy import stats
 
-from bnmfzoo.inference import CollapsedGibbsBetaDir, CollapsedGibbsDirDir
+from bnmfzoo.inference import CollapsedGibbsBetaDir, CollapsedGibbsDirDir, pymc_default_steps
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
@@ -350,9 +350,11 @@ def _assert_agrees_with_nuts(model, step):
     with model:
         gibbs = pm.sample(draws=3000, tune=300, chains=2, cores=1, step=step,
                           random_seed=7, progressbar=False, compute_convergence_checks=False)
-        nuts = pm.sample(draws=1500, tune=1000, chains=2, cores=1, nuts_sampler="pymc",
-                         random_seed=8, progressbar=False, compute_convergence_checks=False,
-                         target_accept=0.95)
+        with pymc_default_steps():  # NUTS (import bnmfzoo makes pm.sample pick our step)
+            nuts = pm.sample(draws=1500, tune=1000, chains=2, cores=1, nuts_sampler="pymc",
+                             random_seed=8, progressbar=False, compute_convergence_checks=False,
+                             target_accept=0.95)
+    assert "step_size" in nuts.sample_stats and "log_joint" not in nuts.sample_stats
     aw_g, aw_n = _mean_AW(gibbs), _mean_AW(nuts)
     diff = aw_g.mean(axis=(0, 1)) - aw_n.mean(axis=(0, 1))
     se = np.sqrt(azs.mcse(aw_g, chain_axis=0, draw_axis=1) ** 2

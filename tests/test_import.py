@@ -38,3 +38,17 @@ def test_dir_lists_subpackages_and_unknown_names_fail():
     assert {"models", "datasets", "inference", "diagnostics", "likelihoods"} <= set(dir(bnmfzoo))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         bnmfzoo.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("statement", [
+    "from bnmfzoo.inference import GibbsNMF, CollapsedGibbsBetaDir",
+    "from bnmfzoo.inference.binary.collapsed_gibbs import CollapsedGibbsDirDir",
+    "from bnmfzoo.inference.gaussian.gibbs_nmf import GibbsNMF",
+])
+def test_step_module_first_then_registered(statement):
+    """A step module imported before PyMC (fresh interpreter) loads, and every step is registered
+    (the registration used to run inside the step module's own half-finished import)."""
+    code = (f"{statement}\nfrom pymc.step_methods import STEP_METHODS\n"
+            "print(sorted(c.__name__ for c in STEP_METHODS if c.__module__.startswith('bnmfzoo')))")
+    assert _run(code) == str(sorted(["GibbsNMF", "GibbsNMTF", "CollapsedGibbsBetaDir",
+                                     "CollapsedGibbsDirDir"]))

@@ -16,7 +16,14 @@ by itself for the models they recognize; ``with pymc_default_steps():`` restores
 choice (e.g. for a NUTS baseline).
 """
 
+import pymc  # noqa: F401 - loaded before any step module (see below)
+
 from bnmfzoo._lazy import lazy_namespace
+
+# ``import bnmfzoo`` registers our step methods as soon as PyMC is loaded; importing PyMC here,
+# before any wing module starts executing, keeps that registration (which imports the step
+# modules) from running inside a step module's own half-finished import (ImportError from a
+# partially initialized module when e.g. ``from bnmfzoo.inference import GibbsNMF`` came first)
 
 _NAMES = {
     "GibbsNMF": ".gaussian.gibbs_nmf",

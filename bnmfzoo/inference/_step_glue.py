@@ -27,7 +27,8 @@ import pytensor.tensor as pt
 from pymc.logprob.transforms import LogTransform
 from pymc.step_methods.compound import BlockedStep
 
-__all__ = ["ValueMap", "TransformedStep", "NUMPY_EQUIVALENTS", "pymc_default_steps"]
+__all__ = ["ValueMap", "TransformedStep", "NUMPY_EQUIVALENTS", "pymc_default_steps",
+           "model_of_var"]
 
 #: transform type -> (forward, backward) NumPy functions computing exactly what the transform's
 #: PyTensor graph computes, elementwise
@@ -174,6 +175,30 @@ class TransformedStep(BlockedStep):
         from pymc.step_methods.compound import Competence
 
         return Competence.INCOMPATIBLE
+
+
+def model_of_var(var):
+    """The model whose step methods PyMC is choosing for ``var`` (for ``competence``).
+
+    PyMC passes ``competence`` only the variable. Inside ``with model:`` that is the model in
+    context; ``pm.sample(model=m)`` outside any context enters none, so the model is then read
+    from the calling ``assign_step_methods`` frame (its ``model`` argument).
+    """
+    import sys
+
+    import pymc as pm
+
+    model = pm.Model.get_context(error_if_none=False)
+    if model is not None and var in model.free_RVs:
+        return model
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "assign_step_methods":
+            candidate = frame.f_locals.get("model")
+            if isinstance(candidate, pm.Model):
+                return candidate
+        frame = frame.f_back
+    return model
 
 
 @contextmanager

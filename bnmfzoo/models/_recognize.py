@@ -45,6 +45,8 @@ PRIOR_FAMILIES = {"ExponentialRV": "exponential", "HalfNormalRV": "halfnormal",
                   "TruncatedNormalRV": "truncated_normal"}
 _RECOGNIZED_PRIORS = "Exponential(lam), HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0)"
 _CACHE_ATTR = "_bnmfzoo_recognized"
+#: likelihood op -> "module:function" reading such models (loaded on first use)
+OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli"}
 
 
 class NotRecognized(TypeError):
@@ -252,6 +254,8 @@ def recognize(model=None):
     Returns
     -------
     Factorization
+        Or, for a Bernoulli likelihood, a
+        :class:`~bnmfzoo.models._recognize_binary.BernoulliFactorization`.
 
     Raises
     ------
@@ -301,10 +305,11 @@ def _find_likelihood(model):
                             "observed Normal on A @ W is recognized")
     obs = candidates[0]
     op = type(obs.owner.op).__name__
-    if op != "NormalRV":
+    if op != "NormalRV" and op not in OTHER_LIKELIHOODS:
         raise NotRecognized(
             f"the likelihood {obs.name!r} is a {op.removesuffix('RV')} distribution; recognized: "
-            "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal)")
+            "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal), or a "
+            "Bernoulli with p=A @ W (bnmfzoo.likelihoods.bernoulli_mean or pm.Bernoulli)")
     return obs
 
 
@@ -504,6 +509,12 @@ def _users(model, rv):
 def _recognize(model):
     free = list(model.free_RVs)
     obs = _find_likelihood(model)
+    other = OTHER_LIKELIHOODS.get(type(obs.owner.op).__name__)
+    if other is not None:  # e.g. Bernoulli: bnmfzoo.models._recognize_binary
+        import importlib
+
+        module, _, function = other.partition(":")
+        return getattr(importlib.import_module(module), function)(model, obs)
     mu, sd = rv_params(obs)
     factor_rvs = depends_on(mu, free)
     if len(factor_rvs) not in (2, 3):

@@ -125,6 +125,8 @@ def spec_from_factorization(f):
     ``W[k, :]``; per column of ``F`` and of ``G``), a Gamma precision ``tau`` or a fixed
     ``sigma``, and no other free variable.
     """
+    if f.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model (bnmfzoo.inference.binary)
+        return None, f"the likelihood {f.likelihood!r} is not Gaussian ({f.family} model)"
     roles = ("A", "W") if f.kind == "nmf" else ("F", "S", "G")
     for role in roles:
         p = f.factors[role]

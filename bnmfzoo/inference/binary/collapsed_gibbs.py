@@ -33,7 +33,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
 from bnmfzoo._validation import check_int, check_number
-from bnmfzoo.inference._step_glue import TransformedStep
+from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
     DirDirChain,
@@ -47,7 +47,7 @@ from bnmfzoo.inference.binary._core import (
     entry_means,
     observed_entries,
 )
-from bnmfzoo.models._spec import get_spec
+from bnmfzoo.inference.binary._recognized import binary_spec
 
 __all__ = ["CollapsedGibbsBetaDir", "CollapsedGibbsDirDir", "fit_collapsed_gibbs",
            "spread_warning", "CollapsedBetaDirState", "CollapsedDirDirState", "spec_entries"]
@@ -227,11 +227,13 @@ class _CollapsedStep(TransformedStep):
     stats_dtypes_shapes = dict(_base_stats)
 
     def __init__(self, vars=None, *, model=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, rng=None, blocked=True):
+                 active_threshold=0.01, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
+        # (initial_point, compile_kwargs: passed by pm.sample's automatic assignment; unused)
         model = modelcontext(model)
         self.init, self.init_iter = _check_init(init, init_iter)
         self._n_steps = None
-        spec = get_spec(model, families=self._families, method=type(self).__name__)
+        spec = binary_spec(model, families=self._families, method=type(self).__name__)
         self.spec = spec
         self.family = spec.family
         self._rows, self._cols, self._v, self._shape = spec_entries(spec)
@@ -252,6 +254,27 @@ class _CollapsedStep(TransformedStep):
                                              minimum=0.0, strict=False, maximum=1.0)
         self.rng = get_random_generator(rng)
         self._reset_chain()
+
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """IDEAL for ``A`` and ``W`` of a model this step samples, else INCOMPATIBLE.
+
+        ``import bnmfzoo`` puts the class in ``pymc.step_methods.STEP_METHODS``, so
+        ``pm.sample()`` without ``step=`` assigns it the factors of our constructors' models and
+        of recognized user models (:func:`bnmfzoo.models.recognize`); NUTS answers PREFERRED,
+        hence IDEAL. Anything else in the model goes to PyMC's default steps.
+        """
+        from pymc.step_methods.compound import Competence
+
+        try:
+            model = model_of_var(var)
+            if model is None or var not in model.free_RVs:
+                return Competence.INCOMPATIBLE
+            spec = binary_spec(model, families=cls._families, method=cls.__name__)
+        except Exception:  # noqa: BLE001 - not a model of ours, or no model in context
+            return Competence.INCOMPATIBLE
+        names = {spec.var_names["A"], spec.var_names.get("Wt", spec.var_names["W"])}
+        return Competence.IDEAL if var.name in names else Competence.INCOMPATIBLE
 
     # -- chain state -------------------------------------------------------------------------
     def _reset_chain(self):
@@ -355,7 +378,10 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
 
     Use with ``pm.sample(step=CollapsedGibbsBetaDir(model=model), nuts_sampler="pymc")`` on a
     model from :func:`bnmfzoo.models.beta_dir` or :func:`bnmfzoo.models.dir_beta` (run on the
-    transposed data). Each step does one systematic sweep over the observed entries
+    transposed data), or on the same model written in PyMC syntax (``A ~ Dirichlet`` rows,
+    ``W ~ Beta``, ``pm.Bernoulli(p=A @ W)``; read by :func:`bnmfzoo.models.recognize`).
+    ``pm.sample()`` without ``step=`` picks it by itself (:meth:`competence`). Each step does
+    one systematic sweep over the observed entries
     (O(|observed| K), numba) and then draws ``A`` and ``W`` exactly given the assignments.
 
     Parameters
@@ -434,7 +460,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     vars : list, optional
         The value variables of ``A`` and ``Wt`` (default: both).
     model : pymc.Model, optional
-        A :func:`bnmfzoo.models.dir_dir` model.
+        A :func:`bnmfzoo.models.dir_dir` model, or a recognized user model with Dirichlet rows
+        of ``A`` and Dirichlet columns of ``W`` (``pm.sample()`` picks this step by itself).
     blocked_zeros : bool, optional
         On zeros draw (z, c) jointly (an exact blocked move, not in the paper: ``P(z = k) ∝
         (g_k + L_fk) (S - eta_k - Q_nk)``, then c by Eq. 61) instead of the paper's
@@ -475,7 +502,8 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     _state_class = CollapsedDirDirState
 
     def __init__(self, vars=None, *, model=None, blocked_zeros=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, rng=None, blocked=True):
+                 active_threshold=0.01, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
         super().__init__(vars, model=model, init=init, init_iter=init_iter,
                          active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
@@ -547,8 +575,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     from bnmfzoo._results import build_datatree, data_coords, observed_long
     from bnmfzoo._rng import spawn_seeds
 
-    spec = get_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
-                    method="fit_collapsed_gibbs")
+    spec = binary_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
+                       method="fit_collapsed_gibbs")
     draws, tune, chains, thin = (check_int(v, name=n, minimum=low) for n, v, low in (
         ("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1), ("thin", thin, 1)))
     if spec.family == "dir_dir":

@@ -30,8 +30,8 @@ from bnmfzoo.inference.binary._core import (
     draw_dirichlet,
     entry_means,
 )
+from bnmfzoo.inference.binary._recognized import binary_spec
 from bnmfzoo.inference.binary.collapsed_gibbs import spec_entries
-from bnmfzoo.models._spec import get_spec
 
 __all__ = ["fit_cvb0"]
 
@@ -77,7 +77,7 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     >>> dt["variational"]["nll"].dims
     ('iteration',)
     """
-    spec = get_spec(model, families=("beta_dir", "dir_beta"), method="fit_cvb0")
+    spec = binary_spec(model, families=("beta_dir", "dir_beta"), method="fit_cvb0")
     max_iter = check_int(max_iter, name="max_iter")
     tol = check_number(tol, name="tol", minimum=0.0, strict=False)
     n_draws = check_int(n_draws, name="n_draws")

@@ -31,7 +31,7 @@ from bnmfzoo.models._spec import spec_from_factorization
 
 __all__ = ["GibbsNMF", "GibbsState"]
 
-_KIND_TEXT = {"nmf": "X ~ A W", "nmtf": "X ~ F S G^T"}
+_KIND_TEXT = {"nmf": "X ~ A W", "nmtf": "X ~ F S G^T", "bernoulli": "X ~ Bernoulli(A W)"}
 
 
 @dataclass_state

@@ -6,10 +6,11 @@ O(D x N) of a dense array with NaN for the missing entries (a 72,000 x 10,000 ma
 million ratings takes 240 MB here against 5.8 GB dense).
 
 Every model of the Gaussian and Bernoulli families accepts one wherever it accepts ``X``, and
-also accepts a ``scipy.sparse`` matrix or array directly. In a ``scipy.sparse`` matrix the **explicitly stored
-entries are the observed ones, explicit zeros included**; entries not stored are missing (not
-zero). Build a :class:`LongMatrix` with :func:`long_format` from a pandas DataFrame of
-``(row, col, value)`` rows, three arrays, or a ``scipy.sparse`` matrix with labels.
+also accepts a ``scipy.sparse`` matrix or array directly. In a ``scipy.sparse`` matrix the
+**explicitly stored entries are the observed ones, explicit zeros included**; entries not
+stored are missing (not zero). Build a :class:`LongMatrix` with :func:`long_format` from a
+pandas DataFrame of ``(row, col, value)`` rows, three arrays, or a ``scipy.sparse`` matrix with
+labels.
 
 A model built from sparse input keeps the entries in ``ModelSpec.entries``; its ``X`` and
 ``mask`` are :class:`DenseOnDemand` views that build the dense matrix only when a method that

@@ -276,10 +276,8 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         -------
         BayesianNMF
         """
-        from bnmfzoo._registry import build_model, method_kwargs, run_method
-
         from bnmfzoo._entries import is_sparse_input
-        from bnmfzoo._registry import sparse_input_for
+        from bnmfzoo._registry import build_model, method_kwargs, run_method, sparse_input_for
 
         method = self._method()
         entries = None

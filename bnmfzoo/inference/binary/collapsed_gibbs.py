@@ -556,7 +556,8 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
         (``X_mean``, ``A_mean``, ``W_mean``; ``A_mean``/``W_mean`` averaged within chains and
         then across chains). For a model built from sparse data, ``observed_data`` and
         ``X_mean`` are over the observed entries only (dim ``X_obs``, with ``row_index`` /
-        ``col_index``; ``observed_data`` also has ``row`` / ``col`` labels), never D x N. Root attrs ``method="collapsed_gibbs"`` and ``model``.
+        ``col_index``; ``observed_data`` also has ``row`` / ``col`` labels), never D x N.
+        Root attrs ``method="collapsed_gibbs"`` and ``model``.
 
     Examples
     --------
@@ -569,9 +570,9 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     >>> dt.posterior["A"].shape, dt["rao_blackwell"]["X_mean"].shape
     ((1, 10, 8, 3), (8, 6))
     """
-    from bnmfzoo._progress import progress
     import xarray as xr
 
+    from bnmfzoo._progress import progress
     from bnmfzoo._results import build_datatree, data_coords, observed_long
     from bnmfzoo._rng import spawn_seeds
 

@@ -104,7 +104,7 @@ def one_size(n, dense, sweeps):
     chain.sweep(rng)  # compile / warm
     sweep = chain.sweep
     res["sweep_s"] = _median(lambda: sweep(rng), sweeps)
-    del chain, sweep
+    chain = sweep = None  # free the chain before the next measurement
     t0 = time.process_time()
     fit_collapsed_gibbs(model, draws=sweeps, tune=0, thin=sweeps, init="prior", random_seed=1,
                         progressbar=False)

@@ -62,10 +62,12 @@ def _problem(name):
                     budget=dict(gibbs=(1000, 2000), re=(1000, 2000), nuts=(500, 500),
                                 smc=500))
     if name == "gdsc5":
+        # a short ladder and budget: a 4-chain run must stay under 10 minutes on this machine
+        # (the ladder to cross GDSC's modes needs ~100 replicas, Nov 2026 measurement)
         X = datasets.load_gdsc()
-        return dict(X=X, R=5, entries=((400, 20), (0, 0), (100, 10)), ladder=(96, 0.15),
-                    data=None, budget=dict(gibbs=(1000, 2000), re=(500, 1000), nuts=(300, 300),
-                                           smc=300))
+        return dict(X=X, R=5, entries=((400, 20), (0, 0), (100, 10)), ladder=(16, 0.3),
+                    data=None, budget=dict(gibbs=(500, 1000), re=(200, 400), nuts=(100, 100),
+                                           smc=100))
     if name.startswith("laurberg05"):
         sigma = 1e-3 if name.endswith("1e3") else 0.05
         data = datasets.laurberg(0.5, sigma=sigma, random_seed=0)

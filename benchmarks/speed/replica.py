@@ -21,23 +21,36 @@ Methods (budgets per chain, stated in the table):
 * ``nuts``: ``pm.sample(nuts_sampler="pymc")``, smaller budget;
 * ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
 
-Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11):
+Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
+second round are in ``benchmarks/speed/replica_outputs/`` with their exact commands):
 
 * ccle3: gibbs max R-hat 1.089, ESS/s of tau 8.7 (4 s); re (48 replicas, beta_min 0.15)
   max R-hat 1.0041, ESS/s of tau 39 (74 s); re+sym 1.056, 0.4 (188 s); nuts (500 + 500)
   1.086, 1.3 (31 s); smc (500 particles x 4 runs) did not finish in 407 CPU s.
-  Not robust: with seed 12 re gives max R-hat 1.091 (63 s), and 1.081 with 64 replicas down
-  to beta_min 0.05 (``--ladder 64 0.05``, 92 s); the chains still sit in different modes.
+  **Not robust across seeds**: re with seeds 11, 12, 13, 14 gives max R-hat 1.0041, 1.0906,
+  1.0133, 1.0034 (75-81 CPU s each); ``modes`` puts all four chains in one mode for 11, 13,
+  14 and two chains each in two modes 22 degrees apart for 12. Why (seed 12, tracked replica
+  by replica in ``replica_outputs/ccle3_diagnosis/``): swaps are accepted at 0.45, the
+  beta 0.15 replica is diffuse (48 degrees from both modes), but only ~1 replica per 800
+  steps travels from the hottest rung to beta = 1, so the cold chains change mode about once
+  per several thousand steps; R-hat <= 1.01 needs ~100 switches per chain (~2.5 CPU hours).
+  24 rungs to beta 0.25 and 4 sweeps per swap were both worse per CPU second.
 * laurberg05: gibbs 1.286 (chains stay in their mode); re 1.0004, mass of solution 1
-  0.003; smc (1000 particles) 2.03. Four re seeds: 0.0046 +- 0.0023, 0.0011 +- 0.0007,
-  0.0051 +- 0.0018, 0.0073 +- 0.0020 (chi2 12.7 on 3 dof: the per-run errors of this rare
-  mode are too small); four smc seeds: 0.476, 0.001, 0.033, 0.487 (chi2 11.5).
+  0.003; smc (1000 particles) 2.03. Mass of solution 1, four re seeds (100-103), 4 x (1000 +
+  4000) steps, batch-means errors (5 batches per chain): 0.0046 +- 0.0029, 0.0011 +- 0.0009,
+  0.0051 +- 0.0016, 0.0073 +- 0.0021; chi2 6.48 on 3 dof (p = 0.09) with the errors at the
+  common mass (:func:`mass_chi2`), 10.6 (p = 0.014) with each run's own error. Earlier
+  errors (indicator ESS / excursion count): chi2 12.7. ``modes(keep_rare=True)`` finds the
+  rare mode (weights 0.995 / 0.005 etc., matching the nearest-solution share). Four smc seeds
+  (1000 particles): 0.476, 0.001, 0.033, 0.487 (each SMC run collapses onto one mode).
 * laurberg05_1e3: gibbs 1.292; re (40 replicas, beta_min 1e-6) 1.0006, mass 0.0077 +- 0.0020
   (30 excursions); smc 2.84 (each run on one mode, 199 s); nuts did not finish in time.
 
-Problems: ``ccle3`` (CCLE IC50, rank 3), ``gdsc5`` (GDSC IC50, rank 5; ``--full`` only: the
-ladder needs ~100 replicas there), ``laurberg05`` / ``laurberg05_1e3`` (``laurberg(0.5)`` with
-sigma 0.05 / 1e-3, rank 3), ``swimmer`` (``--full`` only). ``--seeds 4`` reruns
+Problems: ``ccle3`` (CCLE IC50, rank 3), ``gdsc5`` (GDSC IC50, rank 5; ``--full`` only; a
+short 16-rung ladder to beta 0.3 and short budgets so that a run fits in 10 minutes: it does
+not cross GDSC's modes, which need ~100 replicas), ``laurberg05`` / ``laurberg05_1e3``
+(``laurberg(0.5)`` with sigma 0.05 / 1e-3, rank 3), ``swimmer`` (``--full`` only; the 138
+pixels non-zero in some image, all 256 images, rank 16: a subset, see ``_problem``). ``--seeds 4`` reruns
 ``re`` and ``smc`` on ``laurberg05`` with 4 seeds and prints the mode-mass estimates
 with their errors.
 """

@@ -129,10 +129,11 @@ def batch_means_se(ind, n_batches=5):
     Each chain is cut into ``n_batches`` contiguous batches; the error is the standard deviation
     of all ``C * n_batches`` batch means over ``sqrt(C * n_batches)``. With batches much longer
     than the time between visits to the rarer mode the batch means are nearly independent, so
-    the error is honest where the indicator's ESS is not: visits to a rare mode come in bursts
-    (the hot replica lingers near it and hands several states down), which the ESS of a short
-    indicator series and a Poisson count of excursions both miss (a 4-seed chi2 of 12.7 on 3
-    dof with those errors). Also returns the error from the spread of the chain means
+    the error does not rest on the ESS of a rare, bursty indicator series or on counting
+    excursions as independent events (with those errors four laurberg seeds gave a chi2 of
+    12.7 on 3 dof). With only a handful of visits the error is itself uncertain (a run's own
+    error shrinks with its own visit count: :func:`mass_chi2` evaluates it at the common
+    mass). Also returns the error from the spread of the chain means
     (independent chains, ``C - 1`` dof).
     """
     C, S = ind.shape

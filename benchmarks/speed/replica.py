@@ -26,7 +26,8 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
 
 * ccle3: gibbs max R-hat 1.089, ESS/s of tau 8.7 (4 s); re (48 replicas, beta_min 0.15)
   max R-hat 1.0041, ESS/s of tau 39 (74 s); re+sym 1.056, 0.4 (188 s); nuts (500 + 500)
-  1.086, 1.3 (31 s); smc (500 particles x 4 runs) did not finish in 407 CPU s.
+  1.086, 1.3 (31 s); smc (500 particles x 4 runs) did not finish in 407 CPU s, nor did
+  smc with 100 particles x 4 runs in 600 s of wall time (``--smc-draws 100``).
   **Not robust across seeds**: re with seeds 11, 12, 13, 14 gives max R-hat 1.0041, 1.0906,
   1.0133, 1.0034 (75-81 CPU s each); ``modes`` puts all four chains in one mode for 11, 13,
   14 and two chains each in two modes 22 degrees apart for 12. Why (seed 12, tracked replica
@@ -39,7 +40,10 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
   0.003; smc (1000 particles) 2.03. Mass of solution 1, four re seeds (100-103), 4 x (1000 +
   4000) steps, batch-means errors (5 batches per chain): 0.0046 +- 0.0029, 0.0011 +- 0.0009,
   0.0051 +- 0.0016, 0.0073 +- 0.0021; chi2 6.48 on 3 dof (p = 0.09) with the errors at the
-  common mass (:func:`mass_chi2`), 10.6 (p = 0.014) with each run's own error. Earlier
+  common mass (:func:`mass_chi2`), 10.6 (p = 0.014) with each run's own error. Twice as
+  long (``--re-budget 1000 8000``, same seeds, ~32 CPU s each): 0.0044 +- 0.0017, 0.0019 +-
+  0.0008, 0.0052 +- 0.0013, 0.0059 +- 0.0014; chi2 6.27 (p = 0.099) at the common mass, 8.76
+  (p = 0.033) with own errors: only marginal agreement (seed 101 stays low). Earlier
   errors (indicator ESS / excursion count): chi2 12.7. ``modes(keep_rare=True)`` finds the
   rare mode (weights 0.995 / 0.005 etc., matching the nearest-solution share). Four smc seeds
   (1000 particles): 0.476, 0.001, 0.033, 0.487 (each SMC run collapses onto one mode).

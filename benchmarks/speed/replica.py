@@ -54,9 +54,9 @@ Problems: ``ccle3`` (CCLE IC50, rank 3), ``gdsc5`` (GDSC IC50, rank 5; ``--full`
 short 16-rung ladder to beta 0.3 and short budgets so that a run fits in 10 minutes: it does
 not cross GDSC's modes, which need ~100 replicas), ``laurberg05`` / ``laurberg05_1e3``
 (``laurberg(0.5)`` with sigma 0.05 / 1e-3, rank 3), ``swimmer`` (``--full`` only; the 138
-pixels non-zero in some image, all 256 images, rank 16: a subset, see ``_problem``). ``--seeds 4`` reruns
-``re`` and ``smc`` on ``laurberg05`` with 4 seeds and prints the mode-mass estimates
-with their errors.
+pixels non-zero in some image, all 256 images, rank 16: a subset, see ``_problem``).
+``--seeds 4`` reruns ``re`` and ``smc`` on ``laurberg05`` with 4 seeds and prints the
+mode-mass estimates with their errors.
 """
 
 import argparse

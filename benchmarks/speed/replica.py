@@ -21,25 +21,48 @@ Methods (budgets per chain, stated in the table):
 * ``nuts``: ``pm.sample(nuts_sampler="pymc")``, smaller budget;
 * ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
 
-Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11):
+Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
+second round are in ``benchmarks/speed/replica_outputs/`` with their exact commands):
 
 * ccle3: gibbs max R-hat 1.089, ESS/s of tau 8.7 (4 s); re (48 replicas, beta_min 0.15)
   max R-hat 1.0041, ESS/s of tau 39 (74 s); re+sym 1.056, 0.4 (188 s); nuts (500 + 500)
-  1.086, 1.3 (31 s); smc (500 particles x 4 runs) did not finish in 407 CPU s.
-  Not robust: with seed 12 re gives max R-hat 1.091 (63 s), and 1.081 with 64 replicas down
-  to beta_min 0.05 (``--ladder 64 0.05``, 92 s); the chains still sit in different modes.
+  1.086, 1.3 (31 s); smc (500 particles x 4 runs) did not finish in 407 CPU s, nor did
+  smc with 100 particles x 4 runs in 600 s of wall time (``--smc-draws 100``).
+  **Not robust across seeds**: re with seeds 11, 12, 13, 14 gives max R-hat 1.0041, 1.0906,
+  1.0133, 1.0034 (75-81 CPU s each); ``modes`` puts all four chains in one mode for 11, 13,
+  14 and two chains each in two modes 22 degrees apart for 12. Why (seed 12, tracked replica
+  by replica in ``replica_outputs/ccle3_diagnosis/``): swaps are accepted at 0.45, the
+  beta 0.15 replica is diffuse (48 degrees from both modes), but only ~1 replica per 800
+  steps travels from the hottest rung to beta = 1, so the cold chains change mode about once
+  per several thousand steps; R-hat <= 1.01 needs ~100 switches per chain (~2.5 CPU hours).
+  24 rungs to beta 0.25 and 4 sweeps per swap were both worse per CPU second.
 * laurberg05: gibbs 1.286 (chains stay in their mode); re 1.0004, mass of solution 1
-  0.003; smc (1000 particles) 2.03. Four re seeds: 0.0046 +- 0.0023, 0.0011 +- 0.0007,
-  0.0051 +- 0.0018, 0.0073 +- 0.0020 (chi2 12.7 on 3 dof: the per-run errors of this rare
-  mode are too small); four smc seeds: 0.476, 0.001, 0.033, 0.487 (chi2 11.5).
+  0.003; smc (1000 particles) 2.03. Mass of solution 1, four re seeds (100-103), 4 x (1000 +
+  4000) steps, batch-means errors (5 batches per chain): 0.0046 +- 0.0029, 0.0011 +- 0.0009,
+  0.0051 +- 0.0016, 0.0073 +- 0.0021; chi2 6.48 on 3 dof (p = 0.09) with the errors at the
+  common mass (:func:`mass_chi2`), 10.6 (p = 0.014) with each run's own error. Twice as
+  long (``--re-budget 1000 8000``, same seeds, ~32 CPU s each): 0.0044 +- 0.0017, 0.0019 +-
+  0.0008, 0.0052 +- 0.0013, 0.0059 +- 0.0014; chi2 6.27 (p = 0.099) at the common mass, 8.76
+  (p = 0.033) with own errors: only marginal agreement (seed 101 stays low). Earlier
+  errors (indicator ESS / excursion count): chi2 12.7. ``modes(keep_rare=True)`` finds the
+  rare mode (weights 0.995 / 0.005 etc., matching the nearest-solution share). Four smc seeds
+  (1000 particles): 0.476, 0.001, 0.033, 0.487 (each SMC run collapses onto one mode).
+* gdsc5 (16 replicas to beta 0.3, 4 x (200 + 400)): gibbs 1.0056, ESS/s of tau 452 (6.5 s);
+  re 1.0218, 54 (19.9 s) with swap rate 0.01: this ladder is far too coarse (79k observed
+  entries), so re only costs more here. nuts and smc not run (time).
+* swimmer (138 active pixels x 256, rank 16; 16 replicas to beta 0.05, 4 x (300 + 600)):
+  gibbs 1.0043, ESS/s of tau 373 (7.2 s); re 1.0028, 44 (39.4 s), swap rate 0.00 (no
+  exchange at all). nuts and smc not run (time).
 * laurberg05_1e3: gibbs 1.292; re (40 replicas, beta_min 1e-6) 1.0006, mass 0.0077 +- 0.0020
   (30 excursions); smc 2.84 (each run on one mode, 199 s); nuts did not finish in time.
 
-Problems: ``ccle3`` (CCLE IC50, rank 3), ``gdsc5`` (GDSC IC50, rank 5; ``--full`` only: the
-ladder needs ~100 replicas there), ``laurberg05`` / ``laurberg05_1e3`` (``laurberg(0.5)`` with
-sigma 0.05 / 1e-3, rank 3), ``swimmer`` (``--full`` only). ``--seeds 4`` reruns
-``re`` and ``smc`` on ``laurberg05`` with 4 seeds and prints the mode-mass estimates
-with their errors.
+Problems: ``ccle3`` (CCLE IC50, rank 3), ``gdsc5`` (GDSC IC50, rank 5; ``--full`` only; a
+short 16-rung ladder to beta 0.3 and short budgets so that a run fits in 10 minutes: it does
+not cross GDSC's modes, which need ~100 replicas), ``laurberg05`` / ``laurberg05_1e3``
+(``laurberg(0.5)`` with sigma 0.05 / 1e-3, rank 3), ``swimmer`` (``--full`` only; the 138
+pixels non-zero in some image, all 256 images, rank 16: a subset, see ``_problem``).
+``--seeds 4`` reruns ``re`` and ``smc`` on ``laurberg05`` with 4 seeds and prints the
+mode-mass estimates with their errors.
 """
 
 import argparse
@@ -62,10 +85,12 @@ def _problem(name):
                     budget=dict(gibbs=(1000, 2000), re=(1000, 2000), nuts=(500, 500),
                                 smc=500))
     if name == "gdsc5":
+        # a short ladder and budget: a 4-chain run must stay under 10 minutes on this machine
+        # (the ladder to cross GDSC's modes needs ~100 replicas, Nov 2026 measurement)
         X = datasets.load_gdsc()
-        return dict(X=X, R=5, entries=((400, 20), (0, 0), (100, 10)), ladder=(96, 0.15),
-                    data=None, budget=dict(gibbs=(1000, 2000), re=(500, 1000), nuts=(300, 300),
-                                           smc=300))
+        return dict(X=X, R=5, entries=((400, 20), (0, 0), (100, 10)), ladder=(16, 0.3),
+                    data=None, budget=dict(gibbs=(500, 1000), re=(200, 400), nuts=(100, 100),
+                                           smc=100))
     if name.startswith("laurberg05"):
         sigma = 1e-3 if name.endswith("1e3") else 0.05
         data = datasets.laurberg(0.5, sigma=sigma, random_seed=0)
@@ -78,9 +103,15 @@ def _problem(name):
                     budget=dict(gibbs=(1000, 4000), re=(1000, 4000), nuts=(500, 500),
                                 smc=1000))
     if name == "swimmer":
+        # the 138 pixels that are non-zero in some noiseless image, all 256 images, R = 16: the
+        # other 886 pixels are zero in every image (their rows of A only shrink to zero), and
+        # the full 1024 x 256 matrix makes a 4-chain replica-exchange run far longer than the
+        # 10 minutes a measurement here may take
+        clean = np.asarray(datasets.swimmer(sigma=0.0).X)
         data = datasets.swimmer(sigma=0.05, random_seed=0)
-        return dict(X=data.X, R=int(data.A.shape[1]), entries=((0, 0), (100, 10), (500, 100)),
-                    ladder=(32, 0.01), data=data,
+        X = np.asarray(data.X)[clean.max(axis=1) > 0]
+        return dict(X=X, R=int(data.A.shape[1]), entries=((0, 0), (50, 10), (100, 100)),
+                    ladder=(16, 0.05), data=None,
                     budget=dict(gibbs=(500, 1000), re=(300, 600), nuts=(200, 200), smc=200))
     raise ValueError(f"unknown problem {name!r}")
 
@@ -100,6 +131,28 @@ def _mode_of_solutions(A, data):
     sols = [s[0] for s in data.solutions]
     d = np.array([[angle_distance(a, s) for s in sols] for a in A])
     return d.argmin(axis=1), d.min(axis=1)
+
+
+def batch_means_se(ind, n_batches=5):
+    """Monte-Carlo standard error of the mean of ``ind`` (chain, draw): batch means.
+
+    Each chain is cut into ``n_batches`` contiguous batches; the error is the standard deviation
+    of all ``C * n_batches`` batch means over ``sqrt(C * n_batches)``. With batches much longer
+    than the time between visits to the rarer mode the batch means are nearly independent, so
+    the error does not rest on the ESS of a rare, bursty indicator series or on counting
+    excursions as independent events (with those errors four laurberg seeds gave a chi2 of
+    12.7 on 3 dof). With only a handful of visits the error is itself uncertain (a run's own
+    error shrinks with its own visit count: :func:`mass_chi2` evaluates it at the common
+    mass). Also returns the error from the spread of the chain means
+    (independent chains, ``C - 1`` dof).
+    """
+    C, S = ind.shape
+    B = int(n_batches)
+    L = S // B
+    means = ind[:, :B * L].reshape(C, B, L).mean(axis=-1).ravel()
+    se_b = float(means.std(ddof=1) / np.sqrt(means.size))
+    se_c = float(ind.mean(axis=1).std(ddof=1) / np.sqrt(C)) if C > 1 else float("nan")
+    return se_b, se_c
 
 
 def _metrics(idata, prob, cpu):
@@ -123,7 +176,7 @@ def _metrics(idata, prob, cpu):
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            m = modes(idata, warn=False)["modes"]
+            m = modes(idata, warn=False, keep_rare=True)["modes"]
         out["modes"] = np.round(m["weight"].values, 3).tolist()
     except Exception as err:  # report, do not hide
         out["modes"] = f"modes() failed: {err}"
@@ -132,17 +185,10 @@ def _metrics(idata, prob, cpu):
         idx, _ = _mode_of_solutions(A.reshape(C * S, *A.shape[2:]), prob["data"])
         ind = (idx == 0).astype(float).reshape(C, S)
         p = ind.mean()
-        ess_i = float(az.ess(ind)) if 0 < p < 1 else float("nan")
         out["mass_sol1"] = p
-        # two Monte-Carlo errors, the larger is stated: the ESS of the indicator (too small
-        # when the rarer mode is visited in a few long excursions) and a Poisson error on the
-        # number of excursions into the rarer mode, p_rare / sqrt(excursions)
-        se_ess = float(np.sqrt(p * (1 - p) / ess_i)) if ess_i == ess_i else 0.0
+        out["mcse_sol1"], out["mcse_chains"] = batch_means_se(ind)
         rare = ind if p <= 0.5 else 1.0 - ind
-        entries = int((np.diff(rare, axis=1) > 0).sum() + rare[:, 0].sum())
-        se_exc = min(p, 1 - p) / np.sqrt(max(entries, 1))
-        out["mcse_sol1"] = max(se_ess, se_exc)
-        out["excursions"] = entries
+        out["excursions"] = int((np.diff(rare, axis=1) > 0).sum() + rare[:, 0].sum())
         out["chain_mass_sol1"] = ind.mean(axis=1).round(3).tolist()
     return out
 
@@ -203,6 +249,7 @@ def _print_row(name, method, r):
     extra = ""
     if "mass_sol1" in r:
         extra += (f" mass(sol1)={r['mass_sol1']:.4f}±{r['mcse_sol1']:.4f}"
+                  f" (chains: ±{r['mcse_chains']:.4f})"
                   f" ({r['excursions']} excursions) chains={r['chain_mass_sol1']}")
     if "swap_rate" in r:
         extra += f" swap={r['swap_rate']:.2f}"
@@ -221,6 +268,10 @@ def main():
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--ladder", nargs=2, type=float, metavar=("N", "BETA_MIN"),
                         help="override the problem's ladder (n_replicas, beta_min)")
+    parser.add_argument("--smc-draws", type=int,
+                        help="override the problem's number of SMC particles")
+    parser.add_argument("--re-budget", nargs=2, type=int, metavar=("TUNE", "DRAWS"),
+                        help="override the problem's replica-exchange budget per chain")
     parser.add_argument("--only-seeds", action="store_true",
                         help="skip the method table, run only the --seeds comparison")
     parser.add_argument("--seed-methods", nargs="+", default=["re", "smc"])
@@ -234,6 +285,10 @@ def main():
         prob = _problem(name)
         if args.ladder:
             prob["ladder"] = (int(args.ladder[0]), float(args.ladder[1]))
+        if args.smc_draws:
+            prob["budget"]["smc"] = args.smc_draws
+        if args.re_budget:
+            prob["budget"]["re"] = tuple(args.re_budget)
         for method in ([] if args.only_seeds else args.methods):
             _print_row(name, method, run_method(method, prob, args.seed))
         if args.seeds and name == "laurberg05":
@@ -243,16 +298,46 @@ def main():
                     r = run_method(method, prob, 100 + s)
                     ests.append((r["mass_sol1"], r["mcse_sol1"]))
                     print(f"  {name} {method} seed {100 + s}: mass(sol1) = {r['mass_sol1']:.4f}"
-                          f" ± {r['mcse_sol1']:.4f} ({r['excursions']} excursions; "
+                          f" ± {r['mcse_sol1']:.4f} (chain spread ± {r['mcse_chains']:.4f}; "
+                          f"{r['excursions']} excursions; modes {r['modes']}; "
                           f"cpu {r['cpu']:.1f} s)", flush=True)
                 p = np.array([e[0] for e in ests])
                 se = np.array([e[1] for e in ests])
-                w = 1 / np.maximum(se, 1e-12) ** 2
-                pooled = float((w * p).sum() / w.sum())
-                chi2 = float((((p - pooled) / np.maximum(se, 1e-12)) ** 2).sum())
-                print(f"  {name} {method}: pooled {pooled:.4f}; chi2 = {chi2:.2f} on "
-                      f"{args.seeds - 1} dof (agreement within the stated errors if small)")
+                chi2_own, chi2_null, pbar = mass_chi2(p, se)
+                print(f"  {name} {method}: mean {pbar:.4f}; chi2 = {chi2_null:.2f} on "
+                      f"{args.seeds - 1} dof with the errors at the common mass (p = "
+                      f"{chi2_sf(chi2_null, args.seeds - 1):.3f}); {chi2_own:.2f} with each "
+                      f"run's own error (p = {chi2_sf(chi2_own, args.seeds - 1):.3f})",
+                      flush=True)
 
+
+def chi2_sf(x, dof):
+    """Upper tail of the chi2 distribution."""
+    from scipy.stats import chi2
+
+    return float(chi2.sf(x, dof))
+
+
+def mass_chi2(p, se):
+    """Agreement of mode-mass estimates ``p`` (one per seed) with errors ``se``.
+
+    Returns ``(chi2_own, chi2_null, mean)``. ``chi2_own`` uses each run's own error around the
+    inverse-variance mean. ``chi2_null`` tests the hypothesis that all runs sample the same
+    mass, with each run's variance evaluated *under* that hypothesis (as Pearson's chi2 uses
+    expected, not observed, counts): the variance of the share of draws in a rare mode is
+    proportional to the share (the number of visits is count-like), so run ``i``'s variance at
+    the common mass ``m`` (plain mean) is ``se_i^2 m / p_i``. A run that by chance visits the
+    rare mode less often also states a smaller error; weighting by its own error pulls the
+    mean towards it and inflates ``chi2_own``.
+    """
+    p, se = np.asarray(p, float), np.asarray(se, float)
+    w = 1 / np.maximum(se, 1e-12) ** 2
+    pooled = float((w * p).sum() / w.sum())
+    chi2_own = float((((p - pooled) / np.maximum(se, 1e-12)) ** 2).sum())
+    m = float(p.mean())
+    var_null = se**2 * m / np.maximum(p, 1e-12)
+    chi2_null = float(((p - m) ** 2 / np.maximum(var_null, 1e-24)).sum())
+    return chi2_own, chi2_null, m
 
 if __name__ == "__main__":
     main()

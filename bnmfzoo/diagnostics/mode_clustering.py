@@ -27,6 +27,7 @@ from scipy.spatial.distance import squareform
 
 from bnmfzoo._validation import fmt
 from bnmfzoo.diagnostics import distances as _d
+from bnmfzoo.diagnostics._rare_modes import split_rare
 
 SOURCES = ("auto", "posterior", "particles", "variational")
 WEIGHTINGS = ("auto", "draws", "stacking")
@@ -111,7 +112,7 @@ def _aligned_mean(U, w, ref, n_iter):
 
 
 def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshold=15.0,
-                    noise_factor=2.0, n_reference=200, n_iter=2):
+                    noise_factor=2.0, n_reference=200, n_iter=2, keep_rare=False):
     """Cluster a stack of bases into modes (NumPy core of :func:`modes`).
 
     Members are grouped into segments (for MCMC: consecutive draws of one chain; for particles
@@ -142,6 +143,9 @@ def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshol
         assigned to the nearest mode).
     n_iter : int
         Refinement passes of segment means and mode representatives.
+    keep_rare : bool
+        Also look at single members: those farther than the cut from their mode can form new
+        modes (:func:`bnmfzoo.diagnostics._rare_modes.split_rare`).
 
     Returns
     -------
@@ -199,6 +203,11 @@ def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshol
         refs = seg_means[:1]
         seg_label = np.zeros(G, dtype=int)
     label = seg_label[seg_index]
+    if keep_rare and G < n:
+        label, refs = split_rare(U, wpos, label, refs,
+                                 matched_angles(U, refs)[0][np.arange(n), label], segment_of,
+                                 cut, matched_angles=matched_angles,
+                                 aligned_mean=lambda u, ww, r: _aligned_mean(u, ww, r, n_iter + 1))
     K = refs.shape[0]
     for _ in range(max(1, n_iter)):
         refs = np.stack([
@@ -326,7 +335,7 @@ def _rel_error(X, M):
 
 
 def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments=5,
-          weights="auto", n_reference=200, n_iter=2, warn=True):
+          weights="auto", n_reference=200, n_iter=2, warn=True, keep_rare=False):
     """Cluster the draws, particles or mixture components of a result into modes.
 
     Members are compared by the maximum matched angle between their basis columns (degrees;
@@ -369,6 +378,10 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         Refinement passes.
     warn : bool
         Warn when the chains of an MCMC result sit in different modes.
+    keep_rare : bool
+        MCMC only: draws farther than the cut from their stretch's mode, in runs that lie
+        farther than the cut from every mode, form modes of their own (a mode visited in short
+        excursions never dominates a stretch; without this its draws join the stretch's mode).
 
     Returns
     -------
@@ -423,7 +436,7 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         segment_of = chain_of * nseg + (draw_of * nseg) // S
     cl = cluster_members(A, weights=w, segment_of=segment_of, chain_of=chain_of,
                          threshold=threshold, noise_factor=noise_factor,
-                         n_reference=int(n_reference), n_iter=n_iter)
+                         n_reference=int(n_reference), n_iter=n_iter, keep_rare=keep_rare)
     label, perm = cl["label"], cl["perm"]
     K = cl["reference"].shape[0]
     weighting = "stored" if src != "posterior" else "draws"

@@ -18,7 +18,7 @@ Methods (budgets per chain, stated in the table):
 * ``gibbs+sym``: ``[GibbsNMF(), SymmetryMoves(moves=("rescale", "qtransform"))]``;
 * ``re``: ``ReplicaExchangeGibbs`` with the problem's ladder (``n_replicas``, ``beta_min``);
 * ``re+sym``: the same with ``symmetry=("rescale", "qtransform")``;
-* ``nuts``: ``pm.sample(nuts_sampler="pymc")``, smaller budget;
+* ``nuts``: ``pm.sample(nuts_sampler="pymc")`` under ``pymc_default_steps()``, smaller budget;
 * ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
 
 Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
@@ -222,7 +222,10 @@ def run_method(method, prob, seed, *, progressbar=False):
             idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
         elif method == "nuts":
             tune, draws = budget["nuts"]
-            idata = pm.sample(draws=draws, tune=tune, nuts_sampler="pymc", **kw)
+            from bnmfzoo.inference import pymc_default_steps
+
+            with pymc_default_steps():  # NUTS, not the GibbsNMF pm.sample() would choose
+                idata = pm.sample(draws=draws, tune=tune, nuts_sampler="pymc", **kw)
         elif method == "smc":
             draws = budget["smc"]
             tune = 0

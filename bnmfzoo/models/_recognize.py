@@ -33,9 +33,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
-from pytensor.tensor.type_other import NoneTypeT
 
-from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params
+from bnmfzoo._entries import LongMatrix
+from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params, shape_of
+from bnmfzoo.models._observed import (
+    NotRecognized,
+    _fingerprint,
+    _names,
+    observed_product,
+)
 
 __all__ = ["recognize", "try_recognize", "NotRecognized", "Factorization", "FactorPrior",
            "Parameter", "GammaRate", "Noise", "PRIOR_FAMILIES"]
@@ -45,10 +51,6 @@ PRIOR_FAMILIES = {"ExponentialRV": "exponential", "HalfNormalRV": "halfnormal",
                   "TruncatedNormalRV": "truncated_normal"}
 _RECOGNIZED_PRIORS = "Exponential(lam), HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0)"
 _CACHE_ATTR = "_bnmfzoo_recognized"
-
-
-class NotRecognized(TypeError):
-    """The model is not a factorization our methods recognize (the message says why)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,6 +184,11 @@ class Factorization:
         Name -> :class:`GammaRate`.
     others : tuple of str
         Free variables outside the recognized structure (sampled by other step methods).
+    entries : bnmfzoo._entries.LongMatrix
+        The observed entries in long format (row-major), read from the likelihood's data and
+        the entries its mean selects; recognition never forms a D x N array from them. ``X``
+        and ``mask`` are dense when at least ``DENSE_MIN_FRACTION`` (1/8) of the entries are
+        observed, else :class:`~bnmfzoo._entries.DenseOnDemand` views (:attr:`on_demand`).
     """
 
     kind: str
@@ -193,6 +200,12 @@ class Factorization:
     noise: Noise
     rates: dict = field(default_factory=dict)
     others: tuple = ()
+    entries: LongMatrix | None = None
+
+    @property
+    def on_demand(self):
+        """True when ``X`` and ``mask`` are views built densely only if read (few observed)."""
+        return not isinstance(self.mask, np.ndarray)
 
     @property
     def var_names(self):
@@ -206,21 +219,11 @@ class Factorization:
 
     @property
     def X_values(self):
-        """Data with zeros where unobserved."""
-        return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
+        """Data with zeros where unobserved (a dense D x N array)."""
+        return self.entries.to_dense(fill=0.0)
 
 
 # ----------------------------------------------------------------------------- recognition
-
-
-def _fingerprint(model):
-    data = []
-    for rv in model.observed_RVs:
-        value = model.rvs_to_values[rv]
-        data.append(id(value.get_value(borrow=True)) if hasattr(value, "get_value")
-                    else id(value))
-    return (tuple(id(v) for v in model.basic_RVs), tuple(id(p) for p in model.potentials),
-            tuple(data))
 
 
 def try_recognize(model):
@@ -283,131 +286,6 @@ def recognize(model=None):
     return result
 
 
-def _names(rvs):
-    return sorted(rv.name for rv in rvs)
-
-
-def _find_likelihood(model):
-    free = list(model.free_RVs)
-    candidates = []
-    for obs in model.observed_RVs:
-        if depends_on(obs, free):
-            candidates.append(obs)
-    if not candidates:
-        raise NotRecognized("the model has no observed variable that depends on free variables "
-                            "(expected a Gaussian likelihood on A @ W)")
-    if len(candidates) > 1:
-        raise NotRecognized(f"the model has several likelihoods ({_names(candidates)}); one "
-                            "observed Normal on A @ W is recognized")
-    obs = candidates[0]
-    op = type(obs.owner.op).__name__
-    if op != "NormalRV":
-        raise NotRecognized(
-            f"the likelihood {obs.name!r} is a {op.removesuffix('RV')} distribution; recognized: "
-            "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal)")
-    return obs
-
-
-def _shape_of(rv, memo):
-    """Shape of the random variable ``rv`` (static, else its ``size``, else its parameters)."""
-    if rv in memo:
-        return memo[rv]
-    if all(s is not None for s in rv.type.shape):
-        shape = tuple(int(s) for s in rv.type.shape)
-    else:
-        size = rv.owner.inputs[1]
-        size_value = None if isinstance(size.type, NoneTypeT) else evaluate(size)
-        if size_value is not None and np.ndim(size_value) > 0:
-            shape = tuple(int(s) for s in np.atleast_1d(size_value))
-        else:
-            env = _test_env(rv_params(rv), memo)
-            shapes = [np.shape(evaluate(p, env)) for p in rv_params(rv)]
-            shape = tuple(int(s) for s in np.broadcast_shapes(*shapes))
-    memo[rv] = shape
-    return shape
-
-
-def _test_env(graphs, memo, fill=1.0):
-    """Values (``fill``) for the random variables ``graphs`` depend on (any upstream RVs)."""
-    from pytensor.graph.traversal import ancestors
-    from pytensor.tensor.random.op import RandomVariable
-
-    env = {}
-    for var in ancestors(graphs):
-        node = var.owner
-        if node is not None and isinstance(node.op, RandomVariable) and var is node.outputs[1]:
-            env[var] = np.full(_shape_of(var, memo), fill)
-    return env
-
-
-def _match_product(mu, factor_rvs, shapes):
-    """Find roles: ``(kind, {role: (rv, transposed)}, rows, cols)`` or raise NotRecognized."""
-    import itertools
-
-    rng = np.random.default_rng(0)
-    n = len(factor_rvs)
-    roles = ("A", "W") if n == 2 else ("F", "S", "G")
-    for perm in itertools.permutations(factor_rvs):
-        for flips in itertools.product((False, True), repeat=n):
-            dims = [shapes[rv][::-1] if f else shapes[rv] for rv, f in zip(perm, flips)]
-            if any(len(d) != 2 for d in dims):
-                continue
-            if n == 2:
-                (D, R), (R2, N) = dims
-                ok = R == R2
-            else:
-                (D, K), (K2, L), (N, L2) = dims
-                ok = K == K2 and L == L2
-            if not ok:
-                continue
-
-            def run(values, perm=perm, flips=flips):
-                env = {rv: (v.T if f else v) for rv, f, v in zip(perm, flips, values)}
-                return np.asarray(evaluate(mu, env), dtype=float)
-
-            try:
-                if n == 2:
-                    a = np.zeros((D, R)); a[:, 0] = np.arange(1, D + 1)  # noqa: E702
-                    w = np.zeros((R, N)); w[0, :] = 1.0  # noqa: E702
-                    rows = run([a, w])
-                    a = np.zeros((D, R)); a[:, 0] = 1.0  # noqa: E702
-                    w = np.zeros((R, N)); w[0, :] = np.arange(1, N + 1)  # noqa: E702
-                    cols = run([a, w])
-                    test = [rng.uniform(0.5, 1.5, size=(D, R)), rng.uniform(0.5, 1.5, size=(R, N))]
-                    expected = test[0] @ test[1]
-                else:
-                    f = np.zeros((D, K)); f[:, 0] = np.arange(1, D + 1)  # noqa: E702
-                    s = np.zeros((K, L)); s[0, 0] = 1.0  # noqa: E702
-                    g = np.zeros((N, L)); g[:, 0] = 1.0  # noqa: E702
-                    rows = run([f, s, g])
-                    f = np.zeros((D, K)); f[:, 0] = 1.0  # noqa: E702
-                    g = np.zeros((N, L)); g[:, 0] = np.arange(1, N + 1)  # noqa: E702
-                    cols = run([f, s, g])
-                    test = [rng.uniform(0.5, 1.5, size=(D, K)), rng.uniform(0.5, 1.5, size=(K, L)),
-                            rng.uniform(0.5, 1.5, size=(N, L))]
-                    expected = test[0] @ test[1] @ test[2].T
-                got = run(test)
-            except Exception:  # noqa: BLE001 - a wrong orientation fails in the graph's ops
-                continue
-            if rows.shape != cols.shape or got.shape != rows.shape:
-                continue
-            r = np.rint(rows).astype(np.int64) - 1
-            c = np.rint(cols).astype(np.int64) - 1
-            if (r.min(initial=0) < 0 or r.max(initial=0) >= D or c.min(initial=0) < 0
-                    or c.max(initial=0) >= N or not np.allclose(rows, r + 1)
-                    or not np.allclose(cols, c + 1)):
-                continue
-            if not np.allclose(got, expected[r, c], rtol=1e-10, atol=1e-12):
-                continue
-            assignment = {role: (rv, f) for role, rv, f in zip(roles, perm, flips)}
-            rank = R if n == 2 else (K, L)
-            return ("nmf" if n == 2 else "nmtf"), assignment, r, c, (D, N), rank
-    names = [rv.name for rv in factor_rvs]
-    raise NotRecognized(
-        f"the mean of the likelihood depends on {names} but is not A @ W (nor F @ S @ G.T) on "
-        "a selection of its entries (nothing else, e.g. an intercept, may enter the mean)")
-
-
 def _param(graph, shape, free, transposed, memo):
     deps = depends_on(graph, free)
     if deps:
@@ -463,7 +341,7 @@ def _gamma_params(rv):
 
 def _selection(graph, rv, shape, transposed, memo):
     """Index map when ``graph`` (broadcast to ``shape``) picks elements of ``rv``, else None."""
-    n_shape = _shape_of(rv, memo)
+    n_shape = shape_of(rv, memo)
     n = int(np.prod(n_shape, dtype=np.int64))
     codes = np.arange(1.0, n + 1).reshape(n_shape)
     try:
@@ -503,33 +381,10 @@ def _users(model, rv):
 
 def _recognize(model):
     free = list(model.free_RVs)
-    obs = _find_likelihood(model)
-    mu, sd = rv_params(obs)
-    factor_rvs = depends_on(mu, free)
-    if len(factor_rvs) not in (2, 3):
-        raise NotRecognized(
-            f"the mean of {obs.name!r} depends on {_names(factor_rvs)}; recognized: A @ W (two "
-            "factors) or F @ S @ G.T (three), and nothing else")
     memo = {}
-    shapes = {rv: _shape_of(rv, memo) for rv in factor_rvs}
-    kind, assignment, rows, cols, (D, N), rank = _match_product(mu, factor_rvs, shapes)
-
-    # data
-    data = model.rvs_to_values[obs]
-    values = np.asarray(data.get_value() if hasattr(data, "get_value") else data.data,
-                        dtype=float)
-    if values.shape != rows.shape:
-        raise NotRecognized(f"the observed data of {obs.name!r} have shape {values.shape}, the "
-                            f"mean {rows.shape}")
-    flat = rows.ravel() * N + cols.ravel()
-    if np.unique(flat).size != flat.size:
-        raise NotRecognized(f"the likelihood {obs.name!r} observes some entry of the product "
-                            "twice")
-    X = np.full((D, N), np.nan)
-    X[rows.ravel(), cols.ravel()] = values.ravel()
-    mask = np.zeros((D, N), dtype=bool)
-    mask[rows.ravel(), cols.ravel()] = True
-    mask &= ~np.isnan(X)
+    part = observed_product(model, memo=memo)
+    obs, sd, kind, assignment, rank = part.obs, part.sd, part.kind, part.assignment, part.rank
+    D, N = part.entries.shape
 
     ours = {rv for rv, _ in assignment.values()}
     # factors: used only by the likelihood's mean
@@ -580,11 +435,11 @@ def _recognize(model):
             idx[p.role] = sel
         if not idx:
             continue
-        size = int(np.prod(_shape_of(g, memo), dtype=np.int64))
-        a = np.broadcast_to(np.asarray(evaluate(alpha), float), _shape_of(g, memo)).ravel()
-        b = np.broadcast_to(np.asarray(evaluate(beta), float), _shape_of(g, memo)).ravel()
+        size = int(np.prod(shape_of(g, memo), dtype=np.int64))
+        a = np.broadcast_to(np.asarray(evaluate(alpha), float), shape_of(g, memo)).ravel()
+        b = np.broadcast_to(np.asarray(evaluate(beta), float), shape_of(g, memo)).ravel()
         rates[g.name] = GammaRate(name=g.name, alpha=a.copy(), beta=b.copy(),
-                                  users=tuple(idx.items()), shape=_shape_of(g, memo))
+                                  users=tuple(idx.items()), shape=shape_of(g, memo))
         assert a.size == size
     factors = {role: (FactorPrior(**{**p.__dict__, "rate": next(
         (n for n, r in rates.items() if role in dict(r.users)), None)}))
@@ -601,10 +456,9 @@ def _recognize(model):
             raise NotRecognized(f"the potential {pot.name!r} depends on {_names(hit)}; "
                                 "recognized: no potential on the factorization's variables")
 
-    coords = _coords(model, assignment, kind, D, N)
-    Xda = xr.DataArray(X, dims=("row", "col"), coords=coords, name=obs.name)
-    return Factorization(kind=kind, likelihood=obs.name, X=Xda, mask=mask, rank=rank,
-                         factors=factors, noise=noise, rates=rates, others=others)
+    return Factorization(kind=kind, likelihood=obs.name, X=part.X, mask=part.mask, rank=rank,
+                         factors=factors, noise=noise, rates=rates, others=others,
+                         entries=part.entries)
 
 
 def _noise(model, obs, sd, free, ours):
@@ -629,22 +483,3 @@ def _noise(model, obs, sd, free, ours):
             return Noise(kind="precision", name=t.name, alpha=float(evaluate(alpha)),
                          beta=float(evaluate(beta)), graph=sd, depends_on=(t.name,))
     return Noise(kind="other", graph=sd, depends_on=tuple(d.name for d in deps))
-
-
-def _coords(model, assignment, kind, D, N):
-    dims = model.named_vars_to_dims
-    row_role, col_role = ("A", "W") if kind == "nmf" else ("F", "G")
-    coords = {"row": np.arange(D), "col": np.arange(N)}
-    for role, key, axis_if_plain in ((row_role, "row", 0), (col_role, "col", 1 if kind == "nmf"
-                                                             else 0)):
-        rv, transposed = assignment[role]
-        d = dims.get(rv.name)
-        if not d:
-            continue
-        axis = (1 - axis_if_plain) if transposed else axis_if_plain
-        name = d[axis]
-        if name is not None and name in model.coords and model.coords[name] is not None:
-            values = np.asarray(model.coords[name])
-            if values.size == coords[key].size:
-                coords[key] = values
-    return coords

@@ -93,7 +93,7 @@ class GeneralNMFMixin:
         self.ext_maps = {n: ValueMap(model, n) for n in sorted(deps)}
         self.factorization = f
         self.plan = plan_from_factorization(f)
-        self.obs = observed_entries(f.X, f.mask)
+        self.obs = observed_entries(f.entries)
         self.hyper = {"sigma": f.noise.sigma}
         self._blocks = {r if not r.startswith("rate:") else r[5:] for r in self.update_roles}
 

@@ -190,45 +190,28 @@ def _match_product(mu, factor_rvs, shapes):
                 return np.asarray(evaluate(mu, env), dtype=float)
 
             try:
+                found = _probe(run, D, N, R if n == 2 else (K, L))
+                if found is None:
+                    continue
+                r, c = found
                 if n == 2:
-                    a = np.zeros((D, R)); a[:, 0] = np.arange(1, D + 1)  # noqa: E702
-                    w = np.zeros((R, N)); w[0, :] = 1.0  # noqa: E702
-                    rows = run([a, w])
-                    a = np.zeros((D, R)); a[:, 0] = 1.0  # noqa: E702
-                    w = np.zeros((R, N)); w[0, :] = np.arange(1, N + 1)  # noqa: E702
-                    cols = run([a, w])
                     test = [rng.uniform(0.5, 1.5, size=(D, R)), rng.uniform(0.5, 1.5, size=(R, N))]
+                    left, right_t = test[0], test[1].T
                 else:
-                    f = np.zeros((D, K)); f[:, 0] = np.arange(1, D + 1)  # noqa: E702
-                    s = np.zeros((K, L)); s[0, 0] = 1.0  # noqa: E702
-                    g = np.zeros((N, L)); g[:, 0] = 1.0  # noqa: E702
-                    rows = run([f, s, g])
-                    f = np.zeros((D, K)); f[:, 0] = 1.0  # noqa: E702
-                    g = np.zeros((N, L)); g[:, 0] = np.arange(1, N + 1)  # noqa: E702
-                    cols = run([f, s, g])
                     test = [rng.uniform(0.5, 1.5, size=(D, K)), rng.uniform(0.5, 1.5, size=(K, L)),
                             rng.uniform(0.5, 1.5, size=(N, L))]
+                    left, right_t = test[0] @ test[1], test[2]
                 got = run(test)
             except Exception:  # noqa: BLE001 - a wrong orientation fails in the graph's ops
                 continue
-            if rows.shape != cols.shape or got.shape != rows.shape:
+            if got.shape != r.shape:
                 continue
-            r = np.rint(rows).astype(np.int64) - 1
-            c = np.rint(cols).astype(np.int64) - 1
-            if (r.min(initial=0) < 0 or r.max(initial=0) >= D or c.min(initial=0) < 0
-                    or c.max(initial=0) >= N or not np.allclose(rows, r + 1)
-                    or not np.allclose(cols, c + 1)):
-                continue
-            del rows, cols
             # the product at the selected entries only: O(selected x rank), never D x N
-            if n == 2:
-                left, right_t = test[0], test[1].T
-            else:
-                left, right_t = test[0] @ test[1], test[2]
             expected = np.empty(r.size)
             _product(np.ascontiguousarray(left), np.ascontiguousarray(right_t),
                      r.ravel(), c.ravel(), expected)
-            if not np.allclose(got.ravel(), expected, rtol=1e-10, atol=1e-12):
+            got = got.ravel()
+            if not np.all(np.abs(got - expected) <= 1e-12 + 1e-10 * np.abs(expected)):
                 continue
             assignment = {role: (rv, f) for role, rv, f in zip(roles, perm, flips)}
             rank = R if n == 2 else (K, L)
@@ -237,6 +220,59 @@ def _match_product(mu, factor_rvs, shapes):
     raise NotRecognized(
         f"the mean of the likelihood depends on {names} but is not A @ W (nor F @ S @ G.T) on "
         "a selection of its entries (nothing else, e.g. an intercept, may enter the mean)")
+
+
+def _probe(run, D, N, rank):
+    """``(rows, cols)`` of the entries the mean selects, from probes of the factors, or None.
+
+    With two or more factors (``K, L >= 2`` for ``F S G^T``) one probe suffices: column 0 of
+    the left factor holds the row codes ``i + 1`` and column 1 ones, row 0 of the right factor
+    ones and row 1 the column codes ``(j + 1) (D + 1)``, so entry ``(i, j)`` of the product is
+    the integer ``(i + 1) + (j + 1) (D + 1)`` (sums of two exact products of integers). With
+    rank 1, one probe for the rows and one for the columns.
+    """
+    R = rank if np.ndim(rank) == 0 else min(rank)
+    tri = np.ndim(rank) != 0
+
+    def factors(left_cols, right_rows):
+        K, L = (rank, rank) if not tri else rank
+        a = np.zeros((D, K))
+        w = np.zeros((L, N))
+        for k, col in enumerate(left_cols):
+            a[:, k] = col
+        for k, row in enumerate(right_rows):
+            w[k, :] = row
+        if not tri:
+            return [a, w]
+        s = np.zeros((K, L))
+        s[np.arange(len(left_cols)), np.arange(len(left_cols))] = 1.0
+        return [a, s, np.ascontiguousarray(w.T)]
+
+    ones_d, ones_n = np.ones(D), np.ones(N)
+    row_codes, col_codes = np.arange(1.0, D + 1), np.arange(1.0, N + 1)
+    if R >= 2 and (D + 1.0) * (N + 2.0) < 2.0**52:
+        codes = run(factors([row_codes, ones_d], [ones_n, col_codes * (D + 1)]))
+        # float arithmetic is exact here (integers below 2^52; the quotient's fractional part
+        # r / (D + 1) stays far from 0 and 1), and much faster than integer division
+        cf = np.floor(codes / (D + 1.0))
+        rf = codes - cf * (D + 1.0)
+        r = rf.astype(np.int64)
+        if not np.array_equal(r, rf):
+            return None
+        r -= 1
+        c = cf.astype(np.int64) - 1
+    else:
+        rows = run(factors([row_codes], [ones_n]))
+        cols = run(factors([ones_d], [col_codes]))
+        if rows.shape != cols.shape:
+            return None
+        r, c = rows.astype(np.int64), cols.astype(np.int64)
+        if not (np.array_equal(r, rows) and np.array_equal(c, cols)):
+            return None
+        r, c = r - 1, c - 1
+    if r.size and (r.min() < 0 or r.max() >= D or c.min() < 0 or c.max() >= N):
+        return None
+    return r, c
 
 
 #: the data are kept as dense D x N arrays (``Factorization.X``, ``.mask``) when at least this

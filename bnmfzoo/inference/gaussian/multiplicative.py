@@ -176,7 +176,7 @@ def fit_multiplicative(
     >>> dt["posterior"]["W"].shape
     (1, 1, 2, 15)
     """
-    problem = glue.problem_from_model(model, method="fit_multiplicative")
+    problem = glue.problem_from_model(model, method="fit_multiplicative", priors_used=False)
     if (problem.obs.x < 0).any():
         raise ValueError(
             f"fit_multiplicative needs non-negative data (the Lee-Seung / Yoo-Choi updates keep "

@@ -49,7 +49,11 @@ def log_joint_terms(state, sse, *, entropy):
             total += core.gamma_entropy(*state.tau_ab)
     for role in core.factor_roles(p):
         E = state.E[role]
-        if p.ard and role != "S":
+        if p.prior is not None:  # per-entry prior terms: E[logc - q x^2 / 2 + lin x]
+            t = p.prior[role]
+            total += float(np.sum(t["logc"] - 0.5 * t["q"] * state.second(role)
+                                  + t["lin"] * E))
+        elif p.ard and role != "S":
             key = "AW" if role in ("A", "W") else role
             total += float(np.sum(state.lam_logE[key] * E.shape[1]
                                   - state.lam_E[key] * E.sum(axis=1)))

@@ -164,6 +164,25 @@ class Noise:
 
 
 @dataclass(frozen=True, eq=False)
+class Imputed:
+    """PyMC's automatic imputation variable of the likelihood's missing (NaN) entries.
+
+    Attributes
+    ----------
+    name : str
+        The free variable (``"<likelihood>_unobserved"``).
+    rv : pytensor variable
+    rows, cols : numpy.ndarray of int64
+        The entry of the product each of its elements is (flattened in its own order).
+    """
+
+    name: str
+    rv: object
+    rows: np.ndarray
+    cols: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class Factorization:
     """The factorization structure of a model (result of :func:`recognize`).
 
@@ -189,6 +208,9 @@ class Factorization:
         the entries its mean selects; recognition never forms a D x N array from them. ``X``
         and ``mask`` are dense when at least ``DENSE_MIN_FRACTION`` (1/8) of the entries are
         observed, else :class:`~bnmfzoo._entries.DenseOnDemand` views (:attr:`on_demand`).
+    imputed : Imputed or None
+        PyMC's automatic imputation of NaN entries in the likelihood's data (a free
+        ``X_unobserved``), drawn exactly by :class:`~bnmfzoo.inference.GibbsNMF`.
     """
 
     kind: str
@@ -201,6 +223,7 @@ class Factorization:
     rates: dict = field(default_factory=dict)
     others: tuple = ()
     entries: LongMatrix | None = None
+    imputed: Imputed | None = None
 
     @property
     def on_demand(self):
@@ -215,6 +238,8 @@ class Factorization:
             names["tau"] = self.noise.name
         for name in self.rates:
             names[f"rate:{name}"] = name
+        if self.imputed is not None:
+            names["imputed"] = self.imputed.name
         return names
 
     @property
@@ -387,9 +412,11 @@ def _recognize(model):
     D, N = part.entries.shape
 
     ours = {rv for rv, _ in assignment.values()}
-    # factors: used only by the likelihood's mean
+    imputed = _imputation(part, free, memo)
+    skip = {obs} | ({imputed.rv} if imputed is not None else set())
+    # factors: used only by the likelihood's mean (and PyMC's imputation of missing entries)
     for role, (rv, _) in assignment.items():
-        users = [u for u in _users(model, rv) if u is not obs]
+        users = [u for u in _users(model, rv) if u not in skip]
         if users:
             raise NotRecognized(f"{role} ({rv.name!r}) is also used by {_names(users)}; "
                                 "recognized: the factors appear only in the likelihood's mean")
@@ -445,8 +472,8 @@ def _recognize(model):
         (n for n, r in rates.items() if role in dict(r.users)), None)}))
         for role, p in factors.items()}
 
-    noise = _noise(model, obs, sd, free, ours)
-    structure = ours | {by_name[n] for n in rates}
+    noise = _noise(model, obs, sd, free, ours, skip)
+    structure = ours | {by_name[n] for n in rates} | (skip - {obs})
     if noise.kind == "precision":
         structure.add(by_name[noise.name])
     others = tuple(sorted(rv.name for rv in free if rv not in structure))
@@ -458,10 +485,50 @@ def _recognize(model):
 
     return Factorization(kind=kind, likelihood=obs.name, X=part.X, mask=part.mask, rank=rank,
                          factors=factors, noise=noise, rates=rates, others=others,
-                         entries=part.entries)
+                         entries=part.entries, imputed=imputed)
 
 
-def _noise(model, obs, sd, free, ours):
+def _imputation(part, free, memo):
+    """PyMC's automatic imputation of the likelihood's NaN entries, as an :class:`Imputed`.
+
+    ``pm.Normal("X", mu=A @ W, ..., observed=X_with_nan)`` makes the observed entries
+    ``X_observed`` and a free ``X_unobserved ~ Normal((A @ W)[missing], sd)`` with the same
+    sd: given the factors and the noise its conditional is that Normal, which our Gibbs steps
+    draw exactly. Recognized when a free Normal's mean selects entries of the same product
+    (probed as the likelihood's) and its sd equals the likelihood's.
+    """
+    from bnmfzoo.models._graph import probe_env
+    from bnmfzoo.models._observed import _probe
+
+    roles = list(part.assignment)
+    ours = {rv for rv, _ in part.assignment.values()}
+    D, N = part.entries.shape
+    for u in free:
+        if u in ours or type(u.owner.op).__name__ != "NormalRV":
+            continue
+        mu_u, sd_u = rv_params(u)
+        if set(depends_on(mu_u, free)) != ours or set(depends_on(sd_u, free)) & ours:
+            continue
+
+        def run(values, mu_u=mu_u):
+            env = {part.assignment[r][0]: (v.T if part.assignment[r][1] else v)
+                   for r, v in zip(roles, values)}
+            return np.asarray(evaluate(mu_u, env), dtype=float)
+
+        try:
+            found = _probe(run, D, N, part.rank)
+            same_sd = all(np.allclose(evaluate(sd_u, probe_env([sd_u], memo, fill)),
+                                      evaluate(part.sd, probe_env([part.sd], memo, fill)),
+                                      rtol=1e-12) for fill in (0.7, 2.3))
+        except Exception:  # noqa: BLE001 - not a selection of the product
+            continue
+        if found is not None and same_sd:
+            rows, cols = (np.ascontiguousarray(a.ravel()) for a in found)
+            return Imputed(name=u.name, rv=u, rows=rows, cols=cols)
+    return None
+
+
+def _noise(model, obs, sd, free, ours, skip):
     deps = depends_on(sd, free)
     if any(d in ours for d in deps):
         raise NotRecognized("the noise of the likelihood depends on the factors")
@@ -474,7 +541,7 @@ def _noise(model, obs, sd, free, ours):
     if len(deps) == 1 and type(deps[0].owner.op).__name__ == "GammaRV" and deps[0].ndim == 0:
         t = deps[0]
         alpha, beta = _gamma_params(t)
-        only_here = [u for u in _users(model, t) if u is not obs] == []
+        only_here = [u for u in _users(model, t) if u not in skip] == []
         is_precision = all(
             np.isclose(float(np.ravel(evaluate(sd, {t: np.asarray(v)}))[0]), v ** -0.5,
                        rtol=1e-12) for v in (0.7, 2.3))

@@ -160,6 +160,9 @@ def spec_from_factorization(f):
                       "tau ~ Gamma or a fixed sigma")
     if f.others:
         return None, f"the model has further free variables {list(f.others)}"
+    if f.imputed is not None:
+        return None, (f"the model imputes the likelihood's missing entries ({f.imputed.name!r}, "
+                      "PyMC's automatic imputation of NaN data)")
     hyper = {"alpha_tau": f.noise.alpha if f.noise.kind == "precision" else 1.0,
              "beta_tau": f.noise.beta if f.noise.kind == "precision" else 1.0,
              "sigma": f.noise.sigma, "ard": bool(f.rates), "alpha0": 1.0, "beta0": 1.0}

@@ -94,6 +94,12 @@ def _general_problem(f, method, reason, priors_used):
     what = ("Exponential (constant rates, any shape), HalfNormal(sigma) or "
             "TruncatedNormal(mu, sigma, lower=0) priors with constant parameters, tau ~ Gamma "
             "or a fixed sigma, and no other free variable")
+    if f.imputed is not None:
+        raise TypeError(
+            f"{method} does not fill in the missing entries PyMC imputes ({f.imputed.name!r}, "
+            "made because the observed data contain NaN): use bnmfzoo.likelihoods.gaussian, "
+            "which leaves NaN entries out of the likelihood (or pass a mask), or GibbsNMF, "
+            "which draws the imputed entries")
     for role, p in f.factors.items():
         if p.transposed:
             raise TypeError(f"{method}: {role} ({p.name!r}) is stored transposed; write it as "

@@ -163,8 +163,10 @@ def exponential_gaussian(
         D x N data; NaN marks a missing entry. Coordinates are kept. Sparse input
         (``scipy.sparse``, or long-format ``(row, col, value)`` data through
         :func:`bnmfzoo.long_format`) lists the observed entries only: its **stored entries
-        are the observed ones, explicit zeros included**, and no dense D x N array is formed
-        by the model, :class:`~bnmfzoo.inference.GibbsNMF` or :func:`~bnmfzoo.inference.fit_vb`
+        are the observed ones, explicit zeros included**. Whatever form the data come in, the
+        methods recognize the observed entries from the model's graph in long format; when
+        fewer than an eighth of the entries are observed no dense D x N array is formed by
+        the model, :class:`~bnmfzoo.inference.GibbsNMF` or :func:`~bnmfzoo.inference.fit_vb`
         (memory O(observed + (D + N) R)). Negative entries are
         allowed: the likelihood is Gaussian, so noisy measurements of a non-negative signal
         may fall below zero; only the factors are non-negative. (``sigma="reference"`` and

@@ -143,7 +143,9 @@ def fit_multiplicative(
     Parameters
     ----------
     model : pymc.Model
-        A model built by ``exponential_gaussian`` or ``tri_exponential_gaussian``.
+        A model built by ``exponential_gaussian`` or ``tri_exponential_gaussian``, or any
+        ``pm.Model`` recognized as ``X ~ A W`` / ``F S G^T`` (:func:`bnmfzoo.models.recognize`),
+        whatever its priors (they are not used).
     max_iter : int, default 1000
         Number of sweeps (the paper's GDSC setting).
     init : {"uniform", "exponential", "kmeans"} or dict, optional

@@ -215,7 +215,9 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
     else:
         dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar, **kwargs)
     dt.attrs.setdefault("method", method)
-    spec = getattr(model, "bnmfzoo_spec", None)
+    from bnmfzoo.models._spec import find_spec
+
+    spec = find_spec(model)
     if spec is not None:
         dt.attrs.setdefault("model", spec.family)
     return dt

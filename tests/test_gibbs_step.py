@@ -9,6 +9,7 @@ import xarray as xr
 from bnmfzoo.inference import GibbsNMF, GibbsNMTF
 from bnmfzoo.inference.gaussian import _core as gc
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
+from bnmfzoo.models._spec import find_spec
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,7 @@ def test_nmf_step_equals_kernel(data, ard):
     point = model.initial_point()
     trace = _run_step(step, point, np.random.default_rng(5), 10)
 
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     obs = gc.observed_entries(spec.X, spec.mask)
     st = gc.nmf_state(np.exp(point["A_log__"]), np.exp(point["W_log__"]),
                       np.exp(point["tau_log__"]),
@@ -69,7 +70,7 @@ def test_nmtf_step_equals_kernel(data):
     step = GibbsNMTF(model=model)
     point = model.initial_point()
     trace = _run_step(step, point, np.random.default_rng(6), 5)
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     obs = gc.observed_entries(spec.X, spec.mask)
     ex = {k: np.exp(v) for k, v in point.items()}
     st = gc.nmtf_state(ex["F_log__"], ex["S_log__"], ex["G_log__"], ex["tau_log__"],

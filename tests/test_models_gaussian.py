@@ -8,7 +8,7 @@ from scipy import stats
 
 from bnmfzoo import likelihoods
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
-from bnmfzoo.models._spec import get_spec
+from bnmfzoo.models._spec import find_spec, get_spec
 from bnmfzoo.models.gaussian import reference_sigma
 
 
@@ -127,8 +127,8 @@ def test_reference_sigma(data):
     # show the fit ignores the missing entries (filling them with row means gave 0.105)
     assert 0.025 < sigma_m < 0.06
     model = exponential_gaussian(Xm, 2, sigma="reference")
-    assert model.bnmfzoo_spec.hyper["sigma"] == pytest.approx(sigma_m)
-    assert model.bnmfzoo_spec.var_names["tau"] is None
+    assert find_spec(model).hyper["sigma"] == pytest.approx(sigma_m)
+    assert find_spec(model).var_names["tau"] is None
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import pytest
 from bnmfzoo import likelihoods
 from bnmfzoo.inference import GibbsNMF, GibbsNMTF, fit_icm, fit_multiplicative, fit_vb
 from bnmfzoo.models import beta_dir, exponential_gaussian, silf, tri_exponential_gaussian
+from bnmfzoo.models._spec import find_spec
 
 
 @pytest.fixture
@@ -29,9 +30,9 @@ def noisy(rng):
 
 def test_gaussian_models_accept_negative_data(noisy):
     model = exponential_gaussian(noisy, 2)
-    np.testing.assert_array_equal(model.bnmfzoo_spec.X.values, noisy)
+    np.testing.assert_array_equal(find_spec(model).X.values, noisy)
     tri = tri_exponential_gaussian(noisy, (2, 2))
-    assert tri.bnmfzoo_spec.X.shape == noisy.shape
+    assert find_spec(tri).X.shape == noisy.shape
     with pm.Model() as mine:
         A = pm.Exponential("A", 1.0, shape=(15, 2))
         W = pm.Exponential("W", 1.0, shape=(2, 10))

@@ -181,8 +181,8 @@ def test_user_exponential_model_is_our_model(data):
 
 
 def test_fitters_name_the_prior_they_lack(data):
-    with pytest.raises(TypeError, match=r"fit_vb .*the prior of A \('A'\) is halfnormal; this "
-                       "method implements Exponential priors"):
+    with pytest.raises(TypeError, match=r"fit_vb cannot fit this model: the exponential prior of "
+                       r"W \('W'\) depends on \['lam'\]; fit_vb implements Exponential"):
         fit_vb(user_model(data))
 
 

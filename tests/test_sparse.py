@@ -3,7 +3,12 @@
 The entries of a :class:`~bnmfzoo._entries.LongMatrix` are in the same row-major order as the
 observed entries of the equivalent dense matrix with NaN, and every sparse-aware code path does
 the same floating-point operations in the same order, so the same seed must give **bitwise**
-the same draws (Gibbs through ``pm.sample``) and the same VB fit. The memory test runs the whole
+the same draws (Gibbs through ``pm.sample``) and the same VB fit. Which path a model takes
+depends on the data, not on the form they came in: recognition keeps dense ``X``/``mask``
+arrays when at least ``DENSE_MIN_FRACTION`` (1/8) of the entries are observed, else long-format
+entries with :class:`DenseOnDemand` views. The fixture's data are 40 % observed, so the tests
+of the long path lower that threshold (fixture ``long_path``) and compare with the dense path
+at the default. The memory test runs the whole
 path on a 20,000 x 20,000 matrix with 0.05 % observed, where one dense float64 copy would take
 3.2 GB.
 """
@@ -26,6 +31,7 @@ from bnmfzoo._terms.gaussian import mean_path, observed_mean
 from bnmfzoo._validation import check_entries
 from bnmfzoo.inference import GibbsNMF, GibbsNMTF, fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
+from bnmfzoo.models._spec import find_spec
 
 D, N = 30, 20
 ROW = np.array([f"cell{i:02d}" for i in range(D)])
@@ -59,6 +65,18 @@ def data():
 FORMS = ("frame", "arrays", "scipy")
 
 
+def _use_long_path(monkeypatch):
+    """Recognition keeps long-format entries for any data with a missing entry."""
+    import bnmfzoo.models._observed as observed
+
+    monkeypatch.setattr(observed, "DENSE_MIN_FRACTION", 1.0)
+
+
+@pytest.fixture
+def long_path(monkeypatch):
+    _use_long_path(monkeypatch)
+
+
 def _gibbs(model, step):
     with model:
         return pm.sample(draws=15, tune=5, chains=1, step=step(), random_seed=7,
@@ -66,19 +84,24 @@ def _gibbs(model, step):
 
 
 @pytest.mark.parametrize("form", FORMS)
-def test_gibbs_nmf_bitwise_equal_to_dense(data, form):
+def test_gibbs_nmf_bitwise_equal_to_dense(data, form, monkeypatch):
     ref = _gibbs(exponential_gaussian(data["dense"], 3), GibbsNMF)
-    res = _gibbs(exponential_gaussian(data[form], 3), GibbsNMF)
+    assert not find_spec(exponential_gaussian(data[form], 3)).entries  # 40 %: dense path
+    _use_long_path(monkeypatch)
+    model = exponential_gaussian(data[form], 3)
+    assert find_spec(model).entries is not None
+    res = _gibbs(model, GibbsNMF)
     for v in ("A", "W", "tau"):
         np.testing.assert_array_equal(res["posterior"][v].values, ref["posterior"][v].values)
     assert res["posterior"]["row"].values.tolist() == ROW.tolist()
     assert res["posterior"]["col"].values.tolist() == COL.tolist()
 
 
-def test_gibbs_nmtf_and_plain_scipy_bitwise(data):
+def test_gibbs_nmtf_and_plain_scipy_bitwise(data, monkeypatch):
     """Unlabelled scipy input equals the unlabelled dense array (integer labels)."""
     dense = data["dense"].values
     ref = _gibbs(tri_exponential_gaussian(dense, (2, 3)), GibbsNMTF)
+    _use_long_path(monkeypatch)
     res = _gibbs(tri_exponential_gaussian(data["csr"], (2, 3)), GibbsNMTF)
     for v in ("F", "S", "G", "tau"):
         np.testing.assert_array_equal(res["posterior"][v].values, ref["posterior"][v].values)
@@ -86,11 +109,13 @@ def test_gibbs_nmtf_and_plain_scipy_bitwise(data):
 
 
 @pytest.mark.parametrize("tri", [False, True])
-def test_vb_bitwise_equal_and_long_observed_data(data, tri):
+def test_vb_bitwise_equal_and_long_observed_data(data, tri, monkeypatch):
     def make(X):
         return tri_exponential_gaussian(X, (2, 2)) if tri else exponential_gaussian(X, 3)
 
     ref = fit_vb(make(data["dense"]), max_iter=15, n_draws=10, random_seed=3, progressbar=False)
+    assert ref["observed_data"]["X"].dims == ("row", "col")  # 40 % observed: dense
+    _use_long_path(monkeypatch)
     res = fit_vb(make(data["frame"]), max_iter=15, n_draws=10, random_seed=3, progressbar=False)
     for v in ref["posterior"].data_vars:
         np.testing.assert_array_equal(res["posterior"][v].values, ref["posterior"][v].values)
@@ -111,14 +136,14 @@ def test_explicit_zeros_are_observed_and_unstored_are_missing():
     S = sp.csr_array(([0.0, 2.0, 3.0], ([0, 1, 1], [1, 0, 1])), shape=(2, 2))
     e = check_entries(S, kind="real")
     assert e.n_observed == 3 and e.values.tolist() == [0.0, 2.0, 3.0]
-    spec = exponential_gaussian(S, 1).bnmfzoo_spec
+    spec = find_spec(exponential_gaussian(S, 1))
     assert np.isnan(spec.X.values[0, 0]) and spec.X.values[0, 1] == 0.0
     assert spec.mask.tolist() == [[False, True], [True, True]]
 
 
-def test_dense_on_demand_for_methods_that_need_the_dense_matrix(data):
+def test_dense_on_demand_for_methods_that_need_the_dense_matrix(data, long_path):
     """``spec.X`` / ``spec.mask`` stay usable by methods that are not sparse-aware."""
-    spec = exponential_gaussian(data["frame"], 2).bnmfzoo_spec
+    spec = find_spec(exponential_gaussian(data["frame"], 2))
     assert isinstance(spec.X.data, DenseOnDemand) and spec.X.shape == (D, N)
     np.testing.assert_array_equal(spec.X.values, data["dense"].values)
     np.testing.assert_array_equal(np.asarray(spec.mask), ~np.isnan(data["dense"].values))
@@ -237,8 +262,55 @@ def test_memory_is_linear_in_observed_entries():
     assert rss < 1000, rss
 
 
+RECOGNITION_SCRIPT = textwrap.dedent("""
+    import time, tracemalloc
+    import numpy as np, pymc as pm
+    from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo import long_format
+    from bnmfzoo.models import exponential_gaussian, recognize
+    from bnmfzoo.models._spec import get_spec
+    from bnmfzoo.inference import GibbsNMF
+
+    def refuse(self):
+        raise AssertionError("the dense matrix was built")
+
+    DenseOnDemand.dense = refuse
+    D, N, n = 200_000, 100_000, 300_000
+    rng = np.random.default_rng(0)
+    rows = np.concatenate([np.arange(D), rng.integers(0, D, n - D)])
+    cols = np.concatenate([rng.integers(0, N, D), np.arange(N)])
+    flat = np.unique(rows * N + cols)
+    rows, cols = np.divmod(flat, N)
+    X = long_format(rows, cols, rng.exponential(size=rows.size), shape=(D, N))
+    tracemalloc.start()
+    model = exponential_gaussian(X, 3)
+    f = recognize(model)
+    spec = get_spec(model, families="exponential_gaussian", method="test")
+    step = GibbsNMF(model=model, rng=1)
+    point, _ = step.step(model.initial_point())
+    assert f.on_demand and spec.entries.n_observed == rows.size
+    assert np.array_equal(spec.entries.rows, rows) and np.array_equal(spec.entries.cols, cols)
+    assert spec.X.shape == (D, N) and np.isfinite(point["A_log__"]).all()
+    print(tracemalloc.get_traced_memory()[1] / 2**20)
+""")
+
+
+def test_recognition_of_a_huge_sparse_model_builds_no_dense_array():
+    """200,000 x 100,000 with 300,000 entries: build, recognize, one Gibbs step.
+
+    One dense float64 copy would take 149 GiB (a bool mask 19 GiB), so the traced NumPy peak
+    below 200 MiB (the entries, the factors, the probes of recognition: each
+    O(observed + (D + N) rank)) shows that nothing of size D x N was allocated;
+    ``DenseOnDemand.dense`` raises as well.
+    """
+    out = subprocess.run([sys.executable, "-c", RECOGNITION_SCRIPT], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert float(out.stdout.split()[-1]) < 200
+
+
 @pytest.mark.parametrize("fitter", ["fit_icm", "fit_multiplicative"])
-def test_other_gaussian_fitters_on_long_format(data, fitter):
+def test_other_gaussian_fitters_on_long_format(data, fitter, monkeypatch):
     """ICM and multiplicative updates share VB's sparse problem: same fit as the dense input."""
     import bnmfzoo.inference as inf
 
@@ -247,6 +319,7 @@ def test_other_gaussian_fitters_on_long_format(data, fitter):
     rows, cols = np.nonzero(~np.isnan(dense.values))
     long = bz.long_format(ROW[rows], COL[cols], dense.values[rows, cols])
     ref = fit(exponential_gaussian(dense, 3), max_iter=10, random_seed=2, progressbar=False)
+    _use_long_path(monkeypatch)
     res = fit(exponential_gaussian(long, 3), max_iter=10, random_seed=2, progressbar=False)
     for v in ref["posterior"].data_vars:
         np.testing.assert_array_equal(res["posterior"][v].values, ref["posterior"][v].values)

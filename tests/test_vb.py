@@ -11,6 +11,7 @@ from bnmfzoo.inference.gaussian import _vb_core as core
 from bnmfzoo.inference.gaussian import _vb_glue as glue
 from bnmfzoo.inference.gaussian.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
+from bnmfzoo.models._spec import find_spec
 
 D, N = 30, 20
 
@@ -84,7 +85,7 @@ def _log_q(dt, name):
 
 def _log_joint(dt, model, name):
     """log p(X, theta) at the stored draws, written independently with scipy densities."""
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     h = spec.hyper
     post = dt["posterior"]
     X = spec.X.values

@@ -18,10 +18,8 @@ Python (about 1 µs per observed entry).
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-import xarray as xr
 
-from bnmfzoo._entries import DenseOnDemand, as_long, is_sparse_input
-from bnmfzoo._terms import register_term_data
+from bnmfzoo._entries import as_long, is_sparse_input
 from bnmfzoo._terms._pairs import pair_product
 from bnmfzoo._validation import as_dataarray, check_mask, check_positive
 
@@ -166,16 +164,13 @@ def gaussian(name, A, W, observed, *, tau=None, sigma=None, mask=None):
             raise ValueError("observed has non-finite stored entries; observed entries must be "
                              "finite")
         shape = entries.shape
-        X = xr.DataArray(DenseOnDemand(entries, "X"), dims=("row", "col"),
-                         coords={"row": entries.row_labels, "col": entries.col_labels})
-        obs_mask = DenseOnDemand(entries, "mask")
     else:
         values, obs_mask, flat_idx = observed_flat_index(observed, mask)
-        X = as_dataarray(observed, name="observed").where(obs_mask)
         shape = obs_mask.shape
         rows, cols = np.divmod(flat_idx, shape[1])
+    # nothing is recorded on the model: fitters recognize the likelihood and its entries from
+    # the graph (bnmfzoo.models._observed.observed_product)
     model = pm.modelcontext(None)
-    register_term_data(model, name, X, obs_mask, term="gaussian")
     dim = f"{name}_obs"
     if dim not in model.coords:
         model.add_coord(dim, flat_idx.tolist())

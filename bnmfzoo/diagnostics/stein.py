@@ -97,7 +97,9 @@ STATISTICS = ("v", "u", "all")
 
 def _role_names(model):
     """Names of the basis (A) and weights (W) variables of a bnmfzoo model, else A and W."""
-    spec = getattr(model, "bnmfzoo_spec", None)
+    from bnmfzoo.models._spec import find_spec
+
+    spec = find_spec(model) if model is not None else None
     names = dict(getattr(spec, "var_names", None) or {})
     return names.get("A") or "A", names.get("W") or "W"
 

@@ -12,8 +12,9 @@ from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 from pytensor.scalar.basic import Reciprocal
 from pytensor.tensor.elemwise import Elemwise
+from pytensor.tensor.type_other import NoneTypeT
 
-__all__ = ["evaluate", "depends_on", "reciprocal_of", "rv_params"]
+__all__ = ["evaluate", "depends_on", "reciprocal_of", "rv_params", "shape_of", "probe_env"]
 
 
 def evaluate(var, env=None, memo=None):
@@ -76,3 +77,35 @@ def rv_params(rv):
     """The distribution parameters of the random variable ``rv`` (PyTensor variables)."""
     node = rv.owner
     return list(node.op.dist_params(node))
+
+
+def shape_of(rv, memo):
+    """Shape of the random variable ``rv`` (static, else its ``size``, else its parameters)."""
+    if rv in memo:
+        return memo[rv]
+    if all(s is not None for s in rv.type.shape):
+        shape = tuple(int(s) for s in rv.type.shape)
+    else:
+        size = rv.owner.inputs[1]
+        size_value = None if isinstance(size.type, NoneTypeT) else evaluate(size)
+        if size_value is not None and np.ndim(size_value) > 0:
+            shape = tuple(int(s) for s in np.atleast_1d(size_value))
+        else:
+            env = probe_env(rv_params(rv), memo)
+            shapes = [np.shape(evaluate(p, env)) for p in rv_params(rv)]
+            shape = tuple(int(s) for s in np.broadcast_shapes(*shapes))
+    memo[rv] = shape
+    return shape
+
+
+def probe_env(graphs, memo, fill=1.0):
+    """Values (``fill``) for the random variables ``graphs`` depend on (any upstream RVs)."""
+    from pytensor.graph.traversal import ancestors
+    from pytensor.tensor.random.op import RandomVariable
+
+    env = {}
+    for var in ancestors(graphs):
+        node = var.owner
+        if node is not None and isinstance(node.op, RandomVariable) and var is node.outputs[1]:
+            env[var] = np.full(shape_of(var, memo), fill)
+    return env

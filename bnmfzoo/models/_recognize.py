@@ -33,9 +33,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
-from pytensor.tensor.type_other import NoneTypeT
 
-from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params
+from bnmfzoo._entries import LongMatrix
+from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params, shape_of
+from bnmfzoo.models._observed import (
+    NotRecognized,
+    _find_likelihood,
+    _fingerprint,
+    _names,
+    observed_product,
+)
 
 __all__ = ["recognize", "try_recognize", "NotRecognized", "Factorization", "FactorPrior",
            "Parameter", "GammaRate", "Noise", "PRIOR_FAMILIES"]
@@ -47,10 +54,6 @@ _RECOGNIZED_PRIORS = "Exponential(lam), HalfNormal(sigma) or TruncatedNormal(mu,
 _CACHE_ATTR = "_bnmfzoo_recognized"
 #: likelihood op -> "module:function" reading such models (loaded on first use)
 OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli"}
-
-
-class NotRecognized(TypeError):
-    """The model is not a factorization our methods recognize (the message says why)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,6 +167,25 @@ class Noise:
 
 
 @dataclass(frozen=True, eq=False)
+class Imputed:
+    """PyMC's automatic imputation variable of the likelihood's missing (NaN) entries.
+
+    Attributes
+    ----------
+    name : str
+        The free variable (``"<likelihood>_unobserved"``).
+    rv : pytensor variable
+    rows, cols : numpy.ndarray of int64
+        The entry of the product each of its elements is (flattened in its own order).
+    """
+
+    name: str
+    rv: object
+    rows: np.ndarray
+    cols: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class Factorization:
     """The factorization structure of a model (result of :func:`recognize`).
 
@@ -184,6 +206,14 @@ class Factorization:
         Name -> :class:`GammaRate`.
     others : tuple of str
         Free variables outside the recognized structure (sampled by other step methods).
+    entries : bnmfzoo._entries.LongMatrix
+        The observed entries in long format (row-major), read from the likelihood's data and
+        the entries its mean selects; recognition never forms a D x N array from them. ``X``
+        and ``mask`` are dense when at least ``DENSE_MIN_FRACTION`` (1/8) of the entries are
+        observed, else :class:`~bnmfzoo._entries.DenseOnDemand` views (:attr:`on_demand`).
+    imputed : Imputed or None
+        PyMC's automatic imputation of NaN entries in the likelihood's data (a free
+        ``X_unobserved``), drawn exactly by :class:`~bnmfzoo.inference.GibbsNMF`.
     """
 
     kind: str
@@ -195,6 +225,13 @@ class Factorization:
     noise: Noise
     rates: dict = field(default_factory=dict)
     others: tuple = ()
+    entries: LongMatrix | None = None
+    imputed: Imputed | None = None
+
+    @property
+    def on_demand(self):
+        """True when ``X`` and ``mask`` are views built densely only if read (few observed)."""
+        return not isinstance(self.mask, np.ndarray)
 
     @property
     def var_names(self):
@@ -204,25 +241,17 @@ class Factorization:
             names["tau"] = self.noise.name
         for name in self.rates:
             names[f"rate:{name}"] = name
+        if self.imputed is not None:
+            names["imputed"] = self.imputed.name
         return names
 
     @property
     def X_values(self):
-        """Data with zeros where unobserved."""
-        return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
+        """Data with zeros where unobserved (a dense D x N array)."""
+        return self.entries.to_dense(fill=0.0)
 
 
 # ----------------------------------------------------------------------------- recognition
-
-
-def _fingerprint(model):
-    data = []
-    for rv in model.observed_RVs:
-        value = model.rvs_to_values[rv]
-        data.append(id(value.get_value(borrow=True)) if hasattr(value, "get_value")
-                    else id(value))
-    return (tuple(id(v) for v in model.basic_RVs), tuple(id(p) for p in model.potentials),
-            tuple(data))
 
 
 def try_recognize(model):
@@ -254,8 +283,6 @@ def recognize(model=None):
     Returns
     -------
     Factorization
-        Or, for a Bernoulli likelihood, a
-        :class:`~bnmfzoo.models._recognize_binary.BernoulliFactorization`.
 
     Raises
     ------
@@ -285,132 +312,6 @@ def recognize(model=None):
     if result is None:
         raise NotRecognized(reason)
     return result
-
-
-def _names(rvs):
-    return sorted(rv.name for rv in rvs)
-
-
-def _find_likelihood(model):
-    free = list(model.free_RVs)
-    candidates = []
-    for obs in model.observed_RVs:
-        if depends_on(obs, free):
-            candidates.append(obs)
-    if not candidates:
-        raise NotRecognized("the model has no observed variable that depends on free variables "
-                            "(expected a Gaussian likelihood on A @ W)")
-    if len(candidates) > 1:
-        raise NotRecognized(f"the model has several likelihoods ({_names(candidates)}); one "
-                            "observed Normal on A @ W is recognized")
-    obs = candidates[0]
-    op = type(obs.owner.op).__name__
-    if op != "NormalRV" and op not in OTHER_LIKELIHOODS:
-        raise NotRecognized(
-            f"the likelihood {obs.name!r} is a {op.removesuffix('RV')} distribution; recognized: "
-            "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal), or a "
-            "Bernoulli with p=A @ W (bnmfzoo.likelihoods.bernoulli_mean or pm.Bernoulli)")
-    return obs
-
-
-def _shape_of(rv, memo):
-    """Shape of the random variable ``rv`` (static, else its ``size``, else its parameters)."""
-    if rv in memo:
-        return memo[rv]
-    if all(s is not None for s in rv.type.shape):
-        shape = tuple(int(s) for s in rv.type.shape)
-    else:
-        size = rv.owner.inputs[1]
-        size_value = None if isinstance(size.type, NoneTypeT) else evaluate(size)
-        if size_value is not None and np.ndim(size_value) > 0:
-            shape = tuple(int(s) for s in np.atleast_1d(size_value))
-        else:
-            env = _test_env(rv_params(rv), memo)
-            shapes = [np.shape(evaluate(p, env)) for p in rv_params(rv)]
-            shape = tuple(int(s) for s in np.broadcast_shapes(*shapes))
-    memo[rv] = shape
-    return shape
-
-
-def _test_env(graphs, memo, fill=1.0):
-    """Values (``fill``) for the random variables ``graphs`` depend on (any upstream RVs)."""
-    from pytensor.graph.traversal import ancestors
-    from pytensor.tensor.random.op import RandomVariable
-
-    env = {}
-    for var in ancestors(graphs):
-        node = var.owner
-        if node is not None and isinstance(node.op, RandomVariable) and var is node.outputs[1]:
-            env[var] = np.full(_shape_of(var, memo), fill)
-    return env
-
-
-def _match_product(mu, factor_rvs, shapes):
-    """Find roles: ``(kind, {role: (rv, transposed)}, rows, cols)`` or raise NotRecognized."""
-    import itertools
-
-    rng = np.random.default_rng(0)
-    n = len(factor_rvs)
-    roles = ("A", "W") if n == 2 else ("F", "S", "G")
-    for perm in itertools.permutations(factor_rvs):
-        for flips in itertools.product((False, True), repeat=n):
-            dims = [shapes[rv][::-1] if f else shapes[rv] for rv, f in zip(perm, flips)]
-            if any(len(d) != 2 for d in dims):
-                continue
-            if n == 2:
-                (D, R), (R2, N) = dims
-                ok = R == R2
-            else:
-                (D, K), (K2, L), (N, L2) = dims
-                ok = K == K2 and L == L2
-            if not ok:
-                continue
-
-            def run(values, perm=perm, flips=flips):
-                env = {rv: (v.T if f else v) for rv, f, v in zip(perm, flips, values)}
-                return np.asarray(evaluate(mu, env), dtype=float)
-
-            try:
-                if n == 2:
-                    a = np.zeros((D, R)); a[:, 0] = np.arange(1, D + 1)  # noqa: E702
-                    w = np.zeros((R, N)); w[0, :] = 1.0  # noqa: E702
-                    rows = run([a, w])
-                    a = np.zeros((D, R)); a[:, 0] = 1.0  # noqa: E702
-                    w = np.zeros((R, N)); w[0, :] = np.arange(1, N + 1)  # noqa: E702
-                    cols = run([a, w])
-                    test = [rng.uniform(0.5, 1.5, size=(D, R)), rng.uniform(0.5, 1.5, size=(R, N))]
-                    expected = test[0] @ test[1]
-                else:
-                    f = np.zeros((D, K)); f[:, 0] = np.arange(1, D + 1)  # noqa: E702
-                    s = np.zeros((K, L)); s[0, 0] = 1.0  # noqa: E702
-                    g = np.zeros((N, L)); g[:, 0] = 1.0  # noqa: E702
-                    rows = run([f, s, g])
-                    f = np.zeros((D, K)); f[:, 0] = 1.0  # noqa: E702
-                    g = np.zeros((N, L)); g[:, 0] = np.arange(1, N + 1)  # noqa: E702
-                    cols = run([f, s, g])
-                    test = [rng.uniform(0.5, 1.5, size=(D, K)), rng.uniform(0.5, 1.5, size=(K, L)),
-                            rng.uniform(0.5, 1.5, size=(N, L))]
-                    expected = test[0] @ test[1] @ test[2].T
-                got = run(test)
-            except Exception:  # noqa: BLE001 - a wrong orientation fails in the graph's ops
-                continue
-            if rows.shape != cols.shape or got.shape != rows.shape:
-                continue
-            r = np.rint(rows).astype(np.int64) - 1
-            c = np.rint(cols).astype(np.int64) - 1
-            if (r.min(initial=0) < 0 or r.max(initial=0) >= D or c.min(initial=0) < 0
-                    or c.max(initial=0) >= N or not np.allclose(rows, r + 1)
-                    or not np.allclose(cols, c + 1)):
-                continue
-            if not np.allclose(got, expected[r, c], rtol=1e-10, atol=1e-12):
-                continue
-            assignment = {role: (rv, f) for role, rv, f in zip(roles, perm, flips)}
-            rank = R if n == 2 else (K, L)
-            return ("nmf" if n == 2 else "nmtf"), assignment, r, c, (D, N), rank
-    names = [rv.name for rv in factor_rvs]
-    raise NotRecognized(
-        f"the mean of the likelihood depends on {names} but is not A @ W (nor F @ S @ G.T) on "
-        "a selection of its entries (nothing else, e.g. an intercept, may enter the mean)")
 
 
 def _param(graph, shape, free, transposed, memo):
@@ -468,7 +369,7 @@ def _gamma_params(rv):
 
 def _selection(graph, rv, shape, transposed, memo):
     """Index map when ``graph`` (broadcast to ``shape``) picks elements of ``rv``, else None."""
-    n_shape = _shape_of(rv, memo)
+    n_shape = shape_of(rv, memo)
     n = int(np.prod(n_shape, dtype=np.int64))
     codes = np.arange(1.0, n + 1).reshape(n_shape)
     try:
@@ -508,44 +409,24 @@ def _users(model, rv):
 
 def _recognize(model):
     free = list(model.free_RVs)
-    obs = _find_likelihood(model)
+    obs = _find_likelihood(model, extra_ops=tuple(OTHER_LIKELIHOODS))
     other = OTHER_LIKELIHOODS.get(type(obs.owner.op).__name__)
     if other is not None:  # e.g. Bernoulli: bnmfzoo.models._recognize_binary
         import importlib
 
         module, _, function = other.partition(":")
         return getattr(importlib.import_module(module), function)(model, obs)
-    mu, sd = rv_params(obs)
-    factor_rvs = depends_on(mu, free)
-    if len(factor_rvs) not in (2, 3):
-        raise NotRecognized(
-            f"the mean of {obs.name!r} depends on {_names(factor_rvs)}; recognized: A @ W (two "
-            "factors) or F @ S @ G.T (three), and nothing else")
     memo = {}
-    shapes = {rv: _shape_of(rv, memo) for rv in factor_rvs}
-    kind, assignment, rows, cols, (D, N), rank = _match_product(mu, factor_rvs, shapes)
-
-    # data
-    data = model.rvs_to_values[obs]
-    values = np.asarray(data.get_value() if hasattr(data, "get_value") else data.data,
-                        dtype=float)
-    if values.shape != rows.shape:
-        raise NotRecognized(f"the observed data of {obs.name!r} have shape {values.shape}, the "
-                            f"mean {rows.shape}")
-    flat = rows.ravel() * N + cols.ravel()
-    if np.unique(flat).size != flat.size:
-        raise NotRecognized(f"the likelihood {obs.name!r} observes some entry of the product "
-                            "twice")
-    X = np.full((D, N), np.nan)
-    X[rows.ravel(), cols.ravel()] = values.ravel()
-    mask = np.zeros((D, N), dtype=bool)
-    mask[rows.ravel(), cols.ravel()] = True
-    mask &= ~np.isnan(X)
+    part = observed_product(model, memo=memo)
+    obs, sd, kind, assignment, rank = part.obs, part.sd, part.kind, part.assignment, part.rank
+    D, N = part.entries.shape
 
     ours = {rv for rv, _ in assignment.values()}
-    # factors: used only by the likelihood's mean
+    imputed = _imputation(part, free, memo)
+    skip = {obs} | ({imputed.rv} if imputed is not None else set())
+    # factors: used only by the likelihood's mean (and PyMC's imputation of missing entries)
     for role, (rv, _) in assignment.items():
-        users = [u for u in _users(model, rv) if u is not obs]
+        users = [u for u in _users(model, rv) if u not in skip]
         if users:
             raise NotRecognized(f"{role} ({rv.name!r}) is also used by {_names(users)}; "
                                 "recognized: the factors appear only in the likelihood's mean")
@@ -591,18 +472,18 @@ def _recognize(model):
             idx[p.role] = sel
         if not idx:
             continue
-        size = int(np.prod(_shape_of(g, memo), dtype=np.int64))
-        a = np.broadcast_to(np.asarray(evaluate(alpha), float), _shape_of(g, memo)).ravel()
-        b = np.broadcast_to(np.asarray(evaluate(beta), float), _shape_of(g, memo)).ravel()
+        size = int(np.prod(shape_of(g, memo), dtype=np.int64))
+        a = np.broadcast_to(np.asarray(evaluate(alpha), float), shape_of(g, memo)).ravel()
+        b = np.broadcast_to(np.asarray(evaluate(beta), float), shape_of(g, memo)).ravel()
         rates[g.name] = GammaRate(name=g.name, alpha=a.copy(), beta=b.copy(),
-                                  users=tuple(idx.items()), shape=_shape_of(g, memo))
+                                  users=tuple(idx.items()), shape=shape_of(g, memo))
         assert a.size == size
     factors = {role: (FactorPrior(**{**p.__dict__, "rate": next(
         (n for n, r in rates.items() if role in dict(r.users)), None)}))
         for role, p in factors.items()}
 
-    noise = _noise(model, obs, sd, free, ours)
-    structure = ours | {by_name[n] for n in rates}
+    noise = _noise(model, obs, sd, free, ours, skip)
+    structure = ours | {by_name[n] for n in rates} | (skip - {obs})
     if noise.kind == "precision":
         structure.add(by_name[noise.name])
     others = tuple(sorted(rv.name for rv in free if rv not in structure))
@@ -612,13 +493,52 @@ def _recognize(model):
             raise NotRecognized(f"the potential {pot.name!r} depends on {_names(hit)}; "
                                 "recognized: no potential on the factorization's variables")
 
-    coords = _coords(model, assignment, kind, D, N)
-    Xda = xr.DataArray(X, dims=("row", "col"), coords=coords, name=obs.name)
-    return Factorization(kind=kind, likelihood=obs.name, X=Xda, mask=mask, rank=rank,
-                         factors=factors, noise=noise, rates=rates, others=others)
+    return Factorization(kind=kind, likelihood=obs.name, X=part.X, mask=part.mask, rank=rank,
+                         factors=factors, noise=noise, rates=rates, others=others,
+                         entries=part.entries, imputed=imputed)
 
 
-def _noise(model, obs, sd, free, ours):
+def _imputation(part, free, memo):
+    """PyMC's automatic imputation of the likelihood's NaN entries, as an :class:`Imputed`.
+
+    ``pm.Normal("X", mu=A @ W, ..., observed=X_with_nan)`` makes the observed entries
+    ``X_observed`` and a free ``X_unobserved ~ Normal((A @ W)[missing], sd)`` with the same
+    sd: given the factors and the noise its conditional is that Normal, which our Gibbs steps
+    draw exactly. Recognized when a free Normal's mean selects entries of the same product
+    (probed as the likelihood's) and its sd equals the likelihood's.
+    """
+    from bnmfzoo.models._graph import probe_env
+    from bnmfzoo.models._observed import _probe
+
+    roles = list(part.assignment)
+    ours = {rv for rv, _ in part.assignment.values()}
+    D, N = part.entries.shape
+    for u in free:
+        if u in ours or type(u.owner.op).__name__ != "NormalRV":
+            continue
+        mu_u, sd_u = rv_params(u)
+        if set(depends_on(mu_u, free)) != ours or set(depends_on(sd_u, free)) & ours:
+            continue
+
+        def run(values, mu_u=mu_u):
+            env = {part.assignment[r][0]: (v.T if part.assignment[r][1] else v)
+                   for r, v in zip(roles, values)}
+            return np.asarray(evaluate(mu_u, env), dtype=float)
+
+        try:
+            found = _probe(run, D, N, part.rank)
+            same_sd = all(np.allclose(evaluate(sd_u, probe_env([sd_u], memo, fill)),
+                                      evaluate(part.sd, probe_env([part.sd], memo, fill)),
+                                      rtol=1e-12) for fill in (0.7, 2.3))
+        except Exception:  # noqa: BLE001 - not a selection of the product
+            continue
+        if found is not None and same_sd:
+            rows, cols = (np.ascontiguousarray(a.ravel()) for a in found)
+            return Imputed(name=u.name, rv=u, rows=rows, cols=cols)
+    return None
+
+
+def _noise(model, obs, sd, free, ours, skip):
     deps = depends_on(sd, free)
     if any(d in ours for d in deps):
         raise NotRecognized("the noise of the likelihood depends on the factors")
@@ -631,7 +551,7 @@ def _noise(model, obs, sd, free, ours):
     if len(deps) == 1 and type(deps[0].owner.op).__name__ == "GammaRV" and deps[0].ndim == 0:
         t = deps[0]
         alpha, beta = _gamma_params(t)
-        only_here = [u for u in _users(model, t) if u is not obs] == []
+        only_here = [u for u in _users(model, t) if u not in skip] == []
         is_precision = all(
             np.isclose(float(np.ravel(evaluate(sd, {t: np.asarray(v)}))[0]), v ** -0.5,
                        rtol=1e-12) for v in (0.7, 2.3))
@@ -640,22 +560,3 @@ def _noise(model, obs, sd, free, ours):
             return Noise(kind="precision", name=t.name, alpha=float(evaluate(alpha)),
                          beta=float(evaluate(beta)), graph=sd, depends_on=(t.name,))
     return Noise(kind="other", graph=sd, depends_on=tuple(d.name for d in deps))
-
-
-def _coords(model, assignment, kind, D, N):
-    dims = model.named_vars_to_dims
-    row_role, col_role = ("A", "W") if kind == "nmf" else ("F", "G")
-    coords = {"row": np.arange(D), "col": np.arange(N)}
-    for role, key, axis_if_plain in ((row_role, "row", 0), (col_role, "col", 1 if kind == "nmf"
-                                                             else 0)):
-        rv, transposed = assignment[role]
-        d = dims.get(rv.name)
-        if not d:
-            continue
-        axis = (1 - axis_if_plain) if transposed else axis_if_plain
-        name = d[axis]
-        if name is not None and name in model.coords and model.coords[name] is not None:
-            values = np.asarray(model.coords[name])
-            if values.size == coords[key].size:
-                coords[key] = values
-    return coords

@@ -38,15 +38,14 @@ from pytensor.scalar.basic import Clip
 from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.random.op import RandomVariable
 
-from bnmfzoo.models._graph import depends_on, evaluate, rv_params
+from bnmfzoo.models._graph import depends_on, evaluate, probe_env, rv_params
+from bnmfzoo.models._observed import _match_product
 from bnmfzoo.models._recognize import (
     FactorPrior,
     NotRecognized,
     Parameter,
     _coords,
-    _match_product,
     _names,
-    _test_env,
     _users,
 )
 
@@ -129,7 +128,7 @@ def _rv_shape(rv):
     """Shape of ``rv``, core dimensions included (a Dirichlet's ``size`` omits its simplex)."""
     if all(s is not None for s in rv.type.shape):
         return tuple(int(s) for s in rv.type.shape)
-    return tuple(int(s) for s in np.shape(evaluate(rv, _test_env(rv_params(rv), {}))))
+    return tuple(int(s) for s in np.shape(evaluate(rv, probe_env(rv_params(rv), {}))))
 
 
 def _is_unit_clip(node, free):

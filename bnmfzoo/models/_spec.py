@@ -3,11 +3,13 @@
 For the Gaussian families (``exponential_gaussian``, ``tri_exponential_gaussian``) the
 :class:`ModelSpec` is the result of recognizing the model's graph
 (:func:`bnmfzoo.models._recognize.recognize`, then :func:`spec_from_factorization`): our own
-constructors and a user's own ``pm.Model`` go through the same path, and a user model with
-exponential priors (constant rates or ARD Gamma rates) gets the same spec as ours. The other
-families (SILF, uniform noise, Bernoulli) still attach a hand-built spec (attribute
-``bnmfzoo_spec``). Step methods and fitters read either with :func:`get_spec`, which raises a
-clear ``TypeError`` saying which prior or likelihood made the difference.
+constructors attach nothing and go through the same path as a user's own ``pm.Model``, so a
+user model with exponential priors (constant rates or ARD Gamma rates) gets the same spec as
+ours. The data come from the likelihood's observed values and the entries its mean selects, in
+long format (no D x N array when few entries are observed). The other families (SILF, uniform
+noise, Bernoulli) still attach a hand-built spec (attribute ``bnmfzoo_spec``). Step methods and
+fitters read either with :func:`get_spec` (or :func:`find_spec`), which raises a clear
+``TypeError`` saying which prior or likelihood made the difference.
 """
 
 from dataclasses import dataclass, field
@@ -39,10 +41,11 @@ class ModelSpec:
     var_names : dict
         Role -> PyMC variable name (e.g. ``{"A": "A", "W": "W", "tau": "tau"}``).
     entries : bnmfzoo._entries.LongMatrix or None
-        The observed entries in long format when the data came sparse (``scipy.sparse`` or
-        :func:`bnmfzoo.long_format`); ``X`` and ``mask`` are then
-        :class:`~bnmfzoo._entries.DenseOnDemand` views, built densely only if read, and
-        sparse-aware methods (Gibbs, VB) use ``entries`` instead. None for dense data.
+        The observed entries in long format when fewer than an eighth of the entries are
+        observed (:data:`bnmfzoo.models._observed.DENSE_MIN_FRACTION`), whatever form the data
+        came in; ``X`` and ``mask`` are then :class:`~bnmfzoo._entries.DenseOnDemand` views,
+        built densely only if read, and sparse-aware methods (Gibbs, VB, ICM, multiplicative
+        updates) use ``entries`` instead. None when ``X`` and ``mask`` are dense arrays.
     """
 
     family: str
@@ -63,6 +66,25 @@ def attach_spec(model, spec):
     """Attach ``spec`` to ``model`` and return the model."""
     setattr(model, SPEC_ATTR, spec)
     return model
+
+
+def find_spec(model):
+    """The :class:`ModelSpec` of ``model`` (attached, or recognized from its graph), or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> find_spec(exponential_gaussian(np.ones((4, 3)), 2)).family
+    'exponential_gaussian'
+    """
+    spec = getattr(model, SPEC_ATTR, None)
+    if spec is None:
+        import pymc as pm
+
+        if isinstance(model, pm.Model):
+            spec, _ = _recognized_spec(model)
+    return spec
 
 
 def get_spec(model, *, families, method):
@@ -140,6 +162,9 @@ def spec_from_factorization(f):
                       "tau ~ Gamma or a fixed sigma")
     if f.others:
         return None, f"the model has further free variables {list(f.others)}"
+    if f.imputed is not None:
+        return None, (f"the model imputes the likelihood's missing entries ({f.imputed.name!r}, "
+                      "PyMC's automatic imputation of NaN data)")
     hyper = {"alpha_tau": f.noise.alpha if f.noise.kind == "precision" else 1.0,
              "beta_tau": f.noise.beta if f.noise.kind == "precision" else 1.0,
              "sigma": f.noise.sigma, "ard": bool(f.rates), "alpha0": 1.0, "beta0": 1.0}
@@ -186,7 +211,7 @@ def spec_from_factorization(f):
         hyper[f"lambda_{role}"] = value
     family = "exponential_gaussian" if f.kind == "nmf" else "tri_exponential_gaussian"
     spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=hyper,
-                     var_names=var_names)
+                     var_names=var_names, entries=f.entries if f.on_demand else None)
     return spec, None
 
 

@@ -13,7 +13,6 @@ import pymc as pm
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.gaussian import gaussian
 from bnmfzoo._validation import check_data, check_matrix, check_positive, check_rank, fmt
-from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 __all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
 
@@ -164,8 +163,10 @@ def exponential_gaussian(
         D x N data; NaN marks a missing entry. Coordinates are kept. Sparse input
         (``scipy.sparse``, or long-format ``(row, col, value)`` data through
         :func:`bnmfzoo.long_format`) lists the observed entries only: its **stored entries
-        are the observed ones, explicit zeros included**, and no dense D x N array is formed
-        by the model, :class:`~bnmfzoo.inference.GibbsNMF` or :func:`~bnmfzoo.inference.fit_vb`
+        are the observed ones, explicit zeros included**. Whatever form the data come in, the
+        methods recognize the observed entries from the model's graph in long format; when
+        fewer than an eighth of the entries are observed no dense D x N array is formed by
+        the model, :class:`~bnmfzoo.inference.GibbsNMF` or :func:`~bnmfzoo.inference.fit_vb`
         (memory O(observed + (D + N) R)). Negative entries are
         allowed: the likelihood is Gaussian, so noisy measurements of a non-negative signal
         may fall below zero; only the factors are non-negative. (``sigma="reference"`` and
@@ -194,8 +195,9 @@ def exponential_gaussian(
     pymc.Model
         With free variables ``A`` (row, factor), ``W`` (factor, col), ``tau`` (unless
         ``sigma`` is given), ``lambda_`` (factor; ARD only) and the observed ``X`` over the
-        observed entries (dim ``X_obs``). A :class:`~bnmfzoo.models._spec.ModelSpec` of family
-        ``"exponential_gaussian"`` is attached.
+        observed entries (dim ``X_obs``). Nothing else is attached: step methods and fitters
+        recognize the model from its graph (:func:`bnmfzoo.models.recognize`), as they do a
+        user's own ``pm.Model``.
 
     Examples
     --------
@@ -230,30 +232,7 @@ def exponential_gaussian(
             gaussian("X", A, W, obs_data, tau=tau, mask=obs_mask)
         else:
             gaussian("X", A, W, obs_data, sigma=fixed_sigma, mask=obs_mask)
-    spec = ModelSpec(
-        family="exponential_gaussian",
-        X=Xda,
-        mask=m,
-        rank=rank,
-        entries=entries,
-        hyper={
-            "lambda_A": lambda_A,
-            "lambda_W": lambda_W,
-            "alpha_tau": float(alpha_tau),
-            "beta_tau": float(beta_tau),
-            "sigma": fixed_sigma,
-            "ard": ard,
-            "alpha0": alpha0,
-            "beta0": beta0,
-        },
-        var_names={
-            "A": "A",
-            "W": "W",
-            "tau": "tau" if fixed_sigma is None else None,
-            "lambda_": "lambda_" if ard else None,
-        },
-    )
-    return attach_spec(model, spec)
+    return model
 
 
 def tri_exponential_gaussian(
@@ -306,8 +285,8 @@ def tri_exponential_gaussian(
     -------
     pymc.Model
         Free variables ``F`` (row, factor_row), ``S`` (factor_row, factor_col), ``G``
-        (col, factor_col), ``tau``, and with ARD ``lambda_F`` / ``lambda_G``; spec family
-        ``"tri_exponential_gaussian"``.
+        (col, factor_col), ``tau``, and with ARD ``lambda_F`` / ``lambda_G``; recognized from
+        its graph as family ``"tri_exponential_gaussian"``.
 
     Examples
     --------
@@ -347,30 +326,4 @@ def tri_exponential_gaussian(
             gaussian("X", F @ S, G.T, obs_data, tau=tau, mask=obs_mask)
         else:
             gaussian("X", F @ S, G.T, obs_data, sigma=fixed_sigma, mask=obs_mask)
-    spec = ModelSpec(
-        family="tri_exponential_gaussian",
-        X=Xda,
-        mask=m,
-        rank=(K, L),
-        entries=entries,
-        hyper={
-            "lambda_F": lambda_F,
-            "lambda_S": lambda_S,
-            "lambda_G": lambda_G,
-            "alpha_tau": float(alpha_tau),
-            "beta_tau": float(beta_tau),
-            "sigma": fixed_sigma,
-            "ard": ard,
-            "alpha0": alpha0,
-            "beta0": beta0,
-        },
-        var_names={
-            "F": "F",
-            "S": "S",
-            "G": "G",
-            "tau": "tau" if fixed_sigma is None else None,
-            "lambda_F": "lambda_F" if ard else None,
-            "lambda_G": "lambda_G" if ard else None,
-        },
-    )
-    return attach_spec(model, spec)
+    return model

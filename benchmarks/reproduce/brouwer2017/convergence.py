@@ -28,6 +28,7 @@ from bnmfzoo.inference.gaussian.icm import fit_icm
 from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
 from bnmfzoo.inference.gaussian.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
+from bnmfzoo.models._spec import find_spec
 
 ITERS = {  # paper's iteration counts: (vb, gibbs, icm, np)
     ("toy", "nmf"): (500, 500, 2000, 2000), ("toy", "nmtf"): (2000, 2000, 5000, 10000),
@@ -58,7 +59,7 @@ def run_gibbs(model, n_iter, seed):
     except ImportError as err:  # pragma: no cover
         print("   Gibbs skipped:", err)
         return None
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     problem = glue.problem_from_model(model, method="bench")
     rng = np.random.default_rng(seed)
     obs = gc.observed_entries(spec.X, spec.mask)

@@ -22,6 +22,7 @@ from benchmarks._common import DATA
 from bnmfzoo.datasets import load_gdsc
 from bnmfzoo.inference.gaussian.cross_validation import cross_validate
 from bnmfzoo.models import exponential_gaussian
+from bnmfzoo.models._spec import find_spec
 
 # paper (repository result files, digest §5.3): 10-fold nested CV average test MSE on GDSC
 PAPER = {"vb": 704.9, "gibbs": 706.7, "icm": 715.9, "multiplicative": 729.5}
@@ -35,7 +36,7 @@ def fit_gibbs(model, *, max_iter=200, burn_in=180, thinning=2, random_seed=None,
     from bnmfzoo.inference.gaussian import _vb_glue as glue
 
     problem = glue.problem_from_model(model, method="gibbs")
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     rng = np.random.default_rng(random_seed)
     obs = gc.observed_entries(spec.X, spec.mask)
     init = core.init_means(problem, "random", rng)  # Exp(0.1) prior draws, as the paper

@@ -35,6 +35,7 @@ from bnmfzoo.inference.exploration.npvi import LogJoint, fit_nvi, onvi_from_draw
 from bnmfzoo.inference.exploration.rrt import fit_rrt
 from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
 from bnmfzoo.models import exponential_gaussian, uniform_noise
+from bnmfzoo.models._spec import find_spec
 
 # Paper Tables 1-3 (means). Table 3 is the ELBO *deviation from the dataset mean*.
 PAPER = {
@@ -174,7 +175,7 @@ def run_setting(X, R, setting, seed, args, lam=1.0):
         record(name, fit_nvi(target, inits, max_iter=args.nvi_sweeps), t, tw)
     if setting.startswith("gauss"):
         t, tw = time.process_time(), time.perf_counter()
-        As, Ws = gibbs_draws(X, (A0, W0), float(model.bnmfzoo_spec.hyper["sigma"]), args.draws,
+        As, Ws = gibbs_draws(X, (A0, W0), float(find_spec(model).hyper["sigma"]), args.draws,
                              s_gibbs)
         record("Gibbs", onvi_from_draws(target, As, Ws), t, tw)
     if args.hmc or args.nuts:

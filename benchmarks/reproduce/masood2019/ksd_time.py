@@ -43,6 +43,7 @@ import numpy as np
 from benchmarks._common import RESULTS, Clock
 from benchmarks.reproduce.masood2019._shared import Store, cached_epsilon
 from bnmfzoo._terms.silf import svd_energy_rank
+from bnmfzoo.models._spec import find_spec
 
 POOLS = ("qtransform", "random", "nndsvdar")
 GRADIENT = ("svgd", "svgd_q", "dsgd")
@@ -81,9 +82,9 @@ def build_model(kind, X, rank, eps_name, args):
             eps, _ = cached_epsilon(eps_name, X, rank)
             return silf(X, rank, epsilon=eps), {"epsilon": eps}
         model = silf(X, rank, random_seed=args.seed)
-        return model, {"epsilon": float(model.bnmfzoo_spec.hyper["epsilon"])}
+        return model, {"epsilon": float(find_spec(model).hyper["epsilon"])}
     model = exponential_gaussian(X, rank, sigma="reference", lambda_=args.lam)
-    return model, {"sigma": float(model.bnmfzoo_spec.hyper["sigma"]), "lambda": args.lam}
+    return model, {"sigma": float(find_spec(model).hyper["sigma"]), "lambda": args.lam}
 
 
 def _thin(n, M):

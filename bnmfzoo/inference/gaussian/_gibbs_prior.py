@@ -10,6 +10,7 @@ scale, ``sigma ~ HalfNormal`` in the likelihood) evaluated from the point at eve
 
 import numpy as np
 
+from bnmfzoo._terms._pairs import _product
 from bnmfzoo.inference._step_glue import ValueMap
 from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
 from bnmfzoo.inference.gaussian._prior_core import (
@@ -81,6 +82,8 @@ class GeneralNMFMixin:
             names["tau"] = f.noise.name
         for n in f.rates:
             names[f"rate:{n}"] = n
+        if f.imputed is not None:
+            names["imputed"] = f.imputed.name
         self._init_variables(model, names, vars)
         deps = set()
         for p in f.factors.values():
@@ -93,9 +96,16 @@ class GeneralNMFMixin:
         self.ext_maps = {n: ValueMap(model, n) for n in sorted(deps)}
         self.factorization = f
         self.plan = plan_from_factorization(f)
-        self.obs = observed_entries(f.X, f.mask)
+        self.obs = observed_entries(f.entries)
         self.hyper = {"sigma": f.noise.sigma}
-        self._blocks = {r if not r.startswith("rate:") else r[5:] for r in self.update_roles}
+        self._blocks = {r if not r.startswith("rate:") else r[5:] for r in self.update_roles
+                        if r != "imputed"}
+        if f.imputed is not None and "imputed" not in self.update_roles and self._blocks:
+            # the sweep draws A, W, tau from their conditional given the observed entries
+            # only (the imputed ones marginalized out), which is right only when the imputed
+            # entries are redrawn from their conditional right after it
+            raise ValueError(f"{type(self).__name__} must also update {f.imputed.name!r} (PyMC's "
+                             "imputation of the missing entries) when it updates the factors")
 
     # -- role values <-> PyMC point (orientation of transposed variables) --------------------
     def _read_role(self, point, role):
@@ -132,6 +142,8 @@ class GeneralNMFMixin:
                      if not np.array_equal(point[self._value_name(role)], written[role])]
             if not any(role in ("A", "W") for role in fresh):
                 for role in fresh:
+                    if role == "imputed":  # drawn afresh at every step
+                        continue
                     value = self._read_role(point, role)
                     if role == "tau":
                         state.tau = float(value)
@@ -144,15 +156,32 @@ class GeneralNMFMixin:
                  if role.startswith("rate:")}
         return state, rates
 
+    def _impute(self, state, external):
+        """Exact draw of PyMC's imputed entries given A, W and the noise: Normal(A W, sd)."""
+        imp = self.factorization.imputed
+        mu = np.empty(imp.rows.size)
+        _product(np.ascontiguousarray(state.A, dtype=float),
+                 np.ascontiguousarray(np.asarray(state.W, dtype=float).T), imp.rows, imp.cols,
+                 mu)
+        if self.plan.noise == "fixed":
+            sd = float(self.plan.sigma)
+        else:
+            sd = 1.0 / np.sqrt(float(external["tau"] if self.plan.noise == "external"
+                                     else state.tau))
+        return mu + sd * self.rng.standard_normal(mu.size)
+
     def _general_step(self, point):
         state, rates = self._general_state(point)
+        external = self._external(point)
         prior_nmf_sweep(state, self.obs, self.plan, self.rng, rates=rates, update=self._blocks,
-                        external=self._external(point))
+                        external=external)
         new_point = dict(point)
         written = {}
         values = {"A": state.A, "W": state.W, "tau": state.tau}
         for role in self.value_maps:
-            if role in self.update_roles:
+            if role == "imputed" and role in self.update_roles:
+                written[role] = self._write_role(new_point, role, self._impute(state, external))
+            elif role in self.update_roles:
                 # (a flat rate is reshaped to its variable's shape by _write)
                 value = rates[role[5:]] if role.startswith("rate:") else values[role]
                 written[role] = self._write_role(new_point, role, value)

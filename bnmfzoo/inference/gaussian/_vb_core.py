@@ -180,6 +180,17 @@ def _set_column(state, role, k, new_E, new_V, mu, prec):
     state.prec[role][k] = prec
 
 
+def _with_prior(state, role, prec):
+    """``prec`` plus the prior's quadratic term (HalfNormal, TruncatedNormal); as is otherwise.
+
+    The conditional (or optimal q) of an entry with prior ``exp(-q x^2 / 2 + lin x)`` on
+    ``x >= 0`` is a truncated normal with precision ``tau sum(partner^2) + q`` and mean
+    ``(lin + tau num) / prec``; :meth:`MomentState.rate` gives ``-lin``.
+    """
+    q = state.problem.prior_prec(role)
+    return prec if q is None else prec + q
+
+
 def sweep_nmf(state, column_rule, *, kernel="auto"):
     """One pass over the columns of A then W (Brouwer's order, after the ARD update).
 
@@ -195,9 +206,9 @@ def sweep_nmf(state, column_rule, *, kernel="auto"):
         kernel = "gram" if obs.half_sweep_paths(state.E["A"].shape[0]) == ("gram", "gram") \
             else "residual"
     if kernel == "gram":
-        prec_A = state.tau * obs.rows_of(state.second("W"))
+        prec_A = _with_prior(state, "A", state.tau * obs.rows_of(state.second("W")))
         _gram_columns(state, "A", "W", obs.row_patterns, prec_A, column_rule)
-        prec_W = state.tau * obs.cols_of(state.second("A"))
+        prec_W = _with_prior(state, "W", state.tau * obs.cols_of(state.second("A")))
         _gram_columns(state, "W", "A", obs.col_patterns, prec_W, column_rule)
         state.refresh()
         return
@@ -207,7 +218,7 @@ def sweep_nmf(state, column_rule, *, kernel="auto"):
     EA, EW = state.E["A"], state.E["W"]
     r = state.resid
     R = EA.shape[0]
-    prec_A = tau * obs.rows_of(state.second("W"))  # R x D
+    prec_A = _with_prior(state, "A", tau * obs.rows_of(state.second("W")))  # R x D
     rows, cols = obs.rows, obs.cols
     D, N = obs.shape
     zero_D, zero_N = np.zeros(D), np.zeros(N)
@@ -218,7 +229,7 @@ def sweep_nmf(state, column_rule, *, kernel="auto"):
         mu = (-state.rate("A", k) + tau * num) / prec
         _set_column(state, "A", k, *column_rule(mu, prec), mu, prec)
         a_out, b_out = EA[k], EW[k]
-    prec_W = tau * obs.cols_of(state.second("A"))  # R x N
+    prec_W = _with_prior(state, "W", tau * obs.cols_of(state.second("A")))  # R x N
     for k in range(R):
         num = swap_columns(r, rows, cols, a_out, b_out, EA[k], EW[k], False, N)
         prec = prec_W[k]
@@ -261,7 +272,7 @@ def sweep_nmtf(state, column_rule):
     # ---- F ----
     H = state.H
     a_cols = H**2 + state.second("S") @ state.second("G") - ES**2 @ EG**2  # K x N
-    prec_F = tau * obs.rows_of(a_cols)
+    prec_F = _with_prior(state, "F", tau * obs.rows_of(a_cols))
     MVG = obs.rows_of(V["G"])  # L x D: sum_{j in row i} Var G[l, j]
     Q = state.Q
     D, N = obs.shape
@@ -274,7 +285,7 @@ def sweep_nmtf(state, column_rule):
         take_out(r, rows, cols, EF[k], H[k])
         Q += np.outer(ES[k], EF[k] - old)
     # ---- S ----
-    prec_S = tau * (state.second("F") @ obs.rows_of(state.second("G")).T)  # K x L
+    prec_S = _with_prior(state, "S", tau * (state.second("F") @ obs.rows_of(state.second("G")).T))
     MTVF = obs.cols_of(V["F"])  # K x N
     for k in range(K):
         for c in range(L):
@@ -290,7 +301,7 @@ def sweep_nmtf(state, column_rule):
             H[k] += (ES[k, c] - old) * EG[c]
     # ---- G ----
     b_rows = Q**2 + state.second("S").T @ state.second("F") - (ES**2).T @ EF**2  # L x D
-    prec_G = tau * obs.cols_of(b_rows)  # L x N
+    prec_G = _with_prior(state, "G", tau * obs.cols_of(b_rows))  # L x N
     for c in range(L):
         num = add_back(r, cols, rows, EG[c], Q[c], N)
         corr = np.sum(ES[:, c][:, None] * MTVF * (H - ES[:, c][:, None] * EG[c][None, :]), axis=0)

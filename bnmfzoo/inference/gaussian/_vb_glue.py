@@ -9,8 +9,10 @@ never sees the spec.
 
 import numpy as np
 
+from bnmfzoo.inference.gaussian._prior_core import prior_terms
 from bnmfzoo.inference.gaussian._vb_problem import Observed, Problem
-from bnmfzoo.models._spec import get_spec
+from bnmfzoo.models._recognize import try_recognize
+from bnmfzoo.models._spec import spec_from_factorization
 
 FAMILIES = ("exponential_gaussian", "tri_exponential_gaussian")
 
@@ -20,9 +22,30 @@ def _hyper(hyper, name, default):
     return default if value is None else value
 
 
-def problem_from_model(model, *, method):
-    """Read the spec of a Gaussian NMF / NMTF ``model`` into a :class:`Problem`."""
-    spec = get_spec(model, families=FAMILIES, method=method)
+def problem_from_model(model, *, method, priors_used=True):
+    """Read a recognized Gaussian NMF / NMTF ``model`` into a :class:`Problem`.
+
+    The constructors' priors (constant exponential rates, one ARD rate per factor) give the
+    paper's problem. Other constant priors - ``Exponential`` with per-entry rates,
+    ``HalfNormal(sigma)``, ``TruncatedNormal(mu, sigma, lower=0)`` - become per-entry terms
+    (:attr:`Problem.prior`). ``priors_used=False`` (a fitter that ignores the priors) accepts
+    any recognized factorization.
+    """
+    import pymc as pm
+
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"{method} needs a pymc.Model, got {type(model).__name__}")
+    found, reason = try_recognize(model)
+    if found is None:
+        raise TypeError(f"{method} needs a model of family {', '.join(FAMILIES)}; this pm.Model "
+                        f"is not recognized as one: {reason}")
+    spec, reason = spec_from_factorization(found)
+    if spec is None:
+        return _general_problem(found, method, reason, priors_used)
+    return _spec_problem(spec)
+
+
+def _spec_problem(spec):
     h = dict(spec.hyper)
     D, N = spec.mask.shape
     entries = getattr(spec, "entries", None)  # sparse data: no dense array
@@ -50,6 +73,78 @@ def problem_from_model(model, *, method):
         alpha_tau=float(_hyper(h, "alpha_tau", 1.0)), beta_tau=float(_hyper(h, "beta_tau", 1.0)),
         tau_fixed=tau_fixed, ard=ard,
         alpha0=float(_hyper(h, "alpha0", 1.0)), beta0=float(_hyper(h, "beta0", 1.0)),
+    )
+
+
+_FAMILY_OF_KIND = {"nmf": "exponential_gaussian", "nmtf": "tri_exponential_gaussian"}
+
+
+def _prior_logc(family, q, lin, lam):
+    """Log normalizing constant of each entry's prior on [0, inf)."""
+    from scipy.special import log_ndtr
+
+    if family == "exponential":
+        return np.log(lam)
+    return 0.5 * np.log(q) - 0.5 * np.log(2 * np.pi) - lin**2 / (2 * q) \
+        - log_ndtr(lin / np.sqrt(q))
+
+
+def _general_problem(f, method, reason, priors_used):
+    """:class:`Problem` of a recognized factorization with constant per-entry priors."""
+    what = ("Exponential (constant rates, any shape), HalfNormal(sigma) or "
+            "TruncatedNormal(mu, sigma, lower=0) priors with constant parameters, tau ~ Gamma "
+            "or a fixed sigma, and no other free variable")
+    if f.imputed is not None:
+        raise TypeError(
+            f"{method} does not fill in the missing entries PyMC imputes ({f.imputed.name!r}, "
+            "made because the observed data contain NaN): use bnmfzoo.likelihoods.gaussian, "
+            "which leaves NaN entries out of the likelihood (or pass a mask), or GibbsNMF, "
+            "which draws the imputed entries")
+    for role, p in f.factors.items():
+        if p.transposed:
+            raise TypeError(f"{method}: {role} ({p.name!r}) is stored transposed; write it as "
+                            f"a {p.shape[0]} x {p.shape[1]} variable")
+        if priors_used and not p.constant:
+            deps = sorted({d for par in p.params.values() for d in par.depends_on})
+            raise TypeError(f"{method} cannot fit this model: the {p.family} prior of {role} "
+                            f"({p.name!r}) depends on {deps}; {method} implements {what}")
+    if priors_used:
+        if f.noise.kind == "other":
+            raise TypeError(f"{method} cannot fit this model: the noise sd depends on "
+                            f"{list(f.noise.depends_on)}; {method} implements {what}")
+        if f.others:
+            raise TypeError(f"{method} cannot fit this model: it has further free variables "
+                            f"{list(f.others)}; {method} implements {what}")
+    obs = Observed(f.entries) if f.on_demand else Observed(f.X_values, np.asarray(f.mask))
+    tri = f.kind == "nmtf"
+    rank = tuple(int(v) for v in f.rank) if tri else (int(f.rank),)
+    lam, prior = {}, {}
+    for role, p in f.factors.items():
+        internal = (lambda a: np.ascontiguousarray(a.T)) if role in ("A", "F", "G") else (
+            lambda a: np.ascontiguousarray(a))
+        if p.constant:
+            params = {k: v.value for k, v in p.params.items()}
+            q, lin = prior_terms(p.family, params, p.shape)
+            q, lin = internal(q), internal(lin)
+        else:  # priors ignored (priors_used=False): any placeholder of the right shape
+            q, lin = internal(np.zeros(p.shape)), internal(-np.ones(p.shape))
+        lam[role] = -lin
+        prior[role] = {"family": p.family, "q": q, "lin": lin,
+                       "logc": _prior_logc(p.family, q, lin, -lin) if p.constant else None}
+    noise = f.noise
+    tau_fixed = 1.0 / noise.sigma**2 if noise.kind == "fixed" else None
+    precision = noise.kind == "precision"
+    from bnmfzoo.models._spec import ModelSpec
+
+    names = dict(f.var_names)
+    names.setdefault("tau", None)
+    spec = ModelSpec(family=_FAMILY_OF_KIND[f.kind], X=f.X, mask=f.mask, rank=f.rank,
+                     var_names=names, entries=f.entries if f.on_demand else None)
+    return Problem(
+        family=spec.family, spec=spec, obs=obs, rank=rank, lam=lam,
+        alpha_tau=float(noise.alpha) if precision else 1.0,
+        beta_tau=float(noise.beta) if precision else 1.0,
+        tau_fixed=tau_fixed, ard=False, alpha0=1.0, beta0=1.0, prior=prior,
     )
 
 

@@ -7,6 +7,7 @@ observed entries as in Brouwer et al. (2017)'s code. Pure NumPy.
 import numpy as np
 
 from bnmfzoo._validation import check_int
+from bnmfzoo.inference.gaussian._vb_moments import tn_moments, tn_sample
 
 
 def kmeans_missing(X, mask, k, rng, *, max_iter=200):
@@ -76,10 +77,15 @@ def init_means(problem, init, rng, *, kmeans_offset=0.0):
                                  f"{arr.T.shape if role in ('A', 'F', 'G') else arr.shape}")
             out[role] = arr.copy()
         return out
-    if init == "random":
-        return {role: rng.exponential(1.0 / r) for role, r in rates.items()}
-    if init == "exp":
-        return {role: 1.0 / r for role, r in rates.items()}
+    prior = problem.prior or {}
+    normal = {role: t for role, t in prior.items() if t["family"] != "exponential"}
+    if init == "random":  # (HalfNormal / TruncatedNormal priors: a draw from the prior)
+        return {role: (tn_sample(normal[role]["lin"] / normal[role]["q"], normal[role]["q"], rng)
+                       if role in normal else rng.exponential(1.0 / r))
+                for role, r in rates.items()}
+    if init == "exp":  # the prior means
+        return {role: (tn_moments(normal[role]["lin"] / normal[role]["q"], normal[role]["q"])[0]
+                       if role in normal else 1.0 / r) for role, r in rates.items()}
     if init == "kmeans":
         if not problem.tri:
             raise ValueError("init='kmeans' is for the tri-factorization; use 'random' or 'exp'")
@@ -89,7 +95,8 @@ def init_means(problem, init, rng, *, kmeans_offset=0.0):
         g_lab = kmeans_missing(X.T, mask.T, L, rng)
         return {
             "F": np.eye(K)[f_lab].T + kmeans_offset,
-            "S": rng.exponential(1.0 / rates["S"]),
+            "S": (tn_sample(normal["S"]["lin"] / normal["S"]["q"], normal["S"]["q"], rng)
+                  if "S" in normal else rng.exponential(1.0 / rates["S"])),
             "G": np.eye(L)[g_lab].T + kmeans_offset,
         }
     raise ValueError(f"init must be 'random', 'exp', 'kmeans' or a dict of arrays, got {init!r}")

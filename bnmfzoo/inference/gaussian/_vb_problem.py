@@ -114,6 +114,16 @@ class Problem:
     ard: bool
     alpha0: float
     beta0: float
+    #: per-entry prior terms of a recognized model whose priors are not the constructors'
+    #: (None for those): role -> ``{"family", "q", "lin", "logc"}`` arrays in internal layout,
+    #: ``log p(x) = logc - q x^2 / 2 + lin x`` on ``x >= 0`` (``lam[role]`` is then ``-lin``)
+    prior: dict | None = None
+
+    def prior_prec(self, role):
+        """The prior's quadratic term ``q`` of ``role`` (internal layout), or None."""
+        if self.prior is None:
+            return None
+        return self.prior[role]["q"]
 
     @property
     def tri(self):

@@ -99,16 +99,10 @@ class _GibbsFactorization(TransformedStep):
     ):
         model = pm.modelcontext(model)
         name = type(self).__name__
-        attached = getattr(model, "bnmfzoo_spec", None)
-        if attached is not None and attached.family == self.family:
-            # our constructors' spec (also for sparse data, where recognition would need the
-            # dense matrix): the exact path, same draws as ever
-            found, spec = None, attached
-        else:
-            found, reason = try_recognize(model)
-            if found is None:
-                raise TypeError(f"{name} cannot sample this model: {reason}")
-            spec, reason = spec_from_factorization(found)
+        found, reason = try_recognize(model)
+        if found is None:
+            raise TypeError(f"{name} cannot sample this model: {reason}")
+        spec, reason = spec_from_factorization(found)
         self.general = spec is None or spec.family != self.family
         if self.general:
             if not self._accepts(found):
@@ -121,9 +115,9 @@ class _GibbsFactorization(TransformedStep):
             self._init_variables(model, spec.var_names, vars)
             self.spec = spec
             self.hyper = dict(spec.hyper)
-            entries = getattr(spec, "entries", None)  # sparse data: no dense array
-            self.obs = (observed_entries(spec.X, spec.mask) if entries is None
-                        else observed_entries(entries))
+            # the entries in long format (row-major, as np.nonzero of a dense mask would order
+            # them): no dense array, and the same draws whatever form the data came in
+            self.obs = observed_entries(found.entries)
         self.recognized = found
         self.rng = get_random_generator(rng)
         self.chain = None
@@ -159,12 +153,8 @@ class _GibbsFactorization(TransformedStep):
             model = _model_of(var)
             if model is None or var not in model.free_RVs:
                 return Competence.INCOMPATIBLE
-            attached = getattr(model, "bnmfzoo_spec", None)
-            if attached is not None and attached.family == cls.family:
-                names = {v for v in attached.var_names.values() if v}
-            else:
-                found, _ = try_recognize(model)
-                names = None if found is None else cls._roles_of(found)
+            found, _ = try_recognize(model)
+            names = None if found is None else cls._roles_of(found)
         except Exception:  # noqa: BLE001 - no model in context, or an unreadable graph
             return Competence.INCOMPATIBLE
         if names and var.name in names:

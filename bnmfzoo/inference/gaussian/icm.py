@@ -65,7 +65,10 @@ def fit_icm(
     ----------
     model : pymc.Model
         A model built by ``exponential_gaussian`` or ``tri_exponential_gaussian`` (with or
-        without ARD, learned or fixed noise).
+        without ARD, learned or fixed noise), or any ``pm.Model`` recognized as the same
+        factorization with constant ``Exponential``, ``HalfNormal`` or
+        ``TruncatedNormal(lower=0)`` factor priors (the conditional of each entry is then a
+        truncated normal, whose mode is used).
     max_iter : int, default 500
         Number of sweeps (the paper's GDSC setting).
     init : {"random", "exp", "kmeans"} or dict, optional

@@ -143,7 +143,9 @@ def fit_multiplicative(
     Parameters
     ----------
     model : pymc.Model
-        A model built by ``exponential_gaussian`` or ``tri_exponential_gaussian``.
+        A model built by ``exponential_gaussian`` or ``tri_exponential_gaussian``, or any
+        ``pm.Model`` recognized as ``X ~ A W`` / ``F S G^T`` (:func:`bnmfzoo.models.recognize`),
+        whatever its priors (they are not used).
     max_iter : int, default 1000
         Number of sweeps (the paper's GDSC setting).
     init : {"uniform", "exponential", "kmeans"} or dict, optional
@@ -176,7 +178,7 @@ def fit_multiplicative(
     >>> dt["posterior"]["W"].shape
     (1, 1, 2, 15)
     """
-    problem = glue.problem_from_model(model, method="fit_multiplicative")
+    problem = glue.problem_from_model(model, method="fit_multiplicative", priors_used=False)
     if (problem.obs.x < 0).any():
         raise ValueError(
             f"fit_multiplicative needs non-negative data (the Lee-Seung / Yoo-Choi updates keep "

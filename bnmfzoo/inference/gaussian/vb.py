@@ -49,7 +49,11 @@ def log_joint_terms(state, sse, *, entropy):
             total += core.gamma_entropy(*state.tau_ab)
     for role in core.factor_roles(p):
         E = state.E[role]
-        if p.ard and role != "S":
+        if p.prior is not None:  # per-entry prior terms: E[logc - q x^2 / 2 + lin x]
+            t = p.prior[role]
+            total += float(np.sum(t["logc"] - 0.5 * t["q"] * state.second(role)
+                                  + t["lin"] * E))
+        elif p.ard and role != "S":
             key = "AW" if role in ("A", "W") else role
             total += float(np.sum(state.lam_logE[key] * E.shape[1]
                                   - state.lam_E[key] * E.sum(axis=1)))
@@ -88,7 +92,12 @@ def fit_vb(
 
     Works for models from :func:`bnmfzoo.models.exponential_gaussian` and
     :func:`bnmfzoo.models.tri_exponential_gaussian`, with or without ARD and with a learned
-    or fixed noise level. Missing entries never enter the updates.
+    or fixed noise level, and for any ``pm.Model`` recognized as the same factorization
+    (:func:`bnmfzoo.models.recognize`) whose factor priors are ``Exponential`` (constant
+    rates of any shape), ``HalfNormal(sigma)`` or ``TruncatedNormal(mu, sigma, lower=0)``
+    with constant parameters: each such prior adds ``q = 1 / sigma^2`` to an entry's
+    precision and ``mu q`` (or ``-lam``) to its numerator, so q stays a truncated normal.
+    Missing entries never enter the updates.
 
     Parameters
     ----------
@@ -121,10 +130,10 @@ def fit_vb(
         ``<factor>_mean`` / ``<factor>_var`` (their moments), ``tau_alpha`` / ``tau_beta``,
         ``<lambda>_alpha`` / ``<lambda>_beta``, and per-sweep traces ``elbo``, ``mse``
         (training MSE of the mean prediction) and ``time`` (cumulative seconds), dim
-        ``iteration``; ``observed_data``: ``X`` (row, col), or for a model built from sparse
-        data ``X`` over the observed entries (dim ``X_obs``, with ``row`` / ``col`` labels and
-        ``row_index`` / ``col_index`` coordinates; no dense D x N array anywhere). Root attrs
-        ``method="vb"``, ``model``.
+        ``iteration``; ``observed_data``: ``X`` (row, col), or when fewer than an eighth of
+        the entries are observed ``X`` over the observed entries (dim ``X_obs``, with
+        ``row`` / ``col`` labels and ``row_index`` / ``col_index`` coordinates; no dense
+        D x N array anywhere). Root attrs ``method="vb"``, ``model``.
 
     Examples
     --------

@@ -195,10 +195,13 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
     """Identify ``A``, ``W`` and the data of ``model`` (ours or a user's own ``pm.Model``).
 
     The free variables must be exactly ``A`` (D x R) and ``W`` (R x N) (names from the model's
-    bnmfzoo spec, ``var_names={"A": ..., "W": ...}``, or ``"A"``/``"W"``). The data come from
-    ``X=`` if given, else the model's spec, else a bnmfzoo likelihood term (e.g.
-    :func:`bnmfzoo.likelihoods.silf`) registered on the model, else an observed variable of
-    shape D x N. Otherwise pass ``X=`` explicitly.
+    bnmfzoo spec, from the Gaussian likelihood on ``A @ W`` recognized in the graph
+    (:func:`bnmfzoo.models._observed.observed_product`, any priors), ``var_names={"A": ...,
+    "W": ...}``, or ``"A"``/``"W"``). The data come from ``X=`` if given, else the model's
+    attached spec (SILF, uniform noise, Bernoulli), else the recognized Gaussian likelihood's
+    entries, else a bnmfzoo likelihood term (e.g. :func:`bnmfzoo.likelihoods.silf`)
+    registered on the model, else an observed variable of shape D x N. Otherwise pass ``X=``
+    explicitly.
 
     Returns
     -------
@@ -208,18 +211,27 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
 
     if not isinstance(model, pm.Model):
         raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
-    from bnmfzoo.models._recognize import try_recognize
+    from bnmfzoo.models._observed import observed_product
+    from bnmfzoo.models._spec import SPEC_ATTR, find_spec
 
-    spec = getattr(model, "bnmfzoo_spec", None)
+    # families that still attach their spec (SILF, uniform noise, Bernoulli); the Gaussian
+    # ones (ours or a user's) are recognized from the graph: the likelihood on A @ W and its
+    # entries, whatever the priors
+    spec = getattr(model, SPEC_ATTR, None)
     names = {"A": "A", "W": "W"}
-    found, _ = try_recognize(model)
-    if found is not None and (found.kind != "nmf" or any(f.transposed for f in
-                                                         found.factors.values())):
-        found = None
+    found = None
+    if spec is None:
+        try:
+            found = observed_product(model)
+        except Exception:  # noqa: BLE001 - not a Gaussian likelihood on A @ W
+            found = None
+        if found is not None and (found.kind != "nmf" or any(
+                t for _, t in found.assignment.values())):
+            found = None
     if spec is not None:
         names.update({k: v for k, v in spec.var_names.items() if k in ("A", "W") and v})
     elif found is not None:
-        names.update({role: found.factors[role].name for role in ("A", "W")})
+        names.update(found.names)
     if var_names is not None:
         if not isinstance(var_names, dict) or set(var_names) - {"A", "W"}:
             raise TypeError('var_names must be a dict like {"A": "A", "W": "W"}')
@@ -252,14 +264,16 @@ def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_p
     elif found is not None:
         Xda, m = found.X, found.mask
     else:
-        found = _find_data(model, shape)
-        if found is None:
+        located = _find_data(model, shape)
+        if located is None:
             raise ValueError(
                 f"{method} could not find the D x N data in the model; pass X= explicitly"
             )
-        Xda, m = found
+        Xda, m = located
     if tuple(Xda.shape) != shape:
         raise ValueError(f"X has shape {tuple(Xda.shape)} but A @ W has shape {shape}")
+    if spec is None and found is not None:
+        spec = find_spec(model)  # the recognized priors' family, when they are the constructors'
     family = spec.family if spec is not None else "custom"
     simplex = _is_simplex_columns(model, A_rv, a_shape)
     return NMFModelInfo(model, names, Xda, np.asarray(m, bool), a_shape[1], simplex, family,

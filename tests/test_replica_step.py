@@ -4,7 +4,12 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from bnmfzoo.inference import GibbsNMF, ReplicaExchangeGibbs, SymmetryMoves
+from bnmfzoo.inference import (
+    GibbsNMF,
+    ReplicaExchangeGibbs,
+    SymmetryMoves,
+    pymc_default_steps,
+)
 from bnmfzoo.inference.gaussian.replica_exchange import ladder_stats
 from bnmfzoo.models import exponential_gaussian
 
@@ -132,9 +137,10 @@ def test_agrees_with_nuts():
                        step=ReplicaExchangeGibbs(n_replicas=4, beta_min=0.2,
                                                  symmetry=("rescale", "qtransform")),
                        progressbar=False, compute_convergence_checks=False)
-        nuts = pm.sample(draws=2000, tune=1000, chains=4, cores=1, random_seed=1,
-                         nuts_sampler="pymc", target_accept=0.95, progressbar=False,
-                         compute_convergence_checks=False, model=m)
+        with pymc_default_steps():  # NUTS, not the GibbsNMF pm.sample() would choose
+            nuts = pm.sample(draws=2000, tune=1000, chains=4, cores=1, random_seed=1,
+                             nuts_sampler="pymc", target_accept=0.95, progressbar=False,
+                             compute_convergence_checks=False, model=m)
 
     def funcs(idata):
         A = idata.posterior["A"].values

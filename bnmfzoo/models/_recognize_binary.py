@@ -39,12 +39,11 @@ from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.random.op import RandomVariable
 
 from bnmfzoo.models._graph import depends_on, evaluate, probe_env, rv_params
-from bnmfzoo.models._observed import _match_product
+from bnmfzoo.models._observed import _coords, _match_product
 from bnmfzoo.models._recognize import (
     FactorPrior,
     NotRecognized,
     Parameter,
-    _coords,
     _names,
     _users,
 )

@@ -40,6 +40,8 @@ def problem_from_model(model, *, method, priors_used=True):
         raise TypeError(f"{method} needs a model of family {', '.join(FAMILIES)}; this pm.Model "
                         f"is not recognized as one: {reason}")
     spec, reason = spec_from_factorization(found)
+    if spec is None and found.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model
+        raise TypeError(f"{method} needs a Gaussian likelihood on A @ W: {reason}")
     if spec is None:
         return _general_problem(found, method, reason, priors_used)
     return _spec_problem(spec)

@@ -8,8 +8,10 @@ Given the other factor, the rows of ``A`` are conditionally independent, so upda
 ``A[:, k]`` for ``k = 1..R`` (Brouwer et al. 2017, Schmidt et al. 2009) is done row by row:
 for each row ``i``, ``A[i, 0], ..., A[i, R-1]`` in turn from their truncated-normal conditionals.
 This is the same Markov kernel (each column is a conditionally independent block), with the
-row's residuals kept in cache. The same kernel updates ``W`` through its transpose (CSC order),
-``F`` with partner ``G S^T`` and ``G`` with partner ``F S``.
+row's residuals kept in cache. The same kernel updates ``W`` through its transpose (CSC order,
+on a column-major copy of the residual), ``F`` with partner ``G S^T`` and ``G`` with partner
+``F S``. The kernel and the reordering are in :mod:`bnmfzoo.inference.gaussian._sweep_kernels`
+(prefetched gathers, SIMD sums in a fixed order: bit for bit the plain two-pass loops).
 
 For the NMF, each half-sweep takes the cheaper of this residual path and the Gram-matrix path
 of :mod:`bnmfzoo.inference.gaussian._gram` (same updates, same order, same draws), which wins
@@ -36,6 +38,7 @@ from bnmfzoo.inference.gaussian._gram import (
     gram_half_sweep,
     gram_sweep,
 )
+from bnmfzoo.inference.gaussian._sweep_kernels import factor_half_sweep, reorder
 
 __all__ = [
     "ObservedEntries",
@@ -224,41 +227,6 @@ def _axpy(res, d, b, n):
 
 
 @numba.njit(cache=True)
-def _factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng):
-    """Update every entry of ``U`` (n_u x R) given partner ``V`` (n_v x R).
-
-    The model is ``x_e = U[i] . V[idx[e]] + noise`` for the entries ``e`` of row ``i``;
-    ``resid`` (same order as ``idx``) is kept equal to ``x - U V^T`` on those entries.
-    ``lam[k]`` is the exponential rate of column ``k``. The partner rows of each row's entries
-    are gathered once into a contiguous (R x n_i) buffer so the per-column sums vectorize.
-    """
-    R = U.shape[1]
-    max_n = 0
-    for i in range(U.shape[0]):
-        max_n = max(max_n, ptr[i + 1] - ptr[i])
-    buf = np.empty((R, max_n))
-    for i in range(U.shape[0]):
-        start = ptr[i]
-        n = ptr[i + 1] - start
-        for e in range(n):
-            j = idx[start + e]
-            for k in range(R):
-                buf[k, e] = V[j, k]
-        res = resid[start:start + n]
-        for k in range(R):
-            b = buf[k]
-            s1, s2 = _dot_sq(b, res, n)
-            old = U[i, k]
-            prec = tau * s2
-            lin = tau * (s1 + old * s2) - lam[k]
-            new = _conditional(lin, prec, lam[k], rng)
-            d = new - old
-            if d != 0.0:
-                _axpy(res, d, b, n)
-                U[i, k] = new
-
-
-@numba.njit(cache=True)
 def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng):
     """Update every entry ``S[k, m]`` (row-major order) for ``x_ij = F_i S G_j^T + noise``."""
     K, L = S.shape
@@ -283,47 +251,41 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng):
 
 
 @numba.njit(cache=True)
-def _csc_half_sweep(U, V, col_ptr, csc_rows, csc_perm, resid, tau, lam, rng):
-    """:func:`_factor_half_sweep` over the columns (``resid`` in CSR order, permuted and back)."""
-    n = resid.size
-    resid_csc = np.empty(n)
-    for e in range(n):
-        resid_csc[e] = resid[csc_perm[e]]
-    _factor_half_sweep(U, V, col_ptr, csc_rows, resid_csc, tau, lam, rng)
-    for e in range(n):
-        resid[csc_perm[e]] = resid_csc[e]
-
-
-@numba.njit(cache=True)
-def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csc_perm, tau, lam_A, lam_W,
+def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csr_perm, tau, lam_A, lam_W,
                  rng, do_A, do_W):
     """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep.
 
-    Returns 0, or the 1-based index of the first half-sweep (1: ``A``, 2: ``W``) after which
+    ``resid`` is in row-major order; the ``W`` half-sweep works on a column-major copy,
+    written and read back in row-major order (``reorder``; ``csr_perm[e]`` is the column-major
+    position of entry ``e``). Returns 0, or the 1-based index of the first half-sweep (1: ``A``, 2: ``W``) after which
     its factor held a non-finite value (the sweep stops there).
     """
     if do_A:
-        _factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)
+        factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)
         if not all_finite(A):
             return 1
     if do_W:
-        _csc_half_sweep(Wt, A, col_ptr, csc_rows, csc_perm, resid, tau, lam_W, rng)
+        scratch = np.empty(resid.size)
+        reorder(resid, csr_perm, scratch, True)
+        factor_half_sweep(Wt, A, col_ptr, csc_rows, scratch, tau, lam_W, rng)
+        reorder(scratch, csr_perm, resid, False)
         if not all_finite(Wt):
             return 2
     return 0
 
 
 @numba.njit(cache=True)
-def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_perm, tau, lam_F,
+def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csr_perm, tau, lam_F,
                   lam_S, lam_G, rng, do_F, do_S, do_G):
     """Columns of ``F``, entries of ``S``, columns of ``G``; one numba call per sweep.
 
     Returns 0, or 1 / 2 / 3 when ``F`` / ``S`` / ``G`` held a non-finite value after its
-    update (the sweep stops there).
+    update (the sweep stops there). ``G`` is updated on a column-major copy of the residual, as
+    ``W`` in :func:`_nmf_factors`.
     """
     if do_F:
         partner = G @ np.ascontiguousarray(S.T)  # N x K: coefficient of F[i, k] in x_ij
-        _factor_half_sweep(F, partner, row_ptr, cols, resid, tau, lam_F, rng)
+        factor_half_sweep(F, partner, row_ptr, cols, resid, tau, lam_F, rng)
         if not all_finite(F):
             return 1
     if do_S:
@@ -332,7 +294,10 @@ def _nmtf_factors(F, S, G, resid, rows, cols, row_ptr, col_ptr, csc_rows, csc_pe
             return 2
     if do_G:
         partner = F @ S  # D x L: coefficient of G[j, l] in x_ij
-        _csc_half_sweep(G, partner, col_ptr, csc_rows, csc_perm, resid, tau, lam_G, rng)
+        scratch = np.empty(resid.size)
+        reorder(resid, csr_perm, scratch, True)
+        factor_half_sweep(G, partner, col_ptr, csc_rows, scratch, tau, lam_G, rng)
+        reorder(scratch, csr_perm, resid, False)
         if not all_finite(G):
             return 3
     return 0
@@ -498,7 +463,7 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
     gram_A, gram_W = do_A and path_A == "gram", do_W and path_W == "gram"
     if not (gram_A or gram_W):  # one numba call for the whole sweep
         status = _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols,
-                              obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W, rng,
+                              obs.col_ptr, obs.csc_rows, obs.csr_perm, tau, lam_A, lam_W, rng,
                               do_A, do_W)
         state._residual_updated()
         _check_halves(status, ("A", "W"), obs, tau)
@@ -519,7 +484,7 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
             _check_halves(0 if all_finite(U) else 1, (role,), obs, tau)
         else:
             status = _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols,
-                                  obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_A, lam_W,
+                                  obs.col_ptr, obs.csc_rows, obs.csr_perm, tau, lam_A, lam_W,
                                   rng, role == "A", role == "W")
             state._residual_updated()
             _check_halves(status, ("A", "W"), obs, tau)
@@ -664,7 +629,7 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
                           ("the noise precision tau", tau)):
             _check_positive_finite(name, lam, obs)
         status = _nmtf_factors(state.F, state.S, state.G, state.resid, obs.rows, obs.cols,
-                               obs.row_ptr, obs.col_ptr, obs.csc_rows, obs.csc_perm, tau, lam_F,
+                               obs.row_ptr, obs.col_ptr, obs.csc_rows, obs.csr_perm, tau, lam_F,
                                float(hyper["lambda_S"]), lam_G, rng, "F" in update,
                                "S" in update, "G" in update)
         _check_halves(status, ("F", "S", "G"), obs, tau)

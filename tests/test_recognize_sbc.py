@@ -179,13 +179,10 @@ def _sigma_model(X):
     return model
 
 
-@pytest.mark.slow
-def test_sbc_sigma_halfnormal_compound_step():
-    """``pm.sample()`` as users run it: GibbsNMF on A, lam, W and PyMC's NUTS on sigma (a
-    CompoundStep, GibbsNMF reading sigma from the point at every step). 100 simulations, one
-    chain each of 100 tuning + 120 draws thinned by 3. Bonferroni level as above (nominal
-    false-failure rate < 1%; at 7 minutes a run its rate over seeds was not measured: it
-    passed at seed 41, the only seed run, on 2026-11-23)."""
+def make_sigma_sbc(*, burn=100, n_draws=40, thin=3):
+    """``(simulate, infer, steps)`` of the compound-step SBC below: ``infer`` runs ``pm.sample``
+    (one chain, ``burn`` tuning + ``n_draws * thin`` draws, thinned by ``thin``) and records the
+    step methods PyMC assigned in ``steps``."""
     import logging
 
     def simulate(rng):
@@ -208,14 +205,25 @@ def test_sbc_sigma_halfnormal_compound_step():
                                                                for v in vs)))
                                    for c, vs in assign_step_methods(model)[1].items())))
             logging.getLogger("pymc").setLevel(logging.ERROR)
-            dt = pm.sample(draws=120, tune=100, chains=1, cores=1,
+            dt = pm.sample(draws=n_draws * thin, tune=burn, chains=1, cores=1,
                            random_seed=int(rng.integers(2**31)), progressbar=False,
                            compute_convergence_checks=False)
-        post = dt.posterior.isel(chain=0, draw=slice(None, None, 3))
+        post = dt.posterior.isel(chain=0, draw=slice(None, None, thin))
         return {"AW": np.einsum("dik,dkj->dij", post["A"].values, post["W"].values),
                 "A": post["A"].values, "W": post["W"].values, "lam": post["lam"].values,
                 "sigma": post["sigma"].values}
 
+    return simulate, infer, steps
+
+
+@pytest.mark.slow
+def test_sbc_sigma_halfnormal_compound_step():
+    """``pm.sample()`` as users run it: GibbsNMF on A, lam, W and PyMC's NUTS on sigma (a
+    CompoundStep, GibbsNMF reading sigma from the point at every step). 100 simulations, one
+    chain each of 100 tuning + 120 draws thinned by 3. Bonferroni level as above (nominal
+    false-failure rate < 1%; at 7 minutes a run its rate over seeds was not measured: it
+    passed at seed 41, the only seed run, on 2026-11-23)."""
+    simulate, infer, steps = make_sigma_sbc()
     result = sbc(simulate, infer, n_sims=100, random_seed=41, progressbar=False)
     assert steps == {(("GibbsNMF", ("A", "W", "lam")), ("NUTS", ("sigma",)))}, steps
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)

@@ -18,11 +18,11 @@ over the tested scalars) and lengths.
 
 Cases: every case of ``tests/_sbc_cases.py`` (the tests that run them: ``test_gibbs_sbc.py``,
 ``test_calibration.py``, ``test_bernoulli_gibbs.py``), and the SBC tests whose problems are
-defined in their own test modules: ``recognize-<config>`` (``test_recognize_sbc.py``, fixed
-thinning 10), ``re+moves``, ``gibbs+moves``, ``re``, ``re-ard+rescale`` and ``re-long``,
-``re-long+moves`` (``test_replica_exchange.py``, fixed thinning 3 and 5) and ``compound-sigma``
-(``test_recognize_sbc.py``, ``pm.sample`` with GibbsNMF + NUTS, thinning 3), each built by the
-test module's own ``make_sbc`` so the statistic is exactly the test's.
+defined in their own test modules: ``recognize-<config>`` (``test_recognize_sbc.py``),
+``re+moves``, ``gibbs+moves``, ``re``, ``re-ard+rescale`` and ``re-long``,
+``re-long+moves`` (``test_replica_exchange.py``), all thinned by measured ESS, and
+``compound-sigma`` (``test_recognize_sbc.py``, ``pm.sample`` with GibbsNMF + NUTS, thinning 3),
+each built by the test module's own ``make_sbc`` so the statistic is exactly the test's.
 
 Run (one process, niced; results are appended to
 ``benchmarks/calibration/results/sbc_<case>.jsonl`` (committed) so a measurement can be split
@@ -63,7 +63,8 @@ RESULTS = Path(__file__).parent / "results"
 
 @dataclass(frozen=True)
 class TestModuleCase:
-    """An SBC test whose problem is defined in its test module (fixed thinning in ``infer``).
+    """An SBC test whose problem is defined in its test module (``thin=None``: ``infer`` thins
+    by a fixed number of sweeps; ``"ess"``: by the measured ESS of each chain).
 
     ``make(**kw)`` is the module's ``make_sbc`` with the test's arguments; ``chain_kw`` turns its
     ``infer`` into an unthinned chain for ``--iat``.
@@ -73,7 +74,7 @@ class TestModuleCase:
     make: str
     kwargs: dict
     n_sims: int = 100
-    thin: object = None  # the test thins inside infer
+    thin: object = None
     ess_target: float = None
     chain_kw: dict = None
 
@@ -83,7 +84,7 @@ class TestModuleCase:
 
     @property
     def inner_thin(self):
-        """The thinning the test's ``infer`` applies (its ``thin`` argument)."""
+        """The thinning the test's ``infer`` applies (its ``thin`` argument; None: by ESS)."""
         mod = importlib.import_module(self.module)
         par = inspect.signature(getattr(mod, self.make)).parameters
         return self.kwargs.get("thin", par["thin"].default if "thin" in par else None)
@@ -95,13 +96,14 @@ class TestModuleCase:
 
 
 def _recognize(config):
-    return TestModuleCase("test_recognize_sbc", "make_sbc", dict(config=config),
-                          chain_kw=dict(thin=1))
+    return TestModuleCase("test_recognize_sbc", "make_sbc", dict(config=config), thin="ess",
+                          ess_target=30, chain_kw=dict(thin=1))
 
 
-def _replica(betas, moves, ard=False, **kw):
+def _replica(betas, moves, ard=False, n_sims=100, **kw):
     return TestModuleCase("test_replica_exchange", "make_sbc",
-                          dict(betas=betas, moves=moves, ard=ard, **kw), chain_kw=dict(thin=1))
+                          dict(betas=betas, moves=moves, ard=ard, **kw), n_sims, thin="ess",
+                          ess_target=30, chain_kw=dict(thin=1))
 
 
 _L2, _L3, _L4 = (1.0, 0.4), (1.0, 0.5, 0.25), (1.0, 0.6, 0.3, 0.15)
@@ -114,13 +116,9 @@ TEST_MODULE_CASES = {
     "gibbs+moves": _replica((1.0,), _MOVES),  # seed 33
     "re": _replica(_L3, ()),  # test_sbc_replica_exchange_more (slow), seed 31
     "re-ard+rescale": _replica(_L3, ("rescale",), True),  # seed 34
-    "re-long": TestModuleCase(  # test_sbc_replica_exchange_long (slow), 1000 sims, seed 41
-        "test_replica_exchange", "make_sbc",
-        dict(betas=_L4, moves=(), burn=300, n_draws=100, thin=5), 1000, chain_kw=dict(thin=1)),
-    "re-long+moves": TestModuleCase(
-        "test_replica_exchange", "make_sbc",
-        dict(betas=_L4, moves=_MOVES, burn=300, n_draws=100, thin=5), 1000,
-        chain_kw=dict(thin=1)),
+    # test_sbc_replica_exchange_long (slow), 1000 sims, seed 41
+    "re-long": _replica(_L4, (), n_sims=1000, burn=300),
+    "re-long+moves": _replica(_L4, _MOVES, n_sims=1000, burn=300),
     # test_sbc_sigma_halfnormal_compound_step (slow, ~7 min a seed), seed 41
     "compound-sigma": TestModuleCase("test_recognize_sbc", "make_sigma_sbc", {},
                                      chain_kw=dict(thin=1)),
@@ -221,9 +219,39 @@ def iat_fixed(case, n_chains, sweeps, seed=0):
     print(f"{case}: n / ESS (sweeps) over {n_chains} chains of {sweeps} sweeps after burn-in: "
           f"median {np.median(taus):.1f}, quartiles {np.quantile(taus, 0.25):.1f}-"
           f"{np.quantile(taus, 0.75):.1f}, max {taus.max():.1f}; test thinning "
-          f"{c.inner_thin}")
+          f"{c.thin if c.thin == 'ess' else c.inner_thin}")
     print("  per quantity, median (max) over chains: " + ", ".join(
         f"{k} {np.median(v):.1f} ({max(v):.1f})" for k, v in worst.items()))
+
+
+def compare_paths(n_data=3000, n_sweeps=3, seed=123):
+    """Gram against residual NMF-ARD path: same start, same generator, ``n_sweeps`` sweeps on
+    each of ``n_data`` simulated data sets of the SBC case (half started from the truth, half
+    from a prior draw); prints the largest relative difference of any drawn value."""
+    import _sbc_cases as sc
+
+    from bnmfzoo.inference.gaussian import _core as gc
+
+    hyper = {**sc.NMF_HYPER, "ard": True}
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for s in range(n_data):
+        p = sc._nmf_prior(rng, hyper)
+        X = p["A"] @ p["W"] + rng.normal(size=(sc.D, sc.N)) / np.sqrt(p["tau"])
+        X[~sc.MASK] = np.nan
+        obs = gc.observed_entries(X)
+        p0 = sc._nmf_prior(rng, hyper) if s % 2 else p
+        out = []
+        for kernel in ("gram", "residual"):
+            st = gc.nmf_state(p0["A"].copy(), p0["W"].copy(), p0["tau"], p0["lambda_"].copy(),
+                              obs)
+            r = np.random.default_rng(s)
+            for _ in range(n_sweeps):
+                gc.nmf_sweep(st, obs, hyper, r, kernel=kernel)
+            out.append(np.r_[st.A.ravel(), st.W.ravel(), st.tau, st.lambda_])
+        worst = max(worst, float(np.max(np.abs(out[0] - out[1]) / np.abs(out[0]))))
+    print(f"NMF-ARD Gram vs residual path, {n_sweeps} sweeps from the same state and generator "
+          f"on {n_data} simulated data sets: largest relative difference {worst:.2g}")
 
 
 def iat(case, n_chains, ess_target=None, seed=0):
@@ -256,7 +284,12 @@ def main(argv=None):
     ap.add_argument("--iat", action="store_true", help="measure autocorrelation times")
     ap.add_argument("--chains", type=int, default=20)
     ap.add_argument("--iat-sweeps", type=int, default=2000)
+    ap.add_argument("--compare-paths", action="store_true",
+                    help="NMF-ARD: Gram and residual paths on the same generator")
     a = ap.parse_args(argv)
+    if a.compare_paths:
+        compare_paths()
+        return
     if a.iat and a.case in TEST_MODULE_CASES:
         iat_fixed(a.case, a.chains, a.iat_sweeps)
         return

@@ -257,8 +257,8 @@ def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csr_perm, tau, 
 
     ``resid`` is in row-major order; the ``W`` half-sweep works on a column-major copy,
     written and read back in row-major order (``reorder``; ``csr_perm[e]`` is the column-major
-    position of entry ``e``). Returns 0, or the 1-based index of the first half-sweep (1: ``A``, 2: ``W``) after which
-    its factor held a non-finite value (the sweep stops there).
+    position of entry ``e``). Returns 0, or the 1-based index of the first half-sweep (1:
+    ``A``, 2: ``W``) after which its factor held a non-finite value (the sweep stops there).
     """
     if do_A:
         factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)

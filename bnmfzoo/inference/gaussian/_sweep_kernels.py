@@ -64,8 +64,10 @@ def _prefetch_codegen(write):
 
 @intrinsic
 def _prefetch(typingctx, arr, i, k):
-    """Hint the processor to load the cache line of ``arr[i, k]`` (2-D) or ``arr[i]`` (1-D;
-    ``k`` ignored) for reading. No effect on any value; the address is never dereferenced.
+    """Hint the processor to load a cache line for reading.
+
+    The line of ``arr[i, k]`` (2-D) or ``arr[i]`` (1-D; ``k`` ignored). No effect on any
+    value; the address is never dereferenced.
     """
     if not isinstance(arr, types.Array) or arr.ndim not in (1, 2):
         return None
@@ -128,8 +130,10 @@ def _check_lanes(*arrays):
 
 @intrinsic
 def _sums4(typingctx, res, b, n4):
-    """Lanes ``(a0..a3, q0..q3)``: ``a_l = sum res[e] * b[e]``, ``q_l = sum b[e]^2`` over
-    ``e = l, l + 4, ... < n4`` in increasing ``e`` (``n4`` a multiple of 4; unit strides).
+    """Four-lane sums ``(a0..a3, q0..q3)`` of ``res * b`` and ``b * b``.
+
+    ``a_l = sum res[e] * b[e]``, ``q_l = sum b[e]^2`` over ``e = l, l + 4, ... < n4`` in
+    increasing ``e`` (``n4`` a multiple of 4; unit strides).
 
     One ``<4 x double>`` multiply and add per four entries, IEEE without fast-math flags: each
     lane is exactly the scalar sum written out (LLVM does not vectorize four scalar

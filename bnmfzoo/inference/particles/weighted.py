@@ -661,8 +661,9 @@ def _rejuvenate(info, A, W, rejuvenate, rng, progressbar):
 
     if callable(rejuvenate):  # a kernel (model, A, W, rng) -> (A, W, stats)
         A, W, st = rejuvenate(info.model, A, W, rng)
+        accept = st.get("accept")
         return done(A, W, getattr(rejuvenate, "__name__", "callable"), st.get("n_steps", 0),
-                    np.nanmean(st.get("accept", np.nan)))
+                    float("nan") if accept is None else np.nanmean(accept))
     if isinstance(rejuvenate, str):
         if rejuvenate != "auto":
             raise TypeError(f"rejuvenate must be 'auto', None, an int, a dict or a kernel, "

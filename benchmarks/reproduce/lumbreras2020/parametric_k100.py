@@ -111,7 +111,10 @@ def nuts(V, mask, X, tune, draws):
     W0 = np.clip(W0, 1e-3, 1 - 1e-3)
     print(f"NUTS start (good state's conditional means): NLL {bernoulli_nll(V, mask, A0 @ W0):.0f}")
     t = time.perf_counter()
-    with beta_dir(X, rank=K):
+    from bnmfzoo.inference import pymc_default_steps
+
+    # NUTS on the uncollapsed model: PyMC's own choice, not a bnmfzoo step it may prefer
+    with beta_dir(X, rank=K), pymc_default_steps():
         idata = pm.sample(tune=tune, draws=draws, chains=1, initvals={"A": A0, "W": W0},
                           random_seed=1, progressbar=False, compute_convergence_checks=False)
     P = np.einsum("sdk,skn->sdn", idata["posterior"]["A"].values[0],

@@ -82,7 +82,8 @@ fig = plot_bases(X.values[:, :8], image_shape=SIZE, ncols=8, title="some of the 
 results = {}
 for init in INITS:
     for M in MS:
-        dt = fit_particles(model, n_particles=M, init=init, random_seed=1, progressbar=False)
+        dt = fit_particles(model, n_particles=M, init=init, random_seed=1, progressbar=False,
+                           rejuvenate=None)  # the paper's Algorithm 1
         d = dt["diagnostics"]
         results[init, M] = dt
         print(f"{init:<11} M={M:>3d}  KSD {float(d['stein_discrepancy']):>11.4g}  "

@@ -288,7 +288,10 @@ def test_balance_moves_components_to_the_prior_optimal_scale(bank):
         best = log_prior(Ab[k], Wb[k])
         for b in (0.5, 0.9, 1.1, 2.0):
             assert log_prior(Ab[k] * b, Wb[k] / b) < best
-    dt = fit_particles(m, n_particles=3, q_bank=bank, random_seed=2, progressbar=False)
+    # the solver particles (Algorithm 1, no rejuvenation: Gibbs sweeps would move them off the
+    # balanced scale, as posterior draws should)
+    dt = fit_particles(m, n_particles=3, q_bank=bank, random_seed=2, progressbar=False,
+                       rejuvenate=None)
     pa, pw = dt["particles"]["A"].values, dt["particles"]["W"].values
     np.testing.assert_allclose(0.5 * pa.sum(axis=1), 2.0 * pw.sum(axis=2), rtol=1e-6)
 

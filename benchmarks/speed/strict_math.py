@@ -43,7 +43,11 @@ def time_grad(model, fast, n_calls):
 
 
 def time_nuts(model, fast, draws):
-    with pytensor.config.change_flags(numba__fastmath=fast), model, Clock() as clock:
+    from bnmfzoo.inference import pymc_default_steps
+
+    # NUTS, not the GibbsNMF that ``import bnmfzoo`` makes pm.sample() choose on this model
+    with pytensor.config.change_flags(numba__fastmath=fast), model, pymc_default_steps(), \
+            Clock() as clock:
         pm.sample(draws=draws, tune=draws, chains=1, cores=1, random_seed=1, progressbar=False,
                   nuts_sampler="pymc", compute_convergence_checks=False)
     return clock.wall

@@ -73,7 +73,8 @@ def _starts(prob, rng, n_q=12, n_r=12, n_rand=6):
     for init, n in (("qtransform", n_q), ("random", n_r)):
         try:
             dt = fit_particles(m, n_particles=n, init=init,
-                               random_seed=int(rng.integers(2**31)), progressbar=False)
+                               random_seed=int(rng.integers(2**31)), progressbar=False,
+                               rejuvenate=None)  # solver starts, as when the cache was built
         except ValueError as err:  # e.g. a diverged solver; its chains are simply not started
             print(f"    (no {init} starts: {str(err)[:80]})")
             continue

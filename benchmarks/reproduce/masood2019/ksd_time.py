@@ -128,7 +128,8 @@ def pool_particles(name, init, model, info, args, bank):
         try:
             with Clock() as c:
                 dt = fit_particles(model, n_particles=args.pool, init=init, q_bank=bank,
-                                   random_seed=args.seed, progressbar=False)
+                                   random_seed=args.seed, progressbar=False,
+                                   rejuvenate=None)  # the paper's Algorithm 1
         finally:
             particles_mod.make_particle = orig
         d = dt["diagnostics"]

@@ -118,7 +118,7 @@ def main():
             init, _, solver = method.partition(":")
             dt = fit_particles(model, n_particles=a.M, init=init, solver=solver or "mu",
                                max_iter=a.max_iter, q_bank=bank, random_seed=a.seed,
-                               progressbar=False)
+                               progressbar=False, rejuvenate=None)  # the paper's
             d = dt["diagnostics"]
             cpu, wall = float(d["cpu_time"]), float(d["wall_time"])  # the whole call
             P = dt["particles"]

@@ -86,7 +86,7 @@ def run_qtransform(model, M, seed, bank):
 
     warm_up_stein(model)
     dt = fit_particles(model, n_particles=M, init="qtransform", q_bank=bank, random_seed=seed,
-                       progressbar=False)
+                       progressbar=False, rejuvenate=None)  # the paper's Algorithm 1
     d = dt["diagnostics"]
     cpu, wall = float(d["cpu_time"]), float(d["wall_time"])  # the whole call, as recorded
     div, ess = _diversity(dt["particles"]["A"].values, dt["particles"]["weight"].values)

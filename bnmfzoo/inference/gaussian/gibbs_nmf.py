@@ -86,6 +86,9 @@ class _GibbsFactorization(TransformedStep):
         "tau": (np.float64, []),
     }
     _state_class = GibbsState
+    #: every update is a draw from an exact conditional: no tuning, usable as a rejuvenation
+    #: kernel (:func:`bnmfzoo.inference.particles.rejuvenate.exact_step_for`)
+    exact_conditionals = True
 
     def __init__(
         self,

@@ -7,7 +7,13 @@ particle by a short Markov chain that leaves the posterior invariant puts it int
 of its mode; the valid Stein weights are computed afterwards, so they correct for chains that
 have not converged (Liu & Lee 2017, *Black-box importance sampling*; Riabiz et al. 2022).
 
-The kernel is Hamiltonian Monte Carlo (Neal 2011) in PyMC's value space (``A_log__``, the
+Two kernels. For models that a registered step method with exact conditionals samples in full
+(``pm.sample()`` would choose it for every free variable: for a Gaussian likelihood on ``A @ W``
+that is :class:`~bnmfzoo.inference.GibbsNMF`, with ``tau``, ARD rates and the recognized priors
+of :func:`bnmfzoo.models.recognize`), :func:`step_rejuvenate` runs that step, one chain per
+particle, through PyMC's step interface; the class is found in PyMC's ``STEP_METHODS`` by its
+``exact_conditionals`` attribute, so this wing imports no other. Otherwise the kernel
+(:func:`rejuvenate_particles`) is Hamiltonian Monte Carlo (Neal 2011) in PyMC's value space (``A_log__``, the
 column-simplex values of a Dirichlet basis), with the log-Jacobian, for any PyMC model whose free
 variables are ``A`` and ``W``: each particle runs its own chain, with its step size adapted
 during the first half of its steps (stochastic approximation towards an acceptance rate of 0.65,
@@ -21,10 +27,13 @@ import numpy as np
 
 from bnmfzoo._rng import as_generator, spawn_seeds
 
-__all__ = ["ValueSpace", "hmc_rejuvenate", "rejuvenate_particles"]
+__all__ = ["ValueSpace", "exact_step_for", "hmc_rejuvenate", "rejuvenate_particles",
+           "step_rejuvenate"]
 
 #: relative floor applied to boundary entries before the chains start
 REJUVENATE_FLOOR = 1e-3
+#: sweeps per particle of an exact-conditional step in ``fit_particles(rejuvenate="auto")``
+DEFAULT_SWEEPS = 100
 
 
 class ValueSpace:
@@ -217,3 +226,111 @@ def rejuvenate_particles(info, A, W, *, n_steps=100, n_leapfrog=10, random_seed=
         outA[m], outW[m] = vs.from_values(q)
         accept[m], steps[m] = st["accept"], st["step_size"]
     return outA, outW, {"accept": accept, "step_size": steps}
+
+
+def exact_step_for(model):
+    """The registered step class with exact conditionals that claims every free variable.
+
+    Looks through PyMC's ``STEP_METHODS`` (where ``import bnmfzoo`` adds its Gibbs steps) for a
+    class with ``exact_conditionals = True`` whose ``competence`` is IDEAL for each free
+    variable of ``model``; None when there is none (e.g. SILF or uniform-noise models, or a
+    ``sigma ~ HalfNormal`` that only a gradient step samples) or inside
+    :func:`bnmfzoo.inference.pymc_default_steps`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bnmfzoo
+    >>> from bnmfzoo.models import exponential_gaussian, silf
+    >>> X = np.random.default_rng(0).exponential(size=(5, 4))
+    >>> exact_step_for(exponential_gaussian(X, 2)).__name__
+    'GibbsNMF'
+    >>> exact_step_for(silf(X, 2, n_reference=5)) is None
+    True
+    """
+    from pymc.step_methods import STEP_METHODS
+    from pymc.step_methods.compound import Competence
+
+    for cls in list(STEP_METHODS):
+        if not getattr(cls, "exact_conditionals", False):
+            continue
+        with model:
+            try:
+                ok = all(cls.competence(rv, True) == Competence.IDEAL for rv in model.free_RVs)
+            except Exception:  # noqa: BLE001 - a step that cannot read the model declines it
+                ok = False
+        if ok:
+            return cls
+    return None
+
+
+def step_rejuvenate(info, A, W, extra, *, step_class, n_sweeps=DEFAULT_SWEEPS,
+                    random_seed=None, floor=REJUVENATE_FLOOR, progressbar=False):
+    """Move each particle by ``n_sweeps`` steps of an exact-conditional step method.
+
+    Each particle is one chain: its ``A``, ``W`` and other free variables (``extra``: their
+    conditional modes given the particle) are written into a point in PyMC's value space, and
+    ``step_class(model=...)`` (e.g. :class:`~bnmfzoo.inference.GibbsNMF`) is stepped
+    ``n_sweeps`` times with the particle's own generator. Every step draws from exact
+    conditionals, so a particle on the boundary leaves it at the first sweep and needs no
+    tuning. Entries on the boundary are floored first (relative ``floor``), because a zero
+    has no image in value space.
+
+    Parameters
+    ----------
+    info : NMFModelInfo
+        From :func:`bnmfzoo.inference.particles.weighted.resolve_nmf_model`.
+    A, W : numpy.ndarray
+        (M, D, R) and (M, R, N) particles on the model's support.
+    extra : dict
+        Name -> (M, ...) values of the other free variables (may be empty).
+    step_class : type
+        From :func:`exact_step_for`.
+    n_sweeps : int
+    random_seed : int or numpy.random.Generator, optional
+        One seed is spawned per particle.
+    floor : float
+    progressbar : bool
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, dict)
+        Moved ``A``, ``W`` and ``{"n_steps": n_sweeps}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bnmfzoo
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> from bnmfzoo.inference.particles.weighted import resolve_nmf_model
+    >>> X = np.random.default_rng(0).exponential(size=(5, 4))
+    >>> info = resolve_nmf_model(exponential_gaussian(X, 2, sigma=0.5))
+    >>> step = exact_step_for(info.model)
+    >>> A, W, _ = step_rejuvenate(info, np.ones((2, 5, 2)), np.ones((2, 2, 4)), {},
+    ...                           step_class=step, n_sweeps=3, random_seed=0)
+    >>> A.shape, bool((A > 0).all())
+    ((2, 5, 2), True)
+    """
+    from bnmfzoo._progress import progress
+    from bnmfzoo.diagnostics._stein_scores import floor_points
+    from bnmfzoo.inference._step_glue import ValueMap
+
+    model = info.model
+    pts, _ = floor_points(model, info.points(A, W, extra), floor)
+    maps = {rv.name: ValueMap(model, rv.name) for rv in model.free_RVs}
+    step = step_class(model=model)
+    start = model.initial_point()
+    seeds = spawn_seeds(as_generator(random_seed), A.shape[0])
+    nA, nW = info.names["A"], info.names["W"]
+    outA = np.empty(np.shape(A), dtype=float)
+    outW = np.empty(np.shape(W), dtype=float)
+    for m in progress(range(A.shape[0]), desc="rejuvenation", progressbar=progressbar):
+        point = dict(start)
+        for name, vm in maps.items():
+            point[vm.value_name] = vm.forward(np.asarray(pts[name][m], dtype=float))
+        step.setup_chain(np.random.default_rng(seeds[m]), 0, int(n_sweeps))
+        for _ in range(int(n_sweeps)):
+            point, _ = step.step(point)
+        outA[m] = maps[nA].backward(point[maps[nA].value_name])
+        outW[m] = maps[nW].backward(point[maps[nW].value_name])
+    return outA, outW, {"n_steps": int(n_sweeps)}

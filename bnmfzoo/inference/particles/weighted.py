@@ -486,8 +486,8 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
                   n_draws=None, q_bank=None, q_mode="abs", pad_scale=1e-3, sign="bro",
                   max_iter=200, tol=1e-4, solver="cd", weights="stein", kernel=None,
                   space="unconstrained", qp_solver=None, random_seed=None, client=None,
-                  progressbar=True, rejuvenate=None):
-    """Stein-weighted particle approximation of a BNMF posterior (Algorithm 1).
+                  progressbar=True, rejuvenate="auto"):
+    """Stein-weighted particle approximation of a BNMF posterior (Algorithm 1, rejuvenated).
 
     Each converged solution is projected onto the model's support (unit-sum basis columns under
     Dirichlet bases) and, when ``A`` and ``W`` have Exponential priors, each component is
@@ -541,16 +541,33 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         Generate the particles on a Dask cluster.
     progressbar : bool, default True
         Show a progress bar (serial runs).
-    rejuvenate : None, int or dict, default None
-        Move every particle by a short HMC chain under the model before weighting
-        (:func:`bnmfzoo.inference.particles.rejuvenate.rejuvenate_particles`): an int is the
-        number of HMC transitions per particle (10 leapfrog steps each), a dict its keyword
-        options (``n_steps``, ``n_leapfrog``, ``floor``). Solver particles sit at modes, often
-        on the boundary, with no posterior spread; rejuvenated ones lie in the typical set of
-        their mode. A callable ``kernel(model, A, W, rng) -> (A, W, stats)`` is used instead,
-        e.g. :class:`bnmfzoo.inference.gaussian.rejuvenation.GibbsRejuvenation` (exact Gibbs
-        sweeps, recommended for ``exponential_gaussian(..., sigma=<fixed>)``). None keeps the
-        paper's Algorithm 1.
+    rejuvenate : "auto", None, int, dict or callable, default "auto"
+        Move every particle by a short Markov chain under the model before weighting. Solver
+        particles sit at modes, often on the boundary, with no posterior spread; rejuvenated
+        ones lie in the typical set of their mode, which a gold-standard comparison found far
+        more accurate at equal CPU (``benchmarks/RESULTS.md`` section 3.0).
+
+        * ``"auto"`` (default): when a step method with exact conditionals samples every free
+          variable (:func:`~bnmfzoo.inference.particles.rejuvenate.exact_step_for`: GibbsNMF
+          for a Gaussian likelihood with recognized priors, ``tau`` and ARD rates included),
+          ``DEFAULT_SWEEPS`` = 100 of its sweeps per particle
+          (:func:`~bnmfzoo.inference.particles.rejuvenate.step_rejuvenate`); otherwise (SILF,
+          uniform noise, ``sigma ~ HalfNormal``) none, as in the paper: HMC is not the
+          default there because it was not more accurate on the swimmer problem (identity
+          mass matrix) and costs about 1,000 gradients per particle; and under SILF with the
+          paper's ``C`` the posterior's mass lies mostly outside the flat band, where
+          rejuvenated particles go.
+        * ``None``: the paper's Algorithm 1 (Masood & Doshi-Velez 2019) as published.
+        * an int: that many HMC transitions per particle (10 leapfrog steps each); a dict: its
+          keyword options (``n_steps``, ``n_leapfrog``, ``floor``).
+        * ``{"sweeps": n}``: ``n`` sweeps of the exact-conditional step (TypeError when the
+          model has none).
+        * a callable ``kernel(model, A, W, rng) -> (A, W, stats)``, e.g.
+          :class:`bnmfzoo.inference.gaussian.rejuvenation.GibbsRejuvenation`.
+
+        The kernel used is the root attribute ``rejuvenate``; ``diagnostics`` holds
+        ``rejuvenate_steps``, ``rejuvenate_accept`` (HMC) and ``rejuvenate_cpu_time``. Other free variables (``tau``, rates)
+        are set to their conditional mode given each particle's final ``A`` and ``W``.
 
     Returns
     -------
@@ -609,7 +626,8 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     W = np.stack([r["W"] for r in results])
     A, W = info.finalize_particles(A, W)
     rejuv = _rejuvenate(info, A, W, rejuvenate, rng, progressbar)
-    if rejuv is not None:
+    kernel_name = rejuv.pop("rejuvenate_kernel")
+    if "A" in rejuv:
         A, W = rejuv.pop("A"), rejuv.pop("W")
     others = info.condition(A, W)  # the particles' other free variables (tau, rates, ...)
     weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver,
@@ -627,7 +645,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         "wall_time": time.perf_counter() - wall0,
         "cpu_time": time.process_time() - cpu0,
         **extra,
-        **(rejuv or {}),
+        **rejuv,
     }
     return particle_datatree(
         info, A, W, weighted, method="particles", n_draws=int(n_draws), rng=rng,
@@ -636,37 +654,63 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
                        "n_iter": np.array([r["n_iter"] for r in results]),
                        "objective": objective},
         diagnostics=diagnostics,
-        attrs={"init": name, "dask": int(client is not None)},
+        attrs={"init": name, "dask": int(client is not None), "rejuvenate": kernel_name},
         extra=others,
     )
 
 
 def _rejuvenate(info, A, W, rejuvenate, rng, progressbar):
-    """Apply ``fit_particles(rejuvenate=...)``; None or a dict of diagnostics (and A, W)."""
-    if rejuvenate is None:
-        return None
-    from bnmfzoo.inference.particles.rejuvenate import rejuvenate_particles
+    """Apply ``fit_particles(rejuvenate=...)``: a dict of diagnostics (with A, W if moved)."""
+    from bnmfzoo.inference.particles import rejuvenate as rj
 
-    if callable(rejuvenate):  # a kernel (model, A, W, rng) -> (A, W, stats)
-        t0, c0 = time.perf_counter(), time.process_time()
-        A, W, st = rejuvenate(info.model, A, W, rng)
-        A, W = info.project(A, W)
-        return {"A": A, "W": W, "rejuvenate_steps": int(st.get("n_steps", 0)),
-                "rejuvenate_accept": float(np.nanmean(st.get("accept", 1.0))),
+    if rejuvenate is None:
+        return {"rejuvenate_kernel": "none"}
+    t0, c0 = time.perf_counter(), time.process_time()
+
+    def done(A, W, kernel, steps, accept=float("nan")):
+        return {"A": A, "W": W, "rejuvenate_kernel": kernel, "rejuvenate_steps": int(steps),
+                "rejuvenate_accept": float(accept),
                 "rejuvenate_time": time.perf_counter() - t0,
                 "rejuvenate_cpu_time": time.process_time() - c0}
-    if isinstance(rejuvenate, bool) or not isinstance(rejuvenate, (int, np.integer, dict)):
-        raise TypeError(f"rejuvenate must be None, an int, a dict or a kernel, got "
+
+    if callable(rejuvenate):  # a kernel (model, A, W, rng) -> (A, W, stats)
+        A, W, st = rejuvenate(info.model, A, W, rng)
+        accept = st.get("accept")
+        return done(A, W, getattr(rejuvenate, "__name__", "callable"), st.get("n_steps", 0),
+                    float("nan") if accept is None else np.nanmean(accept))
+    if isinstance(rejuvenate, str):
+        if rejuvenate != "auto":
+            raise TypeError(f"rejuvenate must be 'auto', None, an int, a dict or a kernel, "
+                             f"got {rejuvenate!r}")
+        if rj.exact_step_for(info.model) is None:
+            return {"rejuvenate_kernel": "none (no step method with exact conditionals for "
+                                         "every free variable; rejuvenate=100 runs HMC)"}
+        opts = {"sweeps": rj.DEFAULT_SWEEPS}
+    elif isinstance(rejuvenate, bool) or not isinstance(rejuvenate, (int, np.integer, dict)):
+        raise TypeError(f"rejuvenate must be 'auto', None, an int, a dict or a kernel, got "
                         f"{rejuvenate!r}")
-    opts = {"n_steps": int(rejuvenate)} if not isinstance(rejuvenate, dict) else dict(rejuvenate)
+    else:
+        opts = ({"n_steps": int(rejuvenate)} if not isinstance(rejuvenate, dict)
+                else dict(rejuvenate))
+    if "sweeps" in opts:
+        unknown = set(opts) - {"sweeps", "floor"}
+        if unknown:
+            raise TypeError(f"rejuvenate: unknown options {sorted(unknown)}")
+        n = check_int(opts.pop("sweeps"), name="rejuvenate sweeps")
+        step_class = rj.exact_step_for(info.model)
+        if step_class is None:
+            raise TypeError("rejuvenate={'sweeps': ...} needs a step method with exact "
+                            "conditionals for every free variable (e.g. GibbsNMF on a "
+                            "recognized Gaussian model); use an int for HMC")
+        A, W, st = rj.step_rejuvenate(info, A, W, info.condition(A, W), step_class=step_class,
+                                      n_sweeps=n, random_seed=rng, progressbar=progressbar,
+                                      **opts)
+        return done(A, W, step_class.__name__, n)
     unknown = set(opts) - {"n_steps", "n_leapfrog", "floor"}
     if unknown:
         raise TypeError(f"rejuvenate: unknown options {sorted(unknown)}")
-    if int(opts.get("n_steps", 100)) < 1:
+    if opts.get("n_steps", 100) < 1:
         raise ValueError(f"rejuvenate: n_steps must be >= 1, got {opts['n_steps']!r}")
-    t0, c0 = time.perf_counter(), time.process_time()
-    A, W, st = rejuvenate_particles(info, A, W, random_seed=rng, progressbar=progressbar, **opts)
-    return {"A": A, "W": W, "rejuvenate_steps": int(opts.get("n_steps", 100)),
-            "rejuvenate_accept": float(np.nanmean(st["accept"])),
-            "rejuvenate_time": time.perf_counter() - t0,
-            "rejuvenate_cpu_time": time.process_time() - c0}
+    A, W, st = rj.rejuvenate_particles(info, A, W, random_seed=rng, progressbar=progressbar,
+                                       **opts)
+    return done(A, W, "hmc", opts.get("n_steps", 100), np.nanmean(st["accept"]))

@@ -27,8 +27,8 @@ def replica_masses(prob, refs, *, chains, draws, tune, replicas, beta_min, seed,
     import pymc as pm
 
     import bnmfzoo  # noqa: F401 - registers the Gibbs steps
-    from bnmfzoo.inference import ReplicaExchangeGibbs
     from benchmarks.reproduce.gold_standard.reference import label_by_mode
+    from bnmfzoo.inference import ReplicaExchangeGibbs
 
     model = prob.model()
     with model:

@@ -82,8 +82,8 @@ def qt_gibbs_chains(prob, model, size, seed, n_chains=4):
     """``n_chains`` exact Gibbs chains started at Q-Transform particles (the paper's
     Algorithm 1, no rejuvenation); second halves kept, uniform weights. Multi-chain Gibbs
     whose starts are good factorizations instead of random points."""
-    from bnmfzoo.inference import fit_particles
     from benchmarks.reproduce.gold_standard.reference import gibbs_chain
+    from bnmfzoo.inference import fit_particles
 
     dt = fit_particles(model, n_particles=n_chains, init="qtransform", random_seed=seed,
                        progressbar=False, rejuvenate=None)

@@ -12,10 +12,10 @@ Two kernels. For models that a registered step method with exact conditionals sa
 that is :class:`~bnmfzoo.inference.GibbsNMF`, with ``tau``, ARD rates and the recognized priors
 of :func:`bnmfzoo.models.recognize`), :func:`step_rejuvenate` runs that step, one chain per
 particle, through PyMC's step interface; the class is found in PyMC's ``STEP_METHODS`` by its
-``exact_conditionals`` attribute, so this wing imports no other. Otherwise the kernel
-(:func:`rejuvenate_particles`) is Hamiltonian Monte Carlo (Neal 2011) in PyMC's value space (``A_log__``, the
-column-simplex values of a Dirichlet basis), with the log-Jacobian, for any PyMC model whose free
-variables are ``A`` and ``W``: each particle runs its own chain, with its step size adapted
+``exact_conditionals`` attribute, so this wing imports no other. The other kernel
+(:func:`rejuvenate_particles`, ``rejuvenate=<int>``) is Hamiltonian Monte Carlo (Neal 2011) in
+PyMC's value space (``A_log__``, the column-simplex values of a Dirichlet basis), with the
+log-Jacobian, for any PyMC model whose free variables are ``A`` and ``W``: each particle runs its own chain, with its step size adapted
 during the first half of its steps (stochastic approximation towards an acceptance rate of 0.65,
 then fixed, so the second half is an exact Metropolis-corrected kernel) and the identity mass
 matrix. Particles with exact zeros are first floored (relative floor, see

@@ -566,8 +566,9 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
           :class:`bnmfzoo.inference.gaussian.rejuvenation.GibbsRejuvenation`.
 
         The kernel used is the root attribute ``rejuvenate``; ``diagnostics`` holds
-        ``rejuvenate_steps``, ``rejuvenate_accept`` (HMC) and ``rejuvenate_cpu_time``. Other free variables (``tau``, rates)
-        are set to their conditional mode given each particle's final ``A`` and ``W``.
+        ``rejuvenate_steps``, ``rejuvenate_accept`` (HMC) and ``rejuvenate_cpu_time``. Other
+        free variables (``tau``, rates) are set to their conditional mode given each
+        particle's final ``A`` and ``W``.
 
     Returns
     -------

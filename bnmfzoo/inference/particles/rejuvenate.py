@@ -18,9 +18,9 @@ PyMC's value space (``A_log__``, the column-simplex values of a Dirichlet basis)
 log-Jacobian, for any PyMC model whose free variables are ``A`` and ``W``: each particle runs
 its own chain, with its step size adapted during the first half of its steps (stochastic
 approximation towards an acceptance rate of 0.65, then fixed, so the second half is an exact
-Metropolis-corrected kernel) and the identity mass matrix. Particles with exact zeros are first floored (relative floor, see
-:func:`bnmfzoo.diagnostics._stein_scores.floor_points`), since a zero has no image in value
-space.
+Metropolis-corrected kernel) and the identity mass matrix. Particles with exact zeros are
+first floored (relative floor, see :func:`bnmfzoo.diagnostics._stein_scores.floor_points`),
+since a zero has no image in value space.
 """
 
 import numpy as np

@@ -255,6 +255,10 @@ def make_sigma_sbc(*, burn=100, n_draws=1000, thin=1):
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
+@pytest.mark.xfail(strict=True, reason=(
+    "known defect, measured 2026-11-23 at seed 41: with 100 tuning + 1000 draws the compound "
+    "step (GibbsNMF + NUTS on sigma) reached ESS 30 in only 49 of 100 simulations (ESS 1.9-278), "
+    "so calibration is not established; not yet diagnosed (NUTS tuning of sigma given A, W?)"))
 def test_sbc_sigma_halfnormal_compound_step():
     """``pm.sample()`` as users run it: GibbsNMF on A, lam, W and PyMC's NUTS on sigma (a
     CompoundStep, GibbsNMF reading sigma from the point at every step). 100 simulations, one

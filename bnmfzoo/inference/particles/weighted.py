@@ -626,7 +626,9 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     A = np.stack([r["A"] for r in results])
     W = np.stack([r["W"] for r in results])
     A, W = info.finalize_particles(A, W)
-    rejuv = _rejuvenate(info, A, W, rejuvenate, rng, progressbar)
+    from bnmfzoo.inference.particles.rejuvenate import apply_rejuvenation
+
+    rejuv = apply_rejuvenation(info, A, W, rejuvenate, rng, progressbar)
     kernel_name = rejuv.pop("rejuvenate_kernel")
     if "A" in rejuv:
         A, W = rejuv.pop("A"), rejuv.pop("W")
@@ -658,60 +660,3 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         attrs={"init": name, "dask": int(client is not None), "rejuvenate": kernel_name},
         extra=others,
     )
-
-
-def _rejuvenate(info, A, W, rejuvenate, rng, progressbar):
-    """Apply ``fit_particles(rejuvenate=...)``: a dict of diagnostics (with A, W if moved)."""
-    from bnmfzoo.inference.particles import rejuvenate as rj
-
-    if rejuvenate is None:
-        return {"rejuvenate_kernel": "none"}
-    t0, c0 = time.perf_counter(), time.process_time()
-
-    def done(A, W, kernel, steps, accept=float("nan")):
-        return {"A": A, "W": W, "rejuvenate_kernel": kernel, "rejuvenate_steps": int(steps),
-                "rejuvenate_accept": float(accept),
-                "rejuvenate_time": time.perf_counter() - t0,
-                "rejuvenate_cpu_time": time.process_time() - c0}
-
-    if callable(rejuvenate):  # a kernel (model, A, W, rng) -> (A, W, stats)
-        A, W, st = rejuvenate(info.model, A, W, rng)
-        accept = st.get("accept")
-        return done(A, W, getattr(rejuvenate, "__name__", "callable"), st.get("n_steps", 0),
-                    float("nan") if accept is None else np.nanmean(accept))
-    if isinstance(rejuvenate, str):
-        if rejuvenate != "auto":
-            raise TypeError(f"rejuvenate must be 'auto', None, an int, a dict or a kernel, "
-                             f"got {rejuvenate!r}")
-        if rj.exact_step_for(info.model) is None:
-            return {"rejuvenate_kernel": "none (no step method with exact conditionals for "
-                                         "every free variable; rejuvenate=100 runs HMC)"}
-        opts = {"sweeps": rj.DEFAULT_SWEEPS}
-    elif isinstance(rejuvenate, bool) or not isinstance(rejuvenate, (int, np.integer, dict)):
-        raise TypeError(f"rejuvenate must be 'auto', None, an int, a dict or a kernel, got "
-                        f"{rejuvenate!r}")
-    else:
-        opts = ({"n_steps": int(rejuvenate)} if not isinstance(rejuvenate, dict)
-                else dict(rejuvenate))
-    if "sweeps" in opts:
-        unknown = set(opts) - {"sweeps", "floor"}
-        if unknown:
-            raise TypeError(f"rejuvenate: unknown options {sorted(unknown)}")
-        n = check_int(opts.pop("sweeps"), name="rejuvenate sweeps")
-        step_class = rj.exact_step_for(info.model)
-        if step_class is None:
-            raise TypeError("rejuvenate={'sweeps': ...} needs a step method with exact "
-                            "conditionals for every free variable (e.g. GibbsNMF on a "
-                            "recognized Gaussian model); use an int for HMC")
-        A, W, st = rj.step_rejuvenate(info, A, W, info.condition(A, W), step_class=step_class,
-                                      n_sweeps=n, random_seed=rng, progressbar=progressbar,
-                                      **opts)
-        return done(A, W, step_class.__name__, n)
-    unknown = set(opts) - {"n_steps", "n_leapfrog", "floor"}
-    if unknown:
-        raise TypeError(f"rejuvenate: unknown options {sorted(unknown)}")
-    if opts.get("n_steps", 100) < 1:
-        raise ValueError(f"rejuvenate: n_steps must be >= 1, got {opts['n_steps']!r}")
-    A, W, st = rj.rejuvenate_particles(info, A, W, random_seed=rng, progressbar=progressbar,
-                                       **opts)
-    return done(A, W, "hmc", opts.get("n_steps", 100), np.nanmean(st["accept"]))

@@ -19,7 +19,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
-from bnmfzoo.inference._step_glue import TransformedStep
+from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.gaussian._core import (
     nmf_state,
     nmf_sweep,
@@ -51,28 +51,6 @@ class GibbsState(StepMethodState):
     """
 
     chain: tuple | None = field(default=None)
-
-
-def _model_of(var):
-    """The model whose step methods PyMC is choosing for ``var``.
-
-    PyMC passes ``competence`` only the variable. Inside ``with model:`` that is the model in
-    context; ``pm.sample(model=m)`` outside any context enters none, so the model is then read
-    from the calling ``assign_step_methods`` frame (its ``model`` argument).
-    """
-    import sys
-
-    model = pm.Model.get_context(error_if_none=False)
-    if model is not None and var in model.free_RVs:
-        return model
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "assign_step_methods":
-            candidate = frame.f_locals.get("model")
-            if isinstance(candidate, pm.Model):
-                return candidate
-        frame = frame.f_back
-    return model
 
 
 class _GibbsFactorization(TransformedStep):
@@ -153,7 +131,7 @@ class _GibbsFactorization(TransformedStep):
         from pymc.step_methods.compound import Competence
 
         try:
-            model = _model_of(var)
+            model = model_of_var(var)
             if model is None or var not in model.free_RVs:
                 return Competence.INCOMPATIBLE
             found, _ = try_recognize(model)

@@ -226,22 +226,38 @@ MEMORY_SCRIPT = textwrap.dedent("""
         raise AssertionError("the dense matrix was built")
 
     DenseOnDemand.dense = refuse
-    D = N = 20000
-    n = D * N // 2000  # 0.05 % observed
+
+    def data(D, N, n, rng):
+        rows, cols = np.divmod(rng.choice(D * N, size=n, replace=False), N)
+        rows[:D] = np.arange(D)
+        cols[D:2 * D] = np.arange(N)
+        S = sp.coo_array((rng.exponential(size=n), (rows, cols)), shape=(D, N))
+        S.sum_duplicates()
+        return S
+
+    def run(S):
+        model = exponential_gaussian(S, 10)
+        with model:
+            pm.sample(draws=3, tune=0, chains=1, step=GibbsNMF(), random_seed=1,
+                      progressbar=False, compute_convergence_checks=False)
+        fit_vb(model, max_iter=3, n_draws=5, random_seed=1, progressbar=False)
+
+    def status(key):
+        with open("/proc/self/status") as f:
+            return next(float(l.split()[1]) / 1024 for l in f if l.startswith(key + ":"))
+
     rng = np.random.default_rng(0)
-    rows, cols = np.divmod(rng.choice(D * N, size=n, replace=False), N)
-    rows[:D] = np.arange(D)
-    cols[D:2 * D] = np.arange(N)
-    S = sp.coo_array((rng.exponential(size=n), (rows, cols)), shape=(D, N))
-    S.sum_duplicates()
+    # the same code paths on a small matrix first: compiling the kernels (numba/LLVM, whose
+    # memory depends on whether the on-disk cache is warm) is not what is measured
+    run(data(2000, 2000, 2000 * 2000 // 200, rng))
+    D = N = 20000
+    S = data(D, N, D * N // 2000, rng)  # 0.05 % observed
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak resident set (VmHWM) to the current one
+    rss0 = status("VmRSS")
     tracemalloc.start()
-    model = exponential_gaussian(S, 10)
-    with model:
-        pm.sample(draws=3, tune=0, chains=1, step=GibbsNMF(), random_seed=1,
-                  progressbar=False, compute_convergence_checks=False)
-    fit_vb(model, max_iter=3, n_draws=5, random_seed=1, progressbar=False)
-    print(tracemalloc.get_traced_memory()[1] / 2**20,
-          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    run(S)
+    print(tracemalloc.get_traced_memory()[1] / 2**20, status("VmHWM") - rss0)
 """)
 
 
@@ -250,16 +266,19 @@ def test_memory_is_linear_in_observed_entries():
 
     One dense float64 copy is 3,052 MiB (a bool mask 381 MiB). Bounds: NumPy allocations
     traced by tracemalloc peak below 250 MiB (measured 109: the entries, CSR/CSC copies,
-    factors and coordinates), and the process's peak resident set below 1,000 MiB (measured
-    411, of which about 210 are the imported libraries and the input). ``DenseOnDemand.dense``
-    is also made to raise, so any densification of the spec's views fails the test.
+    factors and coordinates; 90 on a cold numba cache), and the growth of the peak resident set
+    during the measured run below 500 MiB (measured 112). The kernels are compiled first on a small matrix and the peak is reset
+    (``/proc/self/clear_refs``) before the run: the absolute peak, 411 MiB with a warm numba
+    cache, reached 1,009 MiB on a cold one (a fresh clone), from compilation alone.
+    ``DenseOnDemand.dense`` is also made to raise, so any densification of the spec's views
+    fails the test.
     """
     out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    traced, rss = (float(v) for v in out.stdout.split()[-2:])
+    traced, growth = (float(v) for v in out.stdout.split()[-2:])
     assert traced < 250, traced
-    assert rss < 1000, rss
+    assert growth < 500, growth
 
 
 RECOGNITION_SCRIPT = textwrap.dedent("""

@@ -140,10 +140,10 @@ LADDER2 = (1.0, 0.4)
 # <= 3.3, 8.1 and 2.4. Now: label-invariant quantities, thinned by measured ESS.
 # False-failure rate at this setting (``nice -n 10 python -m benchmarks.calibration.
 # sbc_false_failure re+moves --seeds 1000:<stop>``, same for gibbs+moves; records in
-# benchmarks/calibration/results/): re+moves 0 of 5 seeds
-# (1000-1004; 95% CI 0-52%; thinning median 3, max 12; 56 s a seed), gibbs+moves 0 of 6
-# (1000-1005; 0-46%; thinning median 4, max 47; 28 s a seed).
-# Too few seeds for a useful interval (limited by the shared machine's CPU).
+# benchmarks/calibration/results/): re+moves 0 of 17 seeds
+# (1000-1016; 95% CI 0-19.5%; thinning median 3, max 12; 13-56 s a seed), gibbs+moves 0 of 18
+# (1000-1017; 0-18.5%; thinning median 4, max 47; 28 s a seed). Consistent with the nominal
+# 1%, but too few seeds to show it (limited by the shared machine's CPU).
 # (The earlier design, thinning 3 on raw entries, passed 10 of 10 seeds, 100-109, each.)
 @pytest.mark.parametrize(
     "betas, moves, ard, seed",

@@ -266,10 +266,11 @@ def test_memory_is_linear_in_observed_entries():
 
     One dense float64 copy is 3,052 MiB (a bool mask 381 MiB). Bounds: NumPy allocations
     traced by tracemalloc peak below 250 MiB (measured 109: the entries, CSR/CSC copies,
-    factors and coordinates; 90 on a cold numba cache), and the growth of the peak resident set
-    during the measured run below 500 MiB (measured 112). The kernels are compiled first on a small matrix and the peak is reset
-    (``/proc/self/clear_refs``) before the run: the absolute peak, 411 MiB with a warm numba
-    cache, reached 1,009 MiB on a cold one (a fresh clone), from compilation alone.
+    factors and coordinates; 90 on a cold numba cache), and the growth of the peak resident
+    set during the measured run below 500 MiB (measured 112). The kernels are compiled first
+    on a small matrix and the peak is reset (``/proc/self/clear_refs``) before the run: the
+    absolute peak, 411 MiB with a warm numba cache, reached 1,009 MiB on a cold one (a fresh
+    clone), from compilation alone.
     ``DenseOnDemand.dense`` is also made to raise, so any densification of the spec's views
     fails the test.
     """

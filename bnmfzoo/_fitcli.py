@@ -451,7 +451,7 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     cluster, with the same result as a serial run (:func:`bnmfzoo.inference.sample`).
     ``long=True`` (or a ``.npz`` file) reads sparse data with :func:`read_long`.
     """
-    from bnmfzoo._registry import METHODS, build_model, check_method, run_method
+    from bnmfzoo._registry import METHODS, build_model, check_method, method_kwargs, run_method
 
     out = check_output_path(out)
     method = check_method(model, method)
@@ -478,6 +478,12 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     elif METHODS[method][1] in ("step", "nuts"):
         sample_kwargs.setdefault("callback", _stop_if_interrupted)
         SAMPLING.set()
+    # --draws / --tune / --chains as the estimator passes them: pm.sample's for MCMC methods,
+    # n_draws (or draws / tune) for a fitter that takes them
+    counts = {k: sample_kwargs.pop(k) for k in ("draws", "tune", "chains") if k in sample_kwargs}
+    if counts:
+        defaults = dict(draws=500, tune=200, chains=2)
+        sample_kwargs = {**method_kwargs(method, **{**defaults, **counts}), **sample_kwargs}
     try:
         dt = run_method(method, pm_model, random_seed=random_seed, progressbar=progressbar,
                         **sample_kwargs)

@@ -356,3 +356,17 @@ def test_demo_results_honour_umask(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert list(tmp_path.iterdir()) == [path]
+
+
+@pytest.mark.parametrize("method, n_chains", [("vb", 1), ("gibbs", 2)])
+def test_draws_option_reaches_fitters_and_samplers(tmp_path, method, n_chains):
+    # --draws is the number of stored draws for a fitter (n_draws) as for a sampler (per chain)
+    rng = np.random.default_rng(0)
+    np.savetxt(tmp_path / "x.csv", rng.exponential(size=(12, 2)) @ rng.exponential(size=(2, 9)),
+               delimiter=",")
+    out = tmp_path / "r.nc"
+    code = cli.main(["fit", str(tmp_path / "x.csv"), "--rank", "2", "--method", method,
+                     "--draws", "7", "--tune", "3", "--seed", "0", "--out", str(out), "--quiet"])
+    assert code == 0
+    post = xr.open_datatree(out)["posterior"]
+    assert post.sizes["draw"] == 7 and post.sizes["chain"] == n_chains, dict(post.sizes)

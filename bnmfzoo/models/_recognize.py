@@ -43,6 +43,7 @@ from bnmfzoo.models._observed import (
     _names,
     observed_product,
 )
+from bnmfzoo.models._value_checks import check_recognized_values
 
 __all__ = ["recognize", "try_recognize", "NotRecognized", "Factorization", "FactorPrior",
            "Parameter", "GammaRate", "Noise", "PRIOR_FAMILIES"]
@@ -266,6 +267,8 @@ def try_recognize(model):
         result = (None, str(err))
     except Exception as err:  # noqa: BLE001 - a graph this reader does not know: not ours
         result = (None, f"its graph could not be read ({type(err).__name__}: {err})")
+    if result[0] is not None:  # recognized, but data or constants out of range: a clear
+        check_recognized_values(result[0])  # ValueError now, not overflow in a kernel later
     try:
         setattr(model, _CACHE_ATTR, (key, result))
     except AttributeError:  # pragma: no cover - a model without __dict__
@@ -289,6 +292,9 @@ def recognize(model=None):
     NotRecognized
         (a ``TypeError``) naming the likelihood, prior or dependency that made the difference
         and what would be recognized.
+    ValueError
+        When the model is recognized but its data or constant hyperparameters are outside the
+        range our samplers compute with (:mod:`bnmfzoo.models._value_checks`).
 
     Examples
     --------

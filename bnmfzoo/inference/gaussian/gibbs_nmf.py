@@ -28,6 +28,7 @@ from bnmfzoo.inference.gaussian._core import (
 from bnmfzoo.inference.gaussian._gibbs_prior import GeneralNMFMixin
 from bnmfzoo.models._recognize import try_recognize
 from bnmfzoo.models._spec import spec_from_factorization
+from bnmfzoo.models._value_checks import OutOfRange
 
 __all__ = ["GibbsNMF", "GibbsState"]
 
@@ -136,6 +137,8 @@ class _GibbsFactorization(TransformedStep):
                 return Competence.INCOMPATIBLE
             found, _ = try_recognize(model)
             names = None if found is None else cls._roles_of(found)
+        except OutOfRange:  # ours, but data or constants out of range: say so, don't decline
+            raise
         except Exception:  # noqa: BLE001 - no model in context, or an unreadable graph
             return Competence.INCOMPATIBLE
         if names and var.name in names:

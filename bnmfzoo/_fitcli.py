@@ -379,7 +379,7 @@ def _consecutive(cells):
         ints = [float(c) for c in cells]
     except ValueError:
         return False
-    if not all(v == int(v) for v in ints):
+    if not all(np.isfinite(v) and v == int(v) for v in ints):  # "nan" is a number, not an ID
         return False
     return ints == [ints[0] + i for i in range(len(ints))] and ints[0] in (0.0, 1.0)
 

@@ -370,3 +370,15 @@ def test_draws_option_reaches_fitters_and_samplers(tmp_path, method, n_chains):
     assert code == 0
     post = xr.open_datatree(out)["posterior"]
     assert post.sizes["draw"] == 7 and post.sizes["chain"] == n_chains, dict(post.sizes)
+
+
+@pytest.mark.parametrize("text, shape, missing", [
+    ("NaN,1.0,2.0\n0.5,1.0,2.0\n1.5,2,2.0\n", (3, 3), 1),
+    ("1,2,3\nNaN,1.0,2.0\n2,1.0,2.0\n3,2,2.0\n", (4, 3), 1),
+])
+def test_read_matrix_missing_value_in_first_column(tmp_path, text, shape, missing):
+    # a NaN in the first column is a missing entry, not a reason to crash the row-ID check
+    (tmp_path / "x.csv").write_text(text)
+    X, info = read_matrix(tmp_path / "x.csv", return_info=True)
+    assert X.shape == shape and int(np.isnan(X.values).sum()) == missing
+    assert np.isnan(X.values[:, 0]).sum() == 1

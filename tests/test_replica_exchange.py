@@ -168,8 +168,9 @@ def test_sbc_detects_a_wrong_swap_ratio():
 # Slow configurations, run once at the ESS-thinned design on 2026-11-23 (loaded 2-core machine):
 # re passed (32 s), re-ard+rescale passed (56 s); the 1000-simulation runs below: no moves
 # passed (416 s); with both moves it passed on 2026-11-23 (366 s CPU, 1096 s wall on the loaded
-# machine, beyond pytest's default 900 s limit: hence its own timeout). False-failure rates (``python -m benchmarks.calibration.sbc_false_failure
-# re --seeds 1000:1100``, same for re-ard+rescale; records in benchmarks/calibration/results/):
+# machine, beyond pytest's default 900 s limit: hence its own timeout). False-failure rates
+# (``python -m benchmarks.calibration.sbc_false_failure re --seeds 1000:1100``, same for
+# re-ard+rescale; records in benchmarks/calibration/results/):
 # re 1 of 100 seeds (1000-1099; 95% CI 0.0-5.4%; seed 1004, min p 7.6e-5), re-ard+rescale 2 of
 # 58 (1000-1057, stopped there for time; 0.4-11.9%; seeds 1029 and 1040, min p 5.4e-4 and
 # 5.0e-4, borderline). Both consistent with the nominal 1%. The 1000-simulation ones: not

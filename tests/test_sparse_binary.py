@@ -172,8 +172,7 @@ MEMORY_SCRIPT = textwrap.dedent("""
     import resource, tracemalloc, warnings
     import numpy as np, scipy.sparse as sp
     from bnmfzoo._entries import DenseOnDemand
-    from bnmfzoo.models import beta_dir, dir_beta, dir_dir, recognize
-from bnmfzoo.models._observed import DENSE_MIN_FRACTION
+    from bnmfzoo.models import beta_dir, dir_beta, dir_dir
     from bnmfzoo.inference import (CollapsedGibbsBetaDir, CollapsedGibbsDirDir,
                                    fit_collapsed_gibbs, fit_cvb0, sample)
 

@@ -7,8 +7,9 @@ per row, column and factor, so the same seed must give **bitwise** the same draw
 read from its graph whatever form the data came in (:func:`bnmfzoo.models.recognize`), so the
 density rule of :data:`bnmfzoo.models._observed.DENSE_MIN_FRACTION` decides the layout: from 1/8
 observed on (fixture ``half``) the outputs are D x N, below it (fixture ``few``) on the observed
-entries, for sparse and dense input alike: the same model, so the same outputs bit for bit. The memory test runs every binary method on a
-200,000 x 100,000 matrix, where one dense float64 copy would take 149 GiB.
+entries, for sparse and dense input alike: the same model, so the same outputs bit for bit.
+The memory test runs every binary method on a 200,000 x 100,000 matrix, where one dense float64
+copy would take 149 GiB.
 """
 
 import subprocess

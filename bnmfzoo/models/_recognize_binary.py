@@ -214,10 +214,11 @@ class BernoulliFactorization:
 
         The spec's ``hyper`` is the typed :class:`BinaryPriors` (copies); its ``var_names``
         are ``{"A", "W", "X"}`` plus ``"Wt"`` (the N x K Dirichlet variable of W's columns)
-        when W is a Dirichlet (``"W"`` then names the Deterministic :attr:`W_view` if the model
-        has one, else the N x K variable too); ``entries`` is the long-format data when few entries are
-        observed (:attr:`on_demand`), else None (dense ``X`` and ``mask``). Hyperparameters
-        that depend on a random variable are refused: the collapsed chains integrate A and W
+        when W is a Dirichlet (``"W"`` then names the Deterministic :attr:`W_view` if the
+        model has one, else the N x K variable too); ``entries`` is the long-format data when
+        few entries are observed (:attr:`on_demand`), else None (dense ``X`` and ``mask``).
+        Hyperparameters that depend on a random variable are refused: the collapsed chains
+        integrate A and W
         out given fixed hyperparameters, and conditioning on a hyperprior is not implemented.
 
         Examples

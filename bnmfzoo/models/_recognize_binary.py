@@ -218,8 +218,8 @@ class BernoulliFactorization:
         model has one, else the N x K variable too); ``entries`` is the long-format data when
         few entries are observed (:attr:`on_demand`), else None (dense ``X`` and ``mask``).
         Hyperparameters that depend on a random variable are refused: the collapsed chains
-        integrate A and W
-        out given fixed hyperparameters, and conditioning on a hyperprior is not implemented.
+        integrate A and W out given fixed hyperparameters, and conditioning on a hyperprior is
+        not implemented.
 
         Examples
         --------

@@ -125,7 +125,12 @@ def test_estimator_unchanged(data, form):
 
 
 def test_cli_unchanged(data, tmp_path):
-    """``bnmfzoo fit`` on a dense CSV with NaN and on a sparse .npz: main's draws."""
+    """``bnmfzoo fit`` on a dense CSV with NaN and on a sparse .npz: main's draws.
+
+    Collapsed Gibbs only: CVB0's CLI draws changed on main after e6405e3 for another reason
+    (``--draws`` and the CLI's default counts now reach ``n_draws``, commit 42bcd4e), and
+    ``fit_cvb0`` itself is covered above.
+    """
     from bnmfzoo.cli import main
 
     csv = data["nan"].copy()
@@ -135,7 +140,7 @@ def test_cli_unchanged(data, tmp_path):
     sp.save_npz(tmp_path / "x.npz", sp.csr_array((e.values, (e.rows, e.cols)), shape=e.shape))
     got = {}
     for name in ("x.csv", "x.npz"):
-        for method in ("collapsed_gibbs", "cvb0"):
+        for method in ("collapsed_gibbs",):
             out = tmp_path / f"{name[2:]}_{method}.nc"
             with contextlib.redirect_stdout(io.StringIO()):
                 rc = main(["fit", str(tmp_path / name), "--model", "beta_dir", "--rank", "3",
@@ -334,7 +339,5 @@ FINGERPRINTS = {
     'sparse_hi/est/dir_dir/None': '797691f08425d7e7 5.659388865312299',
     'sparse_hi/est/dir_beta/collapsed_gibbs': 'db7be146a015be9a 5.315509101426335',
     'cli/x.csv/collapsed_gibbs': 'rc=0 8da29e863fa77934 5faec2ed477f3044',
-    'cli/x.csv/cvb0': 'rc=0 7010f9273ffe893f fe3bfe8b66dc09ee',
     'cli/x.npz/collapsed_gibbs': 'rc=0 03e620a5995a748d 439420d18e4301f5',
-    'cli/x.npz/cvb0': 'rc=0 1539205adc787f90 16d90d8fbc5fbf6e',
 }

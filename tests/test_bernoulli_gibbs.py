@@ -21,6 +21,7 @@ from bnmfzoo.inference.binary._core import (
 )
 from bnmfzoo.inference.binary.collapsed_gibbs import cvb0_start, spread_warning
 from bnmfzoo.models import beta_dir, dir_beta, dir_dir
+from bnmfzoo.models._spec import find_spec
 
 # One tiny data set everywhere (4 x 3 with one missing entry), so PyMC compiles few graphs.
 V_TINY = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, np.nan]])
@@ -163,16 +164,16 @@ def test_step_wraps_kernel(family, init):
         point, stats = step.step(point)
 
     rng = np.random.default_rng(5)
-    h = model.bnmfzoo_spec.hyper
+    h = find_spec(model).hyper
     if family == "beta_dir":
         rows, cols, v = _entries(V_TINY)
-        chain = BetaDirChain(rows, cols, v, 4, 3, h["gamma"], h["alpha"], h["beta"], rng)
+        chain = BetaDirChain(rows, cols, v, 4, 3, h.gamma, h.alpha, h.beta, rng)
     elif family == "dir_beta":
         rows, cols, v = _entries(V_TINY.T)
-        chain = BetaDirChain(rows, cols, v, 3, 4, h["eta"], h["alpha"], h["beta"], rng)
+        chain = BetaDirChain(rows, cols, v, 3, 4, h.eta, h.alpha, h.beta, rng)
     else:
         rows, cols, v = _entries(V_TINY)
-        chain = DirDirChain(rows, cols, v, 4, 3, h["gamma"], h["eta"], rng)
+        chain = DirDirChain(rows, cols, v, 4, 3, h.gamma, h.eta, rng)
     if init == "cvb0":
         cvb0_start(chain, rng, 7)
     for _ in range(3):
@@ -409,7 +410,8 @@ def test_fit_collapsed_gibbs_matches_enumerated_predictive():
 
     V = np.array([[1.0, 0.0, 1.0], [0.0, np.nan, 1.0]])
     model = beta_dir(V, rank=2)
-    g, a, b = (model.bnmfzoo_spec.hyper[k] for k in ("gamma", "alpha", "beta"))
+    h = find_spec(model).hyper
+    g, a, b = h.gamma, h.alpha, h.beta
     rows, cols, v = _entries(V)
     num, den = np.zeros((2, 3)), 0.0
     for cfg in itertools.product(range(2), repeat=v.size):

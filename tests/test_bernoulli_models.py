@@ -11,6 +11,8 @@ from scipy.stats import dirichlet
 from bnmfzoo import likelihoods
 from bnmfzoo.diagnostics import active_components, heldout_loglik, perplexity, predict_mean
 from bnmfzoo.models import beta_dir, dir_beta, dir_dir
+from bnmfzoo.models._recognize_binary import BinaryPriors
+from bnmfzoo.models._spec import find_spec
 
 V = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, np.nan]])
 
@@ -18,10 +20,12 @@ V = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, np.nan]])
 def test_models_structure_and_spec():
     Vda = xr.DataArray(V, dims=("a", "b"), coords={"a": list("pqrs"), "b": [10, 20, 30]})
     m = beta_dir(Vda, rank=2, alpha=2.0, beta=[1.0, 3.0], gamma=0.5)
-    spec = m.bnmfzoo_spec
-    assert spec.family == "beta_dir" and spec.rank == 2 and not spec.hyper["nonparametric"]
-    np.testing.assert_allclose(spec.hyper["beta"], [1.0, 3.0])
-    np.testing.assert_allclose(spec.hyper["gamma"], [0.5, 0.5])
+    assert not hasattr(m, "bnmfzoo_spec")  # nothing attached: read from the graph
+    spec = find_spec(m)
+    assert spec.family == "beta_dir" and spec.rank == 2 and not spec.hyper.nonparametric
+    assert isinstance(spec.hyper, BinaryPriors) and spec.hyper.eta is None
+    np.testing.assert_allclose(spec.hyper.beta, [1.0, 3.0])
+    np.testing.assert_allclose(spec.hyper.gamma, [0.5, 0.5])
     assert list(m.coords["row"]) == list("pqrs") and list(m.coords["col"]) == [10, 20, 30]
     assert m.named_vars_to_dims["A"] == ("row", "factor")
     assert m.named_vars_to_dims["W"] == ("factor", "col")
@@ -30,40 +34,40 @@ def test_models_structure_and_spec():
     assert m.rvs_to_transforms[m["A"]].name == "simplex"
 
     m2 = dir_beta(V, rank=2)
-    assert m2.bnmfzoo_spec.family == "dir_beta"
+    assert find_spec(m2).family == "dir_beta"
     assert m2.named_vars_to_dims["Wt"] == ("col", "factor")
     assert m2.named_vars_to_dims["W"] == ("factor", "col")
     assert m2.rvs_to_transforms[m2["A"]].name == "logodds"
 
     m3 = dir_dir(V, rank=3, gamma=3.0, eta=2.0)
-    np.testing.assert_allclose(m3.bnmfzoo_spec.hyper["gamma"], 3.0)
+    np.testing.assert_allclose(find_spec(m3).hyper.gamma, 3.0)
 
 
 def test_nonparametric_truncation():
     m = beta_dir(V)  # rank=None -> K = 100, gamma_k = 1 / 100 (rank may exceed min(D, N))
-    spec = m.bnmfzoo_spec
-    assert spec.rank == 100 and spec.hyper["nonparametric"]
-    np.testing.assert_allclose(spec.hyper["gamma"], 0.01)
+    spec = find_spec(m)
+    assert spec.rank == 100 and spec.hyper.nonparametric
+    np.testing.assert_allclose(spec.hyper.gamma, 0.01)
     m = dir_dir(V, rank=20, nonparametric=True, gamma=2.0, eta=1.0)
-    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["gamma"], 0.1)
-    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 1.0)  # eta not divided (paper)
+    np.testing.assert_allclose(find_spec(m).hyper.gamma, 0.1)
+    np.testing.assert_allclose(find_spec(m).hyper.eta, 1.0)  # eta not divided (paper)
     m = dir_beta(V, rank=10, nonparametric=True, eta=1.0)
-    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 0.1)
+    np.testing.assert_allclose(find_spec(m).hyper.eta, 0.1)
 
 
 def test_truncation_is_the_nonparametric_prior_and_rank_the_parametric_one():
     paper = beta_dir(V, truncation=100)  # the paper's "K = 100": gamma_k = 1 / K
-    assert paper.bnmfzoo_spec.rank == 100 and paper.bnmfzoo_spec.hyper["nonparametric"]
-    np.testing.assert_allclose(paper.bnmfzoo_spec.hyper["gamma"], 0.01)
-    np.testing.assert_allclose(beta_dir(V).bnmfzoo_spec.hyper["gamma"], 0.01)  # same default
+    assert find_spec(paper).rank == 100 and find_spec(paper).hyper.nonparametric
+    np.testing.assert_allclose(find_spec(paper).hyper.gamma, 0.01)
+    np.testing.assert_allclose(find_spec(beta_dir(V)).hyper.gamma, 0.01)  # same default
     parametric = beta_dir(V, rank=3)  # gamma_k = gamma per component
-    assert not parametric.bnmfzoo_spec.hyper["nonparametric"]
-    np.testing.assert_allclose(parametric.bnmfzoo_spec.hyper["gamma"], 1.0)
-    np.testing.assert_allclose(dir_beta(V, truncation=10, eta=2.0).bnmfzoo_spec.hyper["eta"],
+    assert not find_spec(parametric).hyper.nonparametric
+    np.testing.assert_allclose(find_spec(parametric).hyper.gamma, 1.0)
+    np.testing.assert_allclose(find_spec(dir_beta(V, truncation=10, eta=2.0)).hyper.eta,
                                0.2)
     m = dir_dir(V, truncation=20, gamma=2.0)
-    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["gamma"], 0.1)
-    np.testing.assert_allclose(m.bnmfzoo_spec.hyper["eta"], 1.0)
+    np.testing.assert_allclose(find_spec(m).hyper.gamma, 0.1)
+    np.testing.assert_allclose(find_spec(m).hyper.eta, 1.0)
     for build in (beta_dir, dir_beta, dir_dir):
         with pytest.raises(ValueError, match="not both"):
             build(V, rank=2, truncation=100)
@@ -72,6 +76,32 @@ def test_truncation_is_the_nonparametric_prior_and_rank_the_parametric_one():
         for bad in (0, 2.5, True):
             with pytest.raises(ValueError, match="truncation must be an integer"):
                 build(V, truncation=bad)
+
+
+def test_nonparametric_is_read_from_the_concentration():
+    """The truncated prior is known from the model: mean concentration below 1/2.
+
+    ``truncation=K`` (gamma_k = gamma / K) and ``rank=K`` (gamma_k = gamma) give the flag the
+    constructor's argument implies for the defaults; when both spellings give the same
+    concentrations they are the same model, and the model decides. A user's own model follows
+    the same rule.
+    """
+    for K in (5, 20, 100):
+        assert find_spec(beta_dir(V, truncation=K)).hyper.nonparametric
+        assert find_spec(dir_beta(V, truncation=K)).hyper.nonparametric  # eta / K
+        assert find_spec(dir_dir(V, truncation=K)).hyper.nonparametric  # gamma / K, eta = 1
+        assert not find_spec(beta_dir(V, rank=3 if K > 3 else K)).hyper.nonparametric
+    assert not find_spec(dir_beta(V, rank=3, eta=0.5)).hyper.nonparametric  # mean 0.5
+    # the same concentrations (0.01 each) by either spelling: the same model, the same answer
+    same = (beta_dir(V, truncation=100), beta_dir(V, rank=3, gamma=0.01))
+    assert [find_spec(m).hyper.nonparametric for m in same] == [True, True]
+    # gamma >= K / 2 with the truncation has a mean concentration >= 1/2: read as parametric
+    assert not find_spec(beta_dir(V, truncation=10, gamma=5.0)).hyper.nonparametric
+    with pm.Model() as user:  # a user's model, same rule
+        A = pm.Dirichlet("A", a=np.full(10, 0.1), shape=(4, 10))
+        W = pm.Beta("W", 1.0, 1.0, shape=(10, 3))
+        pm.Bernoulli("X", p=(A @ W)[~np.isnan(V)], observed=V[~np.isnan(V)])
+    assert find_spec(user).hyper.nonparametric and find_spec(user).family == "beta_dir"
 
 
 def test_dataarray_without_coordinates_gets_integer_labels():

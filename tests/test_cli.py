@@ -256,10 +256,12 @@ def test_model_options_reach_the_model(tmp_path):
     kwargs = cli._model_kwargs(args)
     assert kwargs == {"truncation": 7, "gamma": 2}
     V = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    spec = build_model("beta_dir", xr.DataArray(V, dims=("row", "col")), None, **kwargs) \
-        .bnmfzoo_spec
-    assert spec.rank == 7 and spec.hyper["nonparametric"]
-    np.testing.assert_allclose(spec.hyper["gamma"], 2.0 / 7)
+    from bnmfzoo.models._spec import find_spec
+
+    spec = find_spec(build_model("beta_dir", xr.DataArray(V, dims=("row", "col")), None,
+                                 **kwargs))
+    assert spec.rank == 7 and spec.hyper.nonparametric
+    np.testing.assert_allclose(spec.hyper.gamma, 2.0 / 7)
     args = cli.build_parser().parse_args(
         ["fit", "x.csv", "--rank", "2", "--ard", "--lambda", "0.5", "--sigma", "1.5",
          "--model-arg", "lambda=0.3", "--out", "r.nc"])

@@ -69,7 +69,7 @@ def test_recognizes_each_variant(family, form):
     f = recognize(_model(family, form))
     h = USER_BINARY_HYPER[family]
     assert f.family == FAMILY[family] and f.kind == "bernoulli" and f.rank == 2
-    assert set(f.hyperparameters) == set(h)
+    assert set(f.priors.names) == set(h)
     for name, value in h.items():
         np.testing.assert_array_equal(getattr(f, name), value)
     mask = MASK if form != "full" else np.ones_like(MASK)
@@ -82,16 +82,28 @@ def test_recognizes_each_variant(family, form):
 
 
 @pytest.mark.parametrize("family", ["betadir", "dirbeta", "dirdir"])
-def test_constructors_are_recognized_as_their_spec(family):
-    """Our constructors' models read from their graph give the hyperparameters they attach."""
+def test_constructors_go_through_recognition(family):
+    """Our constructors attach nothing: read from their graph (one path, as a user's model)
+    they give the hyperparameters they were built with, typed, and the user's model in PyMC
+    syntax with the same priors gives the same spec."""
+    from bnmfzoo.models._recognize_binary import BinaryPriors
+    from bnmfzoo.models._spec import find_spec
+
     model = _ours(family)
-    f, spec = recognize(model), model.bnmfzoo_spec
-    assert f.family == spec.family and f.rank == spec.rank
-    for name, value in f.hyperparameters.items():
-        np.testing.assert_array_equal(value, spec.hyper[name])
-    np.testing.assert_array_equal(f.mask, spec.mask)
-    np.testing.assert_array_equal(f.X.values, spec.X.values)
-    assert f.var_names == {"A": "A", "W": spec.var_names.get("Wt", "W")}
+    assert not hasattr(model, "bnmfzoo_spec")
+    spec, user = find_spec(model), find_spec(_model(family, "mask"))
+    assert spec.family == user.family == FAMILY[family] and spec.rank == user.rank == 2
+    assert isinstance(spec.hyper, BinaryPriors) and spec.hyper.names == user.hyper.names
+    for name, value in USER_BINARY_HYPER[family].items():
+        np.testing.assert_array_equal(getattr(spec.hyper, name), value)
+        np.testing.assert_array_equal(getattr(user.hyper, name), value)
+    assert not spec.hyper.nonparametric and spec.entries is None  # 11 of 12 observed: dense
+    np.testing.assert_array_equal(spec.mask, MASK)
+    np.testing.assert_array_equal(spec.X.values, V)
+    np.testing.assert_array_equal(spec.X_values, user.X_values)
+    w = {} if family == "betadir" else {"Wt": "Wt"}
+    assert spec.var_names == {"A": "A", "W": "W", "X": "X", **w}  # W: the Deterministic Wt.T
+    assert user.var_names == {"A": "A", "W": "Wt" if w else "W", "X": "X_obs", **w}
 
 
 def _bad(kind):

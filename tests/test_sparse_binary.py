@@ -3,10 +3,13 @@
 The collapsed samplers and CVB0 work on the observed entries in row-major order (Dir-Beta: of the
 transpose). A :class:`~bnmfzoo._entries.LongMatrix` lists the same entries in the same order as
 the dense matrix with NaN, the latent labels are one per observed entry and the count tables
-per row, column and factor, so the same seed must give **bitwise** the same draws. Only the
-predictions on the observed entries are formed differently (a K-term loop per entry instead of
-a BLAS product), so those agree to round-off. The memory test runs every binary method on a
-200,000 x 100,000 matrix, where one dense float64 copy would take 149 GiB.
+per row, column and factor, so the same seed must give **bitwise** the same draws. The model is
+read from its graph whatever form the data came in (:func:`bnmfzoo.models.recognize`), so the
+density rule of :data:`bnmfzoo.models._observed.DENSE_MIN_FRACTION` decides the layout: from 1/8
+observed on (fixture ``half``) the outputs are D x N, below it (fixture ``few``) on the observed
+entries, for sparse and dense input alike: the same model, so the same outputs bit for bit.
+The memory test runs every binary method on a 200,000 x 100,000 matrix, where one dense float64
+copy would take 149 GiB.
 """
 
 import subprocess
@@ -29,7 +32,8 @@ from bnmfzoo.inference import (
     sample,
 )
 from bnmfzoo.inference.binary._core import entry_means, observed_entries
-from bnmfzoo.models import beta_dir, dir_beta, dir_dir
+from bnmfzoo.models import beta_dir, dir_beta, dir_dir, recognize
+from bnmfzoo.models._observed import DENSE_MIN_FRACTION
 
 D, N = 24, 17
 ROW = np.array([f"mp{i:02d}" for i in range(D)])
@@ -41,12 +45,16 @@ STEPS = {"beta_dir": CollapsedGibbsBetaDir, "dir_beta": CollapsedGibbsBetaDir,
 ROUND_OFF = dict(rtol=1e-12, atol=1e-14)
 
 
-@pytest.fixture(scope="module")
-def data():
-    """Dense labelled binary data with NaN (half missing) and its sparse and long forms."""
+@pytest.fixture(scope="module", params=["half", "few"])
+def data(request):
+    """Dense labelled binary data with NaN and its sparse and long forms.
+
+    ``half``: about half the entries observed (dense by the 1/8 rule); ``few``: about 9 %
+    (long format).
+    """
     rng = np.random.default_rng(11)
     X = (rng.random((D, 3)) @ rng.random((3, N)) / 3 > rng.random((D, N))).astype(float)
-    X[rng.random(X.shape) < 0.5] = np.nan
+    X[rng.random(X.shape) < (0.5 if request.param == "half" else 0.97)] = np.nan
     X[np.arange(D), np.arange(D) % N] = 0.0  # every row and column observed (zeros stored)
     X[0, 1] = 1.0
     rows, cols = np.nonzero(~np.isnan(X))
@@ -60,6 +68,7 @@ def data():
         frame=bz.long_format(frame),
         scipy=bz.long_format(csr, row_labels=ROW, col_labels=COL),
         csr=csr, rows=rows, cols=cols,
+        dense_out=rows.size >= DENSE_MIN_FRACTION * D * N,
     )
 
 
@@ -90,10 +99,15 @@ def test_fit_collapsed_gibbs_bitwise_equal_to_dense(data, family, form):
         np.testing.assert_array_equal(out.sample_stats[stat].values, ref.sample_stats[stat].values)
     rb, rb_ref = out["rao_blackwell"], ref["rao_blackwell"]
     r, c = data["rows"], data["cols"]
-    assert rb["X_mean"].dims == ("X_obs",)
-    np.testing.assert_allclose(rb["X_mean"].values, rb_ref["X_mean"].values[r, c], **ROUND_OFF)
-    np.testing.assert_array_equal(rb["A_mean"].values, rb_ref["A_mean"].values)
+    # the same model whatever form the data came in: the same outputs, in the layout of the
+    # 1/8 rule (D x N from 1/8 observed on, else the observed entries)
+    assert rb["X_mean"].dims == (("row", "col") if data["dense_out"] else ("X_obs",))
+    for name in ("X_mean", "A_mean", "W_mean"):
+        np.testing.assert_array_equal(rb[name].values, rb_ref[name].values)
     obs = out.observed_data
+    np.testing.assert_array_equal(obs["X"].values, ref.observed_data["X"].values)
+    if data["dense_out"]:
+        return
     assert obs["X"].dims == ("X_obs",)
     np.testing.assert_array_equal(obs["X"].values, data["dense"].values[r, c])
     if form != "csr":  # a bare scipy matrix has integer labels
@@ -122,7 +136,7 @@ def test_pm_sample_bitwise_equal_and_labelled_log_likelihood(data, family):
 
 @pytest.mark.parametrize("family", ["beta_dir", "dir_beta"])
 def test_cvb0_bitwise_equal_to_dense(data, family):
-    """CVB0: the same responsibilities, so the same q and draws; NLL equal to round-off."""
+    """CVB0: the same responsibilities, so the same q and draws, NLL and predictions."""
     kw = dict(max_iter=40, n_draws=6, random_seed=5, progressbar=False)
     ref = fit_cvb0(MODELS[family](data["dense"], rank=4), **kw)
     out = fit_cvb0(MODELS[family](data["frame"], rank=4), **kw)
@@ -131,19 +145,19 @@ def test_cvb0_bitwise_equal_to_dense(data, family):
     v, v_ref = out["variational"], ref["variational"]
     np.testing.assert_array_equal(v["A_mean"].values, v_ref["A_mean"].values)
     np.testing.assert_array_equal(v["max_delta"].values, v_ref["max_delta"].values)
-    np.testing.assert_allclose(v["nll"].values, v_ref["nll"].values, **ROUND_OFF)
-    np.testing.assert_allclose(out.sample_stats["nll"].values, ref.sample_stats["nll"].values,
-                               **ROUND_OFF)
-    r, c = data["rows"], data["cols"]
-    np.testing.assert_allclose(v["X_mean"].values, v_ref["X_mean"].values[r, c], **ROUND_OFF)
     assert out.attrs["n_iter"] == ref.attrs["n_iter"]
+    # the same model whatever form the data came in: NLL and predictions bitwise too
+    for name in ("nll", "X_mean"):
+        np.testing.assert_array_equal(v[name].values, v_ref[name].values)
+    np.testing.assert_array_equal(out.sample_stats["nll"].values, ref.sample_stats["nll"].values)
+    assert v["X_mean"].dims == (("row", "col") if data["dense_out"] else ("X_obs",))
 
 
 def test_explicit_zeros_observed_and_bad_sparse_input():
     """Stored zeros are observed; non-binary values, mask= and empty rows are refused."""
     S = sp.csr_array(([1.0, 0.0, 0.0, 1.0], ([0, 0, 1, 1], [0, 1, 0, 1])), shape=(2, 2))
     model = beta_dir(S, rank=2)
-    assert model.bnmfzoo_spec.entries.n_observed == 4
+    assert recognize(model).entries.n_observed == 4
     assert model.rvs_to_values[model["X"]].data.shape == (4,)
     with pytest.raises(ValueError, match="binary"):
         beta_dir(sp.csr_array(np.array([[1.0, 2.0], [1.0, 1.0]])), rank=1)
@@ -194,14 +208,17 @@ MEMORY_SCRIPT = textwrap.dedent("""
 def test_no_method_builds_the_dense_matrix(data, family, monkeypatch):
     """Every binary method on sparse data runs with ``DenseOnDemand.dense`` made to raise."""
     from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo.models._spec import find_spec
 
+    if data["dense_out"]:
+        pytest.skip("half the entries observed: dense arrays by the 1/8 rule")
     def refuse(self):
         raise AssertionError("the dense matrix was built")
 
     monkeypatch.setattr(DenseOnDemand, "dense", refuse)
     model = MODELS[family](data["csr"], rank=3)
     with pytest.raises(AssertionError, match="dense matrix"):
-        np.asarray(model.bnmfzoo_spec.X)  # the guard works
+        np.asarray(find_spec(model).X)  # the guard works
     fit_collapsed_gibbs(model, draws=4, tune=2, thin=2, random_seed=1, progressbar=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -249,15 +266,11 @@ def test_estimator_sparse_equals_dense(data, model, method, monkeypatch):
     est = BayesianNMF(**kw).fit(data["scipy"])
     np.testing.assert_array_equal(est.components_, ref.components_)
     np.testing.assert_allclose(est.reconstruction_err_, ref.reconstruction_err_, **ROUND_OFF)
-    # the binary samplers keep sparse input's observed data in long format; the Gaussian
-    # fitters follow the recognized model's density rule (dense arrays from 1/8 observed on,
-    # bnmfzoo.models._observed.DENSE_MIN_FRACTION), whatever form the input had
-    from bnmfzoo.models._observed import DENSE_MIN_FRACTION
-
-    fraction = np.isfinite(data["dense"].values).mean()
-    dense_out = model == "exponential_gaussian" and fraction >= DENSE_MIN_FRACTION
-    assert est.posterior_.observed_data["X"].dims == (("row", "col") if dense_out
-                                                       else ("X_obs",))
+    # every family follows the recognized model's density rule (dense arrays from 1/8 observed
+    # on, bnmfzoo.models._observed.DENSE_MIN_FRACTION), whatever form the input had: then the
+    # layout of the dense input's fit (PyMC's own loop keeps the likelihood's X_obs either way)
+    assert est.posterior_.observed_data["X"].dims == (
+        ref.posterior_.observed_data["X"].dims if data["dense_out"] else ("X_obs",))
     assert est.n_features_in_ == N and list(est.feature_names_in_) == COL.tolist()
     np.testing.assert_allclose(est.transform(data["csr"]), ref.transform(data["dense"].values),
                                **ROUND_OFF)
@@ -310,8 +323,12 @@ def test_cli_reads_npz_and_long_csv(data, tmp_path, capsys):
     a = xr.open_datatree(tmp_path / "a.nc")
     b = xr.open_datatree(tmp_path / "b.nc")
     assert a["log_likelihood"]["X"].sizes["X_obs"] == r.size
-    assert b.observed_data["row"].values.tolist() == ROW[r].tolist()
-    np.testing.assert_array_equal(b.observed_data["X"].values, v)
+    if data["dense_out"]:  # dense arrays by the 1/8 rule, labelled
+        assert b.observed_data["row"].values.tolist() == ROW.tolist()
+        np.testing.assert_array_equal(b.observed_data["X"].values[r, c], v)
+    else:
+        assert b.observed_data["row"].values.tolist() == ROW[r].tolist()
+        np.testing.assert_array_equal(b.observed_data["X"].values, v)
     ref = fit_cvb0(beta_dir(data["dense"], rank=3), random_seed=1, progressbar=False)
     np.testing.assert_array_equal(b.posterior["A"].values, ref.posterior["A"].values)
     (tmp_path / "bad.csv").write_text("r,c,v\na,x,1\nb,y,oops\n")

@@ -26,8 +26,16 @@ What is recognized
   ``eta``, ``alpha`` and ``beta`` are (K,) arrays. A parameter that depends on another random
   variable (a hyperprior) is recognized (its field is None and the factor's
   :class:`~bnmfzoo.models._recognize.Parameter` names the variables), but the collapsed
-  samplers do not condition on it
-  (:func:`bnmfzoo.inference.binary._recognized.spec_from_bernoulli` says so).
+  samplers do not condition on it (:meth:`BernoulliFactorization.spec` says so).
+
+Our constructors (:func:`bnmfzoo.models.beta_dir`, ``dir_beta``, ``dir_dir``) attach nothing:
+the collapsed samplers, CVB0, the estimator and the CLI read their models through this
+recognition, as a user's own. The data come from the likelihood's observed values at the
+entries its mean selects, in long format (:class:`~bnmfzoo._entries.LongMatrix`); ``X`` and
+``mask`` are dense only when at least
+:data:`~bnmfzoo.models._observed.DENSE_MIN_FRACTION` (1/8) of the entries are observed, else
+:class:`~bnmfzoo._entries.DenseOnDemand` views, so a model of sparse data never forms a D x N
+array here.
 """
 
 from dataclasses import dataclass
@@ -35,11 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 from pytensor.scalar.basic import Clip
-from pytensor.tensor.elemwise import Elemwise
+from pytensor.tensor.elemwise import DimShuffle, Elemwise
 from pytensor.tensor.random.op import RandomVariable
 
 from bnmfzoo.models._graph import depends_on, evaluate, probe_env, rv_params
-from bnmfzoo.models._observed import _coords, _match_product
+from bnmfzoo.models._observed import _coords, _entries, _match_product, _views
 from bnmfzoo.models._recognize import (
     FactorPrior,
     NotRecognized,
@@ -47,8 +55,10 @@ from bnmfzoo.models._recognize import (
     _names,
     _users,
 )
+from bnmfzoo.models._spec import ModelSpec
 
-__all__ = ["BernoulliFactorization", "recognize_bernoulli", "BERNOULLI_FAMILIES"]
+__all__ = ["BernoulliFactorization", "BinaryPriors", "recognize_bernoulli", "BERNOULLI_FAMILIES",
+           "NONPARAMETRIC_MEAN_CONCENTRATION"]
 
 #: (prior family of A, prior family of W) -> model family
 BERNOULLI_FAMILIES = {("dirichlet", "beta"): "beta_dir", ("beta", "dirichlet"): "dir_beta",
@@ -58,6 +68,70 @@ _WHAT = ("with a Bernoulli likelihood on A @ W the recognized priors are: rows o
          "(a Dirichlet variable of shape N x K, used transposed) or Beta entries (K x N), at "
          "least one factor a Dirichlet (Beta-Dir, Dir-Beta or Dir-Dir; Lumbreras et al. 2020)")
 _PRIOR_OPS = {"DirichletRV": "dirichlet", "BetaRV": "beta"}
+_NAMES = {"beta_dir": ("gamma", "alpha", "beta"), "dir_beta": ("eta", "alpha", "beta"),
+          "dir_dir": ("gamma", "eta")}
+
+#: a prior is read as the truncated nonparametric one when the mean of the concentration the
+#: components compete under is below this (see :attr:`BinaryPriors.nonparametric`)
+NONPARAMETRIC_MEAN_CONCENTRATION = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryPriors:
+    """Hyperparameters of a Bernoulli-mean model (``ModelSpec.hyper`` of the binary families).
+
+    Attributes
+    ----------
+    gamma : numpy.ndarray of shape (K,) or None
+        Dirichlet concentration of the rows of ``A`` (Beta-Dir, Dir-Dir).
+    eta : numpy.ndarray of shape (K,) or None
+        Dirichlet concentration of the columns of ``W`` (Dir-Beta, Dir-Dir).
+    alpha, beta : numpy.ndarray of shape (K,) or None
+        Beta prior of the Beta factor (``W`` for Beta-Dir, ``A`` for Dir-Beta).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = BinaryPriors(gamma=np.full(100, 0.01), alpha=np.ones(100), beta=np.ones(100))
+    >>> p.nonparametric, p.names
+    (True, ('gamma', 'alpha', 'beta'))
+    """
+
+    gamma: np.ndarray | None = None
+    eta: np.ndarray | None = None
+    alpha: np.ndarray | None = None
+    beta: np.ndarray | None = None
+
+    @property
+    def names(self):
+        """Names of the hyperparameters this family has (the fields that are not None)."""
+        return tuple(n for n in ("gamma", "eta", "alpha", "beta") if getattr(self, n) is not None)
+
+    @property
+    def concentration(self):
+        """The Dirichlet concentration the components compete under: ``gamma``, else ``eta``.
+
+        The rows of ``A`` for Beta-Dir and Dir-Dir, the columns of ``W`` for Dir-Beta (whose
+        collapsed chain runs Beta-Dir on the transposed data).
+        """
+        return self.gamma if self.gamma is not None else self.eta
+
+    @property
+    def nonparametric(self):
+        """True when the model's concentration is that of a truncated nonparametric prior.
+
+        Read from the model itself, not from how it was built: a concentration whose mean over
+        the K components is below :data:`NONPARAMETRIC_MEAN_CONCENTRATION` (1/2), i.e. fewer
+        than K / 2 prior pseudo-counts in all. The constructors' ``truncation=K`` prior has
+        ``gamma_k = gamma / K`` (mean ``gamma / K``, below 1/2 for every ``gamma < K / 2``) and
+        their parametric ``rank=K`` prior ``gamma_k = gamma`` (mean ``gamma``, 1 by default).
+        The two spellings give the same model when ``gamma_truncation = K gamma_rank``; the
+        model decides then. This flag only silences the collapsed samplers' warning about a
+        spread-out parametric fit (``bnmfzoo.inference.binary.collapsed_gibbs.spread_warning``),
+        which concerns priors of about one pseudo-count per component.
+        """
+        g = self.concentration
+        return bool(g is not None and np.mean(g) < NONPARAMETRIC_MEAN_CONCENTRATION)
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,8 +145,9 @@ class BernoulliFactorization:
     likelihood : str
         Name of the observed Bernoulli variable.
     X : xarray.DataArray
-        D x N data (``row``, ``col``), NaN where not observed.
-    mask : numpy.ndarray of bool
+        D x N data (``row``, ``col``), NaN where not observed: dense when at least 1/8 of the
+        entries are observed, else a :class:`~bnmfzoo._entries.DenseOnDemand` view.
+    mask : numpy.ndarray of bool or DenseOnDemand
     rank : int
         K.
     factors : dict
@@ -90,6 +165,12 @@ class BernoulliFactorization:
     kind : str
         ``"bernoulli"`` (the Gaussian :class:`~bnmfzoo.models._recognize.Factorization` has
         ``"nmf"``/``"nmtf"``).
+    entries : bnmfzoo._entries.LongMatrix
+        The observed entries (row-major), always; read instead of ``X`` and ``mask`` when
+        :attr:`on_demand`.
+    W_view : str or None
+        Name of a ``pm.Deterministic`` that is exactly the transpose of a transposed ``W``
+        variable (our constructors' ``W = Wt.T``), else None.
     """
 
     family: str
@@ -104,6 +185,8 @@ class BernoulliFactorization:
     beta: np.ndarray | None = None
     others: tuple = ()
     kind: str = "bernoulli"
+    entries: object = None
+    W_view: str | None = None
 
     @property
     def var_names(self):
@@ -116,11 +199,53 @@ class BernoulliFactorization:
         return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
 
     @property
-    def hyperparameters(self):
-        """``{name: (K,) array}`` of this family's hyperparameters (None if not constant)."""
-        names = {"beta_dir": ("gamma", "alpha", "beta"), "dir_beta": ("eta", "alpha", "beta"),
-                 "dir_dir": ("gamma", "eta")}[self.family]
-        return {n: getattr(self, n) for n in names}
+    def on_demand(self):
+        """True when ``X`` and ``mask`` are views built densely only if read (few observed)."""
+        return not isinstance(self.mask, np.ndarray)
+
+    @property
+    def priors(self):
+        """The :class:`BinaryPriors` of this family (a field is None when not constant)."""
+        names = _NAMES[self.family]
+        return BinaryPriors(**{n: getattr(self, n) for n in names})
+
+    def spec(self):
+        """``(ModelSpec, None)`` for the collapsed samplers and CVB0, else ``(None, reason)``.
+
+        The spec's ``hyper`` is the typed :class:`BinaryPriors` (copies); its ``var_names``
+        are ``{"A", "W", "X"}`` plus ``"Wt"`` (the N x K Dirichlet variable of W's columns)
+        when W is a Dirichlet (``"W"`` then names the Deterministic :attr:`W_view` if the
+        model has one, else the N x K variable too); ``entries`` is the long-format data when
+        few entries are observed (:attr:`on_demand`), else None (dense ``X`` and ``mask``).
+        Hyperparameters that depend on a random variable are refused: the collapsed chains
+        integrate A and W out given fixed hyperparameters, and conditioning on a hyperprior is
+        not implemented.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bnmfzoo.models import beta_dir, recognize
+        >>> spec, _ = recognize(beta_dir(np.eye(3, 2), truncation=10)).spec()
+        >>> spec.family, spec.hyper.names, spec.hyper.nonparametric
+        ('beta_dir', ('gamma', 'alpha', 'beta'), True)
+        """
+        for role, prior in self.factors.items():
+            deps = sorted({d for p in prior.params.values() for d in p.depends_on})
+            if deps:
+                return None, (f"the {prior.family.capitalize()} prior of {role} "
+                              f"({prior.name!r}) has parameters depending on {deps}; the "
+                              "collapsed samplers need constant hyperparameters (they do not "
+                              "condition on a hyperprior; PyMC's default samplers can sample "
+                              "this model)")
+        hyper = BinaryPriors(**{n: getattr(self, n).copy() for n in _NAMES[self.family]})
+        var_names = {"A": self.factors["A"].name, "W": self.W_view or self.factors["W"].name,
+                     "X": self.likelihood}
+        if self.factors["W"].family == "dirichlet":
+            var_names["Wt"] = self.factors["W"].name
+        spec = ModelSpec(family=self.family, X=self.X, mask=self.mask, rank=self.rank,
+                         hyper=hyper, var_names=var_names,
+                         entries=self.entries if self.on_demand else None)
+        return spec, None
 
 
 def _rv_shape(rv):
@@ -251,21 +376,12 @@ def recognize_bernoulli(model, obs):
                             "nothing else (use p=, not logit_p=)")
     shapes = {rv: _rv_shape(rv) for rv in factor_rvs}
     kind, assignment, rows, cols, (D, N), K = _match_product(p, factor_rvs, shapes)
-    data = model.rvs_to_values[obs]
-    values = np.asarray(data.get_value() if hasattr(data, "get_value") else data.data,
-                        dtype=float)
-    if values.shape != rows.shape:
-        raise NotRecognized(f"the observed data of {obs.name!r} have shape {values.shape}, the "
-                            f"mean {rows.shape}")
-    flat = rows.ravel() * N + cols.ravel()
-    if np.unique(flat).size != flat.size:
-        raise NotRecognized(f"the likelihood {obs.name!r} observes some entry of the product "
-                            "twice")
-    if not np.isin(values, (0.0, 1.0)).all():
+    coords = _coords(model, assignment, "nmf", D, N)
+    # the observed entries in long format (NaN-free, row-major); no D x N array unless dense
+    entries = _entries(model, obs, rows, cols, (D, N), coords)
+    if not np.isin(entries.values, (0.0, 1.0)).all():
         raise NotRecognized(f"the observed data of {obs.name!r} are not all 0 or 1")
-    X = np.full((D, N), np.nan)
-    X[rows.ravel(), cols.ravel()] = values.ravel()
-    mask = ~np.isnan(X)
+    Xda, mask = _views(entries, obs.name)
 
     ours = [rv for rv, _ in assignment.values()]
     for role, (rv, _) in assignment.items():
@@ -293,8 +409,26 @@ def recognize_bernoulli(model, obs):
         "beta": hyper[beta_role]["beta"] if beta_role else None,
     }
     others = tuple(sorted(rv.name for rv in free if rv not in ours))
-    coords = _coords(model, assignment, "nmf", D, N)
-    Xda = xr.DataArray(X, dims=("row", "col"), coords=coords, name=obs.name)
     return BernoulliFactorization(family=family, likelihood=obs.name, X=Xda, mask=mask,
-                                  rank=int(K), factors=factors, others=others, **fields)
+                                  rank=int(K), factors=factors, others=others, entries=entries,
+                                  W_view=_transpose_view(model, *assignment["W"]), **fields)
+
+
+def _transpose_view(model, rv, transposed):
+    """Name of a Deterministic that is exactly ``rv.T`` (when ``transposed``), else None."""
+    if not transposed:
+        return None
+    for det in model.deterministics:
+        node = det.owner
+        # pm.Deterministic wraps its graph in an identity op (a ViewOp)
+        while node is not None and len(node.inputs) == 1 and type(node.op).__name__ in (
+                "ViewOp", "DeterministicWrapper"):
+            node = node.inputs[0].owner
+        if node is None or len(node.inputs) != 1 or node.inputs[0] is not rv:
+            continue
+        op = node.op
+        if ((isinstance(op, DimShuffle) and tuple(op.new_order) == (1, 0))
+                or (type(op).__name__ == "MatrixTranspose" and rv.ndim == 2)):
+            return det.name
+    return None
 

@@ -6,9 +6,10 @@ For the Gaussian families (``exponential_gaussian``, ``tri_exponential_gaussian`
 constructors attach nothing and go through the same path as a user's own ``pm.Model``, so a
 user model with exponential priors (constant rates or ARD Gamma rates) gets the same spec as
 ours. The data come from the likelihood's observed values and the entries its mean selects, in
-long format (no D x N array when few entries are observed). The other families (SILF, uniform
-noise, Bernoulli) still attach a hand-built spec (attribute ``bnmfzoo_spec``). Step methods and
-fitters read either with :func:`get_spec` (or :func:`find_spec`), which raises a clear
+long format (no D x N array when few entries are observed). The Bernoulli families are recognized
+too (:meth:`bnmfzoo.models._recognize_binary.BernoulliFactorization.spec`). The other families
+(SILF, uniform noise) still attach a hand-built spec (attribute ``bnmfzoo_spec``). Step methods
+and fitters read either with :func:`get_spec` (or :func:`find_spec`), which raises a clear
 ``TypeError`` saying which prior or likelihood made the difference.
 """
 
@@ -231,4 +232,6 @@ def _recognized_spec(model):
     f, reason = try_recognize(model)
     if f is None:
         return None, reason
+    if getattr(f, "kind", None) == "bernoulli":  # bnmfzoo.models._recognize_binary
+        return f.spec()
     return spec_from_factorization(f)

@@ -31,6 +31,13 @@ Two different things are called "K" here, and they are different models:
   row weigh as much as the 130 votes of a row. The samplers warn about such a fit.
 
 Passing both ``rank`` and ``truncation`` is an error.
+
+The constructors attach nothing to the model: the samplers read the family, the
+hyperparameters (typed :class:`~bnmfzoo.models._recognize_binary.BinaryPriors`) and the data
+from its graph, as for a user's own model (:func:`bnmfzoo.models.recognize`). Whether the prior
+is the truncated nonparametric one is read from the concentration itself
+(:attr:`~bnmfzoo.models._recognize_binary.BinaryPriors.nonparametric`: mean below 1/2, as
+``truncation=K`` gives for ``gamma < K / 2``).
 """
 
 import numpy as np
@@ -39,7 +46,6 @@ import pymc as pm
 from bnmfzoo._results import data_coords
 from bnmfzoo._terms.bernoulli import bernoulli_mean
 from bnmfzoo._validation import check_data, check_positive, check_rank, fmt
-from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 __all__ = ["beta_dir", "dir_beta", "dir_dir", "DEFAULT_TRUNCATION"]
 
@@ -92,7 +98,7 @@ def _coords(X, K):
     return coords
 
 
-def _build(family, data, K, nonparametric, *, A_prior, W_prior, hyper):
+def _build(data, K, *, A_prior, W_prior):
     X, observed, entries = data
     D, N = X.shape
     with pm.Model(coords=_coords(X, K)) as model:
@@ -114,19 +120,7 @@ def _build(family, data, K, nonparametric, *, A_prior, W_prior, hyper):
             bernoulli_mean("X", A, W, observed=X, mask=observed)
         else:  # sparse data: the entries only (pair product, no D x N array)
             bernoulli_mean("X", A, W, observed=entries)
-    var_names = {"A": "A", "W": "W", "X": "X"}
-    if W_prior[0] == "dirichlet":
-        var_names["Wt"] = "Wt"
-    spec = ModelSpec(
-        family=family,
-        X=X.where(observed) if entries is None else X,
-        mask=observed,
-        entries=entries,
-        rank=K,
-        hyper={**hyper, "nonparametric": nonparametric},
-        var_names=var_names,
-    )
-    return attach_spec(model, spec)
+    return model
 
 
 def beta_dir(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, gamma=1.0, nonparametric=None,
@@ -163,8 +157,9 @@ def beta_dir(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, gamma=1.0, n
     Returns
     -------
     pymc.Model
-        Variables ``A`` (row, factor), ``W`` (factor, col) and the observed ``X``; the model
-        carries a :class:`~bnmfzoo.models._spec.ModelSpec` (family ``"beta_dir"``).
+        Variables ``A`` (row, factor), ``W`` (factor, col) and the observed ``X``. Nothing is
+        attached: the samplers read the family (``"beta_dir"``) and the hyperparameters from
+        the graph (:func:`bnmfzoo.models.recognize`).
 
     Examples
     --------
@@ -175,16 +170,15 @@ def beta_dir(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, gamma=1.0, n
     >>> sorted(model.named_vars)
     ['A', 'W', 'X']
     >>> paper = beta_dir(V, truncation=100)  # the paper's K = 100 nonparametric prior
-    >>> paper.bnmfzoo_spec.hyper["gamma"][0]
+    >>> from bnmfzoo.models import recognize
+    >>> recognize(paper).gamma[0]
     np.float64(0.01)
     """
     X, observed, entries, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
     a = _vector(alpha, K, "alpha")
     b = _vector(beta, K, "beta")
     g = _vector(gamma, K, "gamma") / (K if nonparametric else 1)
-    return _build("beta_dir", (X, observed, entries), K, nonparametric,
-                  A_prior=("dirichlet", g), W_prior=("beta", a, b),
-                  hyper={"alpha": a, "beta": b, "gamma": g})
+    return _build((X, observed, entries), K, A_prior=("dirichlet", g), W_prior=("beta", a, b))
 
 
 def dir_beta(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, eta=1.0, nonparametric=None,
@@ -232,9 +226,7 @@ def dir_beta(V, rank=None, *, truncation=None, alpha=1.0, beta=1.0, eta=1.0, non
     a = _vector(alpha, K, "alpha")
     b = _vector(beta, K, "beta")
     e = _vector(eta, K, "eta") / (K if nonparametric else 1)
-    return _build("dir_beta", (X, observed, entries), K, nonparametric,
-                  A_prior=("beta", a, b), W_prior=("dirichlet", e),
-                  hyper={"alpha": a, "beta": b, "eta": e})
+    return _build((X, observed, entries), K, A_prior=("beta", a, b), W_prior=("dirichlet", e))
 
 
 def dir_dir(V, rank=None, *, truncation=None, gamma=1.0, eta=1.0, nonparametric=None, mask=None):
@@ -274,8 +266,9 @@ def dir_dir(V, rank=None, *, truncation=None, gamma=1.0, eta=1.0, nonparametric=
     --------
     >>> import numpy as np
     >>> from bnmfzoo.models import dir_dir
+    >>> from bnmfzoo.models import recognize
     >>> model = dir_dir(np.array([[1, 0, 1], [0, 0, 1]]), rank=2)
-    >>> model.bnmfzoo_spec.family
+    >>> recognize(model).family
     'dir_dir'
     """
     X, observed, entries, K, nonparametric = _setup(V, rank, nonparametric, mask, truncation)
@@ -284,6 +277,4 @@ def dir_dir(V, rank=None, *, truncation=None, gamma=1.0, eta=1.0, nonparametric=
                          "entry is impossible)")
     g = _vector(gamma, K, "gamma") / (K if nonparametric else 1)
     e = _vector(eta, K, "eta")
-    return _build("dir_dir", (X, observed, entries), K, nonparametric,
-                  A_prior=("dirichlet", g), W_prior=("dirichlet", e),
-                  hyper={"gamma": g, "eta": e})
+    return _build((X, observed, entries), K, A_prior=("dirichlet", g), W_prior=("dirichlet", e))

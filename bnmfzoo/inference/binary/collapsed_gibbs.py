@@ -331,7 +331,7 @@ class _CollapsedStep(TransformedStep):
         self._n_steps = (tune, total, done)
         if done == total:
             spread_warning(self._row_counts(chain), chain.g,
-                           nonparametric=self.spec.hyper.get("nonparametric", False),
+                           nonparametric=self.spec.hyper.nonparametric,
                            where=type(self).__name__)
 
     def step(self, point):
@@ -427,10 +427,9 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
 
     def _new_chain(self, rng, z=None):
         h = self.spec.hyper
-        g = h["gamma"] if self.family == "beta_dir" else h["eta"]
+        g = h.gamma if self.family == "beta_dir" else h.eta
         D, N = self._shape
-        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h["alpha"], h["beta"], rng,
-                            z=z)
+        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h.alpha, h.beta, rng, z=z)
 
     def _free_draws(self, draws):
         A, W = draws
@@ -511,7 +510,7 @@ class CollapsedGibbsDirDir(_CollapsedStep):
     def _new_chain(self, rng, z=None, c=None):
         h = self.spec.hyper
         D, N = self._shape
-        return DirDirChain(self._rows, self._cols, self._v, D, N, h["gamma"], h["eta"], rng,
+        return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
                            blocked_zeros=self.blocked_zeros, z=z, c=c)
 
 
@@ -621,7 +620,7 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
                 post_A[c, (j + 1) // int(thin) - 1] = A_d
                 post_W[c, (j + 1) // int(thin) - 1] = W_d
         spread_warning(step._row_counts(chain), chain.g,
-                       nonparametric=spec.hyper.get("nonparametric", False),
+                       nonparametric=spec.hyper.nonparametric,
                        where="fit_collapsed_gibbs")
     total = int(chains) * int(draws)
     coords = data_coords(spec.X)

@@ -84,8 +84,8 @@ def fit_cvb0(model, *, max_iter=500, tol=1e-6, random_seed=None, n_draws=100, pr
     rng = as_generator(random_seed)
     transpose = spec.family == "dir_beta"
     h = spec.hyper
-    g = h["eta"] if transpose else h["gamma"]
-    a, b = h["alpha"], h["beta"]
+    g = h.eta if transpose else h.gamma
+    a, b = h.alpha, h.beta
     rows, cols, v, (D, N) = spec_entries(spec)
     K = int(spec.rank)
     entries = spec.entries

@@ -43,7 +43,7 @@ def problem_from_model(model, *, method, priors_used=True):
     if spec is None and found.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model
         raise TypeError(f"{method} needs a Gaussian likelihood on A @ W: {reason}")
     if spec is None:
-        return _general_problem(found, method, reason, priors_used)
+        return _general_problem(found, method, reason, priors_used, model)
     return _spec_problem(spec)
 
 
@@ -91,7 +91,7 @@ def _prior_logc(family, q, lin, lam):
         - log_ndtr(lin / np.sqrt(q))
 
 
-def _general_problem(f, method, reason, priors_used):
+def _general_problem(f, method, reason, priors_used, model=None):
     """:class:`Problem` of a recognized factorization with constant per-entry priors."""
     what = ("Exponential (constant rates of any shape, or elements of Gamma random variables), "
             "HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0) priors with constant "
@@ -121,7 +121,7 @@ def _general_problem(f, method, reason, priors_used):
     tri = f.kind == "nmtf"
     rank = tuple(int(v) for v in f.rank) if tri else (int(f.rank),)
     lam, prior = {}, {}
-    rates = _rate_terms(f) if priors_used else ()
+    rates = _rate_terms(f, model) if priors_used else ()
     rated = {role: (r, index) for r in rates for role, index in r.users}
     for role, p in f.factors.items():
         internal = (lambda a: np.ascontiguousarray(a.T)) if role in ("A", "F", "G") else (
@@ -158,15 +158,17 @@ def _general_problem(f, method, reason, priors_used):
     )
 
 
-def _rate_terms(f):
+def _rate_terms(f, model):
     """:class:`RateTerm` of each Gamma rate variable of a recognized factorization."""
     out = []
+    named = getattr(model, "named_vars_to_dims", {}) or {}
     for rate in f.rates.values():
+        dims = named.get(rate.name)
         users = tuple((role, np.ascontiguousarray(index.T if role in ("A", "F", "G") else index))
                       for role, index in rate.users)
         out.append(RateTerm(name=rate.name, alpha=np.asarray(rate.alpha, float),
                             beta=np.asarray(rate.beta, float), shape=tuple(rate.shape),
-                            users=users))
+                            users=users, dims=tuple(dims) if dims else None))
     return tuple(out)
 
 
@@ -187,8 +189,10 @@ def role_dims(problem, role):
     """Dims of ``role``; a Gamma rate variable ``"rate:<name>"`` gets ``<name>_dim_<i>``."""
     if role.startswith("rate:"):
         name = role.removeprefix("rate:")
-        shape = next(r.shape for r in problem.rates if r.name == name)
-        return [f"{name}_dim_{i}" for i in range(len(shape))]
+        term = next(r for r in problem.rates if r.name == name)
+        if term.dims is not None and all(d is not None for d in term.dims):
+            return list(term.dims)  # the model's own dims
+        return [f"{name}_dim_{i}" for i in range(len(term.shape))]
     return ROLE_DIMS[role]
 
 
@@ -214,7 +218,8 @@ def build_result(problem, draws, *, method, sample_stats=None, groups=None, attr
     """Wrap posterior ``draws`` ({role: (chain, draw, ...)} in public layout) in a DataTree.
 
     ``draws`` may hold the roles A/W (or F/S/G), ``tau``, ``lambda_`` (``lambda_F``,
-    ``lambda_G``) and ``rate:<name>`` (a Gamma rate variable of a recognized model). Variables are named as in the model's spec.
+    ``lambda_G``) and ``rate:<name>`` (a Gamma rate variable of a recognized model).
+    Variables are named as in the model's spec.
     """
     from bnmfzoo._results import build_datatree, observed_long
 

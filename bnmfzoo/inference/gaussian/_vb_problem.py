@@ -114,6 +114,7 @@ class RateTerm:
     beta: np.ndarray
     shape: tuple
     users: tuple
+    dims: tuple | None = None  # the model's dims of the variable, if it has them
 
     def posterior(self, values):
         """``(shape, rate)`` of the Gamma conditional given ``{role: (means of) entries}``."""

@@ -77,7 +77,9 @@ def fit_icm(
         without ARD, learned or fixed noise), or any ``pm.Model`` recognized as the same
         factorization with constant ``Exponential``, ``HalfNormal`` or
         ``TruncatedNormal(lower=0)`` factor priors (the conditional of each entry is then a
-        truncated normal, whose mode is used).
+        truncated normal, whose mode is used), or exponential rates that are elements of
+        ``Gamma(alpha, beta)`` random variables (set to their conditional mode
+        ``(alpha + n - 1) / (beta + sum of the n entries)`` before each sweep).
     max_iter : int, default 500
         Number of sweeps (the paper's GDSC setting).
     init : {"random", "exp", "kmeans"} or dict, optional

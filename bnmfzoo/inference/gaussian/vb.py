@@ -25,8 +25,10 @@ def _update_ard(state):
 
 
 def _update_rates(state):
-    """Mean-field update of every Gamma rate variable: q(lambda_m) = Gamma(alpha_m + n_m,
-    beta_m + sum of E[x] over the n_m entries whose rate is lambda_m)."""
+    """Mean-field update of every Gamma rate variable (Problem.rates).
+
+    ``q(lambda_m) = Gamma(alpha_m + n_m, beta_m + sum of E[x] over its n_m entries)``.
+    """
     for term in state.problem.rates:
         a, b = term.posterior(state.E)
         state.set_rate(term, a / b, core.gamma_elog(a, b), (a, b))
@@ -114,6 +116,12 @@ def fit_vb(
     rates of any shape), ``HalfNormal(sigma)`` or ``TruncatedNormal(mu, sigma, lower=0)``
     with constant parameters: each such prior adds ``q = 1 / sigma^2`` to an entry's
     precision and ``mu q`` (or ``-lam``) to its numerator, so q stays a truncated normal.
+    Exponential rates may also be elements of ``Gamma(alpha, beta)`` random variables shared in
+    any pattern :func:`~bnmfzoo.models.recognize` accepts (scalar, per row or column, per
+    factor shared by ``A[:, k]`` and ``W[k, :]``, on one factor or several): each gets
+    ``q(lambda_m) = Gamma(alpha_m + n_m, beta_m + sum of E[x] over its n_m entries)``, the
+    factor updates use ``E[lambda]``, and the ELBO includes their terms. Its draws and
+    ``<name>_alpha`` / ``<name>_beta`` come back under the variable's name.
     Missing entries never enter the updates.
 
     Parameters

@@ -58,10 +58,13 @@ ROLES = ("F", "S", "G")
 
 @dataclass(frozen=True)
 class NMTFPriorPlan:
-    """Priors (:class:`PriorTerms` in the roles' layout: F D x K, S K x L, G N x L), Gamma
-    rates (:class:`~bnmfzoo.inference.gaussian._prior_core.RateBlock`, indices in the same
-    layout) and noise (``"precision"`` with ``alpha_tau``, ``beta_tau``, or ``"fixed"`` with
-    ``sigma``) of a tri-factorization."""
+    """What :func:`prior_nmtf_sweep` needs besides the state: priors, rates and noise.
+
+    Priors are :class:`PriorTerms` in the roles' layout (F D x K, S K x L, G N x L), Gamma
+    rates :class:`~bnmfzoo.inference.gaussian._prior_core.RateBlock` (indices in the same
+    layout), and the noise ``"precision"`` (``alpha_tau``, ``beta_tau``) or ``"fixed"``
+    (``sigma``).
+    """
 
     F: PriorTerms
     S: PriorTerms

@@ -239,3 +239,21 @@ def test_gibbs_nmtf_agrees_with_nuts(tri_data, caplog):
     for n in names:
         z = np.abs(mg[n] - mn[n]) / np.sqrt(sg[n] ** 2 + sn[n] ** 2)
         assert np.all(z < 4.0), (n, z.max())
+
+
+def test_unsupported_nmtf_prior_is_named(tri_data):
+    """A prior parameter with its own hyperprior is not sampled by GibbsNMTF: the error names
+    it, and ``pm.sample()`` leaves the model to PyMC's samplers."""
+    with pm.Model() as model:
+        s = pm.HalfCauchy("s", 1.0)
+        F = pm.HalfNormal("F", s, shape=(6, K))
+        S = pm.Exponential("S", 1.0, shape=(K, L))
+        G = pm.HalfNormal("G", 1.0, shape=(5, L))
+        pm.Normal("X", F @ S @ G.T, sigma=0.5, observed=tri_data)
+    with pytest.raises(TypeError, match=r"the halfnormal prior of F \('F'\) depends on \['s'\]"):
+        GibbsNMTF(model=model)
+    from pymc.sampling.mcmc import assign_step_methods
+
+    with model:
+        assigned = {c.__name__ for c in assign_step_methods(model)[1]}
+    assert "GibbsNMTF" not in assigned, assigned

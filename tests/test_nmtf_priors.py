@@ -224,8 +224,12 @@ def test_gibbs_nmtf_agrees_with_nuts(tri_data, caplog):
     ``pm.sample()``) against PyMC's NUTS on the issue's tri-factorization model, within
     4 combined MCSEs ``sqrt(mcse_gibbs^2 + mcse_nuts^2)`` (MCSE from each run's own ESS). With
     31 compared means, a per-mean two-sided normal tail of 6e-5 gives a family-wise false-failure
-    rate below 0.2 %. Label swaps and the scale ridge do not matter: F S G^T and tau are
-    invariant to both."""
+    rate below 0.2 % if the MCSEs are right. Label swaps and the scale ridge do not matter:
+    F S G^T and tau are invariant to both. Measured once at this seed (2026-11-23): F S G^T
+    largest z 3.16, median 0.80; tau z 0.01; ESS of tau 5087 (Gibbs, 16 s) and 2358 (NUTS,
+    387 s on the shared machine), no divergences. The false-failure rate over seeds is not
+    measured (one NUTS run costs minutes); the median 0.80 against 0.67 for |N(0, 1)| hints
+    that one of the MCSEs is somewhat optimistic."""
     names = ("FSG", "tau")
     kw = dict(tune=1000, chains=2, random_seed=11, progressbar=False,
               compute_convergence_checks=False)

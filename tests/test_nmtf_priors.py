@@ -144,10 +144,29 @@ def test_recognized_plan_reads_the_priors():
     np.testing.assert_allclose(plan.G.q, np.broadcast_to(1 / G_SIGMA**2, (N, L)))
 
 
-# Measured false-failure rate: see the comment in the report / commit (benchmark
-# ``nice -n 10 python -m benchmarks.calibration.sbc_false_failure nmtf-priors-<config>
-# --seeds 1000:1020``).
-@pytest.mark.parametrize("config, seed", [(c, 51 + i) for i, c in enumerate(CONFIGS)])
+# Measured false-failure rate at this setting (100 simulations, ESS thinning; ``nice -n 10
+# python -m benchmarks.calibration.sbc_false_failure nmtf-priors-<config> --seeds 1000:1020``,
+# records in benchmarks/calibration/results/): "mixed" 0/20 (seeds 1000-1019, 95% CI 0-16.8%;
+# second-level KS of each scalar's p-values across seeds: Bonferroni-adjusted min p = 1;
+# thinning median 7, max 640; 63 s a seed). "rates_fixed_sigma": RATES_FF below (its test
+# seed 52 fails: strict xfail with the measurements).
+RATES_FF = ("1/20 over seeds 1000-1019 (seed 1006, FSG[0, 0] p = 5.4e-4; 95% CI 0.1-24.9%), "
+            "2/21 with this test's seed; second-level KS of each scalar's p-values across "
+            "seeds: Bonferroni-adjusted min p = 0.386; thinning median 4, max 7726, kept draws "
+            "min 4; 61 s a seed")
+_RATES_XFAIL = pytest.mark.xfail(strict=True, reason=(
+    "known, measured 2026-11-23: seed 52 fails (min p 6.1e-4 on F S G^T[3, 0], 15 tests, "
+    "Bonferroni-adjusted 0.009); with 300 simulations at the same seed that entry has p = 0.25 "
+    "and the smallest p is 0.065, so that entry is not shown to be miscalibrated. Over "
+    "seeds: " + RATES_FF + ": consistent with the nominal 1% only at the edge of its interval "
+    "and not resolved (slow mixing along the scale ridge F c, S / c, lam_F / c, lam_S c, "
+    "where a few chains need thousands of sweeps to reach ESS 30, is the suspect; the same "
+    "kernels pass 'mixed' 0/20). Not re-seeded: the lead decides (more simulations, "
+    "tighter rate priors, or a longer chain cap)"))
+
+
+@pytest.mark.parametrize("config, seed", [
+    ("mixed", 51), pytest.param("rates_fixed_sigma", 52, marks=_RATES_XFAIL)])
 def test_sbc_nmtf_priors(config, seed):
     simulate, infer = make_sbc(config)
     result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=seed, progressbar=False)

@@ -181,9 +181,13 @@ def test_user_exponential_model_is_our_model(data):
 
 
 def test_fitters_name_the_prior_they_lack(data):
-    with pytest.raises(TypeError, match=r"fit_vb cannot fit this model: the exponential prior of "
-                       r"W \('W'\) depends on \['lam'\]; fit_vb implements Exponential"):
-        fit_vb(user_model(data))
+    """The issue's model fits (the Gamma rates: tests/test_vb_rates.py); a noise sd with its
+    own prior is named."""
+    dt = fit_vb(user_model(data), max_iter=5, n_draws=4, progressbar=False)
+    assert dt.posterior["lam"].dims == ("chain", "draw", "factor")
+    with pytest.raises(TypeError, match=r"fit_vb cannot fit this model: the noise sd depends on "
+                       r"\['sigma'\]; fit_vb implements Exponential"):
+        fit_vb(user_model(data, noise="sigma"))
 
 
 # ----------------------------------------------------------------------------- pm.sample()

@@ -121,6 +121,11 @@ TEST_MODULE_CASES = {
     "re-long+moves": _replica(_L4, _MOVES, n_sims=1000, burn=300),
     # test_sbc_sigma_halfnormal_compound_step (slow, ~15 min a seed), seed 41: 1000 draws per
     # chain thinned by measured ESS
+    # test_nmtf_priors.py::test_sbc_nmtf_priors (GibbsNMTF with user priors), seeds 51, 52
+    # (no --iat: its make_sbc has no fixed-thinning mode)
+    **{f"nmtf-priors-{c}": TestModuleCase("test_nmtf_priors", "make_sbc", dict(config=c),
+                                          thin="ess", ess_target=30)
+       for c in ("mixed", "rates_fixed_sigma")},
     "compound-sigma": TestModuleCase("test_recognize_sbc", "make_sigma_sbc", {}, thin="ess",
                                      chain_kw=dict(thin=1)),
 }

@@ -66,8 +66,24 @@ class MomentState:
                                      np.full(length, problem.beta0))
                 self.lam_E[role] = np.full(length, problem.alpha0 / problem.beta0)
                 self.lam_logE[role] = gamma_elog(problem.alpha0, np.full(length, problem.beta0))
+        # Gamma rate variables of a recognized model (Problem.rates): q(lambda) or the point
+        self.rate_ab, self.rate_E, self.rate_logE = {}, {}, {}
+        self.entry_lam, self.entry_loglam = {}, {}  # role -> E[lambda], E[log lambda] per entry
+        for term in problem.rates:
+            a, b = term.alpha.copy(), term.beta.copy()
+            self.set_rate(term, a / b, gamma_elog(a, b), (a, b))
         self.resid = None
         self.refresh()
+
+    def set_rate(self, term, mean, log_mean, ab=None):
+        """Set ``E[lambda]`` and ``E[log lambda]`` (a point: its value and log) of a rate term."""
+        self.rate_E[term.name] = np.asarray(mean, dtype=float)
+        self.rate_logE[term.name] = np.asarray(log_mean, dtype=float)
+        if ab is not None:
+            self.rate_ab[term.name] = ab
+        for role, index in term.users:
+            self.entry_lam[role] = self.rate_E[term.name][index]
+            self.entry_loglam[role] = self.rate_logE[term.name][index]
 
     def _ard_roles(self):
         p = self.problem
@@ -92,6 +108,9 @@ class MomentState:
     def rate(self, role, k=None):
         """E[lambda] of the prior of factor ``role`` (column ``k``) in internal layout."""
         p = self.problem
+        if role in self.entry_lam:
+            lam = self.entry_lam[role]
+            return lam if k is None else lam[k]
         if p.ard and role != "S":
             key = "AW" if role in ("A", "W") else role
             lam = self.lam_E[key]
@@ -333,6 +352,11 @@ def ard_posterior(state):
         s = state.E["A"].sum(1) + state.E["W"].sum(1)
         out["AW"] = (p.alpha0 + D + N + 0 * s, p.beta0 + s)
     return out
+
+
+def rate_posterior(state):
+    """Shape/rate of the Gamma conditional (or q) of each rate variable (Problem.rates)."""
+    return {term.name: term.posterior(state.E) for term in state.problem.rates}
 
 
 def tau_posterior(state, sse):

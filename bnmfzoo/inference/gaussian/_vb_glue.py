@@ -10,7 +10,7 @@ never sees the spec.
 import numpy as np
 
 from bnmfzoo.inference.gaussian._prior_core import prior_terms
-from bnmfzoo.inference.gaussian._vb_problem import Observed, Problem
+from bnmfzoo.inference.gaussian._vb_problem import Observed, Problem, RateTerm
 from bnmfzoo.models._recognize import try_recognize
 from bnmfzoo.models._spec import spec_from_factorization
 
@@ -43,7 +43,7 @@ def problem_from_model(model, *, method, priors_used=True):
     if spec is None and found.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model
         raise TypeError(f"{method} needs a Gaussian likelihood on A @ W: {reason}")
     if spec is None:
-        return _general_problem(found, method, reason, priors_used)
+        return _general_problem(found, method, reason, priors_used, model)
     return _spec_problem(spec)
 
 
@@ -91,11 +91,11 @@ def _prior_logc(family, q, lin, lam):
         - log_ndtr(lin / np.sqrt(q))
 
 
-def _general_problem(f, method, reason, priors_used):
+def _general_problem(f, method, reason, priors_used, model=None):
     """:class:`Problem` of a recognized factorization with constant per-entry priors."""
-    what = ("Exponential (constant rates, any shape), HalfNormal(sigma) or "
-            "TruncatedNormal(mu, sigma, lower=0) priors with constant parameters, tau ~ Gamma "
-            "or a fixed sigma, and no other free variable")
+    what = ("Exponential (constant rates of any shape, or elements of Gamma random variables), "
+            "HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0) priors with constant "
+            "parameters, tau ~ Gamma or a fixed sigma, and no other free variable")
     if f.imputed is not None:
         raise TypeError(
             f"{method} does not fill in the missing entries PyMC imputes ({f.imputed.name!r}, "
@@ -106,7 +106,7 @@ def _general_problem(f, method, reason, priors_used):
         if p.transposed:
             raise TypeError(f"{method}: {role} ({p.name!r}) is stored transposed; write it as "
                             f"a {p.shape[0]} x {p.shape[1]} variable")
-        if priors_used and not p.constant:
+        if priors_used and not p.constant and p.rate is None:
             deps = sorted({d for par in p.params.values() for d in par.depends_on})
             raise TypeError(f"{method} cannot fit this model: the {p.family} prior of {role} "
                             f"({p.name!r}) depends on {deps}; {method} implements {what}")
@@ -121,9 +121,17 @@ def _general_problem(f, method, reason, priors_used):
     tri = f.kind == "nmtf"
     rank = tuple(int(v) for v in f.rank) if tri else (int(f.rank),)
     lam, prior = {}, {}
+    rates = _rate_terms(f, model) if priors_used else ()
+    rated = {role: (r, index) for r in rates for role, index in r.users}
     for role, p in f.factors.items():
         internal = (lambda a: np.ascontiguousarray(a.T)) if role in ("A", "F", "G") else (
             lambda a: np.ascontiguousarray(a))
+        if role in rated:  # exponential rates from a Gamma variable: updated by the fitter
+            r, index = rated[role]
+            lam[role] = (r.alpha / r.beta)[index]  # prior mean, for starting values
+            prior[role] = {"family": "exponential", "q": np.zeros(index.shape),
+                           "lin": -lam[role], "logc": np.log(lam[role]), "rate": r.name}
+            continue
         if p.constant:
             params = {k: v.value for k, v in p.params.items()}
             q, lin = prior_terms(p.family, params, p.shape)
@@ -146,8 +154,22 @@ def _general_problem(f, method, reason, priors_used):
         family=spec.family, spec=spec, obs=obs, rank=rank, lam=lam,
         alpha_tau=float(noise.alpha) if precision else 1.0,
         beta_tau=float(noise.beta) if precision else 1.0,
-        tau_fixed=tau_fixed, ard=False, alpha0=1.0, beta0=1.0, prior=prior,
+        tau_fixed=tau_fixed, ard=False, alpha0=1.0, beta0=1.0, prior=prior, rates=rates,
     )
+
+
+def _rate_terms(f, model):
+    """:class:`RateTerm` of each Gamma rate variable of a recognized factorization."""
+    out = []
+    named = getattr(model, "named_vars_to_dims", {}) or {}
+    for rate in f.rates.values():
+        dims = named.get(rate.name)
+        users = tuple((role, np.ascontiguousarray(index.T if role in ("A", "F", "G") else index))
+                      for role, index in rate.users)
+        out.append(RateTerm(name=rate.name, alpha=np.asarray(rate.alpha, float),
+                            beta=np.asarray(rate.beta, float), shape=tuple(rate.shape),
+                            users=users, dims=tuple(dims) if dims else None))
+    return tuple(out)
 
 
 ROLE_DIMS = {
@@ -161,6 +183,17 @@ ROLE_DIMS = {
     "lambda_F": ["factor_row"],
     "lambda_G": ["factor_col"],
 }
+
+
+def role_dims(problem, role):
+    """Dims of ``role``; a Gamma rate variable ``"rate:<name>"`` gets ``<name>_dim_<i>``."""
+    if role.startswith("rate:"):
+        name = role.removeprefix("rate:")
+        term = next(r for r in problem.rates if r.name == name)
+        if term.dims is not None and all(d is not None for d in term.dims):
+            return list(term.dims)  # the model's own dims
+        return [f"{name}_dim_{i}" for i in range(len(term.shape))]
+    return ROLE_DIMS[role]
 
 
 def var_name(problem, role):
@@ -184,8 +217,9 @@ def result_coords(problem):
 def build_result(problem, draws, *, method, sample_stats=None, groups=None, attrs=None):
     """Wrap posterior ``draws`` ({role: (chain, draw, ...)} in public layout) in a DataTree.
 
-    ``draws`` may hold the roles A/W (or F/S/G), ``tau`` and ``lambda_`` (``lambda_F``,
-    ``lambda_G``). Variables are named as in the model's spec.
+    ``draws`` may hold the roles A/W (or F/S/G), ``tau``, ``lambda_`` (``lambda_F``,
+    ``lambda_G``) and ``rate:<name>`` (a Gamma rate variable of a recognized model).
+    Variables are named as in the model's spec.
     """
     from bnmfzoo._results import build_datatree, observed_long
 
@@ -193,7 +227,7 @@ def build_result(problem, draws, *, method, sample_stats=None, groups=None, attr
     for role, arr in draws.items():
         name = var_name(problem, role)
         posterior[name] = arr
-        dims[name] = ROLE_DIMS[role]
+        dims[name] = role_dims(problem, role)
     entries = getattr(problem.spec, "entries", None)
     if entries is None:
         dims["X"] = ["row", "col"]

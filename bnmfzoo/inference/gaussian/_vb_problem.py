@@ -99,6 +99,32 @@ class Observed(PatternPaths):
         return out
 
 
+@dataclass(frozen=True)
+class RateTerm:
+    """A ``Gamma(alpha, beta)`` variable whose elements are exponential rates of factor entries.
+
+    ``users`` is ``((role, index), ...)`` with ``index`` in the internal (factor-first) layout
+    of ``role``: entry ``[k, i]`` has rate ``value[index[k, i]]`` (``value`` flattened, of
+    ``shape``). Its conditional (and optimal mean-field q) is
+    ``Gamma(alpha + #entries, beta + sum of those entries (or their means))``.
+    """
+
+    name: str
+    alpha: np.ndarray
+    beta: np.ndarray
+    shape: tuple
+    users: tuple
+    dims: tuple | None = None  # the model's dims of the variable, if it has them
+
+    def posterior(self, values):
+        """``(shape, rate)`` of the Gamma conditional given ``{role: (means of) entries}``."""
+        a, b = self.alpha.copy(), self.beta.copy()
+        for role, index in self.users:
+            a += np.bincount(index.ravel(), minlength=a.size)
+            b += np.bincount(index.ravel(), weights=values[role].ravel(), minlength=a.size)
+        return a, b
+
+
 @dataclass
 class Problem:
     """Plain-array view of an ``exponential_gaussian`` / ``tri_exponential_gaussian`` spec."""
@@ -118,6 +144,10 @@ class Problem:
     #: (None for those): role -> ``{"family", "q", "lin", "logc"}`` arrays in internal layout,
     #: ``log p(x) = logc - q x^2 / 2 + lin x`` on ``x >= 0`` (``lam[role]`` is then ``-lin``)
     prior: dict | None = None
+    #: Gamma random variables whose elements are exponential rates of factor entries, as
+    #: :class:`RateTerm` (their roles' ``prior`` entries are exponential, with ``lin`` /
+    #: ``logc`` replaced by ``-E[lambda]`` / ``E[log lambda]`` of the current q or point)
+    rates: tuple = ()
 
     def prior_prec(self, role):
         """The prior's quadratic term ``q`` of ``role`` (internal layout), or None."""

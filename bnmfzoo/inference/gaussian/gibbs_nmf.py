@@ -91,6 +91,8 @@ class _GibbsFactorization(TransformedStep):
                 if found.kind != self.kind:
                     reason = (f"{name} samples {_KIND_TEXT[self.kind]} models; this model is "
                               f"{_KIND_TEXT[found.kind]}")
+                else:
+                    reason = self._refusal(found) or reason
                 raise TypeError(f"{name} cannot sample this model: {reason}")
             self._init_general(model, found, vars)
         else:  # the constructors' exact path (same draws as ever)
@@ -107,6 +109,10 @@ class _GibbsFactorization(TransformedStep):
     def _accepts(self, found):
         """True when the general (per-entry prior) sweep handles ``found``."""
         return False
+
+    def _refusal(self, found):
+        """Why the general sweep does not handle ``found`` (None: no better reason)."""
+        return None
 
     def _init_general(self, model, found, vars):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -7,18 +7,27 @@ PyMC glue around :func:`bnmfzoo.inference.gaussian._core.nmtf_sweep`; the shared
 import numpy as np
 
 from bnmfzoo.inference.gaussian._core import nmtf_state, nmtf_sweep
+from bnmfzoo.inference.gaussian._gibbs_prior_nmtf import GeneralNMTFMixin, unsupported_reason
 from bnmfzoo.inference.gaussian.gibbs_nmf import _GibbsFactorization
 
 __all__ = ["GibbsNMTF"]
 
 
-class GibbsNMTF(_GibbsFactorization):
-    """Blocked Gibbs sampler for :func:`bnmfzoo.models.tri_exponential_gaussian` models.
+class GibbsNMTF(GeneralNMTFMixin, _GibbsFactorization):
+    """Blocked Gibbs sampler for Gaussian tri-factorization models ``X ~ F S G^T``.
 
-    One step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_F``, ``lambda_G``
+    For :func:`bnmfzoo.models.tri_exponential_gaussian` models (or the same written by hand)
+    one step is one sweep (Brouwer et al. 2017): ARD rates ``lambda_F``, ``lambda_G``
     (Gamma), the columns of ``F`` (blocks of independent truncated normals), the entries of
     ``S`` in row-major order, the columns of ``G``, then ``tau`` (skipped with a fixed
-    ``sigma``). Cost O(|observed| x (K + L + K L)) per sweep.
+    ``sigma``). Any other ``pm.Model`` recognized as ``X ~ Normal(F @ S @ G.T, ...)`` whose
+    factor priors are ``HalfNormal(sigma)``, ``TruncatedNormal(mu, sigma, lower=0)`` or
+    ``Exponential`` with constant parameters (scalars or per-entry arrays), or exponential
+    rates that are elements of ``Gamma`` random variables, is sampled by the same sweep with
+    per-entry prior terms (:func:`bnmfzoo.inference.gaussian._prior_nmtf.prior_nmtf_sweep`):
+    each conditional is still an exact truncated normal (or Gamma for the rates).
+    ``pm.sample()`` without ``step=`` chooses it for such models (:meth:`competence`).
+    Cost O(|observed| x (K + L + K L)) per sweep.
 
     Parameters
     ----------
@@ -48,6 +57,13 @@ class GibbsNMTF(_GibbsFactorization):
     family = "tri_exponential_gaussian"
     kind = "nmtf"
     factor_roles = ("F", "S", "G")
+
+    @classmethod
+    def _roles_of(cls, found):
+        names = super()._roles_of(found)
+        if names is None and found.kind == "nmtf" and unsupported_reason(found) is None:
+            names = set(found.var_names.values())
+        return names
 
     def _new_state(self, values):
         return nmtf_state(values["F"], values["S"], values["G"], values.get("tau", 1.0),

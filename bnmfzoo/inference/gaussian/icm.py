@@ -43,6 +43,15 @@ def _set_ard_mode(state):
         state.lam_logE[key] = np.log(state.lam_E[key])
 
 
+def _set_rate_modes(state):
+    """Each Gamma rate variable at the mode of its conditional, (a - 1) / b."""
+    for term in state.problem.rates:
+        a, b = term.posterior(state.E)
+        mode = (a - 1.0) / b
+        with np.errstate(divide="ignore"):  # a - 1 <= 0 only for an unused element, alpha <= 1
+            state.set_rate(term, mode, np.log(mode))
+
+
 def log_joint(state):
     """Log joint density log p(X, theta) at the current point (the ICM objective)."""
     return log_joint_terms(state, state.expected_sse(), entropy=False)
@@ -68,7 +77,9 @@ def fit_icm(
         without ARD, learned or fixed noise), or any ``pm.Model`` recognized as the same
         factorization with constant ``Exponential``, ``HalfNormal`` or
         ``TruncatedNormal(lower=0)`` factor priors (the conditional of each entry is then a
-        truncated normal, whose mode is used).
+        truncated normal, whose mode is used), or exponential rates that are elements of
+        ``Gamma(alpha, beta)`` random variables (set to their conditional mode
+        ``(alpha + n - 1) / (beta + sum of the n entries)`` before each sweep).
     max_iter : int, default 500
         Number of sweeps (the paper's GDSC setting).
     init : {"random", "exp", "kmeans"} or dict, optional
@@ -132,6 +143,7 @@ def fit_icm(
     for it in progress(range(max_iter), desc="ICM", progressbar=progressbar):
         if problem.ard:
             _set_ard_mode(state)
+        _set_rate_modes(state)
         with np.errstate(divide="ignore"):  # a column of zeros (floor=0): mode -> floor
             core.sweep(state, rule)
         _set_tau_mode(state)
@@ -163,4 +175,6 @@ def _point(state):
         out["tau"] = np.asarray(state.tau, dtype=float)
     for key, lam in state.lam_E.items():
         out["lambda_" if key == "AW" else f"lambda_{key}"] = lam.copy()
+    for term in p.rates:
+        out[f"rate:{term.name}"] = state.rate_E[term.name].reshape(term.shape).copy()
     return out

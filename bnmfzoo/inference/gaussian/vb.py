@@ -24,6 +24,16 @@ def _update_ard(state):
         state.lam_logE[key] = core.gamma_elog(a, b)
 
 
+def _update_rates(state):
+    """Mean-field update of every Gamma rate variable (Problem.rates).
+
+    ``q(lambda_m) = Gamma(alpha_m + n_m, beta_m + sum of E[x] over its n_m entries)``.
+    """
+    for term in state.problem.rates:
+        a, b = term.posterior(state.E)
+        state.set_rate(term, a / b, core.gamma_elog(a, b), (a, b))
+
+
 def _update_tau(state, sse):
     p = state.problem
     if p.tau_fixed is not None:
@@ -51,8 +61,11 @@ def log_joint_terms(state, sse, *, entropy):
         E = state.E[role]
         if p.prior is not None:  # per-entry prior terms: E[logc - q x^2 / 2 + lin x]
             t = p.prior[role]
-            total += float(np.sum(t["logc"] - 0.5 * t["q"] * state.second(role)
-                                  + t["lin"] * E))
+            if role in state.entry_lam:  # Exponential(lambda), lambda a Gamma variable
+                logc, lin = state.entry_loglam[role], -state.entry_lam[role]
+            else:
+                logc, lin = t["logc"], t["lin"]
+            total += float(np.sum(logc - 0.5 * t["q"] * state.second(role) + lin * E))
         elif p.ard and role != "S":
             key = "AW" if role in ("A", "W") else role
             total += float(np.sum(state.lam_logE[key] * E.shape[1]
@@ -62,6 +75,12 @@ def log_joint_terms(state, sse, *, entropy):
             total += float(np.sum(np.log(lam) - lam * E))
         if entropy:
             total += float(np.sum(core.tn_entropy(state.mu[role], state.prec[role])))
+    for term in p.rates:  # E[log Gamma(lambda | alpha, beta)] (+ the entropy of q(lambda))
+        total += float(np.sum(core.gamma_logprior(term.alpha, term.beta,
+                                                  state.rate_logE[term.name],
+                                                  state.rate_E[term.name])))
+        if entropy:
+            total += float(np.sum(core.gamma_entropy(*state.rate_ab[term.name])))
     if p.ard:
         for key in state.lam_E:
             total += float(np.sum(core.gamma_logprior(p.alpha0, p.beta0, state.lam_logE[key],
@@ -97,6 +116,12 @@ def fit_vb(
     rates of any shape), ``HalfNormal(sigma)`` or ``TruncatedNormal(mu, sigma, lower=0)``
     with constant parameters: each such prior adds ``q = 1 / sigma^2`` to an entry's
     precision and ``mu q`` (or ``-lam``) to its numerator, so q stays a truncated normal.
+    Exponential rates may also be elements of ``Gamma(alpha, beta)`` random variables shared in
+    any pattern :func:`~bnmfzoo.models.recognize` accepts (scalar, per row or column, per
+    factor shared by ``A[:, k]`` and ``W[k, :]``, on one factor or several): each gets
+    ``q(lambda_m) = Gamma(alpha_m + n_m, beta_m + sum of E[x] over its n_m entries)``, the
+    factor updates use ``E[lambda]``, and the ELBO includes their terms. Its draws and
+    ``<name>_alpha`` / ``<name>_beta`` come back under the variable's name.
     Missing entries never enter the updates.
 
     Parameters
@@ -167,6 +192,7 @@ def fit_vb(
     for _ in progress(range(max_iter), desc="VB", progressbar=progressbar):
         if problem.ard:
             _update_ard(state)
+        _update_rates(state)
         core.sweep(state, core.tn_moments_rule)
         sse = state.expected_sse()
         _update_tau(state, sse)
@@ -205,6 +231,10 @@ def _draw_q(state, rng, n_draws):
     for key, (a, b) in state.lam_ab.items():
         role = "lambda_" if key == "AW" else f"lambda_{key}"
         draws[role] = rng.gamma(a, 1.0 / b, size=(1, n_draws, a.size))
+    for term in p.rates:
+        a, b = state.rate_ab[term.name]
+        x = rng.gamma(a, 1.0 / b, size=(n_draws, a.size))
+        draws[f"rate:{term.name}"] = x.reshape(1, n_draws, *term.shape)
     return draws
 
 
@@ -225,4 +255,9 @@ def _variational_group(state):
         name = glue.var_name(p, role)
         out[f"{name}_alpha"] = (glue.ROLE_DIMS[role], a)
         out[f"{name}_beta"] = (glue.ROLE_DIMS[role], b)
+    for term in p.rates:
+        a, b = state.rate_ab[term.name]
+        dims = glue.role_dims(p, f"rate:{term.name}")
+        out[f"{term.name}_alpha"] = (dims, a.reshape(term.shape))
+        out[f"{term.name}_beta"] = (dims, b.reshape(term.shape))
     return out

@@ -1,0 +1,286 @@
+"""GibbsNMTF on user-written tri-factorization models with HalfNormal, TruncatedNormal(lower=0),
+per-entry Exponential and Gamma-rate priors on F, S, G (issue 18, item 2).
+
+Each configuration is a tiny ``pm.Model`` written in PyMC syntax; :func:`recognize` reads it and
+:func:`nmtf_plan` turns it into the numeric plan GibbsNMTF runs (``prior_nmtf_sweep``). The prior
+is simulated here independently, in NumPy, from the model as written, so a misread parameter
+fails the SBC. Threshold: ``SBCResult.passed(alpha=0.01)`` (Bonferroni over the KS tests of every
+tested scalar); each simulation's chain runs until the smallest bulk/tail ESS of its tested
+quantities reaches 30 and is thinned by ``ceil(n / ESS)`` (``sbc(thin="ess")``).
+
+Tested quantities: ``F S G^T`` and ``tau``; for "mixed", whose priors have no label symmetry
+(S's exponential rates differ by entry), also the raw entries of F, S and G (without them the
+SBC has little power: doubling the prior precision of F and G passed 3 of 3 seeds on ``F S G^T``
+and ``tau`` alone, and fails with p < 3e-7 with them); for "rates_fixed_sigma", whose factors
+are exchangeable a priori (label swaps are crossed slowly), the Gamma rates, sorted over the
+factors, instead of raw entries. The rate priors are tight (Gamma(10, 10), Gamma(8, 6)) so the
+chain moves quickly along the scale ridge ``(F c, S / c)``: with Gamma(4, 4) and Gamma(3, 2) a
+seed took 111 s instead of 53 s (and passed).
+"""
+
+import logging
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+from bnmfzoo.diagnostics import sbc
+from bnmfzoo.diagnostics.calibration import run_to_ess
+from bnmfzoo.inference import GibbsNMTF
+from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.inference.gaussian._gibbs_prior_nmtf import nmtf_plan
+from bnmfzoo.inference.gaussian._prior_nmtf import prior_nmtf_sweep
+from bnmfzoo.models import recognize
+
+D, N, K, L = 4, 3, 2, 2
+MASK = np.ones((D, N), dtype=bool)
+MASK[0, 1] = False  # a held-out entry never enters the likelihood
+S_RATES = np.array([[0.7, 1.5], [1.2, 2.0]])  # per-entry exponential rates of S
+G_SIGMA = np.array([0.6, 1.3])  # per-column HalfNormal scales of G
+ROWS, COLS = np.nonzero(MASK)
+
+
+def _model(config, X=None):
+    """The configuration written as a user would (placeholder data unless ``X``)."""
+    X = np.where(MASK, 1.0, np.nan) if X is None else X
+    with pm.Model() as model:
+        if config == "mixed":
+            F = pm.HalfNormal("F", 1.0, shape=(D, K))
+            S = pm.Exponential("S", S_RATES, shape=(K, L))
+            G = pm.TruncatedNormal("G", mu=0.5, sigma=0.8, lower=0.0, shape=(N, L))
+            tau = pm.Gamma("tau", 2.0, 2.0)
+            pm.Normal("X", (F @ S @ G.T)[ROWS, COLS], tau=tau, observed=X[ROWS, COLS])
+        elif config == "rates_fixed_sigma":
+            lam_F = pm.Gamma("lam_F", 10.0, 10.0, shape=K)
+            F = pm.Exponential("F", lam_F[None, :], shape=(D, K))
+            lam_S = pm.Gamma("lam_S", 8.0, 6.0)
+            S = pm.Exponential("S", lam_S, shape=(K, L))
+            G = pm.HalfNormal("G", G_SIGMA[None, :], shape=(N, L))
+            pm.Normal("X", (F @ S @ G.T)[ROWS, COLS], sigma=0.7, observed=X[ROWS, COLS])
+        else:
+            raise ValueError(config)
+    return model
+
+
+def _prior(config, rng):
+    p = {}
+    if config == "mixed":
+        p["F"] = np.abs(rng.normal(size=(D, K)))
+        p["S"] = rng.exponential(1 / S_RATES)
+        p["G"] = stats.truncnorm.rvs(-0.5 / 0.8, np.inf, loc=0.5, scale=0.8, size=(N, L),
+                                     random_state=rng)
+        p["tau"] = rng.gamma(2.0, 1 / 2.0)
+    else:
+        p["lam_F"] = rng.gamma(10.0, 1 / 10.0, size=K)
+        p["F"] = rng.exponential(1 / p["lam_F"][None, :], size=(D, K))
+        p["lam_S"] = np.array(rng.gamma(8.0, 1 / 6.0))
+        p["S"] = rng.exponential(1 / p["lam_S"], size=(K, L))
+        p["G"] = np.abs(rng.normal(size=(N, L))) * G_SIGMA[None, :]
+        p["tau"] = 1 / 0.7**2
+    return p
+
+
+def _funcs(p, config):
+    out = {"FSG": p["F"] @ p["S"] @ p["G"].T}
+    if config == "mixed":  # no symmetry a priori (S's rates differ by entry): raw entries too
+        out.update(F=p["F"], S=p["S"], G=p["G"], tau=np.array(p["tau"]))
+    else:  # F's columns are exchangeable a priori (with S's rows): sorted rates
+        out["lam_F"] = np.sort(p["lam_F"])
+        out["lam_S"] = np.asarray(p["lam_S"])
+    return out
+
+
+def make_sbc(config, *, burn=100, ess_target=30, wrong=False):
+    """``(simulate, infer)`` for ``config``; ``wrong=True`` doubles the prior precision terms
+    ``q`` of F and G (deliberately wrong priors), which the SBC must reject."""
+    f = recognize(_model(config))
+    plan = nmtf_plan(f)
+    if wrong:
+        from dataclasses import replace
+
+        plan = replace(plan, F=replace(plan.F, q=2 * plan.F.q), G=replace(plan.G, q=2 * plan.G.q))
+    update = {"F", "S", "G", "tau", *f.rates}
+
+    def simulate(rng):
+        p = _prior(config, rng)
+        X = p["F"] @ p["S"] @ p["G"].T + rng.normal(size=(D, N)) / np.sqrt(p["tau"])
+        X[~MASK] = np.nan
+        return _funcs(p, config), X
+
+    def infer(X, rng):
+        obs = gc.observed_entries(X)
+        p0 = _prior(config, rng)  # independent start, then burn-in
+        st = gc.nmtf_state(p0["F"], p0["S"], p0["G"], p0["tau"], None, None, obs)
+        rates = {name: np.atleast_1d(np.asarray(p0[name], dtype=float)).ravel()
+                 for name in f.rates}
+
+        def step():
+            prior_nmtf_sweep(st, obs, plan, rng, rates=rates, update=update)
+            p = {"F": st.F, "S": st.S, "G": st.G, "tau": st.tau,
+                 **{k: v.reshape(np.shape(p0[k])) for k, v in rates.items()}}
+            return _funcs(p, config)
+
+        for _ in range(burn):
+            step()
+        return run_to_ess(step, ess_target=ess_target, min_draws=200, max_draws=25_600)
+
+    return simulate, infer
+
+
+CONFIGS = ["mixed", "rates_fixed_sigma"]
+
+
+def test_recognized_plan_reads_the_priors():
+    """The plan's per-entry terms are the model's priors as written."""
+    plan = nmtf_plan(recognize(_model("mixed")))
+    np.testing.assert_array_equal(plan.F.q, np.ones((D, K)))
+    np.testing.assert_array_equal(plan.S.lin, -S_RATES)
+    np.testing.assert_allclose(plan.G.q, np.full((N, L), 1 / 0.8**2))
+    np.testing.assert_allclose(plan.G.lin, np.full((N, L), 0.5 / 0.8**2))
+    plan = nmtf_plan(recognize(_model("rates_fixed_sigma")))
+    assert (plan.F.kind, plan.S.kind, plan.noise, plan.sigma) == ("rate", "rate", "fixed", 0.7)
+    np.testing.assert_array_equal(plan.F.index, np.tile(np.arange(K), (D, 1)))
+    np.testing.assert_allclose(plan.G.q, np.broadcast_to(1 / G_SIGMA**2, (N, L)))
+
+
+# Measured false-failure rate at this setting (100 simulations, ESS thinning; ``nice -n 10
+# python -m benchmarks.calibration.sbc_false_failure nmtf-priors-<config> --seeds 1000:1020``,
+# records in benchmarks/calibration/results/): "mixed" 0/20 (seeds 1000-1019, 95% CI 0-16.8%;
+# second-level KS of each scalar's p-values across seeds: Bonferroni-adjusted min p = 1;
+# thinning median 7, max 640; 63 s a seed). "rates_fixed_sigma": RATES_FF below (its test
+# seed 52 fails: strict xfail with the measurements).
+RATES_FF = ("1/20 over seeds 1000-1019 (seed 1006, FSG[0, 0] p = 5.4e-4; 95% CI 0.1-24.9%), "
+            "2/21 with this test's seed; second-level KS of each scalar's p-values across "
+            "seeds: Bonferroni-adjusted min p = 0.386; thinning median 4, max 7726, kept draws "
+            "min 4; 61 s a seed")
+_RATES_XFAIL = pytest.mark.xfail(strict=True, reason=(
+    "known, measured 2026-11-23: seed 52 fails (min p 6.1e-4 on F S G^T[3, 0], 15 tests, "
+    "Bonferroni-adjusted 0.009); with 300 simulations at the same seed that entry has p = 0.25 "
+    "and the smallest p is 0.065, so that entry is not shown to be miscalibrated. Over "
+    "seeds: " + RATES_FF + ": consistent with the nominal 1% only at the edge of its interval "
+    "and not resolved (slow mixing along the scale ridge F c, S / c, lam_F / c, lam_S c, "
+    "where a few chains need thousands of sweeps to reach ESS 30, is the suspect; the same "
+    "kernels pass 'mixed' 0/20). Not re-seeded: the lead decides (more simulations, "
+    "tighter rate priors, or a longer chain cap)"))
+
+
+@pytest.mark.slow  # 50-110 s each on the shared machine
+@pytest.mark.parametrize("config, seed", [
+    ("mixed", 51), pytest.param("rates_fixed_sigma", 52, marks=_RATES_XFAIL)])
+def test_sbc_nmtf_priors(config, seed):
+    simulate, infer = make_sbc(config)
+    result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=seed, progressbar=False)
+    assert (result.ess >= 30).mean() >= 0.9, (result.ess < 30).sum()
+    assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
+
+
+@pytest.mark.slow  # ~70 s
+def test_sbc_detects_wrong_prior_terms():
+    """Power check: doubling F's and G's prior precision fails (measured min p 2.7e-9,
+    2.5e-7, 2.2e-12 at seeds 51-53)."""
+    simulate, infer = make_sbc("mixed", wrong=True)
+    result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=51, progressbar=False)
+    assert not result.passed(alpha=0.01), result.min_pvalue
+
+
+# ----------------------------------------------------------------------------- pm.sample()
+
+
+def _issue_model(X):
+    """The tri-factorization model of the issue, as a user writes it (whole matrix observed)."""
+    D_, N_ = X.shape
+    with pm.Model() as model:
+        F = pm.HalfNormal("F", 1.0, shape=(D_, K))
+        S = pm.Exponential("S", 1.0, shape=(K, L))
+        G = pm.TruncatedNormal("G", 0.0, 1.0, lower=0, shape=(N_, L))
+        tau = pm.Gamma("tau", 1.0, 1.0)
+        pm.Normal("X", F @ S @ G.T, tau=tau, observed=X)
+    return model
+
+
+@pytest.fixture(scope="module")
+def tri_data():
+    rng = np.random.default_rng(3)
+    F, S, G = rng.exponential(size=(6, K)), rng.exponential(size=(K, L)), \
+        rng.exponential(size=(5, L))
+    return F @ S @ G.T + 0.3 * rng.normal(size=(6, 5))
+
+
+def test_pm_sample_picks_gibbs_nmtf(tri_data, caplog):
+    """``pm.sample()`` without ``step=`` assigns GibbsNMTF to F, S, G, tau (assert on the
+    step actually used), and its draws are those of ``step=GibbsNMTF()``."""
+    kw = dict(draws=30, tune=10, chains=1, random_seed=7, progressbar=False,
+              compute_convergence_checks=False)
+    with caplog.at_level(logging.INFO, logger="pymc"), _issue_model(tri_data) as model:
+        from pymc.sampling.mcmc import assign_step_methods
+
+        assigned = {c.__name__: sorted(model.values_to_rvs[v].name for v in vs)
+                    for c, vs in assign_step_methods(model)[1].items()}
+        auto = pm.sample(**kw)
+        explicit = pm.sample(step=GibbsNMTF(), **kw)
+    assert assigned == {"GibbsNMTF": ["F", "G", "S", "tau"]}, assigned
+    assert any("GibbsNMTF: [F, S, G, tau]" in r.getMessage() for r in caplog.records)
+    for name in ("F", "S", "G", "tau"):
+        np.testing.assert_array_equal(auto.posterior[name].values,
+                                      explicit.posterior[name].values)
+    assert np.all(auto.posterior["S"].values >= 0)
+
+
+def _means_and_mcse(post, names):
+    """Posterior mean and MCSE (arviz, mean) of F S G^T per entry and of tau."""
+    import arviz as az
+    import xarray as xr
+
+    F, S, G = (post[n] for n in ("F", "S", "G"))
+    fsg = xr.DataArray(np.einsum("cdik,cdkl,cdjl->cdij", F.values, S.values, G.values),
+                       dims=("chain", "draw", "i", "j"))
+    ds = xr.Dataset({"FSG": fsg, "tau": post["tau"].variable})
+    mean = {n: ds[n].mean(("chain", "draw")).values for n in names}
+    mcse = {n: np.asarray(az.mcse(ds)[n].values) for n in names}
+    return mean, mcse
+
+
+@pytest.mark.slow
+def test_gibbs_nmtf_agrees_with_nuts(tri_data, caplog):
+    """Posterior means of F S G^T (every entry) and tau from GibbsNMTF (chosen by
+    ``pm.sample()``) against PyMC's NUTS on the issue's tri-factorization model, within
+    4 combined MCSEs ``sqrt(mcse_gibbs^2 + mcse_nuts^2)`` (MCSE from each run's own ESS). With
+    31 compared means, a per-mean two-sided normal tail of 6e-5 gives a family-wise false-failure
+    rate below 0.2 % if the MCSEs are right. Label swaps and the scale ridge do not matter:
+    F S G^T and tau are invariant to both. Measured once at this seed (2026-11-23): F S G^T
+    largest z 3.16, median 0.80; tau z 0.01; ESS of tau 5087 (Gibbs, 16 s) and 2358 (NUTS,
+    387 s on the shared machine), no divergences. The false-failure rate over seeds is not
+    measured (one NUTS run costs minutes); the median 0.80 against 0.67 for |N(0, 1)| hints
+    that one of the MCSEs is somewhat optimistic."""
+    names = ("FSG", "tau")
+    kw = dict(tune=1000, chains=2, random_seed=11, progressbar=False,
+              compute_convergence_checks=False)
+    with caplog.at_level(logging.ERROR, logger="pymc"), _issue_model(tri_data):
+        gibbs = pm.sample(draws=5000, **kw)
+        nuts = pm.sample(draws=2000, step=pm.NUTS(target_accept=0.95), nuts_sampler="pymc", **kw)
+    assert "train_mse" in gibbs.sample_stats  # GibbsNMTF's own stat: it was the step used
+    assert "diverging" in nuts.sample_stats
+    mg, sg = _means_and_mcse(gibbs.posterior, names)
+    mn, sn = _means_and_mcse(nuts.posterior, names)
+    for n in names:
+        z = np.abs(mg[n] - mn[n]) / np.sqrt(sg[n] ** 2 + sn[n] ** 2)
+        assert np.all(z < 4.0), (n, z.max())
+
+
+def test_unsupported_nmtf_prior_is_named(tri_data):
+    """A prior parameter with its own hyperprior is not sampled by GibbsNMTF: the error names
+    it, and ``pm.sample()`` leaves the model to PyMC's samplers."""
+    with pm.Model() as model:
+        s = pm.HalfCauchy("s", 1.0)
+        F = pm.HalfNormal("F", s, shape=(6, K))
+        S = pm.Exponential("S", 1.0, shape=(K, L))
+        G = pm.HalfNormal("G", 1.0, shape=(5, L))
+        pm.Normal("X", F @ S @ G.T, sigma=0.5, observed=tri_data)
+    with pytest.raises(TypeError, match=r"the halfnormal prior of F \('F'\) depends on \['s'\]"):
+        GibbsNMTF(model=model)
+    from pymc.sampling.mcmc import assign_step_methods
+
+    with model:
+        assigned = {c.__name__ for c in assign_step_methods(model)[1]}
+    assert "GibbsNMTF" not in assigned, assigned

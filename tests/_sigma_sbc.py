@@ -99,19 +99,18 @@ class Chains:
         methods = methods if isinstance(methods, list) else [methods]
         self.step = CompoundStep(methods) if len(methods) > 1 else methods[0]
         self.methods = methods
-        from bnmfzoo.inference.gaussian.gibbs_nmf import GibbsNMF
-
-        self.gibbs = [m for m in methods if isinstance(m, GibbsNMF)]
         self.value_names = {rv.name: self.model.rvs_to_values[rv].name
                             for rv in self.model.free_RVs}
 
     def set_data(self, X):
         """Swap the data in: the ``pm.Data`` container (read by NUTS's compiled log density)
-        and the Gibbs steps' observed entries (read once at their construction)."""
+        and the observed entries of our steps (``obs``, read once at their construction)."""
         with self.model:
             pm.set_data({"x_obs": X[MASK]})
-        for g in self.gibbs:
-            g.obs = observed_entries(X)
+        obs = observed_entries(X)
+        for m in self.methods:
+            if hasattr(m, "obs"):
+                m.obs = obs
 
     def start(self, A, W, lam, sd):
         """A point (value space) at the given constrained values."""

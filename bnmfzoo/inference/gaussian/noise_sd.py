@@ -55,7 +55,7 @@ def noise_sd_prior(model):
     params = rv_params(rv)  # HalfNormal: (loc, sigma); HalfCauchy: (beta,)
     scale, locs = params[-1], params[:-1]
     free = list(model.free_RVs)
-    if (any(depends_on(p, free) for p in params)
+    if (any(p in free or depends_on(p, free) for p in params)
             or any(float(evaluate(loc)) != 0.0 for loc in locs)):
         return None, f"the prior of {rv.name!r} has a random or shifted scale", None, None
     users = _users(model, rv)

@@ -24,12 +24,12 @@ MASK[0, 1] = False  # a held-out entry never enters the likelihood
 SIGMA_SCALE = 1.0  # sigma ~ HalfNormal(SIGMA_SCALE)
 
 
-def simulate_prior(rng):
+def simulate_prior(rng, rank=R):
     """One draw ``(A, W, lam, sigma, X)`` of the model's prior and data (X: NaN where held
     out), in NumPy, independently of PyMC."""
-    lam = rng.gamma(2.0, 1 / 2.0, size=R)
-    A = np.abs(rng.normal(size=(D, R)))
-    W = rng.exponential(1 / lam[:, None], size=(R, N))
+    lam = rng.gamma(2.0, 1 / 2.0, size=rank)
+    A = np.abs(rng.normal(size=(D, rank)))
+    W = rng.exponential(1 / lam[:, None], size=(rank, N))
     sigma = abs(SIGMA_SCALE * rng.normal())
     X = A @ W + sigma * rng.normal(size=(D, N))
     X[~MASK] = np.nan
@@ -44,7 +44,7 @@ def label_invariant(A, W, lam, sigma):
             "lam": np.sort(lam, axis=-1), "sigma": np.asarray(sigma)}
 
 
-def sigma_model(X=None, noise="halfnormal"):
+def sigma_model(X=None, noise="halfnormal", rank=R):
     """The user model, data in ``pm.Data("x_obs")`` (the observed entries, row-major).
 
     ``noise``: ``"halfnormal"`` (``sigma ~ HalfNormal(1)``), ``"halfcauchy"``
@@ -53,9 +53,9 @@ def sigma_model(X=None, noise="halfnormal"):
     """
     X = np.where(MASK, 1.0, np.nan) if X is None else X
     with pm.Model() as model:
-        A = pm.HalfNormal("A", 1.0, shape=(D, R))
-        lam = pm.Gamma("lam", 2.0, 2.0, shape=R)
-        W = pm.Exponential("W", lam[:, None], shape=(R, N))
+        A = pm.HalfNormal("A", 1.0, shape=(D, rank))
+        lam = pm.Gamma("lam", 2.0, 2.0, shape=rank)
+        W = pm.Exponential("W", lam[:, None], shape=(rank, N))
         x = pm.Data("x_obs", X[MASK])
         if noise == "halfnormal":
             pm.Normal("X", mu=(A @ W)[MASK], sigma=pm.HalfNormal("sigma", SIGMA_SCALE),
@@ -82,8 +82,9 @@ class Chains:
     callable ``model -> list of step methods``.
     """
 
-    def __init__(self, noise="halfnormal", steps=None):
-        self.model = sigma_model(noise=noise)
+    def __init__(self, noise="halfnormal", steps=None, rank=R):
+        self.model = sigma_model(noise=noise, rank=rank)
+        self.rank = rank
         self.noise = noise
         self.sd_name = "tau" if noise == "gamma" else "sigma"
         with self.model:

@@ -111,3 +111,37 @@ def test_draws_follow_the_conditional(prior, scale):
     assert stats.kstest(draws, cdf).pvalue > 1e-3
     # power: the conditional for a residual sum of squares 30% off is rejected
     assert stats.kstest(draws, _conditional_cdf(prior, scale, 1.3 * ssr, n)).pvalue < 1e-3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prior", ["halfnormal", "halfcauchy"])
+def test_compound_step_agrees_with_nuts(prior):
+    """``pm.sample()``'s compound step (GibbsNMF + GibbsNoiseSD) against PyMC's NUTS on every
+    variable, same model and data: posterior means of the 20 entries of A W (label-invariant)
+    and of sigma. Under agreement each ``z = diff / sqrt(mcse1^2 + mcse2^2)`` is about N(0, 1)
+    (MCSE from ESS), so ``|z| < 4`` for all 21 fails with probability < 21 * 6.3e-5 < 0.2%."""
+    import arviz_stats as azs
+
+    from bnmfzoo.inference import pymc_default_steps
+
+    model = _model(prior)
+    kw = dict(chains=2, cores=1, progressbar=False, compute_convergence_checks=False)
+    with model:
+        ours = pm.sample(draws=5000, tune=300, random_seed=7, **kw)
+        with pymc_default_steps():
+            nuts = pm.sample(draws=2000, tune=1000, random_seed=8, target_accept=0.95, **kw)
+    assert "step_size" in nuts["sample_stats"] and "step_size" not in ours["sample_stats"]
+
+    def scalars(dt):
+        p = dt["posterior"]
+        aw = np.einsum("cdik,cdkj->cdij", p["A"].values, p["W"].values).reshape(
+            *p["A"].shape[:2], -1)
+        return np.concatenate([aw, p["sigma"].values[..., None]], axis=-1)
+
+    a, b = scalars(ours), scalars(nuts)
+    diff = a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))
+    se = np.sqrt(azs.mcse(a, chain_axis=0, draw_axis=1) ** 2
+                 + azs.mcse(b, chain_axis=0, draw_axis=1) ** 2)
+    z = diff / se
+    assert np.all(np.abs(z) < 4), z
+    assert se[-1] < 0.05 * b[..., -1].mean()  # sigma's comparison has resolving power

@@ -213,8 +213,8 @@ def test_sbc_detects_wrong_prior_terms():
 # so pm.sample() assigns it) halves sigma's autocorrelation time and drops NUTS's per-step cost.
 
 
-def make_sigma_sbc(*, noise="halfnormal", steps=None, burn=100, ess_target=30, n_draws=None,
-                   thin=None):
+def make_sigma_sbc(*, noise="halfnormal", steps=None, rank=2, burn=100, ess_target=30,
+                   n_draws=None, thin=None):
     """``(simulate, infer, assignment)`` of the compound-step SBC: the model and the steps
     ``pm.sample()`` assigns to it (``steps=None``; ``"nuts"``: GibbsNMF + NUTS on sigma; or
     ``steps(model) -> [step methods]``) are
@@ -223,7 +223,8 @@ def make_sigma_sbc(*, noise="halfnormal", steps=None, burn=100, ess_target=30, n
     from an independent prior draw, then until the smallest bulk/tail ESS of the tested
     (label-invariant) quantities reaches ``ess_target`` (``run_to_ess``, at most 25,600
     draws); thin with ``sbc(thin="ess")``. ``n_draws``/``thin`` instead record ``n_draws``
-    states ``thin`` steps apart (``--iat`` of the false-failure benchmark)."""
+    states ``thin`` steps apart (``--iat`` of the false-failure benchmark). ``rank``: of the
+    model (D x N = 4 x 3 as above)."""
     import _sigma_sbc as ss
 
     if steps == "nuts":  # GibbsNMF on the factors and rates, PyMC's NUTS on sigma
@@ -232,17 +233,17 @@ def make_sigma_sbc(*, noise="halfnormal", steps=None, burn=100, ess_target=30, n
         def steps(model):
             return [GibbsNMF([model["A"], model["W"], model["lam"]]), pm.NUTS([model["sigma"]])]
 
-    chains = ss.Chains(noise, steps)
+    chains = ss.Chains(noise, steps, rank)
 
     def record(s):
         return ss.label_invariant(s["A"], s["W"], s["lam"], s["sigma"])
 
     def simulate(rng):
-        A, W, lam, sigma, X = ss.simulate_prior(rng)
+        A, W, lam, sigma, X = ss.simulate_prior(rng, rank)
         return ss.label_invariant(A, W, lam, sigma), X
 
     def infer(X, rng):
-        A0, W0, lam0, sigma0, _ = ss.simulate_prior(rng)  # independent start
+        A0, W0, lam0, sigma0, _ = ss.simulate_prior(rng, rank)  # independent start
         advance = chains.run(X, chains.start(A0, W0, lam0, sigma0), rng, tune=burn,
                              record=record)
         if n_draws is None:

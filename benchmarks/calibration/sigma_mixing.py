@@ -4,14 +4,16 @@ On the same simulated data sets (the prior of ``test_sbc_sigma_halfnormal_compou
 ``tests/_sigma_sbc.py``) this script measures the autocorrelation time ``n / ESS`` (smallest
 bulk/tail ESS, the estimator ``sbc(thin="ess")`` thins by) of
 
-* ``compound-t<T>``: the compound step as ``pm.sample()`` builds it (GibbsNMF on A, W, lam;
-  NUTS on sigma), ``T`` tuning steps;
+* ``compound-t<T>``: the compound step ``pm.sample()`` built before GibbsNoiseSD was
+  registered (GibbsNMF on A, W, lam; PyMC's NUTS on sigma), ``T`` tuning steps;
 * ``nuts-given-AW``: that NUTS kernel alone on sigma's conditional, A, W, lam frozen at the last
   state of the compound chain (is one NUTS step a near-independent draw of the conditional?);
 * ``exact-sigma``: GibbsNMF on A, W, lam, then an exact draw of sigma from its conditional given
   A, W (``tau = sigma^-2 ~ GIG(p = n/2 - 1/2, a = SSR, b = 1/s^2)``), in a hand-written loop:
   the best any sigma kernel can do inside this Gibbs scheme;
-* ``gamma-tau``: GibbsNMF on the issue's ``tau ~ Gamma(1, 1)`` model (A, W, lam, tau), same data.
+* ``gamma-tau``: GibbsNMF on the issue's ``tau ~ Gamma(1, 1)`` model (A, W, lam, tau), same data;
+* ``pm.sample-now``: ``pm.sample()``'s assignment today (GibbsNMF + GibbsNoiseSD, which does
+  the ``exact-sigma`` draw as a registered step method).
 
 Printed per variant: median and max over data sets of the autocorrelation time of sigma (tau)
 and of the worst tested label-invariant quantity, and the time per step. Run::
@@ -74,8 +76,12 @@ def main(argv=None):
         sig = s["sigma"] if sd == "sigma" else 1 / np.sqrt(s["tau"])
         return ss.label_invariant(s["A"], s["W"], s["lam"], sig)
 
-    compound = ss.Chains("halfnormal")
-    print("pm.sample's assignment:", compound.assignment)
+    import pymc as pm
+
+    compound = ss.Chains("halfnormal", steps=lambda m: [GibbsNMF([m["A"], m["W"], m["lam"]]),
+                                                        pm.NUTS([m["sigma"]])])
+    default = ss.Chains("halfnormal")
+    print("pm.sample's assignment:", default.assignment)
     gibbs_only = ss.Chains("halfnormal", steps=lambda m: [GibbsNMF([m["A"], m["W"], m["lam"]])])
     gamma = ss.Chains("gamma")
     print("tau ~ Gamma model:", gamma.assignment)
@@ -134,6 +140,11 @@ def main(argv=None):
                         tune=a.burn, record=lambda s: rec(s, "tau"))
         draws = _collect(adv, a.draws)
         note("gamma-tau", _iat(draws), (time.perf_counter() - t0) / (a.draws + a.burn))
+        t0 = time.perf_counter()
+        adv = default.run(X, default.start(A0, W0, lam0, sigma0), rng.spawn(1)[0],
+                          tune=a.burn, record=rec)
+        draws = _collect(adv, a.draws)
+        note("pm.sample-now", _iat(draws), (time.perf_counter() - t0) / (a.draws + a.burn))
         print(f"data set {d} (true sigma {sigma:.3f}): " + "; ".join(
             f"{k} {v[-1][0]:.1f}/{v[-1][1]:.1f}" for k, v in res.items()), flush=True)
 

@@ -145,3 +145,19 @@ def test_compound_step_agrees_with_nuts(prior):
     z = diff / se
     assert np.all(np.abs(z) < 4), z
     assert se[-1] < 0.05 * b[..., -1].mean()  # sigma's comparison has resolving power
+
+
+def test_transposed_factor_and_plain_normal():
+    """W stored as N x R and a plain ``pm.Normal`` on the observed entries: the same SSR."""
+    m = ~np.isnan(X)
+    with pm.Model() as model:
+        A = pm.Exponential("A", 1.0, shape=(D, R))
+        Wt = pm.Exponential("Wt", 1.0, shape=(N, R))
+        pm.Normal("X", mu=(A @ Wt.T)[m], sigma=pm.HalfCauchy("sigma", 2.0), observed=X[m])
+    assert _assigned(model) == {("GibbsNMF", ("A", "Wt")), ("GibbsNoiseSD", ("sigma",))}
+    step = GibbsNoiseSD(model=model, rng=0)
+    rng = np.random.default_rng(1)
+    A, Wt = rng.exponential(size=(D, R)), rng.exponential(size=(N, R))
+    point = {**model.initial_point(), "A_log__": np.log(A), "Wt_log__": np.log(Wt)}
+    r = (X - A @ Wt.T)[m]
+    assert np.isclose(step.ssr(point), float(r @ r), rtol=1e-12)

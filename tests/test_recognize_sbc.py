@@ -257,6 +257,35 @@ def make_sigma_sbc(*, noise="halfnormal", steps=None, rank=2, burn=100, ess_targ
 SIGMA_STEPS = {("GibbsNMF", ("A", "W", "lam")), ("GibbsNoiseSD", ("sigma",))}
 
 
+def test_sigma_harness_is_pm_sample():
+    """The compiled-once harness is ``pm.sample()``: after running on other data, a chain on new
+    data equals ``pm.sample`` on a model built from that data (same start, same generator as
+    ``pm.sample`` hands its chain) draw for draw."""
+    import logging
+
+    import _sigma_sbc as ss
+
+    chains = ss.Chains()
+    assert chains.assignment == SIGMA_STEPS
+    rng = np.random.default_rng(2)
+    record = lambda s: {k: s[k] for k in ("A", "W", "lam", "sigma")}  # noqa: E731
+    for _ in range(2):  # the second data set is swapped in after a chain on the first
+        *_, X = ss.simulate_prior(rng)
+        start = dict(zip(("A", "W", "lam", "sigma"), ss.simulate_prior(rng)[:4]))
+        chain_rng = np.random.default_rng(5).spawn(1)[0]
+        chain_rng.integers(2**30)  # pm.sample draws a seed from each chain's generator first
+        advance = chains.run(X, chains.start(start["A"], start["W"], start["lam"],
+                                             start["sigma"]), chain_rng, tune=10, record=record)
+        ours = [advance() for _ in range(30)]
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    with ss.sigma_model(X):
+        dt = pm.sample(draws=30, tune=10, chains=1, cores=1, random_seed=5, initvals=start,
+                       progressbar=False, compute_convergence_checks=False)
+    for name in ("A", "W", "lam", "sigma"):
+        np.testing.assert_allclose(dt["posterior"][name].values[0],
+                                   np.array([o[name] for o in ours]), rtol=1e-10)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_sbc_sigma_halfnormal_compound_step():

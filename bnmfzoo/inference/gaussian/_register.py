@@ -8,8 +8,9 @@ __all__ = ["register_step_methods"]
 
 
 def register_step_methods():
-    """Add :class:`GibbsNMF`, :class:`GibbsNMTF` and :class:`GibbsNoiseSD` to PyMC's
-    ``STEP_METHODS`` (once).
+    """Add the Gibbs steps to PyMC's ``STEP_METHODS`` (once).
+
+    :class:`GibbsNMF`, :class:`GibbsNMTF` and :class:`GibbsNoiseSD`.
 
     ``pm.sample()`` without ``step=`` then asks them for their :meth:`competence` on every free
     variable and uses them for the variables of a recognized model (see

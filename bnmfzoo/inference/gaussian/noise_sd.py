@@ -47,9 +47,23 @@ _FAMILIES = {"HalfNormalRV": "halfnormal", "HalfCauchyRV": "halfcauchy"}
 
 
 def noise_sd_prior(model):
-    """``(family, scale, sd_name, factorization)`` when the model's noise sd is a scalar
-    ``HalfNormal``/``HalfCauchy`` variable with a constant scale used only as the likelihood's
-    sd; else ``(None, reason, None, None)``."""
+    """Read the model's noise sd prior: ``(family, scale, sd_name, factorization)``.
+
+    That is when the noise sd is a scalar ``HalfNormal``/``HalfCauchy`` variable with a
+    constant scale used only as the likelihood's sd; else ``(None, reason, None, None)``.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from bnmfzoo import likelihoods
+    >>> with pm.Model() as model:
+    ...     A = pm.Exponential("A", 1.0, shape=(3, 2))
+    ...     W = pm.Exponential("W", 1.0, shape=(2, 2))
+    ...     obs = likelihoods.gaussian("X", A, W, observed=np.ones((3, 2)),
+    ...                                sigma=pm.HalfCauchy("s", 2.0))
+    >>> noise_sd_prior(model)[:3]
+    ('halfcauchy', 2.0, 's')
+    """
     found, reason = try_recognize(model)
     if found is None:
         return None, reason, None, None

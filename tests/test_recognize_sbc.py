@@ -256,6 +256,18 @@ def make_sigma_sbc(*, noise="halfnormal", steps=None, rank=2, burn=100, ess_targ
 
 SIGMA_STEPS = {("GibbsNMF", ("A", "W", "lam")), ("GibbsNoiseSD", ("sigma",))}
 
+# Measured false-failure rate of test_sbc_sigma_halfnormal_compound_step (``nice -n 10 python -m
+# benchmarks.calibration.sbc_false_failure compound-sigma --seeds 1000:1009``, records in
+# benchmarks/calibration/results/sbc_compound-sigma.jsonl): 0 failures in 9 seeds (1000-1008),
+# 95% Clopper-Pearson interval 0-33.6%: too few seeds to show the nominal 1% (a seed costs
+# 160-700 s, median 305 s, on the shared machine). Second level: KS of each scalar's p-values
+# across the 9 seeds, Bonferroni-adjusted min p = 0.22. Thinning median 23, max 17,393 steps;
+# the share of simulations whose chain reached ESS 30 within 25,600 steps was 0.91-0.98 per
+# seed (the test requires 0.9: that assertion is close to its edge, its own failure rate is
+# not measured). Seed 41 passed (611 s). A Geweke check of the same steps (``python -m
+# benchmarks.calibration.sigma_geweke ours 40000``: 18 prior probabilities and E[sigma] after
+# 40,000 successive-conditional steps) gave max |z| = 2.08.
+
 
 def test_sigma_harness_is_pm_sample():
     """The compiled-once harness is ``pm.sample()``: after running on other data, a chain on new
@@ -294,8 +306,9 @@ def test_sbc_sigma_halfnormal_compound_step():
     every step). 100 simulations, each chain run to ESS 30 of the tested quantities and thinned
     by its measured ESS (``sbc(thin="ess")``), on label-invariant quantities only (the factors
     are exchangeable a priori, so raw entries switch labels slowly: see ``EXCHANGEABLE``).
-    Bonferroni level as above (nominal false-failure rate < 1%). Seed 41, chosen before this
-    design was run. Measured false-failure rate: see the comment above it."""
+    Bonferroni level as above (nominal false-failure rate < 1%). Seed 41 (the seed of the
+    earlier design, kept before this design was run): passed. Measured false-failure rate 0/9
+    seeds (95% CI 0-33.6%), ~5 minutes a seed: see the comment above it."""
     simulate, infer, steps = make_sigma_sbc()
     assert steps == SIGMA_STEPS, steps
     result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=41, progressbar=False)

@@ -50,5 +50,5 @@ def test_step_module_first_then_registered(statement):
     (the registration used to run inside the step module's own half-finished import)."""
     code = (f"{statement}\nfrom pymc.step_methods import STEP_METHODS\n"
             "print(sorted(c.__name__ for c in STEP_METHODS if c.__module__.startswith('bnmfzoo')))")
-    assert _run(code) == str(sorted(["GibbsNMF", "GibbsNMTF", "CollapsedGibbsBetaDir",
-                                     "CollapsedGibbsDirDir"]))
+    assert _run(code) == str(sorted(["GibbsNMF", "GibbsNMTF", "GibbsNoiseSD",
+                                     "CollapsedGibbsBetaDir", "CollapsedGibbsDirDir"]))

@@ -241,10 +241,10 @@ def test_pm_sample_user_model_and_compound(data, caplog):
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="pymc"), user_model(data, noise="sigma"):
         comp = pm.sample(draws=20, tune=5, chains=1, random_seed=4, **KW)
-    assert _assigned(caplog) == [">GibbsNMF: [A, lam, W]", ">NUTS: [sigma]"]
-    assert {"train_mse", "step_size"} <= set(comp.sample_stats.data_vars)
-    # the Gibbs step used the sigma NUTS wrote into the point: its tau stat is 1 / sigma^2 of
-    # the previous draw (GibbsNMF runs first in the compound step)
+    assert _assigned(caplog) == [">GibbsNMF: [A, lam, W]", ">GibbsNoiseSD: [sigma]"]
+    assert {"train_mse", "sigma"} <= set(comp.sample_stats.data_vars)
+    # the Gibbs step used the sigma GibbsNoiseSD wrote into the point: its tau stat is
+    # 1 / sigma^2 of the previous draw (GibbsNMF runs first in the compound step)
     sigma = comp.posterior["sigma"].values[0]
     tau_stat = comp.sample_stats["tau"].values[0]
     np.testing.assert_allclose(tau_stat[1:], 1 / sigma[:-1] ** 2, rtol=1e-12)
@@ -327,8 +327,9 @@ def test_prior_sweep_paths_agree(shape):
         np.testing.assert_allclose(a, b, rtol=1e-9)
 
 
-def test_halfcauchy_noise_goes_to_pymc(data):
-    """sigma ~ HalfCauchy (not conjugate): GibbsNMF takes the factors and rate, NUTS sigma."""
+def test_halfcauchy_noise_goes_to_gibbs_noise_sd(data):
+    """sigma ~ HalfCauchy (not conjugate): GibbsNMF takes the factors and rate, GibbsNoiseSD
+    sigma (its own step; tests/test_noise_sd.py)."""
     from pymc.sampling.mcmc import assign_step_methods
 
     with pm.Model() as model:
@@ -339,4 +340,5 @@ def test_halfcauchy_noise_goes_to_pymc(data):
         _, selected = assign_step_methods(model)
     assert recognize(model).noise.kind == "other"
     assert {cls.__name__: sorted(model.values_to_rvs[v].name for v in vs)
-            for cls, vs in selected.items()} == {"GibbsNMF": ["A", "W", "lam"], "NUTS": ["sigma"]}
+            for cls, vs in selected.items()} == {"GibbsNMF": ["A", "W", "lam"],
+                                                 "GibbsNoiseSD": ["sigma"]}

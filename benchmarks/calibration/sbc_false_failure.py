@@ -21,7 +21,9 @@ Cases: every case of ``tests/_sbc_cases.py`` (the tests that run them: ``test_gi
 defined in their own test modules: ``recognize-<config>`` (``test_recognize_sbc.py``),
 ``re+moves``, ``gibbs+moves``, ``re``, ``re-ard+rescale`` and ``re-long``,
 ``re-long+moves`` (``test_replica_exchange.py``), all thinned by measured ESS, and
-``compound-sigma`` (``test_recognize_sbc.py``, ``pm.sample`` with GibbsNMF + NUTS, thinning 3),
+``compound-sigma`` (``test_recognize_sbc.py``, ``pm.sample()``'s compound step GibbsNMF +
+GibbsNoiseSD, driven directly on a model compiled once) and ``compound-sigma-nuts`` (the same
+with NUTS on sigma),
 each built by the test module's own ``make_sbc`` so the statistic is exactly the test's.
 
 Run (one process, niced; results are appended to
@@ -119,15 +121,20 @@ TEST_MODULE_CASES = {
     # test_sbc_replica_exchange_long (slow), 1000 sims, seed 41
     "re-long": _replica(_L4, (), n_sims=1000, burn=300),
     "re-long+moves": _replica(_L4, _MOVES, n_sims=1000, burn=300),
-    # test_sbc_sigma_halfnormal_compound_step (slow, ~15 min a seed), seed 41: 1000 draws per
-    # chain thinned by measured ESS
     # test_nmtf_priors.py::test_sbc_nmtf_priors (GibbsNMTF with user priors), seeds 51, 52
     # (no --iat: its make_sbc has no fixed-thinning mode)
     **{f"nmtf-priors-{c}": TestModuleCase("test_nmtf_priors", "make_sbc", dict(config=c),
                                           thin="ess", ess_target=30)
        for c in ("mixed", "rates_fixed_sigma")},
+    # test_sbc_sigma_halfnormal_compound_step (slow), seed 41: pm.sample()'s assignment
+    # (GibbsNMF + GibbsNoiseSD), model and steps compiled once, chains run to ESS 30
     "compound-sigma": TestModuleCase("test_recognize_sbc", "make_sigma_sbc", {}, thin="ess",
-                                     chain_kw=dict(thin=1)),
+                                     ess_target=30, chain_kw=dict(thin=1)),
+    # the same with PyMC's NUTS on sigma (GibbsNMF + NUTS, pm.sample's choice before
+    # GibbsNoiseSD was registered)
+    "compound-sigma-nuts": TestModuleCase("test_recognize_sbc", "make_sigma_sbc",
+                                          {"steps": "nuts"}, thin="ess", ess_target=30,
+                                          chain_kw=dict(thin=1)),
 }
 ALL_CASES = {**CASES, **TEST_MODULE_CASES}
 

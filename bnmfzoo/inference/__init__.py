@@ -28,6 +28,7 @@ from bnmfzoo._lazy import lazy_namespace
 _NAMES = {
     "GibbsNMF": ".gaussian.gibbs_nmf",
     "GibbsNMTF": ".gaussian.gibbs_nmtf",
+    "GibbsNoiseSD": ".gaussian.noise_sd",
     "ReplicaExchangeGibbs": ".gaussian.replica_exchange",
     "SymmetryMoves": ".gaussian.symmetry_moves",
     "fit_vb": ".gaussian.vb",

@@ -2,12 +2,15 @@
 
 from bnmfzoo.inference.gaussian.gibbs_nmf import GibbsNMF
 from bnmfzoo.inference.gaussian.gibbs_nmtf import GibbsNMTF
+from bnmfzoo.inference.gaussian.noise_sd import GibbsNoiseSD
 
 __all__ = ["register_step_methods"]
 
 
 def register_step_methods():
-    """Add :class:`GibbsNMF` and :class:`GibbsNMTF` to PyMC's ``STEP_METHODS`` (once).
+    """Add the Gibbs steps to PyMC's ``STEP_METHODS`` (once).
+
+    :class:`GibbsNMF`, :class:`GibbsNMTF` and :class:`GibbsNoiseSD`.
 
     ``pm.sample()`` without ``step=`` then asks them for their :meth:`competence` on every free
     variable and uses them for the variables of a recognized model (see
@@ -16,6 +19,6 @@ def register_step_methods():
     """
     from pymc.step_methods import STEP_METHODS
 
-    for cls in (GibbsNMF, GibbsNMTF):
+    for cls in (GibbsNMF, GibbsNMTF, GibbsNoiseSD):
         if cls not in STEP_METHODS:
             STEP_METHODS.append(cls)

@@ -6,10 +6,15 @@ For the Gaussian families (``exponential_gaussian``, ``tri_exponential_gaussian`
 constructors attach nothing and go through the same path as a user's own ``pm.Model``, so a
 user model with exponential priors (constant rates or ARD Gamma rates) gets the same spec as
 ours. The data come from the likelihood's observed values and the entries its mean selects, in
-long format (no D x N array when few entries are observed). The other families (SILF, uniform
-noise, Bernoulli) still attach a hand-built spec (attribute ``bnmfzoo_spec``). Step methods and
-fitters read either with :func:`get_spec` (or :func:`find_spec`), which raises a clear
-``TypeError`` saying which prior or likelihood made the difference.
+long format (no D x N array when few entries are observed). The SILF and uniform-noise families
+are recognized the same way, from their likelihood terms
+(:mod:`bnmfzoo.models._recognize_terms`); only the Bernoulli constructors still attach a
+hand-built spec (attribute ``bnmfzoo_spec``). Step methods and fitters read the spec with
+:func:`get_spec` (or :func:`find_spec`), which raises a clear ``TypeError`` saying which prior or
+likelihood made the difference.
+
+Hyperparameters are typed, frozen dataclasses (:class:`GaussianHyper`, :class:`SilfHyper`,
+:class:`UniformHyper`; the Bernoulli families have their own), not dictionaries.
 """
 
 from dataclasses import dataclass, field
@@ -18,6 +23,100 @@ import numpy as np
 import xarray as xr
 
 SPEC_ATTR = "bnmfzoo_spec"
+
+
+@dataclass(frozen=True)
+class GaussianHyper:
+    """Hyperparameters of ``exponential_gaussian`` and ``tri_exponential_gaussian`` models.
+
+    Attributes
+    ----------
+    alpha_tau, beta_tau : float
+        Gamma prior of the noise precision ``tau`` (shape, rate); 1.0 when ``sigma`` is fixed.
+    sigma : float or None
+        The fixed noise sd, or None when ``tau`` is learned.
+    ard : bool
+        True when the exponential rates are ARD Gamma variables (one per factor).
+    alpha0, beta0 : float
+        Gamma prior (shape, rate) of the ARD rates (1.0 without ARD).
+    lambda_A, lambda_W : float or None
+        Constant exponential rates of ``A`` and ``W`` (NMF; None with ARD or for NMTF).
+    lambda_F, lambda_S, lambda_G : float or None
+        Constant exponential rates of ``F``, ``S`` and ``G`` (NMTF; ``lambda_F`` and
+        ``lambda_G`` None with ARD).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> h = find_spec(exponential_gaussian(np.ones((4, 3)), 2)).hyper
+    >>> h.lambda_A, h.sigma, h.ard
+    (0.1, None, False)
+    """
+
+    alpha_tau: float = 1.0
+    beta_tau: float = 1.0
+    sigma: float | None = None
+    ard: bool = False
+    alpha0: float = 1.0
+    beta0: float = 1.0
+    lambda_A: float | None = None
+    lambda_W: float | None = None
+    lambda_F: float | None = None
+    lambda_S: float | None = None
+    lambda_G: float | None = None
+
+
+@dataclass(frozen=True)
+class SilfHyper:
+    """Hyperparameters of a SILF model (:func:`bnmfzoo.likelihoods.silf`).
+
+    Attributes
+    ----------
+    epsilon, beta, C : float
+        Insensitivity threshold, smoothness and inverse temperature of the SILF.
+    objective : str
+        ``"frobenius"``, ``"kl"`` or ``"itakura_saito"``.
+    lambda_ : float or None
+        Constant exponential rate of ``W`` (None when ``W``'s prior is another).
+    alpha : float or None
+        Symmetric Dirichlet concentration of ``A``'s columns
+        (:func:`bnmfzoo.models.silf_dirichlet.column_dirichlet`), None for another prior.
+
+    Examples
+    --------
+    >>> SilfHyper(epsilon=1.0, beta=0.1, C=2.0).objective
+    'frobenius'
+    """
+
+    epsilon: float
+    beta: float
+    C: float
+    objective: str = "frobenius"
+    lambda_: float | None = None
+    alpha: float | None = None
+
+
+@dataclass(frozen=True)
+class UniformHyper:
+    """Hyperparameters of a uniform-noise model (:func:`bnmfzoo.likelihoods.uniform`).
+
+    Attributes
+    ----------
+    epsilon : float
+        Half-width of the noise box.
+    lambda_A, lambda_W : float or None
+        Constant exponential rates of ``A`` and ``W`` (None for other priors).
+
+    Examples
+    --------
+    >>> UniformHyper(epsilon=0.5, lambda_A=1.0, lambda_W=1.0).epsilon
+    0.5
+    """
+
+    epsilon: float
+    lambda_A: float | None = None
+    lambda_W: float | None = None
 
 
 @dataclass(frozen=True)
@@ -35,9 +134,9 @@ class ModelSpec:
         True where observed.
     rank : int or tuple of int
         R, or (K, L) for the tri-factorization.
-    hyper : dict
-        Hyperparameters by name (e.g. ``lambda_``, ``alpha_tau``, ``beta_tau``, ``sigma``,
-        ``ard``, ``alpha0``, ``beta0``) exactly as the model used them.
+    hyper : GaussianHyper, SilfHyper, UniformHyper or a Bernoulli family's dataclass
+        The hyperparameters as typed fields, exactly as the model uses them (None when a
+        method builds a spec without them).
     var_names : dict
         Role -> PyMC variable name (e.g. ``{"A": "A", "W": "W", "tau": "tau"}``).
     entries : bnmfzoo._entries.LongMatrix or None
@@ -52,7 +151,7 @@ class ModelSpec:
     X: xr.DataArray
     mask: np.ndarray
     rank: object
-    hyper: dict = field(default_factory=dict)
+    hyper: object = None
     var_names: dict = field(default_factory=dict)
     entries: object = None
 
@@ -147,6 +246,8 @@ def spec_from_factorization(f):
     ``W[k, :]``; per column of ``F`` and of ``G``), a Gamma precision ``tau`` or a fixed
     ``sigma``, and no other free variable.
     """
+    if f.kind in ("silf", "uniform"):  # our terms (bnmfzoo.models._recognize_terms)
+        return spec_from_term(f)
     if f.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model (bnmfzoo.inference.binary)
         return None, f"the likelihood {f.likelihood!r} is not Gaussian ({f.family} model)"
     roles = ("A", "W") if f.kind == "nmf" else ("F", "S", "G")
@@ -168,6 +269,7 @@ def spec_from_factorization(f):
     hyper = {"alpha_tau": f.noise.alpha if f.noise.kind == "precision" else 1.0,
              "beta_tau": f.noise.beta if f.noise.kind == "precision" else 1.0,
              "sigma": f.noise.sigma, "ard": bool(f.rates), "alpha0": 1.0, "beta0": 1.0}
+    # (a dict while it is assembled; the spec holds a frozen GaussianHyper)
     var_names = {role: f.factors[role].name for role in roles}
     var_names["tau"] = f.noise.name
     ard_axes = {"A": 1, "W": 0} if f.kind == "nmf" else None
@@ -210,7 +312,7 @@ def spec_from_factorization(f):
                           "rates need GibbsNMF)")
         hyper[f"lambda_{role}"] = value
     family = "exponential_gaussian" if f.kind == "nmf" else "tri_exponential_gaussian"
-    spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=hyper,
+    spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=GaussianHyper(**hyper),
                      var_names=var_names, entries=f.entries if f.on_demand else None)
     return spec, None
 
@@ -232,3 +334,19 @@ def _recognized_spec(model):
     if f is None:
         return None, reason
     return spec_from_factorization(f)
+
+
+def spec_from_term(f):
+    """``(ModelSpec, None)`` of a recognized SILF or uniform-noise model, else ``(None, reason)``.
+
+    Any priors give a spec (the particle methods use the model's own log density); the
+    exploration methods (``fit_rrt``, ``fit_npvi``) check that ``lambda_A`` and ``lambda_W``
+    are known (constant exponential rates).
+    """
+    if f.kind == "silf":
+        hyper = SilfHyper(epsilon=f.epsilon, beta=f.beta, C=f.C, objective=f.objective,
+                          lambda_=f.lambda_W, alpha=f.alpha)
+    else:
+        hyper = UniformHyper(epsilon=f.epsilon, lambda_A=f.lambda_A, lambda_W=f.lambda_W)
+    return ModelSpec(family=f.family, X=f.X, mask=f.mask, rank=f.rank, hyper=hyper,
+                     var_names=f.var_names), None

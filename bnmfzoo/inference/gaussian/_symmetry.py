@@ -37,10 +37,10 @@ MOVES = ("rescale", "qtransform")
 def prior_rates(state, hyper):
     """``(lam_A, lam_W)`` of the state's Exponential priors (the ARD rates when ``ard``)."""
     R = state.A.shape[1]
-    if hyper.get("ard", False):
+    if hyper.ard:
         lam = np.asarray(state.lambda_, dtype=float)
         return lam, lam
-    return np.full(R, float(hyper["lambda_A"])), np.full(R, float(hyper["lambda_W"]))
+    return np.full(R, float(hyper.lambda_A)), np.full(R, float(hyper.lambda_W))
 
 
 def draw_scales(a, b, p, rng):

@@ -70,7 +70,7 @@ def geometric_ladder(n_replicas, beta_min):
 
 
 def _tau_of(state, hyper):
-    sigma = hyper.get("sigma")
+    sigma = hyper.sigma
     return 1.0 / float(sigma) ** 2 if sigma is not None else float(state.tau)
 
 
@@ -116,9 +116,9 @@ def tempered_sweep(state, obs, hyper, rng, beta, *, update=NMF_BLOCKS, kernel="a
         _check_positive_finite("the factor rates", lam_W, obs)
         _nmf_halves(state, obs, beta * tau, lam_A, lam_W, rng, "A" in update, "W" in update,
                     kernel)
-    if "tau" in update and hyper.get("sigma") is None:
-        shape = hyper["alpha_tau"] + 0.5 * beta * obs.n_observed
-        rate = hyper["beta_tau"] + 0.5 * beta * state.sse
+    if "tau" in update and hyper.sigma is None:
+        shape = hyper.alpha_tau + 0.5 * beta * obs.n_observed
+        rate = hyper.beta_tau + 0.5 * beta * state.sse
         state.tau = float(_gamma(shape, rate, rng))
         if not (0.0 < state.tau < np.inf):
             raise _nonfinite(f"the noise precision tau = {state.tau!r}", obs,

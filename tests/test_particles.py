@@ -245,7 +245,8 @@ def test_fit_nuts_and_advi_baselines(model):
 def test_projection_of_a_dead_component_keeps_the_product(simplex):
     # scikit-learn's cd solver can return a zero row of W beside a huge column of A (seen on
     # swimmer: column sum 6e20); flooring W first turned it into a 6e8 term of A @ W
-    from bnmfzoo.inference.particles.weighted import NMFModelInfo
+    from bnmfzoo.inference.particles._view import ParticleView
+    from bnmfzoo.models._spec import ModelSpec
 
     rng = np.random.default_rng(0)
     A = rng.random((6, 3))
@@ -253,7 +254,8 @@ def test_projection_of_a_dead_component_keeps_the_product(simplex):
     A[:, 2] *= 1e20
     W[2] = 0.0
     X = A @ W
-    info = NMFModelInfo(None, {}, X, np.ones_like(X, bool), 3, simplex, "custom")
+    spec = ModelSpec(family="custom", X=X, mask=np.ones_like(X, bool), rank=3)
+    info = ParticleView(None, spec, {}, simplex)
     Ap, Wp = info.project(A, W)
     assert (Ap > 0).all() and (Wp > 0).all()
     np.testing.assert_allclose(Ap @ Wp, X, rtol=1e-9)

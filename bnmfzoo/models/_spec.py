@@ -339,10 +339,21 @@ def _recognized_spec(model):
 def spec_from_term(f):
     """``(ModelSpec, None)`` of a recognized SILF or uniform-noise model, else ``(None, reason)``.
 
-    Any priors give a spec (the particle methods use the model's own log density); the
-    exploration methods (``fit_rrt``, ``fit_npvi``) check that ``lambda_A`` and ``lambda_W``
-    are known (constant exponential rates).
+    The family is the constructor's (``"silf"``, ``"uniform_noise"``) when the priors are its:
+    column-Dirichlet ``A`` and a constant exponential rate of ``W`` (SILF,
+    :func:`bnmfzoo.models.silf`); constant exponential rates of ``A`` and ``W`` (uniform noise,
+    :func:`bnmfzoo.models.uniform_noise`, what ``fit_rrt`` and ``fit_npvi`` need). Other priors
+    are recognized (:func:`bnmfzoo.models.recognize`) but give no spec; the particle methods
+    use the recognized data and the model's own density.
     """
+    if f.others:
+        return None, f"the model has further free variables {list(f.others)}"
+    if f.kind == "silf" and not (f.simplex_columns and f.lambda_W is not None):
+        return None, ("the SILF model's priors are not silf()'s (A with Dirichlet columns, "
+                      "W ~ Exponential with one constant rate)")
+    if f.kind == "uniform" and (f.lambda_A is None or f.lambda_W is None):
+        return None, ("the uniform-noise model's priors are not Exponential with one constant "
+                      "rate each on A and W")
     if f.kind == "silf":
         hyper = SilfHyper(epsilon=f.epsilon, beta=f.beta, C=f.C, objective=f.objective,
                           lambda_=f.lambda_W, alpha=f.alpha)

@@ -5,6 +5,8 @@ import pytest
 
 from bnmfzoo._nmf_solvers import lin_pg_nmf, max_abs_residual
 from bnmfzoo.models import uniform_noise
+from bnmfzoo.models._spec import find_spec
+from bnmfzoo.models.uniform import epsilon_restarts
 
 D, N, R = 7, 5, 2
 
@@ -42,12 +44,12 @@ def _hand_logp(X, A, W, eps, lam_A, lam_W):
 
 
 def test_spec_and_default_epsilon(model, data):
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     assert spec.family == "uniform_noise"
     assert spec.rank == R
     assert spec.mask.sum() == D * N - 1
-    eps = spec.hyper["epsilon"]
-    restarts = spec.hyper["restarts"]
+    eps = spec.hyper.epsilon
+    restarts = epsilon_restarts(spec.X_values, spec.mask, R, eps)  # remembered, not attached
     assert len(restarts) == 10
     obs = spec.mask
     worst = max(max_abs_residual(data, A, W, obs) for A, W in restarts)
@@ -57,12 +59,12 @@ def test_spec_and_default_epsilon(model, data):
 
 
 def test_logp_finite_inside_and_matches_hand(model, data, logp):
-    spec = model.bnmfzoo_spec
-    A, W = spec.hyper["restarts"][0]
+    spec = find_spec(model)
+    A, W = epsilon_restarts(spec.X_values, spec.mask, R, spec.hyper.epsilon)[0]
     # strictly positive for the log transform; moves residuals by < 1e-12, far below the
     # 1e-9 relative margin that makes epsilon strict
     A, W = np.maximum(A, 1e-13), np.maximum(W, 1e-13)
-    eps = spec.hyper["epsilon"]
+    eps = spec.hyper.epsilon
     assert np.max(np.abs(data - A @ W)[spec.mask]) < eps
     val = logp(_point(A, W))
     assert np.isfinite(val)
@@ -70,10 +72,10 @@ def test_logp_finite_inside_and_matches_hand(model, data, logp):
 
 
 def test_logp_minus_inf_outside(model, data, logp):
-    spec = model.bnmfzoo_spec
-    A, W = spec.hyper["restarts"][0]
+    spec = find_spec(model)
+    A, W = epsilon_restarts(spec.X_values, spec.mask, R, spec.hyper.epsilon)[0]
     A, W = np.maximum(A, 1e-3), np.maximum(W, 1e-3)
-    eps = spec.hyper["epsilon"]
+    eps = spec.hyper.epsilon
     # push one observed entry's fit far outside the box: scale A's first row
     A_bad = A.copy()
     A_bad[0] *= 1.0 + 10 * eps / max(A[0] @ W.min(axis=1), 1e-3) + 5.0
@@ -91,7 +93,7 @@ def test_missing_entry_is_ignored(data):
     X2[1, 2] = 1e6  # would be infeasible if it were used ...
     mask = obs.copy()  # ... but the mask says it is not observed
     model = uniform_noise(X2, R, epsilon=eps, mask=mask)
-    assert model.bnmfzoo_spec.mask.sum() == obs.sum()
+    assert find_spec(model).mask.sum() == obs.sum()
 
 
 @pytest.mark.parametrize(

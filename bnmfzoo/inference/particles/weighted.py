@@ -12,7 +12,6 @@ are shared with the baselines (NUTS, ADVI, SVGD, DSGD) so that every method is s
 """
 
 import time
-from functools import cached_property
 
 import numpy as np
 import xarray as xr

@@ -26,7 +26,15 @@ import numpy as np
 import xarray as xr
 
 from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params, shape_of
-from bnmfzoo.models._observed import NotRecognized, _coords, _entries, _match_product, _names
+from bnmfzoo.models._observed import (
+    NotRecognized,
+    _coords,
+    _entries,
+    _match_product,
+    _names,
+    long_matrix,
+)
+from bnmfzoo.models._recognize import _users
 
 __all__ = ["TermFactorization", "recognize_uniform", "recognize_silf", "silf_potential"]
 
@@ -165,8 +173,6 @@ def _prior_fields(model, assignment, free):
 
 
 def _check_users(model, assignment, likelihood):
-    from bnmfzoo.models._recognize import _users
-
     for role, (rv, _) in assignment.items():
         users = [u for u in _users(model, rv) if u is not likelihood]
         if users:
@@ -339,8 +345,6 @@ def recognize_silf(model, pot):
         raise NotRecognized(f"the SILF potential {pot.name!r} compares {x_obs.size} data with "
                             f"{rows.size} entries of A @ W")
     _check_users(model, assignment, pot)
-    from bnmfzoo.models._observed import long_matrix
-
     coords = _coords(model, assignment, "nmf", D, N)
     entries = long_matrix(rows, cols, x_obs, (D, N), coords, pot.name)
     X, mask = _dense(entries, pot.name)

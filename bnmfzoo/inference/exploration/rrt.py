@@ -171,7 +171,11 @@ class _Tree:
 
 
 def _restarts_and_basis(spec, rank, restarts, n_restarts, seed, *, gaussian, progressbar):
-    """Lin restarts (given, cached by a uniform-noise model, or run) and the SVD basis.
+    """Lin restarts and the SVD basis.
+
+    The restarts are ``restarts`` if given; else, for a uniform-noise model whose epsilon was
+    computed by :func:`bnmfzoo.models.uniform_noise` in this process, the restarts that
+    defined it (:func:`bnmfzoo.models.uniform.epsilon_restarts`); else fresh Lin restarts.
 
     With missing entries the SVD runs on the data completed with the first restart.
     """

@@ -5,7 +5,7 @@ import pytest
 
 from bnmfzoo._nmf_solvers import lin_pg_nmf, max_abs_residual
 from bnmfzoo.models import uniform_noise
-from bnmfzoo.models._spec import find_spec
+from bnmfzoo.models._spec import UniformHyper, find_spec
 from bnmfzoo.models.uniform import epsilon_restarts
 
 D, N, R = 7, 5, 2
@@ -115,3 +115,36 @@ def test_bad_data():
         uniform_noise(-np.ones((4, 3)), 1, epsilon=0.1)
     with pytest.raises(ValueError, match="rank"):
         uniform_noise(np.ones((4, 3)), 4, epsilon=0.1)
+
+
+def test_uniform_noise_is_recognized_from_the_graph(data):
+    # the constructor attaches nothing: data, epsilon and rates are read from the graph, and a
+    # pm.Uniform box written by hand around (A @ W)[rows, cols] gives the same description
+    import pymc as pm
+
+    from bnmfzoo.models import recognize
+
+    model = uniform_noise(data, R, epsilon=0.7, lambda_A=2.0, lambda_W=0.5)
+    assert not hasattr(model, "bnmfzoo_spec")
+    f = recognize(model)
+    assert (f.family, f.epsilon, f.lambda_A, f.lambda_W, f.rank) == ("uniform_noise", 0.7, 2.0,
+                                                                     0.5, R)
+    assert find_spec(model).hyper == UniformHyper(epsilon=0.7, lambda_A=2.0, lambda_W=0.5)
+    obs = ~np.isnan(data)
+    rows, cols = np.nonzero(obs)
+    with pm.Model() as user:
+        A = pm.Exponential("A", 2.0, shape=(D, R))
+        W = pm.Exponential("W", 0.5, shape=(R, N))
+        mu = (A @ W)[rows, cols]
+        pm.Uniform("Y", lower=mu - 0.7, upper=mu + 0.7, observed=data[rows, cols])
+    g = recognize(user)
+    np.testing.assert_array_equal(g.mask, f.mask)
+    np.testing.assert_array_equal(g.X_values, f.X_values)
+    assert find_spec(user).hyper == find_spec(model).hyper
+    with pm.Model() as lopsided:
+        A = pm.Exponential("A", 1.0, shape=(D, R))
+        W = pm.Exponential("W", 1.0, shape=(R, N))
+        mu = (A @ W)[rows, cols]
+        pm.Uniform("Y", lower=mu - 0.7, upper=mu + 0.2, observed=data[rows, cols])
+    with pytest.raises(TypeError, match="half-width"):
+        recognize(lopsided)

@@ -527,7 +527,7 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     state : NMFState
         Modified in place (``resid`` must match ``A``, ``W``).
     obs : ObservedEntries
-    hyper : dict
+    hyper : bnmfzoo.models._spec.GaussianHyper
         ``ModelSpec.hyper`` of an ``exponential_gaussian`` model (``lambda_A``, ``lambda_W``,
         ``alpha_tau``, ``beta_tau``, ``sigma``, ``ard``, ``alpha0``, ``beta0``).
     rng : numpy.random.Generator
@@ -555,8 +555,8 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     >>> import numpy as np
     >>> X = np.random.default_rng(0).exponential(size=(5, 4))
     >>> obs = observed_entries(X)
-    >>> hyper = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
-    ...              ard=False, alpha0=1.0, beta0=1.0)
+    >>> from bnmfzoo.models._spec import GaussianHyper
+    >>> hyper = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
     >>> st = nmf_state(np.ones((5, 2)), np.ones((2, 4)), 1.0, None, obs)
     >>> st = nmf_sweep(st, obs, hyper, np.random.default_rng(1))
     >>> bool(np.allclose(st.resid, nmf_residual(st.A, st.W, obs)))
@@ -591,7 +591,7 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
     ----------
     state : NMTFState
     obs : ObservedEntries
-    hyper : dict
+    hyper : bnmfzoo.models._spec.GaussianHyper
         ``ModelSpec.hyper`` of a ``tri_exponential_gaussian`` model.
     rng : numpy.random.Generator
     update : set of str

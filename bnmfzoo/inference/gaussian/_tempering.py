@@ -95,8 +95,8 @@ def tempered_sweep(state, obs, hyper, rng, beta, *, update=NMF_BLOCKS, kernel="a
     >>> from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
     >>> X = np.random.default_rng(0).exponential(size=(5, 4))
     >>> obs = observed_entries(X)
-    >>> hyper = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
-    ...              ard=False, alpha0=1.0, beta0=1.0)
+    >>> from bnmfzoo.models._spec import GaussianHyper
+    >>> hyper = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
     >>> st = nmf_state(np.ones((5, 2)), np.ones((2, 4)), 1.0, None, obs)
     >>> st = tempered_sweep(st, obs, hyper, np.random.default_rng(1), 0.1)
     >>> bool(st.tau > 0)

@@ -13,7 +13,7 @@ from bnmfzoo.inference.particles._init import project_columns_to_simplex, random
 from bnmfzoo.likelihoods import epsilon_from_reference
 from bnmfzoo.likelihoods import silf as silf_term
 from bnmfzoo.models import recognize, silf
-from bnmfzoo.models._spec import find_spec
+from bnmfzoo.models._spec import SilfHyper, find_spec
 
 EPS, BETA = 0.5, 0.1
 
@@ -209,3 +209,20 @@ def test_term_in_user_model_is_recognized_from_the_graph():
     with pm.Model(), pytest.raises(ValueError, match="observed"):
         silf_term("lik", pm.HalfNormal("A", 1.0, shape=(8, 3)),
                   pm.HalfNormal("W", 1.0, shape=(3, 7)), observed=-X, epsilon=1.0)
+
+
+@pytest.mark.parametrize("objective", ["frobenius", "kl", "itakura_saito"])
+@pytest.mark.parametrize("beta", [0.1, 1 / 3, 0.7])
+def test_term_parameters_read_back_exactly(objective, beta):
+    # the constructor attaches nothing: epsilon, beta, C, the objective and the data are read
+    # back from the potential's graph, bit for bit (beta from the knots (1 +- beta) eps)
+    X = _data()
+    X[0, 0] = np.nan
+    model = silf(X, 3, epsilon=0.37, beta=beta, C=1.7, objective=objective, lambda_=0.25,
+                 alpha=2.0)
+    spec = find_spec(model)
+    assert spec.hyper == SilfHyper(epsilon=0.37, beta=beta, C=1.7, objective=objective,
+                                   lambda_=0.25, alpha=2.0)
+    np.testing.assert_array_equal(spec.mask, ~np.isnan(X))
+    np.testing.assert_array_equal(spec.X_values, np.nan_to_num(X))
+    assert recognize(model).simplex_columns

@@ -247,10 +247,13 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     Parameters
     ----------
     model : pymc.Model
-        Any model whose free variables are ``A`` (D x R) and ``W`` (R x N), e.g.
-        :func:`bnmfzoo.models.silf`, ``exponential_gaussian(..., sigma="reference")`` or a
-        user's own priors with a bnmfzoo likelihood term. The data are taken from ``X=``, else
-        the model's spec, a registered likelihood term, or an observed variable of shape D x N.
+        A model with free ``A`` (D x R) and ``W`` (R x N), and possibly further free
+        variables (completed per particle, see ``rejuvenate``), e.g.
+        :func:`bnmfzoo.models.silf`, ``exponential_gaussian(...)`` or a user's own priors with
+        a bnmfzoo likelihood term. The model is read by the one recognition path
+        (:func:`~bnmfzoo.inference.particles._view.resolve_nmf_model`): the data are taken
+        from ``X=``, else the recognized likelihood (Gaussian, Bernoulli, uniform noise,
+        SILF), else an observed variable of shape D x N.
     n_particles : int, default 50
         ``M``.
     init : {"qtransform", "random", "nndsvdar"} or callable, default "qtransform"

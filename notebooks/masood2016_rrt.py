@@ -48,7 +48,7 @@ from bnmfzoo.datasets import continuum, laurberg
 from bnmfzoo.diagnostics import angle_distance, covering_curve, covering_number
 from bnmfzoo.diagnostics.coverage import plot_covering_curves
 from bnmfzoo.inference import GibbsNMF, fit_rrt
-from bnmfzoo.models import exponential_gaussian, uniform_noise
+from bnmfzoo.models import exponential_gaussian, recognize, uniform_noise
 from bnmfzoo.plots import plot_elbo
 
 SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
@@ -82,7 +82,7 @@ R = 3
 print(f"angle between the two exact solutions: {angle_distance(A1, A2):.2f} degrees")
 
 model_u = uniform_noise(X, R, lambda_=1e-6, random_seed=0)
-print(f"epsilon = {model_u.bnmfzoo_spec.hyper['epsilon']:.4g}")
+print(f"epsilon = {recognize(model_u).epsilon:.4g}")
 t0 = time.perf_counter()
 dt_rrt = fit_rrt(model_u, max_attempts=ATTEMPTS, n_draws=500, random_seed=0, progressbar=False)
 print(f"RRT+ONVI: {time.perf_counter() - t0:.1f} s, ELBO {dt_rrt.attrs['elbo']:.3f}, "

@@ -44,7 +44,7 @@ import numpy as np
 from bnmfzoo.datasets import load_faces
 from bnmfzoo.diagnostics import angle_distance, coverage_table
 from bnmfzoo.inference import fit_particles
-from bnmfzoo.models import silf
+from bnmfzoo.models import recognize, silf
 from bnmfzoo.plots import plot_bases, plot_particles
 
 SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
@@ -67,7 +67,7 @@ faces = load_faces(SIZE, data_home=DATA)
 cols = np.linspace(0, faces.shape[1] - 1, N_FACES).round().astype(int)
 X = faces.isel(col=cols)
 model = silf(X, RANK, n_reference=10, random_seed=0)
-print(f"X: {X.shape} (pixels x faces), epsilon = {model.bnmfzoo_spec.hyper['epsilon']:.4g}")
+print(f"X: {X.shape} (pixels x faces), epsilon = {recognize(model).epsilon:.4g}")
 fig = plot_bases(X.values[:, :8], image_shape=SIZE, ncols=8, title="some of the data")
 
 # %% [markdown]

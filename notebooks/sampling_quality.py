@@ -45,7 +45,7 @@ from bnmfzoo.datasets import laurberg
 from bnmfzoo.diagnostics import angle_distance, covering_curve, pairwise_distances
 from bnmfzoo.diagnostics.coverage import plot_covering_curves
 from bnmfzoo.inference import GibbsNMF, fit_rrt
-from bnmfzoo.models import exponential_gaussian, uniform_noise
+from bnmfzoo.models import exponential_gaussian, recognize, uniform_noise
 
 SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
 N_DRAWS = 800 if SMALL else 5000  # Gibbs and HMC draws (paper: 10,000)
@@ -227,7 +227,7 @@ X_u = np.maximum(data.X_clean.values + rng.uniform(-0.02, 0.02, size=(6, 6)), 0.
 model_u = uniform_noise(X_u, 3, random_seed=0)
 dt = fit_rrt(model_u, max_attempts=200 if SMALL else 2000, random_seed=1, progressbar=False)
 var = dt["variational"]
-print("epsilon", model_u.bnmfzoo_spec.hyper["epsilon"])
+print("epsilon", recognize(model_u).epsilon)
 print("components", dt.attrs["n_components"], "weights", np.round(var["weight"].values, 3))
 for k, A in enumerate(var["A_mean"].values):
     print(f"component {k}: {angle_distance(A, A1):6.2f} deg from solution 1, "

@@ -13,7 +13,7 @@ chain length cannot fit them all.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -23,6 +23,7 @@ from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain
 from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.models._spec import GaussianHyper
 
 D, N = 4, 3
 MASK = np.ones((D, N), dtype=bool)
@@ -31,39 +32,39 @@ MASK[0, 1] = False  # one held-out entry: checks that it never enters the likeli
 # weak-signal priors (signal ~ noise) so chains mix in a few sweeps. alpha0 = beta0 = 5 keeps the
 # ARD rates near 1: with looser rate priors the chain drifts slowly along the scale ridge
 # (F c, S / c, lambda_F / c)
-NMF_HYPER = dict(lambda_A=1.0, lambda_W=1.0, alpha_tau=2.0, beta_tau=2.0, sigma=None,
+NMF_HYPER = GaussianHyper(lambda_A=1.0, lambda_W=1.0, alpha_tau=2.0, beta_tau=2.0, sigma=None,
                  alpha0=5.0, beta0=5.0)
 MIN_SWEEPS, MAX_SWEEPS = 200, 25_600  # chain lengths after burn-in: 200 * 2^k
 
-NMTF_HYPER = dict(lambda_F=1.0, lambda_S=1.0, lambda_G=1.0, alpha_tau=2.0, beta_tau=2.0,
+NMTF_HYPER = GaussianHyper(lambda_F=1.0, lambda_S=1.0, lambda_G=1.0, alpha_tau=2.0, beta_tau=2.0,
                   sigma=None, alpha0=5.0, beta0=5.0)
 
 
 def _nmf_prior(rng, hyper, R=2):
     lam = None
-    if hyper["ard"]:
-        lam = rng.gamma(hyper["alpha0"], 1 / hyper["beta0"], size=R)
+    if hyper.ard:
+        lam = rng.gamma(hyper.alpha0, 1 / hyper.beta0, size=R)
         A = rng.exponential(1 / lam[None, :], size=(D, R))
         W = rng.exponential(1 / lam[:, None], size=(R, N))
     else:
-        A = rng.exponential(1 / hyper["lambda_A"], size=(D, R))
-        W = rng.exponential(1 / hyper["lambda_W"], size=(R, N))
-    tau = rng.gamma(hyper["alpha_tau"], 1 / hyper["beta_tau"])
+        A = rng.exponential(1 / hyper.lambda_A, size=(D, R))
+        W = rng.exponential(1 / hyper.lambda_W, size=(R, N))
+    tau = rng.gamma(hyper.alpha_tau, 1 / hyper.beta_tau)
     return {"A": A, "W": W, "tau": tau, "lambda_": lam}
 
 
 def _nmtf_prior(rng, hyper, K=2, L=2):
     lF = lG = None
-    if hyper["ard"]:
-        lF = rng.gamma(hyper["alpha0"], 1 / hyper["beta0"], size=K)
-        lG = rng.gamma(hyper["alpha0"], 1 / hyper["beta0"], size=L)
+    if hyper.ard:
+        lF = rng.gamma(hyper.alpha0, 1 / hyper.beta0, size=K)
+        lG = rng.gamma(hyper.alpha0, 1 / hyper.beta0, size=L)
         F = rng.exponential(1 / lF[None, :], size=(D, K))
         G = rng.exponential(1 / lG[None, :], size=(N, L))
     else:
-        F = rng.exponential(1 / hyper["lambda_F"], size=(D, K))
-        G = rng.exponential(1 / hyper["lambda_G"], size=(N, L))
-    S = rng.exponential(1 / hyper["lambda_S"], size=(K, L))
-    tau = rng.gamma(hyper["alpha_tau"], 1 / hyper["beta_tau"])
+        F = rng.exponential(1 / hyper.lambda_F, size=(D, K))
+        G = rng.exponential(1 / hyper.lambda_G, size=(N, L))
+    S = rng.exponential(1 / hyper.lambda_S, size=(K, L))
+    tau = rng.gamma(hyper.alpha_tau, 1 / hyper.beta_tau)
     return {"F": F, "S": S, "G": G, "tau": tau, "lambda_F": lF, "lambda_G": lG}
 
 
@@ -101,7 +102,7 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto"):
     tau / 2 (variance x2) while tau itself is updated correctly.
     """
     if kind == "nmf":
-        hyper = {**NMF_HYPER, "ard": ard}
+        hyper = replace(NMF_HYPER, ard=ard)
         prior, funcs, mean = _nmf_prior, _nmf_funcs, (lambda p: p["A"] @ p["W"])
         factor_blocks = {"A", "W", "lambda_"}
 
@@ -114,7 +115,7 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto"):
         def params(st):
             return {"A": st.A, "W": st.W, "tau": st.tau, "lambda_": st.lambda_}
     else:
-        hyper = {**NMTF_HYPER, "ard": ard}
+        hyper = replace(NMTF_HYPER, ard=ard)
         prior, funcs = _nmtf_prior, _nmtf_funcs
         mean = lambda p: p["F"] @ p["S"] @ p["G"].T  # noqa: E731
         factor_blocks = {"F", "S", "G", "lambda_F", "lambda_G"}

@@ -7,6 +7,7 @@ p-values with and without the cache). The kernels now use strict IEEE arithmetic
 summation order written out; this test compiles them in three histories and compares bits.
 """
 
+
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import hashlib, sys
 import numpy as np
 from bnmfzoo.inference.gaussian import _core as gc
 from bnmfzoo.inference.gaussian import _gram as gg
+from bnmfzoo.models._spec import GaussianHyper
 
 rng = np.random.default_rng(0)
 X = rng.random((37, 23)) * 3
@@ -27,12 +29,11 @@ if sys.argv[1] == "other-history":
     gc._dot_sq(b, r, 11); gc._axpy(r, 0.5, b, 11)
     obs0 = gc.observed_entries(rng.random((9, 7)))
     st0 = gc.nmf_state(np.ones((9, 2)), np.ones((2, 7)), 1.0, None, obs0)
-    gc.nmf_sweep(st0, obs0, dict(lambda_A=1.0, lambda_W=1.0, alpha_tau=1.0, beta_tau=1.0,
-                 sigma=None, ard=False, alpha0=1.0, beta0=1.0), np.random.default_rng(1),
+    gc.nmf_sweep(st0, obs0, GaussianHyper(lambda_A=1.0, lambda_W=1.0), np.random.default_rng(1),
                  kernel="residual")
 obs = gc.observed_entries(X)
-hyper = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
-             alpha0=1.0, beta0=1.0)
+hyper = GaussianHyper(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
+                      ard=False, alpha0=1.0, beta0=1.0)
 out = []
 for kernel in ("gram", "residual"):
     st = gc.nmf_state(np.ones((37, 4)), np.ones((4, 23)), 1.0, None, obs)

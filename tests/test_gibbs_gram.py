@@ -7,13 +7,17 @@ level over a few sweeps of a well-conditioned problem. Their distributional corr
 checked separately by SBC on each path (``test_gibbs_sbc.py``).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from bnmfzoo.inference.gaussian import _core as gc
 from bnmfzoo.inference.gaussian._gram import missing_patterns, pattern_grams
+from bnmfzoo.models._spec import GaussianHyper
 
-HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
+HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
+                      ard=False,
              alpha0=1.0, beta0=1.0)
 
 
@@ -45,10 +49,10 @@ def test_pattern_grams_equal_direct_products():
 def test_gram_and_residual_paths_give_the_same_chain(variant):
     X = _block_missing()
     obs = gc.observed_entries(X)
-    hyper = dict(HYPER, ard=variant == "ard", sigma=0.5 if variant == "sigma" else None)
+    hyper = replace(HYPER, ard=variant == "ard", sigma=0.5 if variant == "sigma" else None)
     rng = np.random.default_rng(2)
     A0, W0 = rng.exponential(size=(X.shape[0], 3)), rng.exponential(size=(3, X.shape[1]))
-    lam0 = np.ones(3) if hyper["ard"] else None
+    lam0 = np.ones(3) if hyper.ard else None
     chains = {}
     for kernel in ("gram", "residual"):
         st = gc.nmf_state(A0, W0, 1.0, lam0, obs)

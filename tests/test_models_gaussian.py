@@ -1,5 +1,7 @@
 """Exponential-Gaussian models: log densities by hand, specs, coordinates, bad input."""
 
+import dataclasses
+
 import numpy as np
 import pymc as pm
 import pytest
@@ -8,7 +10,7 @@ from scipy import stats
 
 from bnmfzoo import likelihoods
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
-from bnmfzoo.models._spec import find_spec, get_spec
+from bnmfzoo.models._spec import GaussianHyper, find_spec, get_spec
 from bnmfzoo.models.gaussian import reference_sigma
 
 
@@ -92,8 +94,8 @@ def test_specs_and_coords(data):
     model = exponential_gaussian(X, 3)
     spec = get_spec(model, families="exponential_gaussian", method="test")
     assert spec.rank == 3 and spec.mask.sum() == 17
-    assert spec.hyper == {"lambda_A": 0.1, "lambda_W": 0.1, "alpha_tau": 1.0, "beta_tau": 1.0,
-                          "sigma": None, "ard": False, "alpha0": 1.0, "beta0": 1.0}
+    assert spec.hyper == GaussianHyper(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0,
+                                       sigma=None, ard=False, alpha0=1.0, beta0=1.0)
     assert spec.var_names == {"A": "A", "W": "W", "tau": "tau", "lambda_": None}
     assert list(model.coords["row"]) == list("abcde")
     assert list(model.coords["col"]) == ["d1", "d2", "d3", "d4"]
@@ -103,8 +105,9 @@ def test_specs_and_coords(data):
     tri = tri_exponential_gaussian(X, (2, 3), ard=True)
     tspec = get_spec(tri, families="tri_exponential_gaussian", method="test")
     assert tspec.rank == (2, 3)
-    assert set(tspec.hyper) == {"lambda_F", "lambda_S", "lambda_G", "alpha_tau", "beta_tau",
-                                "sigma", "ard", "alpha0", "beta0"}
+    assert tspec.hyper == GaussianHyper(lambda_S=0.1, ard=True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tspec.hyper.sigma = 1.0  # typed and frozen
     assert tspec.var_names == {"F": "F", "S": "S", "G": "G", "tau": "tau",
                                "lambda_F": "lambda_F", "lambda_G": "lambda_G"}
     assert tri.named_vars_to_dims["G"] == ("col", "factor_col")
@@ -127,7 +130,7 @@ def test_reference_sigma(data):
     # show the fit ignores the missing entries (filling them with row means gave 0.105)
     assert 0.025 < sigma_m < 0.06
     model = exponential_gaussian(Xm, 2, sigma="reference")
-    assert find_spec(model).hyper["sigma"] == pytest.approx(sigma_m)
+    assert find_spec(model).hyper.sigma == pytest.approx(sigma_m)
     assert find_spec(model).var_names["tau"] is None
 
 

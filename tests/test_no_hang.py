@@ -6,6 +6,8 @@ data and hyperparameters are refused up front, and the kernels and sweeps refuse
 report) non-finite values when the checks up front are bypassed.
 """
 
+from dataclasses import replace
+
 import numba
 import numpy as np
 import pymc as pm
@@ -16,6 +18,7 @@ from bnmfzoo.inference.gaussian import _core as gc
 from bnmfzoo.inference.gaussian._gram import conditional_scaled
 from bnmfzoo.inference.gaussian.truncnorm import sample_truncnorm, truncnorm_excess
 from bnmfzoo.models import exponential_gaussian, silf, tri_exponential_gaussian
+from bnmfzoo.models._spec import GaussianHyper
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -68,7 +71,8 @@ def test_square_overflow_refused():
 
 
 # -- the same triggers with the checks up front bypassed: the sweeps raise -------------------
-HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
+HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
+                      ard=False,
              alpha0=1.0, beta0=1.0)
 
 
@@ -95,7 +99,7 @@ def test_nmf_sweep_ard_extreme_start_terminates(hyper):
     st = gc.nmf_state(np.full((8, 2), 1 / lam[0]), np.full((2, 6), 1 / lam[0]), 1.0, lam, obs)
     try:
         for _ in range(20):
-            gc.nmf_sweep(st, obs, {**HYPER, "ard": True, **hyper}, np.random.default_rng(0))
+            gc.nmf_sweep(st, obs, replace(HYPER, ard=True, **hyper), np.random.default_rng(0))
     except FloatingPointError as err:
         assert "Gibbs sweep" in str(err)
     else:
@@ -107,7 +111,7 @@ def test_nmf_sweep_ard_extreme_start_terminates(hyper):
 def test_nmtf_sweep_on_huge_data_raises():
     obs = gc.observed_entries(_X(scale=1e200))
     st = gc.nmtf_state(np.ones((8, 2)), np.ones((2, 2)), np.ones((6, 2)), 1.0, None, None, obs)
-    hyper = dict(lambda_F=0.1, lambda_S=0.1, lambda_G=0.1, alpha_tau=1.0, beta_tau=1.0,
+    hyper = GaussianHyper(lambda_F=0.1, lambda_S=0.1, lambda_G=0.1, alpha_tau=1.0, beta_tau=1.0,
                  sigma=None, ard=False, alpha0=1.0, beta0=1.0)
     with pytest.raises(FloatingPointError, match="Gibbs sweep"):
         for _ in range(20):

@@ -9,6 +9,7 @@ from bnmfzoo.inference import fit_particles
 from bnmfzoo.inference.particles.qtransform import generate_q_bank
 from bnmfzoo.inference.particles.weighted import resolve_nmf_model, systematic_resample
 from bnmfzoo.models import silf
+from bnmfzoo.models._spec import find_spec
 
 M = 6
 
@@ -51,7 +52,7 @@ def test_particles_on_support_and_good(fit, model):
     assert A.shape == (M, 8, 3) and W.shape == (M, 3, 7)
     np.testing.assert_allclose(A.sum(axis=1), 1.0, atol=1e-12)
     assert (A > 0).all() and (W > 0).all()
-    eps = model.bnmfzoo_spec.hyper["epsilon"]
+    eps = find_spec(model).hyper.epsilon
     f = fit["particles"]["objective"].values
     # epsilon is 1.2 x the worst of the reference fits: converged particles sit in the flat region
     assert (f < 0.9 * eps).all()
@@ -69,7 +70,7 @@ def test_flat_region_scores(fit, model):
     pts = {"A": fit["particles"]["A"].values, "W": fit["particles"]["W"].values}
     S = score(pts)
     assert np.all(silf_loss(fit["particles"]["objective"].values,
-                            model.bnmfzoo_spec.hyper["epsilon"]) == 0)
+                            find_spec(model).hyper.epsilon) == 0)
     np.testing.assert_allclose(S[:, score.blocks["A"]], 0.0, atol=1e-12)
     np.testing.assert_allclose(S[:, score.blocks["W"]], -1.0, atol=1e-12)
 
@@ -245,7 +246,8 @@ def test_fit_nuts_and_advi_baselines(model):
 def test_projection_of_a_dead_component_keeps_the_product(simplex):
     # scikit-learn's cd solver can return a zero row of W beside a huge column of A (seen on
     # swimmer: column sum 6e20); flooring W first turned it into a 6e8 term of A @ W
-    from bnmfzoo.inference.particles.weighted import NMFModelInfo
+    from bnmfzoo.inference.particles._view import ParticleView
+    from bnmfzoo.models._spec import ModelSpec
 
     rng = np.random.default_rng(0)
     A = rng.random((6, 3))
@@ -253,7 +255,8 @@ def test_projection_of_a_dead_component_keeps_the_product(simplex):
     A[:, 2] *= 1e20
     W[2] = 0.0
     X = A @ W
-    info = NMFModelInfo(None, {}, X, np.ones_like(X, bool), 3, simplex, "custom")
+    spec = ModelSpec(family="custom", X=X, mask=np.ones_like(X, bool), rank=3)
+    info = ParticleView(None, spec, {}, simplex)
     Ap, Wp = info.project(A, W)
     assert (Ap > 0).all() and (Wp > 0).all()
     np.testing.assert_allclose(Ap @ Wp, X, rtol=1e-9)

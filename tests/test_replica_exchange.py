@@ -16,6 +16,8 @@
   changes these laws and is rejected by the same test.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -31,31 +33,32 @@ from bnmfzoo.inference.gaussian._tempering import (
     swap_pass,
     tempered_sweep,
 )
+from bnmfzoo.models._spec import GaussianHyper
 
 D, N, R = 4, 3, 2
 MASK = np.ones((D, N), dtype=bool)
 MASK[0, 1] = False  # a held-out entry must never enter any replica's likelihood
 # weak-signal priors as in test_gibbs_sbc.py (signal ~ noise: chains mix within the budget)
-HYPER = dict(lambda_A=1.0, lambda_W=1.0, alpha_tau=2.0, beta_tau=2.0, sigma=None,
+HYPER = GaussianHyper(lambda_A=1.0, lambda_W=1.0, alpha_tau=2.0, beta_tau=2.0, sigma=None,
              ard=False, alpha0=5.0, beta0=5.0)
 
 
 def _prior(rng, hyper):
     lam = None
-    if hyper["ard"]:
-        lam = rng.gamma(hyper["alpha0"], 1 / hyper["beta0"], size=R)
+    if hyper.ard:
+        lam = rng.gamma(hyper.alpha0, 1 / hyper.beta0, size=R)
         A = rng.exponential(1 / lam[None, :], size=(D, R))
         W = rng.exponential(1 / lam[:, None], size=(R, N))
     else:
-        A = rng.exponential(1 / hyper["lambda_A"], size=(D, R))
-        W = rng.exponential(1 / hyper["lambda_W"], size=(R, N))
-    tau = rng.gamma(hyper["alpha_tau"], 1 / hyper["beta_tau"])
+        A = rng.exponential(1 / hyper.lambda_A, size=(D, R))
+        W = rng.exponential(1 / hyper.lambda_W, size=(R, N))
+    tau = rng.gamma(hyper.alpha_tau, 1 / hyper.beta_tau)
     return {"A": A, "W": W, "tau": tau, "lambda_": lam}
 
 
 def _funcs(p, hyper):
     out = {"AW": p["A"] @ p["W"], "tau": np.array(p["tau"])}
-    if hyper["ard"]:
+    if hyper.ard:
         out["lambda_sorted"] = np.sort(p["lambda_"])
     else:
         # label-invariant: each row of A and column of W sorted over the factors. Raw entries
@@ -79,7 +82,7 @@ def make_sbc(*, betas=(1.0,), moves=(), ard=False, burn=100, ess_target=30, n_dr
     ``wrong_swap=True`` is a deliberately wrong sampler: the swap ratio has the wrong sign
     (``exp((beta_i - beta_j)(l_i - l_j))``), so low-likelihood states drift to ``beta = 1``.
     """
-    hyper = {**HYPER, "ard": ard}
+    hyper = replace(HYPER, ard=ard)
 
     def simulate(rng):
         p = _prior(rng, hyper)
@@ -319,7 +322,7 @@ def test_beta_one_is_the_gibbs_sweep():
     rng = np.random.default_rng(0)
     X = rng.exponential(size=(D, N))
     obs = gc.observed_entries(X)
-    hyper = {**HYPER, "ard": True}
+    hyper = replace(HYPER, ard=True)
     a = gc.nmf_state(np.ones((D, R)), np.ones((R, N)), 1.0, np.ones(R), obs)
     b = gc.nmf_state(np.ones((D, R)), np.ones((R, N)), 1.0, np.ones(R), obs)
     r1, r2 = np.random.default_rng(4), np.random.default_rng(4)

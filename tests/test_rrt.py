@@ -7,6 +7,7 @@ import xarray as xr
 from bnmfzoo.inference import fit_rrt
 from bnmfzoo.inference.exploration import oblique as ob
 from bnmfzoo.models import exponential_gaussian, uniform_noise
+from bnmfzoo.models._spec import find_spec
 
 D, N, R = 12, 9, 3
 
@@ -47,7 +48,7 @@ def test_oblique_geometry(rng):
 
 def test_uniform_nodes_feasible(uniform_fit):
     model, dt = uniform_fit
-    eps = model.bnmfzoo_spec.hyper["epsilon"]
+    eps = find_spec(model).hyper.epsilon
     diag = dt["diagnostics"]
     grown = ~diag["node_is_restart"].values
     assert grown.sum() > 0, "the tree did not grow"
@@ -55,7 +56,7 @@ def test_uniform_nodes_feasible(uniform_fit):
     assert (diag["node_max_abs_residual"].values[grown] < eps).all()
     # every mixture component is feasible too
     var = dt["variational"]
-    Xv = model.bnmfzoo_spec.X_values
+    Xv = find_spec(model).X_values
     for A, W in zip(var["A_mean"].values, var["W_mean"].values):
         assert (A >= 0).all() and (W >= 0).all()
         assert np.max(np.abs(Xv - A @ W)) < eps

@@ -12,7 +12,8 @@ from bnmfzoo._terms.silf import (
 from bnmfzoo.inference.particles._init import project_columns_to_simplex, random_init, solve_nmf
 from bnmfzoo.likelihoods import epsilon_from_reference
 from bnmfzoo.likelihoods import silf as silf_term
-from bnmfzoo.models import silf
+from bnmfzoo.models import recognize, silf
+from bnmfzoo.models._spec import SilfHyper, find_spec
 
 EPS, BETA = 0.5, 0.1
 
@@ -156,20 +157,20 @@ def masked_model():
 
 def test_model_structure(masked_model):
     X, model = masked_model
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
+    assert not hasattr(model, "bnmfzoo_spec") and not hasattr(model, "bnmfzoo_data")
     assert spec.family == "silf" and spec.rank == 3
     assert spec.mask.sum() == X.size - 2
     assert [v.name for v in model.value_vars] == ["A_simplex__", "W_log__"]
     assert model.named_vars_to_dims["A"] == ("row", "factor")
-    assert spec.hyper["epsilon"] > 0 and spec.hyper["beta"] == 0.1 and spec.hyper["C"] == 2.0
-    assert "X" in model.bnmfzoo_data
+    assert spec.hyper.epsilon > 0 and spec.hyper.beta == 0.1 and spec.hyper.C == 2.0
 
 
 def test_model_logp_matches_formula_and_ignores_missing(masked_model):
     from bnmfzoo.models.silf_dirichlet import ColumnSimplexTransform
 
     X, model = masked_model
-    eps = model.bnmfzoo_spec.hyper["epsilon"]
+    eps = find_spec(model).hyper.epsilon
     mask = ~np.isnan(X)
     lp = model.compile_logp(jacobian=False)
     rng = np.random.default_rng(5)
@@ -192,7 +193,7 @@ def test_model_logp_matches_formula_and_ignores_missing(masked_model):
     np.testing.assert_allclose(A_draw.sum(axis=0), 1.0)
 
 
-def test_term_in_user_model_registers_data():
+def test_term_in_user_model_is_recognized_from_the_graph():
     import pymc as pm
 
     X = _data()
@@ -200,9 +201,28 @@ def test_term_in_user_model_registers_data():
         A = pm.HalfNormal("A", 1.0, shape=(8, 3))
         W = pm.Exponential("W", 1.0, shape=(3, 7))
         silf_term("lik", A, W, observed=X, epsilon=1.0, objective="kl")
-    info = model.bnmfzoo_data["lik"]
-    np.testing.assert_array_equal(info["X"].values, X)
-    assert info["objective"] == "kl"
+    f = recognize(model)  # data and parameters read back from the potential's graph
+    np.testing.assert_array_equal(f.X.values, X)
+    assert (f.kind, f.objective, f.epsilon, f.beta, f.C) == ("silf", "kl", 1.0, 0.1, 2.0)
+    assert f.var_names == {"A": "A", "W": "W"} and f.rank == 3 and not f.simplex_columns
+    assert find_spec(model) is None  # HalfNormal basis: not silf()'s priors
     with pm.Model(), pytest.raises(ValueError, match="observed"):
         silf_term("lik", pm.HalfNormal("A", 1.0, shape=(8, 3)),
                   pm.HalfNormal("W", 1.0, shape=(3, 7)), observed=-X, epsilon=1.0)
+
+
+@pytest.mark.parametrize("objective", ["frobenius", "kl", "itakura_saito"])
+@pytest.mark.parametrize("beta", [0.1, 1 / 3, 0.7])
+def test_term_parameters_read_back_exactly(objective, beta):
+    # the constructor attaches nothing: epsilon, beta, C, the objective and the data are read
+    # back from the potential's graph, bit for bit (beta from the knots (1 +- beta) eps)
+    X = _data()
+    X[0, 0] = np.nan
+    model = silf(X, 3, epsilon=0.37, beta=beta, C=1.7, objective=objective, lambda_=0.25,
+                 alpha=2.0)
+    spec = find_spec(model)
+    assert spec.hyper == SilfHyper(epsilon=0.37, beta=beta, C=1.7, objective=objective,
+                                   lambda_=0.25, alpha=2.0)
+    np.testing.assert_array_equal(spec.mask, ~np.isnan(X))
+    np.testing.assert_array_equal(spec.X_values, np.nan_to_num(X))
+    assert recognize(model).simplex_columns

@@ -5,6 +5,8 @@ import pytest
 
 from bnmfzoo._nmf_solvers import lin_pg_nmf, max_abs_residual
 from bnmfzoo.models import uniform_noise
+from bnmfzoo.models._spec import UniformHyper, find_spec
+from bnmfzoo.models.uniform import epsilon_restarts
 
 D, N, R = 7, 5, 2
 
@@ -42,12 +44,12 @@ def _hand_logp(X, A, W, eps, lam_A, lam_W):
 
 
 def test_spec_and_default_epsilon(model, data):
-    spec = model.bnmfzoo_spec
+    spec = find_spec(model)
     assert spec.family == "uniform_noise"
     assert spec.rank == R
     assert spec.mask.sum() == D * N - 1
-    eps = spec.hyper["epsilon"]
-    restarts = spec.hyper["restarts"]
+    eps = spec.hyper.epsilon
+    restarts = epsilon_restarts(spec.X_values, spec.mask, R, eps)  # remembered, not attached
     assert len(restarts) == 10
     obs = spec.mask
     worst = max(max_abs_residual(data, A, W, obs) for A, W in restarts)
@@ -57,12 +59,12 @@ def test_spec_and_default_epsilon(model, data):
 
 
 def test_logp_finite_inside_and_matches_hand(model, data, logp):
-    spec = model.bnmfzoo_spec
-    A, W = spec.hyper["restarts"][0]
+    spec = find_spec(model)
+    A, W = epsilon_restarts(spec.X_values, spec.mask, R, spec.hyper.epsilon)[0]
     # strictly positive for the log transform; moves residuals by < 1e-12, far below the
     # 1e-9 relative margin that makes epsilon strict
     A, W = np.maximum(A, 1e-13), np.maximum(W, 1e-13)
-    eps = spec.hyper["epsilon"]
+    eps = spec.hyper.epsilon
     assert np.max(np.abs(data - A @ W)[spec.mask]) < eps
     val = logp(_point(A, W))
     assert np.isfinite(val)
@@ -70,10 +72,10 @@ def test_logp_finite_inside_and_matches_hand(model, data, logp):
 
 
 def test_logp_minus_inf_outside(model, data, logp):
-    spec = model.bnmfzoo_spec
-    A, W = spec.hyper["restarts"][0]
+    spec = find_spec(model)
+    A, W = epsilon_restarts(spec.X_values, spec.mask, R, spec.hyper.epsilon)[0]
     A, W = np.maximum(A, 1e-3), np.maximum(W, 1e-3)
-    eps = spec.hyper["epsilon"]
+    eps = spec.hyper.epsilon
     # push one observed entry's fit far outside the box: scale A's first row
     A_bad = A.copy()
     A_bad[0] *= 1.0 + 10 * eps / max(A[0] @ W.min(axis=1), 1e-3) + 5.0
@@ -91,7 +93,7 @@ def test_missing_entry_is_ignored(data):
     X2[1, 2] = 1e6  # would be infeasible if it were used ...
     mask = obs.copy()  # ... but the mask says it is not observed
     model = uniform_noise(X2, R, epsilon=eps, mask=mask)
-    assert model.bnmfzoo_spec.mask.sum() == obs.sum()
+    assert find_spec(model).mask.sum() == obs.sum()
 
 
 @pytest.mark.parametrize(
@@ -113,3 +115,36 @@ def test_bad_data():
         uniform_noise(-np.ones((4, 3)), 1, epsilon=0.1)
     with pytest.raises(ValueError, match="rank"):
         uniform_noise(np.ones((4, 3)), 4, epsilon=0.1)
+
+
+def test_uniform_noise_is_recognized_from_the_graph(data):
+    # the constructor attaches nothing: data, epsilon and rates are read from the graph, and a
+    # pm.Uniform box written by hand around (A @ W)[rows, cols] gives the same description
+    import pymc as pm
+
+    from bnmfzoo.models import recognize
+
+    model = uniform_noise(data, R, epsilon=0.7, lambda_A=2.0, lambda_W=0.5)
+    assert not hasattr(model, "bnmfzoo_spec")
+    f = recognize(model)
+    assert (f.family, f.epsilon, f.lambda_A, f.lambda_W, f.rank) == ("uniform_noise", 0.7, 2.0,
+                                                                     0.5, R)
+    assert find_spec(model).hyper == UniformHyper(epsilon=0.7, lambda_A=2.0, lambda_W=0.5)
+    obs = ~np.isnan(data)
+    rows, cols = np.nonzero(obs)
+    with pm.Model() as user:
+        A = pm.Exponential("A", 2.0, shape=(D, R))
+        W = pm.Exponential("W", 0.5, shape=(R, N))
+        mu = (A @ W)[rows, cols]
+        pm.Uniform("Y", lower=mu - 0.7, upper=mu + 0.7, observed=data[rows, cols])
+    g = recognize(user)
+    np.testing.assert_array_equal(g.mask, f.mask)
+    np.testing.assert_array_equal(g.X_values, f.X_values)
+    assert find_spec(user).hyper == find_spec(model).hyper
+    with pm.Model() as lopsided:
+        A = pm.Exponential("A", 1.0, shape=(D, R))
+        W = pm.Exponential("W", 1.0, shape=(R, N))
+        mu = (A @ W)[rows, cols]
+        pm.Uniform("Y", lower=mu - 0.7, upper=mu + 0.2, observed=data[rows, cols])
+    with pytest.raises(TypeError, match="half-width"):
+        recognize(lopsided)

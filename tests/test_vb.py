@@ -93,33 +93,33 @@ def _log_joint(dt, model, name):
     if name.startswith("tri"):
         F, S, G = (post[r].values[0] for r in ("F", "S", "G"))
         pred = np.einsum("dik,dkl,djl->dij", F, S, G)
-        factors = {"F": (F, h["lambda_F"], "lambda_F", -1), "S": (S, h["lambda_S"], None, None),
-                   "G": (G, h["lambda_G"], "lambda_G", -1)}
+        factors = {"F": (F, h.lambda_F, "lambda_F", -1), "S": (S, h.lambda_S, None, None),
+                   "G": (G, h.lambda_G, "lambda_G", -1)}
     else:
         A, W = post["A"].values[0], post["W"].values[0]
         pred = A @ W
-        factors = {"A": (A, h["lambda_A"], "lambda_", -1), "W": (W, h["lambda_W"], "lambda_", 1)}
-    if h["sigma"] is None:
+        factors = {"A": (A, h.lambda_A, "lambda_", -1), "W": (W, h.lambda_W, "lambda_", 1)}
+    if h.sigma is None:
         tau = post["tau"].values[0]
-        lp = stats.gamma.logpdf(tau, h["alpha_tau"], scale=1.0 / h["beta_tau"])
+        lp = stats.gamma.logpdf(tau, h.alpha_tau, scale=1.0 / h.beta_tau)
     else:
-        tau = np.full(pred.shape[0], 1.0 / h["sigma"] ** 2)
+        tau = np.full(pred.shape[0], 1.0 / h.sigma ** 2)
         lp = 0.0
     lp = lp + np.sum(np.where(m, stats.norm.logpdf(np.nan_to_num(X), pred,
                                                    1.0 / np.sqrt(tau)[:, None, None]), 0.0),
                      axis=(1, 2))
     for x, lam, ard_name, axis in factors.values():
-        if h["ard"] and ard_name is not None:
+        if h.ard and ard_name is not None:
             lam_d = post[ard_name].values[0]
             rate = lam_d[:, None, :] if axis == -1 else lam_d[:, :, None]
         else:
             rate = lam
         lp = lp + np.sum(np.log(rate) - rate * x, axis=(1, 2))
-    if h["ard"]:
+    if h.ard:
         for ard_name in ("lambda_", "lambda_F", "lambda_G"):
             if ard_name in post:
-                lp = lp + stats.gamma.logpdf(post[ard_name].values[0], h["alpha0"],
-                                             scale=1.0 / h["beta0"]).sum(axis=1)
+                lp = lp + stats.gamma.logpdf(post[ard_name].values[0], h.alpha0,
+                                             scale=1.0 / h.beta0).sum(axis=1)
     return lp
 
 

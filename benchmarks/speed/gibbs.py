@@ -25,9 +25,9 @@ from scipy import special
 
 from benchmarks._common import DATA
 from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.models._spec import GaussianHyper
 
-HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
-             alpha0=1.0, beta0=1.0)
+HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
 
 
 def load_data():
@@ -70,8 +70,8 @@ def numpy_sweep(A, W, tau, X0, M, lam, rng):
         new = _tn_inverse_cdf((tau * s1 - lam) / prec, 1 / np.sqrt(prec), rng)
         resid -= M * np.outer(a, new - W[k])
         W[k] = new
-    shape = HYPER["alpha_tau"] + 0.5 * M.sum()
-    tau = rng.gamma(shape, 1 / (HYPER["beta_tau"] + 0.5 * np.sum(resid**2)))
+    shape = HYPER.alpha_tau + 0.5 * M.sum()
+    tau = rng.gamma(shape, 1 / (HYPER.beta_tau + 0.5 * np.sum(resid**2)))
     return A, W, tau
 
 

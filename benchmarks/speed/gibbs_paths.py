@@ -22,9 +22,9 @@ import numpy as np  # noqa: E402
 from scipy.optimize import nnls  # noqa: E402
 
 from bnmfzoo.inference.gaussian import _core as gc  # noqa: E402
+from bnmfzoo.models._spec import GaussianHyper
 
-HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
-             alpha0=1.0, beta0=1.0)
+HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
 
 
 def make_data(D, N, frac, kind, rng):

@@ -45,12 +45,12 @@ from scipy.optimize import nnls
 
 import benchmarks._common  # noqa: F401  (one BLAS thread)
 from benchmarks._common import ROOT
+from bnmfzoo.models._spec import GaussianHyper
 
 FULL = dict(D=72_000, N=10_000, n=10_000_000)
 QUICK = dict(D=7_200, N=1_000, n=100_000)
 RANK = 10
-HYPER = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None, ard=False,
-             alpha0=1.0, beta0=1.0)
+HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
 
 
 def synthetic_entries(D, N, n, rank, seed=0):

@@ -19,7 +19,6 @@ glue (:func:`silf`) builds the same function in PyTensor as a ``pm.Potential``. 
 import numpy as np
 
 from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._terms import register_term_data
 from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 
 OBJECTIVES = ("frobenius", "kl", "itakura_saito")
@@ -148,8 +147,9 @@ def silf(name, A, W, observed, *, epsilon, beta=0.1, C=2.0, objective="frobenius
 
     Usable inside any user-written model with any priors on ``A`` (D x R) and ``W`` (R x N).
     It is a ``pm.Potential`` (the normalizing constant does not depend on ``A @ W``), so it gives
-    no ``log_likelihood`` group. The data are registered on the model (attribute
-    ``bnmfzoo_data``) so that :func:`bnmfzoo.inference.fit_particles` can find them.
+    no ``log_likelihood`` group. Nothing is attached to the model: the data and parameters
+    are read back from the graph (:func:`bnmfzoo.models.recognize`), e.g. by
+    :func:`bnmfzoo.inference.fit_particles`.
 
     Parameters
     ----------
@@ -207,9 +207,7 @@ def silf(name, A, W, observed, *, epsilon, beta=0.1, C=2.0, objective="frobenius
     else:
         m_obs = AW.ravel()[flat_idx]
     f = _objective_pt(x_obs, m_obs, objective)
-    model = pm.modelcontext(None)
-    register_term_data(model, name, da, obs_mask, term="silf", epsilon=epsilon, beta=beta, C=C,
-                       objective=objective)
+    pm.modelcontext(None)  # inside a model
     return pm.Potential(name, -C * silf_loss_pt(f, epsilon, beta))
 
 

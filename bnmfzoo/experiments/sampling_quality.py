@@ -110,8 +110,9 @@ def perturb_and_refactor(X_noisy, solutions, rng, *, mu_iters=100, sigma=SIGMA):
 def gibbs_chain(X_noisy, init, n_draws, rng, *, sigma=SIGMA, lam=LAMBDA):
     """Schmidt et al.'s Gibbs sampler (the GibbsNMF numeric kernel), sigma fixed, no burn-in."""
     obs = observed_entries(X_noisy)
-    hyper = dict(lambda_A=lam, lambda_W=lam, alpha_tau=1.0, beta_tau=1.0, sigma=sigma,
-                 ard=False, alpha0=1.0, beta0=1.0)
+    from bnmfzoo.models._spec import GaussianHyper
+
+    hyper = GaussianHyper(lambda_A=lam, lambda_W=lam, sigma=sigma)
     A0, W0 = init
     state = nmf_state(A0, W0, 1.0 / sigma**2, None, obs)
     As = np.empty((n_draws,) + A0.shape)

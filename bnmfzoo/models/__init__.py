@@ -1,9 +1,10 @@
 """BNMF models as PyMC models: each public function returns a ``pm.Model``.
 
-Every model carries the data's coordinates (``row``, ``col``, ``factor``) and a
-:class:`~bnmfzoo.models._spec.ModelSpec` that our own inference methods read; for the Gaussian
-families the spec is what :func:`recognize` reads from the model's graph, and ``recognize``
-works on any ``pm.Model`` a user writes.
+Every model carries the data's coordinates (``row``, ``col``, ``factor``). Our inference
+methods read a :class:`~bnmfzoo.models._spec.ModelSpec` that :func:`recognize` derives from the
+model's graph (Gaussian, SILF and uniform-noise families: nothing is attached to the model;
+the Bernoulli constructors still attach theirs), and ``recognize`` works on any ``pm.Model`` a
+user writes.
 """
 
 from bnmfzoo._lazy import lazy_namespace

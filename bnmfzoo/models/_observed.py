@@ -166,7 +166,9 @@ def _find_likelihood(model, extra_ops=()):
         raise NotRecognized(
             f"the likelihood {obs.name!r} is a {op.removesuffix('RV')} distribution; recognized: "
             "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal), or a "
-            "Bernoulli with p=A @ W (bnmfzoo.likelihoods.bernoulli_mean or pm.Bernoulli)")
+            "Bernoulli with p=A @ W (bnmfzoo.likelihoods.bernoulli_mean or pm.Bernoulli), "
+            "uniform noise (bnmfzoo.likelihoods.uniform) or a SILF potential "
+            "(bnmfzoo.likelihoods.silf)")
     return obs
 
 
@@ -298,13 +300,23 @@ def _entries(model, obs, rows, cols, shape, coords):
     if values.shape != rows.shape:
         raise NotRecognized(f"the observed data of {obs.name!r} have shape {values.shape}, the "
                             f"mean {rows.shape}")
+    return long_matrix(rows, cols, values, shape, coords, obs.name)
+
+
+def long_matrix(rows, cols, values, shape, coords, name):
+    """The entries ``values`` at ``(rows, cols)`` as a row-major :class:`LongMatrix`.
+
+    NaN values are dropped; an entry given twice raises :class:`NotRecognized` naming the
+    likelihood ``name``.
+    """
+    D, N = shape
     rows, cols, values = rows.ravel(), cols.ravel(), values.ravel()
     flat = rows * np.int64(N) + cols
     if flat.size > 1 and not (flat[1:] > flat[:-1]).all():
         order = np.argsort(flat, kind="stable")
         rows, cols, values, flat = rows[order], cols[order], values[order], flat[order]
         if (flat[1:] == flat[:-1]).any():
-            raise NotRecognized(f"the likelihood {obs.name!r} observes some entry of the "
+            raise NotRecognized(f"the likelihood {name!r} observes some entry of the "
                                 "product twice")
     keep = ~np.isnan(values)
     if not keep.all():

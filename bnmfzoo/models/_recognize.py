@@ -54,7 +54,10 @@ PRIOR_FAMILIES = {"ExponentialRV": "exponential", "HalfNormalRV": "halfnormal",
 _RECOGNIZED_PRIORS = "Exponential(lam), HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0)"
 _CACHE_ATTR = "_bnmfzoo_recognized"
 #: likelihood op -> "module:function" reading such models (loaded on first use)
-OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli"}
+OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli",
+                     "UniformRV": "bnmfzoo.models._recognize_terms:recognize_uniform"}
+#: module reading likelihoods written as a potential (the SILF term), loaded on first use
+POTENTIAL_TERMS = "bnmfzoo.models._recognize_terms"
 
 
 @dataclass(frozen=True, eq=False)
@@ -415,6 +418,14 @@ def _users(model, rv):
 
 def _recognize(model):
     free = list(model.free_RVs)
+    if not any(depends_on(o, free) for o in model.observed_RVs):
+        # no observed likelihood: our SILF term is a potential (bnmfzoo.likelihoods.silf)
+        import importlib
+
+        terms = importlib.import_module(POTENTIAL_TERMS)
+        pot = terms.silf_potential(model)
+        if pot is not None:
+            return terms.recognize_silf(model, pot)
     obs = _find_likelihood(model, extra_ops=tuple(OTHER_LIKELIHOODS))
     other = OTHER_LIKELIHOODS.get(type(obs.owner.op).__name__)
     if other is not None:  # e.g. Bernoulli: bnmfzoo.models._recognize_binary

@@ -6,11 +6,17 @@ For the Gaussian families (``exponential_gaussian``, ``tri_exponential_gaussian`
 constructors attach nothing and go through the same path as a user's own ``pm.Model``, so a
 user model with exponential priors (constant rates or ARD Gamma rates) gets the same spec as
 ours. The data come from the likelihood's observed values and the entries its mean selects, in
-long format (no D x N array when few entries are observed). The Bernoulli families are recognized
-too (:meth:`bnmfzoo.models._recognize_binary.BernoulliFactorization.spec`). The other families
-(SILF, uniform noise) still attach a hand-built spec (attribute ``bnmfzoo_spec``). Step methods
-and fitters read either with :func:`get_spec` (or :func:`find_spec`), which raises a clear
-``TypeError`` saying which prior or likelihood made the difference.
+long format (no D x N array when few entries are observed). The SILF and uniform-noise families
+are recognized the same way, from their likelihood terms
+(:mod:`bnmfzoo.models._recognize_terms`), and the Bernoulli families from their
+``pm.Bernoulli`` likelihood (:meth:`bnmfzoo.models._recognize_binary.BernoulliFactorization.spec`):
+no constructor attaches anything to its model. Step methods and fitters read the spec with
+:func:`get_spec` (or :func:`find_spec`), which raises a clear ``TypeError`` saying which prior or
+likelihood made the difference.
+
+Hyperparameters are typed, frozen dataclasses (:class:`GaussianHyper`, :class:`SilfHyper`,
+:class:`UniformHyper`; the Bernoulli families'
+:class:`~bnmfzoo.models._recognize_binary.BinaryPriors`), not dictionaries.
 """
 
 from dataclasses import dataclass, field
@@ -18,7 +24,99 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-SPEC_ATTR = "bnmfzoo_spec"
+
+@dataclass(frozen=True)
+class GaussianHyper:
+    """Hyperparameters of ``exponential_gaussian`` and ``tri_exponential_gaussian`` models.
+
+    Attributes
+    ----------
+    alpha_tau, beta_tau : float
+        Gamma prior of the noise precision ``tau`` (shape, rate); 1.0 when ``sigma`` is fixed.
+    sigma : float or None
+        The fixed noise sd, or None when ``tau`` is learned.
+    ard : bool
+        True when the exponential rates are ARD Gamma variables (one per factor).
+    alpha0, beta0 : float
+        Gamma prior (shape, rate) of the ARD rates (1.0 without ARD).
+    lambda_A, lambda_W : float or None
+        Constant exponential rates of ``A`` and ``W`` (NMF; None with ARD or for NMTF).
+    lambda_F, lambda_S, lambda_G : float or None
+        Constant exponential rates of ``F``, ``S`` and ``G`` (NMTF; ``lambda_F`` and
+        ``lambda_G`` None with ARD).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import exponential_gaussian
+    >>> h = find_spec(exponential_gaussian(np.ones((4, 3)), 2)).hyper
+    >>> h.lambda_A, h.sigma, h.ard
+    (0.1, None, False)
+    """
+
+    alpha_tau: float = 1.0
+    beta_tau: float = 1.0
+    sigma: float | None = None
+    ard: bool = False
+    alpha0: float = 1.0
+    beta0: float = 1.0
+    lambda_A: float | None = None
+    lambda_W: float | None = None
+    lambda_F: float | None = None
+    lambda_S: float | None = None
+    lambda_G: float | None = None
+
+
+@dataclass(frozen=True)
+class SilfHyper:
+    """Hyperparameters of a SILF model (:func:`bnmfzoo.likelihoods.silf`).
+
+    Attributes
+    ----------
+    epsilon, beta, C : float
+        Insensitivity threshold, smoothness and inverse temperature of the SILF.
+    objective : str
+        ``"frobenius"``, ``"kl"`` or ``"itakura_saito"``.
+    lambda_ : float or None
+        Constant exponential rate of ``W`` (None when ``W``'s prior is another).
+    alpha : float or None
+        Symmetric Dirichlet concentration of ``A``'s columns
+        (:func:`bnmfzoo.models.silf_dirichlet.column_dirichlet`), None for another prior.
+
+    Examples
+    --------
+    >>> SilfHyper(epsilon=1.0, beta=0.1, C=2.0).objective
+    'frobenius'
+    """
+
+    epsilon: float
+    beta: float
+    C: float
+    objective: str = "frobenius"
+    lambda_: float | None = None
+    alpha: float | None = None
+
+
+@dataclass(frozen=True)
+class UniformHyper:
+    """Hyperparameters of a uniform-noise model (:func:`bnmfzoo.likelihoods.uniform`).
+
+    Attributes
+    ----------
+    epsilon : float
+        Half-width of the noise box.
+    lambda_A, lambda_W : float or None
+        Constant exponential rates of ``A`` and ``W`` (None for other priors).
+
+    Examples
+    --------
+    >>> UniformHyper(epsilon=0.5, lambda_A=1.0, lambda_W=1.0).epsilon
+    0.5
+    """
+
+    epsilon: float
+    lambda_A: float | None = None
+    lambda_W: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,9 +134,9 @@ class ModelSpec:
         True where observed.
     rank : int or tuple of int
         R, or (K, L) for the tri-factorization.
-    hyper : dict
-        Hyperparameters by name (e.g. ``lambda_``, ``alpha_tau``, ``beta_tau``, ``sigma``,
-        ``ard``, ``alpha0``, ``beta0``) exactly as the model used them.
+    hyper : GaussianHyper, SilfHyper, UniformHyper or a Bernoulli family's dataclass
+        The hyperparameters as typed fields, exactly as the model uses them (None when a
+        method builds a spec without them).
     var_names : dict
         Role -> PyMC variable name (e.g. ``{"A": "A", "W": "W", "tau": "tau"}``).
     entries : bnmfzoo._entries.LongMatrix or None
@@ -53,7 +151,7 @@ class ModelSpec:
     X: xr.DataArray
     mask: np.ndarray
     rank: object
-    hyper: dict = field(default_factory=dict)
+    hyper: object = None
     var_names: dict = field(default_factory=dict)
     entries: object = None
 
@@ -63,14 +161,8 @@ class ModelSpec:
         return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
 
 
-def attach_spec(model, spec):
-    """Attach ``spec`` to ``model`` and return the model."""
-    setattr(model, SPEC_ATTR, spec)
-    return model
-
-
 def find_spec(model):
-    """The :class:`ModelSpec` of ``model`` (attached, or recognized from its graph), or None.
+    """The :class:`ModelSpec` of ``model`` (recognized from its graph), or None.
 
     Examples
     --------
@@ -79,12 +171,11 @@ def find_spec(model):
     >>> find_spec(exponential_gaussian(np.ones((4, 3)), 2)).family
     'exponential_gaussian'
     """
-    spec = getattr(model, SPEC_ATTR, None)
-    if spec is None:
-        import pymc as pm
+    import pymc as pm
 
-        if isinstance(model, pm.Model):
-            spec, _ = _recognized_spec(model)
+    if not isinstance(model, pm.Model):
+        return None
+    spec, _ = _recognized_spec(model)
     return spec
 
 
@@ -101,18 +192,16 @@ def get_spec(model, *, families, method):
     """
     if isinstance(families, str):
         families = (families,)
-    spec = getattr(model, SPEC_ATTR, None)
-    if spec is None:
-        import pymc as pm
+    import pymc as pm
 
-        if not isinstance(model, pm.Model):
-            raise TypeError(f"{method} needs a pymc.Model, got {type(model).__name__}")
-        spec, reason = _recognized_spec(model)
-        if spec is None:
-            raise TypeError(
-                f"{method} needs a model of family {', '.join(families)}; this pm.Model is not "
-                f"recognized as one: {reason}"
-            )
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"{method} needs a pymc.Model, got {type(model).__name__}")
+    spec, reason = _recognized_spec(model)
+    if spec is None:
+        raise TypeError(
+            f"{method} needs a model of family {', '.join(families)}; this pm.Model is not "
+            f"recognized as one: {reason}"
+        )
     if spec.family not in families:
         raise TypeError(
             f"{method} fits {', '.join(families)} models, not a {spec.family!r} model"
@@ -148,6 +237,8 @@ def spec_from_factorization(f):
     ``W[k, :]``; per column of ``F`` and of ``G``), a Gamma precision ``tau`` or a fixed
     ``sigma``, and no other free variable.
     """
+    if f.kind in ("silf", "uniform"):  # our terms (bnmfzoo.models._recognize_terms)
+        return spec_from_term(f)
     if f.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model (bnmfzoo.inference.binary)
         return None, f"the likelihood {f.likelihood!r} is not Gaussian ({f.family} model)"
     roles = ("A", "W") if f.kind == "nmf" else ("F", "S", "G")
@@ -169,6 +260,7 @@ def spec_from_factorization(f):
     hyper = {"alpha_tau": f.noise.alpha if f.noise.kind == "precision" else 1.0,
              "beta_tau": f.noise.beta if f.noise.kind == "precision" else 1.0,
              "sigma": f.noise.sigma, "ard": bool(f.rates), "alpha0": 1.0, "beta0": 1.0}
+    # (a dict while it is assembled; the spec holds a frozen GaussianHyper)
     var_names = {role: f.factors[role].name for role in roles}
     var_names["tau"] = f.noise.name
     ard_axes = {"A": 1, "W": 0} if f.kind == "nmf" else None
@@ -211,7 +303,7 @@ def spec_from_factorization(f):
                           "rates need GibbsNMF)")
         hyper[f"lambda_{role}"] = value
     family = "exponential_gaussian" if f.kind == "nmf" else "tri_exponential_gaussian"
-    spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=hyper,
+    spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=GaussianHyper(**hyper),
                      var_names=var_names, entries=f.entries if f.on_demand else None)
     return spec, None
 
@@ -235,3 +327,30 @@ def _recognized_spec(model):
     if getattr(f, "kind", None) == "bernoulli":  # bnmfzoo.models._recognize_binary
         return f.spec()
     return spec_from_factorization(f)
+
+
+def spec_from_term(f):
+    """``(ModelSpec, None)`` of a recognized SILF or uniform-noise model, else ``(None, reason)``.
+
+    The family is the constructor's (``"silf"``, ``"uniform_noise"``) when the priors are its:
+    column-Dirichlet ``A`` and a constant exponential rate of ``W`` (SILF,
+    :func:`bnmfzoo.models.silf`); constant exponential rates of ``A`` and ``W`` (uniform noise,
+    :func:`bnmfzoo.models.uniform_noise`, what ``fit_rrt`` and ``fit_npvi`` need). Other priors
+    are recognized (:func:`bnmfzoo.models.recognize`) but give no spec; the particle methods
+    use the recognized data and the model's own density.
+    """
+    if f.others:
+        return None, f"the model has further free variables {list(f.others)}"
+    if f.kind == "silf" and not (f.simplex_columns and f.lambda_W is not None):
+        return None, ("the SILF model's priors are not silf()'s (A with Dirichlet columns, "
+                      "W ~ Exponential with one constant rate)")
+    if f.kind == "uniform" and (f.lambda_A is None or f.lambda_W is None):
+        return None, ("the uniform-noise model's priors are not Exponential with one constant "
+                      "rate each on A and W")
+    if f.kind == "silf":
+        hyper = SilfHyper(epsilon=f.epsilon, beta=f.beta, C=f.C, objective=f.objective,
+                          lambda_=f.lambda_W, alpha=f.alpha)
+    else:
+        hyper = UniformHyper(epsilon=f.epsilon, lambda_A=f.lambda_A, lambda_W=f.lambda_W)
+    return ModelSpec(family=f.family, X=f.X, mask=f.mask, rank=f.rank, hyper=hyper,
+                     var_names=f.var_names), None

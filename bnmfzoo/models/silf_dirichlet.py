@@ -26,7 +26,6 @@ from bnmfzoo._terms.silf import (
     silf as silf_term,
 )
 from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
-from bnmfzoo.models._spec import ModelSpec, attach_spec
 
 
 class ColumnSimplexTransform(SimplexTransform):
@@ -121,8 +120,9 @@ def silf(X, rank, *, epsilon="reference", beta=0.1, C=2.0, lambda_=1.0, alpha=1.
     -------
     pymc.Model
         Free variables ``A`` (row, factor; value ``A_simplex__``) and ``W`` (factor, col);
-        potential ``X``. A :class:`~bnmfzoo.models._spec.ModelSpec` of family ``"silf"`` is
-        attached.
+        potential ``X``. Nothing is attached: :func:`bnmfzoo.models.recognize` reads the SILF
+        term from the graph (family ``"silf"``, typed
+        :class:`~bnmfzoo.models._spec.SilfHyper`).
 
     Examples
     --------
@@ -153,13 +153,4 @@ def silf(X, rank, *, epsilon="reference", beta=0.1, C=2.0, lambda_=1.0, alpha=1.
         W = pm.Exponential("W", lam=lambda_, dims=("factor", "col"))
         silf_term("X", A, W, da, epsilon=epsilon, beta=beta, C=C, objective=objective,
                   mask=obs_mask)
-    spec = ModelSpec(
-        family="silf",
-        X=da,
-        mask=obs_mask,
-        rank=rank,
-        hyper={"epsilon": epsilon, "beta": beta, "C": C, "lambda_": float(lambda_),
-               "alpha": float(alpha), "objective": objective},
-        var_names={"A": "A", "W": "W"},
-    )
-    return attach_spec(model, spec)
+    return model

@@ -11,7 +11,13 @@ import pymc as pm
 
 from bnmfzoo._results import data_coords
 from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
-from bnmfzoo.models._spec import ModelSpec, attach_spec
+
+#: Lin restarts that defined a default epsilon, by (data, mask, rank): a memo of
+#: :func:`default_epsilon` (a pure function of its inputs), so that ``fit_rrt`` starts from the
+#: restarts whose worst residual is the model's epsilon (the paper's base nodes) without
+#: rerunning them. Nothing is attached to the model; a miss only costs fresh restarts.
+_RESTARTS = {}
+_RESTARTS_MAX = 8
 
 
 def default_epsilon(X, rank, *, mask=None, n_restarts=10, random_seed=None):
@@ -75,10 +81,10 @@ def uniform_noise(
     Returns
     -------
     pymc.Model
-        With variables ``A`` (row, factor), ``W`` (factor, col) and observed ``X``, and a
-        ``ModelSpec`` of family ``"uniform_noise"`` (hyper ``epsilon``, ``lambda_A``,
-        ``lambda_W``; when epsilon was computed, the restarts are kept as
-        ``hyper["restarts"]``).
+        With variables ``A`` (row, factor), ``W`` (factor, col) and observed ``X``. Nothing is
+        attached: :func:`bnmfzoo.models.recognize` reads the uniform term from the graph
+        (family ``"uniform_noise"``, typed :class:`~bnmfzoo.models._spec.UniformHyper`). When
+        epsilon is computed, its restarts are remembered by data (:func:`epsilon_restarts`).
 
     Notes
     -----
@@ -100,31 +106,56 @@ def uniform_noise(
     rank = check_rank(rank, (D, N))
     lam_A = float(check_positive(lambda_A if lambda_A is not None else lambda_, name="lambda_A"))
     lam_W = float(check_positive(lambda_W if lambda_W is not None else lambda_, name="lambda_W"))
-    hyper = {"lambda_A": lam_A, "lambda_W": lam_W}
     if epsilon is None:
         epsilon, restarts = default_epsilon(
             X.values, rank, mask=observed, n_restarts=n_restarts, random_seed=random_seed
         )
-        hyper["restarts"] = restarts
+        _remember_restarts(X.values, observed, rank, epsilon, restarts)
     else:
         if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)):
             raise TypeError(f"epsilon must be a positive number or None, got {fmt(epsilon)}")
         epsilon = float(check_positive(epsilon, name="epsilon"))
-    hyper["epsilon"] = float(epsilon)
-
     from bnmfzoo._terms.uniform import uniform
 
     coords = {**data_coords(X), "factor": np.arange(rank)}
     with pm.Model(coords=coords) as model:
         A = pm.Exponential("A", lam=lam_A, dims=("row", "factor"))
         W = pm.Exponential("W", lam=lam_W, dims=("factor", "col"))
-        uniform("X", A, W, observed=X.values, epsilon=epsilon, mask=observed)
-    spec = ModelSpec(
-        family="uniform_noise",
-        X=X,
-        mask=observed,
-        rank=rank,
-        hyper=hyper,
-        var_names={"A": "A", "W": "W"},
-    )
-    return attach_spec(model, spec)
+        uniform("X", A, W, observed=X.values, epsilon=float(epsilon), mask=observed)
+    return model
+
+
+def _key(X, mask, rank):
+    import hashlib
+
+    mask = np.asarray(mask, dtype=bool)
+    X = np.where(mask, np.nan_to_num(np.asarray(X, dtype=float)), 0.0)
+    h = hashlib.sha256(np.ascontiguousarray(X).tobytes())
+    h.update(np.ascontiguousarray(mask).tobytes())
+    return (h.hexdigest(), tuple(np.shape(X)), int(rank))
+
+
+def _remember_restarts(X, mask, rank, epsilon, restarts):
+    if len(_RESTARTS) >= _RESTARTS_MAX:
+        _RESTARTS.pop(next(iter(_RESTARTS)))
+    _RESTARTS[_key(X, mask, rank) + (float(epsilon),)] = list(restarts)
+
+
+def epsilon_restarts(X, mask, rank, epsilon):
+    """The Lin restarts whose largest residual made ``epsilon`` (:func:`default_epsilon`).
+
+    Known when :func:`uniform_noise` computed this epsilon for these data in this process;
+    else None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).random((6, 5))
+    >>> m = uniform_noise(X, 2, n_restarts=2)
+    >>> from bnmfzoo.models._spec import find_spec
+    >>> spec = find_spec(m)
+    >>> len(epsilon_restarts(X, ~np.isnan(X), 2, spec.hyper.epsilon))
+    2
+    """
+    found = _RESTARTS.get(_key(X, mask, rank) + (float(epsilon),))
+    return None if found is None else list(found)

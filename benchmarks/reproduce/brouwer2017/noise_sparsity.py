@@ -16,18 +16,16 @@ Usage: python -m benchmarks.reproduce.brouwer2017.noise_sparsity [--repeats 2] [
 """
 
 import argparse
-import types
 
 import numpy as np
 
 import benchmarks._common  # noqa: F401  (one BLAS thread)
-from bnmfzoo._validation import check_matrix
 from bnmfzoo.datasets import holdout_mask
 from bnmfzoo.inference.gaussian.cross_validation import posterior_prediction
 from bnmfzoo.inference.gaussian.icm import fit_icm
 from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
 from bnmfzoo.inference.gaussian.vb import fit_vb
-from bnmfzoo.models._spec import ModelSpec, attach_spec
+from bnmfzoo.models import exponential_gaussian
 
 RATIOS = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 PAPER_NOISE = {"vb": [7e-5, 0.405, 0.818, 2.04, 3.84, 7.57, 19.3],
@@ -40,13 +38,8 @@ PAPER_SPARSITY = {"vb": [1.27, 1.74, 3.89, 10.5, 16.4], "icm": [1.28, 1.84, 21.8
 
 
 def model_for(X, train, rank=10):
-    """exponential_gaussian-style spec for data that may hold negative entries."""
-    Xda, mask = check_matrix(np.where(train, X, np.nan), kind="real")
-    spec = ModelSpec("exponential_gaussian", Xda, mask, rank,
-                     dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
-                          ard=False, alpha0=1.0, beta0=1.0),
-                     dict(A="A", W="W", tau="tau", lambda_=None))
-    return attach_spec(types.SimpleNamespace(), spec)
+    """exponential_gaussian model (it accepts negative entries) of the training entries."""
+    return exponential_gaussian(np.where(train, X, np.nan), rank, lambda_=0.1)
 
 
 def fit_all(X, train, test, iters, seed):

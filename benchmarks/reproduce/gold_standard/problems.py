@@ -59,8 +59,9 @@ class Problem:
 
     @property
     def hyper(self):
-        return {"lambda_A": self.lam, "lambda_W": self.lam, "alpha_tau": 1.0, "beta_tau": 1.0,
-                "sigma": self.sigma, "ard": False, "alpha0": 1.0, "beta0": 1.0}
+        from bnmfzoo.models._spec import GaussianHyper
+
+        return GaussianHyper(lambda_A=self.lam, lambda_W=self.lam, sigma=self.sigma)
 
     def key(self):
         import hashlib

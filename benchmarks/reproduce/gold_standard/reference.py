@@ -27,6 +27,7 @@ References are cached in ``benchmarks/.cache/gold_standard/<problem>-<hash>-<bud
 (git-ignored; delete the file to rebuild).
 """
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -53,8 +54,8 @@ def gibbs_chain(prob, A0, W0, n_sweeps, *, thin=1, rng, obs=None, beta=1.0):
     from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep
 
     obs = _obs(prob) if obs is None else obs
-    hyper = dict(prob.hyper, sigma=prob.sigma / np.sqrt(beta))
-    st = nmf_state(np.maximum(A0, 1e-8), np.maximum(W0, 1e-8), 1.0 / hyper["sigma"] ** 2,
+    hyper = dataclasses.replace(prob.hyper, sigma=prob.sigma / np.sqrt(beta))
+    st = nmf_state(np.maximum(A0, 1e-8), np.maximum(W0, 1e-8), 1.0 / hyper.sigma ** 2,
                    None, obs)
     As, Ws = [], []
     for s in range(n_sweeps):
@@ -194,7 +195,7 @@ def tempered_masses(prob, disc, rng, *, n_sweeps, n_runs=4, n_temps=None, beta_m
             A0, W0 = disc["ends"][int(rng.integers(len(disc["ends"])))]
             states.append(nmf_state(np.maximum(A0, 1e-8), np.maximum(W0, 1e-8),
                                     betas[t] / prob.sigma**2, None, obs))
-        hypers = [dict(prob.hyper, sigma=prob.sigma / np.sqrt(b)) for b in betas]
+        hypers = [dataclasses.replace(prob.hyper, sigma=prob.sigma / np.sqrt(b)) for b in betas]
         labs, n_acc, n_try = [], 0, 0
         for s in range(n_sweeps):
             for t in range(n_temps):

@@ -35,7 +35,7 @@ from bnmfzoo.inference.exploration.npvi import LogJoint, fit_nvi, onvi_from_draw
 from bnmfzoo.inference.exploration.rrt import fit_rrt
 from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
 from bnmfzoo.models import exponential_gaussian, uniform_noise
-from bnmfzoo.models._spec import find_spec
+from bnmfzoo.models._spec import GaussianHyper, find_spec
 
 # Paper Tables 1-3 (means). Table 3 is the ELBO *deviation from the dataset mean*.
 PAPER = {
@@ -68,7 +68,7 @@ def load(name, data_home):
 def gibbs_draws(X, init, sigma, n_draws, seed):
     """Schmidt Gibbs chain (GibbsNMF numeric kernel, sigma fixed) from a Lin solution."""
     obs = observed_entries(X)
-    hyper = dict(lambda_A=1.0, lambda_W=1.0, alpha_tau=1.0, beta_tau=1.0, sigma=sigma,
+    hyper = GaussianHyper(lambda_A=1.0, lambda_W=1.0, alpha_tau=1.0, beta_tau=1.0, sigma=sigma,
                  ard=False, alpha0=1.0, beta0=1.0)
     st = nmf_state(init[0], init[1], 1.0 / sigma**2, None, obs)
     rng = np.random.default_rng(seed)
@@ -175,7 +175,7 @@ def run_setting(X, R, setting, seed, args, lam=1.0):
         record(name, fit_nvi(target, inits, max_iter=args.nvi_sweeps), t, tw)
     if setting.startswith("gauss"):
         t, tw = time.process_time(), time.perf_counter()
-        As, Ws = gibbs_draws(X, (A0, W0), float(find_spec(model).hyper["sigma"]), args.draws,
+        As, Ws = gibbs_draws(X, (A0, W0), float(find_spec(model).hyper.sigma), args.draws,
                              s_gibbs)
         record("Gibbs", onvi_from_draws(target, As, Ws), t, tw)
     if args.hmc or args.nuts:

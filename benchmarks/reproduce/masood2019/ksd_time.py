@@ -82,9 +82,9 @@ def build_model(kind, X, rank, eps_name, args):
             eps, _ = cached_epsilon(eps_name, X, rank)
             return silf(X, rank, epsilon=eps), {"epsilon": eps}
         model = silf(X, rank, random_seed=args.seed)
-        return model, {"epsilon": float(find_spec(model).hyper["epsilon"])}
+        return model, {"epsilon": float(find_spec(model).hyper.epsilon)}
     model = exponential_gaussian(X, rank, sigma="reference", lambda_=args.lam)
-    return model, {"sigma": float(find_spec(model).hyper["sigma"]), "lambda": args.lam}
+    return model, {"sigma": float(find_spec(model).hyper.sigma), "lambda": args.lam}
 
 
 def _thin(n, M):

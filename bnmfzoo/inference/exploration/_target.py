@@ -72,15 +72,15 @@ class LogJoint:
         spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method=method)
         hyper = spec.hyper
         if spec.family == "uniform_noise":
-            return cls(spec.X_values, spec.mask, spec.rank, "uniform", hyper["epsilon"],
-                       hyper["lambda_A"], hyper["lambda_W"])
-        if hyper.get("sigma") is None or hyper.get("ard"):
+            return cls(spec.X_values, spec.mask, spec.rank, "uniform", hyper.epsilon,
+                       hyper.lambda_A, hyper.lambda_W)
+        if hyper.sigma is None or hyper.ard:
             raise TypeError(
                 f"{method} needs an exponential_gaussian model with a fixed sigma and no ARD "
                 "(exponential_gaussian(X, rank, sigma=...)); this one learns tau"
             )
-        return cls(spec.X_values, spec.mask, spec.rank, "gaussian", float(hyper["sigma"]) ** 2,
-                   hyper["lambda_A"], hyper["lambda_W"])
+        return cls(spec.X_values, spec.mask, spec.rank, "gaussian", float(hyper.sigma) ** 2,
+                   hyper.lambda_A, hyper.lambda_W)
 
     # -- vec / unvec ---------------------------------------------------------------------------
     def vec(self, A, W):

@@ -171,14 +171,20 @@ class _Tree:
 
 
 def _restarts_and_basis(spec, rank, restarts, n_restarts, seed, *, gaussian, progressbar):
-    """Lin restarts (given, cached by a uniform-noise model, or run) and the SVD basis.
+    """Lin restarts and the SVD basis.
+
+    The restarts are ``restarts`` if given; else, for a uniform-noise model whose epsilon was
+    computed by :func:`bnmfzoo.models.uniform_noise` in this process, the restarts that
+    defined it (:func:`bnmfzoo.models.uniform.epsilon_restarts`); else fresh Lin restarts.
 
     With missing entries the SVD runs on the data completed with the first restart.
     """
-    if restarts is None and not gaussian and "restarts" in spec.hyper and (
-        len(spec.hyper["restarts"]) >= n_restarts
-    ):
-        restarts = spec.hyper["restarts"][:n_restarts]
+    if restarts is None and not gaussian:
+        from bnmfzoo.models.uniform import epsilon_restarts
+
+        known = epsilon_restarts(spec.X_values, spec.mask, rank, spec.hyper.epsilon)
+        if known is not None and len(known) >= n_restarts:
+            restarts = known[:n_restarts]
     if restarts is None:
         restart_seeds = spawn_seeds(seed, n_restarts)
         restarts = [

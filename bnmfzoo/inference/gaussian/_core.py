@@ -442,12 +442,12 @@ def _check_positive_finite(name, value, obs):
 
 
 def _update_tau(state, obs, hyper, rng):
-    sigma = hyper.get("sigma")
+    sigma = hyper.sigma
     if sigma is not None:
         state.tau = 1.0 / float(sigma) ** 2
         return
-    shape = hyper["alpha_tau"] + 0.5 * obs.n_observed
-    rate = hyper["beta_tau"] + 0.5 * state.sse
+    shape = hyper.alpha_tau + 0.5 * obs.n_observed
+    rate = hyper.beta_tau + 0.5 * state.sse
     state.tau = float(_gamma(shape, rate, rng))
     if not (0.0 < state.tau < np.inf):
         raise _nonfinite(f"the noise precision tau = {fmt(state.tau)}", obs,
@@ -506,14 +506,14 @@ def factor_rates(state, obs, hyper, rng, update):
     """
     D, N = obs.shape
     R = state.A.shape[1]
-    ard = bool(hyper.get("ard", False))
+    ard = bool(hyper.ard)
     if ard and "lambda_" in update:
-        shape = hyper["alpha0"] + D + N
-        rate = hyper["beta0"] + state.A.sum(axis=0) + state.Wt.sum(axis=0)
+        shape = hyper.alpha0 + D + N
+        rate = hyper.beta0 + state.A.sum(axis=0) + state.Wt.sum(axis=0)
         state.lambda_ = np.asarray(_gamma(shape, rate, rng), dtype=float)
     if ard:
         return _f64(state.lambda_), _f64(state.lambda_)
-    return np.full(R, float(hyper["lambda_A"])), np.full(R, float(hyper["lambda_W"]))
+    return np.full(R, float(hyper.lambda_A)), np.full(R, float(hyper.lambda_W))
 
 
 def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
@@ -527,7 +527,7 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     state : NMFState
         Modified in place (``resid`` must match ``A``, ``W``).
     obs : ObservedEntries
-    hyper : dict
+    hyper : bnmfzoo.models._spec.GaussianHyper
         ``ModelSpec.hyper`` of an ``exponential_gaussian`` model (``lambda_A``, ``lambda_W``,
         ``alpha_tau``, ``beta_tau``, ``sigma``, ``ard``, ``alpha0``, ``beta0``).
     rng : numpy.random.Generator
@@ -555,25 +555,25 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     >>> import numpy as np
     >>> X = np.random.default_rng(0).exponential(size=(5, 4))
     >>> obs = observed_entries(X)
-    >>> hyper = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
-    ...              ard=False, alpha0=1.0, beta0=1.0)
+    >>> from bnmfzoo.models._spec import GaussianHyper
+    >>> hyper = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
     >>> st = nmf_state(np.ones((5, 2)), np.ones((2, 4)), 1.0, None, obs)
     >>> st = nmf_sweep(st, obs, hyper, np.random.default_rng(1))
     >>> bool(np.allclose(st.resid, nmf_residual(st.A, st.W, obs)))
     True
     """
     update = frozenset(update)
-    ard = bool(hyper.get("ard", False))
+    ard = bool(hyper.ard)
     lam_A, lam_W = factor_rates(state, obs, hyper, rng, update)
-    tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
+    tau = 1.0 / float(hyper.sigma) ** 2 if hyper.sigma is not None else float(state.tau)
     if kernel not in ("auto", "gram", "residual"):
         raise ValueError(f"kernel must be 'auto', 'gram' or 'residual', got {kernel!r}")
     if "A" in update or "W" in update:
         if ard:
             _check_positive_finite("the ARD rates lambda_", lam_A, obs)
         else:
-            _check_positive_finite("the rate lambda_A", hyper["lambda_A"], obs)
-            _check_positive_finite("the rate lambda_W", hyper["lambda_W"], obs)
+            _check_positive_finite("the rate lambda_A", hyper.lambda_A, obs)
+            _check_positive_finite("the rate lambda_W", hyper.lambda_W, obs)
         _check_positive_finite("the noise precision tau", tau, obs)
         _nmf_halves(state, obs, tau, lam_A, lam_W, rng, "A" in update, "W" in update, kernel)
     if "tau" in update:
@@ -591,7 +591,7 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
     ----------
     state : NMTFState
     obs : ObservedEntries
-    hyper : dict
+    hyper : bnmfzoo.models._spec.GaussianHyper
         ``ModelSpec.hyper`` of a ``tri_exponential_gaussian`` model.
     rng : numpy.random.Generator
     update : set of str
@@ -610,27 +610,27 @@ def nmtf_sweep(state, obs, hyper, rng, *, update=NMTF_BLOCKS):
     D, N = obs.shape
     K, L = state.S.shape
     update = frozenset(update)
-    ard = bool(hyper.get("ard", False))
+    ard = bool(hyper.ard)
     if ard and "lambda_F" in update:
-        rate = hyper["beta0"] + state.F.sum(axis=0)
-        state.lambda_F = np.asarray(_gamma(hyper["alpha0"] + D, rate, rng), dtype=float)
+        rate = hyper.beta0 + state.F.sum(axis=0)
+        state.lambda_F = np.asarray(_gamma(hyper.alpha0 + D, rate, rng), dtype=float)
     if ard and "lambda_G" in update:
-        rate = hyper["beta0"] + state.G.sum(axis=0)
-        state.lambda_G = np.asarray(_gamma(hyper["alpha0"] + N, rate, rng), dtype=float)
+        rate = hyper.beta0 + state.G.sum(axis=0)
+        state.lambda_G = np.asarray(_gamma(hyper.alpha0 + N, rate, rng), dtype=float)
     if ard:
         lam_F, lam_G = _f64(state.lambda_F), _f64(state.lambda_G)
     else:
-        lam_F = np.full(K, float(hyper["lambda_F"]))
-        lam_G = np.full(L, float(hyper["lambda_G"]))
-    tau = 1.0 / float(hyper["sigma"]) ** 2 if hyper.get("sigma") is not None else float(state.tau)
+        lam_F = np.full(K, float(hyper.lambda_F))
+        lam_G = np.full(L, float(hyper.lambda_G))
+    tau = 1.0 / float(hyper.sigma) ** 2 if hyper.sigma is not None else float(state.tau)
     if update & {"F", "S", "G"}:
         for name, lam in (("the rates lambda_F", lam_F), ("the rates lambda_G", lam_G),
-                          ("the rate lambda_S", hyper["lambda_S"]),
+                          ("the rate lambda_S", hyper.lambda_S),
                           ("the noise precision tau", tau)):
             _check_positive_finite(name, lam, obs)
         status = _nmtf_factors(state.F, state.S, state.G, state.resid, obs.rows, obs.cols,
                                obs.row_ptr, obs.col_ptr, obs.csc_rows, obs.csr_perm, tau, lam_F,
-                               float(hyper["lambda_S"]), lam_G, rng, "F" in update,
+                               float(hyper.lambda_S), lam_G, rng, "F" in update,
                                "S" in update, "G" in update)
         _check_halves(status, ("F", "S", "G"), obs, tau)
     if "tau" in update:

@@ -21,6 +21,7 @@ from bnmfzoo.inference.gaussian._prior_core import (
     prior_terms,
 )
 from bnmfzoo.models._graph import evaluate
+from bnmfzoo.models._spec import GaussianHyper
 
 __all__ = ["GeneralNMFMixin", "plan_from_factorization"]
 
@@ -97,7 +98,7 @@ class GeneralNMFMixin:
         self.factorization = f
         self.plan = plan_from_factorization(f)
         self.obs = observed_entries(f.entries)
-        self.hyper = {"sigma": f.noise.sigma}
+        self.hyper = GaussianHyper(sigma=f.noise.sigma)
         self._blocks = {r if not r.startswith("rate:") else r[5:] for r in self.update_roles
                         if r != "imputed"}
         if f.imputed is not None and "imputed" not in self.update_roles and self._blocks:

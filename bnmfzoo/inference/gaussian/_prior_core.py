@@ -280,8 +280,10 @@ def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kern
                 state._residual_updated()
             _check_halves(0 if all_finite(U) else 1, (role,), obs, tau)
     if "tau" in update and plan.noise == "precision":
-        _update_tau(state, obs, {"sigma": None, "alpha_tau": plan.alpha_tau,
-                                 "beta_tau": plan.beta_tau}, rng)
+        from bnmfzoo.models._spec import GaussianHyper
+
+        _update_tau(state, obs, GaussianHyper(alpha_tau=plan.alpha_tau, beta_tau=plan.beta_tau),
+                    rng)
     elif plan.noise != "precision":
         state.tau = tau
     return state

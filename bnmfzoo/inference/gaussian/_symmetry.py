@@ -37,10 +37,10 @@ MOVES = ("rescale", "qtransform")
 def prior_rates(state, hyper):
     """``(lam_A, lam_W)`` of the state's Exponential priors (the ARD rates when ``ard``)."""
     R = state.A.shape[1]
-    if hyper.get("ard", False):
+    if hyper.ard:
         lam = np.asarray(state.lambda_, dtype=float)
         return lam, lam
-    return np.full(R, float(hyper["lambda_A"])), np.full(R, float(hyper["lambda_W"]))
+    return np.full(R, float(hyper.lambda_A)), np.full(R, float(hyper.lambda_W))
 
 
 def draw_scales(a, b, p, rng):
@@ -110,7 +110,8 @@ def apply_moves(state, hyper, rng, moves, eps=0.05):
     >>> X = np.random.default_rng(0).exponential(size=(5, 4))
     >>> obs = observed_entries(X)
     >>> st = nmf_state(np.ones((5, 2)), np.ones((2, 4)), 1.0, None, obs)
-    >>> hyper = dict(lambda_A=1.0, lambda_W=1.0, ard=False)
+    >>> from bnmfzoo.models._spec import GaussianHyper
+    >>> hyper = GaussianHyper(lambda_A=1.0, lambda_W=1.0)
     >>> p = apply_moves(st, hyper, np.random.default_rng(1), ("rescale",))
     >>> bool(np.allclose(st.A @ st.W, 1.0 * 2))
     True

@@ -70,7 +70,7 @@ def geometric_ladder(n_replicas, beta_min):
 
 
 def _tau_of(state, hyper):
-    sigma = hyper.get("sigma")
+    sigma = hyper.sigma
     return 1.0 / float(sigma) ** 2 if sigma is not None else float(state.tau)
 
 
@@ -95,8 +95,8 @@ def tempered_sweep(state, obs, hyper, rng, beta, *, update=NMF_BLOCKS, kernel="a
     >>> from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
     >>> X = np.random.default_rng(0).exponential(size=(5, 4))
     >>> obs = observed_entries(X)
-    >>> hyper = dict(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
-    ...              ard=False, alpha0=1.0, beta0=1.0)
+    >>> from bnmfzoo.models._spec import GaussianHyper
+    >>> hyper = GaussianHyper(lambda_A=0.1, lambda_W=0.1)
     >>> st = nmf_state(np.ones((5, 2)), np.ones((2, 4)), 1.0, None, obs)
     >>> st = tempered_sweep(st, obs, hyper, np.random.default_rng(1), 0.1)
     >>> bool(st.tau > 0)
@@ -116,9 +116,9 @@ def tempered_sweep(state, obs, hyper, rng, beta, *, update=NMF_BLOCKS, kernel="a
         _check_positive_finite("the factor rates", lam_W, obs)
         _nmf_halves(state, obs, beta * tau, lam_A, lam_W, rng, "A" in update, "W" in update,
                     kernel)
-    if "tau" in update and hyper.get("sigma") is None:
-        shape = hyper["alpha_tau"] + 0.5 * beta * obs.n_observed
-        rate = hyper["beta_tau"] + 0.5 * beta * state.sse
+    if "tau" in update and hyper.sigma is None:
+        shape = hyper.alpha_tau + 0.5 * beta * obs.n_observed
+        rate = hyper.beta_tau + 0.5 * beta * state.sse
         state.tau = float(_gamma(shape, rate, rng))
         if not (0.0 < state.tau < np.inf):
             raise _nonfinite(f"the noise precision tau = {state.tau!r}", obs,

@@ -18,7 +18,7 @@ FAMILIES = ("exponential_gaussian", "tri_exponential_gaussian")
 
 
 def _hyper(hyper, name, default):
-    value = hyper.get(name, default)
+    value = getattr(hyper, name, default)
     return default if value is None else value
 
 
@@ -40,7 +40,7 @@ def problem_from_model(model, *, method, priors_used=True):
         raise TypeError(f"{method} needs a model of family {', '.join(FAMILIES)}; this pm.Model "
                         f"is not recognized as one: {reason}")
     spec, reason = spec_from_factorization(found)
-    if spec is None and found.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli model
+    if found.kind not in ("nmf", "nmtf"):  # e.g. a Bernoulli, SILF or uniform-noise model
         raise TypeError(f"{method} needs a Gaussian likelihood on A @ W: {reason}")
     if spec is None:
         return _general_problem(found, method, reason, priors_used, model)
@@ -48,13 +48,13 @@ def problem_from_model(model, *, method, priors_used=True):
 
 
 def _spec_problem(spec):
-    h = dict(spec.hyper)
+    h = spec.hyper
     D, N = spec.mask.shape
     entries = getattr(spec, "entries", None)  # sparse data: no dense array
     obs = Observed(spec.X_values, spec.mask) if entries is None else Observed(entries)
-    sigma = h.get("sigma")
+    sigma = h.sigma
     tau_fixed = None if sigma is None else 1.0 / float(sigma) ** 2
-    ard = bool(h.get("ard", False))
+    ard = bool(h.ard)
     if spec.family == "exponential_gaussian":
         R = int(np.atleast_1d(spec.rank)[0])
         rank = (R,)

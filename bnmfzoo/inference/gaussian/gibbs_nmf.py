@@ -32,7 +32,8 @@ from bnmfzoo.models._value_checks import OutOfRange
 
 __all__ = ["GibbsNMF", "GibbsState"]
 
-_KIND_TEXT = {"nmf": "X ~ A W", "nmtf": "X ~ F S G^T", "bernoulli": "X ~ Bernoulli(A W)"}
+_KIND_TEXT = {"nmf": "X ~ A W", "nmtf": "X ~ F S G^T", "bernoulli": "X ~ Bernoulli(A W)",
+              "silf": "a SILF likelihood on A W", "uniform": "uniform noise on A W"}
 
 
 @dataclass_state
@@ -98,7 +99,7 @@ class _GibbsFactorization(TransformedStep):
         else:  # the constructors' exact path (same draws as ever)
             self._init_variables(model, spec.var_names, vars)
             self.spec = spec
-            self.hyper = dict(spec.hyper)
+            self.hyper = spec.hyper
             # the entries in long format (row-major, as np.nonzero of a dense mask would order
             # them): no dense array, and the same draws whatever form the data came in
             self.obs = observed_entries(found.entries)
@@ -200,7 +201,7 @@ class _GibbsFactorization(TransformedStep):
             else:
                 written[role] = new_point[self._value_name(role)]
         self.chain = (state, written)
-        sigma = self.hyper.get("sigma")
+        sigma = self.hyper.sigma
         tau = 1.0 / sigma**2 if sigma is not None else state.tau
         stats = {"train_mse": state.train_mse(), "tau": float(tau)}
         return new_point, [stats]

@@ -51,11 +51,11 @@ class GibbsRejuvenation:
         """Move the stacks ``A`` (M, D, R), ``W`` (M, R, N); one seed spawned per particle."""
         spec = get_spec(model, families="exponential_gaussian", method="GibbsRejuvenation")
         hyper = spec.hyper
-        if hyper.get("sigma") is None or hyper.get("ard"):
+        if hyper.sigma is None or hyper.ard:
             raise TypeError("GibbsRejuvenation needs exponential_gaussian(..., sigma=<fixed>) "
                             "without ARD")
         obs = observed_entries(spec.X.values, spec.mask)
-        tau = 1.0 / float(hyper["sigma"]) ** 2
+        tau = 1.0 / float(hyper.sigma) ** 2
         seeds = spawn_seeds(as_generator(rng), A.shape[0])
         outA, outW = np.empty_like(A, dtype=float), np.empty_like(W, dtype=float)
         for m in range(A.shape[0]):

@@ -188,7 +188,7 @@ class ReplicaExchangeGibbs(TransformedStep):
         if not (isinstance(q_scale, (int, float)) and 0 < q_scale < math.inf):
             raise ValueError(f"q_scale must be a positive number, got {q_scale!r}")
         self.spec = spec
-        self.hyper = dict(spec.hyper)
+        self.hyper = spec.hyper
         self.obs = observed_entries(spec.X, spec.mask)
         self.symmetry = symmetry
         self.adapt = bool(adapt)
@@ -270,7 +270,7 @@ class ReplicaExchangeGibbs(TransformedStep):
         new_point = dict(point)
         written = {role: self._write(new_point, role, values[role]) for role in self.value_maps}
         self.chain = (replicas, labels, written)
-        sigma = self.hyper.get("sigma")
+        sigma = self.hyper.sigma
         tau = 1.0 / sigma**2 if sigma is not None else cold.tau
         stats = {
             "tau": float(tau),

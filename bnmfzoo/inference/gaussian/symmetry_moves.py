@@ -89,7 +89,7 @@ class SymmetryMoves(TransformedStep):
         if not (isinstance(q_scale, (int, float)) and 0 < q_scale < math.inf):
             raise ValueError(f"q_scale must be a positive number, got {q_scale!r}")
         self.moves = moves
-        self.hyper = dict(spec.hyper)
+        self.hyper = spec.hyper
         self.obs = observed_entries(spec.X, spec.mask)
         self.initial_q_scale = float(q_scale)
         self.q_scale = float(q_scale)

@@ -195,7 +195,7 @@ def rejuvenate_particles(info, A, W, *, n_steps=100, n_leapfrog=10, random_seed=
 
     Parameters
     ----------
-    info : NMFModelInfo
+    info : ParticleView
         From :func:`bnmfzoo.inference.particles.weighted.resolve_nmf_model`.
     A, W : numpy.ndarray
         (M, D, R) and (M, R, N) particles on the model's support.
@@ -280,7 +280,7 @@ def step_rejuvenate(info, A, W, extra, *, step_class, n_sweeps=DEFAULT_SWEEPS,
 
     Parameters
     ----------
-    info : NMFModelInfo
+    info : ParticleView
         From :func:`bnmfzoo.inference.particles.weighted.resolve_nmf_model`.
     A, W : numpy.ndarray
         (M, D, R) and (M, R, N) particles on the model's support.

@@ -40,7 +40,7 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
     """Starting particles (M, D, R), (M, R, N) on the support: "random", "qtransform" or arrays.
 
     Generated starts are balanced like ``fit_particles``' particles
-    (:meth:`~bnmfzoo.inference.particles.weighted.NMFModelInfo.finalize_particles`); given arrays
+    (:meth:`~bnmfzoo.inference.particles._view.ParticleView.finalize_particles`); given arrays
     or a DataTree are only projected.
     """
     if isinstance(init, tuple):

@@ -12,7 +12,6 @@ are shared with the baselines (NUTS, ADVI, SVGD, DSGD) so that every method is s
 """
 
 import time
-from functools import cached_property
 
 import numpy as np
 import xarray as xr
@@ -21,263 +20,14 @@ from bnmfzoo._nmf_solvers import complete_matrix, nndsvdar_init, random_init
 from bnmfzoo._progress import progress
 from bnmfzoo._results import build_datatree, data_coords
 from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._validation import check_int, check_matrix, check_number
-from bnmfzoo.inference.particles._init import make_particle, project_columns_to_simplex
+from bnmfzoo._validation import check_int, check_number
+from bnmfzoo.inference.particles._init import make_particle
+from bnmfzoo.inference.particles._view import ParticleView, resolve_nmf_model
+
+__all__ = ["fit_particles", "resolve_nmf_model", "ParticleView", "weigh_particles",
+           "particle_datatree", "systematic_resample", "default_kernel", "INITS"]
 
 INITS = ("qtransform", "random", "nndsvdar")
-_FLOOR = 1e-12
-
-
-class NMFModelInfo:
-    """What the particle methods need to know about a PyMC model with free ``A`` and ``W``.
-
-    Attributes
-    ----------
-    model : pymc.Model
-    names : dict
-        ``{"A": name, "W": name}`` of the free variables.
-    X : xarray.DataArray
-        The data (NaN where unobserved).
-    mask : numpy.ndarray of bool
-    rank : int
-    simplex_columns : bool
-        True when ``A``'s columns live on the simplex (Dirichlet columns): particles are
-        rescaled so each column sums to 1 (``A @ W`` unchanged).
-    family : str
-        The model's bnmfzoo family, or ``"custom"``.
-    """
-
-    def __init__(self, model, names, X, mask, rank, simplex_columns, family, extra=()):
-        self.model, self.names, self.X, self.mask = model, names, X, mask
-        self.rank, self.simplex_columns, self.family = rank, simplex_columns, family
-        self.extra = tuple(extra)
-
-    def condition(self, A, W):
-        """Each particle's other free variables (``extra``), at their conditional mode.
-
-        The mode given the particle's ``A`` and ``W``
-        (:class:`~bnmfzoo.inference.particles._condition.ConditionalMode`); ``{}`` when ``A``
-        and ``W`` are the only free variables.
-        """
-        if not self.extra:
-            return {}
-        from bnmfzoo.inference.particles._condition import ConditionalMode
-
-        return ConditionalMode(self.model, self.names, self.extra)(A, W)
-
-    @property
-    def X_values(self):
-        """Data with zeros where unobserved."""
-        return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
-
-    @property
-    def masked(self):
-        """Whether any entry is missing."""
-        return not self.mask.all()
-
-    def project(self, A, W):
-        """Map factor(s) onto the model's support (simplex columns, positive entries).
-
-        Entries are floored at ``1e-12`` after the columns of ``A`` are rescaled, so the floor
-        is relative to a unit-sum basis. A dead component (a row of ``W`` or a column of ``A``
-        that is all zero, beside a partner of any size, as scikit-learn's ``cd`` solver can
-        return) contributes nothing to ``A @ W``; both its sides are zeroed before flooring so
-        that the floor cannot turn it into a large spurious term.
-        """
-        A = np.maximum(np.asarray(A, dtype=float), 0.0)
-        W = np.maximum(np.asarray(W, dtype=float), 0.0)
-        dead = (A.max(axis=-2) <= _FLOOR) | (W.max(axis=-1) <= _FLOOR)  # (..., R)
-        A = np.where(dead[..., None, :], 0.0, A)
-        W = np.where(dead[..., :, None], 0.0, W)
-        if self.simplex_columns:
-            A, W = project_columns_to_simplex(A, W)
-        A, W = np.maximum(A, _FLOOR), np.maximum(W, _FLOOR)
-        if self.simplex_columns:
-            A, W = project_columns_to_simplex(A, W)
-        return A, W
-
-    @cached_property
-    def exponential_rates(self):
-        """Rates of ``A``'s and ``W``'s priors, broadcast to their shapes, or None.
-
-        Known only when both are ``pm.Exponential`` with constant rates (ours, or a user's).
-        """
-        return _exponential_rates(self.model, self.names)
-
-    def balance(self, A, W):
-        """Move each component along the likelihood's exact symmetry to the prior's best scale.
-
-        ``A[:, r] b_r`` and ``W[r] / b_r`` leave ``A @ W`` (hence the likelihood) unchanged; with
-        Exponential priors the log prior ``-sum lam_A A - sum lam_W W`` is largest at
-        ``b_r = sqrt(sum_j lam_W[r, j] W[r, j] / sum_i lam_A[i, r] A[i, r])``, where both sides
-        of the component carry the same prior mass. A solver's output has an arbitrary scale per
-        component (Q-Transform starts can put 1e5 in a basis column beside 1e-2 in its
-        coefficients, a point far out on the prior's tail with a huge Stein score). Other priors
-        (e.g. simplex bases, which fix the scale) are left as they are.
-        """
-        rates = self.exponential_rates
-        if rates is None:
-            return A, W
-        lam_A, lam_W = rates
-        a = np.sum(lam_A * A, axis=-2)  # (..., R)
-        w = np.sum(lam_W * W, axis=-1)
-        b = np.where((a > 0) & (w > 0), np.sqrt(w / np.where(a > 0, a, 1.0)), 1.0)
-        return A * b[..., None, :], W / b[..., :, None]
-
-    def finalize_particles(self, A, W):
-        """A solver's particles as ``fit_particles`` keeps them: balanced, then projected.
-
-        Draws of a sampler are only projected (:meth:`project`).
-        """
-        return self.project(*self.balance(A, W))
-
-    def points(self, A, W, extra=None):
-        """Stacked particles as a dict keyed by the model's variable names.
-
-        ``extra`` adds the other free variables' stacked values.
-        """
-        return {self.names["A"]: np.asarray(A), self.names["W"]: np.asarray(W), **(extra or {})}
-
-
-def _exponential_rates(model, names):
-    """``(lam_A, lam_W)`` broadcast to the shapes of A and W if both priors are Exponential."""
-    from pytensor.tensor.random.basic import ExponentialRV
-
-    rates = []
-    for role in ("A", "W"):
-        rv = model[names[role]]
-        if rv.owner is None or not isinstance(rv.owner.op, ExponentialRV):
-            return None
-        try:
-            scale = np.asarray(rv.owner.inputs[-1].eval(), dtype=float)
-        except Exception:  # noqa: BLE001 - a rate that depends on other variables
-            return None
-        shape = tuple(int(s) for s in rv.shape.eval())
-        rates.append(np.broadcast_to(1.0 / scale, shape))
-    return tuple(rates)
-
-
-def _is_simplex_columns(model, rv, shape):
-    from pymc.logprob.transforms import SimplexTransform
-
-    value = model.rvs_to_values[rv]
-    transform = model.rvs_to_transforms.get(rv)
-    if isinstance(transform, SimplexTransform) and value.ndim == 2:
-        # our ColumnSimplexTransform keeps (D - 1, R); a plain Dirichlet over rows would be
-        # (D, R - 1) and is not a scale-fixing basis prior of this kind
-        try:
-            from bnmfzoo.models.silf_dirichlet import ColumnSimplexTransform
-
-            return isinstance(transform, ColumnSimplexTransform)
-        except ImportError:  # pragma: no cover
-            return False
-    return False
-
-
-def _find_data(model, shape):
-    """Locate D x N data in ``model``: registered likelihood terms, then observed RVs."""
-    registered = getattr(model, "bnmfzoo_data", None) or {}
-    for info in registered.values():
-        if tuple(info["X"].shape) == shape:
-            return info["X"], info["mask"]
-    for rv in model.observed_RVs:
-        data = model.rvs_to_values[rv]
-        value = getattr(data, "data", None)
-        if value is None and hasattr(data, "get_value"):
-            value = data.get_value()
-        if value is not None and np.shape(value) == shape:
-            return check_matrix(np.asarray(value), kind="nonnegative", name="observed data")
-    return None
-
-
-def resolve_nmf_model(model, *, X=None, mask=None, var_names=None, method="fit_particles",
-                      allow_extra=False):
-    """Identify ``A``, ``W`` and the data of ``model`` (ours or a user's own ``pm.Model``).
-
-    The free variables must be exactly ``A`` (D x R) and ``W`` (R x N) (names from the model's
-    bnmfzoo spec, from the Gaussian likelihood on ``A @ W`` recognized in the graph
-    (:func:`bnmfzoo.models._observed.observed_product`, any priors), ``var_names={"A": ...,
-    "W": ...}``, or ``"A"``/``"W"``). The data come from ``X=`` if given, else the model's
-    attached spec (SILF, uniform noise, Bernoulli), else the recognized Gaussian likelihood's
-    entries, else a bnmfzoo likelihood term (e.g. :func:`bnmfzoo.likelihoods.silf`)
-    registered on the model, else an observed variable of shape D x N. Otherwise pass ``X=``
-    explicitly.
-
-    Returns
-    -------
-    NMFModelInfo
-    """
-    import pymc as pm
-
-    if not isinstance(model, pm.Model):
-        raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
-    from bnmfzoo.models._observed import observed_product
-    from bnmfzoo.models._spec import SPEC_ATTR, find_spec
-
-    # families that still attach their spec (SILF, uniform noise, Bernoulli); the Gaussian
-    # ones (ours or a user's) are recognized from the graph: the likelihood on A @ W and its
-    # entries, whatever the priors
-    spec = getattr(model, SPEC_ATTR, None)
-    names = {"A": "A", "W": "W"}
-    found = None
-    if spec is None:
-        try:
-            found = observed_product(model)
-        except Exception:  # noqa: BLE001 - not a Gaussian likelihood on A @ W
-            found = None
-        if found is not None and (found.kind != "nmf" or any(
-                t for _, t in found.assignment.values())):
-            found = None
-    if spec is not None:
-        names.update({k: v for k, v in spec.var_names.items() if k in ("A", "W") and v})
-    elif found is not None:
-        names.update(found.names)
-    if var_names is not None:
-        if not isinstance(var_names, dict) or set(var_names) - {"A", "W"}:
-            raise TypeError('var_names must be a dict like {"A": "A", "W": "W"}')
-        names.update(var_names)
-    free = {rv.name: rv for rv in model.free_RVs}
-    for role in ("A", "W"):
-        if names[role] not in free:
-            raise TypeError(
-                f"{method} needs a free variable {names[role]!r} for {role}; the model's free "
-                f"variables are {sorted(free)} (pass var_names={{'A': ..., 'W': ...}})"
-            )
-    extra = sorted(set(free) - {names["A"], names["W"]})
-    if extra and not allow_extra:
-        raise TypeError(
-            f"{method} works on models whose only free variables are A and W; this model also "
-            f"has {extra} (fix them, e.g. exponential_gaussian(..., sigma='reference'))"
-        )
-    A_rv, W_rv = free[names["A"]], free[names["W"]]
-    if A_rv.ndim != 2 or W_rv.ndim != 2:
-        raise TypeError(f"{method}: A and W must be matrices")
-    a_shape = tuple(int(s) for s in A_rv.shape.eval())
-    w_shape = tuple(int(s) for s in W_rv.shape.eval())
-    if a_shape[1] != w_shape[0]:
-        raise TypeError(f"{method}: A {a_shape} and W {w_shape} do not multiply")
-    shape = (a_shape[0], w_shape[1])
-    if X is not None:
-        Xda, m = check_matrix(X, kind="nonnegative", mask=mask)
-    elif spec is not None:
-        Xda, m = spec.X, spec.mask
-    elif found is not None:
-        Xda, m = found.X, found.mask
-    else:
-        located = _find_data(model, shape)
-        if located is None:
-            raise ValueError(
-                f"{method} could not find the D x N data in the model; pass X= explicitly"
-            )
-        Xda, m = located
-    if tuple(Xda.shape) != shape:
-        raise ValueError(f"X has shape {tuple(Xda.shape)} but A @ W has shape {shape}")
-    if spec is None and found is not None:
-        spec = find_spec(model)  # the recognized priors' family, when they are the constructors'
-    family = spec.family if spec is not None else "custom"
-    simplex = _is_simplex_columns(model, A_rv, a_shape)
-    return NMFModelInfo(model, names, Xda, np.asarray(m, bool), a_shape[1], simplex, family,
-                        extra=extra if allow_extra else ())
 
 
 def systematic_resample(weights, n_draws, rng):
@@ -318,7 +68,7 @@ def weigh_particles(info, A, W, *, weights="stein", kernel=None, solver=None,
 
     Parameters
     ----------
-    info : NMFModelInfo
+    info : ParticleView
     A, W : numpy.ndarray
         (M, D, R) and (M, R, N) particles on the model's support.
     weights : {"stein", "uniform"}
@@ -492,15 +242,18 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     Each converged solution is projected onto the model's support (unit-sum basis columns under
     Dirichlet bases) and, when ``A`` and ``W`` have Exponential priors, each component is
     rescaled along the likelihood's exact symmetry to its most probable scale
-    (:meth:`NMFModelInfo.balance`); ``A @ W`` is unchanged.
+    (:meth:`ParticleView.balance`); ``A @ W`` is unchanged.
 
     Parameters
     ----------
     model : pymc.Model
-        Any model whose free variables are ``A`` (D x R) and ``W`` (R x N), e.g.
-        :func:`bnmfzoo.models.silf`, ``exponential_gaussian(..., sigma="reference")`` or a
-        user's own priors with a bnmfzoo likelihood term. The data are taken from ``X=``, else
-        the model's spec, a registered likelihood term, or an observed variable of shape D x N.
+        A model with free ``A`` (D x R) and ``W`` (R x N), and possibly further free
+        variables (completed per particle, see ``rejuvenate``), e.g.
+        :func:`bnmfzoo.models.silf`, ``exponential_gaussian(...)`` or a user's own priors with
+        a bnmfzoo likelihood term. The model is read by the one recognition path
+        (:func:`~bnmfzoo.inference.particles._view.resolve_nmf_model`): the data are taken
+        from ``X=``, else the recognized likelihood (Gaussian, Bernoulli, uniform noise,
+        SILF), else an observed variable of shape D x N.
     n_particles : int, default 50
         ``M``.
     init : {"qtransform", "random", "nndsvdar"} or callable, default "qtransform"

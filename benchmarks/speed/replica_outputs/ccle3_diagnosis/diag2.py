@@ -23,7 +23,7 @@ X = datasets.load_ccle("ic50")
 R = 3
 model = exponential_gaussian(X, R)
 spec = get_spec(model, families="exponential_gaussian", method="x")
-hyper = dict(spec.hyper); obs = observed_entries(spec.X, spec.mask)
+hyper = spec.hyper; obs = observed_entries(spec.X, spec.mask)
 rng0 = np.random.default_rng(a.seed)
 D, N = X.shape
 scale = np.sqrt(np.nanmean(np.asarray(X)) / R)

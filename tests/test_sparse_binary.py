@@ -329,7 +329,8 @@ def test_cli_reads_npz_and_long_csv(data, tmp_path, capsys):
     else:
         assert b.observed_data["row"].values.tolist() == ROW[r].tolist()
         np.testing.assert_array_equal(b.observed_data["X"].values, v)
-    ref = fit_cvb0(beta_dir(data["dense"], rank=3), random_seed=1, progressbar=False)
+    # --draws reaches the fitter: CVB0 stores 4 draws from its fitted approximation
+    ref = fit_cvb0(beta_dir(data["dense"], rank=3), random_seed=1, n_draws=4, progressbar=False)
     np.testing.assert_array_equal(b.posterior["A"].values, ref.posterior["A"].values)
     (tmp_path / "bad.csv").write_text("r,c,v\na,x,1\nb,y,oops\n")
     assert _cli("fit", tmp_path / "bad.csv", "--long", "--out", tmp_path / "c.nc",

@@ -167,8 +167,10 @@ def prior_nmtf_sweep(state, obs, plan, rng, *, rates, update):
                                   state.resid, tau, *terms["G"], rng)
             _check_halves(0 if all_finite(G) else 1, ("G",), obs, tau)
     if "tau" in update and plan.noise == "precision":
-        _update_tau(state, obs, {"sigma": None, "alpha_tau": plan.alpha_tau,
-                                 "beta_tau": plan.beta_tau}, rng)
+        from bnmfzoo.models._spec import GaussianHyper
+
+        _update_tau(state, obs, GaussianHyper(alpha_tau=plan.alpha_tau, beta_tau=plan.beta_tau),
+                    rng)
     elif plan.noise == "fixed":
         state.tau = tau
     return state

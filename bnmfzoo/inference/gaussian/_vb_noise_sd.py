@@ -36,8 +36,8 @@ def sd_mode(family, scale, n, ssr):
 
     Examples
     --------
-    >>> round(sd_mode("halfnormal", 1.0, 10, 10.0), 6)  # v^2 + 10 v - 10 = 0
-    0.953564
+    >>> round(sd_mode("halfnormal", 1.0, 10, 10.0), 6)  # sigma^2 = (sqrt(140) - 10) / 2
+    0.957121
     """
     ssr = float(ssr)
     if not (np.isfinite(ssr) and ssr > 0):

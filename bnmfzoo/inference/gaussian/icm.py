@@ -85,7 +85,10 @@ def fit_icm(
         ``TruncatedNormal(lower=0)`` factor priors (the conditional of each entry is then a
         truncated normal, whose mode is used), or exponential rates that are elements of
         ``Gamma(alpha, beta)`` random variables (set to their conditional mode
-        ``(alpha + n - 1) / (beta + sum of the n entries)`` before each sweep).
+        ``(alpha + n - 1) / (beta + sum of the n entries)`` before each sweep). The noise may
+        be ``tau ~ Gamma``, a fixed sd, or a scalar ``sigma ~ HalfNormal(s)`` /
+        ``HalfCauchy(s)`` with a constant scale (set after each sweep to the mode in
+        ``sigma`` of its conditional, a closed form; the posterior holds ``sigma``).
     max_iter : int, default 500
         Number of sweeps (the paper's GDSC setting).
     init : {"random", "exp", "kmeans"} or dict, optional

@@ -132,6 +132,14 @@ def fit_vb(
     ``q(lambda_m) = Gamma(alpha_m + n_m, beta_m + sum of E[x] over its n_m entries)``, the
     factor updates use ``E[lambda]``, and the ELBO includes their terms. Its draws and
     ``<name>_alpha`` / ``<name>_beta`` come back under the variable's name.
+    The noise may be ``tau ~ Gamma``, a fixed sd, or a scalar ``sigma ~ HalfNormal(s)`` /
+    ``HalfCauchy(s)`` with a constant scale used only as the likelihood's sd (the noise
+    :class:`~bnmfzoo.inference.GibbsNoiseSD` samples): then ``q(tau = sigma^-2)`` is a
+    generalized inverse Gaussian (HalfNormal) or, through the scale-mixture augmentation of the
+    HalfCauchy, a Gamma with a Gamma-distributed auxiliary rate
+    (:mod:`~bnmfzoo.inference.gaussian._vb_noise_sd`); draws of ``sigma`` come back under
+    its name, and the variational group holds ``<sigma>_tau_gig_p/_a/_b`` or
+    ``<sigma>_tau_alpha/_beta`` and ``<sigma>_aux_alpha/_beta``.
     Missing entries never enter the updates.
 
     Parameters

@@ -210,7 +210,7 @@ def test_vb_means_close_to_gibbs_means(data, family, caplog):
 
 
 def test_other_noise_sds_are_still_refused(data):
-    """A random scale, or sigma used elsewhere, is not the recognized noise: a clear error."""
+    """A random scale, sigma used elsewhere, or a tri-factorization: a clear error."""
     with pm.Model() as random_scale:
         A = pm.HalfNormal("A", 1.0, shape=(D, R))
         W = pm.Exponential("W", 1.0, shape=(R, N))
@@ -221,7 +221,15 @@ def test_other_noise_sds_are_still_refused(data):
         A = pm.HalfNormal("A", sigma, shape=(D, R))
         W = pm.Exponential("W", 1.0, shape=(R, N))
         likelihoods.gaussian("X", A, W, observed=data, sigma=sigma)
+    with pm.Model() as tri:
+        F = pm.Exponential("F", 1.0, shape=(D, 2))
+        S = pm.Exponential("S", 1.0, shape=(2, 2))
+        G = pm.Exponential("G", 1.0, shape=(N, 2))
+        pm.Normal("X", F @ S @ G.T, sigma=pm.HalfNormal("sigma", 1.0),
+                  observed=np.nan_to_num(data, nan=1.0))
     for fit in (fit_vb, fit_icm):
+        with pytest.raises(TypeError, match=r"implemented for X ~ A W only"):
+            fit(tri, progressbar=False)
         with pytest.raises(TypeError, match=r"random or shifted scale"):
             fit(random_scale, progressbar=False)
         with pytest.raises(TypeError, match=r"cannot fit this model"):

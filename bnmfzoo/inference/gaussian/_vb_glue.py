@@ -167,8 +167,11 @@ def _noise_sd(f, model, method, what):
     """``(family, scale, name)`` of a HalfNormal / HalfCauchy noise sd, else a TypeError."""
     from bnmfzoo.inference.gaussian.noise_sd import noise_sd_prior
 
-    family, scale, name, _ = (None, "no model", None, None) if model is None \
-        else noise_sd_prior(model)
+    if f.kind != "nmf":
+        family, scale = None, "a HalfNormal / HalfCauchy noise sd is implemented for X ~ A W only"
+    else:
+        family, scale, name, _ = (None, "no model", None, None) if model is None \
+            else noise_sd_prior(model)
     if family is None:  # scale is the reason then
         raise TypeError(f"{method} cannot fit this model: the noise sd depends on "
                         f"{list(f.noise.depends_on)} ({scale}); {method} implements {what}")

@@ -181,13 +181,22 @@ def test_user_exponential_model_is_our_model(data):
 
 
 def test_fitters_name_the_prior_they_lack(data):
-    """The issue's model fits (the Gamma rates: tests/test_vb_rates.py); a noise sd with its
-    own prior is named."""
+    """The issue's model fits (the Gamma rates: tests/test_vb_rates.py), also with a
+    ``sigma ~ HalfNormal`` noise sd (tests/test_vb_noise_sd.py); a noise sd whose prior has a
+    random scale is named."""
     dt = fit_vb(user_model(data), max_iter=5, n_draws=4, progressbar=False)
     assert dt.posterior["lam"].dims == ("chain", "draw", "factor")
+    dt = fit_vb(user_model(data, noise="sigma"), max_iter=5, n_draws=4, progressbar=False)
+    assert dt.posterior["sigma"].dims == ("chain", "draw")
+    with pm.Model() as model:
+        A = pm.HalfNormal("A", 1.0, shape=(5, 2))
+        W = pm.Exponential("W", 1.0, shape=(2, 4))
+        scale = pm.Gamma("scale", 2.0, 2.0)
+        likelihoods.gaussian("X", A, W, observed=data, sigma=pm.HalfNormal("sigma", scale))
     with pytest.raises(TypeError, match=r"fit_vb cannot fit this model: the noise sd depends on "
-                       r"\['sigma'\]; fit_vb implements Exponential"):
-        fit_vb(user_model(data, noise="sigma"))
+                       r"\['sigma'\] \(the prior of 'sigma' has a random or shifted scale\); "
+                       r"fit_vb implements Exponential"):
+        fit_vb(model)
 
 
 # ----------------------------------------------------------------------------- pm.sample()

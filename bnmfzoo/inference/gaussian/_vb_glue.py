@@ -95,7 +95,9 @@ def _general_problem(f, method, reason, priors_used, model=None):
     """:class:`Problem` of a recognized factorization with constant per-entry priors."""
     what = ("Exponential (constant rates of any shape, or elements of Gamma random variables), "
             "HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0) priors with constant "
-            "parameters, tau ~ Gamma or a fixed sigma, and no other free variable")
+            "parameters, tau ~ Gamma, a fixed sigma or a scalar sigma ~ HalfNormal/HalfCauchy "
+            "with a constant scale, and no other free variable")
+    noise_sd = None
     if f.imputed is not None:
         raise TypeError(
             f"{method} does not fill in the missing entries PyMC imputes ({f.imputed.name!r}, "
@@ -112,11 +114,11 @@ def _general_problem(f, method, reason, priors_used, model=None):
                             f"({p.name!r}) depends on {deps}; {method} implements {what}")
     if priors_used:
         if f.noise.kind == "other":
-            raise TypeError(f"{method} cannot fit this model: the noise sd depends on "
-                            f"{list(f.noise.depends_on)}; {method} implements {what}")
-        if f.others:
+            noise_sd = _noise_sd(f, model, method, what)
+        others = [o for o in f.others if noise_sd is None or o != noise_sd[2]]
+        if others:
             raise TypeError(f"{method} cannot fit this model: it has further free variables "
-                            f"{list(f.others)}; {method} implements {what}")
+                            f"{others}; {method} implements {what}")
     obs = Observed(f.entries) if f.on_demand else Observed(f.X_values, np.asarray(f.mask))
     tri = f.kind == "nmtf"
     rank = tuple(int(v) for v in f.rank) if tri else (int(f.rank),)
@@ -148,6 +150,8 @@ def _general_problem(f, method, reason, priors_used, model=None):
 
     names = dict(f.var_names)
     names.setdefault("tau", None)
+    if noise_sd is not None:
+        names["sd"] = noise_sd[2]
     spec = ModelSpec(family=_FAMILY_OF_KIND[f.kind], X=f.X, mask=f.mask, rank=f.rank,
                      var_names=names, entries=f.entries if f.on_demand else None)
     return Problem(
@@ -155,7 +159,23 @@ def _general_problem(f, method, reason, priors_used, model=None):
         alpha_tau=float(noise.alpha) if precision else 1.0,
         beta_tau=float(noise.beta) if precision else 1.0,
         tau_fixed=tau_fixed, ard=False, alpha0=1.0, beta0=1.0, prior=prior, rates=rates,
+        noise_sd=noise_sd,
     )
+
+
+def _noise_sd(f, model, method, what):
+    """``(family, scale, name)`` of a HalfNormal / HalfCauchy noise sd, else a TypeError."""
+    from bnmfzoo.inference.gaussian.noise_sd import noise_sd_prior
+
+    if f.kind != "nmf":
+        family, scale = None, "a HalfNormal / HalfCauchy noise sd is implemented for X ~ A W only"
+    else:
+        family, scale, name, _ = (None, "no model", None, None) if model is None \
+            else noise_sd_prior(model)
+    if family is None:  # scale is the reason then
+        raise TypeError(f"{method} cannot fit this model: the noise sd depends on "
+                        f"{list(f.noise.depends_on)} ({scale}); {method} implements {what}")
+    return family, scale, name
 
 
 def _rate_terms(f, model):
@@ -179,6 +199,7 @@ ROLE_DIMS = {
     "S": ["factor_row", "factor_col"],
     "G": ["col", "factor_col"],
     "tau": [],
+    "sd": [],
     "lambda_": ["factor"],
     "lambda_F": ["factor_row"],
     "lambda_G": ["factor_col"],

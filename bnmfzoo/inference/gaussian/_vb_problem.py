@@ -148,6 +148,10 @@ class Problem:
     #: :class:`RateTerm` (their roles' ``prior`` entries are exponential, with ``lin`` /
     #: ``logc`` replaced by ``-E[lambda]`` / ``E[log lambda]`` of the current q or point)
     rates: tuple = ()
+    #: ``(family, scale, name)`` of a noise sd ``sigma ~ HalfNormal(scale)`` /
+    #: ``HalfCauchy(scale)`` (then ``tau_fixed`` is None and ``alpha_tau``/``beta_tau`` unused;
+    #: see :mod:`bnmfzoo.inference.gaussian._vb_noise_sd`), else None
+    noise_sd: tuple | None = None
 
     def prior_prec(self, role):
         """The prior's quadratic term ``q`` of ``role`` (internal layout), or None."""

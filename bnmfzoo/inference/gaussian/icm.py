@@ -16,6 +16,7 @@ from bnmfzoo._rng import as_generator
 from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.gaussian import _vb_core as core
 from bnmfzoo.inference.gaussian import _vb_glue as glue
+from bnmfzoo.inference.gaussian._vb_noise_sd import sd_mode
 from bnmfzoo.inference.gaussian.vb import log_joint_terms
 
 
@@ -30,6 +31,11 @@ def _mode_rule(floor):
 
 def _set_tau_mode(state):
     p = state.problem
+    if p.noise_sd is not None:  # sigma ~ HalfNormal / HalfCauchy: closed-form mode in sigma
+        sigma = sd_mode(*p.noise_sd[:2], p.obs.n, state.expected_sse())
+        state.tau = sigma**-2
+        state.logtau = float(np.log(state.tau))
+        return
     if p.tau_fixed is not None:
         return
     a, b = core.tau_posterior(state, state.expected_sse())
@@ -79,7 +85,10 @@ def fit_icm(
         ``TruncatedNormal(lower=0)`` factor priors (the conditional of each entry is then a
         truncated normal, whose mode is used), or exponential rates that are elements of
         ``Gamma(alpha, beta)`` random variables (set to their conditional mode
-        ``(alpha + n - 1) / (beta + sum of the n entries)`` before each sweep).
+        ``(alpha + n - 1) / (beta + sum of the n entries)`` before each sweep). The noise may
+        be ``tau ~ Gamma``, a fixed sd, or a scalar ``sigma ~ HalfNormal(s)`` /
+        ``HalfCauchy(s)`` with a constant scale (set after each sweep to the mode in
+        ``sigma`` of its conditional, a closed form; the posterior holds ``sigma``).
     max_iter : int, default 500
         Number of sweeps (the paper's GDSC setting).
     init : {"random", "exp", "kmeans"} or dict, optional
@@ -171,7 +180,9 @@ def fit_icm(
 def _point(state):
     p = state.problem
     out = {role: core.to_public(role, state.E[role]).copy() for role in core.factor_roles(p)}
-    if p.tau_fixed is None:
+    if p.noise_sd is not None:
+        out["sd"] = np.asarray(state.tau**-0.5, dtype=float)
+    elif p.tau_fixed is None:
         out["tau"] = np.asarray(state.tau, dtype=float)
     for key, lam in state.lam_E.items():
         out["lambda_" if key == "AW" else f"lambda_{key}"] = lam.copy()

@@ -15,6 +15,7 @@ from bnmfzoo._rng import as_generator
 from bnmfzoo._validation import check_int, check_number
 from bnmfzoo.inference.gaussian import _vb_core as core
 from bnmfzoo.inference.gaussian import _vb_glue as glue
+from bnmfzoo.inference.gaussian import _vb_noise_sd as noise
 
 
 def _update_ard(state):
@@ -36,6 +37,12 @@ def _update_rates(state):
 
 def _update_tau(state, sse):
     p = state.problem
+    if p.noise_sd is not None:  # sigma ~ HalfNormal / HalfCauchy: q(tau) GIG or Gamma
+        if getattr(state, "noise_q", None) is None:
+            state.noise_q = noise.NoiseSDQ(*p.noise_sd[:2], p.obs.n)
+        state.noise_q.update(sse)
+        state.tau, state.logtau = state.noise_q.tau, state.noise_q.logtau
+        return
     if p.tau_fixed is not None:
         return
     a, b = core.tau_posterior(state, sse)
@@ -53,7 +60,10 @@ def log_joint_terms(state, sse, *, entropy):
     p = state.problem
     n = p.obs.n
     total = 0.5 * n * (state.logtau - core.LOG_2PI) - 0.5 * state.tau * sse
-    if p.tau_fixed is None:
+    if p.noise_sd is not None:  # E[log p(tau)] + H(q(tau)), or log p(sigma) at the point
+        total += (state.noise_q.elbo_terms() if entropy
+                  else noise.sd_logprior(*p.noise_sd[:2], state.tau**-0.5))
+    elif p.tau_fixed is None:
         total += core.gamma_logprior(p.alpha_tau, p.beta_tau, state.logtau, state.tau)
         if entropy:
             total += core.gamma_entropy(*state.tau_ab)
@@ -122,6 +132,14 @@ def fit_vb(
     ``q(lambda_m) = Gamma(alpha_m + n_m, beta_m + sum of E[x] over its n_m entries)``, the
     factor updates use ``E[lambda]``, and the ELBO includes their terms. Its draws and
     ``<name>_alpha`` / ``<name>_beta`` come back under the variable's name.
+    The noise may be ``tau ~ Gamma``, a fixed sd, or a scalar ``sigma ~ HalfNormal(s)`` /
+    ``HalfCauchy(s)`` with a constant scale used only as the likelihood's sd (the noise
+    :class:`~bnmfzoo.inference.GibbsNoiseSD` samples): then ``q(tau = sigma^-2)`` is a
+    generalized inverse Gaussian (HalfNormal) or, through the scale-mixture augmentation of the
+    HalfCauchy, a Gamma with a Gamma-distributed auxiliary rate
+    (:mod:`~bnmfzoo.inference.gaussian._vb_noise_sd`); draws of ``sigma`` come back under
+    its name, and the variational group holds ``<sigma>_tau_gig_p/_a/_b`` or
+    ``<sigma>_tau_alpha/_beta`` and ``<sigma>_aux_alpha/_beta``.
     Missing entries never enter the updates.
 
     Parameters
@@ -225,7 +243,9 @@ def _draw_q(state, rng, n_draws):
         if role in ("A", "F", "G"):
             x = np.swapaxes(x, 1, 2)
         draws[role] = x[None]
-    if p.tau_fixed is None:
+    if p.noise_sd is not None:
+        draws["sd"] = state.noise_q.draw_sd(rng, n_draws)[None]
+    elif p.tau_fixed is None:
         a, b = state.tau_ab
         draws["tau"] = rng.gamma(a, 1.0 / b, size=(1, n_draws))
     for key, (a, b) in state.lam_ab.items():
@@ -247,7 +267,10 @@ def _variational_group(state):
         for suffix, arr in (("mu", state.mu[role]), ("tau", state.prec[role]),
                             ("mean", state.E[role]), ("var", state.V[role])):
             out[f"{name}_{suffix}"] = (dims, core.to_public(role, arr))
-    if p.tau_fixed is None:
+    if p.noise_sd is not None:
+        for key, value in state.noise_q.variational(p.noise_sd[2]).items():
+            out[key] = ((), float(value))
+    elif p.tau_fixed is None:
         out["tau_alpha"] = ((), float(state.tau_ab[0]))
         out["tau_beta"] = ((), float(state.tau_ab[1]))
     for key, (a, b) in state.lam_ab.items():

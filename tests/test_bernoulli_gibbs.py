@@ -122,7 +122,8 @@ def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros):
 # tests. Measured thinning and false-failure rates (``nice -n 10 python -m
 # benchmarks.calibration.sbc_false_failure betadir --seeds 1000:<stop>``, same for dirdir):
 # betadir (test seed 11): 0 of 16 seeds (1000..1015) failed (95% CI 0-20.6%), p-values across seeds
-# uniform (Bonferroni-adjusted KS p = 0.51), thinning median 3 (max 11), kept draws median 67;
+# uniform (Bonferroni-adjusted KS p = 0.51); 6 more seeds (1016..1021, recorded) failed none:
+# 0 of 22 (0-15.4%), thinning median 3 (max 11), kept draws median 67;
 # dirdir (seed 12): 0 of 16 seeds (1000..1015) (0-20.6%), adjusted KS p = 1, thinning median 4
 # (max 12), kept draws median 50. The 2000-simulation slow tests passed once after the change
 # (2026-11-23, loaded machine: betadir 66 s, dirdir 94 s); their rates were not measured.

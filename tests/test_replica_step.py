@@ -102,6 +102,55 @@ def test_snapshot_restore_continues_identically():
         assert s1["beta_1"] == s2["beta_1"]
 
 
+def _sample_laurberg(seed, cores):
+    """laurberg(0.5) has two exact factorizations: the jumps find two references."""
+    from bnmfzoo.datasets import laurberg
+
+    data = laurberg(0.5, sigma=0.05, random_seed=0)
+    with exponential_gaussian(data.X, 3, sigma=0.05, lambda_=1.0):
+        step = ReplicaExchangeGibbs(n_replicas=2, beta_min=0.3, mode_jumps=True, jump_every=3,
+                                    n_anneal=5, n_starts=6)
+        return pm.sample(draws=30, tune=40, chains=2, cores=cores, step=step,
+                         random_seed=seed, progressbar=False, compute_convergence_checks=False)
+
+
+def test_mode_jumps_through_pm_sample():
+    a = _sample_laurberg(9, 1)
+    b = _sample_laurberg(9, 2)
+    for name in ("A", "W"):
+        assert np.array_equal(a.posterior[name].values, b.posterior[name].values)
+    ss = a.sample_stats
+    jumps = ss["jump_accept"].values
+    # a jump every third step (steps 0, 3, ...: tuning has 40), NaN elsewhere
+    attempted = np.isfinite(jumps)
+    assert attempted[:, 2::3].all() and not attempted[:, 0::3].any(), attempted
+    assert ((0 <= jumps[attempted]) & (jumps[attempted] <= 1)).all()
+    assert (ss["n_references"].values >= 2).all()
+
+
+def test_mode_jump_state_is_restored():
+    model = exponential_gaussian(_X(), 2)
+    step = ReplicaExchangeGibbs(n_replicas=2, beta_min=0.3, mode_jumps=True, jump_every=2,
+                                n_anneal=3, n_starts=2, model=model)
+    step.setup_chain(np.random.default_rng(8), 5, 10)
+    point = model.initial_point()
+    for _ in range(3):
+        point, _ = step.step(point)
+    snap = step.sampling_state
+    assert snap.references is not None
+
+    def run(p):
+        out = []
+        for _ in range(6):
+            p, _ = step.step(p)
+            out.append(p["A_log__"].copy())
+        return out
+
+    first = run(point)
+    step.sampling_state = snap
+    assert all(np.array_equal(x, y) for x, y in zip(first, run(point), strict=True))
+
+
 def test_bad_arguments():
     model = exponential_gaussian(_X(), 2)
     with pytest.raises(ValueError, match="betas"):
@@ -112,6 +161,10 @@ def test_bad_arguments():
         ReplicaExchangeGibbs(beta_min=0.0, model=model)
     with pytest.raises(ValueError, match="symmetry"):
         ReplicaExchangeGibbs(symmetry=("rotate",), model=model)
+    with pytest.raises(ValueError, match="jump_every"):
+        ReplicaExchangeGibbs(mode_jumps=True, jump_every=0, model=model)
+    with pytest.raises(NotImplementedError, match="ARD"):
+        ReplicaExchangeGibbs(mode_jumps=True, model=exponential_gaussian(_X(), 2, ard=True))
     with pytest.raises(ValueError, match="every free variable"):
         ReplicaExchangeGibbs(vars=[model["A"]], model=model)
     with pytest.raises(ValueError, match="moves"):

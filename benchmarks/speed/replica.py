@@ -220,6 +220,15 @@ def run_method(method, prob, seed, *, progressbar=False):
             sym = ("rescale", "qtransform") if method == "re+sym" else ()
             step = ReplicaExchangeGibbs(n_replicas=n, beta_min=bmin, symmetry=sym)
             idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
+        elif method in ("re+jumps", "jumps"):
+            # annealed mode jumps on the cold replica (with the problem's ladder, or alone)
+            tune, draws = budget["re"]
+            n, bmin = prob["ladder"] if method == "re+jumps" else (1, 0.5)
+            step = ReplicaExchangeGibbs(n_replicas=n, beta_min=bmin, mode_jumps=True)
+            idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
+            ss = idata.sample_stats
+            out_jumps = dict(jump_rate=float(np.nanmean(ss["jump_accept"].values)),
+                             n_refs=ss["n_references"].values[:, -1].tolist())
         elif method == "nuts":
             tune, draws = budget["nuts"]
             from bnmfzoo.inference import pymc_default_steps
@@ -236,6 +245,8 @@ def run_method(method, prob, seed, *, progressbar=False):
         cpu = time.process_time() - c0
     out = _metrics(idata, prob, cpu)
     out["budget"] = f"{tune}+{draws}" if method != "smc" else f"{draws} particles"
+    if method.endswith("jumps"):
+        out.update(out_jumps)
     if method.startswith("re"):
         from bnmfzoo.inference.gaussian.replica_exchange import ladder_stats
 
@@ -256,6 +267,8 @@ def _print_row(name, method, r):
                   f" ({r['excursions']} excursions) chains={r['chain_mass_sol1']}")
     if "swap_rate" in r:
         extra += f" swap={r['swap_rate']:.2f}"
+    if "jump_rate" in r:
+        extra += f" jump accept={r['jump_rate']:.3f} references={r['n_refs']}"
     print(f"{name:16s} {method:9s} {r['budget']:>15s} {r['cpu']:8.1f} {rh:7.4f} {ess} "
           f"scale {r['scale_ess_per_s']:7.1f} modes={r['modes']}{extra}", flush=True)
 

@@ -126,6 +126,10 @@ TEST_MODULE_CASES = {
     **{f"nmtf-priors-{c}": TestModuleCase("test_nmtf_priors", "make_sbc", dict(config=c),
                                           thin="ess", ess_target=30)
        for c in ("mixed", "rates_fixed_sigma")},
+    # test_mode_jump.py::test_sbc_gibbs_with_mode_jumps (slow), seed 35: a Gibbs sweep and an
+    # annealed mode jump per iteration (no --iat: its make_sbc has no fixed-thinning mode)
+    "gibbs+jumps": TestModuleCase("test_mode_jump", "make_jump_sbc", {}, thin="ess",
+                                  ess_target=30),
     # test_sbc_sigma_halfnormal_compound_step (slow), seed 41: pm.sample()'s assignment
     # (GibbsNMF + GibbsNoiseSD), model and steps compiled once, chains run to ESS 30
     "compound-sigma": TestModuleCase("test_recognize_sbc", "make_sigma_sbc", {}, thin="ess",

@@ -20,6 +20,9 @@ Methods (budgets per chain, stated in the table):
 * ``re+sym``: the same with ``symmetry=("rescale", "qtransform")``;
 * ``nuts``: ``pm.sample(nuts_sampler="pymc")`` under ``pymc_default_steps()``, smaller budget;
 * ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
+* ``jumps``: ``ReplicaExchangeGibbs(n_replicas=1, mode_jumps=True)``: Gibbs sweeps and an
+  annealed mode jump every 10 steps (:mod:`bnmfzoo.inference.gaussian._mode_jump`);
+* ``re+jumps``: the problem's ladder with the same jumps on the cold replica.
 
 Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
 second round are in ``benchmarks/speed/replica_outputs/`` with their exact commands):

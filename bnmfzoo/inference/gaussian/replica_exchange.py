@@ -146,7 +146,9 @@ class ReplicaExchangeGibbs(TransformedStep):
         gets a mean-field reference. This crosses between modes where tempering cannot: on
         CCLE IC50 rank 3 the broad mode holds about 98.5 % of the mass, a narrow mode of
         higher likelihood the rest, and tempered replicas condense only into the broad one
-        (``benchmarks/speed/replica.py``). Off by default. Not with ARD.
+        (``benchmarks/speed/replica.py``). While PyMC tunes, an accepted jump restarts every
+        replica from the new state (warmer replicas still in the old mode would otherwise
+        swap it back down); afterwards the kernel is fixed. Off by default. Not with ARD.
     jump_every, n_anneal, n_starts : int
         Steps between jumps; annealing steps of each path (the cost of a jump is about
         ``2 n_anneal`` sweeps; more steps raise the acceptance rate); random starts searched.
@@ -304,6 +306,11 @@ class ReplicaExchangeGibbs(TransformedStep):
             if new is not replicas[0]:
                 replicas[0] = new
                 logliks[0] = log_likelihood(new, self.obs, self.hyper)
+                if getattr(self, "tune", False):
+                    # warm-up only: restart the whole ladder from the new state, else the
+                    # warmer replicas, still in the old mode, swap it straight back down
+                    for i in range(1, len(replicas)):
+                        replicas[i] = nmf_state(new.A, new.W, new.tau, new.lambda_, self.obs)
         self.n_steps += 1
         if getattr(self, "tune", False):
             if self.adapt and self.n_replicas > 2:

@@ -119,16 +119,15 @@ def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros):
 # SBC of the collapsed kernels (4 x 3, K = 2, one missing entry; cases in _sbc_cases.py): each
 # chain runs until the smallest bulk/tail ESS of A, W, A W reaches 30 and is thinned by
 # ceil(n / ESS). Tested: 26 scalars, Bonferroni level 0.01 / 26 on exact-size randomized-PIT KS
-# tests. Measured thinning and false-failure rates (``nice -n 10 python -m
-# benchmarks.calibration.sbc_false_failure betadir --seeds 1000:<stop>``, same for dirdir):
-# betadir (test seed 11): 0 of 16 seeds (1000..1015) failed (95% CI 0-20.6%), p-values across seeds
-# uniform (Bonferroni-adjusted KS p = 0.51); 6 more seeds (1016..1021, recorded) failed none:
-# 0 of 22 (0-15.4%), thinning median 3 (max 11), kept draws median 67;
-# dirdir (seed 12): 0 of 16 seeds (1000..1015) (0-20.6%), adjusted KS p = 1, thinning median 4
-# (max 12), kept draws median 50. The 2000-simulation slow tests passed once after the change
+# tests. Measured thinning and false-failure rates (``nice -n 19 python -m
+# benchmarks.calibration.sbc_false_failure betadir --seeds 1000:1060``, same for dirdir; records
+# in benchmarks/calibration/results/, 250 simulations as the test):
+# betadir (test seed 11): 0 of 60 seeds (1000..1059) failed (95% CI 0-6.0%); second level (KS of
+# each scalar's p-values across seeds, Bonferroni-adjusted) p = 0.23; thinning median 3 (max
+# 13), kept draws median 67 (min 29); 3.9 s a seed;
+# dirdir (seed 12): 0 of 60 (0-6.0%), second level p = 0.67, thinning median 4 (max 18), kept
+# draws median 50 (min 29); 4.8 s a seed. The 2000-simulation slow tests passed once
 # (2026-11-23, loaded machine: betadir 66 s, dirdir 94 s); their rates were not measured.
-# (Raw records of these counts were not kept; the benchmark now writes them to
-# benchmarks/calibration/results/.)
 
 
 @pytest.mark.parametrize("case, seed", [("betadir", 11), ("dirdir", 12)])

@@ -6,6 +6,7 @@ import pytest
 
 from bnmfzoo.inference import (
     GibbsNMF,
+    ModeJumps,
     ReplicaExchangeGibbs,
     SymmetryMoves,
     pymc_default_steps,
@@ -102,21 +103,25 @@ def test_snapshot_restore_continues_identically():
         assert s1["beta_1"] == s2["beta_1"]
 
 
-def _sample_laurberg(seed, cores):
+def _sample_laurberg(seed, cores, composed=False):
     """laurberg(0.5) has two exact factorizations: the jumps find two references."""
     from bnmfzoo.datasets import laurberg
 
     data = laurberg(0.5, sigma=0.05, random_seed=0)
     with exponential_gaussian(data.X, 3, sigma=0.05, lambda_=1.0):
-        step = ReplicaExchangeGibbs(n_replicas=2, beta_min=0.3, mode_jumps=True, jump_every=3,
-                                    n_anneal=5, n_starts=6)
+        if composed:
+            step = [GibbsNMF(), ModeJumps(jump_every=3, n_anneal=5, n_starts=6)]
+        else:
+            step = ReplicaExchangeGibbs(n_replicas=2, beta_min=0.3, mode_jumps=True,
+                                        jump_every=3, n_anneal=5, n_starts=6)
         return pm.sample(draws=30, tune=40, chains=2, cores=cores, step=step,
                          random_seed=seed, progressbar=False, compute_convergence_checks=False)
 
 
-def test_mode_jumps_through_pm_sample():
-    a = _sample_laurberg(9, 1)
-    b = _sample_laurberg(9, 2)
+@pytest.mark.parametrize("composed", [False, True], ids=["replica_exchange", "ModeJumps"])
+def test_mode_jumps_through_pm_sample(composed):
+    a = _sample_laurberg(9, 1, composed)
+    b = _sample_laurberg(9, 2, composed)
     for name in ("A", "W"):
         assert np.array_equal(a.posterior[name].values, b.posterior[name].values)
     ss = a.sample_stats
@@ -126,6 +131,23 @@ def test_mode_jumps_through_pm_sample():
     assert attempted[:, 2::3].all() and not attempted[:, 0::3].any(), attempted
     assert ((0 <= jumps[attempted]) & (jumps[attempted] <= 1)).all()
     assert (ss["n_references"].values >= 2).all()
+
+
+def test_user_written_model_with_mode_jumps():
+    """A hand-written PyMC model (recognized as the exponential-Gaussian NMF) takes the step."""
+    X = _X()
+    m = ~np.isnan(X)
+    with pm.Model():
+        A = pm.Exponential("A", 1.0, shape=(6, 2))
+        W = pm.Exponential("W", 1.0, shape=(2, 5))
+        tau = pm.Gamma("tau", 1.0, 1.0)
+        pm.Normal("X", mu=(A @ W)[m], sigma=1 / pm.math.sqrt(tau), observed=X[m])
+        step = ReplicaExchangeGibbs(n_replicas=2, beta_min=0.3, mode_jumps=True, jump_every=2,
+                                    n_anneal=3, n_starts=2)
+        idata = pm.sample(draws=10, tune=10, chains=1, step=step, random_seed=1,
+                          progressbar=False, compute_convergence_checks=False)
+    assert np.isfinite(idata.posterior["A"].values).all()
+    assert (idata.sample_stats["n_references"].values >= 1).all()
 
 
 def test_mode_jump_state_is_restored():
@@ -165,6 +187,10 @@ def test_bad_arguments():
         ReplicaExchangeGibbs(mode_jumps=True, jump_every=0, model=model)
     with pytest.raises(NotImplementedError, match="ARD"):
         ReplicaExchangeGibbs(mode_jumps=True, model=exponential_gaussian(_X(), 2, ard=True))
+    with pytest.raises(NotImplementedError, match="ARD"):
+        ModeJumps(model=exponential_gaussian(_X(), 2, ard=True))
+    with pytest.raises(ValueError, match="n_anneal"):
+        ModeJumps(n_anneal=0, model=model)
     with pytest.raises(ValueError, match="every free variable"):
         ReplicaExchangeGibbs(vars=[model["A"]], model=model)
     with pytest.raises(ValueError, match="moves"):

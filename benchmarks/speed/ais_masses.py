@@ -9,8 +9,9 @@ reference ``r``, ``--runs`` independent annealed importance sampling runs (Neal 
 ``q_r`` to the posterior along ``p^g q_r^(1 - g)`` (``--steps`` steps, the exact tempered
 Gibbs kernels of the mode jumps) give weights whose mean estimates ``Z_r``, the posterior's
 normalizer over the part of the space the path reaches: the mode's share. The mass of mode
-``r`` is ``Z_r / sum_s Z_s``; its error is the delta-method error from each ``Z_r``'s standard
-error (the weights' spread over runs), and a second pass with another seed checks it. Every
+``r`` is ``Z_r / sum_s Z_s`` (references whose mean bases are within ``--same-angle`` degrees
+are one mode, their estimates of its ``Z`` averaged); its error is the delta-method error
+from each ``Z_r``'s standard error (the weights' spread over runs); other seeds check it. Every
 annealed run's end state is labelled by its nearest reference, to confirm that the paths stay
 in their modes. For ``laurberg05`` the references are also matched to the two exact
 factorizations (``mass(sol1)``: the first one, as in ``replica.py``; its error adds the
@@ -71,7 +72,7 @@ def masses(log_z, se):
     return p, np.sqrt((J**2 * se[None, :] ** 2).sum(axis=1))
 
 
-def run(name, runs, steps, seed):
+def run(name, runs, steps, seed, same_angle=5.0):
     from bnmfzoo.inference.gaussian._mode_jump import _nearest, ais_forward, anneal_schedule
 
     c0 = time.process_time()
@@ -91,21 +92,45 @@ def run(name, runs, steps, seed):
         print(f"  {name} seed {seed} reference {r}: log Z = {lz:.3f} ± {s:.3f} (log-weight sd "
               f"{np.std(lw):.2f}; {stay[-1]:.2f} of the runs end nearest their reference)",
               flush=True)
-    p, dp = masses(log_z, se)
+    groups = same_mode_groups(refs, same_angle)
+    # references of one mode estimate the same Z: average them (summing would count it twice)
+    g_log_z, g_se = [], []
+    for g in groups:
+        z = np.exp(np.array(log_z)[g] - max(log_z))
+        dz = z * np.array(se)[g]
+        g_log_z.append(max(log_z) + math.log(z.mean()))
+        g_se.append(math.sqrt((dz**2).sum()) / len(g) / z.mean())
+    p, dp = masses(g_log_z, g_se)
     line = ", ".join(f"{a:.4f} ± {b:.4f}" for a, b in zip(p, dp, strict=True))
     extra = ""
     if prob.get("data") is not None:
         from bnmfzoo.diagnostics import angle_distance
 
         sols = [s[0] for s in prob["data"].solutions]
-        near = [int(np.argmin([angle_distance(ref.mA, s) for s in sols])) for ref in refs]
+        near = [int(np.argmin([angle_distance(refs[g[0]].mA, s) for s in sols]))
+                for g in groups]
         # "sol1" is the first known factorization (index 0), as in replica.py
         on1 = np.array(near) == 0
         m1, e1 = float(p[on1].sum()), float(np.sqrt((dp[on1] ** 2).sum()))
-        extra = f"; references nearest solution {near}; mass(sol1) = {m1:.4f} ± {e1:.4f}"
-    print(f"{name} seed {seed}: {len(refs)} references, masses {line}{extra}; "
-          f"cpu {time.process_time() - c0:.1f} s", flush=True)
+        extra = f"; modes nearest solution {near}; mass(sol1) = {m1:.4f} ± {e1:.4f}"
+    print(f"{name} seed {seed}: {len(refs)} references in {len(groups)} modes {groups}, "
+          f"masses {line}{extra}; cpu {time.process_time() - c0:.1f} s", flush=True)
     return p, dp
+
+
+def same_mode_groups(refs, same_angle):
+    """Group references whose mean bases are within ``same_angle`` degrees (matched columns)."""
+    from bnmfzoo.diagnostics import angle_distance
+
+    groups = []
+    for i, ref in enumerate(refs):
+        for g in groups:
+            if angle_distance(refs[g[0]].mA, ref.mA) < same_angle:
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
 
 
 def main():
@@ -114,10 +139,12 @@ def main():
     parser.add_argument("--runs", type=int, default=40, help="annealed runs per reference")
     parser.add_argument("--steps", type=int, default=1000, help="annealing steps per run")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    parser.add_argument("--same-angle", type=float, default=5.0,
+                        help="references whose mean bases are closer (degrees) are one mode")
     args = parser.parse_args()
     for name in args.problems:
         for seed in args.seeds:
-            run(name, args.runs, args.steps, seed)
+            run(name, args.runs, args.steps, seed, args.same_angle)
 
 
 if __name__ == "__main__":

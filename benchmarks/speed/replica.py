@@ -22,7 +22,8 @@ Methods (budgets per chain, stated in the table):
 * ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
 * ``jumps``: ``ReplicaExchangeGibbs(n_replicas=1, mode_jumps=True)``: Gibbs sweeps and an
   annealed mode jump every 10 steps (:mod:`bnmfzoo.inference.gaussian._mode_jump`);
-* ``re+jumps``: the problem's ladder with the same jumps on the cold replica.
+* ``re+jumps``: the problem's ladder with the same jumps on the cold replica;
+* ``gibbs+jumps``: ``[GibbsNMF(), ModeJumps()]`` (the same jumps as a step of their own).
 
 Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
 second round are in ``benchmarks/speed/replica_outputs/`` with their exact commands):
@@ -199,7 +200,7 @@ def _metrics(idata, prob, cpu):
 def run_method(method, prob, seed, *, progressbar=False):
     import pymc as pm
 
-    from bnmfzoo.inference import GibbsNMF, ReplicaExchangeGibbs, SymmetryMoves
+    from bnmfzoo.inference import GibbsNMF, ModeJumps, ReplicaExchangeGibbs, SymmetryMoves
     from bnmfzoo.models import exponential_gaussian
 
     model = exponential_gaussian(prob["X"], prob["R"], **prob.get("model_kw", {}))
@@ -223,6 +224,13 @@ def run_method(method, prob, seed, *, progressbar=False):
             sym = ("rescale", "qtransform") if method == "re+sym" else ()
             step = ReplicaExchangeGibbs(n_replicas=n, beta_min=bmin, symmetry=sym)
             idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
+        elif method == "gibbs+jumps":
+            tune, draws = budget["re"]
+            step = [GibbsNMF(), ModeJumps()]
+            idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
+            ss = idata.sample_stats
+            out_jumps = dict(jump_rate=float(np.nanmean(ss["jump_accept"].values)),
+                             n_refs=ss["n_references"].values[:, -1].tolist())
         elif method in ("re+jumps", "jumps"):
             # annealed mode jumps on the cold replica (with the problem's ladder, or alone)
             tune, draws = budget["re"]

@@ -31,6 +31,7 @@ _NAMES = {
     "GibbsNoiseSD": ".gaussian.noise_sd",
     "ReplicaExchangeGibbs": ".gaussian.replica_exchange",
     "SymmetryMoves": ".gaussian.symmetry_moves",
+    "ModeJumps": ".gaussian.mode_jumps",
     "fit_vb": ".gaussian.vb",
     "fit_icm": ".gaussian.icm",
     "fit_multiplicative": ".gaussian.multiplicative",

@@ -47,7 +47,7 @@ from bnmfzoo.inference.gaussian._prior_core import NMFPriorPlan, PriorTerms, pri
 from bnmfzoo.inference.gaussian._symmetry import apply_moves
 
 __all__ = ["Reference", "anneal_schedule", "annealed_sweep", "log_target",
-           "discover_references", "mode_jump", "check_jump_model"]
+           "discover_references", "mode_jump", "check_jump_model", "check_jump_settings"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _PLAN = NMFPriorPlan(A=PriorTerms("external"), W=PriorTerms("external"), noise="external")
@@ -62,6 +62,14 @@ def check_jump_model(hyper):
     if getattr(hyper, "ard", False) or hyper.lambda_A is None or hyper.lambda_W is None:
         raise NotImplementedError("mode jumps need exponential priors with fixed rates on A "
                                   "and W (no ARD)")
+
+
+def check_jump_settings(jump_every, n_anneal, n_starts):
+    """Raise ``ValueError`` unless the three are integers >= 1, >= 1 and >= 0."""
+    for name, value, low in (("jump_every", jump_every, 1), ("n_anneal", n_anneal, 1),
+                             ("n_starts", n_starts, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
 def _tn_logpdf_sum(x, m, s):

@@ -21,6 +21,7 @@ from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
 from bnmfzoo.inference.gaussian._mode_jump import (
     anneal_schedule,
     check_jump_model,
+    check_jump_settings,
     discover_references,
     mode_jump,
 )
@@ -218,11 +219,7 @@ class ReplicaExchangeGibbs(TransformedStep):
         self.mode_jumps = bool(mode_jumps)
         if self.mode_jumps:
             check_jump_model(spec.hyper)
-            for name, value, low in (("jump_every", jump_every, 1), ("n_anneal", n_anneal, 1),
-                                     ("n_starts", n_starts, 0)):
-                if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-                        or value < low:
-                    raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+            check_jump_settings(jump_every, n_anneal, n_starts)
         self.jump_every, self.n_starts = int(jump_every), int(n_starts)
         self.gammas = anneal_schedule(n_anneal)
         self.spec = spec

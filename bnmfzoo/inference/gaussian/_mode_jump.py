@@ -303,6 +303,19 @@ def _explore(st, obs, hyper, rng):
     apply_moves(st, hyper, rng, ("rescale",))
 
 
+def _same_mode(ref, draws, other, other_draws):
+    """Whether two references are one mode: each finds the other's draws typical.
+
+    Typical: the median ``log q`` of the draws reaches ``q``'s own 5th percentile. Both ways,
+    so that a broad reference (a run that had not settled) does not absorb narrower modes.
+    """
+
+    def typical_for(q, sample):
+        return np.median([q.log_density(A, W, t) for A, W, t in sample]) >= q.typical
+
+    return typical_for(other, draws) and typical_for(ref, other_draws)
+
+
 def discover_references(state, obs, hyper, rng, *, n_starts=8, n_quench=300, n_fit=300,
                         merge=True):
     """Fit one :class:`Reference` per mode reached from ``state`` and ``n_starts`` random starts.
@@ -311,8 +324,8 @@ def discover_references(state, obs, hyper, rng, *, n_starts=8, n_quench=300, n_f
     rescaling move of :mod:`~bnmfzoo.inference.gaussian._symmetry`), has its factors permuted
     to match the first (``state``'s) run, then ``n_fit`` such sweeps whose draws fit the
     reference.
-    With ``merge``, a reference is dropped when the median of its draws' ``log q`` under an
-    earlier reference reaches that reference's ``typical`` level (the same mode).
+    With ``merge``, a reference is dropped when it and an earlier one each find the other's
+    draws typical (median ``log q`` at least the ``typical`` level): the same mode.
 
     Examples
     --------
@@ -333,7 +346,7 @@ def discover_references(state, obs, hyper, rng, *, n_starts=8, n_quench=300, n_f
     scale = math.sqrt(float(values.mean()) / R) if values.size else 1.0
     starts = [(state.A, state.W)] + [(rng.exponential(scale, (D, R)),
                                       rng.exponential(scale, (R, N))) for _ in range(n_starts)]
-    refs, first_A = [], None
+    refs, kept, first_A = [], [], None
     for A0, W0 in starts:
         st = nmf_state(A0, W0, _tau_value(state.tau, hyper), None, obs)
         for _ in range(n_quench):
@@ -348,13 +361,11 @@ def discover_references(state, obs, hyper, rng, *, n_starts=8, n_quench=300, n_f
             As.append(st.A.copy())
             Ws.append(st.W.copy())
             taus.append(st.tau)
-        ref = Reference.fit(As, Ws, None if hyper.sigma is not None else taus)
-        if merge:
-            tt = [None] * len(As) if hyper.sigma is not None else taus
-            same = any(np.median([e.log_density(A, W, t) for A, W, t in zip(As, Ws, tt,
-                                                                            strict=True)])
-                       >= e.typical for e in refs)
-            if same:
-                continue
+        taus = None if hyper.sigma is not None else taus
+        ref = Reference.fit(As, Ws, taus)
+        draws = list(zip(As, Ws, taus if taus is not None else [None] * len(As), strict=True))
+        if merge and any(_same_mode(ref, draws, e, e_draws) for e, e_draws in kept):
+            continue
+        kept.append((ref, draws))
         refs.append(ref)
     return refs

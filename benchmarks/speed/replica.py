@@ -40,6 +40,13 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
   steps travels from the hottest rung to beta = 1, so the cold chains change mode about once
   per several thousand steps; R-hat <= 1.01 needs ~100 switches per chain (~2.5 CPU hours).
   24 rungs to beta 0.25 and 4 sweeps per swap were both worse per CPU second.
+* ccle3, mode jumps (24 Nov 2026; ``--methods gibbs re gibbs+jumps nuts --seed 11``, then
+  ``--methods gibbs+jumps --seed S``): ``gibbs+jumps`` max R-hat 1.0092 / 1.0055 / 1.0079 /
+  1.0026 for seeds 11-14 (287-301 CPU s each; ESS/s of tau 14-17; ``modes`` one mode in
+  each), where ``re`` gave 1.0041 / 1.0906 / 1.0133 / 1.0034. Same run, seed 11: gibbs
+  1.0887 (2.9 s), re 1.0041 (63.5 s), nuts 1.0858 (26.3 s). The posterior's broad mode holds
+  most of the mass and tempering condenses only into it (``benchmarks/RESULTS.md`` §3.5), so a
+  chain started in the narrow mode needs the jumps.
 * laurberg05: gibbs 1.286 (chains stay in their mode); re 1.0004, mass of solution 1
   0.003; smc (1000 particles) 2.03. Mass of solution 1, four re seeds (100-103), 4 x (1000 +
   4000) steps, batch-means errors (5 batches per chain): 0.0046 +- 0.0029, 0.0011 +- 0.0009,

@@ -23,7 +23,8 @@ Methods (budgets per chain, stated in the table):
 * ``jumps``: ``ReplicaExchangeGibbs(n_replicas=1, mode_jumps=True)``: Gibbs sweeps and an
   annealed mode jump every 10 steps (:mod:`bnmfzoo.inference.gaussian._mode_jump`);
 * ``re+jumps``: the problem's ladder with the same jumps on the cold replica;
-* ``gibbs+jumps``: ``[GibbsNMF(), ModeJumps()]`` (the same jumps as a step of their own).
+* ``gibbs+jumps``: ``[GibbsNMF(), ModeJumps()]`` (the same jumps as a step of their own);
+  ``gibbs+jumps+rescale`` with ``ModeJumps(rescale=True)``.
 
 Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
 second round are in ``benchmarks/speed/replica_outputs/`` with their exact commands):
@@ -231,9 +232,9 @@ def run_method(method, prob, seed, *, progressbar=False):
             sym = ("rescale", "qtransform") if method == "re+sym" else ()
             step = ReplicaExchangeGibbs(n_replicas=n, beta_min=bmin, symmetry=sym)
             idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
-        elif method == "gibbs+jumps":
+        elif method in ("gibbs+jumps", "gibbs+jumps+rescale"):
             tune, draws = budget["re"]
-            step = [GibbsNMF(), ModeJumps()]
+            step = [GibbsNMF(), ModeJumps(rescale=method.endswith("rescale"))]
             idata = pm.sample(draws=draws, tune=tune, step=step, initvals=starts, **kw)
             ss = idata.sample_stats
             out_jumps = dict(jump_rate=float(np.nanmean(ss["jump_accept"].values)),

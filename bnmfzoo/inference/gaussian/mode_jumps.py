@@ -41,8 +41,7 @@ class ModeJumpState(StepMethodState):
 class ModeJumps(TransformedStep):
     """Jumps between the modes of exponential-Gaussian BNMF by annealed importance sampling.
 
-    At every step the factors are rescaled exactly (``rescale``); every ``jump_every`` steps,
-    the current ``(A, W, tau)`` is annealed down to the mean-field
+    Every ``jump_every`` steps, the current ``(A, W, tau)`` is annealed down to the mean-field
     reference of its mode, a state drawn from another mode's reference is annealed up to the
     posterior, and the new state is accepted by Metropolis-Hastings with the ratio of the two
     annealing weights (:mod:`bnmfzoo.inference.gaussian._mode_jump`). The references are found
@@ -61,11 +60,11 @@ class ModeJumps(TransformedStep):
         Random starts searched for modes.
     rescale : bool
         Also draw, at every step, the scale of each factor ``A[:, k] c, W[k, :] / c`` from its
-        exact conditional (the ``"rescale"`` move of
-        :class:`~bnmfzoo.inference.SymmetryMoves`). Gibbs sweeps move slowly along that
-        ridge, and a state far out on it is in the tails of its mode's reference, which makes
-        its jumps unlikely to be accepted (on CCLE IC50 rank 3, 0 of 8 jumps from such a state
-        against 4 of 8 after 80 rescaled sweeps, ``benchmarks/RESULTS.md`` §3.5).
+        exact conditional (the ``"rescale"`` move of :class:`~bnmfzoo.inference.SymmetryMoves`).
+        Off by default. A state far out on that ridge is in the tails of its mode's reference,
+        which lowers its jumps' acceptance. Rescaling raised the mean acceptance on CCLE IC50
+        rank 3 (0.003-0.010 against 0.001-0.006) but gave max R-hat <= 1.01 in only 2 of 4
+        seeds, against 4 of 4 without it (``benchmarks/RESULTS.md`` §3.5).
     model : pymc.Model, optional
         An exponential-Gaussian NMF without ARD (built by
         :func:`bnmfzoo.models.exponential_gaussian` or written by hand).
@@ -92,7 +91,7 @@ class ModeJumps(TransformedStep):
     stats_dtypes_shapes = {"jump_accept": (np.float64, []), "n_references": (np.int64, [])}
     _state_class = ModeJumpState
 
-    def __init__(self, vars=None, *, jump_every=10, n_anneal=500, n_starts=8, rescale=True,
+    def __init__(self, vars=None, *, jump_every=10, n_anneal=500, n_starts=8, rescale=False,
                  model=None, rng=None, blocked=True, initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         spec = get_spec(model, families="exponential_gaussian", method=type(self).__name__)
@@ -130,16 +129,19 @@ class ModeJumps(TransformedStep):
         st = nmf_state(values["A"], values["W"], tau, None, self.obs)
         if self.rescale:
             apply_moves(st, self.hyper, self.rng, ("rescale",))
-        prob = math.nan
+        prob, moved = math.nan, self.rescale
         if due:
             if self.references is None:
                 self.references = discover_references(st, self.obs, self.hyper, self.rng,
                                                       n_starts=self.n_starts)
-            st, prob, _, _ = mode_jump(st, self.obs, self.hyper, self.references, self.gammas,
-                                       self.rng)
+            new, prob, _, _ = mode_jump(st, self.obs, self.hyper, self.references, self.gammas,
+                                        self.rng)
+            moved, st = moved or new is not st, new
+        stats = [{"jump_accept": float(prob), "n_references": len(self.references or ())}]
+        if not moved:  # the point itself, not a round trip through the transforms
+            return point, stats
         new_point = dict(point)
         out = {"A": st.A, "W": st.W, "tau": st.tau}
         for role in self.value_maps:
             self._write(new_point, role, out[role])
-        return new_point, [{"jump_accept": float(prob),
-                            "n_references": len(self.references or ())}]
+        return new_point, stats

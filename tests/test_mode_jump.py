@@ -9,10 +9,15 @@
   simulations: the nominal false-failure rate is at most 1 %). The same test rejects a
   deliberately wrong jump that always accepts the annealed proposal.
 * **SBC** of Gibbs sweeps followed by a jump at every iteration (the kernel of
-  ``[GibbsNMF(), ModeJumps(jump_every=1)]``, two annealing steps), with the harness of
+  ``[GibbsNMF(), ModeJumps(jump_every=1, n_anneal=2)]``, with two unmerged references fitted
+  to short runs), with the harness of
   ``test_replica_exchange.py`` (label-invariant functions, chains to ESS 30, thinned by
   ``ceil(n / ESS)``, Bonferroni at 1 %). Slow (68 s); passed at its seed, 35.
-  FFR_SENTENCE
+  False-failure rate (``nice -n 15 python -m benchmarks.calibration.sbc_false_failure
+  gibbs+jumps --seeds 1000:1020``, records in benchmarks/calibration/results/): 0 of 20 seeds
+  (95% CI 0-16.8%), second level (KS of each scalar's p-values across seeds,
+  Bonferroni-adjusted) p = 0.84; thinning median 6 (max 191), kept draws median 50 (min 29);
+  65 s a seed. Few seeds: the interval does not show the nominal 1%.
 
 The joint-distribution tests use independent simulations and KS tests against exact CDFs, so
 their false-failure rate is the KS tests' size: at most 1 % (Bonferroni over 8 scalars).

@@ -145,11 +145,12 @@ def test_recognized_plan_reads_the_priors():
 
 
 # Measured false-failure rate at this setting (100 simulations, ESS thinning; ``nice -n 10
-# python -m benchmarks.calibration.sbc_false_failure nmtf-priors-<config> --seeds 1000:1020``,
-# records in benchmarks/calibration/results/): "mixed" 0/20 (seeds 1000-1019, 95% CI 0-16.8%;
-# second-level KS of each scalar's p-values across seeds: Bonferroni-adjusted min p = 1;
-# thinning median 7, max 640; 63 s a seed). "rates_fixed_sigma": RATES_FF below (its test
-# seed 52 fails: strict xfail with the measurements).
+# python -m benchmarks.calibration.sbc_false_failure nmtf-priors-<config> --seeds 1000:1040``,
+# records in benchmarks/calibration/results/): "mixed" 1/40 (seeds 1000-1039, 95% CI
+# 0.1-13.2%; seed 1031, F[1, 0] p = 8.6e-5; second-level KS of each scalar's p-values across
+# seeds: Bonferroni-adjusted min p = 0.44; thinning median 7, max 640; 50-63 s a seed).
+# "rates_fixed_sigma": RATES_FF below (its test seed 52 fails: strict xfail with the
+# measurements).
 RATES_FF = ("3/80 over seeds 1000-1079 (seeds 1006, 1036, 1057: single F S G^T entries at "
             "p = 5.4e-4, 1.6e-4, 3.8e-4; 95% CI 0.8-10.6%), 4/81 with this test's seed; "
             "second-level KS of each scalar's p-values across seeds: Bonferroni-adjusted min "

@@ -73,9 +73,10 @@ scalar's p-values across the 40 seeds are uniform (Bonferroni-adjusted KS p = 1)
 both paths (chains whose ESS is overestimated) is not excluded at this number of seeds.
 
 The seeds are the ones first chosen for each case and are never moved after a failure. Every
-count in the table is now backed by the committed records in ``benchmarks/calibration/results/``.
-Pooled over the six 60-seed cases: 7 of 360 seeds failed (1.9%, 95% CI 0.8-4.0%), in line with the
-2% of the other ESS-thinned SBCs (``test_replica_exchange.py``).
+60-seed count in the table is backed by the committed records in
+``benchmarks/calibration/results/``. Pooled over the six 60-seed cases: 7 of 360 seeds failed
+(1.9%, 95% CI 0.8-4.0%), in line with the 2% of the other ESS-thinned SBCs
+(``test_replica_exchange.py``).
 """
 
 import pytest

@@ -21,6 +21,8 @@
 
 The joint-distribution tests use independent simulations and KS tests against exact CDFs, so
 their false-failure rate is the KS tests' size: at most 1 % (Bonferroni over 8 scalars).
+Measured once over seeds 1000-1019 (the test's statistic, 1000 simulations each): 0 failures,
+smallest minimum p-value 0.011 against the threshold 0.00125.
 """
 
 import math

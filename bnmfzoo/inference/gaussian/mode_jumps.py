@@ -81,10 +81,11 @@ class ModeJumps(TransformedStep):
     >>> import numpy as np, pymc as pm
     >>> from bnmfzoo.inference import GibbsNMF
     >>> from bnmfzoo.models import exponential_gaussian
-    >>> X = np.random.default_rng(0).exponential(size=(6, 5))
-    >>> with exponential_gaussian(X, 2):
-    ...     idata = pm.sample(draws=50, tune=50, chains=1, random_seed=1, progressbar=False,
-    ...                       step=[GibbsNMF(), ModeJumps(n_anneal=20)])  # doctest: +SKIP
+    >>> X = np.random.default_rng(0).exponential(size=(8, 6))
+    >>> with exponential_gaussian(X, 2, sigma=0.5):  # a fixed noise sd works too
+    ...     steps = [GibbsNMF(), ModeJumps(n_anneal=20, n_starts=4)]
+    ...     idata = pm.sample(draws=50, tune=50, chains=2, step=steps, random_seed=1,
+    ...                       progressbar=False)  # doctest: +SKIP
     """
 
     name = "mode_jumps"

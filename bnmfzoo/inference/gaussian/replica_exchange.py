@@ -144,12 +144,13 @@ class ReplicaExchangeGibbs(TransformedStep):
         annealed importance sampling jump (:mod:`bnmfzoo.inference.gaussian._mode_jump`:
         exact for any settings). At the chain's first jump, the modes are found by
         ``n_starts`` quenched Gibbs runs from random starts and the chain's state, and each
-        gets a mean-field reference. This crosses between modes where tempering cannot: on
-        CCLE IC50 rank 3 the broad mode holds about 98.5 % of the mass, a narrow mode of
-        higher likelihood the rest, and tempered replicas condense only into the broad one
-        (``benchmarks/speed/replica.py``). While PyMC tunes, an accepted jump restarts every
-        replica from the new state (warmer replicas still in the old mode would otherwise
-        swap it back down); afterwards the kernel is fixed. Off by default. Not with ARD.
+        gets a mean-field reference. While PyMC tunes, an accepted jump restarts every
+        replica from the new state; afterwards the kernel is fixed. Off by default. Not with
+        ARD. On CCLE IC50 rank 3 (where tempered replicas condense only into the broad mode)
+        this combination did *not* cross in the one seed measured (max R-hat 1.078, jumps
+        almost never accepted; not understood), while the same jumps without a ladder,
+        ``step=[GibbsNMF(), ModeJumps()]``, did in 4 of 4 seeds (``benchmarks/RESULTS.md``
+        §3.5): prefer :class:`~bnmfzoo.inference.ModeJumps` there.
     jump_every, n_anneal, n_starts : int
         Steps between jumps; annealing steps of each path (the cost of a jump is about
         ``2 n_anneal`` sweeps; more steps raise the acceptance rate); random starts searched.

@@ -38,6 +38,7 @@ from bnmfzoo.inference.gaussian._core import (
     _update_tau,
 )
 from bnmfzoo.inference.gaussian._gram import _pattern_grams, all_finite, conditional_scaled
+from bnmfzoo.inference.gaussian._sweep_kernels import reorder
 
 __all__ = ["PriorTerms", "RateBlock", "NMFPriorPlan", "prior_terms", "prior_nmf_sweep"]
 
@@ -95,14 +96,16 @@ def _prior_half_sweep(U, V, ptr, idx, resid, tau, Q, Lin, rng):
 
 
 @numba.njit(cache=True)
-def _csc_prior_half_sweep(U, V, col_ptr, csc_rows, csc_perm, resid, tau, Q, Lin, rng):
-    n = resid.size
-    resid_csc = np.empty(n)
-    for e in range(n):
-        resid_csc[e] = resid[csc_perm[e]]
-    _prior_half_sweep(U, V, col_ptr, csc_rows, resid_csc, tau, Q, Lin, rng)
-    for e in range(n):
-        resid[csc_perm[e]] = resid_csc[e]
+def _csc_prior_half_sweep(U, V, col_ptr, csc_rows, csr_perm, resid, tau, Q, Lin, rng):
+    """Column half-sweep of :func:`_prior_half_sweep` on a column-major copy of ``resid``.
+
+    The copy is written and read back in row-major order (``reorder``, as the exponential
+    prior's sweep does), which touches about one cache line per column at a time.
+    """
+    scratch = np.empty(resid.size)
+    reorder(resid, csr_perm, scratch, True)
+    _prior_half_sweep(U, V, col_ptr, csc_rows, scratch, tau, Q, Lin, rng)
+    reorder(scratch, csr_perm, resid, False)
 
 
 @numba.njit(cache=True)
@@ -275,7 +278,7 @@ def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kern
                 state._residual_updated()
             else:
                 _ = state.resid
-                _csc_prior_half_sweep(U, V, obs.col_ptr, obs.csc_rows, obs.csc_perm,
+                _csc_prior_half_sweep(U, V, obs.col_ptr, obs.csc_rows, obs.csr_perm,
                                       state._resid, tau, q, lin, rng)
                 state._residual_updated()
             _check_halves(0 if all_finite(U) else 1, (role,), obs, tau)

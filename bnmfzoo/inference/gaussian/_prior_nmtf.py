@@ -163,7 +163,7 @@ def prior_nmtf_sweep(state, obs, plan, rng, *, rates, update):
             _check_halves(0 if all_finite(S) else 1, ("S",), obs, tau)
         if "G" in update:
             partner = F @ S  # D x L: coefficient of G[j, l] in x_ij
-            _csc_prior_half_sweep(G, partner, obs.col_ptr, obs.csc_rows, obs.csc_perm,
+            _csc_prior_half_sweep(G, partner, obs.col_ptr, obs.csc_rows, obs.csr_perm,
                                   state.resid, tau, *terms["G"], rng)
             _check_halves(0 if all_finite(G) else 1, ("G",), obs, tau)
     if "tau" in update and plan.noise == "precision":

@@ -21,7 +21,9 @@ from scipy.signal import lfilter
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
+from bnmfzoo.inference._ladder import swap_pass
 from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain
+from bnmfzoo.inference.binary._tempering import exchange_step
 from bnmfzoo.inference.gaussian import _core as gc
 from bnmfzoo.models._spec import GaussianHyper
 
@@ -160,8 +162,14 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto"):
     return simulate, infer
 
 
-def _binary(family, *, burn=30, ess_target=30):
-    """``(simulate, infer)`` of the collapsed Gibbs kernels (Beta-Dir or Dir-Dir), 4 x 3, K = 2."""
+def _binary(family, *, burn=30, ess_target=30, betas=None, wrong_swap=False):
+    """``(simulate, infer)`` of the collapsed Gibbs kernels (Beta-Dir or Dir-Dir), 4 x 3, K = 2.
+
+    With a ladder ``betas`` the kernel is replica exchange of tempered collapsed chains
+    (``exchange_step``: every replica swept at its temperature, then one alternating swap
+    pass); the draws come from the ``beta = 1`` position. ``wrong_swap`` flips the sign of the
+    swap ratio (a power check).
+    """
     K = 2
     mask = np.ones((D, N), bool)
     mask[(3, 2) if family == "betadir" else (0, 1)] = False
@@ -179,16 +187,33 @@ def _binary(family, *, burn=30, ess_target=30):
 
     def infer(V, rng):
         v = V[rows, cols].astype(np.int8)
-        if family == "betadir":
-            chain = BetaDirChain(rows, cols, v, D, N, ones, ones, ones, rng)
-        else:
-            chain = DirDirChain(rows, cols, v, D, N, ones, ones, rng)
+
+        def new_chain():
+            if family == "betadir":
+                return BetaDirChain(rows, cols, v, D, N, ones, ones, ones, rng)
+            return DirDirChain(rows, cols, v, D, N, ones, ones, rng)
+
+        chains = [new_chain() for _ in range(1 if betas is None else len(betas))]
+        parity = [0]
+
+        def sweep():
+            if betas is None:
+                chains[0].sweep(rng)
+            elif wrong_swap:
+                for chain, beta in zip(chains, betas):
+                    chain.sweep(rng, beta)
+                swap_pass(chains, betas, [-c.log_joint() for c in chains], rng, parity[0])
+                parity[0] ^= 1
+            else:
+                exchange_step(chains, betas, rng, parity[0])
+                parity[0] ^= 1
+
         for _ in range(burn):
-            chain.sweep(rng)
+            sweep()
 
         def step():
-            chain.sweep(rng)
-            A, W = chain.draw(rng)
+            sweep()
+            A, W = chains[0].draw(rng)
             W = W if family == "betadir" else W.T
             return {"A": A, "W": W, "AW": A @ W}
 
@@ -196,6 +221,10 @@ def _binary(family, *, burn=30, ess_target=30):
                           max_draws=MAX_SWEEPS)
 
     return simulate, infer
+
+
+#: ladder of the replica-exchange SBC cases of the collapsed kernels
+BINARY_LADDER = np.array([1.0, 0.5, 0.2])
 
 
 @dataclass(frozen=True)
@@ -219,8 +248,8 @@ def _gibbs(kind, ard, kernel="auto", wrong=False):
                    wrong=wrong)
 
 
-def _bin(family):
-    return lambda e: _binary(family, ess_target=e)
+def _bin(family, betas=None, wrong_swap=False):
+    return lambda e: _binary(family, ess_target=e, betas=betas, wrong_swap=wrong_swap)
 
 
 def _conjugate(kind, rho=0.95, n_obs=5, n_chain=1000):
@@ -263,7 +292,10 @@ CASES = {
     "nmtf-ard": Case(_gibbs("nmtf", True), 100),
     "betadir": Case(_bin("betadir"), 250),
     "dirdir": Case(_bin("dirdir"), 250),
+    "re-betadir": Case(_bin("betadir", BINARY_LADDER), 250),
+    "re-dirdir": Case(_bin("dirdir", BINARY_LADDER), 250),
 }
+WRONG_SWAP_BINARY = Case(_bin("betadir", BINARY_LADDER, wrong_swap=True), 250)
 WRONG = Case(_gibbs("nmf", False, "gram", wrong=True), 100)
 
 

@@ -32,12 +32,14 @@ def _entries(V):
     return observed_entries(np.nan_to_num(V), mask)
 
 
-def _exact_and_empirical(V, K, make_chain, log_joint, labels, n_chains, n_sweeps, seed):
-    """Exact p(labels | V) by enumeration vs. the final states of independent short chains."""
+def _exact_and_empirical(V, K, make_chain, log_joint, labels, n_chains, n_sweeps, seed,
+                         beta=1.0):
+    """Exact p(labels | V) (tempered: ``p(V, labels)^beta``, normalized) by enumeration vs. the
+    final states of independent short chains of the sweep at ``beta``."""
     rows, cols, v = _entries(V)
     configs = list(itertools.product(*labels(v)))
     logp = np.array([log_joint(rows, cols, v, cfg) for cfg in configs])
-    exact = np.exp(logp - logp.max())
+    exact = np.exp(beta * (logp - logp.max()))
     exact /= exact.sum()
     index = {cfg: i for i, cfg in enumerate(configs)}
     rng = np.random.default_rng(seed)
@@ -45,7 +47,7 @@ def _exact_and_empirical(V, K, make_chain, log_joint, labels, n_chains, n_sweeps
     for _ in range(n_chains):
         chain = make_chain(rows, cols, v, rng)
         for _ in range(n_sweeps):
-            chain.sweep(rng)
+            chain.sweep(rng, beta)
         counts[index[chain.state()]] += 1
     return exact, counts
 
@@ -71,7 +73,9 @@ class _DD(DirDirChain):
         return tuple(zip((int(k) for k in self.z), (int(k) for k in self.c)))
 
 
-def test_betadir_sweep_matches_enumerated_posterior():
+@pytest.mark.parametrize("beta", [1.0, 0.4])
+def test_betadir_sweep_matches_enumerated_posterior(beta):
+    # beta < 1: the tempered sweep of replica exchange, against p(V, Z)^beta.
     # 5 observed entries, K = 2 (non-uniform hyperparameters so every term matters):
     # 32 assignment configurations, exact posterior by enumeration of Eqs. 22-24.
     V = np.array([[1.0, 0.0, 1.0], [0.0, np.nan, 1.0]])
@@ -83,7 +87,7 @@ def test_betadir_sweep_matches_enumerated_posterior():
 
     exact, counts = _exact_and_empirical(
         V, 2, lambda r, c, v, rng: _BD(r, c, v, 2, 3, g, a, b, rng), log_joint,
-        lambda v: [range(2)] * len(v), n_chains=4000, n_sweeps=25, seed=1,
+        lambda v: [range(2)] * len(v), n_chains=4000, n_sweeps=25, seed=1, beta=beta,
     )
     # Final states of independent chains after 25 sweeps of a 32-state chain are (to far below
     # the test's resolution) i.i.d. exact draws, so a chi-square goodness-of-fit test has its
@@ -91,8 +95,9 @@ def test_betadir_sweep_matches_enumerated_posterior():
     assert _chisquare_pvalue(counts, exact) > 1e-3
 
 
+@pytest.mark.parametrize("beta", [1.0, 0.4])
 @pytest.mark.parametrize("blocked_zeros", [False, True])
-def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros):
+def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros, beta):
     V = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, np.nan]])
     K = 3
     g, eta = np.array([0.5, 1.0, 2.0]), np.array([1.5, 0.8, 1.0])
@@ -111,7 +116,7 @@ def test_dirdir_sweep_matches_enumerated_posterior(blocked_zeros):
     exact, counts = _exact_and_empirical(
         V, K, lambda r, c, v, rng: _DD(r, c, v, 2, 3, g, eta, rng, blocked_zeros=blocked_zeros),
         log_joint, labels,
-        n_chains=4000, n_sweeps=25, seed=2,
+        n_chains=4000, n_sweeps=25, seed=2, beta=beta,
     )
     assert _chisquare_pvalue(counts, exact) > 1e-3
 

@@ -38,6 +38,7 @@ _NAMES = {
     "cross_validate": ".gaussian.cross_validation",
     "CollapsedGibbsBetaDir": ".binary.collapsed_gibbs",
     "CollapsedGibbsDirDir": ".binary.collapsed_gibbs",
+    "ReplicaExchangeCollapsed": ".binary.replica_exchange",
     "fit_collapsed_gibbs": ".binary.collapsed_gibbs",
     "fit_cvb0": ".binary.cvb0",
     "fit_particles": ".particles.weighted",

@@ -149,8 +149,12 @@ def _categorical(cum, K, t):
 
 
 @numba.njit(cache=True)
-def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u):
+def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta):
     """One systematic collapsed Gibbs sweep of Eq. 25, in place.
+
+    With ``beta < 1`` the sweep targets the tempered collapsed joint ``p(V, Z)^beta`` (replica
+    exchange): each label's conditional is Eq. 25's raised to ``beta`` and renormalized. With
+    ``beta == 1`` it is Eq. 25 itself, with the same arithmetic.
 
     Parameters
     ----------
@@ -164,8 +168,11 @@ def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u):
         Length-K Dirichlet (row) and Beta (column) hyperparameters.
     u : numpy.ndarray
         One U(0, 1) variate per observed entry.
+    beta : float
+        Inverse temperature in (0, 1].
     """
     N, K = C1.shape
+    tempered = beta != 1.0
     r1 = np.empty((N, K))
     r0 = np.empty((N, K))
     for n in range(N):
@@ -187,7 +194,12 @@ def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u):
         r1[n, k] = (a[k] + C1[n, k]) * inv
         r0[n, k] = (b[k] + C0[n, k]) * inv
         total = 0.0
-        if v[i]:
+        if tempered:
+            r = r1 if v[i] else r0
+            for kk in range(K):
+                total += ((g[kk] + L[f, kk]) * r[n, kk]) ** beta
+                cum[kk] = total
+        elif v[i]:
             for kk in range(K):
                 total += (g[kk] + L[f, kk]) * r1[n, kk]
                 cum[kk] = total
@@ -292,7 +304,7 @@ def dirdir_counts(rows, cols, z, c, D, N, K):
 
 
 @numba.njit(cache=True)
-def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
+def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros, beta):
     """One collapsed Gibbs sweep of the doubly augmented Dir-Dir model (Eqs. 59-61), in place.
 
     ``u`` holds two U(0, 1) variates per observed entry (shape ``(n_obs, 2)``). On zeros the
@@ -300,9 +312,16 @@ def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
     ``blocked_zeros=True`` the pair is drawn jointly (not in the paper: ``P(z = k) ∝ (g_k + L_fk)
     (S - eta_k - Q_nk)``, then c from Eq. 61). The sequential scheme cannot move at K = 2 (z and
     c are then forced), so the blocked draw is required there.
+
+    With ``beta < 1`` the sweep targets the tempered collapsed joint ``p(V, Z, C)^beta`` (replica
+    exchange): every conditional (of a pair or of one label) is raised to ``beta`` and
+    renormalized; the blocked draw's marginal becomes ``(g_k + L_fk)^beta (S_beta - (eta_k +
+    Q_nk)^beta)`` with ``S_beta = sum_m (eta_m + Q_nm)^beta``. With ``beta == 1`` it is the
+    untempered sweep, with the same arithmetic.
     """
     K = L.shape[1]
     cum = np.empty(K)
+    tempered = beta != 1.0
     for i in range(rows.shape[0]):
         f = rows[i]
         n = cols[i]
@@ -312,7 +331,8 @@ def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
             Q[n, k] -= 1.0
             total = 0.0
             for kk in range(K):
-                total += (g[kk] + L[f, kk]) * (eta[kk] + Q[n, kk])
+                w = (g[kk] + L[f, kk]) * (eta[kk] + Q[n, kk])
+                total += w ** beta if tempered else w
                 cum[kk] = total
             k = _categorical(cum, K, u[i, 0] * total)
             z[i] = k
@@ -326,19 +346,28 @@ def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
             if blocked_zeros:
                 Q[n, ci] -= 1.0
                 S = 0.0
-                for kk in range(K):
-                    S += eta[kk] + Q[n, kk]
                 total = 0.0
-                for kk in range(K):
-                    total += (g[kk] + L[f, kk]) * (S - eta[kk] - Q[n, kk])
-                    cum[kk] = total
+                if tempered:
+                    for kk in range(K):
+                        S += (eta[kk] + Q[n, kk]) ** beta
+                    for kk in range(K):
+                        rest = max(S - (eta[kk] + Q[n, kk]) ** beta, 0.0)  # round-off
+                        total += (g[kk] + L[f, kk]) ** beta * rest
+                        cum[kk] = total
+                else:
+                    for kk in range(K):
+                        S += eta[kk] + Q[n, kk]
+                    for kk in range(K):
+                        total += (g[kk] + L[f, kk]) * (S - eta[kk] - Q[n, kk])
+                        cum[kk] = total
                 k = _categorical(cum, K, u[i, 0] * total)
             else:
                 # z avoids the current c (Eq. 60)
                 total = 0.0
                 for kk in range(K):
                     if kk != ci:
-                        total += g[kk] + L[f, kk]
+                        w = g[kk] + L[f, kk]
+                        total += w ** beta if tempered else w
                     cum[kk] = total
                 k = _categorical_skip(cum, K, u[i, 0] * total, ci)
                 Q[n, ci] -= 1.0
@@ -348,7 +377,8 @@ def dirdir_sweep(rows, cols, v, z, c, L, Q, g, eta, u, blocked_zeros):
             total = 0.0
             for kk in range(K):
                 if kk != k:
-                    total += eta[kk] + Q[n, kk]
+                    w = eta[kk] + Q[n, kk]
+                    total += w ** beta if tempered else w
                 cum[kk] = total
             ci = _categorical_skip(cum, K, u[i, 1] * total, k)
             c[i] = ci
@@ -527,11 +557,11 @@ class BetaDirChain:
             self.z = _check_assignments(z, rows.shape[0], self.K, "z")
         self.L, self.C1, self.C0 = betadir_counts(rows, cols, v, self.z, self.D, self.N, self.K)
 
-    def sweep(self, rng):
-        """One collapsed sweep (Eq. 25)."""
+    def sweep(self, rng, beta=1.0):
+        """One collapsed sweep (Eq. 25; of ``p(V, Z)^beta`` with ``beta < 1``)."""
         u = rng.random(self.rows.shape[0])
         betadir_sweep(self.rows, self.cols, self.v, self.z, self.L, self.C1, self.C0,
-                      self.g, self.a, self.b, u)
+                      self.g, self.a, self.b, u, float(beta))
 
     def draw(self, rng):
         """Exact draw of the factors given Z: ``(A (D, K) Dirichlet rows, W (K, N) Beta)``."""
@@ -591,11 +621,11 @@ class DirDirChain:
                 raise ValueError("Dir-Dir assignments need z == c on ones and z != c on zeros")
         self.L, self.Q = dirdir_counts(rows, cols, self.z, self.c, self.D, self.N, self.K)
 
-    def sweep(self, rng):
-        """One collapsed sweep (Eqs. 59-61)."""
+    def sweep(self, rng, beta=1.0):
+        """One collapsed sweep (Eqs. 59-61; of ``p(V, Z, C)^beta`` with ``beta < 1``)."""
         u = rng.random((self.rows.shape[0], 2))
         dirdir_sweep(self.rows, self.cols, self.v, self.z, self.c, self.L, self.Q,
-                     self.g, self.eta, u, self.blocked_zeros)
+                     self.g, self.eta, u, self.blocked_zeros, float(beta))
 
     def draw(self, rng):
         """Exact draw given (Z, C): ``(A (D, K), Wt (N, K))``, both with Dirichlet rows."""

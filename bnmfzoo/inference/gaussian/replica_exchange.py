@@ -16,6 +16,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
+from bnmfzoo.inference._ladder import LadderTuner, check_ladder, ladder_stats, swap_pass
 from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
 from bnmfzoo.inference.gaussian._mode_jump import (
@@ -26,40 +27,10 @@ from bnmfzoo.inference.gaussian._mode_jump import (
     mode_jump,
 )
 from bnmfzoo.inference.gaussian._symmetry import MOVES, apply_moves
-from bnmfzoo.inference.gaussian._tempering import (
-    LadderTuner,
-    geometric_ladder,
-    log_likelihood,
-    swap_pass,
-    tempered_sweep,
-)
+from bnmfzoo.inference.gaussian._tempering import log_likelihood, tempered_sweep
 from bnmfzoo.models._spec import get_spec
 
 __all__ = ["ReplicaExchangeGibbs", "ReplicaExchangeState", "ladder_stats"]
-
-
-def ladder_stats(sample_stats):
-    """Stack the per-pair stats of a replica-exchange run.
-
-    Returns ``(betas, swap_rate)``: the final ladder of each chain (chain, temperature) and
-    the mean acceptance probability of each neighbour pair over the draws (chain, pair).
-
-    Examples
-    --------
-    >>> import xarray as xr, numpy as np
-    >>> ds = xr.Dataset({"beta_0": (("chain", "draw"), np.ones((1, 2))),
-    ...                  "beta_1": (("chain", "draw"), np.full((1, 2), 0.5)),
-    ...                  "swap_prob_0": (("chain", "draw"), [[0.2, np.nan]])})
-    >>> b, r = ladder_stats(ds)
-    >>> b.tolist(), r.tolist()
-    ([[1.0, 0.5]], [[0.2]])
-    """
-    n = sum(1 for name in sample_stats.data_vars if str(name).startswith("beta_"))
-    betas = np.stack([np.asarray(sample_stats[f"beta_{i}"])[:, -1] for i in range(n)], axis=-1)
-    rates = [np.nanmean(np.asarray(sample_stats[f"swap_prob_{i}"]), axis=1)
-             for i in range(n - 1)]
-    rate = np.stack(rates, axis=-1) if rates else np.zeros((betas.shape[0], 0))
-    return betas, rate
 
 
 @dataclass_state
@@ -204,13 +175,7 @@ class ReplicaExchangeGibbs(TransformedStep):
         if missing:
             raise ValueError(f"{type(self).__name__} must update every free variable of the "
                              f"model; not assigned: {sorted(missing)}")
-        if betas is None:
-            betas = geometric_ladder(n_replicas, beta_min)
-        betas = np.array(betas, dtype=float)
-        if betas.ndim != 1 or betas.size < 1 or betas[0] != 1.0 or \
-                not np.all(np.diff(betas) < 0) or betas[-1] <= 0:
-            raise ValueError(f"betas must be a decreasing ladder starting at 1 and ending "
-                             f"above 0, got {betas!r}")
+        betas = check_ladder(betas, n_replicas, beta_min)
         symmetry = tuple(symmetry or ())
         unknown = set(symmetry) - set(MOVES)
         if unknown:

@@ -1,0 +1,204 @@
+"""Replica-exchange step method for the collapsed Bernoulli NMF samplers (PyMC glue).
+
+The numeric work lives in :mod:`bnmfzoo.inference.binary._tempering` (tempered collapsed sweeps
+and swaps) and :mod:`bnmfzoo.inference._ladder` (swap moves, ladder tuning); this module keeps
+the replicas between PyMC steps, draws ``A`` and ``W`` exactly given the cold replica's labels
+and writes them into the point, like :class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`.
+"""
+
+from dataclasses import field
+
+import numpy as np
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
+
+from bnmfzoo.inference._ladder import LadderTuner, check_ladder
+from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain, assignment_summary
+from bnmfzoo.inference.binary._tempering import exchange_step
+from bnmfzoo.inference.binary.collapsed_gibbs import _CollapsedStep
+
+__all__ = ["ReplicaExchangeCollapsed", "ReplicaExchangeCollapsedState"]
+
+
+@dataclass_state
+class ReplicaExchangeCollapsedState(StepMethodState):
+    """Sampling state of :class:`ReplicaExchangeCollapsed` (``step.sampling_state``).
+
+    Attributes
+    ----------
+    chains : list or None
+        The replicas' numeric chains (labels and count tables), coldest first; None before a
+        chain's first step.
+    labels : list or None
+        The replica each state started in (its changes at position 0 count round trips).
+    betas : numpy.ndarray
+        The current ladder.
+    tuner : LadderTuner
+        Ladder-tuning round counters.
+    parity : int
+        Which neighbour pairs the next swap pass proposes (0: even, 1: odd).
+    tune : bool
+        Whether the ladder is still being tuned.
+    """
+
+    chains: list | None = field(default=None)
+    labels: list | None = field(default=None)
+    betas: np.ndarray | None = field(default=None)
+    tuner: LadderTuner | None = field(default=None)
+    parity: int = 0
+    tune: bool = False
+
+
+class ReplicaExchangeCollapsed(_CollapsedStep):
+    """Replica exchange (parallel tempering) of collapsed Gibbs chains for Bernoulli NMF.
+
+    Keeps ``n_replicas`` collapsed chains; replica ``i`` targets the collapsed joint raised to
+    ``beta_i`` (``p(V, Z)^beta`` for Beta-Dir and Dir-Beta, ``p(V, Z, C)^beta`` for Dir-Dir;
+    Lumbreras et al. 2020, Eqs. 22-24, 53-58), whose conditionals are the paper's (Eq. 25,
+    Eqs. 59-61) raised to ``beta`` and renormalized. One step sweeps every replica once,
+    proposes swaps between neighbours (even and odd pairs in alternate steps; Syed et al. 2022)
+    accepted with ``min(1, exp((beta_i - beta_j)(l_j - l_i)))``, ``l`` the collapsed log joint,
+    and then draws ``A`` and ``W`` exactly given the labels of the ``beta = 1`` replica, the
+    one recorded as the chain. While PyMC tunes, the ladder is retuned towards equal swap rates
+    at the end of rounds of doubling length (:mod:`bnmfzoo.inference._ladder`); afterwards it
+    is frozen.
+
+    Parameters
+    ----------
+    vars : list, optional
+        The value variables of ``A`` and ``W`` (default: both; nothing else allowed).
+    n_replicas : int
+        Number of temperatures (1 gives plain collapsed Gibbs sweeps).
+    beta_min : float
+        Hottest inverse temperature, in (0, 1).
+    betas : array-like, optional
+        An explicit ladder (decreasing, starting at 1); overrides ``n_replicas`` and
+        ``beta_min``.
+    adapt : bool
+        Retune the ladder during PyMC's tuning steps.
+    blocked_zeros : bool, optional
+        Dir-Dir only: as in :class:`~bnmfzoo.inference.CollapsedGibbsDirDir`.
+    init, init_iter, active_threshold
+        As in :class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`; every replica starts this way.
+    model : pymc.Model, optional
+        A Beta-Dir, Dir-Beta or Dir-Dir model (ours or a recognized user model).
+    rng : int or numpy.random.Generator, optional
+        Replaced per chain by PyMC's ``setup_chain``.
+
+    Notes
+    -----
+    Sample stats: ``log_joint`` (collapsed log joint of the cold replica), ``n_active``,
+    ``n_nonempty`` (as for the collapsed Gibbs steps), ``cold_label`` (which replica the cold
+    state started in), ``swap_prob_0 ... swap_prob_{n-2}`` (acceptance probability of each
+    proposed swap, NaN where none) and ``beta_0 ... beta_{n-1}`` (the ladder;
+    :func:`bnmfzoo.inference._ladder.ladder_stats` stacks both). ``pm.sample()`` never picks this
+    step by itself: pass it as ``step=``.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> from bnmfzoo.models import beta_dir
+    >>> from bnmfzoo.inference import ReplicaExchangeCollapsed
+    >>> V = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, 1]])
+    >>> with beta_dir(V, rank=2):
+    ...     idata = pm.sample(draws=40, tune=40, chains=1, progressbar=False, random_seed=1,
+    ...                       step=ReplicaExchangeCollapsed(n_replicas=3, beta_min=0.2),
+    ...                       compute_convergence_checks=False)
+    >>> sorted(k for k in idata.sample_stats if k.startswith("beta_"))
+    ['beta_0', 'beta_1', 'beta_2']
+    """
+
+    name = "replica_exchange_collapsed"
+    _families = ("beta_dir", "dir_beta", "dir_dir")
+    _assignment_names = ()
+    _state_class = ReplicaExchangeCollapsedState
+    stats_dtypes_shapes = {**_CollapsedStep._base_stats, "cold_label": (np.int64, [])}
+
+    def __init__(self, vars=None, *, model=None, n_replicas=8, beta_min=0.05, betas=None,
+                 adapt=True, blocked_zeros=None, init="cvb0", init_iter=100,
+                 active_threshold=0.01, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
+        self.initial_betas = check_ladder(betas, n_replicas, beta_min)
+        super().__init__(vars, model=model, init=init, init_iter=init_iter,
+                         active_threshold=active_threshold, rng=rng)
+        self.blocked_zeros = blocked_zeros
+        self.adapt = bool(adapt)
+        n = self.initial_betas.size
+        # PyMC's NDArray trace stores scalar stats only: one stat per pair / temperature
+        self.stats_dtypes_shapes = {**type(self).stats_dtypes_shapes,
+                                    **{f"swap_prob_{i}": (np.float64, []) for i in range(n - 1)},
+                                    **{f"beta_{i}": (np.float64, []) for i in range(n)}}
+        self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
+
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """Never chosen automatically (INCOMPATIBLE): pass it as ``step=``."""
+        from pymc.step_methods.compound import Competence
+
+        return Competence.INCOMPATIBLE
+
+    def _reset_chain(self):
+        self.chains = None
+        self.labels = None
+        self.betas = self.initial_betas.copy()
+        self.tuner = LadderTuner()
+        self.parity = 0
+
+    def setup_chain(self, rng, tune, draws):
+        """Take this chain's generator; forget the previous chain's replicas and ladder."""
+        super().setup_chain(rng, tune, draws)
+        # PyMC's sequential sampler sets ``step.tune`` itself, its multiprocess sampler does
+        # not (only ``stop_tuning()`` at the end): take it from the chain's plan
+        self.tune = int(tune) > 0
+
+    @property
+    def n_replicas(self):
+        """Number of temperatures."""
+        return self.betas.size
+
+    def _new_chain(self, rng, z=None, c=None):
+        h = self.spec.hyper
+        D, N = self._shape
+        if self.family == "dir_dir":
+            if z is None:
+                return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
+                                   blocked_zeros=self.blocked_zeros)
+            return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
+                               blocked_zeros=self.blocked_zeros, z=z, c=c)
+        g = h.gamma if self.family == "beta_dir" else h.eta
+        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h.alpha, h.beta, rng, z=z)
+
+    def _free_draws(self, draws):
+        if self.family == "dir_beta":  # chain rows are the data's columns
+            A, W = draws
+            return [W.T, A]
+        return list(draws)
+
+    def step(self, point):
+        """Sweep every replica, propose swaps, draw ``A`` and ``W`` given the cold labels."""
+        if self.chains is None:  # first step of a chain: every replica starts from ``init``
+            self.chains = [self._start_chain(self.rng, point) for _ in range(self.n_replicas)]
+            self.labels = list(range(self.n_replicas))
+        prob, accepted, log_joints = exchange_step(self.chains, self.betas, self.rng,
+                                                   self.parity)
+        for i in np.flatnonzero(accepted):  # disjoint pairs: labels follow their states
+            self.labels[i], self.labels[i + 1] = self.labels[i + 1], self.labels[i]
+        self.parity ^= 1
+        if getattr(self, "tune", False) and self.adapt and self.n_replicas > 2:
+            self.tuner.record(prob)
+            self.betas = self.tuner.maybe_retune(self.betas)
+        cold = self.chains[0]
+        self._end_of_chain_check(cold)
+        new_point = dict(point)
+        for role, value in zip(("A", "W"), self._free_draws(cold.draw(self.rng)), strict=True):
+            self._write(new_point, role, value)
+        n_active, n_nonempty = assignment_summary(cold.L, self.active_threshold)
+        stats = {
+            "log_joint": np.float64(log_joints[0]),
+            "n_active": np.int64(n_active),
+            "n_nonempty": np.int64(n_nonempty),
+            "cold_label": np.int64(self.labels[0]),
+        }
+        stats.update({f"swap_prob_{i}": float(p) for i, p in enumerate(prob)})
+        stats.update({f"beta_{i}": float(b) for i, b in enumerate(self.betas)})
+        return new_point, [stats]

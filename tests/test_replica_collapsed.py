@@ -1,0 +1,219 @@
+"""Replica exchange of the collapsed Bernoulli NMF samplers: exactness, SBC, PyMC glue.
+
+Exactness is checked on posteriors small enough to enumerate (the set-up of
+``test_bernoulli_gibbs.py``): two replicas at ``beta = (1, 0.3)`` run ``exchange_step`` (tempered
+sweeps and alternating swaps) from random labels for 25 steps, 4000 independent times, and the
+final labels at each position are tested against the exact tempered posterior
+``p(V, Z)^beta`` (chi-square, reject at p < 1e-3 per position). With the sign of the swap ratio
+flipped both positions give p = 0 (seeds 1-3, ``betadir``), so the test has the power the SBC
+below lacks for that defect: the SBC of the same wrong swap on the 4 x 3 case failed at 1 of
+3 seeds.
+"""
+
+import itertools
+
+import numpy as np
+import pymc as pm
+import pytest
+from _sbc_cases import CASES
+from test_bernoulli_gibbs import _BD, _DD, V_TINY, _chisquare_pvalue, _entries
+
+from bnmfzoo.inference import CollapsedGibbsBetaDir, ReplicaExchangeCollapsed
+from bnmfzoo.inference._ladder import ladder_stats, swap_pass
+from bnmfzoo.inference.binary._core import (
+    betadir_counts,
+    betadir_log_joint,
+    dirdir_counts,
+    dirdir_log_joint,
+)
+from bnmfzoo.inference.binary._tempering import exchange_step
+from bnmfzoo.models import beta_dir, dir_beta, dir_dir
+
+BETAS = np.array([1.0, 0.3])
+
+
+def _problem(family):
+    """``(rows, cols, v, configs, log p(V, config), make_chain)`` of an enumerable problem."""
+    if family == "betadir":
+        V = np.array([[1.0, 0.0, 1.0], [0.0, np.nan, 1.0]])
+        g, a, b = np.array([0.7, 1.5]), np.array([1.0, 2.0]), np.array([0.5, 1.2])
+        rows, cols, v = _entries(V)
+        configs = list(itertools.product(*[range(2)] * len(v)))
+
+        def log_joint(cfg):
+            L, C1, C0 = betadir_counts(rows, cols, v, np.array(cfg, dtype=np.int64), 2, 3, 2)
+            return betadir_log_joint(L, C1, C0, g, a, b)
+
+        def make(rng):
+            return _BD(rows, cols, v, 2, 3, g, a, b, rng)
+    else:
+        V = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, np.nan]])
+        K, g, eta = 3, np.array([0.5, 1.0, 2.0]), np.array([1.5, 0.8, 1.0])
+        rows, cols, v = _entries(V)
+        configs = list(itertools.product(*[
+            [(k, k) for k in range(K)] if vi else
+            [(k, m) for k in range(K) for m in range(K) if k != m] for vi in v]))
+
+        def log_joint(cfg):
+            z = np.array([p[0] for p in cfg], dtype=np.int64)
+            c = np.array([p[1] for p in cfg], dtype=np.int64)
+            L, Q = dirdir_counts(rows, cols, z, c, 2, 3, K)
+            return dirdir_log_joint(L, Q, g, eta)
+
+        def make(rng):
+            return _DD(rows, cols, v, 2, 3, g, eta, rng, blocked_zeros=True)
+    return configs, np.array([log_joint(c) for c in configs]), make
+
+
+def _exchange_pvalues(family, seed, *, wrong_swap=False, n_chains=4000, n_steps=25):
+    configs, logp, make = _problem(family)
+    index = {c: i for i, c in enumerate(configs)}
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((BETAS.size, len(configs)))
+    for _ in range(n_chains):
+        chains = [make(rng) for _ in BETAS]
+        for s in range(n_steps):
+            if wrong_swap:  # the swap ratio with its sign flipped
+                for chain, beta in zip(chains, BETAS):
+                    chain.sweep(rng, beta)
+                swap_pass(chains, BETAS, [-c.log_joint() for c in chains], rng, s % 2)
+            else:
+                exchange_step(chains, BETAS, rng, s % 2)
+        for r, chain in enumerate(chains):
+            counts[r, index[chain.state()]] += 1
+    pvalues = []
+    for r, beta in enumerate(BETAS):
+        exact = np.exp(beta * (logp - logp.max()))
+        pvalues.append(_chisquare_pvalue(counts[r], exact / exact.sum()))
+    return pvalues
+
+
+@pytest.mark.parametrize("family, seed", [("betadir", 1), ("dirdir", 2)])
+def test_exchange_keeps_every_tempered_posterior(family, seed):
+    assert min(_exchange_pvalues(family, seed)) > 1e-3
+
+
+def test_exchange_test_rejects_a_wrong_swap_ratio():
+    assert max(_exchange_pvalues("betadir", 1, wrong_swap=True)) < 1e-6
+
+
+# SBC of replica exchange on the collapsed kernels: the 4 x 3, K = 2 cases of the collapsed
+# Gibbs SBC (``test_bernoulli_gibbs.py``) with a ladder (1, 0.5, 0.2), 250 simulations, each
+# chain run to ESS 30 and thinned by ceil(n / ESS); 26 scalars at Bonferroni level 0.01 / 26.
+@pytest.mark.parametrize("case, seed", [("re-betadir", 11), ("re-dirdir", 12)])
+def test_sbc_replica_exchange_collapsed(case, seed):
+    result = CASES[case].run(seed)
+    assert result.n_sims == 250
+    assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
+
+
+# ------------------------------------------------------------------------------ PyMC glue
+MODELS = {"beta_dir": beta_dir, "dir_beta": dir_beta, "dir_dir": dir_dir}
+
+
+def _sample(family, seed, *, cores=1, chains=2, **kw):
+    with MODELS[family](V_TINY, rank=2):
+        step = ReplicaExchangeCollapsed(n_replicas=3, beta_min=0.2, **kw)
+        return pm.sample(draws=30, tune=40, chains=chains, cores=cores, step=step,
+                         random_seed=seed, progressbar=False, compute_convergence_checks=False)
+
+
+@pytest.mark.parametrize("family", ["beta_dir", "dir_beta", "dir_dir"])
+def test_pm_sample_records_ladder_and_is_reproducible(family):
+    a = _sample(family, 3)
+    b = _sample(family, 3)
+    for name in a.posterior.data_vars:
+        assert np.array_equal(a.posterior[name].values, b.posterior[name].values)
+    ss = a.sample_stats
+    for name in ("log_joint", "n_active", "cold_label", "swap_prob_1", "beta_2"):
+        assert name in ss, name
+    betas, rate = ladder_stats(ss)
+    assert betas.shape == (2, 3) and np.all(betas[:, 0] == 1.0) and np.allclose(betas[:, -1], 0.2)
+    assert np.all((rate > 0) & (rate <= 1))
+    for i in range(3):  # frozen after tuning
+        b_i = ss[f"beta_{i}"].values
+        assert np.all(b_i == b_i[:, :1])
+    A = a.posterior["A"].values
+    if family == "dir_beta":  # Beta entries of A, Dirichlet columns of W
+        assert np.all((A > 0) & (A < 1))
+        np.testing.assert_allclose(a.posterior["W"].sum("factor").values, 1.0)
+    else:  # Dirichlet rows of A
+        np.testing.assert_allclose(A.sum(axis=-1), 1.0)
+
+
+def test_same_draws_with_two_processes():
+    one = _sample("beta_dir", 5, cores=1)
+    two = _sample("beta_dir", 5, cores=2)
+    assert np.array_equal(one.posterior["A"].values, two.posterior["A"].values)
+
+
+def test_single_replica_is_collapsed_gibbs():
+    """With one temperature the step makes CollapsedGibbsBetaDir's draws exactly."""
+    with beta_dir(V_TINY, rank=2):
+        kw = dict(draws=20, tune=10, chains=1, random_seed=7, progressbar=False,
+                  compute_convergence_checks=False)
+        a = pm.sample(step=ReplicaExchangeCollapsed(n_replicas=1), **kw)
+        b = pm.sample(step=CollapsedGibbsBetaDir(), **kw)
+    for name in ("A", "W"):
+        assert np.array_equal(a.posterior[name].values, b.posterior[name].values)
+    np.testing.assert_array_equal(a.sample_stats["log_joint"], b.sample_stats["log_joint"])
+
+
+def test_snapshot_restore_continues_identically():
+    model = dir_dir(V_TINY, rank=2)
+    step = ReplicaExchangeCollapsed(n_replicas=4, beta_min=0.1, model=model)
+    step.setup_chain(np.random.default_rng(7), 30, 20)
+    point = model.initial_point()
+    for _ in range(5):
+        point, _ = step.step(point)
+    snap = step.sampling_state
+    assert snap.chains is not None and len(snap.chains) == 4 and snap.tune
+
+    def run(p):
+        out = []
+        for _ in range(20):  # crosses the end of the first tuning round (16 steps)
+            p, stats = step.step(p)
+            out.append((p, stats[0]))
+        return out
+
+    first = run(point)
+    step.sampling_state = snap
+    again = run(point)
+    for (p1, s1), (p2, s2) in zip(first, again):
+        for name in p1:
+            assert np.array_equal(p1[name], p2[name])
+        assert s1["beta_1"] == s2["beta_1"] and s1["log_joint"] == s2["log_joint"]
+
+
+def test_user_written_model():
+    """A Beta-Dir model written in PyMC syntax (read by ``recognize``) samples with the step."""
+    V = np.nan_to_num(V_TINY[:3])
+    with pm.Model(coords={"row": range(3), "col": range(3), "k": range(2)}):
+        A = pm.Dirichlet("A", a=np.ones(2), dims=("row", "k"))
+        W = pm.Beta("W", 1.0, 1.0, dims=("k", "col"))
+        pm.Bernoulli("X", p=A @ W, observed=V, dims=("row", "col"))
+        idata = pm.sample(draws=10, tune=10, chains=1, progressbar=False, random_seed=2,
+                          step=ReplicaExchangeCollapsed(n_replicas=2, beta_min=0.3),
+                          compute_convergence_checks=False)
+    assert idata.posterior["A"].shape == (1, 10, 3, 2)
+    assert np.isfinite(idata.sample_stats["swap_prob_0"].values).any()
+
+
+def test_never_chosen_automatically_and_bad_arguments():
+    with beta_dir(V_TINY, rank=2) as model:
+        idata = pm.sample(draws=2, tune=2, chains=1, progressbar=False, random_seed=1,
+                          compute_convergence_checks=False)
+        assert "beta_0" not in idata.sample_stats  # pm.sample() chose CollapsedGibbsBetaDir
+        for bad in ([0.5, 0.2], [1.0, 1.2], [1.0, 0.0], [[1.0]]):
+            with pytest.raises(ValueError, match="decreasing ladder"):
+                ReplicaExchangeCollapsed(betas=bad)
+        with pytest.raises(ValueError, match="n_replicas"):
+            ReplicaExchangeCollapsed(n_replicas=0)
+        with pytest.raises(ValueError, match="beta_min"):
+            ReplicaExchangeCollapsed(beta_min=1.5)
+    from bnmfzoo.models import exponential_gaussian
+
+    with exponential_gaussian(np.ones((3, 3)), 2):
+        with pytest.raises(TypeError, match="Bernoulli"):
+            ReplicaExchangeCollapsed()
+    assert model is not None

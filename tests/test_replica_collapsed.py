@@ -7,7 +7,11 @@ final labels at each position are tested against the exact tempered posterior
 ``p(V, Z)^beta`` (chi-square, reject at p < 1e-3 per position). With the sign of the swap ratio
 flipped both positions give p = 0 (seeds 1-3, ``betadir``), so the test has the power the SBC
 below lacks for that defect: the SBC of the same wrong swap on the 4 x 3 case failed at 1 of
-3 seeds.
+3 seeds. False-failure rate, measured over seeds 100-119 for each family
+(``min(_exchange_pvalues(family, seed))`` for each seed, from ``tests/``): 0 of 20 each
+(95% CI 0-16.8%); the 40 p-values per family look uniform (betadir smallest 0.049, median of
+the per-seed minimum 0.37; dirdir smallest 0.0011 at seed 113, which gives 0.45 with 100
+steps instead of 25, median 0.21; expected median of the minimum of two uniforms 0.29).
 """
 
 import itertools

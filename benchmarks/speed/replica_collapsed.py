@@ -114,9 +114,13 @@ def main():
     ap.add_argument("--problems", nargs="+", default=["animals4", "parliament4"])
     ap.add_argument("--methods", nargs="+", default=["gibbs", "re", "gibbs-long"])
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--budget", nargs=2, type=int, default=None, metavar=("TUNE", "DRAWS"),
+                    help="steps per chain (default: the problem's)")
     a = ap.parse_args()
     for name in a.problems:
         prob = _problem(name)
+        if a.budget:
+            prob["budget"] = tuple(a.budget)
         print(f"== {name}: {prob['family']}, X {prob['X'].shape}, rank {prob['R']}, ladder "
               f"{prob['ladder']}, 4 chains x {prob['budget']} steps, seed {a.seed}", flush=True)
         for method in a.methods:

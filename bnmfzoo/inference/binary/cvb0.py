@@ -12,6 +12,11 @@ bound, so convergence is monitored with the training negative log-likelihood of
 ``E_q[A] E_q[W]`` (Eq. 66) and the largest change of a responsibility. The variational factors
 are ``q(A_f) = Dir(g + E[L_f])`` and ``q(W_kn) = Beta(a_k + E[C1_nk], b_k + E[C0_nk])``
 (Eqs. 37-38); predictions use ``E_q[A] E_q[W]`` (Eq. 39).
+
+Memory: the responsibilities ``q`` take ``|observed| x K`` floats, the variational parameters
+of CVB0 themselves (each update subtracts the entry's own ``q`` from the expected counts), on
+top of the ``O((D + N) K)`` counts; the collapsed Gibbs sampler stores one label per entry
+instead. Both are linear in the observed entries (``tests/test_sparse_binary.py``).
 """
 
 import numpy as np

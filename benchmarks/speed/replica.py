@@ -61,10 +61,13 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
   (1000 particles): 0.476, 0.001, 0.033, 0.487 (each SMC run collapses onto one mode).
 * gdsc5 (16 replicas to beta 0.3, 4 x (200 + 400)): gibbs 1.0056, ESS/s of tau 452 (6.5 s);
   re 1.0218, 54 (19.9 s) with swap rate 0.01: this ladder is far too coarse (79k observed
-  entries), so re only costs more here. nuts and smc not run (time).
+  entries), so re only costs more here. nuts (100 + 100, 24 Nov 2026) 1.0142, ESS/s of tau
+  2.2 (165 s); smc (100 particles x 4) did not finish in 900 s of wall time on the loaded
+  machine (``replica_outputs/gdsc5_swimmer_nuts_smc.txt``).
 * swimmer (138 active pixels x 256, rank 16; 16 replicas to beta 0.05, 4 x (300 + 600)):
   gibbs 1.0043, ESS/s of tau 373 (7.2 s); re 1.0028, 44 (39.4 s), swap rate 0.00 (no
-  exchange at all). nuts and smc not run (time).
+  exchange at all). nuts (200 + 200, 24 Nov 2026) 1.4818, ESS/s of tau 0.1 (150 s); smc (200
+  particles x 4) did not finish in 900 s of wall time on the loaded machine.
 * laurberg05_1e3: gibbs 1.292; re (40 replicas, beta_min 1e-6) 1.0006, mass 0.0077 +- 0.0020
   (30 excursions); smc 2.84 (each run on one mode, 199 s); nuts did not finish in time.
 

@@ -17,7 +17,16 @@ Methods:
 * ``gibbs-long``: collapsed Gibbs with ``n_replicas`` times the steps of ``re`` (the same
   number of sweeps), to compare at equal work.
 
-Measured results are in ``benchmarks/RESULTS.md`` (§3.6).
+Measured (24 Nov 2026, seed 11, CPU seconds; output in
+``benchmarks/speed/replica_outputs/collapsed_re_seed11.txt``; ``benchmarks/RESULTS.md`` §3.6):
+
+* animals4 (85 x 50, Beta-Dir, rank 4): gibbs max R-hat 1.0319 (7.2 s); re, 16 rungs to
+  0.85, 1.0046 (101 s; swap rates 0.43-0.50); gibbs-long (16 x the steps) 1.0006 (104 s), with
+  about twice re's ESS per second: replica exchange does not pay here.
+* parliament4 (130 x 130, Dir-Dir, rank 4): gibbs 1.4892 (15.5 s; one chain in another mode);
+  re, 24 rungs to 0.85, 1.2078 (646 s; swap rates 0.13-0.20, 603 changes of the cold
+  replica's label); gibbs-long (24 x) 1.5008 (380 s). With 8 rungs to 0.1 the swaps next to
+  ``beta = 1`` were never accepted (R-hat 1.24 in 213 s).
 """
 
 import argparse
@@ -36,10 +45,10 @@ def _problem(name):
 
     if name == "animals4":  # attributes x animals, the paper's orientation for its figures
         X = np.asarray(load_nbmf("animals").T)
-        return dict(X=X, R=4, family="beta_dir", ladder=(8, 0.1), budget=(1000, 2000))
+        return dict(X=X, R=4, family="beta_dir", ladder=(16, 0.85), budget=(1000, 2000))
     if name == "parliament4":
         X = np.asarray(load_nbmf("parliament"))
-        return dict(X=X, R=4, family="dir_dir", ladder=(8, 0.1), budget=(1000, 2000))
+        return dict(X=X, R=4, family="dir_dir", ladder=(24, 0.85), budget=(1000, 2000))
     raise ValueError(f"unknown problem {name!r}")
 
 
@@ -116,11 +125,15 @@ def main():
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--budget", nargs=2, type=int, default=None, metavar=("TUNE", "DRAWS"),
                     help="steps per chain (default: the problem's)")
+    ap.add_argument("--ladder", nargs=2, type=float, default=None,
+                    metavar=("N_REPLICAS", "BETA_MIN"), help="default: the problem's")
     a = ap.parse_args()
     for name in a.problems:
         prob = _problem(name)
         if a.budget:
             prob["budget"] = tuple(a.budget)
+        if a.ladder:
+            prob["ladder"] = (int(a.ladder[0]), a.ladder[1])
         print(f"== {name}: {prob['family']}, X {prob['X'].shape}, rank {prob['R']}, ladder "
               f"{prob['ladder']}, 4 chains x {prob['budget']} steps, seed {a.seed}", flush=True)
         for method in a.methods:

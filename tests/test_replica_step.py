@@ -3,6 +3,7 @@
 import numpy as np
 import pymc as pm
 import pytest
+from _restore import assert_restore_continues
 
 from bnmfzoo.inference import (
     GibbsNMF,
@@ -87,20 +88,8 @@ def test_snapshot_restore_continues_identically():
     snap = step.sampling_state
     assert snap.chain is not None and snap.tune
 
-    def run(p):
-        out = []
-        for _ in range(20):  # crosses the end of the first tuning round (16 steps)
-            p, stats = step.step(p)
-            out.append((p, stats[0]))
-        return out
-
-    first = run(point)
-    step.sampling_state = snap
-    again = run(point)
-    for (p1, s1), (p2, s2) in zip(first, again):
-        for name in p1:
-            assert np.array_equal(p1[name], p2[name])
-        assert s1["beta_1"] == s2["beta_1"]
+    # 20 steps cross the end of the first tuning round (16 steps)
+    assert_restore_continues(step, point, ("beta_1",))
 
 
 def _sample_laurberg(seed, cores, composed=False):

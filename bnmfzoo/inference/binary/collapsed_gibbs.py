@@ -225,6 +225,7 @@ class _CollapsedStep(TransformedStep):
         "n_nonempty": (np.int64, []),
     }
     stats_dtypes_shapes = dict(_base_stats)
+    blocked_zeros = None  # Dir-Dir only (set by the steps that take it)
 
     def __init__(self, vars=None, *, model=None, init="cvb0", init_iter=100,
                  active_threshold=0.01, rng=None, blocked=True, initial_point=None,
@@ -365,8 +366,21 @@ class _CollapsedStep(TransformedStep):
     def _row_counts(self, chain):
         return chain.L
 
+    def _new_chain(self, rng, z=None, c=None):
+        """A numeric chain of this model's family (labels drawn from ``rng`` unless given)."""
+        h = self.spec.hyper
+        D, N = self._shape
+        if self.family == "dir_dir":
+            return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
+                               blocked_zeros=self.blocked_zeros, z=z, c=c)
+        g = h.gamma if self.family == "beta_dir" else h.eta
+        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h.alpha, h.beta, rng, z=z)
+
     def _free_draws(self, draws):
         """Map the chain's (constrained) draws to the model's free variables."""
+        if self.family == "dir_beta":  # chain rows are the data's columns
+            A, W = draws
+            return [W.T, A]  # A (D, K) Beta entries; Wt (N, K) Dirichlet rows
         return draws
 
     def _model_means(self, means):
@@ -424,18 +438,6 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
     name = "collapsed_gibbs_beta_dir"
     _families = ("beta_dir", "dir_beta")
     _state_class = CollapsedBetaDirState
-
-    def _new_chain(self, rng, z=None):
-        h = self.spec.hyper
-        g = h.gamma if self.family == "beta_dir" else h.eta
-        D, N = self._shape
-        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h.alpha, h.beta, rng, z=z)
-
-    def _free_draws(self, draws):
-        A, W = draws
-        if self.family == "dir_beta":  # chain rows are the data's columns
-            return [W.T, A]  # A (D, K) Beta entries; Wt (N, K) Dirichlet rows
-        return [A, W]
 
     def _model_means(self, means):
         A, W = means
@@ -506,12 +508,6 @@ class CollapsedGibbsDirDir(_CollapsedStep):
         super().__init__(vars, model=model, init=init, init_iter=init_iter,
                          active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
-
-    def _new_chain(self, rng, z=None, c=None):
-        h = self.spec.hyper
-        D, N = self._shape
-        return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
-                           blocked_zeros=self.blocked_zeros, z=z, c=c)
 
 
 def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, random_seed=None,

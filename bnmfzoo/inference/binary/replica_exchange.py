@@ -13,7 +13,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
 from bnmfzoo.inference._ladder import LadderTuner, check_ladder
-from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain, assignment_summary
+from bnmfzoo.inference.binary._core import assignment_summary
 from bnmfzoo.inference.binary._tempering import exchange_step
 from bnmfzoo.inference.binary.collapsed_gibbs import _CollapsedStep
 
@@ -166,24 +166,6 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
     def n_replicas(self):
         """Number of temperatures."""
         return self.betas.size
-
-    def _new_chain(self, rng, z=None, c=None):
-        h = self.spec.hyper
-        D, N = self._shape
-        if self.family == "dir_dir":
-            if z is None:
-                return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
-                                   blocked_zeros=self.blocked_zeros)
-            return DirDirChain(self._rows, self._cols, self._v, D, N, h.gamma, h.eta, rng,
-                               blocked_zeros=self.blocked_zeros, z=z, c=c)
-        g = h.gamma if self.family == "beta_dir" else h.eta
-        return BetaDirChain(self._rows, self._cols, self._v, D, N, g, h.alpha, h.beta, rng, z=z)
-
-    def _free_draws(self, draws):
-        if self.family == "dir_beta":  # chain rows are the data's columns
-            A, W = draws
-            return [W.T, A]
-        return list(draws)
 
     def step(self, point):
         """Sweep every replica, propose swaps, draw ``A`` and ``W`` given the cold labels."""

@@ -183,6 +183,31 @@ def test_snapshot_restore_continues_identically():
     assert_restore_continues(step, point, ("beta_1", "log_joint"))
 
 
+@pytest.mark.parametrize("family", ["beta_dir", "dir_dir"])
+def test_annealed_start_sweeps_from_hot_to_cold(family):
+    """While tuning, replica i starts from one ``init`` chain swept ``anneal_start`` times at
+    every temperature from the hottest down to beta_i (rebuilt with the chains' own sweeps);
+    without tuning every replica starts from its own ``init``."""
+    model = MODELS[family](V_TINY, rank=2)
+    step = ReplicaExchangeCollapsed(n_replicas=3, beta_min=0.2, anneal_start=4, model=model)
+    step.setup_chain(np.random.default_rng(5), 10, 20)
+    chains = step._first_chains(model.initial_point())
+    rng = np.random.default_rng(5)
+    chain = step._start_chain(rng)
+    for i in (2, 1, 0):
+        for _ in range(4):
+            chain.sweep(rng, step.betas[i])
+        np.testing.assert_array_equal(chains[i].z, chain.z)
+        assert chains[i].log_joint() == chain.log_joint()  # counters copied with the labels
+    assert len({id(c.z) for c in chains}) == 3 and len({id(c.L) for c in chains}) == 3
+
+    step.setup_chain(np.random.default_rng(5), 0, 20)  # no tuning: independent starts
+    rng = np.random.default_rng(5)
+    expect = [step._start_chain(rng) for _ in range(3)]
+    for got, want in zip(step._first_chains(model.initial_point()), expect, strict=True):
+        np.testing.assert_array_equal(got.z, want.z)
+
+
 def test_user_written_model():
     """A Beta-Dir model written in PyMC syntax (read by ``recognize``) samples with the step."""
     V = np.nan_to_num(V_TINY[:3])
@@ -209,6 +234,8 @@ def test_never_chosen_automatically_and_bad_arguments():
             ReplicaExchangeCollapsed(n_replicas=0)
         with pytest.raises(ValueError, match="beta_min"):
             ReplicaExchangeCollapsed(beta_min=1.5)
+        with pytest.raises(ValueError, match="anneal_start"):
+            ReplicaExchangeCollapsed(anneal_start=-2)
     from bnmfzoo.models import exponential_gaussian
 
     with exponential_gaussian(np.ones((3, 3)), 2):

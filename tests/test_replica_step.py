@@ -92,6 +92,46 @@ def test_snapshot_restore_continues_identically():
     assert_restore_continues(step, point, ("beta_1",))
 
 
+def _first_replicas(anneal_start, tune):
+    """The replicas a chain's first step starts from, and the generator state before it."""
+    model = exponential_gaussian(_X(), 2)
+    step = ReplicaExchangeGibbs(n_replicas=3, beta_min=0.2, anneal_start=anneal_start,
+                                model=model)
+    step.setup_chain(np.random.default_rng(11), 10 if tune else 0, 20)
+    point = model.initial_point()
+    start = step._new_state({role: step._read(point, role) for role in step.value_maps})
+    replicas, labels = step._replicas_from_point(point)
+    assert labels == [0, 1, 2]
+    return step, start, replicas
+
+
+def test_annealed_start_sweeps_from_hot_to_cold():
+    """While tuning, replica i starts from one state swept ``anneal_start`` times at every
+    temperature from the hottest down to beta_i: the same draws, rebuilt with the numeric core."""
+    from bnmfzoo.inference.gaussian._tempering import tempered_sweep
+
+    step, st, replicas = _first_replicas(3, tune=True)
+    rng = np.random.default_rng(11)  # the chain's generator, as setup_chain received it
+    for i in (2, 1, 0):
+        for _ in range(3):
+            tempered_sweep(st, step.obs, step.hyper, rng, step.betas[i])
+        np.testing.assert_array_equal(replicas[i].A, st.A)
+        np.testing.assert_array_equal(replicas[i].W, st.W)
+        assert replicas[i].tau == st.tau
+    assert not np.array_equal(replicas[0].A, replicas[2].A)
+
+
+@pytest.mark.parametrize("anneal_start, tune", [(0, True), (3, False)],
+                         ids=["off", "not-tuning"])
+def test_no_annealed_start_when_off_or_not_tuning(anneal_start, tune):
+    """With ``anneal_start=0``, or when the chain does not tune, every replica starts at the
+    chain's initial point (the kernel after tuning is unchanged)."""
+    _, start, replicas = _first_replicas(anneal_start, tune)
+    for r in replicas:
+        np.testing.assert_array_equal(r.A, start.A)
+        np.testing.assert_array_equal(r.W, start.W)
+
+
 def _sample_laurberg(seed, cores, composed=False):
     """laurberg(0.5) has two exact factorizations: the jumps find two references."""
     from bnmfzoo.datasets import laurberg
@@ -172,6 +212,9 @@ def test_bad_arguments():
         ReplicaExchangeGibbs(beta_min=0.0, model=model)
     with pytest.raises(ValueError, match="symmetry"):
         ReplicaExchangeGibbs(symmetry=("rotate",), model=model)
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="anneal_start"):
+            ReplicaExchangeGibbs(anneal_start=bad, model=model)
     with pytest.raises(ValueError, match="jump_every"):
         ReplicaExchangeGibbs(mode_jumps=True, jump_every=0, model=model)
     with pytest.raises(NotImplementedError, match="ARD"):

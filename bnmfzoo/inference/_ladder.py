@@ -14,6 +14,11 @@ rejection rates ``r_i`` of each pair in a round the communication barrier
 ``Lambda(beta) = sum of r`` below ``beta`` is interpolated (monotone in ``beta``) and the new
 ``beta`` are placed at equal steps of ``Lambda``, which equalizes the swap rates. The hottest
 ``beta`` is kept; outside tuning the ladder is frozen.
+
+A chain's replicas can start from one annealed trajectory (:func:`annealed_start`: swept at
+each temperature from the hottest down, replica ``i`` taking the state reached at ``beta_i``;
+simulated annealing, Kirkpatrick, Gelatt & Vecchi 1983), so that each starts in a state typical
+of its temperature rather than all at the chain's initial point.
 """
 
 import math
@@ -23,7 +28,7 @@ import numpy as np
 from scipy.interpolate import PchipInterpolator
 
 __all__ = ["geometric_ladder", "check_ladder", "swap_pass", "retune_ladder", "LadderTuner",
-           "ladder_stats"]
+           "ladder_stats", "annealed_start", "check_anneal_start"]
 
 
 def geometric_ladder(n_replicas, beta_min):
@@ -194,3 +199,34 @@ def ladder_stats(sample_stats):
              for i in range(n - 1)]
     rate = np.stack(rates, axis=-1) if rates else np.zeros((betas.shape[0], 0))
     return betas, rate
+
+
+def check_anneal_start(anneal_start):
+    """Validate the sweeps per temperature of :func:`annealed_start` (0 turns it off)."""
+    if isinstance(anneal_start, bool) or not (isinstance(anneal_start, (int, np.integer))
+                                              and anneal_start >= 0):
+        raise ValueError(f"anneal_start must be a non-negative integer (sweeps per "
+                         f"temperature), got {anneal_start!r}")
+    return int(anneal_start)
+
+
+def annealed_start(state, betas, n_sweeps, sweep, copy):
+    """Replica states from one annealed trajectory, coldest first.
+
+    ``state`` is swept ``n_sweeps`` times at each inverse temperature from the hottest
+    (``betas[-1]``) to ``betas[0]`` by ``sweep(state, beta)`` (in place); replica ``i`` is
+    ``copy(state)`` taken after the sweeps at ``betas[i]``.
+
+    Examples
+    --------
+    >>> def add_beta(state, beta):  # a stand-in sweep: adds beta to the state
+    ...     state[0] += beta
+    >>> annealed_start([0.0], [1.0, 0.5, 0.25], 2, add_beta, list)
+    [[3.5], [1.5], [0.5]]
+    """
+    replicas = [None] * len(betas)
+    for i in range(len(betas) - 1, -1, -1):
+        for _ in range(n_sweeps):
+            sweep(state, betas[i])
+        replicas[i] = copy(state)
+    return replicas

@@ -25,6 +25,8 @@ per sweep. Uniform variates come from the caller's ``numpy.random.Generator`` so
 reproducible from its seed.
 """
 
+import copy
+
 import numba
 import numpy as np
 from scipy.special import gammaln
@@ -525,6 +527,13 @@ def assignment_summary(L, threshold=0.01):
     return int(np.sum(mass >= threshold * total)), int(np.sum(mass > 0))
 
 
+def _copy_chain(chain, mutable):
+    new = copy.copy(chain)
+    for name in mutable:
+        setattr(new, name, getattr(chain, name).copy())
+    return new
+
+
 class BetaDirChain:
     """State of one Beta-Dir collapsed Gibbs chain: assignments ``z`` and counters.
 
@@ -556,6 +565,10 @@ class BetaDirChain:
         else:
             self.z = _check_assignments(z, rows.shape[0], self.K, "z")
         self.L, self.C1, self.C0 = betadir_counts(rows, cols, v, self.z, self.D, self.N, self.K)
+
+    def copy(self):
+        """The same state in a new chain (labels and counters copied, data shared)."""
+        return _copy_chain(self, ("z", "L", "C1", "C0"))
 
     def sweep(self, rng, beta=1.0):
         """One collapsed sweep (Eq. 25; of ``p(V, Z)^beta`` with ``beta < 1``)."""
@@ -620,6 +633,10 @@ class DirDirChain:
             if np.any((self.z == self.c) != (np.asarray(v) == 1)):
                 raise ValueError("Dir-Dir assignments need z == c on ones and z != c on zeros")
         self.L, self.Q = dirdir_counts(rows, cols, self.z, self.c, self.D, self.N, self.K)
+
+    def copy(self):
+        """The same state in a new chain (labels and counters copied, data shared)."""
+        return _copy_chain(self, ("z", "c", "L", "Q"))
 
     def sweep(self, rng, beta=1.0):
         """One collapsed sweep (Eqs. 59-61; of ``p(V, Z, C)^beta`` with ``beta < 1``)."""

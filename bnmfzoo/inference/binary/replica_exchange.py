@@ -12,7 +12,12 @@ import numpy as np
 from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
-from bnmfzoo.inference._ladder import LadderTuner, check_ladder
+from bnmfzoo.inference._ladder import (
+    LadderTuner,
+    annealed_start,
+    check_anneal_start,
+    check_ladder,
+)
 from bnmfzoo.inference.binary._core import assignment_summary
 from bnmfzoo.inference.binary._tempering import exchange_step
 from bnmfzoo.inference.binary.collapsed_gibbs import _CollapsedStep
@@ -90,7 +95,15 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
     blocked_zeros : bool, optional
         Dir-Dir only: as in :class:`~bnmfzoo.inference.CollapsedGibbsDirDir`.
     init, init_iter, active_threshold
-        As in :class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`; every replica starts this way.
+        As in :class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`: how a chain's first state is
+        made (every replica's, when ``anneal_start`` is 0 or PyMC does not tune).
+    anneal_start : int
+        Sweeps per temperature of the annealed start (0: every replica starts from its own
+        ``init``). At a chain's first step while PyMC tunes, one chain started by ``init`` is
+        swept ``anneal_start`` times at each temperature from the hottest to ``beta = 1``, and
+        replica ``i`` starts from the state reached at ``beta_i``
+        (:func:`bnmfzoo.inference._ladder.annealed_start`); see
+        :class:`~bnmfzoo.inference.ReplicaExchangeGibbs` for why.
     model : pymc.Model, optional
         A Beta-Dir, Dir-Beta or Dir-Dir model (ours or a recognized user model).
     rng : int or numpy.random.Generator, optional
@@ -127,9 +140,10 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
 
     def __init__(self, vars=None, *, model=None, n_replicas=8, beta_min=0.05, betas=None,
                  adapt=True, blocked_zeros=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, rng=None, blocked=True, initial_point=None,
-                 compile_kwargs=None):
+                 active_threshold=0.01, anneal_start=100, rng=None, blocked=True,
+                 initial_point=None, compile_kwargs=None):
         self.initial_betas = check_ladder(betas, n_replicas, beta_min)
+        self.anneal_start = check_anneal_start(anneal_start)
         super().__init__(vars, model=model, init=init, init_iter=init_iter,
                          active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
@@ -167,10 +181,18 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
         """Number of temperatures."""
         return self.betas.size
 
+    def _first_chains(self, point):
+        """The replicas of a chain's first step: annealed while tuning, else each from ``init``."""
+        if self.anneal_start and self.n_replicas > 1 and getattr(self, "tune", False):
+            return annealed_start(self._start_chain(self.rng, point), self.betas,
+                                  self.anneal_start, lambda c, beta: c.sweep(self.rng, beta),
+                                  lambda c: c.copy())
+        return [self._start_chain(self.rng, point) for _ in range(self.n_replicas)]
+
     def step(self, point):
         """Sweep every replica, propose swaps, draw ``A`` and ``W`` given the cold labels."""
-        if self.chains is None:  # first step of a chain: every replica starts from ``init``
-            self.chains = [self._start_chain(self.rng, point) for _ in range(self.n_replicas)]
+        if self.chains is None:  # first step of a chain
+            self.chains = self._first_chains(point)
             self.labels = list(range(self.n_replicas))
         prob, accepted, log_joints = exchange_step(self.chains, self.betas, self.rng,
                                                    self.parity)

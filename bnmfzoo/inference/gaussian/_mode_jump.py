@@ -47,7 +47,8 @@ from bnmfzoo.inference.gaussian._prior_core import NMFPriorPlan, PriorTerms, pri
 from bnmfzoo.inference.gaussian._symmetry import apply_moves
 
 __all__ = ["Reference", "anneal_schedule", "annealed_sweep", "log_target",
-           "discover_references", "mode_jump", "check_jump_model", "check_jump_settings"]
+           "discover_references", "mode_jump", "jump_step", "check_jump_model",
+           "check_jump_settings"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _PLAN = NMFPriorPlan(A=PriorTerms("external"), W=PriorTerms("external"), noise="external")
@@ -369,3 +370,14 @@ def discover_references(state, obs, hyper, rng, *, n_starts=8, n_quench=300, n_f
         kept.append((ref, draws))
         refs.append(ref)
     return refs
+
+
+def jump_step(state, obs, hyper, refs, gammas, rng, *, n_starts):
+    """One mode jump of a step method: find the references first if ``refs`` is None.
+
+    Returns ``(new_state, prob, refs)`` (``refs`` as found, to keep for the chain's next jumps).
+    """
+    if refs is None:
+        refs = discover_references(state, obs, hyper, rng, n_starts=n_starts)
+    new, prob, _, _ = mode_jump(state, obs, hyper, refs, gammas, rng)
+    return new, prob, refs

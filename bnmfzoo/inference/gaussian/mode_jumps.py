@@ -21,8 +21,7 @@ from bnmfzoo.inference.gaussian._mode_jump import (
     anneal_schedule,
     check_jump_model,
     check_jump_settings,
-    discover_references,
-    mode_jump,
+    jump_step,
 )
 from bnmfzoo.inference.gaussian._symmetry import apply_moves
 from bnmfzoo.models._spec import get_spec
@@ -132,11 +131,8 @@ class ModeJumps(TransformedStep):
             apply_moves(st, self.hyper, self.rng, ("rescale",))
         prob, moved = math.nan, self.rescale
         if due:
-            if self.references is None:
-                self.references = discover_references(st, self.obs, self.hyper, self.rng,
-                                                      n_starts=self.n_starts)
-            new, prob, _, _ = mode_jump(st, self.obs, self.hyper, self.references, self.gammas,
-                                        self.rng)
+            new, prob, self.references = jump_step(st, self.obs, self.hyper, self.references,
+                                                   self.gammas, self.rng, n_starts=self.n_starts)
             moved, st = moved or new is not st, new
         stats = [{"jump_accept": float(prob), "n_references": len(self.references or ())}]
         if not moved:  # the point itself, not a round trip through the transforms

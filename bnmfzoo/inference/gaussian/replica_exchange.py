@@ -16,15 +16,21 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
-from bnmfzoo.inference._ladder import LadderTuner, check_ladder, ladder_stats, swap_pass
+from bnmfzoo.inference._ladder import (
+    LadderTuner,
+    annealed_start,
+    check_anneal_start,
+    check_ladder,
+    ladder_stats,
+    swap_pass,
+)
 from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
 from bnmfzoo.inference.gaussian._mode_jump import (
     anneal_schedule,
     check_jump_model,
     check_jump_settings,
-    discover_references,
-    mode_jump,
+    jump_step,
 )
 from bnmfzoo.inference.gaussian._symmetry import MOVES, apply_moves
 from bnmfzoo.inference.gaussian._tempering import log_likelihood, tempered_sweep
@@ -107,6 +113,19 @@ class ReplicaExchangeGibbs(TransformedStep):
         default: in ``benchmarks/speed/replica.py`` they speed up the scale direction
         (ESS/s of a column sum 27 -> 3700 on ``laurberg(0.5)``) but cost 2.5-4x per step and
         did not improve R-hat or ESS/s of ``tau`` or ``A @ W`` (CCLE rank 3, laurberg).
+    anneal_start : int
+        Sweeps per temperature of the annealed start (0: every replica starts at the
+        chain's initial point). At a chain's first step while PyMC tunes, one state is swept
+        ``anneal_start`` times at each temperature from the hottest to ``beta = 1``, and each
+        replica starts from the state reached at its own temperature (simulated annealing,
+        Kirkpatrick et al. 1983, as the start of parallel tempering). Without it every
+        replica starts where the chain starts, and a replica quenched there into a narrow
+        mode keeps it: states are only exchanged between temperatures, and one that only the
+        cold end holds sinks back to it. On CCLE IC50 rank 3, half of quenched random starts
+        end in the posterior's narrow mode (about 1.5 % of the mass); annealed starts with
+        100 sweeps per temperature ended there in 0 of 40 (``benchmarks/RESULTS.md`` §3.5).
+        It costs ``anneal_start`` steps of the whole ladder, once per chain, and does not
+        change the kernel after tuning.
     q_scale : float
         Initial step size ``eps`` of the Q-Transform move (``Q = expm(eps Z)``); tuned
         towards an acceptance rate of 0.3 during PyMC's tuning.
@@ -117,11 +136,10 @@ class ReplicaExchangeGibbs(TransformedStep):
         ``n_starts`` quenched Gibbs runs from random starts and the chain's state, and each
         gets a mean-field reference. While PyMC tunes, an accepted jump restarts every
         replica from the new state; afterwards the kernel is fixed. Off by default. Not with
-        ARD. On CCLE IC50 rank 3 (where tempered replicas condense only into the broad mode)
-        this combination did *not* cross in the one seed measured (max R-hat 1.078, jumps
-        almost never accepted; not understood), while the same jumps without a ladder,
-        ``step=[GibbsNMF(), ModeJumps()]``, did in 4 of 4 seeds (``benchmarks/RESULTS.md``
-        §3.5): prefer :class:`~bnmfzoo.inference.ModeJumps` there.
+        ARD. Measured once on CCLE IC50 rank 3, before the annealed start existed, this
+        combination did *not* bring the chains together (max R-hat 1.078, jumps almost never
+        accepted; not understood); the annealed start alone did, and so did the jumps without
+        a ladder, ``step=[GibbsNMF(), ModeJumps()]`` (``benchmarks/RESULTS.md`` §3.5).
     jump_every, n_anneal, n_starts : int
         Steps between jumps; annealing steps of each path (the cost of a jump is about
         ``2 n_anneal`` sweeps; more steps raise the acceptance rate); random starts searched.
@@ -166,8 +184,8 @@ class ReplicaExchangeGibbs(TransformedStep):
 
     def __init__(self, vars=None, *, n_replicas=8, beta_min=0.05, betas=None, adapt=True,
                  symmetry=(), q_scale=0.05, mode_jumps=False, jump_every=10, n_anneal=500,
-                 n_starts=8, model=None, rng=None, blocked=True, initial_point=None,
-                 compile_kwargs=None):
+                 n_starts=8, anneal_start=100, model=None, rng=None, blocked=True,
+                 initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         spec = get_spec(model, families="exponential_gaussian", method=type(self).__name__)
         self._init_variables(model, spec.var_names, vars)
@@ -187,6 +205,7 @@ class ReplicaExchangeGibbs(TransformedStep):
             check_jump_model(spec.hyper)
             check_jump_settings(jump_every, n_anneal, n_starts)
         self.jump_every, self.n_starts = int(jump_every), int(n_starts)
+        self.anneal_start = check_anneal_start(anneal_start)
         self.gammas = anneal_schedule(n_anneal)
         self.spec = spec
         self.hyper = spec.hyper
@@ -241,8 +260,17 @@ class ReplicaExchangeGibbs(TransformedStep):
             replicas[0] = self._new_state(values)  # the cold chain was moved by someone else
             return replicas, labels
         values = {role: self._read(point, role) for role in self.value_maps}
+        if self.anneal_start and self.n_replicas > 1 and getattr(self, "tune", False):
+            return self._annealed_replicas(self._new_state(values)), list(range(self.n_replicas))
         return ([self._new_state(values) for _ in range(self.n_replicas)],
                 list(range(self.n_replicas)))
+
+    def _annealed_replicas(self, st):
+        """Anneal ``st`` from the hottest temperature down; replica ``i`` starts at ``beta_i``."""
+        return annealed_start(
+            st, self.betas, self.anneal_start,
+            lambda s, beta: tempered_sweep(s, self.obs, self.hyper, self.rng, beta),
+            lambda s: nmf_state(s.A, s.W, s.tau, s.lambda_, self.obs))
 
     def step(self, point):
         """Sweep every replica, apply the symmetry moves, propose swaps; record ``beta = 1``."""
@@ -261,11 +289,9 @@ class ReplicaExchangeGibbs(TransformedStep):
         self.parity ^= 1
         jump_prob = math.nan
         if self.mode_jumps and self.n_steps % self.jump_every == 0:
-            if self.references is None:
-                self.references = discover_references(replicas[0], self.obs, self.hyper,
-                                                      self.rng, n_starts=self.n_starts)
-            new, jump_prob, _, _ = mode_jump(replicas[0], self.obs, self.hyper,
-                                             self.references, self.gammas, self.rng)
+            new, jump_prob, self.references = jump_step(
+                replicas[0], self.obs, self.hyper, self.references, self.gammas, self.rng,
+                n_starts=self.n_starts)
             if new is not replicas[0]:
                 replicas[0] = new
                 logliks[0] = log_likelihood(new, self.obs, self.hyper)

@@ -1,0 +1,125 @@
+"""Mode masses on laurberg(0.5), sigma 0.05: replica exchange, SMC, stacking, Stein weights.
+
+Run with ``python -m benchmarks.speed.mode_masses [--seeds 4] [--methods re smc stacking stein]``.
+
+``laurberg(0.5)`` (6 x 6, rank 3, noise sd 0.05 fixed, exponential priors of rate 1) has two
+exact factorizations 36.87 degrees apart. Its posterior puts almost all its mass near one of
+them; the quantity compared is the **mass of the other** ("solution 1": the share of draws, or
+of weight, whose basis ``A`` is nearer solution 1 by the maximum matched column angle). For each
+seed (100, 101, ...) the script prints the estimate of each method:
+
+* ``re``: ``ReplicaExchangeGibbs`` (16 rungs to 1e-3, 4 chains of 1000 + 8000 steps, the
+  problem and budget of ``benchmarks/speed/replica.py --only-seeds --re-budget 1000 8000``),
+  with its batch-means Monte-Carlo error: the reference, since its chains cross between the
+  solutions (``excursions``) and it agrees with annealed importance sampling
+  (``benchmarks/speed/ais_masses.py``; ``benchmarks/RESULTS.md`` §3.5);
+* ``smc``: ``pm.sample_smc`` (1000 particles, one run), the share of its particles;
+* ``stacking``: 8 ``GibbsNMF`` chains from random starts (1000 + 2000 sweeps) weighted by
+  :func:`bnmfzoo.diagnostics.chain_weights` (Yao, Vehtari & Gelman 2022), the mass being
+  ``sum_k w_k share_k``; beside it the pooled share of the same draws (equal chain weights);
+* ``stein``: 50 Q-Transform particles of :func:`bnmfzoo.inference.fit_particles` with their
+  valid Stein weights; beside it the uniform share of the same particles.
+
+Stacking weighs chains by how well they predict held-out entries and Stein weights match the
+local shape of the density; neither is an estimate of a mode's posterior mass, and where the
+modes predict equally well (two exact factorizations) neither can tell them apart. The output
+shows by how much they differ from the reference here.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
+from benchmarks.speed.replica import _mode_of_solutions, _problem, _starts, run_method
+
+
+def _nearest_sol1(A, data):
+    idx, _ = _mode_of_solutions(A.reshape(-1, *A.shape[-2:]), data)
+    return (idx == 0).reshape(A.shape[:-2])
+
+
+def stacking_mass(prob, seed, n_chains=8):
+    """Stacked and pooled mass of solution 1 from ``n_chains`` Gibbs chains."""
+    import pymc as pm
+
+    from bnmfzoo.diagnostics import add_log_likelihood, chain_weights
+    from bnmfzoo.inference import GibbsNMF
+    from bnmfzoo.models import exponential_gaussian
+
+    model = exponential_gaussian(prob["X"], prob["R"], **prob["model_kw"])
+    tune, draws = prob["budget"]["gibbs"][0], 2000
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c0 = time.process_time()
+        idata = pm.sample(draws=draws, tune=tune, step=GibbsNMF(), chains=n_chains, cores=1,
+                          initvals=_starts(prob["X"], prob["R"], seed, n=n_chains),
+                          random_seed=seed, progressbar=False, compute_convergence_checks=False)
+        idata = add_log_likelihood(idata, model)
+        w = chain_weights(idata).values
+        cpu = time.process_time() - c0
+    share = _nearest_sol1(idata.posterior["A"].values, prob["data"]).mean(axis=1)
+    return dict(mass=float(w @ share), pooled=float(share.mean()), cpu=cpu,
+                detail=f"chain shares {np.round(share, 3).tolist()}, weights "
+                       f"{np.round(w, 3).tolist()}")
+
+
+def stein_mass(prob, seed, n_particles=50):
+    """Stein-weighted and uniform mass of solution 1 of Q-Transform particles."""
+    from bnmfzoo.inference import fit_particles
+    from bnmfzoo.models import exponential_gaussian
+
+    model = exponential_gaussian(prob["X"], prob["R"], **prob["model_kw"])
+    c0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = fit_particles(model, n_particles=n_particles, random_seed=seed, progressbar=False)
+    cpu = time.process_time() - c0
+    part = res["particles"]
+    near = _nearest_sol1(part["A"].values, prob["data"])
+    w = part["weight"].values
+    return dict(mass=float(w @ near), pooled=float(near.mean()), cpu=cpu,
+                detail=f"n_eff {float(res['diagnostics']['n_eff']):.1f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=4)
+    ap.add_argument("--methods", nargs="+", default=["re", "smc", "stacking", "stein"])
+    a = ap.parse_args(argv)
+    prob = _problem("laurberg05")
+    prob["budget"]["re"] = (1000, 8000)
+    rows = {m: [] for m in a.methods}
+    for s in range(a.seeds):
+        seed = 100 + s
+        for m in a.methods:
+            if m in ("re", "smc"):
+                r = run_method(m, prob, seed)
+                mass = r["mass_sol1"]
+                extra = (f"± {r['mcse_sol1']:.4f} ({r['excursions']} excursions)" if m == "re"
+                         else f"(chain masses {r['chain_mass_sol1']})")
+                cpu = r["cpu"]
+            elif m == "stacking":
+                r = stacking_mass(prob, seed)
+                mass, cpu = r["mass"], r["cpu"]
+                extra = f"pooled {r['pooled']:.4f}; {r['detail']}"
+            elif m == "stein":
+                r = stein_mass(prob, seed)
+                mass, cpu = r["mass"], r["cpu"]
+                extra = f"uniform {r['pooled']:.4f}; {r['detail']}"
+            else:
+                raise ValueError(f"unknown method {m!r}")
+            rows[m].append(mass)
+            print(f"seed {seed} {m:9s} mass(sol1) {mass:.4f} {extra} cpu {cpu:.1f} s",
+                  flush=True)
+    print("method    mean    sd over seeds   per seed")
+    for m, v in rows.items():
+        v = np.array(v)
+        sd = v.std(ddof=1) if v.size > 1 else float("nan")
+        print(f"{m:9s} {v.mean():.4f} {sd:.4f}   {np.round(v, 4).tolist()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -185,20 +185,22 @@ def test_snapshot_restore_continues_identically():
 
 @pytest.mark.parametrize("family", ["beta_dir", "dir_dir"])
 def test_annealed_start_sweeps_from_hot_to_cold(family):
-    """While tuning, replica i starts from one ``init`` chain swept ``anneal_start`` times at
-    every temperature from the hottest down to beta_i (rebuilt with the chains' own sweeps);
-    without tuning every replica starts from its own ``init``."""
+    """While tuning, replica i starts from one ``init`` chain annealed from beta_min up to
+    beta_i (rebuilt with the chains' own sweeps); without tuning every replica starts from its
+    own ``init``."""
     model = MODELS[family](V_TINY, rank=2)
-    step = ReplicaExchangeCollapsed(n_replicas=3, beta_min=0.2, anneal_start=4, model=model)
+    step = ReplicaExchangeCollapsed(n_replicas=3, beta_min=0.2, anneal_start=6, model=model)
     step.setup_chain(np.random.default_rng(5), 10, 20)
     chains = step._first_chains(model.initial_point())
     rng = np.random.default_rng(5)
     chain = step._start_chain(rng)
-    for i in (2, 1, 0):
-        for _ in range(4):
-            chain.sweep(rng, step.betas[i])
-        np.testing.assert_array_equal(chains[i].z, chain.z)
-        assert chains[i].log_joint() == chain.log_joint()  # counters copied with the labels
+    taken_after = {1: 2, 3: 1, 6: 0}  # betas 1, 0.447, 0.2; path 0.2, 0.276, 0.381, 0.525, ...
+    for t, beta in enumerate(np.geomspace(0.2, 1.0, 6), start=1):
+        chain.sweep(rng, beta)
+        if t in taken_after:
+            i = taken_after[t]
+            np.testing.assert_array_equal(chains[i].z, chain.z)
+            assert chains[i].log_joint() == chain.log_joint()  # counters copied with labels
     assert len({id(c.z) for c in chains}) == 3 and len({id(c.L) for c in chains}) == 3
 
     step.setup_chain(np.random.default_rng(5), 0, 20)  # no tuning: independent starts

@@ -347,3 +347,32 @@ def test_ladders():
         geometric_ladder(3, 1.5)
     with pytest.raises(ValueError, match="beta"):
         tempered_sweep(None, None, HYPER, None, 1.5)
+
+
+# ------------------------------------------------------------------- too coarse a ladder, warned
+
+
+def _tune_then_sample(prob_of_pair, n_tune=40):
+    """Feed a tuner ``n_tune`` tuning steps whose pair i swaps with ``prob_of_pair[i]``, then two
+    sampling steps; return the warnings raised."""
+    import warnings
+
+    from bnmfzoo.inference._ladder import LadderTuner
+
+    tuner, betas = LadderTuner(), np.array([1.0, 0.5, 0.25, 0.125])
+    prob = np.asarray(prob_of_pair, dtype=float)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(n_tune):
+            betas = tuner.update(prob, betas, tune=True, adapt=False, where="Step")
+        for _ in range(2):
+            tuner.update(prob, betas, tune=False, adapt=False, where="Step")
+    return [str(w.message) for w in caught]
+
+
+def test_a_ladder_whose_neighbours_never_swap_is_reported_once():
+    msgs = _tune_then_sample([0.4, 0.001, 0.3])
+    assert len(msgs) == 1 and msgs[0].startswith("Step: after tuning"), msgs
+    assert "0.5-0.25 (0.001)" in msgs[0] and "n_replicas" in msgs[0]
+    assert _tune_then_sample([0.4, 0.2, 0.3]) == []  # every pair swaps: silent
+    assert _tune_then_sample([0.4, 0.001, 0.3], n_tune=5) == []  # too few proposals to judge

@@ -106,18 +106,23 @@ def _first_replicas(anneal_start, tune):
 
 
 def test_annealed_start_sweeps_from_hot_to_cold():
-    """While tuning, replica i starts from one state swept ``anneal_start`` times at every
-    temperature from the hottest down to beta_i: the same draws, rebuilt with the numeric core."""
+    """While tuning, the replicas start from one state swept ``anneal_start`` times at betas
+    rising geometrically from beta_min to 1, replica i taken after the last sweep at a beta
+    not above its own: the same draws, rebuilt with the numeric core."""
     from bnmfzoo.inference.gaussian._tempering import tempered_sweep
 
-    step, st, replicas = _first_replicas(3, tune=True)
+    step, st, replicas = _first_replicas(6, tune=True)
+    np.testing.assert_allclose(step.betas, [1.0, 0.2**0.5, 0.2])
+    path = np.geomspace(0.2, 1.0, 6)  # 0.2, 0.276, 0.381, 0.525, 0.725, 1
+    taken_after = {1: 2, 3: 1, 6: 0}  # sweeps done -> the replica copied then
     rng = np.random.default_rng(11)  # the chain's generator, as setup_chain received it
-    for i in (2, 1, 0):
-        for _ in range(3):
-            tempered_sweep(st, step.obs, step.hyper, rng, step.betas[i])
-        np.testing.assert_array_equal(replicas[i].A, st.A)
-        np.testing.assert_array_equal(replicas[i].W, st.W)
-        assert replicas[i].tau == st.tau
+    for t, beta in enumerate(path, start=1):
+        tempered_sweep(st, step.obs, step.hyper, rng, beta)
+        if t in taken_after:
+            r = replicas[taken_after[t]]
+            np.testing.assert_array_equal(r.A, st.A)
+            np.testing.assert_array_equal(r.W, st.W)
+            assert r.tau == st.tau
     assert not np.array_equal(replicas[0].A, replicas[2].A)
 
 

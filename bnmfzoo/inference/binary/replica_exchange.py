@@ -98,12 +98,15 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
         As in :class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`: how a chain's first state is
         made (every replica's, when ``anneal_start`` is 0 or PyMC does not tune).
     anneal_start : int
-        Sweeps per temperature of the annealed start (0: every replica starts from its own
-        ``init``). At a chain's first step while PyMC tunes, one chain started by ``init`` is
-        swept ``anneal_start`` times at each temperature from the hottest to ``beta = 1``, and
-        replica ``i`` starts from the state reached at ``beta_i``
+        Sweeps of the annealed start (0: every replica starts from its own ``init``). At a
+        chain's first step while PyMC tunes, one chain started by ``init`` is swept
+        ``anneal_start`` times at inverse temperatures rising geometrically from ``beta_min``
+        to 1, and replica ``i`` starts from the state the path reached at ``beta_i``
         (:func:`bnmfzoo.inference._ladder.annealed_start`); see
-        :class:`~bnmfzoo.inference.ReplicaExchangeGibbs` for why.
+        :class:`~bnmfzoo.inference.ReplicaExchangeGibbs` for why. On ``parliament`` a few
+        annealed and quenched starts (from ``beta`` 0.85) looked alike; it is on by default
+        for the same start in both replica-exchange steps, at the cost of ``anneal_start``
+        sweeps once per chain.
     model : pymc.Model, optional
         A Beta-Dir, Dir-Beta or Dir-Dir model (ours or a recognized user model).
     rng : int or numpy.random.Generator, optional
@@ -140,7 +143,7 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
 
     def __init__(self, vars=None, *, model=None, n_replicas=8, beta_min=0.05, betas=None,
                  adapt=True, blocked_zeros=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, anneal_start=100, rng=None, blocked=True,
+                 active_threshold=0.01, anneal_start=2000, rng=None, blocked=True,
                  initial_point=None, compile_kwargs=None):
         self.initial_betas = check_ladder(betas, n_replicas, beta_min)
         self.anneal_start = check_anneal_start(anneal_start)
@@ -199,9 +202,8 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
         for i in np.flatnonzero(accepted):  # disjoint pairs: labels follow their states
             self.labels[i], self.labels[i + 1] = self.labels[i + 1], self.labels[i]
         self.parity ^= 1
-        if getattr(self, "tune", False) and self.adapt and self.n_replicas > 2:
-            self.tuner.record(prob)
-            self.betas = self.tuner.maybe_retune(self.betas)
+        self.betas = self.tuner.update(prob, self.betas, tune=getattr(self, "tune", False),
+                                       adapt=self.adapt, where=type(self).__name__)
         cold = self.chains[0]
         self._end_of_chain_check(cold)
         new_point = dict(point)

@@ -114,18 +114,19 @@ class ReplicaExchangeGibbs(TransformedStep):
         (ESS/s of a column sum 27 -> 3700 on ``laurberg(0.5)``) but cost 2.5-4x per step and
         did not improve R-hat or ESS/s of ``tau`` or ``A @ W`` (CCLE rank 3, laurberg).
     anneal_start : int
-        Sweeps per temperature of the annealed start (0: every replica starts at the
-        chain's initial point). At a chain's first step while PyMC tunes, one state is swept
-        ``anneal_start`` times at each temperature from the hottest to ``beta = 1``, and each
-        replica starts from the state reached at its own temperature (simulated annealing,
-        Kirkpatrick et al. 1983, as the start of parallel tempering). Without it every
-        replica starts where the chain starts, and a replica quenched there into a narrow
-        mode keeps it: states are only exchanged between temperatures, and one that only the
-        cold end holds sinks back to it. On CCLE IC50 rank 3, half of quenched random starts
-        end in the posterior's narrow mode (about 1.5 % of the mass); annealed starts with
-        100 sweeps per temperature ended there in 0 of 40 (``benchmarks/RESULTS.md`` §3.5).
-        It costs ``anneal_start`` steps of the whole ladder, once per chain, and does not
-        change the kernel after tuning.
+        Sweeps of the annealed start (0: every replica starts at the chain's initial point).
+        At a chain's first step while PyMC tunes, one state is swept ``anneal_start`` times at
+        inverse temperatures rising geometrically from ``beta_min`` to 1, and each replica
+        starts from the state the path reached at its own temperature
+        (:func:`bnmfzoo.inference._ladder.annealed_start`; simulated annealing, Kirkpatrick
+        et al. 1983, as the start of parallel tempering). Without it every replica starts
+        where the chain starts, and a replica quenched there into a narrow mode keeps it:
+        states are only exchanged between temperatures, and one that only the cold end holds
+        sinks back to it. On CCLE IC50 rank 3, 41 of 100 quenched random starts ended in the
+        posterior's narrow mode (a few percent of the mass), 0 of 100 annealed starts of 2000
+        sweeps from 0.05 and 4 of 100 of 800 sweeps (``benchmarks/RESULTS.md`` §3.5). It costs
+        ``anneal_start`` sweeps of one replica, once per chain, and does not change the kernel
+        after tuning.
     q_scale : float
         Initial step size ``eps`` of the Q-Transform move (``Q = expm(eps Z)``); tuned
         towards an acceptance rate of 0.3 during PyMC's tuning.
@@ -184,7 +185,7 @@ class ReplicaExchangeGibbs(TransformedStep):
 
     def __init__(self, vars=None, *, n_replicas=8, beta_min=0.05, betas=None, adapt=True,
                  symmetry=(), q_scale=0.05, mode_jumps=False, jump_every=10, n_anneal=500,
-                 n_starts=8, anneal_start=100, model=None, rng=None, blocked=True,
+                 n_starts=8, anneal_start=2000, model=None, rng=None, blocked=True,
                  initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         spec = get_spec(model, families="exponential_gaussian", method=type(self).__name__)
@@ -266,7 +267,7 @@ class ReplicaExchangeGibbs(TransformedStep):
                 list(range(self.n_replicas)))
 
     def _annealed_replicas(self, st):
-        """Anneal ``st`` from the hottest temperature down; replica ``i`` starts at ``beta_i``."""
+        """Anneal ``st`` from the hottest temperature to 1; replica ``i`` starts at ``beta_i``."""
         return annealed_start(
             st, self.betas, self.anneal_start,
             lambda s, beta: tempered_sweep(s, self.obs, self.hyper, self.rng, beta),
@@ -301,10 +302,10 @@ class ReplicaExchangeGibbs(TransformedStep):
                     for i in range(1, len(replicas)):
                         replicas[i] = nmf_state(new.A, new.W, new.tau, new.lambda_, self.obs)
         self.n_steps += 1
-        if getattr(self, "tune", False):
-            if self.adapt and self.n_replicas > 2:
-                self.tuner.record(prob)
-                self.betas = self.tuner.maybe_retune(self.betas)
+        tune = getattr(self, "tune", False)
+        self.betas = self.tuner.update(prob, self.betas, tune=tune, adapt=self.adapt,
+                                       where=type(self).__name__)
+        if tune:
             if "qtransform" in self.symmetry:
                 gain = 1.0 / math.sqrt(self.n_steps)
                 self.q_scale *= np.exp(gain * (np.nan_to_num(q_prob, nan=0.3) - 0.3))

@@ -26,8 +26,9 @@ modes predict equally well (two exact factorizations) neither can tell them apar
 shows by how much they differ from the reference here.
 
 Measured (24 Nov 2026, seeds 100-103; ``benchmarks/RESULTS.md`` §3.5): replica exchange 0.0049
-(sd 0.0019 over seeds; the seeds agree within their errors, chi2 p = 0.17), SMC 0.25 (each run collapses onto one solution), stacking 0.017 (nearly
-all weight on one chain), Stein weights 0.62 (uniform 0.54).
+(sd 0.0019 over seeds; the seeds agree within their errors, chi2 p = 0.17), SMC 0.25 (each
+run collapses onto one solution), stacking 0.017 (nearly all weight on one chain), Stein
+weights 0.62 (uniform 0.54).
 """
 
 import argparse

@@ -103,10 +103,10 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
         ``anneal_start`` times at inverse temperatures rising geometrically from ``beta_min``
         to 1, and replica ``i`` starts from the state the path reached at ``beta_i``
         (:func:`bnmfzoo.inference._ladder.annealed_start`); see
-        :class:`~bnmfzoo.inference.ReplicaExchangeGibbs` for why. On ``parliament`` a few
-        annealed and quenched starts (from ``beta`` 0.85) looked alike; it is on by default
-        for the same start in both replica-exchange steps, at the cost of ``anneal_start``
-        sweeps once per chain.
+        :class:`~bnmfzoo.inference.ReplicaExchangeGibbs` for why. It is not shown to help
+        the collapsed samplers (not measured on their benchmarks); it is on by default for the
+        same start in both replica-exchange steps, at the cost of ``anneal_start`` sweeps once
+        per chain.
     model : pymc.Model, optional
         A Beta-Dir, Dir-Beta or Dir-Dir model (ours or a recognized user model).
     rng : int or numpy.random.Generator, optional

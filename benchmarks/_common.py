@@ -15,7 +15,7 @@ the environment defaults below are in place before numpy loads:
 
 ``DATA`` is that folder, ``RESULTS`` is ``benchmarks/results`` (git-ignored), and ``Clock`` times a
 block in CPU and wall seconds. The library's fitters record their own CPU times
-(``cpu_time`` entries of the ``diagnostics`` group, see :mod:`bnmfzoo._timing`); read those
+(``cpu_time`` entries of the ``diagnostics`` group, see :mod:`bnmfzoo._base.timing`); read those
 rather than re-timing inside a call.
 """
 

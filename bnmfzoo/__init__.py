@@ -13,7 +13,7 @@ models they recognize (:func:`bnmfzoo.models.recognize`): they are added to PyMC
 import hook), so importing bnmfzoo stays cheap.
 """
 
-from bnmfzoo._lazy import lazy_namespace
+from bnmfzoo._base.lazy import lazy_namespace
 
 __version__ = "0.1.0"
 
@@ -21,7 +21,7 @@ _SUBPACKAGES = ("datasets", "models", "likelihoods", "inference", "diagnostics",
                 "report")
 __getattr__, __dir__ = lazy_namespace(
     __name__,
-    {"BayesianNMF": ".estimator", "long_format": "._entries", "LongMatrix": "._entries"},
+    {"BayesianNMF": ".estimator", "long_format": "._base.entries", "LongMatrix": "._base.entries"},
     _SUBPACKAGES,
 )
 __all__ = ["BayesianNMF", "LongMatrix", "datasets", "diagnostics", "inference", "likelihoods",

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._validation import as_dataarray, fmt
+from bnmfzoo._base.validation import as_dataarray, fmt
 
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -155,7 +155,7 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
 
 
 def read_long(path, *, header="auto"):
-    r"""Read sparse data as a :class:`~bnmfzoo._entries.LongMatrix` and a :class:`ReadInfo`.
+    r"""Read sparse data as a :class:`~bnmfzoo._base.entries.LongMatrix` and a :class:`ReadInfo`.
 
     ``.npz``: a ``scipy.sparse`` matrix saved by :func:`scipy.sparse.save_npz`. Delimited text:
     three columns ``row, col, value``, one observed entry per line (module docstring).
@@ -171,7 +171,7 @@ def read_long(path, *, header="auto"):
     """
     import pandas as pd
 
-    from bnmfzoo._entries import long_format
+    from bnmfzoo._base.entries import long_format
 
     path = Path(path)
     if not path.exists():

@@ -99,7 +99,7 @@ def sparse_input_for(method, X):
     >>> sparse_input_for("vb", S) is S
     True
     """
-    from bnmfzoo._entries import as_long, is_sparse_input
+    from bnmfzoo._base.entries import as_long, is_sparse_input
 
     if not is_sparse_input(X) or method in SPARSE_METHODS:
         return X

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bnmfzoo._validation import check_int, check_matrix, check_rank, fmt
+from bnmfzoo._base.validation import check_int, check_matrix, check_rank, fmt
 
 #: models whose likelihood is Gaussian (negative observations are valid data)
 GAUSSIAN_MODELS = ("exponential_gaussian", "tri_exponential_gaussian")
@@ -189,8 +189,8 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         return tags
 
     def _validate_sparse(self, X, reset):
-        """Sparse input: the validated :class:`~bnmfzoo._entries.LongMatrix` (never dense)."""
-        from bnmfzoo._validation import check_entries
+        """Sparse input: the validated :class:`~bnmfzoo._base.entries.LongMatrix` (never dense)."""
+        from bnmfzoo._base.validation import check_entries
 
         if not reset and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
@@ -276,7 +276,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         -------
         BayesianNMF
         """
-        from bnmfzoo._entries import is_sparse_input
+        from bnmfzoo._base.entries import is_sparse_input
         from bnmfzoo._registry import build_model, method_kwargs, run_method, sparse_input_for
 
         method = self._method()
@@ -346,8 +346,8 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         :meth:`sample_components`. A tri-factorization is summarized through ``A = F S``,
         ``W = G^T``.
         """
-        from bnmfzoo._results import build_datatree
-        from bnmfzoo.diagnostics.mode_clustering import point_estimate
+        from bnmfzoo._base.results import build_datatree
+        from bnmfzoo.diagnostics._modes.mode_clustering import point_estimate
 
         if "A" not in result["posterior"]:
             A, W = self._factor_draws(result)
@@ -388,7 +388,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             (a DataFrame indexed like ``X`` under ``set_output(transform="pandas")``).
         """
         check_is_fitted(self, "components_")
-        from bnmfzoo._entries import is_sparse_input
+        from bnmfzoo._base.entries import is_sparse_input
 
         if is_sparse_input(X):
             return self._sparse_loadings(self._validate_sparse(X, reset=False))
@@ -450,7 +450,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         float
         """
         check_is_fitted(self, "components_")
-        from bnmfzoo._entries import is_sparse_input
+        from bnmfzoo._base.entries import is_sparse_input
 
         if is_sparse_input(X):
             e = self._validate_sparse(X, reset=False)

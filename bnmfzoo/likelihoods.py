@@ -11,7 +11,7 @@ Example
 ...     _ = likelihoods.gaussian("X", A, W, observed=X, sigma=0.5)
 """
 
-from bnmfzoo._lazy import lazy_namespace
+from bnmfzoo._base.lazy import lazy_namespace
 
 _NAMES = {
     "gaussian": "bnmfzoo._terms.gaussian",

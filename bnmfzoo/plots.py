@@ -97,7 +97,7 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
     mode_of = None
     if A.shape[0] > 1:
         # factors aligned within modes, so a column shows the same factor in every row
-        from bnmfzoo.diagnostics.mode_clustering import modes
+        from bnmfzoo.diagnostics._modes.mode_clustering import modes
 
         m = modes(dt, source="particles", warn=False)["modes"]
         A = np.take_along_axis(A, m["member_perm"].values[:, None, :], axis=-1)
@@ -164,13 +164,13 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
     Examples
     --------
     >>> import numpy as np
-    >>> from bnmfzoo._results import build_datatree
+    >>> from bnmfzoo._base.results import build_datatree
     >>> A = np.random.default_rng(0).random((2, 10, 16, 3))
     >>> fig = plot_modes(build_datatree({"A": A}), image_shape=(4, 4))
     """
     import matplotlib.pyplot as plt
 
-    from bnmfzoo.diagnostics.mode_clustering import modes
+    from bnmfzoo.diagnostics._modes.mode_clustering import modes
 
     m = (modes_tree if modes_tree is not None else modes(result, warn=False))["modes"]
     K = min(int(m.sizes["mode"]), top)

@@ -39,7 +39,7 @@ def write_report(result, *, out_dir=None):
     Examples
     --------
     >>> import numpy as np, tempfile
-    >>> from bnmfzoo._results import build_datatree
+    >>> from bnmfzoo._base.results import build_datatree
     >>> dt = build_datatree({"A": np.random.default_rng(0).random((1, 20, 4, 2)),
     ...                      "tau": np.ones((1, 20))}, attrs={"method": "demo"})
     >>> path = write_report(dt, out_dir=tempfile.mkdtemp())
@@ -119,7 +119,7 @@ def _summary_section(dt):
 
 def _modes(dt):
     """The modes of the result (None when it has no basis A to cluster)."""
-    from bnmfzoo.diagnostics.mode_clustering import modes
+    from bnmfzoo.diagnostics._modes.mode_clustering import modes
 
     try:
         return modes(dt, warn=False)

@@ -24,7 +24,7 @@ from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference._ladder import swap_pass
 from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain
 from bnmfzoo.inference.binary._tempering import exchange_step
-from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
 from bnmfzoo.models._spec import GaussianHyper
 
 D, N = 4, 3

@@ -16,7 +16,7 @@ import pymc as pm
 from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 from pymc.step_methods import CompoundStep
 
-from bnmfzoo.inference.gaussian._core import observed_entries
+from bnmfzoo.inference.gaussian.gibbs._core import observed_entries
 
 D, N, R = 4, 3, 2
 MASK = np.ones((D, N), dtype=bool)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.diagnostics import align
 
 A0 = np.array([[1.0, 0.1, 0.0], [0.9, 0.2, 0.3], [0.1, 1.0, 0.2], [0.0, 0.8, 1.0]])

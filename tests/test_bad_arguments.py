@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import bnmfzoo.inference as inf
-from bnmfzoo._validation import check_int, check_number, check_seed, fmt
+from bnmfzoo._base.validation import check_int, check_number, check_seed, fmt
 from bnmfzoo.models import beta_dir, exponential_gaussian, silf, tri_exponential_gaussian
 
 _rng = np.random.default_rng(0)

@@ -171,7 +171,7 @@ def test_perplexity_and_predictions():
     test = np.array([[True, False], [True, True]])
     assert perplexity(mean, X, mask=test) == pytest.approx(-(np.log(0.8) + np.log(0.9)) / 2)
     # per-draw average of A @ W, not product of means
-    from bnmfzoo._results import build_datatree
+    from bnmfzoo._base.results import build_datatree
 
     A = np.array([[[[1.0, 0.0]], [[0.0, 1.0]]]])  # (chain, draw, row, factor)
     W = np.array([[[[1.0], [0.0]], [[1.0], [0.0]]]])  # (chain, draw, factor, col)

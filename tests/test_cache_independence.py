@@ -15,8 +15,8 @@ import sys
 SCRIPT = r"""
 import hashlib, sys
 import numpy as np
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian import _gram as gg
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.gibbs import _gram as gg
 from bnmfzoo.models._spec import GaussianHyper
 
 rng = np.random.default_rng(0)

@@ -140,7 +140,7 @@ def test_fit_rejects_bad_rank(tmp_path, capsys):
 
 
 def _tiny_tree():
-    from bnmfzoo._results import build_datatree
+    from bnmfzoo._base.results import build_datatree
 
     return build_datatree({"A": np.ones((1, 3, 2, 2))}, attrs={"method": "test", "flag": True})
 

@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 from test_distances import continuum_A, laurberg_two_modes
 
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.diagnostics import (
     angle_distance,
     coverage_table,

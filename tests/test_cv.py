@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bnmfzoo.inference.gaussian.cross_validation import cross_validate, posterior_prediction
-from bnmfzoo.inference.gaussian.vb import fit_vb
+from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian
 
 

@@ -138,7 +138,7 @@ def test_chain_seeds_follow_pm_sample():
 
 
 def test_merge_chains_numbers_chains():
-    from bnmfzoo._results import build_datatree
+    from bnmfzoo._base.results import build_datatree
 
     trees = [build_datatree({"a": np.full((1, 2), c)}, observed_data={"y": np.ones(3)})
              for c in range(3)]

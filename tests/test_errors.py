@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.diagnostics import log_likelihood, reconstruction_error
 
 

@@ -12,8 +12,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian._gram import missing_patterns, pattern_grams
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.gibbs._gram import missing_patterns, pattern_grams
 from bnmfzoo.models._spec import GaussianHyper
 
 HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0, sigma=None,
@@ -122,7 +122,7 @@ def test_pattern_tree_spans_every_pattern_and_saves_terms():
 
 
 def test_star_tree_fallback_gives_the_same_grams(monkeypatch):
-    from bnmfzoo.inference.gaussian import _gram as gg
+    from bnmfzoo.inference.gaussian.gibbs import _gram as gg
 
     X = _block_missing(D=60, N=20)
     observed = ~np.isnan(X)

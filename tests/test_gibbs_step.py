@@ -7,7 +7,7 @@ import pytest
 import xarray as xr
 
 from bnmfzoo.inference import GibbsNMF, GibbsNMTF
-from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 from bnmfzoo.models._spec import find_spec
 

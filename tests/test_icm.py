@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 from _synthetic import noisy_low_rank
 
-from bnmfzoo.inference.gaussian.icm import fit_icm
+from bnmfzoo.inference.gaussian.variational.icm import fit_icm
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 
 _data = noisy_low_rank

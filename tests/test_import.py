@@ -43,7 +43,7 @@ def test_dir_lists_subpackages_and_unknown_names_fail():
 @pytest.mark.parametrize("statement", [
     "from bnmfzoo.inference import GibbsNMF, CollapsedGibbsBetaDir",
     "from bnmfzoo.inference.binary.collapsed_gibbs import CollapsedGibbsDirDir",
-    "from bnmfzoo.inference.gaussian.gibbs_nmf import GibbsNMF",
+    "from bnmfzoo.inference.gaussian.gibbs.gibbs_nmf import GibbsNMF",
 ])
 def test_step_module_first_then_registered(statement):
     """A step module imported before PyMC (fresh interpreter) loads, and every step is registered

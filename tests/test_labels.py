@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bnmfzoo._validation import as_dataarray, check_matrix
+from bnmfzoo._base.validation import as_dataarray, check_matrix
 from bnmfzoo.models import (
     beta_dir,
     dir_dir,

@@ -1,4 +1,4 @@
-"""Exactness of the annealed mode jump (``bnmfzoo.inference.gaussian._mode_jump``).
+"""Exactness of the annealed mode jump (``bnmfzoo.inference.gaussian.modes._mode_jump``).
 
 * **Joint-distribution test** (Geweke 2004's successive-conditional idea, one move): draw
   ``theta`` from the prior and ``X | theta``; ``theta`` is then an exact posterior draw given
@@ -34,8 +34,8 @@ from test_replica_exchange import HYPER, MASK, D, N, _funcs, _prior
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian import _mode_jump as mj
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.modes import _mode_jump as mj
 
 
 def _simulate(rng):

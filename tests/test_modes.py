@@ -9,10 +9,10 @@ import pytest
 import xarray as xr
 
 import bnmfzoo.diagnostics as bzd
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.datasets import laurberg
 from bnmfzoo.diagnostics import align, angle_distance, summary
-from bnmfzoo.diagnostics.mode_clustering import matched_angles, modes, point_estimate
+from bnmfzoo.diagnostics._modes.mode_clustering import matched_angles, modes, point_estimate
 
 PERMS = [np.array(p) for p in ([0, 1, 2], [2, 0, 1], [1, 2, 0], [0, 2, 1])]
 
@@ -58,7 +58,7 @@ def test_laurberg_two_modes(laurberg_particles):
 
 def test_public_names_are_the_functions_whatever_the_import_order(laurberg_particles):
     _, dt = laurberg_particles
-    import bnmfzoo.diagnostics.mode_clustering as mod
+    import bnmfzoo.diagnostics._modes.mode_clustering as mod
 
     assert bzd.modes is mod.modes and bzd.point_estimate is mod.point_estimate
     assert np.array_equal(bzd.modes(dt)["modes"]["weight"].values,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from _synthetic import noisy_low_rank
 
-from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
+from bnmfzoo.inference.gaussian.variational.multiplicative import fit_multiplicative
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 
 _data = noisy_low_rank

@@ -28,9 +28,9 @@ from scipy import stats
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference import GibbsNMTF
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian._gibbs_prior_nmtf import nmtf_plan
-from bnmfzoo.inference.gaussian._prior_nmtf import prior_nmtf_sweep
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.priors._gibbs_prior_nmtf import nmtf_plan
+from bnmfzoo.inference.gaussian.priors._prior_nmtf import prior_nmtf_sweep
 from bnmfzoo.models import recognize
 
 D, N, K, L = 4, 3, 2, 2

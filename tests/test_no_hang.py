@@ -14,9 +14,9 @@ import pymc as pm
 import pytest
 
 from bnmfzoo.inference import GibbsNMF, GibbsNMTF, fit_particles, fit_vb
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian._gram import conditional_scaled
-from bnmfzoo.inference.gaussian.truncnorm import sample_truncnorm, truncnorm_excess
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.gibbs._gram import conditional_scaled
+from bnmfzoo.inference.gaussian.gibbs.truncnorm import sample_truncnorm, truncnorm_excess
 from bnmfzoo.models import exponential_gaussian, silf, tri_exponential_gaussian
 from bnmfzoo.models._spec import GaussianHyper
 

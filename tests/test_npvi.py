@@ -197,7 +197,7 @@ def test_bad_threshold(two_modes):
 def test_fit_onvi_and_fit_npvi_datatrees(two_modes, tmp_path):
     import xarray as xr
 
-    from bnmfzoo._results import build_datatree
+    from bnmfzoo._base.results import build_datatree
     from bnmfzoo.inference import fit_npvi, fit_onvi
     from bnmfzoo.models import exponential_gaussian
 

@@ -8,7 +8,7 @@ majorize-minimize scheme), (c) equal scikit-learn's ``cd`` on complete data, and
 import numpy as np
 from sklearn.decomposition import non_negative_factorization
 
-from bnmfzoo._nmf_solvers import masked_hals, masked_multiplicative, random_init, solve_nmf
+from bnmfzoo._base.nmf_solvers import masked_hals, masked_multiplicative, random_init, solve_nmf
 from bnmfzoo.inference.particles._init import make_particle
 
 
@@ -93,7 +93,7 @@ def test_make_particle_passes_hals_solver(rng):
 
 def test_masked_mu_sweep_additive_is_lee_seung_with_shifted_denominators():
     """``additive=True`` is the update ``reference_sigma`` uses: denominators ``den + eps``."""
-    from bnmfzoo._nmf_solvers import masked_mu_sweep
+    from bnmfzoo._base.nmf_solvers import masked_mu_sweep
 
     rng = np.random.default_rng(4)
     X = _low_rank(rng, D=8, N=6, R=2)

@@ -10,9 +10,9 @@ import xarray as xr
 
 from bnmfzoo import likelihoods
 from bnmfzoo.inference import GibbsNMF, fit_icm, fit_vb
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian._gibbs_prior import plan_from_factorization
-from bnmfzoo.inference.gaussian._prior_core import prior_nmf_sweep
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.priors._gibbs_prior import plan_from_factorization
+from bnmfzoo.inference.gaussian.priors._prior_core import prior_nmf_sweep
 from bnmfzoo.models import exponential_gaussian, recognize
 from bnmfzoo.models._recognize import NotRecognized
 

@@ -24,9 +24,9 @@ from scipy import stats
 from bnmfzoo import likelihoods
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian._gibbs_prior import plan_from_factorization
-from bnmfzoo.inference.gaussian._prior_core import prior_nmf_sweep
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.priors._gibbs_prior import plan_from_factorization
+from bnmfzoo.inference.gaussian.priors._prior_core import prior_nmf_sweep
 from bnmfzoo.models import recognize
 
 D, N, R = 4, 3, 2

@@ -97,7 +97,7 @@ def test_gibbs_rejuvenation_matches_a_quadrature_posterior():
     """Exact Gibbs sweeps as the kernel: same check as the HMC one below (60 particles, 30
     sweeps each; 4 standard errors on the mean, 35 % on the sd). Measured over seeds
     100-119: 0 failures; z of the mean in [-1.9, 1.7], sd ratio in [0.85, 1.22]."""
-    from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
+    from bnmfzoo.inference.gaussian.gibbs.rejuvenation import GibbsRejuvenation
 
     mean, sd = _quadrature_moments()
     model = exponential_gaussian(np.array([[2.0]]), 1, sigma=0.5, lambda_=1.0)
@@ -110,7 +110,7 @@ def test_gibbs_rejuvenation_matches_a_quadrature_posterior():
 
 
 def test_gibbs_rejuvenation_rejects_other_models():
-    from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
+    from bnmfzoo.inference.gaussian.gibbs.rejuvenation import GibbsRejuvenation
 
     with pytest.raises(TypeError, match="GibbsRejuvenation"):
         GibbsRejuvenation(3)(silf(_X(), 2, n_reference=3), np.ones((1, 6, 2)) / 6,

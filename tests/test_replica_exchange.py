@@ -24,9 +24,9 @@ from scipy import stats
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian import _symmetry as sym
-from bnmfzoo.inference.gaussian._tempering import (
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.modes import _symmetry as sym
+from bnmfzoo.inference.gaussian.modes._tempering import (
     geometric_ladder,
     log_likelihood,
     retune_ladder,
@@ -320,7 +320,7 @@ def test_moves_keep_the_product_and_nonnegativity():
                                   (480.0, 5000.0)])
 def test_gig_draws_match_scipy(p, b):
     """The numba GIG sampler against SciPy's CDF (one KS test each, 1% level)."""
-    from bnmfzoo.inference.gaussian._gig import gig_draws
+    from bnmfzoo.inference.gaussian.priors._gig import gig_draws
 
     x = gig_draws(p, np.full(5000, b), np.random.default_rng(3))
     assert stats.kstest(x, stats.geninvgauss(p, b).cdf).pvalue > 0.01

@@ -12,7 +12,7 @@ from bnmfzoo.inference import (
     SymmetryMoves,
     pymc_default_steps,
 )
-from bnmfzoo.inference.gaussian.replica_exchange import ladder_stats
+from bnmfzoo.inference.gaussian.modes.replica_exchange import ladder_stats
 from bnmfzoo.models import exponential_gaussian
 
 
@@ -109,7 +109,7 @@ def test_annealed_start_sweeps_from_hot_to_cold():
     """While tuning, the replicas start from one state swept ``anneal_start`` times at betas
     rising geometrically from beta_min to 1, replica i taken after the last sweep at a beta
     not above its own: the same draws, rebuilt with the numeric core."""
-    from bnmfzoo.inference.gaussian._tempering import tempered_sweep
+    from bnmfzoo.inference.gaussian.modes._tempering import tempered_sweep
 
     step, st, replicas = _first_replicas(6, tune=True)
     np.testing.assert_allclose(step.betas, [1.0, 0.2**0.5, 0.2])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from bnmfzoo import cli
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo._fitcli import atomic_write
-from bnmfzoo._results import build_datatree
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -8,7 +8,7 @@ assertions are the paper's conclusions; thresholds are stated with their reason.
 import numpy as np
 import pytest
 
-from bnmfzoo._rng import as_generator
+from bnmfzoo._base.rng import as_generator
 from bnmfzoo.experiments.sampling_quality import (
     coverage_metrics,
     covering_curves,

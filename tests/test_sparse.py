@@ -1,6 +1,6 @@
 """Sparse (``scipy.sparse``) and long-format input for the Gaussian family, end to end.
 
-The entries of a :class:`~bnmfzoo._entries.LongMatrix` are in the same row-major order as the
+The entries of a :class:`~bnmfzoo._base.entries.LongMatrix` are in the same row-major order as the
 observed entries of the equivalent dense matrix with NaN, and every sparse-aware code path does
 the same floating-point operations in the same order, so the same seed must give **bitwise**
 the same draws (Gibbs through ``pm.sample``) and the same VB fit. Which path a model takes
@@ -25,10 +25,10 @@ import scipy.sparse as sp
 import xarray as xr
 
 import bnmfzoo as bz
-from bnmfzoo._entries import DenseOnDemand
+from bnmfzoo._base.entries import DenseOnDemand
+from bnmfzoo._base.validation import check_entries
 from bnmfzoo._terms._pairs import pair_product
 from bnmfzoo._terms.gaussian import mean_path, observed_mean
-from bnmfzoo._validation import check_entries
 from bnmfzoo.inference import GibbsNMF, GibbsNMTF, fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 from bnmfzoo.models._spec import find_spec
@@ -218,7 +218,7 @@ def test_pair_product_gradient_and_paths():
 MEMORY_SCRIPT = textwrap.dedent("""
     import resource, tracemalloc
     import numpy as np, scipy.sparse as sp, pymc as pm
-    from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo._base.entries import DenseOnDemand
     from bnmfzoo.models import exponential_gaussian
     from bnmfzoo.inference import GibbsNMF, fit_vb
 
@@ -285,7 +285,7 @@ def test_memory_is_linear_in_observed_entries():
 RECOGNITION_SCRIPT = textwrap.dedent("""
     import time, tracemalloc
     import numpy as np, pymc as pm
-    from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo._base.entries import DenseOnDemand
     from bnmfzoo import long_format
     from bnmfzoo.models import exponential_gaussian, recognize
     from bnmfzoo.models._spec import get_spec

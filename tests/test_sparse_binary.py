@@ -1,7 +1,7 @@
 """Sparse (``scipy.sparse``) and long-format input for the Bernoulli models, end to end.
 
 The collapsed samplers and CVB0 work on the observed entries in row-major order (Dir-Beta: of the
-transpose). A :class:`~bnmfzoo._entries.LongMatrix` lists the same entries in the same order as
+transpose). A :class:`~bnmfzoo._base.entries.LongMatrix` lists the same entries in the same order as
 the dense matrix with NaN, the latent labels are one per observed entry and the count tables
 per row, column and factor, so the same seed must give **bitwise** the same draws. The model is
 read from its graph whatever form the data came in (:func:`bnmfzoo.models.recognize`), so the
@@ -172,7 +172,7 @@ def test_explicit_zeros_observed_and_bad_sparse_input():
 MEMORY_SCRIPT = textwrap.dedent("""
     import resource, tracemalloc, warnings
     import numpy as np, scipy.sparse as sp
-    from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo._base.entries import DenseOnDemand
     from bnmfzoo.models import beta_dir, dir_beta, dir_dir
     from bnmfzoo.inference import (CollapsedGibbsBetaDir, CollapsedGibbsDirDir,
                                    fit_collapsed_gibbs, fit_cvb0, sample)
@@ -217,7 +217,7 @@ MEMORY_SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("family", list(MODELS))
 def test_no_method_builds_the_dense_matrix(data, family, monkeypatch):
     """Every binary method on sparse data runs with ``DenseOnDemand.dense`` made to raise."""
-    from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo._base.entries import DenseOnDemand
     from bnmfzoo.models._spec import find_spec
 
     if data["dense_out"]:
@@ -271,7 +271,7 @@ def test_memory_is_linear_in_observed_entries():
 def test_estimator_sparse_equals_dense(data, model, method, monkeypatch):
     """``BayesianNMF.fit`` on sparse input: the dense fit's components, no dense matrix."""
     from bnmfzoo import BayesianNMF
-    from bnmfzoo._entries import DenseOnDemand
+    from bnmfzoo._base.entries import DenseOnDemand
 
     kw = dict(n_components=3, model=model, method=method, draws=10, tune=5, chains=1,
               random_state=3)

@@ -8,8 +8,8 @@ import pymc as pm
 import pytest
 import xarray as xr
 
-from bnmfzoo._results import build_datatree
-from bnmfzoo.diagnostics.stacking import (
+from bnmfzoo._base.results import build_datatree
+from bnmfzoo.diagnostics._modes.stacking import (
     add_log_likelihood,
     chain_elpd,
     chain_weights,
@@ -128,7 +128,7 @@ def test_ccle_ic50_four_gibbs_chains(data_home):
     the modes, stacking weights lie on the simplex."""
     from bnmfzoo.datasets import load_ccle
     from bnmfzoo.diagnostics import summary
-    from bnmfzoo.diagnostics.mode_clustering import modes
+    from bnmfzoo.diagnostics._modes.mode_clustering import modes
     from bnmfzoo.inference import GibbsNMF
     from bnmfzoo.models import exponential_gaussian
 
@@ -153,7 +153,7 @@ def test_ccle_ic50_four_gibbs_chains(data_home):
 
 def test_mcmc_methods_record_log_likelihood_when_small():
     from bnmfzoo._registry import run_method
-    from bnmfzoo.diagnostics.stacking import maybe_add_log_likelihood
+    from bnmfzoo.diagnostics._modes.stacking import maybe_add_log_likelihood
     from bnmfzoo.models import exponential_gaussian
 
     X = np.random.default_rng(0).random((12, 7))

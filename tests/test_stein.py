@@ -11,14 +11,20 @@ import pytensor.tensor as pt
 import pytest
 import xarray as xr
 
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.diagnostics import (
     ksd_statistics,
     score_function,
     stein_discrepancy,
     stein_kernel_matrix,
 )
-from bnmfzoo.diagnostics._kernels import IMQ, BlockKernel, Gaussian, PreconditionedIMQ, imq_kernel
+from bnmfzoo.diagnostics._stein._kernels import (
+    IMQ,
+    BlockKernel,
+    Gaussian,
+    PreconditionedIMQ,
+    imq_kernel,
+)
 
 D, N, R = 5, 4, 2
 SIGMA = 0.7
@@ -527,7 +533,7 @@ def test_boundary_points_floor_or_fail(exp_gauss_model, rng, tmp_path):
 
 
 def test_floor_keeps_simplex_columns(rng):
-    from bnmfzoo.diagnostics._stein_scores import floor_points
+    from bnmfzoo.diagnostics._stein._stein_scores import floor_points
     from bnmfzoo.models import silf
 
     model = silf(rng.random((6, 5)), 2, epsilon=1e6)

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from bnmfzoo.diagnostics import stein_discrepancy, stein_matrix, stein_weights
-from bnmfzoo.diagnostics._stein_scores import score_function
+from bnmfzoo.diagnostics._stein._stein_scores import score_function
 from bnmfzoo.models import exponential_gaussian, silf
 
 D, N, R = 5, 4, 2

@@ -5,15 +5,15 @@ import pymc as pm
 import pytest
 import xarray as xr
 
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.diagnostics import (
     stein_discrepancy,
     stein_kernel_matrix,
     stein_matrix,
     stein_weights,
 )
-from bnmfzoo.diagnostics._kernels import imq_kernel
-from bnmfzoo.diagnostics.weights import _project_simplex, solve_stein_qp
+from bnmfzoo.diagnostics._stein._kernels import imq_kernel
+from bnmfzoo.diagnostics._stein.weights import _project_simplex, solve_stein_qp
 
 SOLVERS = ["CLARABEL", "SCS", "OSQP", "NUMPY"]
 

@@ -4,7 +4,7 @@ import arviz_stats as azs
 import numpy as np
 import pytest
 
-from bnmfzoo._results import build_datatree
+from bnmfzoo._base.results import build_datatree
 from bnmfzoo.diagnostics import summary
 
 

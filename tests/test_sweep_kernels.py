@@ -4,9 +4,9 @@ import numba
 import numpy as np
 import pytest
 
-from bnmfzoo.inference.gaussian import _core as gc
-from bnmfzoo.inference.gaussian._gram import _conditional
-from bnmfzoo.inference.gaussian._sweep_kernels import factor_half_sweep, reorder
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.gaussian.gibbs._gram import _conditional
+from bnmfzoo.inference.gaussian.gibbs._sweep_kernels import factor_half_sweep, reorder
 
 
 @numba.njit

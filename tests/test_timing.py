@@ -1,11 +1,11 @@
-"""CPU timings recorded beside wall timings (``bnmfzoo._timing`` and the particle fitters)."""
+"""CPU timings recorded beside wall timings (``bnmfzoo._base.timing`` and the particle fitters)."""
 
 import time
 
 import numpy as np
 import pytest
 
-from bnmfzoo._timing import Timer
+from bnmfzoo._base.timing import Timer
 from bnmfzoo.inference import fit_dsgd, fit_particles, fit_svgd
 from bnmfzoo.inference.particles.qtransform import generate_q_bank
 from bnmfzoo.models import silf

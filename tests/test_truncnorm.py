@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from bnmfzoo.inference.gaussian.truncnorm import (
+from bnmfzoo.inference.gaussian.gibbs.truncnorm import (
     sample_truncnorm,
     truncnorm_entropy,
     truncnorm_log_normalizer,

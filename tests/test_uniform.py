@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bnmfzoo._nmf_solvers import lin_pg_nmf, max_abs_residual
+from bnmfzoo._base.nmf_solvers import lin_pg_nmf, max_abs_residual
 from bnmfzoo.models import uniform_noise
 from bnmfzoo.models._spec import UniformHyper, find_spec
 from bnmfzoo.models.uniform import epsilon_restarts

@@ -7,9 +7,9 @@ import pytest
 import xarray as xr
 from scipy import stats
 
-from bnmfzoo.inference.gaussian import _vb_core as core
-from bnmfzoo.inference.gaussian import _vb_glue as glue
-from bnmfzoo.inference.gaussian.vb import fit_vb
+from bnmfzoo.inference.gaussian.variational import _vb_core as core
+from bnmfzoo.inference.gaussian.variational import _vb_glue as glue
+from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 from bnmfzoo.models._spec import find_spec
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from bnmfzoo.inference import fit_icm, fit_vb
-from bnmfzoo.inference.gaussian import _vb_core as core
-from bnmfzoo.inference.gaussian import _vb_glue as glue
+from bnmfzoo.inference.gaussian.variational import _vb_core as core
+from bnmfzoo.inference.gaussian.variational import _vb_glue as glue
 from bnmfzoo.models import exponential_gaussian
 
 

@@ -17,7 +17,7 @@ from scipy import optimize, special, stats
 
 from bnmfzoo import likelihoods
 from bnmfzoo.inference import fit_icm, fit_vb
-from bnmfzoo.inference.gaussian._vb_noise_sd import gig_entropy, gig_moments, sd_mode
+from bnmfzoo.inference.gaussian.variational._vb_noise_sd import gig_entropy, gig_moments, sd_mode
 
 D, N, R = 12, 9, 2
 FAMILIES = ("halfnormal", "halfcauchy")
@@ -139,9 +139,9 @@ def test_vb_halfnormal_q_is_the_gig_optimum(data):
     """The ELBO as a function of q(tau) alone is maximized by the update's GIG: moving any of
     its parameters p, a, b either way lowers the ELBO (the update and the ELBO's prior,
     Jacobian and entropy terms are written separately, so a wrong p or b in either fails)."""
-    from bnmfzoo.inference.gaussian import _vb_core as core
-    from bnmfzoo.inference.gaussian import _vb_glue as glue
-    from bnmfzoo.inference.gaussian import vb
+    from bnmfzoo.inference.gaussian.variational import _vb_core as core
+    from bnmfzoo.inference.gaussian.variational import _vb_glue as glue
+    from bnmfzoo.inference.gaussian.variational import vb
 
     problem = glue.problem_from_model(_model(data, "halfnormal"), method="fit_vb")
     state = core.MomentState(problem, core.init_means(problem, "exp", np.random.default_rng(0)))
@@ -151,7 +151,7 @@ def test_vb_halfnormal_q_is_the_gig_optimum(data):
     sse = state.expected_sse()
     vb._update_tau(state, sse)
     best = vb.elbo(state, sse)
-    from bnmfzoo.inference.gaussian._vb_noise_sd import gig_moments
+    from bnmfzoo.inference.gaussian.variational._vb_noise_sd import gig_moments
 
     q = state.noise_q
     p0, a0, b0 = q.params

@@ -247,7 +247,7 @@ def compare_paths(n_data=3000, n_sweeps=3, seed=123):
     from a prior draw); prints the largest relative difference of any drawn value."""
     import _sbc_cases as sc
 
-    from bnmfzoo.inference.gaussian import _core as gc
+    from bnmfzoo.inference.gaussian.gibbs import _core as gc
 
     hyper = {**sc.NMF_HYPER, "ard": True}
     rng = np.random.default_rng(seed)

@@ -3,7 +3,8 @@
 Run with ``python -m benchmarks.speed.ais_masses [--problems ccle3 laurberg05] [--runs 40]``.
 
 For each problem the modes are found as ``ReplicaExchangeGibbs(mode_jumps=True)`` finds them
-(:func:`bnmfzoo.inference.gaussian._mode_jump.discover_references`: quenched Gibbs runs from the
+(:func:`bnmfzoo.inference.gaussian.modes._mode_jump.discover_references`: quenched Gibbs runs from
+the
 chain's start and random starts, one normalized mean-field reference per mode). For each
 reference ``r``, ``--runs`` independent annealed importance sampling runs (Neal 2001) from
 ``q_r`` to the posterior along ``p^g q_r^(1 - g)`` (``--steps`` steps, the exact tempered
@@ -36,8 +37,8 @@ from benchmarks.speed.replica import _problem
 
 
 def _setup(name, seed):
-    from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
-    from bnmfzoo.inference.gaussian._mode_jump import discover_references
+    from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, nmf_sweep, observed_entries
+    from bnmfzoo.inference.gaussian.modes._mode_jump import discover_references
     from bnmfzoo.models import exponential_gaussian
     from bnmfzoo.models._spec import get_spec
 
@@ -77,7 +78,7 @@ def masses(log_z, se):
 
 
 def run(name, runs, steps, seed, same_angle=5.0):
-    from bnmfzoo.inference.gaussian._mode_jump import _nearest, ais_forward, anneal_schedule
+    from bnmfzoo.inference.gaussian.modes._mode_jump import _nearest, ais_forward, anneal_schedule
 
     c0 = time.process_time()
     prob, spec, obs, refs, rng = _setup(name, seed)

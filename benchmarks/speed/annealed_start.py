@@ -36,8 +36,8 @@ import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
 def _run(trials, sweeps, beta_min, rungs, seed):
     from bnmfzoo import datasets
     from bnmfzoo.inference._ladder import annealed_start, geometric_ladder
-    from bnmfzoo.inference.gaussian._core import nmf_state, observed_entries
-    from bnmfzoo.inference.gaussian._tempering import log_likelihood, tempered_sweep
+    from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, observed_entries
+    from bnmfzoo.inference.gaussian.modes._tempering import log_likelihood, tempered_sweep
     from bnmfzoo.models import exponential_gaussian
     from bnmfzoo.models._spec import get_spec
 

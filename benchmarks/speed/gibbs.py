@@ -3,7 +3,7 @@
 Run with ``make bench`` or ``python -m benchmarks.speed.gibbs [--rank 20] [--nuts-rank 5]``.
 
 1. Sweep time on GDSC IC50 (705 x 139, 79,259 observed) at K = 20: our numba sweep
-   (``bnmfzoo.inference.gaussian._core.nmf_sweep``, what ``GibbsNMF`` runs; its default picks
+   (``bnmfzoo.inference.gaussian.gibbs._core.nmf_sweep``, what ``GibbsNMF`` runs; its default picks
    the Gram-matrix path here, and the residual path is timed too) against a plain
    vectorized NumPy implementation of the same update (dense masked residual, column updates,
    inverse-CDF truncated-normal draws in log space), written below as the baseline. Medians of
@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 from benchmarks._common import DATA
-from bnmfzoo.inference.gaussian import _core as gc
+from bnmfzoo.inference.gaussian.gibbs import _core as gc
 from bnmfzoo.models._spec import GaussianHyper
 
 HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1)

@@ -6,7 +6,8 @@ For scattered (every entry missing at random) and block-missing masks (row group
 groups missing together, plus one observed entry per row and column), 200 x 100 and 1000 x 500
 (``--full``: also 4000 x 2000),
 20-90 % observed: the median time of one full sweep on each path, the path the cost model in
-``bnmfzoo.inference.gaussian._gram.choose_half_sweep`` picks, and the ratio of the chosen path's
+``bnmfzoo.inference.gaussian.gibbs._gram.choose_half_sweep`` picks, and the ratio of the chosen
+path's
 time to the faster one (1.00 = the right choice). ``--fit`` refits the cost model's constants
 (non-negative least squares on relative error) to the timings and prints them.
 """
@@ -21,7 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from scipy.optimize import nnls  # noqa: E402
 
-from bnmfzoo.inference.gaussian import _core as gc  # noqa: E402
+from bnmfzoo.inference.gaussian.gibbs import _core as gc  # noqa: E402
 from bnmfzoo.models._spec import GaussianHyper
 
 HYPER = GaussianHyper(lambda_A=0.1, lambda_W=0.1)

@@ -21,7 +21,7 @@ Methods (budgets per chain, stated in the table):
 * ``nuts``: ``pm.sample(nuts_sampler="pymc")`` under ``pymc_default_steps()``, smaller budget;
 * ``smc``: ``pm.sample_smc`` (4 independent SMC runs as chains), ``draws`` particles.
 * ``jumps``: ``ReplicaExchangeGibbs(n_replicas=1, mode_jumps=True)``: Gibbs sweeps and an
-  annealed mode jump every 10 steps (:mod:`bnmfzoo.inference.gaussian._mode_jump`);
+  annealed mode jump every 10 steps (:mod:`bnmfzoo.inference.gaussian.modes._mode_jump`);
 * ``re+jumps``: the problem's ladder with the same jumps on the cold replica;
 * ``gibbs+jumps``: ``[GibbsNMF(), ModeJumps()]`` (the same jumps as a step of their own);
   ``gibbs+jumps+rescale`` with ``ModeJumps(rescale=True)``.
@@ -279,7 +279,7 @@ def run_method(method, prob, seed, *, progressbar=False):
     if method.endswith("jumps"):
         out.update(out_jumps)
     if method.startswith("re"):
-        from bnmfzoo.inference.gaussian.replica_exchange import ladder_stats
+        from bnmfzoo.inference.gaussian.modes.replica_exchange import ladder_stats
 
         betas, rate = ladder_stats(idata.sample_stats)
         out["swap_rate"] = float(np.nanmean(rate))

@@ -91,7 +91,7 @@ def big_run(D, N, n, sweeps, vb_iters, out_path):
 
     import bnmfzoo as bz
     from bnmfzoo.inference import GibbsNMF, fit_vb
-    from bnmfzoo.inference.gaussian import _core as gc
+    from bnmfzoo.inference.gaussian.gibbs import _core as gc
     from bnmfzoo.models import exponential_gaussian
 
     res = {}
@@ -216,8 +216,8 @@ def run_smurff(data_path, sweeps):
 
 def scaling(sizes, density, repeats=3):
     """Median kernel seconds per sweep at each number of observed entries; fitted slope."""
-    from bnmfzoo._entries import long_format
-    from bnmfzoo.inference.gaussian import _core as gc
+    from bnmfzoo._base.entries import long_format
+    from bnmfzoo.inference.gaussian.gibbs import _core as gc
 
     ns, ts, factor_entries = [], [], []
     for n in sizes:
@@ -259,7 +259,7 @@ def sweep_cpu_time(X, rank, kernel, repeats):
     CPU time, not wall time: on a shared machine the wall time of a 10 ms sweep varied by a
     factor of 3 between runs, enough to flip a ratio.
     """
-    from bnmfzoo.inference.gaussian import _core as gc
+    from bnmfzoo.inference.gaussian.gibbs import _core as gc
 
     obs = gc.observed_entries(X)
     rng = np.random.default_rng(0)

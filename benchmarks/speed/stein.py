@@ -23,7 +23,7 @@ import numpy as np
 
 import benchmarks._common  # noqa: F401  (one BLAS thread)
 from bnmfzoo.diagnostics import score_function, stein_kernel_matrix, stein_weights
-from bnmfzoo.diagnostics._kernels import imq_kernel
+from bnmfzoo.diagnostics._stein._kernels import imq_kernel
 
 D, N, R, M = 4096, 400, 10, 50
 

@@ -1,6 +1,7 @@
 """Time of one VB sweep on GDSC (NMF, K=20): ours vs plain vectorized NumPy in the same run.
 
-* ours: ``bnmfzoo.inference.gaussian._vb_core.sweep`` + tau update + ELBO, as run inside ``fit_vb``
+* ours: ``bnmfzoo.inference.gaussian.variational._vb_core.sweep`` + tau update + ELBO, as run
+inside ``fit_vb``
   (on GDSC the missing-data patterns' Gram matrices of the partner's means, O(n K^2) per
   half-sweep plus the pattern tree; on scattered missing data the sparse residual path,
   O(|observed| K));
@@ -21,9 +22,9 @@ import numpy as np
 
 from benchmarks._common import DATA
 from bnmfzoo.datasets import load_gdsc
-from bnmfzoo.inference.gaussian import _vb_core as core
-from bnmfzoo.inference.gaussian import _vb_glue as glue
-from bnmfzoo.inference.gaussian.vb import _update_tau, elbo
+from bnmfzoo.inference.gaussian.variational import _vb_core as core
+from bnmfzoo.inference.gaussian.variational import _vb_glue as glue
+from bnmfzoo.inference.gaussian.variational.vb import _update_tau, elbo
 from bnmfzoo.models import exponential_gaussian
 
 PAPER_TABLE5 = 0.125

@@ -13,7 +13,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from bnmfzoo._entries import as_long, is_sparse_input
+from bnmfzoo._base.entries import as_long, is_sparse_input
 from bnmfzoo._terms.gaussian import observed_flat_index, observed_mean
 
 __all__ = ["bernoulli_mean"]

@@ -19,9 +19,9 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from bnmfzoo._entries import as_long, is_sparse_input
+from bnmfzoo._base.entries import as_long, is_sparse_input
+from bnmfzoo._base.validation import as_dataarray, check_mask, check_positive
 from bnmfzoo._terms._pairs import pair_product
-from bnmfzoo._validation import as_dataarray, check_mask, check_positive
 
 __all__ = ["gaussian", "observed_flat_index", "observed_mean", "mean_path"]
 

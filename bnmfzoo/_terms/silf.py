@@ -18,8 +18,8 @@ glue (:func:`silf`) builds the same function in PyTensor as a ``pm.Potential``. 
 
 import numpy as np
 
-from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
+from bnmfzoo._base.rng import as_generator, spawn_seeds
+from bnmfzoo._base.validation import check_matrix, check_positive, check_rank, fmt
 
 OBJECTIVES = ("frobenius", "kl", "itakura_saito")
 _TINY = 1e-12
@@ -214,7 +214,7 @@ def silf(name, A, W, observed, *, epsilon, beta=0.1, C=2.0, objective="frobenius
 def masked_objective_fits(X, rank, *, n, mask=None, objective="frobenius", random_seed=0,
                           max_iter=200, tol=1e-4):
     """Objective values of ``n`` randomly initialized non-Bayesian NMF fits (helper)."""
-    from bnmfzoo._nmf_solvers import random_init, solve_nmf
+    from bnmfzoo._base.nmf_solvers import random_init, solve_nmf
 
     values = np.asarray(X, dtype=float)
     seeds = spawn_seeds(random_seed, n)

@@ -10,7 +10,7 @@ points back into it: gradient-based samplers (NUTS, HMC, ADVI) cannot use it. Us
 import numpy as np
 import pymc as pm
 
-from bnmfzoo._validation import as_dataarray, check_mask, check_positive
+from bnmfzoo._base.validation import as_dataarray, check_mask, check_positive
 
 
 def _flat_observed(observed, mask):

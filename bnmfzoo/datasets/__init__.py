@@ -5,7 +5,7 @@ for missing entries. Files are looked up in ``data_home=``, then ``$BNMFZOO_DATA
 cache filled by :mod:`pooch` downloads checked against sha256 sums.
 """
 
-from bnmfzoo._lazy import lazy_namespace
+from bnmfzoo._base.lazy import lazy_namespace
 
 _NAMES = {
     "load_gdsc": ".drug_sensitivity",

@@ -292,7 +292,7 @@ def locate(rel, *, data_home=None, download=True):
 
 def locate_many(rels, *, data_home=None, download=True, progressbar=False):
     """Return :func:`locate` for every path in ``rels`` (a dict rel -> path)."""
-    from bnmfzoo._progress import progress
+    from bnmfzoo._base.progress import progress
 
     rels = list(rels)
     out = {}

@@ -6,7 +6,7 @@ missing entry, rows = cell lines, columns = drugs, both sorted alphabetically ig
 
 import numpy as np
 
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.validation import fmt
 from bnmfzoo.datasets._common import fetch, labelled_matrix, read_table
 
 _SOURCE = (

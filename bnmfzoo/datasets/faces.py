@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.validation import fmt
 from bnmfzoo.datasets._common import fetch, labelled_matrix
 
 N_SUBJECTS = 40

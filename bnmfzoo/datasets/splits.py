@@ -6,8 +6,8 @@ entries (non-NaN, or True in a given mask) are ever placed in a test set.
 
 import numpy as np
 
-from bnmfzoo._rng import as_generator
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo._base.validation import fmt
 
 
 def _observed(X_or_mask, name="X_or_mask"):

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._rng import as_generator
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo._base.validation import fmt
 
 
 @dataclass

@@ -33,8 +33,8 @@ import numpy as np
 from scipy import stats
 from scipy.fft import irfft, next_fast_len, rfft
 
-from bnmfzoo._progress import progress
-from bnmfzoo._rng import as_generator
+from bnmfzoo._base.progress import progress
+from bnmfzoo._base.rng import as_generator
 
 #: smallest chain length ``thin="ess"`` accepts (the ESS estimators need a few hundred draws to
 #: see autocorrelation times of tens of iterations)

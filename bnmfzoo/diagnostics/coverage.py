@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.validation import fmt
 from bnmfzoo.diagnostics import distances as _d
 
 DISTANCES = ("angle", "l1", "wad", "frobenius")

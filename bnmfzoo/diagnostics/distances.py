@@ -22,7 +22,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.validation import fmt
 
 #: R up to which the optimal matching is found by enumerating all R! permutations (numba);
 #: above it scipy's Hungarian solver (or a bisection for the bottleneck) runs pair by pair.

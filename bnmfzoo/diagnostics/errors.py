@@ -11,7 +11,7 @@ which never touch the fit.
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._validation import check_mask, check_matrix
+from bnmfzoo._base.validation import check_mask, check_matrix
 
 KINDS = ("mse", "rmse", "mae", "sse", "frobenius", "r2")
 REDUCES = ("mean_product", "per_draw")

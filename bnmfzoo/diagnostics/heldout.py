@@ -37,7 +37,7 @@ def predict_mean(result):
     Examples
     --------
     >>> import numpy as np, xarray as xr
-    >>> from bnmfzoo._results import build_datatree
+    >>> from bnmfzoo._base.results import build_datatree
     >>> A = np.ones((1, 2, 3, 1)); W = np.full((1, 2, 1, 2), 0.5)
     >>> predict_mean(build_datatree({"A": A, "W": W})).shape
     (3, 2)
@@ -150,7 +150,7 @@ def active_components(result, *, threshold=0.01):
     Examples
     --------
     >>> import numpy as np
-    >>> from bnmfzoo._results import build_datatree
+    >>> from bnmfzoo._base.results import build_datatree
     >>> A = np.array([[0.7, 0.295, 0.005]] * 4)[None, None]
     >>> active_components(build_datatree({"A": A}))
     2

@@ -39,11 +39,11 @@ import time
 
 import numpy as np
 
-from bnmfzoo._nmf_solvers import lin_pg_nmf
-from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._base.nmf_solvers import lin_pg_nmf
+from bnmfzoo._base.rng import as_generator, spawn_seeds
 from bnmfzoo.datasets import continuum, embed, laurberg
 from bnmfzoo.diagnostics import covering_curve, pairwise_distances
-from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
+from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, nmf_sweep, observed_entries
 
 SIGMA = 1e-3
 LAMBDA = 1.0

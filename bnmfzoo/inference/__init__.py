@@ -18,7 +18,7 @@ choice (e.g. for a NUTS baseline).
 
 import pymc  # noqa: F401 - loaded before any step module (see below)
 
-from bnmfzoo._lazy import lazy_namespace
+from bnmfzoo._base.lazy import lazy_namespace
 
 # ``import bnmfzoo`` registers our step methods as soon as PyMC is loaded; importing PyMC here,
 # before any wing module starts executing, keeps that registration (which imports the step
@@ -26,15 +26,15 @@ from bnmfzoo._lazy import lazy_namespace
 # partially initialized module when e.g. ``from bnmfzoo.inference import GibbsNMF`` came first)
 
 _NAMES = {
-    "GibbsNMF": ".gaussian.gibbs_nmf",
-    "GibbsNMTF": ".gaussian.gibbs_nmtf",
-    "GibbsNoiseSD": ".gaussian.noise_sd",
-    "ReplicaExchangeGibbs": ".gaussian.replica_exchange",
-    "SymmetryMoves": ".gaussian.symmetry_moves",
-    "ModeJumps": ".gaussian.mode_jumps",
-    "fit_vb": ".gaussian.vb",
-    "fit_icm": ".gaussian.icm",
-    "fit_multiplicative": ".gaussian.multiplicative",
+    "GibbsNMF": ".gaussian.gibbs.gibbs_nmf",
+    "GibbsNMTF": ".gaussian.gibbs.gibbs_nmtf",
+    "GibbsNoiseSD": ".gaussian.gibbs.noise_sd",
+    "ReplicaExchangeGibbs": ".gaussian.modes.replica_exchange",
+    "SymmetryMoves": ".gaussian.modes.symmetry_moves",
+    "ModeJumps": ".gaussian.modes.mode_jumps",
+    "fit_vb": ".gaussian.variational.vb",
+    "fit_icm": ".gaussian.variational.icm",
+    "fit_multiplicative": ".gaussian.variational.multiplicative",
     "cross_validate": ".gaussian.cross_validation",
     "CollapsedGibbsBetaDir": ".binary.collapsed_gibbs",
     "CollapsedGibbsDirDir": ".binary.collapsed_gibbs",

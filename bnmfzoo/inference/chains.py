@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.validation import fmt
 
 #: ``pm.sample`` keywords a Dask run forwards to the per-chain tasks (the others are refused)
 TASK_KWARGS = ("init", "initvals", "n_init", "jitter_max_retries", "nuts", "target_accept",
@@ -292,7 +292,7 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
     """
     import pymc as pm
 
-    from bnmfzoo._validation import check_int, check_seed
+    from bnmfzoo._base.validation import check_int, check_seed
 
     draws = check_int(draws, name="draws", minimum=1)
     tune = check_int(tune, name="tune", minimum=0)
@@ -339,7 +339,7 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
 
 def _with_log_likelihood(dt, model, mode):
     """Add the ``log_likelihood`` group per ``mode`` and label the observed entries."""
-    from bnmfzoo.diagnostics.stacking import (
+    from bnmfzoo.diagnostics._modes.stacking import (
         add_log_likelihood,
         label_observations,
         maybe_add_log_likelihood,

@@ -7,7 +7,7 @@ the Bernoulli constructors still attach theirs), and ``recognize`` works on any 
 user writes.
 """
 
-from bnmfzoo._lazy import lazy_namespace
+from bnmfzoo._base.lazy import lazy_namespace
 
 _NAMES = {
     "exponential_gaussian": ".gaussian",

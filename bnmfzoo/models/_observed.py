@@ -3,7 +3,7 @@
 :func:`observed_product` finds the one observed ``pm.Normal`` whose mean is ``A @ W`` (or
 ``F @ S @ G.T``) on a selection of its entries, which free variables play the roles (stored
 transposed or not), and the observed entries in long format
-(:class:`~bnmfzoo._entries.LongMatrix`): the likelihood's data placed at the (row, col) pairs
+(:class:`~bnmfzoo._base.entries.LongMatrix`): the likelihood's data placed at the (row, col) pairs
 the mean selects, found by evaluating the mean at probe factor values (row codes, column codes,
 a random point). Nothing here forms a D x N array beyond what the model's own graph forms
 (a model on the pair path, :func:`bnmfzoo._terms.gaussian.observed_mean`, forms none): the
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._entries import DenseOnDemand, LongMatrix
+from bnmfzoo._base.entries import DenseOnDemand, LongMatrix
 from bnmfzoo._terms._pairs import _product
 from bnmfzoo.models._graph import depends_on, evaluate, rv_params, shape_of
 
@@ -45,12 +45,12 @@ class ObservedProduct:
         Role (``"A"``, ``"W"`` or ``"F"``, ``"S"``, ``"G"``) -> ``(random variable,
         transposed)``.
     rank : int or tuple of int
-    entries : bnmfzoo._entries.LongMatrix
+    entries : bnmfzoo._base.entries.LongMatrix
         The observed entries (row-major; NaN data dropped).
     X : xarray.DataArray
         D x N (``row``, ``col``), NaN where not observed: dense when at least
         :data:`DENSE_MIN_FRACTION` of the entries are observed, else a
-        :class:`~bnmfzoo._entries.DenseOnDemand` view.
+        :class:`~bnmfzoo._base.entries.DenseOnDemand` view.
     mask : numpy.ndarray of bool or DenseOnDemand
     """
 
@@ -286,7 +286,8 @@ def _probe(run, D, N, rank):
 #: the data are kept as dense D x N arrays (``Factorization.X``, ``.mask``) when at least this
 #: fraction of the entries is observed (a dense float64 copy then costs at most 64 bytes per
 #: observed entry, against 24 in long format); below it ``X`` and ``mask`` are
-#: :class:`~bnmfzoo._entries.DenseOnDemand` views of the long-format entries, which sparse-aware
+# : :class:`~bnmfzoo._base.entries.DenseOnDemand` views of the long-format entries, which sparse-
+# aware
 #: methods (Gibbs, VB, ICM, multiplicative updates) read instead.
 DENSE_MIN_FRACTION = 1 / 8
 

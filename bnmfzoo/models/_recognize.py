@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._entries import LongMatrix
+from bnmfzoo._base.entries import LongMatrix
 from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params, shape_of
 from bnmfzoo.models._observed import (
     NotRecognized,
@@ -210,11 +210,11 @@ class Factorization:
         Name -> :class:`GammaRate`.
     others : tuple of str
         Free variables outside the recognized structure (sampled by other step methods).
-    entries : bnmfzoo._entries.LongMatrix
+    entries : bnmfzoo._base.entries.LongMatrix
         The observed entries in long format (row-major), read from the likelihood's data and
         the entries its mean selects; recognition never forms a D x N array from them. ``X``
         and ``mask`` are dense when at least ``DENSE_MIN_FRACTION`` (1/8) of the entries are
-        observed, else :class:`~bnmfzoo._entries.DenseOnDemand` views (:attr:`on_demand`).
+        observed, else :class:`~bnmfzoo._base.entries.DenseOnDemand` views (:attr:`on_demand`).
     imputed : Imputed or None
         PyMC's automatic imputation of NaN entries in the likelihood's data (a free
         ``X_unobserved``), drawn exactly by :class:`~bnmfzoo.inference.GibbsNMF`.

@@ -31,10 +31,10 @@ What is recognized
 Our constructors (:func:`bnmfzoo.models.beta_dir`, ``dir_beta``, ``dir_dir``) attach nothing:
 the collapsed samplers, CVB0, the estimator and the CLI read their models through this
 recognition, as a user's own. The data come from the likelihood's observed values at the
-entries its mean selects, in long format (:class:`~bnmfzoo._entries.LongMatrix`); ``X`` and
+entries its mean selects, in long format (:class:`~bnmfzoo._base.entries.LongMatrix`); ``X`` and
 ``mask`` are dense only when at least
 :data:`~bnmfzoo.models._observed.DENSE_MIN_FRACTION` (1/8) of the entries are observed, else
-:class:`~bnmfzoo._entries.DenseOnDemand` views, so a model of sparse data never forms a D x N
+:class:`~bnmfzoo._base.entries.DenseOnDemand` views, so a model of sparse data never forms a D x N
 array here.
 """
 
@@ -146,7 +146,7 @@ class BernoulliFactorization:
         Name of the observed Bernoulli variable.
     X : xarray.DataArray
         D x N data (``row``, ``col``), NaN where not observed: dense when at least 1/8 of the
-        entries are observed, else a :class:`~bnmfzoo._entries.DenseOnDemand` view.
+        entries are observed, else a :class:`~bnmfzoo._base.entries.DenseOnDemand` view.
     mask : numpy.ndarray of bool or DenseOnDemand
     rank : int
         K.
@@ -165,7 +165,7 @@ class BernoulliFactorization:
     kind : str
         ``"bernoulli"`` (the Gaussian :class:`~bnmfzoo.models._recognize.Factorization` has
         ``"nmf"``/``"nmtf"``).
-    entries : bnmfzoo._entries.LongMatrix
+    entries : bnmfzoo._base.entries.LongMatrix
         The observed entries (row-major), always; read instead of ``X`` and ``mask`` when
         :attr:`on_demand`.
     W_view : str or None

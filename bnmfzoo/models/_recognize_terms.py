@@ -57,7 +57,7 @@ class TermFactorization:
     rank : int
     factors : dict
         ``{"A": name, "W": name}`` of the free variables.
-    entries : bnmfzoo._entries.LongMatrix
+    entries : bnmfzoo._base.entries.LongMatrix
         The observed entries in long format.
     epsilon : float
         SILF threshold, or half-width of the uniform box.

@@ -139,10 +139,10 @@ class ModelSpec:
         method builds a spec without them).
     var_names : dict
         Role -> PyMC variable name (e.g. ``{"A": "A", "W": "W", "tau": "tau"}``).
-    entries : bnmfzoo._entries.LongMatrix or None
+    entries : bnmfzoo._base.entries.LongMatrix or None
         The observed entries in long format when fewer than an eighth of the entries are
         observed (:data:`bnmfzoo.models._observed.DENSE_MIN_FRACTION`), whatever form the data
-        came in; ``X`` and ``mask`` are then :class:`~bnmfzoo._entries.DenseOnDemand` views,
+        came in; ``X`` and ``mask`` are then :class:`~bnmfzoo._base.entries.DenseOnDemand` views,
         built densely only if read, and sparse-aware methods (Gibbs, VB, ICM, multiplicative
         updates) use ``entries`` instead. None when ``X`` and ``mask`` are dense arrays.
     """

@@ -13,7 +13,7 @@ failed with "mu must be finite"): a clear ``ValueError`` up front is the better 
 
 import numpy as np
 
-from bnmfzoo._validation import _check_values
+from bnmfzoo._base.validation import _check_values
 
 __all__ = ["check_recognized_values", "OutOfRange"]
 

@@ -43,9 +43,9 @@ is the truncated nonparametric one is read from the concentration itself
 import numpy as np
 import pymc as pm
 
-from bnmfzoo._results import data_coords
+from bnmfzoo._base.results import data_coords
+from bnmfzoo._base.validation import check_data, check_positive, check_rank, fmt
 from bnmfzoo._terms.bernoulli import bernoulli_mean
-from bnmfzoo._validation import check_data, check_positive, check_rank, fmt
 
 __all__ = ["beta_dir", "dir_beta", "dir_dir", "DEFAULT_TRUNCATION"]
 

@@ -10,9 +10,9 @@ import warnings
 import numpy as np
 import pymc as pm
 
-from bnmfzoo._results import data_coords
+from bnmfzoo._base.results import data_coords
+from bnmfzoo._base.validation import check_data, check_matrix, check_positive, check_rank, fmt
 from bnmfzoo._terms.gaussian import gaussian
-from bnmfzoo._validation import check_data, check_matrix, check_positive, check_rank, fmt
 
 __all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
 
@@ -68,7 +68,7 @@ def reference_sigma(X, rank, *, mask=None, n_iter=500, random_seed=0):
         A = nmf.fit_transform(filled)
     W = nmf.components_
     if not m.all():
-        from bnmfzoo._nmf_solvers import masked_mu_sweep
+        from bnmfzoo._base.nmf_solvers import masked_mu_sweep
 
         mf = m.astype(float)
         for _ in range(int(n_iter)):

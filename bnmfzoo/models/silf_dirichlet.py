@@ -17,6 +17,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.logprob.transforms import SimplexTransform
 
+from bnmfzoo._base.validation import check_matrix, check_positive, check_rank, fmt
 from bnmfzoo._terms.silf import (
     _check_objective,
     _check_silf_params,
@@ -25,7 +26,6 @@ from bnmfzoo._terms.silf import (
 from bnmfzoo._terms.silf import (
     silf as silf_term,
 )
-from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
 
 
 class ColumnSimplexTransform(SimplexTransform):

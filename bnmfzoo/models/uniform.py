@@ -9,8 +9,8 @@ gradient, so NUTS cannot sample it; :func:`bnmfzoo.inference.fit_rrt` explores i
 import numpy as np
 import pymc as pm
 
-from bnmfzoo._results import data_coords
-from bnmfzoo._validation import check_matrix, check_positive, check_rank, fmt
+from bnmfzoo._base.results import data_coords
+from bnmfzoo._base.validation import check_matrix, check_positive, check_rank, fmt
 
 #: Lin restarts that defined a default epsilon, by (data, mask, rank): a memo of
 #: :func:`default_epsilon` (a pure function of its inputs), so that ``fit_rrt`` starts from the
@@ -32,7 +32,7 @@ def default_epsilon(X, rank, *, mask=None, n_restarts=10, random_seed=None):
     restarts : list of tuple of numpy.ndarray
         The ``(A, W)`` restarts (reused by :func:`~bnmfzoo.inference.fit_rrt` as base nodes).
     """
-    from bnmfzoo._nmf_solvers import lin_pg_restarts, max_abs_residual
+    from bnmfzoo._base.nmf_solvers import lin_pg_restarts, max_abs_residual
 
     X = np.asarray(X, dtype=float)
     restarts = lin_pg_restarts(X, rank, n_restarts, mask=mask, random_seed=random_seed)

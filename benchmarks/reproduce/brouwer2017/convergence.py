@@ -22,11 +22,11 @@ import time
 import numpy as np
 
 from benchmarks._common import DATA, RESULTS
-from bnmfzoo.inference.gaussian import _vb_core as core
-from bnmfzoo.inference.gaussian import _vb_glue as glue
-from bnmfzoo.inference.gaussian.icm import fit_icm
-from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
-from bnmfzoo.inference.gaussian.vb import fit_vb
+from bnmfzoo.inference.gaussian.variational import _vb_core as core
+from bnmfzoo.inference.gaussian.variational import _vb_glue as glue
+from bnmfzoo.inference.gaussian.variational.icm import fit_icm
+from bnmfzoo.inference.gaussian.variational.multiplicative import fit_multiplicative
+from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 from bnmfzoo.models._spec import find_spec
 
@@ -55,7 +55,7 @@ def toy(kind, seed):
 def run_gibbs(model, n_iter, seed):
     """Gibbs sweeps with the other helper's numeric kernel; returns (mse trace, time trace)."""
     try:
-        from bnmfzoo.inference.gaussian import _core as gc
+        from bnmfzoo.inference.gaussian.gibbs import _core as gc
     except ImportError as err:  # pragma: no cover
         print("   Gibbs skipped:", err)
         return None

@@ -31,9 +31,9 @@ PAPER = {"vb": 704.9, "gibbs": 706.7, "icm": 715.9, "multiplicative": 729.5}
 def fit_gibbs(model, *, max_iter=200, burn_in=180, thinning=2, random_seed=None,
               progressbar=False):
     """Gibbs NMF with the GibbsNMF numeric kernel (``_gaussian_core``), as a DataTree."""
-    from bnmfzoo.inference.gaussian import _core as gc
-    from bnmfzoo.inference.gaussian import _vb_core as core
-    from bnmfzoo.inference.gaussian import _vb_glue as glue
+    from bnmfzoo.inference.gaussian.gibbs import _core as gc
+    from bnmfzoo.inference.gaussian.variational import _vb_core as core
+    from bnmfzoo.inference.gaussian.variational import _vb_glue as glue
 
     problem = glue.problem_from_model(model, method="gibbs")
     spec = find_spec(model)

@@ -22,9 +22,9 @@ import numpy as np
 import benchmarks._common  # noqa: F401  (one BLAS thread)
 from bnmfzoo.datasets import holdout_mask
 from bnmfzoo.inference.gaussian.cross_validation import posterior_prediction
-from bnmfzoo.inference.gaussian.icm import fit_icm
-from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
-from bnmfzoo.inference.gaussian.vb import fit_vb
+from bnmfzoo.inference.gaussian.variational.icm import fit_icm
+from bnmfzoo.inference.gaussian.variational.multiplicative import fit_multiplicative
+from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian
 
 RATIOS = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]

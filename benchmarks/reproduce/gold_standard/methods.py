@@ -50,7 +50,7 @@ def particles_gibbs(init, n_particles=100):
 
     def run(prob, model, size, seed):
         from bnmfzoo.inference import fit_particles
-        from bnmfzoo.inference.gaussian.rejuvenation import GibbsRejuvenation
+        from bnmfzoo.inference.gaussian.gibbs.rejuvenation import GibbsRejuvenation
 
         dt = fit_particles(model, n_particles=n_particles, init=init, random_seed=seed,
                            rejuvenate=GibbsRejuvenation(int(size)), progressbar=False)

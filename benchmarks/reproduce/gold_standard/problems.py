@@ -3,7 +3,7 @@
 Each uses ``bnmfzoo.models.exponential_gaussian(X_train, R, sigma=sigma, lambda_=lam)``: the
 only free variables are ``A`` and ``W`` (so every method, ``fit_particles`` included, runs on
 the same model) and the Gibbs conditionals are exact truncated normals
-(``bnmfzoo.inference.gaussian._core.nmf_sweep``), which the reference is built from.
+(``bnmfzoo.inference.gaussian.gibbs._core.nmf_sweep``), which the reference is built from.
 
 * ``laurberg``: ``laurberg(0.5)`` (6 x 6) plus Gaussian noise (sd 5 % of the mean entry), rank 3;
   two exact NMFs (``solutions``) 37 degrees apart besides the permutations; Gibbs chains from

@@ -7,7 +7,7 @@ sampler from the library, can be plugged in by name):
 1. **Mode discovery.** Exact Gibbs chains (``nmf_sweep``, A and W blocks, fixed noise) from many
    starts: the known exact solutions, 12 Q-Transform and 12 random-restart NMF particles, 6
    random starts. Their second halves are cut into segments and clustered on the max matched
-   basis angle (:func:`bnmfzoo.diagnostics.mode_clustering.cluster_members`).
+   basis angle (:func:`bnmfzoo.diagnostics._modes.mode_clustering.cluster_members`).
 2. **Within-mode chains.** For each mode, 4 long chains start from the final states of that
    mode's discovery chains; convergence is checked by the rank-normalized split R-hat
    (arviz-stats) of the label-invariant ``A @ W`` entries and of the mode-aligned unit-l1 basis
@@ -44,14 +44,14 @@ CACHE = HERE / ".cache" / "gold_standard"
 # --------------------------------------------------------------------------------------------
 
 def _obs(prob):
-    from bnmfzoo.inference.gaussian._core import observed_entries
+    from bnmfzoo.inference.gaussian.gibbs._core import observed_entries
 
     return observed_entries(prob.X_train, prob.train)
 
 
 def gibbs_chain(prob, A0, W0, n_sweeps, *, thin=1, rng, obs=None, beta=1.0):
     """``n_sweeps`` exact Gibbs sweeps (A, W) from ``(A0, W0)``; every ``thin``-th state."""
-    from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep
+    from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, nmf_sweep
 
     obs = _obs(prob) if obs is None else obs
     hyper = dataclasses.replace(prob.hyper, sigma=prob.sigma / np.sqrt(beta))
@@ -94,7 +94,7 @@ def unit_l1(A):
 
 def label_by_mode(A, refs):
     """Nearest mode (max matched angle) and the permutation aligning each basis to it."""
-    from bnmfzoo.diagnostics.mode_clustering import _unit_l2, matched_angles
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 
     dist, perm = matched_angles(_unit_l2(A), refs)
     lab = dist.argmin(1)
@@ -110,7 +110,7 @@ def aligned(A, W, perm):
 
 
 def discover_modes(prob, rng, *, n_sweeps, seg=5):
-    from bnmfzoo.diagnostics.mode_clustering import cluster_members
+    from bnmfzoo.diagnostics._modes.mode_clustering import cluster_members
 
     obs = _obs(prob)
     ends, A_all, seg_of, chain_of = [], [], [], []
@@ -178,7 +178,7 @@ def within_mode_chains(prob, disc, rng, *, n_sweeps, n_chains=4, n_keep=500):
 
 def tempered_masses(prob, disc, rng, *, n_sweeps, n_runs=4, n_temps=None, beta_min=None):
     """Mode masses from parallel tempering (exact Gibbs at each temperature)."""
-    from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep
+    from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, nmf_sweep
 
     obs = _obs(prob)
     n_obs = obs.n_observed

@@ -28,12 +28,12 @@ import time
 import numpy as np
 
 import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
-from bnmfzoo._nmf_solvers import lin_pg_restarts, max_abs_residual
-from bnmfzoo._rng import spawn_seeds
+from bnmfzoo._base.nmf_solvers import lin_pg_restarts, max_abs_residual
+from bnmfzoo._base.rng import spawn_seeds
 from bnmfzoo.diagnostics import covering_number
 from bnmfzoo.inference.exploration.npvi import LogJoint, fit_nvi, onvi_from_draws
 from bnmfzoo.inference.exploration.rrt import fit_rrt
-from bnmfzoo.inference.gaussian._core import nmf_state, nmf_sweep, observed_entries
+from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, nmf_sweep, observed_entries
 from bnmfzoo.models import exponential_gaussian, uniform_noise
 from bnmfzoo.models._spec import GaussianHyper, find_spec
 

@@ -107,7 +107,7 @@ class NUTSRun:
     def __init__(self, model, info, *, tune, draws, seed):
         import pymc as pm
 
-        from bnmfzoo._rng import spawn_seeds
+        from bnmfzoo._base.rng import spawn_seeds
         from bnmfzoo.inference.particles.baselines import nmf_warm_start
 
         self.model, self.info, self.tune, self.draws = model, info, int(tune), int(draws)

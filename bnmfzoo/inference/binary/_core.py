@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from scipy.special import gammaln
 
-from bnmfzoo._entries import LongMatrix
+from bnmfzoo._base.entries import LongMatrix
 
 __all__ = [
     "observed_entries",
@@ -60,7 +60,7 @@ def observed_entries(X, mask=None, *, transpose=False):
 
     Parameters
     ----------
-    X : numpy.ndarray or bnmfzoo._entries.LongMatrix
+    X : numpy.ndarray or bnmfzoo._base.entries.LongMatrix
         D x N binary data (anything where ``mask`` is False is ignored), or the observed
         entries of sparse data (``ModelSpec.entries``; ``mask`` is then not used and no dense
         array is formed).
@@ -75,12 +75,12 @@ def observed_entries(X, mask=None, *, transpose=False):
     rows, cols : numpy.ndarray of int64
     v : numpy.ndarray of int8
 
-    Dense data with NaN and the :class:`~bnmfzoo._entries.LongMatrix` of the same observed
+    Dense data with NaN and the :class:`~bnmfzoo._base.entries.LongMatrix` of the same observed
     entries give the same three arrays, in the same order.
 
     Examples
     --------
-    >>> from bnmfzoo._entries import long_format
+    >>> from bnmfzoo._base.entries import long_format
     >>> e = long_format([0, 0, 1], [1, 2, 0], [1.0, 0.0, 1.0], shape=(2, 3))
     >>> [a.tolist() for a in observed_entries(e, transpose=True)]
     [[0, 1, 2], [1, 0, 0], [1, 1, 0]]

@@ -32,7 +32,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.binary._core import (
     BetaDirChain,
@@ -567,9 +567,9 @@ def fit_collapsed_gibbs(model, *, draws=1000, tune=4000, chains=1, thin=10, rand
     """
     import xarray as xr
 
-    from bnmfzoo._progress import progress
-    from bnmfzoo._results import build_datatree, data_coords, observed_long
-    from bnmfzoo._rng import spawn_seeds
+    from bnmfzoo._base.progress import progress
+    from bnmfzoo._base.results import build_datatree, data_coords, observed_long
+    from bnmfzoo._base.rng import spawn_seeds
 
     spec = binary_spec(model, families=("beta_dir", "dir_beta", "dir_dir"),
                        method="fit_collapsed_gibbs")

@@ -22,10 +22,10 @@ instead. Both are linear in the observed entries (``tests/test_sparse_binary.py`
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._progress import progress
-from bnmfzoo._results import build_datatree, data_coords, observed_long
-from bnmfzoo._rng import as_generator
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.progress import progress
+from bnmfzoo._base.results import build_datatree, data_coords, observed_long
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.inference.binary._core import (
     bernoulli_nll,
     bernoulli_nll_entries,

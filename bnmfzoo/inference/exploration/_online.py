@@ -13,8 +13,8 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import minimize, minimize_scalar
 
-from bnmfzoo._rng import as_generator
-from bnmfzoo._validation import check_number
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo._base.validation import check_number
 from bnmfzoo.inference.exploration._mixture import mixture_elbo
 
 

@@ -29,10 +29,10 @@ The layers live in their own modules: the log joint and its scale optimum in
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
-from bnmfzoo._progress import progress
-from bnmfzoo._results import build_datatree, data_coords
-from bnmfzoo._rng import as_generator
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.progress import progress
+from bnmfzoo._base.results import build_datatree, data_coords
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.inference.exploration._mixture import (
     _entropy_grad_means,
     entropy_lower_bound,
@@ -255,8 +255,8 @@ def fit_npvi(model, *, n_components=4, restarts=None, max_iter=50, tol=1e-4, n_d
     >>> dt["variational"].sizes["component"]
     2
     """
-    from bnmfzoo._nmf_solvers import lin_pg_nmf
-    from bnmfzoo._rng import spawn_seeds
+    from bnmfzoo._base.nmf_solvers import lin_pg_nmf
+    from bnmfzoo._base.rng import spawn_seeds
     from bnmfzoo.models._spec import get_spec
 
     spec = get_spec(model, families=("uniform_noise", "exponential_gaussian"), method="fit_npvi")

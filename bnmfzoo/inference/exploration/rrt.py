@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bnmfzoo._nmf_solvers import lin_pg_nmf
-from bnmfzoo._progress import progress
-from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.nmf_solvers import lin_pg_nmf
+from bnmfzoo._base.progress import progress
+from bnmfzoo._base.rng import as_generator, spawn_seeds
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.diagnostics.distances import wad_batch
 from bnmfzoo.inference.exploration import oblique as ob
 from bnmfzoo.inference.exploration._online import OnlineNPVI, check_threshold

@@ -1,8 +1,8 @@
 """Registration of the Gaussian wing's Gibbs steps in PyMC's automatic step assignment."""
 
-from bnmfzoo.inference.gaussian.gibbs_nmf import GibbsNMF
-from bnmfzoo.inference.gaussian.gibbs_nmtf import GibbsNMTF
-from bnmfzoo.inference.gaussian.noise_sd import GibbsNoiseSD
+from bnmfzoo.inference.gaussian.gibbs.gibbs_nmf import GibbsNMF
+from bnmfzoo.inference.gaussian.gibbs.gibbs_nmtf import GibbsNMTF
+from bnmfzoo.inference.gaussian.gibbs.noise_sd import GibbsNoiseSD
 
 __all__ = ["register_step_methods"]
 

@@ -1,6 +1,6 @@
 """K-fold cross-validation of a fitter, serially or with one Dask task per fold.
 
-Each fold gets its own integer seed from :func:`bnmfzoo._rng.spawn_seeds`, and the folds
+Each fold gets its own integer seed from :func:`bnmfzoo._base.rng.spawn_seeds`, and the folds
 are drawn once in the caller, so a serial run and a Dask run with the same ``random_seed`` give
 identical per-fold results.
 """
@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from bnmfzoo._rng import spawn_seeds
-from bnmfzoo._validation import check_int, check_matrix, check_seed
+from bnmfzoo._base.rng import spawn_seeds
+from bnmfzoo._base.validation import check_int, check_matrix, check_seed
 
 METHODS = ("vb", "icm", "multiplicative")
 
@@ -19,15 +19,15 @@ def _resolve(method):
     if callable(method):
         return method
     if method == "vb":
-        from bnmfzoo.inference.gaussian.vb import fit_vb
+        from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 
         return fit_vb
     if method == "icm":
-        from bnmfzoo.inference.gaussian.icm import fit_icm
+        from bnmfzoo.inference.gaussian.variational.icm import fit_icm
 
         return fit_icm
     if method == "multiplicative":
-        from bnmfzoo.inference.gaussian.multiplicative import fit_multiplicative
+        from bnmfzoo.inference.gaussian.variational.multiplicative import fit_multiplicative
 
         return fit_multiplicative
     raise ValueError(f"method must be one of {METHODS} or a callable, got {method!r}")

@@ -2,7 +2,7 @@
 
 Pure NumPy, nothing of PyMC. The plain NMF starts and solvers a particle uses (random,
 NNDSVDar, masked multiplicative updates, HALS, scikit-learn) live in
-:mod:`bnmfzoo._nmf_solvers`; this module adds what is particular to particles:
+:mod:`bnmfzoo._base.nmf_solvers`; this module adds what is particular to particles:
 
 * :func:`project_columns_to_simplex`: the Dirichlet-column scale fixing of the SILF model.
 * :func:`make_particle`: one initialization plus one solve with timings; a pure function of its
@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._nmf_solvers import (  # noqa: F401  (also re-exported for older imports)
+from bnmfzoo._base.nmf_solvers import (  # noqa: F401  (also re-exported for older imports)
     complete_matrix,
     masked_hals,
     masked_multiplicative,

@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from bnmfzoo._validation import check_matrix
+from bnmfzoo._base.validation import check_matrix
 from bnmfzoo.inference.particles._init import project_columns_to_simplex
 
 __all__ = ["ParticleView", "resolve_nmf_model"]

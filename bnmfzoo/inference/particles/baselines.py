@@ -18,9 +18,9 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._timing import Timer
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.rng import as_generator, spawn_seeds
+from bnmfzoo._base.timing import Timer
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.inference.particles.weighted import resolve_nmf_model, weigh_particles
 
 
@@ -29,7 +29,7 @@ def nmf_warm_start(info, *, random_seed=0):
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
 
-    from bnmfzoo._nmf_solvers import complete_matrix, solve_nmf
+    from bnmfzoo._base.nmf_solvers import complete_matrix, solve_nmf
 
     X = np.maximum(info.X_values, 0.0)  # a start only; NMF solvers need X >= 0 (see _init)
     if info.masked:

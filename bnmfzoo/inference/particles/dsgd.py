@@ -16,16 +16,16 @@ say otherwise.
 
 import numpy as np
 
-from bnmfzoo._rng import as_generator
-from bnmfzoo._timing import Timer
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo._base.timing import Timer
+from bnmfzoo._base.validation import fmt
 from bnmfzoo.inference.particles.svgd import _check_steps, initial_particles, run_particle_optimizer
 from bnmfzoo.inference.particles.weighted import default_kernel, resolve_nmf_model
 
 
 def _imq_params(kernel, names):
     """(c, b, weight) per block from a BlockKernel of normalized IMQ kernels."""
-    from bnmfzoo.diagnostics._kernels import IMQ
+    from bnmfzoo.diagnostics._stein._kernels import IMQ
 
     if getattr(kernel, "combine", None) != "sum":
         raise TypeError("fit_dsgd supports a summed BlockKernel of IMQ kernels (imq_kernel())")
@@ -50,7 +50,7 @@ def ksd_graph(model, info, n_particles, kernel):
     from pymc.model.transform.conditioning import remove_value_transforms
     from pytensor.graph.replace import graph_replace
 
-    from bnmfzoo.diagnostics._stein_scores import _default_mode
+    from bnmfzoo.diagnostics._stein._stein_scores import _default_mode
 
     a_name, w_name = info.names["A"], info.names["W"]
     plain = remove_value_transforms(model)

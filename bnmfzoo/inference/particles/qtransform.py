@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._validation import fmt
+from bnmfzoo._base.rng import as_generator, spawn_seeds
+from bnmfzoo._base.validation import fmt
 
 SIGN_RULES = ("bro", "max_abs")
 _BANK_VERSION = 1

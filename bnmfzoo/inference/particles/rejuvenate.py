@@ -19,7 +19,7 @@ log-Jacobian, for any PyMC model whose free variables are ``A`` and ``W``: each 
 its own chain, with its step size adapted during the first half of its steps (stochastic
 approximation towards an acceptance rate of 0.65, then fixed, so the second half is an exact
 Metropolis-corrected kernel) and the identity mass matrix. Particles with exact zeros are
-first floored (relative floor, see :func:`bnmfzoo.diagnostics._stein_scores.floor_points`),
+first floored (relative floor, see :func:`bnmfzoo.diagnostics._stein._stein_scores.floor_points`),
 since a zero has no image in value space.
 """
 
@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from bnmfzoo._rng import as_generator, spawn_seeds
+from bnmfzoo._base.rng import as_generator, spawn_seeds
 
 __all__ = ["ValueSpace", "apply_rejuvenation", "exact_step_for", "hmc_rejuvenate",
            "rejuvenate_particles", "step_rejuvenate"]
@@ -212,8 +212,8 @@ def rejuvenate_particles(info, A, W, *, n_steps=100, n_leapfrog=10, random_seed=
     (numpy.ndarray, numpy.ndarray, dict)
         Rejuvenated ``A``, ``W`` and per-particle ``accept`` and ``step_size`` arrays.
     """
-    from bnmfzoo._progress import progress
-    from bnmfzoo.diagnostics._stein_scores import floor_points
+    from bnmfzoo._base.progress import progress
+    from bnmfzoo.diagnostics._stein._stein_scores import floor_points
 
     vs = ValueSpace(info.model, info.names)
     pts, _ = floor_points(info.model, info.points(A, W), floor)
@@ -313,8 +313,8 @@ def step_rejuvenate(info, A, W, extra, *, step_class, n_sweeps=DEFAULT_SWEEPS,
     >>> A.shape, bool((A > 0).all())
     ((2, 5, 2), True)
     """
-    from bnmfzoo._progress import progress
-    from bnmfzoo.diagnostics._stein_scores import floor_points
+    from bnmfzoo._base.progress import progress
+    from bnmfzoo.diagnostics._stein._stein_scores import floor_points
     from bnmfzoo.inference._step_glue import ValueMap
 
     model = info.model
@@ -343,7 +343,7 @@ def apply_rejuvenation(info, A, W, rejuvenate, rng, progressbar):
 
     ``rejuvenate_kernel`` names the kernel used (``"none ..."`` when none was).
     """
-    from bnmfzoo._validation import check_int
+    from bnmfzoo._base.validation import check_int
 
 
     if rejuvenate is None:

@@ -23,11 +23,11 @@ valid default (unconstrained space, median-heuristic IMQ kernel) unless ``space`
 
 import numpy as np
 
-from bnmfzoo._nmf_solvers import random_init
-from bnmfzoo._progress import progress
-from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._timing import Timer
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.nmf_solvers import random_init
+from bnmfzoo._base.progress import progress
+from bnmfzoo._base.rng import as_generator, spawn_seeds
+from bnmfzoo._base.timing import Timer
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.inference.particles.weighted import (
     default_kernel,
     particle_datatree,
@@ -57,7 +57,7 @@ def initial_particles(info, init, n_particles, rng, *, q_bank=None):
     if init == "random":
         pairs = [random_init(X, info.rank, np.random.default_rng(s), mask=m) for s in seeds]
     elif init == "qtransform":
-        from bnmfzoo._nmf_solvers import complete_matrix
+        from bnmfzoo._base.nmf_solvers import complete_matrix
         from bnmfzoo.inference.particles.qtransform import (
             apply_q_transform,
             generate_q_bank,

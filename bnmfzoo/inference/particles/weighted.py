@@ -16,11 +16,11 @@ import time
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._nmf_solvers import complete_matrix, nndsvdar_init, random_init
-from bnmfzoo._progress import progress
-from bnmfzoo._results import build_datatree, data_coords
-from bnmfzoo._rng import as_generator, spawn_seeds
-from bnmfzoo._validation import check_int, check_number
+from bnmfzoo._base.nmf_solvers import complete_matrix, nndsvdar_init, random_init
+from bnmfzoo._base.progress import progress
+from bnmfzoo._base.results import build_datatree, data_coords
+from bnmfzoo._base.rng import as_generator, spawn_seeds
+from bnmfzoo._base.validation import check_int, check_number
 from bnmfzoo.inference.particles._init import make_particle
 from bnmfzoo.inference.particles._view import ParticleView, resolve_nmf_model
 
@@ -52,7 +52,7 @@ def default_kernel(info):
     Used for the SVGD/DSGD *updates* (Masood & Doshi-Velez 2019, Sec. 6.2); weights and reported
     discrepancies use :func:`bnmfzoo.diagnostics.stein_matrix`'s default kernel instead.
     """
-    from bnmfzoo.diagnostics._kernels import masood2019_kernel
+    from bnmfzoo.diagnostics._stein._kernels import masood2019_kernel
 
     return masood2019_kernel(info.names["A"], info.names["W"])
 
@@ -274,7 +274,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         NMF solver settings (scikit-learn ``cd``; masked multiplicative updates when entries are
         missing; ``solver="hals"``: EM coordinate descent on the observed entries, which does
         not stall on Q-Transform padding, see
-        :func:`bnmfzoo._nmf_solvers.masked_hals`).
+        :func:`bnmfzoo._base.nmf_solvers.masked_hals`).
     weights : {"stein", "uniform"}, default "stein"
         Stein-optimal weights (Algorithm 5) or uniform ones.
     kernel : None, str or kernel object
@@ -316,7 +316,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
         * ``{"sweeps": n}``: ``n`` sweeps of the exact-conditional step (TypeError when the
           model has none).
         * a callable ``kernel(model, A, W, rng) -> (A, W, stats)``, e.g.
-          :class:`bnmfzoo.inference.gaussian.rejuvenation.GibbsRejuvenation`.
+          :class:`bnmfzoo.inference.gaussian.gibbs.rejuvenation.GibbsRejuvenation`.
 
         The kernel used is the root attribute ``rejuvenate``; ``diagnostics`` holds
         ``rejuvenate_steps``, ``rejuvenate_accept`` (HMC) and ``rejuvenate_cpu_time``. Other

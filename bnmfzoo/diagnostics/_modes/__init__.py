@@ -1,0 +1,4 @@
+"""Modes of a posterior.
+
+Alignment (label switching), mode clustering and masses, stacking, weighted summaries.
+"""

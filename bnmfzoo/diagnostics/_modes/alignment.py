@@ -1,0 +1,370 @@
+"""Relabel factors across draws and chains so that per-factor summaries are meaningful.
+
+NMF posteriors are invariant to permuting the factors (and, for models whose priors do not fix
+the scale, nearly invariant to rescaling them). Different chains, or one chain over time, can
+therefore carry the same factor under different labels ("label switching"), which makes
+``az.summary`` means and R-hat of A and W meaningless. :func:`align` matches every draw's basis
+columns (scale-normalised) to a reference with the Hungarian algorithm, permutes every variable
+that has the factor dim consistently (A columns, W rows, ARD rates ``lambda_``, ...), and
+optionally fixes the scale (unit-l1 columns of A, compensated in W).
+"""
+
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from bnmfzoo._base.validation import fmt
+from bnmfzoo.diagnostics import distances as _d
+
+#: factor dim -> (basis variable, its other dim)
+BASES = {"factor": ("A", "row"), "factor_row": ("F", "row"), "factor_col": ("G", "col")}
+#: families whose likelihood is invariant to (A D, D^-1 W) and whose priors do not fix the scale
+SCALE_AMBIGUOUS = {"exponential_gaussian", "tri_exponential_gaussian", "uniform_noise"}
+#: families with a scale-fixing (simplex / bounded) parameterization
+SCALE_FIXED = {"silf", "beta_dir", "dir_beta", "dir_dir"}
+COSTS = ("angle", "l1")
+
+
+def _basis_values(post, fdim, name, other):
+    da = post[name]
+    if fdim not in da.dims or other not in da.dims:
+        raise ValueError(f"variable {name!r} must have dims ({other!r}, {fdim!r}), got {da.dims}")
+    da = da.transpose("chain", "draw", other, fdim)
+    return np.asarray(da.values, dtype=float)
+
+
+def _reference_array(reference, fdim, shape):
+    if isinstance(reference, dict):
+        reference = reference.get(fdim)
+    if reference is None:
+        return None
+    if isinstance(reference, xr.DataArray) and fdim in reference.dims:
+        reference = reference.transpose(..., fdim)
+    stack = np.ndim(getattr(reference, "values", reference)) == 3
+    ref = _d.as_factor_array(reference, name="reference", min_ndim=2, max_ndim=3)
+    if stack and ref.shape[1:] == shape:
+        return ref  # several references (one per mode): each draw takes the nearest
+    if ref.shape != shape:
+        raise ValueError(f"reference must have shape {shape} (the basis of one draw), "
+                         f"got {ref.shape}")
+    return ref
+
+
+def _match_all(Bn, ref, cost):
+    """Permutations (C, S, R) matching each draw's columns to the reference's.
+
+    The angle costs of all draws come from one matrix product of unit-l2 columns
+    (``(C S R) x D`` times ``D x R``); only the R x R matchings run per draw (compiled).
+    """
+    C, S, D, R = Bn.shape
+    flat = Bn.reshape(C * S, D, R)
+    if cost == "angle":
+        from bnmfzoo.diagnostics._modes.mode_clustering import angle_costs
+
+        costs = angle_costs(_d.normalize_columns(flat, "l2"),
+                            _d.normalize_columns(ref, "l2")[None])[:, 0]
+        # cost[i, j]: reference column i against the draw's column j (as l1 below)
+        return _d.match(np.swapaxes(costs, -1, -2)).reshape(C, S, R)
+    perm = np.empty((C * S, R), dtype=np.intp)
+    chunk = max(1, int(4e6 // (D * R * R)))
+    for start in range(0, C * S, chunk):
+        part = flat[start : start + chunk]
+        perm[start : start + chunk] = _d.match(_d.l1_cost(np.broadcast_to(ref, part.shape), part))
+    return perm.reshape(C, S, R)
+
+
+def _find_permutations(B, ref, cost, n_iter, *, per_member=False):
+    """Permutations (C, S, R) putting each draw's columns in its reference's order.
+
+    Without a given reference (and with the angle cost) the draws are first split into modes
+    (:func:`~.mode_clustering.cluster_members`) and each draw is matched to its own
+    mode's representative, so draws of different modes are never forced onto one reference.
+    Returns ``(perm, reference, mode_info)``; ``mode_info`` is None for a given reference.
+    """
+    Bn = _d.normalize_columns(B, "l1")
+    C, S = B.shape[:2]
+    if ref is not None and ref.ndim == 3:  # one reference per mode: match to the nearest
+        from bnmfzoo.diagnostics._modes.mode_clustering import matched_angles
+
+        dist, p = matched_angles(_d.normalize_columns(B.reshape(C * S, *B.shape[2:]), "l2"),
+                                 _d.normalize_columns(ref, "l2"))
+        nearest = dist.argmin(1)
+        perm = p[np.arange(C * S), nearest].reshape(C, S, -1)
+        return perm, _d.normalize_columns(ref[0], "l1"), None
+    if ref is None and cost == "angle":
+        from bnmfzoo.diagnostics._modes.mode_clustering import cluster_members
+
+        n = C * S
+        chain_of = np.repeat(np.arange(C), S)
+        segment_of = None
+        if not per_member:
+            nseg = min(5, S)
+            segment_of = chain_of * nseg + (np.tile(np.arange(S), C) * nseg) // S
+        cl = cluster_members(B.reshape(n, *B.shape[2:]), segment_of=segment_of,
+                             chain_of=chain_of, n_iter=max(1, n_iter))
+        perm = cl["perm"].reshape(C, S, -1)
+        refs = _d.normalize_columns(cl["reference"], "l1")
+        info = {"label": cl["label"].reshape(C, S), "references": refs, "cut": cl["cut"]}
+        return perm, refs[0], info
+    fixed = ref is not None
+    if ref is None:
+        ref = Bn[0].mean(0)  # first chain's mean of the normalized basis
+    ref = _d.normalize_columns(ref, "l1")
+    perm = None
+    for _ in range(1 if fixed else max(1, n_iter)):
+        new = _match_all(Bn, ref, cost)
+        if perm is not None and np.array_equal(new, perm):
+            break
+        perm = new
+        # refine: mean of all aligned draws (pooled over chains), so one chain that switched
+        # early does not leave a mixed reference
+        ref = _d.normalize_columns(_permute(Bn, perm, -1).mean((0, 1)), "l1")
+    return perm, ref, None
+
+
+def _permute(values, perm, axis):
+    """Reorder ``values`` along ``axis`` with a per-(chain, draw) permutation (C, S, R)."""
+    moved = np.moveaxis(values, axis, -1)
+    idx = perm.reshape(perm.shape[:2] + (1,) * (moved.ndim - 3) + perm.shape[2:])
+    idx = np.broadcast_to(idx, moved.shape)
+    return np.moveaxis(np.take_along_axis(moved, idx, axis=-1), -1, axis)
+
+
+def _auto_normalize(dt, post, bases):
+    model = dt.attrs.get("model")
+    if model in SCALE_AMBIGUOUS:
+        return True
+    if model in SCALE_FIXED:
+        return False
+    # unknown model: a basis already on the simplex, or any factor matrix summing to one over
+    # the factors (Dirichlet rows/columns of Bernoulli-mean models), has no scale to remove
+    for fdim, (name, other) in bases.items():
+        B = post[name]
+        if np.allclose(B.sum(other), 1.0, atol=1e-6):
+            return False
+        for var in post.data_vars.values():
+            if fdim in var.dims and var.ndim == 4:
+                if np.allclose(var.sum(fdim), 1.0, atol=1e-6):
+                    return False
+    return True
+
+
+def align(
+    dt,
+    *,
+    reference=None,
+    normalize=False,
+    cost="angle",
+    n_iter=5,
+    group="posterior",
+):
+    """Relabel factors across draws and chains, within each mode, for summaries.
+
+    For each factor dim present (``factor`` with basis ``A``; ``factor_row`` / ``factor_col``
+    with ``F`` / ``G`` for a tri-factorization), every draw's basis columns are matched to a
+    reference by the Hungarian algorithm on their angles (or l1 distances of unit-l1 columns).
+    Every variable of the group with that dim (A, W, ``lambda_``, a Bernoulli model's ``Wt``,
+    S of a tri-factorization, ...) is permuted consistently. Values are only permuted, never
+    rescaled, unless ``normalize`` asks for it.
+
+    Without a ``reference`` the draws are first split into modes
+    (:func:`~.mode_clustering.cluster_members`: stretches of each chain clustered by
+    max matched angle) and each draw is matched to its own mode's representative (the aligned
+    mean of the mode, refined ``n_iter`` times); the representatives of the other modes are
+    labelled to match mode 0 as closely as possible. Draws of different modes are therefore
+    never forced onto one reference; when the chains sit in different modes a warning names
+    them (R-hat over all chains then stays large: different modes are different
+    factorizations; see :func:`bnmfzoo.diagnostics.summary`). With ``cost="l1"`` (or a given
+    reference) there is one reference for all draws: the first chain's mean normalised basis
+    refined ``n_iter`` times by re-matching to the mean of all aligned draws.
+
+    Parameters
+    ----------
+    dt : xarray.DataTree
+        A result with draws of ``A`` (or ``F`` and ``G``) in ``group``.
+    reference : array-like, xarray.DataArray or dict, optional
+        Reference basis (D x R); for a tri-factorization a dict ``{"factor_row": F_ref,
+        "factor_col": G_ref}``. Given references are used as they are (no refinement).
+    normalize : {False, True, "auto"}
+        Rescale each draw so the basis columns have unit l1 norm, compensating the weights
+        (A -> A D^-1, W -> D W; for tri, F and G columns unit-l1 and S -> D_F S D_G), which
+        removes the scale ridge of models whose priors do not fix it. Default ``False``: the
+        draws keep their own scale (rescaling is not needed for R-hat of a converged chain
+        and changes the reported values). ``"auto"``: on for ``exponential_gaussian``,
+        ``tri_exponential_gaussian`` and ``uniform_noise`` (root attr ``model``), off for the
+        simplex-parameterised ``silf``, ``beta_dir``, ``dir_beta`` and ``dir_dir``; for an
+        unknown model (e.g. a bare ``pm.sample`` result), off when the basis columns, or any
+        factor matrix over the factors, already sum to one, on otherwise. Hyperparameters
+        such as ``lambda_`` are permuted but not rescaled.
+    cost : {"angle", "l1"}
+        Matching cost between normalised columns.
+    n_iter : int
+        Refinement passes of the default reference.
+    group : str
+        Group holding the draws (dims ``chain``, ``draw``).
+
+    Returns
+    -------
+    xarray.DataTree
+        A new tree with the group aligned and a ``diagnostics`` group holding, per factor dim
+        (suffix ``_factor_row`` etc. for tri dims): ``n_relabelled`` (chain; draws whose
+        permutation is not the identity), ``n_switches`` (chain; draws whose permutation
+        differs from the previous draw's), ``permutation`` (chain, draw, factor; the original
+        label now at each position) and ``reference_A`` (the reference basis, unit-l1
+        columns). A ``particles`` group holding the basis (dim ``particle``) is relabelled
+        (and rescaled) against the same reference, its permutations stored as
+        ``particle_permutation``. Without a given reference also ``mode`` (chain, draw) and
+        ``mode_reference_A`` (mode, row, factor; unit-l1). Root attrs gain ``aligned = 1``,
+        ``aligned_normalized``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo._base.results import build_datatree
+    >>> rng = np.random.default_rng(0)
+    >>> A0 = np.array([[1.0, 0.1], [0.9, 0.2], [0.1, 1.0]])
+    >>> A = A0 * rng.lognormal(0.0, 0.05, size=(2, 4, 3, 2))  # 2 chains x 4 draws
+    >>> W = rng.gamma(2.0, size=(2, 4, 2, 5))
+    >>> A[1], W[1] = A[1][..., ::-1], W[1][:, ::-1]  # chain 1 has the labels swapped
+    >>> out = align(build_datatree({"A": A, "W": W}), normalize=False)
+    >>> out["diagnostics"]["n_relabelled"].values.tolist()
+    [0, 4]
+    >>> out.posterior["A"].mean(("chain", "draw")).values.round(1).tolist()
+    [[1.0, 0.1], [0.9, 0.2], [0.1, 1.0]]
+    """
+    if not isinstance(dt, xr.DataTree):
+        raise TypeError(f"dt must be an xarray.DataTree, got {type(dt).__name__}")
+    if group not in dt.children:
+        raise ValueError(f"group={group!r} not in the DataTree (groups: {sorted(dt.children)})")
+    if cost not in COSTS:
+        raise ValueError(f"cost must be one of {COSTS}, got {fmt(cost)}")
+    if normalize not in ("auto", True, False):
+        raise ValueError(f"normalize must be 'auto', True or False, got {normalize!r}")
+    post = dt[group].to_dataset()
+    if "chain" not in post.dims or "draw" not in post.dims:
+        raise ValueError(f"group {group!r} must have dims 'chain' and 'draw'")
+    bases = {f: b for f, b in BASES.items() if f in post.dims and b[0] in post}
+    if not bases:
+        raise ValueError(
+            f"group {group!r} has no basis to align (need A with dims (row, factor), or F and G "
+            f"of a tri-factorization); variables: {sorted(post.data_vars)}"
+        )
+    if normalize == "auto":
+        normalize = _auto_normalize(dt, post, bases)
+
+    mode_info = {}
+    new_post, perms, refs = _align_dataset(post, bases, reference, normalize, cost, n_iter,
+                                           mode_info=mode_info)
+    diag = {}
+    for fdim, info in mode_info.items():
+        name, other = bases[fdim]
+        suffix = "" if fdim == "factor" else f"_{fdim}"
+        diag[f"mode{suffix}"] = (("chain", "draw"), info["label"])
+        diag[f"mode_reference_{name}"] = ((f"mode{suffix}", other, fdim), info["references"])
+        if info["references"].shape[0] > 1 and post.sizes["chain"] > 1:
+            share = [sorted({int(c) for c in np.flatnonzero((info["label"] == k).any(1))})
+                     for k in range(info["references"].shape[0])]
+            warnings.warn(
+                f"the draws of {name} sit in {len(share)} modes (chains per mode: "
+                + "; ".join(f"mode {k}: {v}" for k, v in enumerate(share))
+                + "); align relabels factors within each mode, but different modes are "
+                "different factorizations, so R-hat over all chains stays large. Use "
+                "diagnostics.modes / diagnostics.summary for per-mode results.",
+                UserWarning, stacklevel=2,
+            )
+    for fdim, perm in perms.items():
+        name, other = bases[fdim]
+        suffix = "" if fdim == "factor" else f"_{fdim}"
+        identity = np.arange(perm.shape[-1])
+        relabelled = (perm != identity).any(-1)
+        switched = np.zeros_like(relabelled)
+        switched[:, 1:] = (perm[:, 1:] != perm[:, :-1]).any(-1)
+        diag[f"n_relabelled{suffix}"] = (("chain",), relabelled.sum(1))
+        diag[f"n_switches{suffix}"] = (("chain",), switched.sum(1))
+        diag[f"permutation{suffix}"] = (("chain", "draw", fdim), perm)
+        diag[f"reference_{name}"] = ((other, fdim), refs[fdim])
+    out = dt.copy()
+    out[group] = xr.DataTree(new_post)
+
+    # a weighted particle set is relabelled against the same reference
+    if group != "particles" and "particles" in dt.children:
+        pds = dt["particles"].to_dataset()
+        pbases = {f: b for f, b in bases.items() if b[0] in pds and "particle" in pds[b[0]].dims}
+        if pbases:
+            names = [v for v in pds.data_vars if "particle" in pds[v].dims]
+            sub = pds[names].rename({"particle": "draw"}).expand_dims("chain")
+            prefs = refs if reference is not None else {
+                f: (mode_info[f]["references"] if f in mode_info else refs[f]) for f in refs}
+            new_sub, pperms, _ = _align_dataset(sub, pbases, prefs, normalize, cost, 1)
+            new_sub = new_sub.isel(chain=0, drop=True).rename({"draw": "particle"})
+            out["particles"] = xr.DataTree(pds.assign({v: new_sub[v] for v in names}))
+            for fdim, perm in pperms.items():
+                suffix = "" if fdim == "factor" else f"_{fdim}"
+                diag[f"particle_permutation{suffix}"] = (("particle", fdim), perm[0])
+
+    diag_ds = xr.Dataset(diag).assign_coords(
+        {d: post.coords[d] for d in ("chain", "draw", *bases, "row", "col")
+         if d in post.coords}
+    )
+    if "diagnostics" in dt.children:
+        old = dt["diagnostics"].to_dataset()
+        diag_ds = old.drop_vars([v for v in diag_ds.data_vars if v in old]).merge(diag_ds)
+    out["diagnostics"] = xr.DataTree(diag_ds)
+    out.attrs.update({"aligned": 1, "aligned_normalized": int(bool(normalize))})
+    return out
+
+
+def _align_dataset(post, bases, reference, normalize, cost, n_iter, *, per_member=False,
+                   mode_info=None):
+    """Align one Dataset with dims (chain, draw, ...); returns (dataset, perms, references)."""
+    new_vars = {name: var for name, var in post.data_vars.items()}
+    perms, refs, scales = {}, {}, {}
+    for fdim, (name, other) in bases.items():
+        B = _basis_values(post, fdim, name, other)
+        ref = _reference_array(reference, fdim, B.shape[2:])
+        perm, refs[fdim], info = _find_permutations(B, ref, cost, n_iter, per_member=per_member)
+        if mode_info is not None and info is not None:
+            mode_info[fdim] = info
+        perms[fdim] = perm
+        for vname, var in new_vars.items():
+            if fdim in var.dims and "chain" in var.dims and "draw" in var.dims:
+                var = var.transpose("chain", "draw", ...)
+                vals = _permute(var.values, perm, var.dims.index(fdim))
+                new_vars[vname] = var.copy(data=vals)
+        if normalize:
+            basis = new_vars[name].transpose("chain", "draw", other, fdim)
+            s = basis.values.sum(2)  # (C, S, R)
+            scales[fdim] = np.where(s > 0, s, 1.0)
+    if normalize:
+        new_vars = _rescale(new_vars, scales)
+    new = xr.Dataset({k: v.transpose(*post[k].dims) for k, v in new_vars.items()},
+                     attrs=post.attrs)
+    return new.assign_coords({c: post.coords[c] for c in post.coords}), perms, refs
+
+
+def _rescale(new_vars, scales):
+    """Unit-l1 basis columns with compensating weights (pair or tri-factorization)."""
+    out = dict(new_vars)
+
+    def scaled(name, fdim, factor, power):
+        var = out[name].transpose("chain", "draw", ...)
+        axis = var.dims.index(fdim)
+        shape = [1] * var.ndim
+        shape[0], shape[1], shape[axis] = factor.shape[0], factor.shape[1], factor.shape[2]
+        return var.copy(data=var.values * factor.reshape(shape) ** power)
+
+    if "factor" in scales:
+        s = scales["factor"]
+        out["A"] = scaled("A", "factor", s, -1)
+        if "W" in out and "factor" in out["W"].dims:
+            out["W"] = scaled("W", "factor", s, 1)
+    if "factor_row" in scales and "F" in out:
+        out["F"] = scaled("F", "factor_row", scales["factor_row"], -1)
+        if "S" in out:
+            out["S"] = scaled("S", "factor_row", scales["factor_row"], 1)
+    if "factor_col" in scales and "G" in out:
+        out["G"] = scaled("G", "factor_col", scales["factor_col"], -1)
+        if "S" in out:
+            out["S"] = scaled("S", "factor_col", scales["factor_col"], 1)
+    return out

@@ -1,0 +1,1 @@
+"""Variational Bayes, ICM and multiplicative updates (Brouwer et al. 2017)."""

@@ -6,6 +6,7 @@
 #   make lint    ruff
 #   make bench   benchmarks/speed/ (minutes; ours vs a baseline, prints ratios)
 #   make reproduce   benchmarks/reproduce/ (paper reproductions; hours on 2 cores)
+#   make mutate  mutation check of the fast tests (benchmarks/mutation/REPORT.md; CPU hours)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -35,9 +36,9 @@ done; \
 exit 1
 endef
 
-.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks clean
+.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks clean mutate
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,9p' Makefile
 
 $(VPY):
 	@py=$$( $(FIND_PYTHON) ) || { echo "ERROR: bnmfzoo needs Python >= 3.12 (PyMC 6 / ArviZ 1)." \
@@ -86,6 +87,12 @@ REPRODUCE ?= brouwer2017.convergence brouwer2017.cross_validation brouwer2017.no
 reproduce: $(STAMP)
 	@for m in $(REPRODUCE); do echo "== benchmarks.reproduce.$$m"; \
 	  nice -n 10 $(VPY) -m benchmarks.reproduce.$$m || exit 1; done
+
+# Each catalog mutation (benchmarks/mutation/catalog_*.py) on a copy of the tree, its named fast
+# tests only, one at a time, niced. MUTATE="--catalog binary" or MUTATE="--only ID" for a subset.
+MUTATE ?=
+mutate: $(STAMP)
+	nice -n 15 $(VPY) -m benchmarks.mutation.run $(MUTATE)
 
 clean:
 	rm -rf $(VENV) .pytest_cache bnmfzoo-demo

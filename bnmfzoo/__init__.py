@@ -31,8 +31,10 @@ __all__ = ["BayesianNMF", "LongMatrix", "datasets", "diagnostics", "inference", 
 def _register_steps():
     import importlib
 
-    for wing in ("gaussian", "binary"):
+    for wing in ("gaussian", "binary", "counts"):
         importlib.import_module(f"bnmfzoo.inference.{wing}._register").register_step_methods()
+    # why an NMF-like model gets NUTS; NUTS options when our steps take every variable
+    importlib.import_module("bnmfzoo.inference._assignment").install()
 
 
 class _AfterPyMC:

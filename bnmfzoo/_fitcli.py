@@ -5,14 +5,15 @@ every cell read as text, then these explicit rules (each can be overridden):
 
 * **separator**: tab for ``.tsv``; otherwise the most frequent of ``,``, tab and ``;`` on the
   first non-blank line.
-* **header** (``header="auto"``): the first row is a header row when one of its cells (after a
-  possible label column) is not a number or a missing-value marker; a first row of numbers is
-  always data, never dropped into a header. ``header=True`` / ``False`` force it.
-* **row labels** (``index_col="auto"``): the first column holds row labels when one of its data
-  cells is not a number, or when the header's first cell is empty (pandas' ``to_csv`` layout).
+* **header** and **row labels** (``header="auto"``, ``index_col="auto"``): decided from the
+  kinds of the cells of line 1 and column 1, never silently: all text is names, all numbers is
+  data, a minority of text among numbers is a typo refused with its line and column, and a
+  layout that fits two readings is refused naming the option that settles it
+  (:mod:`bnmfzoo._cli.delimited` lists the rules). pandas' ``to_csv`` layout (empty corner
+  cell, labels in column 1, column names that may be numbers such as years) round-trips.
   A first column of consecutive integers (0, 1, 2, ... or 1, 2, 3, ...) is ambiguous (row IDs
   or data?) and is refused; say ``index_col=0`` (labels) or ``index_col=None`` (data).
-  ``index_col=k`` uses the k-th column (0-based).
+  ``index_col=k`` uses the k-th column (0-based); ``header=True`` / ``False`` force a header.
 * **missing values**: empty cells and ``NA``, ``NaN``, ``nan``, ``N/A``, ``null`` (any case).
   Blank lines are skipped (in a one-column file write ``NA`` for a missing cell).
 * every row must have the same number of fields; a short or long row is refused with its line
@@ -27,7 +28,6 @@ others get the dense matrix with a warning, up to a size (``_registry.sparse_inp
 """
 
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from bnmfzoo._base.validation import as_dataarray, fmt
+from bnmfzoo._base.validation import as_dataarray
+from bnmfzoo._cli.delimited import _is_number, _read_delimited, _sniff_sep
 
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
 TEXT_SUFFIXES = (".csv", ".tsv", ".txt")
@@ -131,6 +132,7 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
     info = None
     try:
         if suffix == ".npy":
+            _check_npy(path)
             X = as_dataarray(np.load(path, allow_pickle=False), name=str(path))
         elif suffix in NETCDF_SUFFIXES:
             with xr.open_dataset(path) as ds:
@@ -138,9 +140,12 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
                     raise ValueError(
                         f"{path} must hold exactly one variable, found {list(ds.data_vars)}"
                     )
-                X = as_dataarray(ds[next(iter(ds.data_vars))].load(), name=str(path))
+                var = ds[next(iter(ds.data_vars))]
+                _check_cells(path, var.shape)
+                X = as_dataarray(var.load(), name=str(path))
         elif suffix in TEXT_SUFFIXES:
-            X, info = _read_delimited(path, header=header, index_col=index_col)
+            X, meta = _read_delimited(path, header=header, index_col=index_col)
+            info = ReadInfo(str(path), **meta)
         else:
             raise ValueError(
                 f"unsupported data file type {suffix!r} ({path}): use .csv, .tsv, .txt, .npy or .nc"
@@ -152,6 +157,47 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
     if info is None:
         info = ReadInfo(str(path), X.shape, int(np.isnan(X.values).sum()))
     return (X, info) if return_info else X
+
+
+#: copies of the data (as float64) a fit holds at once while it checks and models them
+DATA_COPIES = 4
+
+
+def _check_cells(path, shape):
+    """Refuse data whose declared shape would not fit in memory, before reading them."""
+    from bnmfzoo._cli.safeio import check_allocation
+
+    cells = int(np.prod([int(s) for s in shape], dtype=object))
+    check_allocation(8 * DATA_COPIES * cells,
+                     f"{path} declares a {' x '.join(str(int(s)) for s in shape)} array "
+                     f"({cells:,} cells) and a fit")
+
+
+def _check_npy(path):
+    """Read a ``.npy`` header: refuse a pickled, complex, truncated or too large array."""
+    fmt_ = np.lib.format
+    with open(path, "rb") as fh:
+        try:
+            version = fmt_.read_magic(fh)
+            read = (fmt_.read_array_header_1_0 if version == (1, 0)
+                    else fmt_.read_array_header_2_0)
+            shape, _, dtype = read(fh, max_header_size=10_000)
+        except ValueError as err:
+            raise ValueError(f"{path} is not a valid .npy file: {err}") from None
+        offset = fh.tell()
+    if dtype.hasobject:
+        raise ValueError(f"{path} holds Python objects (pickled); save a numeric array")
+    if dtype.kind == "c":
+        raise ValueError(f"{path} holds complex numbers (dtype {dtype}); NMF needs real data: "
+                         "save X.real or abs(X)")
+    cells = int(np.prod(shape, dtype=object))
+    need = cells * dtype.itemsize
+    have = path.stat().st_size - offset
+    if need > have:
+        raise ValueError(f"{path} declares a {' x '.join(map(str, shape))} {dtype} array "
+                         f"({need:,} bytes) but holds {have:,} bytes of data (truncated or "
+                         "corrupt)")
+    _check_cells(path, shape)
 
 
 def read_long(path, *, header="auto"):
@@ -217,173 +263,6 @@ def read_long(path, *, header="auto"):
                        header=has_header, observed=e.n_observed)
 
 
-def _sniff_sep(path, suffix):
-    if suffix == ".tsv":
-        return "\t"
-    with open(path, encoding="utf-8-sig") as fh:
-        for line in fh:
-            if line.strip():
-                counts = {sep: line.count(sep) for sep in (",", "\t", ";")}
-                best = max(counts, key=counts.get)
-                return best if counts[best] else ","
-    return ","
-
-
-def _is_na(cell):
-    return cell.strip().lower() in NA_STRINGS
-
-
-def _is_number(cell):
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-def _numeric_or_na(cells):
-    return [_is_na(c) or _is_number(c) for c in cells]
-
-
-def _read_delimited(path, *, header="auto", index_col="auto"):
-    import pandas as pd
-
-    if header not in ("auto", True, False):
-        raise ValueError(f"header must be 'auto', True or False, got {header!r}")
-    sep = _sniff_sep(path, path.suffix.lower())
-    lines = _record_lines(path, sep)
-    try:
-        raw = pd.read_csv(path, sep=sep, header=None, dtype=str, keep_default_na=False,
-                          na_filter=False, skip_blank_lines=True, encoding="utf-8-sig",
-                          skipinitialspace=True)
-    except pd.errors.EmptyDataError as err:
-        raise ValueError(f"{path} is empty") from err
-    except pd.errors.ParserError as err:  # e.g. "Expected 3 fields in line 5, saw 4"
-        raise ValueError(f"{path}: rows of different lengths: {err}".strip()) from err
-    if raw.shape[0] == 0:
-        raise ValueError(f"{path} is empty (no data rows)")
-    if len(lines) != raw.shape[0]:  # pragma: no cover - csv and pandas disagree on the layout
-        raise ValueError(f"cannot read {path}: inconsistent line structure")
-    cells = raw.to_numpy(dtype=object)
-    cells = np.vectorize(lambda c: c.strip(), otypes=[object])(cells)
-
-    # -- header row ------------------------------------------------------------------------
-    if header == "auto":
-        first = list(cells[0])
-        rest = first[1:] if len(first) > 1 else first
-        has_header = not all(_numeric_or_na(rest))
-        if not has_header and len(first) > 1 and first[0] == "" and cells.shape[0] > 1:
-            # pandas' to_csv layout: empty corner cell, numeric column names, an index column
-            col0 = list(cells[1:, 0])
-            has_header = all(c != "" and _is_number(c) for c in col0) and _consecutive(col0)
-        if not has_header and len(first) > 1 and not _numeric_or_na([first[0]])[0] \
-                and cells.shape[0] > 1 and all(_numeric_or_na(list(cells[1:, 0]))):
-            # a text corner cell above a numeric first column names that column: header row
-            has_header = True
-    else:
-        has_header = bool(header)
-    names = list(cells[0]) if has_header else None
-    body = cells[1:] if has_header else cells
-    body_lines = lines[1:] if has_header else lines
-    if body.shape[0] == 0:
-        raise ValueError(f"{path} has a header row but no data rows")
-
-    # -- row-label column ------------------------------------------------------------------
-    if index_col == "auto":
-        col0 = list(body[:, 0])
-        if body.shape[1] == 1:
-            idx = None
-        elif not all(_numeric_or_na(col0)) or (has_header and names[0] == ""):
-            idx = 0
-        elif body.shape[0] >= 3 and all(c != "" and _is_number(c) for c in col0) \
-                and _consecutive(col0):
-            head = f" {names[0]!r}" if has_header else ""
-            raise ValueError(
-                f"the first column{head} of {path} holds consecutive integers "
-                f"({col0[0]}, {col0[1]}, {col0[2]}, ...): row IDs or data? Pass "
-                "--index-col 0 to use it as row labels or --index-col none to read it as data"
-            )
-        else:
-            idx = None
-    elif index_col is None:
-        idx = None
-    else:
-        if isinstance(index_col, bool) or int(index_col) != index_col \
-                or not 0 <= index_col < body.shape[1]:
-            raise ValueError(f"index_col must be a column number from 0 to {body.shape[1] - 1} "
-                             f"for {path}, got {fmt(index_col)}")
-        idx = int(index_col)
-    if idx is not None:
-        if body.shape[1] == 1:
-            raise ValueError(f"{path} has only one column; it cannot be both labels and data")
-        row_labels = [str(c) for c in body[:, idx]]
-        keep = [j for j in range(body.shape[1]) if j != idx]
-    else:
-        row_labels = None
-        keep = list(range(body.shape[1]))
-    data = body[:, keep]
-    col_names = [names[j] for j in keep] if has_header else None
-
-    # -- numbers -----------------------------------------------------------------------------
-    values = np.empty(data.shape)
-    for (i, j), cell in np.ndenumerate(data):
-        if _is_na(cell):
-            values[i, j] = np.nan
-            continue
-        try:
-            values[i, j] = float(cell)
-        except ValueError:
-            col = f"column {keep[j] + 1}" + (f" ({col_names[j]!r})" if col_names else "")
-            raise ValueError(f"{path} line {body_lines[i]}, {col}: {cell!r} is not a number "
-                             "(missing values: empty, NA or NaN)") from None
-    D, N = values.shape
-    row = row_labels if row_labels is not None else np.arange(D)
-    col = col_names if col_names is not None else np.arange(N)
-    if row_labels is not None and len(set(row)) != D:
-        raise ValueError(f"{path}: the row labels in column {idx + 1} are not unique")
-    if col_names is not None and len(set(col)) != N:
-        raise ValueError(f"{path}: the column names in the header row are not unique")
-    X = xr.DataArray(values, dims=("row", "col"), coords={"row": row, "col": col})
-    info = ReadInfo(str(path), (D, N), int(np.isnan(values).sum()), header=has_header,
-                    index_col=idx, index_name=(names[idx] if has_header and idx is not None
-                                               else ""))
-    return X, info
-
-
-def _record_lines(path, sep):
-    """File line of each non-blank record; refuse rows whose number of fields differs."""
-    import csv
-
-    lines, width, first = [], None, None
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh, delimiter=sep, skipinitialspace=True)
-        start = 1
-        for record in reader:
-            line, start = start, reader.line_num + 1
-            if not record:
-                continue
-            if width is None:
-                width, first = len(record), line
-            elif len(record) != width:
-                raise ValueError(
-                    f"{path} line {line} has {len(record)} field{'s' * (len(record) != 1)}, "
-                    f"expected {width} like line {first} (every row needs the same number of "
-                    "cells; write NA for a missing value)"
-                )
-            lines.append(line)
-    return np.asarray(lines, dtype=int)
-
-
-def _consecutive(cells):
-    try:
-        ints = [float(c) for c in cells]
-    except ValueError:
-        return False
-    if not all(np.isfinite(v) and v == int(v) for v in ints):  # "nan" is a number, not an ID
-        return False
-    return ints == [ints[0] + i for i in range(len(ints))] and ints[0] in (0.0, 1.0)
-
-
 def check_output_path(out):
     """Validate a result path before any work: ``.nc`` suffix, existing writable folder.
 
@@ -409,40 +288,28 @@ def check_output_path(out):
     return out
 
 
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def atomic_write(dt, out, *, encoding=None):
     """Write ``dt`` to ``out`` through a temporary file and a rename (no half-written result).
 
-    The temporary file ``<name>.<random>.part`` sits next to ``out`` and is removed on any
-    exception or interrupt, so ``out`` is either the complete new result or left untouched. The
-    result gets the usual permissions of a new file (``0o666`` minus the user's umask), not
-    ``mkstemp``'s ``0o600``. The folder of ``out`` must exist. ``encoding`` goes to
-    ``to_netcdf`` (e.g. zlib compression per variable).
+    See :func:`bnmfzoo._cli.safeio.write_netcdf`: the temporary file ``<name>.<random>.part``
+    sits next to ``out`` and is removed on any exception or interrupt, so ``out`` is either the
+    complete new result or left untouched; a symlink at ``out`` is replaced, never written
+    through; a full disk is one :class:`~bnmfzoo._cli.safeio.DiskFull` error. A new result gets
+    the usual permissions of a new file (``0o666`` minus the user's umask), an existing one
+    keeps its mode. The folder of ``out`` must exist. ``encoding`` goes to ``to_netcdf``.
     """
+    from bnmfzoo._cli.safeio import write_netcdf
+
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise FileNotFoundError(f"folder {str(parent)!r} of {str(out)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f"{out.name}.", suffix=".part", dir=parent)
-    os.close(fd)
-    try:
-        dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return out
+    return write_netcdf(dt, out, encoding=encoding)
 
 
 def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, progressbar=True,
              header="auto", index_col="auto", model_kwargs=None, verbose=True, scheduler=None,
-             long=False, **sample_kwargs):
+             long=False, thin="auto", keep_all=False, **sample_kwargs):
     """Fit ``model`` to the matrix in ``data`` and write the result to ``out`` (a ``.nc`` file).
 
     The output path is checked before the data are read and the model is fitted; the result is
@@ -450,8 +317,24 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     ``tcp://10.0.0.5:8786``) runs each MCMC chain (or the particles) as a task on that
     cluster, with the same result as a serial run (:func:`bnmfzoo.inference.sample`).
     ``long=True`` (or a ``.npz`` file) reads sparse data with :func:`read_long`.
+
+    The stored result is sized for use (:mod:`bnmfzoo._cli.sizing`): MCMC draws thinned to at
+    most 100 per chain (``thin="auto"``, or every ``thin``-th), only the active components of a
+    truncated binary model, float32 posterior draws, zlib compression. ``keep_all=True`` stores
+    every draw (unless ``thin`` is an integer) and component as float64. The collapsed Gibbs
+    samplers run without PyMC's loop (:func:`~bnmfzoo.inference.fit_collapsed_gibbs`, which
+    thins while sampling and adds Rao-Blackwellized means) unless ``scheduler`` is given. The
+    memory the stored draws need is checked before the fit starts.
     """
-    from bnmfzoo._registry import METHODS, build_model, check_method, method_kwargs, run_method
+    from bnmfzoo._cli.sizing import auto_thin, compact
+    from bnmfzoo._registry import (
+        BINARY_MODELS,
+        METHODS,
+        build_model,
+        check_method,
+        method_kwargs,
+        run_method,
+    )
 
     out = check_output_path(out)
     method = check_method(model, method)
@@ -459,23 +342,35 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
             and method != "particles":
         raise ValueError(f"--scheduler runs MCMC chains or particles; method {method!r} runs "
                          "in this process only")
+    mcmc = METHODS[method][1] in ("step", "nuts")
+    if thin == "auto":
+        thin = 1 if keep_all or not mcmc else auto_thin(sample_kwargs.get("draws", 500))
+    elif isinstance(thin, bool) or not isinstance(thin, int) or thin < 1:
+        raise ValueError(f"--thin must be 'auto' or an integer >= 1, got {thin!r}")
+    labels = None
     if long or Path(data).suffix.lower() == ".npz":
+        from bnmfzoo._estimator_counts import COUNT_MODELS, long_counts, relabel
         from bnmfzoo._registry import sparse_input_for
 
         X, info = read_long(data, header=header)
-        X = sparse_input_for(method, X)
+        if model in COUNT_MODELS:  # unlisted cells are zero counts (bnmfzoo._estimator_counts)
+            X, *labels = long_counts(X)
+        else:
+            X = sparse_input_for(method, X)
     else:
         X, info = read_matrix(data, header=header, index_col=index_col, return_info=True)
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))
+    direct = method in ("collapsed_gibbs", "collapsed_gibbs_dirdir") and scheduler is None
+    _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin if direct else 1)
     client = None
     if scheduler is not None:
         from distributed import Client
 
         client = Client(scheduler, timeout="30s")
         sample_kwargs["client"] = client
-    elif METHODS[method][1] in ("step", "nuts"):
+    elif mcmc and not direct:
         sample_kwargs.setdefault("callback", _stop_if_interrupted)
         SAMPLING.set()
     # --draws / --tune / --chains as the estimator passes them: pm.sample's for MCMC methods,
@@ -485,16 +380,46 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
         defaults = dict(draws=500, tune=200, chains=2)
         sample_kwargs = {**method_kwargs(method, **{**defaults, **counts}), **sample_kwargs}
     try:
-        dt = run_method(method, pm_model, random_seed=random_seed, progressbar=progressbar,
-                        **sample_kwargs)
+        if direct:
+            from bnmfzoo.inference import fit_collapsed_gibbs
+
+            counts = {k: sample_kwargs.pop(k) for k in ("draws", "tune", "chains")
+                      if k in sample_kwargs}
+            dt = fit_collapsed_gibbs(pm_model, thin=thin, random_seed=random_seed,
+                                     progressbar=progressbar, **counts, **sample_kwargs)
+            dt.attrs["method"] = method
+        else:
+            dt = run_method(method, pm_model, random_seed=random_seed, progressbar=progressbar,
+                            **sample_kwargs)
     finally:
         SAMPLING.clear()
         if client is not None:
             client.close()
     if INTERRUPT.is_set():  # PyMC returned the draws it had when Ctrl-C came: discard them
         raise Interrupted()
+    if labels is not None:
+        dt = relabel(dt, *labels)
     dt.attrs["data_file"] = str(data)
-    path = atomic_write(dt, out)
+    truncated = model in BINARY_MODELS and (rank is None or bool(
+        (model_kwargs or {}).get("nonparametric")))
+    dt, encoding = compact(dt, thin=1 if direct else thin, truncated=truncated and not keep_all,
+                           float32=not keep_all)
+    path = atomic_write(dt, out, encoding=encoding)
     if verbose:
-        print(f"wrote {path}")
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB"
+              + (f"; {dt.attrs['active_components']}" if "active_components" in dt.attrs
+                 else "") + ")")
     return path
+
+
+def _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin):
+    """Refuse draws x chains x parameters that would not fit in memory, before sampling."""
+    from bnmfzoo._cli.safeio import check_allocation
+
+    draws = int(sample_kwargs.get("draws", 500))
+    chains = int(sample_kwargs.get("chains", 2)) if mcmc else 1
+    per_draw = sum(int(np.prod(v.shape)) for v in pm_model.initial_point().values())
+    stored = -(-draws // thin)
+    check_allocation(8 * per_draw * stored * chains,
+                     f"--draws {draws} x --chains {chains} x {per_draw:,} parameters "
+                     f"(method {method})")

@@ -14,6 +14,8 @@ MODELS = {
     "beta_dir": "bnmfzoo.models:beta_dir",
     "dir_beta": "bnmfzoo.models:dir_beta",
     "dir_dir": "bnmfzoo.models:dir_dir",
+    "poisson": "bnmfzoo.models:poisson",
+    "negative_binomial": "bnmfzoo.models:negative_binomial",
 }
 
 #: method name -> (object path, kind) ; kind "step" goes through pm.sample, "fit" is a fitter
@@ -32,6 +34,7 @@ METHODS = {
     "dsgd": ("bnmfzoo.inference:fit_dsgd", "fit"),
     "cvb0": ("bnmfzoo.inference:fit_cvb0", "fit"),
     "rrt": ("bnmfzoo.inference:fit_rrt", "fit"),
+    "gibbs_poisson": ("bnmfzoo.inference:GibbsPoisson", "step"),
 }
 
 #: method used when the user names only a model
@@ -43,6 +46,8 @@ DEFAULT_METHOD = {
     "beta_dir": "collapsed_gibbs",
     "dir_beta": "collapsed_gibbs",
     "dir_dir": "collapsed_gibbs_dirdir",
+    "poisson": "gibbs_poisson",
+    "negative_binomial": "gibbs_poisson",
 }
 
 #: methods that apply to each model (the first is the default)
@@ -55,12 +60,14 @@ MODEL_METHODS = {
     "beta_dir": ("collapsed_gibbs", "cvb0", "nuts"),
     "dir_beta": ("collapsed_gibbs", "cvb0", "nuts"),
     "dir_dir": ("collapsed_gibbs_dirdir", "nuts"),
+    "poisson": ("gibbs_poisson", "nuts"),
+    "negative_binomial": ("gibbs_poisson", "nuts"),
 }
 
 #: methods that run on the observed entries of sparse input (``scipy.sparse``, ``LongMatrix``)
 #: with no D x N array: memory O(observed + (D + N) R)
 SPARSE_METHODS = ("gibbs", "gibbs_nmtf", "vb", "icm", "multiplicative", "collapsed_gibbs",
-                  "collapsed_gibbs_dirdir", "cvb0")
+                  "collapsed_gibbs_dirdir", "cvb0", "gibbs_poisson")
 #: sparse input to any other method is made dense (with a warning) up to this many cells
 #: (400 MB as float64), and refused above
 MAX_DENSIFY_CELLS = 50_000_000

@@ -10,8 +10,9 @@ Examples
     $ bnmfzoo fit votes.csv --model beta_dir --truncation 100 --out votes.nc
     $ bnmfzoo report fit.nc
 
-Exit codes: 0 success, 2 bad input (one line on stderr naming the file or option), 130
-interrupted (Ctrl-C; nothing is written and an existing result file is left as it was).
+Exit codes: 0 success, 2 bad input, a file too large for memory or a full disk (one line on
+stderr naming the file or option), 130 interrupted (Ctrl-C or SIGTERM; nothing is written and an
+existing result file is left as it was).
 """
 
 import argparse
@@ -60,6 +61,7 @@ def _cmd_fit(args):
         draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
         progressbar=not args.quiet, header=args.header, index_col=args.index_col,
         model_kwargs=_model_kwargs(args), scheduler=args.scheduler, long=args.long,
+        thin=args.thin, keep_all=args.keep_all,
     )
     return 0
 
@@ -98,7 +100,7 @@ def _model_kwargs(args):
     return kwargs
 
 
-def _int_at_least(low):
+def _int_at_least(low, high=None):
     def parse(text):
         try:
             value = int(text)
@@ -106,8 +108,21 @@ def _int_at_least(low):
             raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be an integer from {low} to {high}, got "
+                                             f"{text!r}")
         return value
     return parse
+
+
+#: largest --chains accepted (chains run one after the other; more is a typo)
+MAX_CHAINS = 1000
+
+
+def _thin(text):
+    if text.strip().lower() == "auto":
+        return "auto"
+    return _int_at_least(1)(text)
 
 
 def _positive_float(text):
@@ -245,8 +260,15 @@ def build_parser():
                    help="kept draws per chain (samplers; default %(default)s)")
     p.add_argument("--tune", type=_int_at_least(0), default=200,
                    help="tuning / burn-in iterations per chain (samplers; default %(default)s)")
-    p.add_argument("--chains", type=_int_at_least(1), default=2,
-                   help="chains (samplers; default %(default)s)")
+    p.add_argument("--chains", type=_int_at_least(1, MAX_CHAINS), default=2,
+                   help=f"chains (samplers; default %(default)s, at most {MAX_CHAINS})")
+    p.add_argument("--thin", type=_thin, default="auto", metavar="{auto,N}",
+                   help="store every N-th draw of MCMC methods (default auto: at most 100 "
+                        "stored draws per chain)")
+    p.add_argument("--keep-all", action="store_true",
+                   help="store the full result: every draw (unless --thin N), every component "
+                        "of a truncated model, float64 (default: thinned, active components "
+                        "only, float32 posterior; all compressed)")
     p.add_argument("--seed", type=_int_at_least(0), default=None,
                    help="random seed (default: a fresh one)")
     p.add_argument("--quiet", action="store_true",
@@ -288,7 +310,7 @@ def build_parser():
 
 @contextmanager
 def _interruptible():
-    """Turn SIGINT into :class:`~bnmfzoo._fitcli.Interrupted`, raised where it is safe.
+    """Turn SIGINT and SIGTERM into :class:`~bnmfzoo._fitcli.Interrupted`, raised where safe.
 
     While PyMC samples (:data:`~bnmfzoo._fitcli.SAMPLING` set) the handler only records the
     request; the sampler's per-draw callback raises it (PyMC would swallow a
@@ -303,14 +325,15 @@ def _interruptible():
             raise Interrupted()
 
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave Ctrl-C alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @contextmanager
@@ -335,14 +358,22 @@ def main(argv=None):
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(signal, "SIGXFSZ"):  # a file-size limit: an EFBIG error (one line), not a kill
+        try:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
     try:
         with _interruptible(), _quiet_logs(getattr(args, "quiet", False)):
             return args.func(args)
     except Interrupted:
         print(f"bnmfzoo {args.command}: interrupted; no result written", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, FileNotFoundError, OSError) as err:
-        print(f"bnmfzoo {args.command}: error: {err}", file=sys.stderr)
+    except (ValueError, TypeError, FileNotFoundError, OSError, MemoryError) as err:
+        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if isinstance(err, MemoryError):
+            text = "out of memory" + (f": {text}" if str(err) else "")
+        print(f"bnmfzoo {args.command}: error: {text}", file=sys.stderr)
         return 2
 
 

@@ -91,6 +91,12 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         such as ``"tcp://10.0.0.5:8786"`` (connected for the fit; safe for
         :func:`sklearn.base.clone`) or a connected client. Same result as a serial fit
         (:func:`bnmfzoo.inference.sample`).
+    beta_loss : {"frobenius", "kullback-leibler"}, default "frobenius"
+        scikit-learn's argument: ``"kullback-leibler"`` (or ``1``) fits Poisson NMF of counts
+        (:func:`bnmfzoo.models.poisson`, Gibbs with latent counts: ``GibbsPoisson``), with
+        ``score`` the Poisson log-likelihood per observed entry and sparse input read as in
+        scikit-learn (entries not stored are zero counts); see :mod:`bnmfzoo._estimator_counts`.
+        A count model named in ``model`` (``"poisson"``, ``"negative_binomial"``) implies it.
     model_kwargs, method_kwargs : dict, optional
         Passed to the model function and to the inference method (e.g.
         ``method_kwargs={"max_iter": 500}`` for VB, ``{"compute_convergence_checks": True}``
@@ -145,8 +151,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
 
     def __init__(self, n_components=2, *, model="exponential_gaussian", method=None, draws=200,
                  tune=100, chains=2, random_state=None, progressbar=False, client=None,
-                 model_kwargs=None, method_kwargs=None):
+                 beta_loss="frobenius", model_kwargs=None, method_kwargs=None):
         self.n_components = n_components
+        self.beta_loss = beta_loss
         self.model = model
         self.method = method
         self.draws = draws
@@ -159,12 +166,24 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self.method_kwargs = method_kwargs
 
     # -- input -------------------------------------------------------------------------------
+    def _model_name(self):
+        """The model fitted: ``model``, or ``"poisson"`` for ``beta_loss="kullback-leibler"``."""
+        from bnmfzoo._estimator_counts import model_name
+
+        return model_name(self.model, self.beta_loss)
+
+    def _counts(self):
+        from bnmfzoo._estimator_counts import COUNT_MODELS
+
+        return self._model_name() in COUNT_MODELS
+
     def _method(self):
         from bnmfzoo._registry import DEFAULT_METHOD, MODELS
 
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; choose one of {sorted(MODELS)}")
-        return self.method or DEFAULT_METHOD[self.model]
+        model = self._model_name()
+        if model not in MODELS:
+            raise ValueError(f"unknown model {model!r}; choose one of {sorted(MODELS)}")
+        return self.method or DEFAULT_METHOD[model]
 
     def _data_kind(self):
         if self.model in BINARY_MODELS:
@@ -281,7 +300,13 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
 
         method = self._method()
         entries = None
-        if is_sparse_input(X):  # kept sparse for the sparse-aware methods
+        counts = self._counts()
+        if counts:  # unstored sparse entries are zero counts: bnmfzoo._estimator_counts
+            from bnmfzoo._estimator_counts import start_values, validate_counts
+
+            da, X, mask = validate_counts(self, X, _labels(X), reset=True)
+            ranks = self._ranks(da.shape)
+        elif is_sparse_input(X):  # kept sparse for the sparse-aware methods
             entries = self._validate_sparse(X, reset=True)
             ranks = self._ranks(entries.shape)
             da = sparse_input_for(method, entries)
@@ -290,9 +315,11 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             ranks = self._ranks(X.shape)
         for name in ("draws", "tune", "chains"):
             check_int(getattr(self, name), name=name, minimum=0 if name == "tune" else 1)
-        pm_model = build_model(self.model, da, ranks, **(self.model_kwargs or {}))
+        pm_model = build_model(self._model_name(), da, ranks, **(self.model_kwargs or {}))
         kwargs = method_kwargs(method, draws=self.draws, tune=self.tune, chains=self.chains,
                                user=self.method_kwargs)
+        if counts:
+            kwargs = start_values(da, ranks, method, kwargs, self._seed())
         with _pymc_logs(self.progressbar), _connect(self.client) as client:
             if client is not None:
                 kwargs["client"] = client
@@ -307,6 +334,12 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self.components_sd_ = np.sqrt(np.tensordot(mode_w, (mode_W - W) ** 2, axes=1))
         self._mode_draws = (mode_W, mode_w)
         self.n_components_ = W.shape[0]
+        self.n_iter_ = _n_iter(dt, method, self.tune, self.draws)
+        if counts:
+            from bnmfzoo._estimator_counts import kl_error
+
+            self.reconstruction_err_ = kl_error(da, A, W)
+            return self
         if entries is None:
             mean_AW = np.einsum("sik,skj->ij", A_draws, W_draws) / A_draws.shape[0]
             resid = np.where(mask, np.nan_to_num(X) - mean_AW, 0.0)
@@ -316,7 +349,6 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
                           for Ad, Wd in zip(A_draws, W_draws)) / A_draws.shape[0]
             resid = entries.values - mean_AW
         self.reconstruction_err_ = float(np.sqrt(np.sum(resid**2)))
-        self.n_iter_ = _n_iter(dt, method, self.tune, self.draws)
         return self
 
     def _factor_draws(self, result):
@@ -390,6 +422,11 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         check_is_fitted(self, "components_")
         from bnmfzoo._base.entries import is_sparse_input
 
+        if self._counts():
+            from bnmfzoo._estimator_counts import loadings, validate_counts
+
+            return loadings(validate_counts(self, X, _labels(X), reset=False)[0],
+                            self.components_)
         if is_sparse_input(X):
             return self._sparse_loadings(self._validate_sparse(X, reset=False))
         X, _, mask = self._validate(X, reset=False)
@@ -435,6 +472,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     def score(self, X, y=None):
         """Negative mean squared reconstruction error on the observed entries of ``X``.
 
+        For a count model (``beta_loss="kullback-leibler"``): the Poisson log-likelihood per
+        observed entry under ``transform(X) @ components_`` (zeros of sparse input included).
+
         ``-mean((X - transform(X) @ components_)**2)`` over non-NaN entries: higher is better,
         as scikit-learn's model selection expects; 0 is a perfect reconstruction. On held-out
         rows it measures how well the learnt components span new data.
@@ -452,6 +492,12 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         check_is_fitted(self, "components_")
         from bnmfzoo._base.entries import is_sparse_input
 
+        if self._counts():
+            from bnmfzoo._estimator_counts import loadings, poisson_loglik, validate_counts
+
+            data = validate_counts(self, X, _labels(X), reset=False)[0]
+            ll, n = poisson_loglik(data, loadings(data, self.components_), self.components_)
+            return ll / n
         if is_sparse_input(X):
             e = self._validate_sparse(X, reset=False)
             A = self._sparse_loadings(e)

@@ -19,6 +19,8 @@ _NAMES = {
     "epsilon_from_reference": "bnmfzoo._terms.silf",
     "uniform": "bnmfzoo._terms.uniform",
     "bernoulli_mean": "bnmfzoo._terms.bernoulli",
+    "poisson": "bnmfzoo._terms.poisson",
+    "negative_binomial": "bnmfzoo._terms.poisson",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

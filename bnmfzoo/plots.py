@@ -61,9 +61,9 @@ def plot_bases(A, *, image_shape=None, titles=None, ncols=8, cmap="gray_r", titl
             top = np.argsort(col)[::-1][:10]
             ax.barh(range(len(top))[::-1], col[top], color="C0")
             ax.set_yticks(range(len(top))[::-1])
-            ax.set_yticklabels([labels[i] if labels else str(i) for i in top], fontsize=6)
-            ax.tick_params(axis="x", labelsize=6)
-        ax.set_title(titles[k] if titles else f"factor {k}", fontsize=7)
+            ax.set_yticklabels([labels[i] if labels else str(i) for i in top], fontsize=10)
+            ax.tick_params(axis="x", labelsize=10)
+        ax.set_title(titles[k] if titles else f"factor {k}", fontsize=11)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -116,9 +116,9 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
             ax.set_yticks([])
             if k == 0:
                 mode = "" if mode_of is None else f"\nmode {mode_of[p]}"
-                ax.set_ylabel(f"#{p}\nw={weights[p]:.3f}{mode}", fontsize=7)
+                ax.set_ylabel(f"#{p}\nw={weights[p]:.3f}{mode}", fontsize=10)
     fig.suptitle(f"Top {len(order)} particles by weight (of {len(weights)}; factors aligned "
-                 "within modes)", fontsize=9)
+                 "within modes)", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -177,7 +177,7 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
     A = m["A_mean"].transpose("mode", "row", "factor").values
     labels = [str(v) for v in m["row"].values] if "row" in m.coords else None
     R = min(A.shape[2], max_factors)
-    size = (max(6.0, 1.4 * R), 1.6 * K) if image_shape else (max(6.0, 2.4 * R), 2.0 * K)
+    size = (max(6.0, 1.6 * R), 1.9 * K) if image_shape else (max(6.0, 3.4 * R), 3.0 * K)
     fig, axes = plt.subplots(K, R, figsize=size, squeeze=False)
     for k in range(K):
         for r in range(R):
@@ -191,14 +191,14 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
                 best = np.argsort(col)[::-1][:8]
                 ax.barh(range(len(best))[::-1], col[best], color=f"C{k}")
                 ax.set_yticks(range(len(best))[::-1])
-                ax.set_yticklabels([labels[i] if labels else str(i) for i in best], fontsize=5)
-                ax.tick_params(axis="x", labelsize=5)
+                ax.set_yticklabels([labels[i] if labels else str(i) for i in best], fontsize=10)
+                ax.tick_params(axis="x", labelsize=10)
             if k == 0:
-                ax.set_title(f"factor {r}", fontsize=7)
+                ax.set_title(f"factor {r}", fontsize=11)
             if r == 0:
                 ax.set_ylabel(f"mode {k}\nw={float(m['weight'][k]):.3f}\n"
-                              f"n={int(m['size'][k])}", fontsize=7)
+                              f"n={int(m['size'][k])}", fontsize=10)
     fig.suptitle(f"Mean basis per mode ({int(m.sizes['mode'])} modes of the "
-                 f"{m.attrs['source']}; factors aligned)", fontsize=9)
+                 f"{m.attrs['source']}; factors aligned)", fontsize=12)
     fig.tight_layout()
     return fig

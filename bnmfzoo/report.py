@@ -1,12 +1,21 @@
 """Self-contained HTML reports for a result file (``bnmfzoo report RESULT.nc``).
 
-The report shows the model and method, the modes of the posterior (weights, sizes, spreads,
-chains; :func:`bnmfzoo.diagnostics.modes`), a per-mode summary table with labels aligned within
-each mode (:func:`bnmfzoo.diagnostics.summary`, whose warnings are shown), the Stein discrepancy
-and coverage numbers of the ``diagnostics`` group, each mode's mean basis with its weight (basis
-images for image data), the heaviest particles aligned within their modes, and traces or ELBO
-curves. Figures are written
-as PNGs beside the report and embedded in it (base64), so the HTML file stands alone.
+The report shows the model and method; the modes of the posterior with every column
+:func:`bnmfzoo.diagnostics.modes` gives (weight with its Monte-Carlo error and what the weight
+estimates, shares, sizes, spreads, chains); **both sides' loadings per mode** (the top rows of
+``A`` and top columns of ``W`` of each factor by name, with sd and 5-95 % range over the mode's
+members, :mod:`bnmfzoo._report.loadings`); **the fit** (observed vs predicted, residuals and a
+posterior predictive check, :mod:`bnmfzoo._report.fitview`); a summary table of the small
+variables (:func:`bnmfzoo.diagnostics.summary`, never over every entry of ``A`` or ``W``); the
+Stein discrepancy and coverage numbers of the ``diagnostics`` group; each mode's mean basis,
+the heaviest particles and traces or ELBO curves. Figures are written as PNGs beside the report
+and embedded in it (base64), so the HTML file stands alone; every file is written through a
+temporary file and a rename, never through a symlink.
+
+Time and memory are bounded whatever the result's size: at most :data:`MAX_REPORT_DRAWS`
+evenly spaced draws per chain are read, only the active components of a truncated model with
+more than :data:`MAX_FACTORS` components (:func:`bnmfzoo._cli.sizing.active_components`), and
+the fit view uses at most 60 draws and 400,000 entries.
 """
 
 import base64
@@ -19,6 +28,12 @@ import numpy as np
 import xarray as xr
 
 MAX_SUMMARY_VARS = 40
+#: draws per chain the report reads (evenly spaced) from a longer posterior
+MAX_REPORT_DRAWS = 200
+#: a truncated model with more components is reported on its active ones only
+MAX_FACTORS = 20
+#: groups of which a result has at least one
+RESULT_GROUPS = ("posterior", "particles", "variational")
 
 
 def write_report(result, *, out_dir=None):
@@ -49,6 +64,8 @@ def write_report(result, *, out_dir=None):
     import matplotlib
 
     matplotlib.use("Agg")
+    from bnmfzoo._cli.safeio import write_bytes
+
     if isinstance(result, xr.DataTree):
         dt, source = result, "(in memory)"
         out = Path(out_dir or "bnmfzoo-report")
@@ -59,22 +76,89 @@ def write_report(result, *, out_dir=None):
         try:
             dt = xr.open_datatree(path, engine="h5netcdf")
         except (OSError, ValueError) as err:
-            raise ValueError(f"cannot read {path} as a bnmfzoo result (netCDF DataTree): {err}")
+            raise ValueError(f"cannot read {path} as a bnmfzoo result (netCDF DataTree): "
+                             f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
+                             ) from None
         source = str(path)
         out = Path(out_dir) if out_dir else path.with_name(path.stem + "-report")
+    if not any(g in dt.children for g in RESULT_GROUPS):
+        raise ValueError(f"{source} is not a bnmfzoo result: it has none of the groups "
+                         f"{', '.join(RESULT_GROUPS)} (groups: {sorted(dt.children) or 'none'})")
+    dt, notes = _bounded(dt)
     out.mkdir(parents=True, exist_ok=True)
     modes_tree = _modes(dt)
-    sections = [_header(dt, source), _modes_section(modes_tree), _summary_section(dt),
-                _diagnostics_section(dt)]
-    figures = _figures(dt, modes_tree)
+    loadings = _loadings(dt, modes_tree)
+    from bnmfzoo._report.fitview import fit_data, fit_html
+    from bnmfzoo._report.loadings import loadings_html
+
+    fd = fit_data(dt)
+    row_name, col_name = _axis_names(dt)
+    sections = [_header(dt, source), notes, _modes_section(modes_tree),
+                loadings_html(loadings, row_name=row_name, col_name=col_name), fit_html(fd)]
+    figures = _figures(dt, modes_tree, loadings, fd)
+    sections += [_summary_section(dt), _diagnostics_section(dt)]
     for name, fig in figures:
-        fig.savefig(out / f"{name}.png", dpi=100)
-    sections.append("".join(_figure_html(name, fig) for name, fig in figures))
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)
+        write_bytes(out / f"{name}.png", buf.getvalue())
+        sections.append(_figure_html(name, buf.getvalue()))
     _close(figures)
     page = _PAGE.format(title=html.escape(f"bnmfzoo report — {source}"), body="\n".join(sections))
-    target = out / "report.html"
-    target.write_text(page, encoding="utf-8")
-    return target
+    return write_bytes(out / "report.html", page.encode("utf-8"))
+
+
+def _axis_names(dt):
+    """What rows and columns are called (``row_name`` / ``col_name`` attrs), for the tables."""
+    attrs = dict(dt.attrs)
+    if "observed_data" in dt.children:
+        attrs.update(dt["observed_data"].attrs)
+    return str(attrs.get("row_name", "row")), str(attrs.get("col_name", "column"))
+
+
+def _bounded(dt):
+    """The result as the report reads it (bounded size).
+
+    At most MAX_REPORT_DRAWS draws per chain, and only the active components of a truncated
+    model with more than MAX_FACTORS components.
+    """
+    notes = []
+    if "posterior" not in dt.children:
+        return dt, ""
+    post = dt["posterior"].to_dataset(inherit=False)
+    changed = False
+    if post.sizes.get("draw", 0) > MAX_REPORT_DRAWS:
+        S = post.sizes["draw"]
+        post = post.isel(draw=np.unique(np.linspace(0, S - 1, MAX_REPORT_DRAWS).astype(int)))
+        notes.append(f"{MAX_REPORT_DRAWS} of the {S} draws per chain (evenly spaced) are read.")
+        changed = True
+    if {"A", "W"} <= set(post.data_vars) and post.sizes.get("factor", 0) > MAX_FACTORS \
+            and str(dt.attrs.get("model", "")) in ("beta_dir", "dir_beta", "dir_dir"):
+        from bnmfzoo._cli.sizing import active_components
+
+        kept, _ = active_components(post)
+        notes.append(f"Truncated model: the {int(kept.sum())} active of its "
+                     f"{kept.size} components are reported (posterior mean share of "
+                     "sum(A @ W) at least 1 % in a chain).")
+        post = post.isel(factor=np.flatnonzero(kept))
+        changed = True
+    if not changed:
+        return dt, ""
+    nodes = {node.path: node.to_dataset(inherit=False) for node in dt.subtree}
+    nodes["/posterior"] = post
+    new = xr.DataTree.from_dict(nodes)
+    new.attrs.update(dt.attrs)
+    return new, "<p class='note'>" + " ".join(notes) + "</p>"
+
+
+def _loadings(dt, modes_tree):
+    from bnmfzoo._report.loadings import mode_loadings
+
+    if modes_tree is None:
+        return []
+    try:
+        return mode_loadings(dt, modes_tree)
+    except (ValueError, KeyError):
+        return []
 
 
 def _header(dt, source):
@@ -104,11 +188,14 @@ def _summary_section(dt):
         parts = dt["particles"].to_dataset()  # the weighted summary reads the particles
         small = [v for v in parts.data_vars if v != "weight" and "particle" in parts[v].dims
                  and parts[v].size / parts.sizes["particle"] <= 12 and v in post]
+    if not small:
+        return ("<h2>Posterior summary</h2><p>No small variables to summarize (A and W are "
+                "summarized per mode above, on what matters, not entry by entry).</p>")
     from bnmfzoo.diagnostics import summary
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = summary(dt, var_names=small[:MAX_SUMMARY_VARS] or None)
+        table = summary(dt, var_names=small[:MAX_SUMMARY_VARS])
     notes = "".join(f"<p class='note'>{html.escape(str(w.message))}</p>" for w in caught
                     if issubclass(w.category, UserWarning))
     if len(table) > MAX_SUMMARY_VARS:
@@ -127,29 +214,54 @@ def _modes(dt):
         return None
 
 
+#: labels of the per-mode columns :func:`bnmfzoo.diagnostics.modes` may give (others are shown
+#: under their own name, or their ``long_name`` / ``label`` attribute)
+MODE_COLUMNS = {
+    "weight": "weight", "weight_mcse": "MCSE of weight", "share": "share of members",
+    "size": "members", "spread": "spread (deg)", "max_spread": "max spread (deg)",
+    "rel_error": "rel. error of mean A@W", "n_visits": "visits", "indicator_rhat":
+    "indicator R-hat",
+}
+
+
+def _cell(value):
+    if isinstance(value, (float, np.floating)):
+        return "–" if np.isnan(value) else f"{value:.4g}"
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
 def _modes_section(modes_tree):
     if modes_tree is None:
         return ""
     m = modes_tree["modes"]
+    columns = [name for name, var in m.data_vars.items() if var.dims == ("mode",)]
+    order = [c for c in MODE_COLUMNS if c in columns] + [c for c in columns
+                                                         if c not in MODE_COLUMNS]
+    head = ["mode"] + [MODE_COLUMNS.get(c) or str(m[c].attrs.get("long_name",
+                                                                 m[c].attrs.get("label", c)))
+                       for c in order]
+    if "chain_share" in m:
+        head.append("chains (share of draws)")
     rows = []
     for k in range(m.sizes["mode"]):
-        cells = [f"{k}", f"{float(m['weight'][k]):.4g}", f"{int(m['size'][k])}",
-                 f"{float(m['spread'][k]):.3g}", f"{float(m['rel_error'][k]):.4g}"]
+        cells = [str(k)] + [_cell(m[c].values[k]) for c in order]
         if "chain_share" in m:
             share = m["chain_share"].values[k]
             cells.append(", ".join(f"{c}: {s:.0%}" for c, s in zip(m["chain"].values, share)
                                    if s > 0))
         rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    head = ["mode", "weight", "members", "spread (deg)", "rel. error of mean A@W"]
-    if "chain_share" in m:
-        head.append("chains (share of draws)")
-    angles = m["angle"].values
+    angles = m["angle"].values if "angle" in m else np.zeros((1, 1))
     off = angles[~np.eye(angles.shape[0], dtype=bool)]
-    note = (f"<p>{m.sizes['mode']} modes ({m.attrs['source']}, weights: {m.attrs['weighting']});"
-            f" angles between modes {off.min():.1f}–{off.max():.1f} degrees (max matched angle)."
-            "</p>" if off.size else f"<p>One mode ({m.attrs['source']}).</p>")
+    what = "; ".join(f"{k}: {html.escape(str(m.attrs[k]))}" for k in ("weighting", "estimator")
+                     if k in m.attrs)
+    note = (f"<p>{m.sizes['mode']} modes ({m.attrs.get('source', '')}; {what}); angles between "
+            f"modes {off.min():.1f}–{off.max():.1f} degrees (max matched angle).</p>"
+            if off.size else f"<p>One mode ({m.attrs.get('source', '')}; {what}).</p>")
+    if m.attrs.get("note"):
+        note += f"<p class='note'>{html.escape(str(m.attrs['note']))}</p>"
     return ("<h2>Modes</h2>" + note + "<table class='kv'><tr>"
-            + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
+            + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>" + "".join(rows)
+            + "</table>")
 
 
 def _diagnostics_section(dt):
@@ -176,12 +288,18 @@ def _image_shape(dt):
     return None
 
 
-def _figures(dt, modes_tree=None):
+def _figures(dt, modes_tree=None, loadings=None, fit=None):
     import matplotlib.pyplot as plt
 
+    from bnmfzoo._report.fitview import plot_fit
+    from bnmfzoo._report.loadings import plot_loadings
     from bnmfzoo.plots import plot_elbo, plot_modes, plot_particles
 
     figures = []
+    if loadings:
+        figures.append(("loadings", plot_loadings(loadings)))
+    if fit is not None:
+        figures.append(("fit", plot_fit(fit)))
     image_shape = _image_shape(dt)
     if modes_tree is not None:
         figures.append(("modes", plot_modes(dt, image_shape=image_shape, modes_tree=modes_tree)))
@@ -202,17 +320,16 @@ def _figures(dt, modes_tree=None):
             for ax, name in zip(axes[:, 0], scalars):
                 for c in post["chain"].values:
                     ax.plot(post[name].sel(chain=c).values, lw=0.6)
-                ax.set_ylabel(name)
-            axes[-1, 0].set_xlabel("draw")
+                ax.set_ylabel(name, fontsize=11)
+                ax.tick_params(labelsize=10)
+            axes[-1, 0].set_xlabel("draw", fontsize=11)
             fig.tight_layout()
             figures.append(("traces", fig))
     return figures
 
 
-def _figure_html(name, fig):
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
+def _figure_html(name, png):
+    data = base64.b64encode(png).decode("ascii")
     return (f"<h2>{html.escape(name.capitalize())}</h2>"
             f"<img alt='{html.escape(name)}' src='data:image/png;base64,{data}'/>")
 
@@ -227,11 +344,17 @@ def _close(figures):
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
-body {{ font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }}
+body {{ font-family: sans-serif; font-size: 16px; max-width: 1400px; margin: 2em auto;
+       color: #222; }}
 table {{ border-collapse: collapse; font-size: 0.85em; }}
 th, td {{ border: 1px solid #ccc; padding: 2px 6px; text-align: right; }}
 table.kv th {{ text-align: left; background: #f4f4f4; }}
 img {{ max-width: 100%; border: 1px solid #eee; }}
+.loadings {{ display: flex; flex-wrap: wrap; gap: 1em; }}
+.factor h4 {{ margin: 0.4em 0 0.2em 0; }}
+table.load td.name {{ text-align: left; }}
+table.load {{ margin-bottom: 0.4em; }}
+p.note {{ color: #555; }}
 </style></head>
 <body>
 {body}

@@ -46,6 +46,7 @@ import pymc as pm
 from bnmfzoo.diagnostics import reconstruction_error
 from bnmfzoo.inference import GibbsNMF, fit_icm, fit_multiplicative, fit_vb
 from bnmfzoo.models import exponential_gaussian
+from bnmfzoo.models.gaussian import BROUWER2017
 
 SMALL = os.environ.get("BNMFZOO_NOTEBOOK_SMALL", "0") == "1"
 # The paper's iteration counts (VB, Gibbs, ICM, NP) are 500, 500, 2000, 2000.
@@ -75,7 +76,7 @@ print(f"X: {X.shape}, mean {X.mean():.2f}, "
 # `tau ~ Gamma(1, 1)`: the paper's hyperparameters.
 
 # %%
-model = exponential_gaussian(X, K)
+model = exponential_gaussian(X, K, **BROUWER2017)  # the paper's fixed priors
 model
 
 # %% [markdown]

@@ -21,7 +21,7 @@ from scipy.signal import lfilter
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
-from bnmfzoo.inference._ladder import swap_pass
+from bnmfzoo.inference.tempering._ladder import swap_pass
 from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain
 from bnmfzoo.inference.binary._tempering import exchange_step
 from bnmfzoo.inference.gaussian.gibbs import _core as gc
@@ -30,6 +30,10 @@ from bnmfzoo.models._spec import GaussianHyper
 D, N = 4, 3
 MASK = np.ones((D, N), dtype=bool)
 MASK[0, 1] = False  # one held-out entry: checks that it never enters the likelihood
+# 5 of 12 entries missing (every row and column keeps one): the "nmf-missing" case, whose tau
+# posterior shape alpha_tau + 7 / 2 differs from alpha_tau + 12 / 2 enough for SBC to see a tau
+# update that counts the missing entries (issue #36; one missing entry of 12 does not)
+MASK_MISSING = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 1]], dtype=bool)
 
 # weak-signal priors (signal ~ noise) so chains mix in a few sweeps. alpha0 = beta0 = 5 keeps the
 # ARD rates near 1: with looser rate priors the chain drifts slowly along the scale ridge
@@ -93,7 +97,7 @@ def _nmtf_funcs(p):
     return out
 
 
-def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto"):
+def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto", mask=None):
     """Return ``(simulate, infer)`` for ``kind`` in {"nmf", "nmtf"}.
 
     ``infer`` returns the tested functions at every sweep after ``burn`` (one chain from an
@@ -101,8 +105,10 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto"):
     ``sbc(thin="ess")``.
     ``kernel`` picks the NMF half-sweep path ("gram" or "residual"; "auto" takes "gram" on these
     tiny matrices). ``wrong=True`` is a deliberately wrong sampler: factor conditionals use
-    tau / 2 (variance x2) while tau itself is updated correctly.
+    tau / 2 (variance x2) while tau itself is updated correctly. ``mask``: observed entries
+    (default ``MASK``).
     """
+    observed = MASK if mask is None else mask
     if kind == "nmf":
         hyper = replace(NMF_HYPER, ard=ard)
         prior, funcs, mean = _nmf_prior, _nmf_funcs, (lambda p: p["A"] @ p["W"])
@@ -136,7 +142,7 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto"):
     def simulate(rng):
         p = prior(rng, hyper)
         X = mean(p) + rng.normal(size=(D, N)) / np.sqrt(p["tau"])
-        X[~MASK] = np.nan
+        X[~observed] = np.nan
         return funcs(p), X
 
     def infer(X, rng):
@@ -243,9 +249,9 @@ class Case:
                    random_seed=seed, progressbar=False)
 
 
-def _gibbs(kind, ard, kernel="auto", wrong=False):
+def _gibbs(kind, ard, kernel="auto", wrong=False, mask=None):
     return partial(lambda e, **kw: make_sbc(kind, ess_target=e, **kw), ard=ard, kernel=kernel,
-                   wrong=wrong)
+                   wrong=wrong, mask=mask)
 
 
 def _bin(family, betas=None, wrong_swap=False):
@@ -287,6 +293,7 @@ CASES = {
     "nmf-gram": Case(_gibbs("nmf", False, "gram"), 100),
     "nmf-ard-gram": Case(_gibbs("nmf", True, "gram"), 100),
     "nmf-residual": Case(_gibbs("nmf", False, "residual"), 100),
+    "nmf-missing": Case(_gibbs("nmf", False, mask=MASK_MISSING), 100),
     "nmf-ard-residual": Case(_gibbs("nmf", True, "residual"), 100),
     "nmtf": Case(_gibbs("nmtf", False), 100),
     "nmtf-ard": Case(_gibbs("nmtf", True), 100),

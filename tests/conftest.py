@@ -1,7 +1,10 @@
 """Shared test configuration.
 
-* Real data: ``data_home`` points at ``$BNMFZOO_DATA`` or ``../shared/data`` beside the project;
-  tests that need it skip with a reason when it is absent.
+* Real data: ``data_home`` points at ``$BNMFZOO_DATA`` (when set, it is the only place looked
+  at) or else ``../shared/data`` beside the project; tests that need it skip with a reason when
+  it is absent -- except on CI (``CI`` set to ``true``/``1``/``yes``), where a run that selects
+  a real-data test stops at collection with a clear error instead of going green with skips
+  (issue #36; checked by ``tests/test_ci_data.py``).
 * PyTensor: a persistent compile cache (set by the Makefile; defaulted here for bare ``pytest``)
   and one BLAS thread, so NUTS runs are not oversubscribed on 2 cores.
 """
@@ -24,20 +27,41 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _data_dir():
     env = os.environ.get("BNMFZOO_DATA")
-    candidates = [Path(env)] if env else []
-    candidates.append(ROOT.parent / "shared" / "data")
-    for path in candidates:
-        if path.is_dir() and (path / "SHA256SUMS").exists():
-            return path
+    path = Path(env) if env else ROOT.parent / "shared" / "data"
+    if path.is_dir() and (path / "SHA256SUMS").exists():
+        return path
     return None
+
+
+def _on_ci():
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _missing_data_message():
+    where = os.environ.get("BNMFZOO_DATA") or str(ROOT.parent / "shared" / "data")
+    return (f"real datasets not found at {where} (no SHA256SUMS there): set BNMFZOO_DATA to the "
+            "data folder or put it in ../shared/data")
+
+
+def pytest_collection_modifyitems(config, items):
+    """On CI, refuse to run real-data tests without the data (they would skip: a green run)."""
+    if not _on_ci() or _data_dir() is not None:
+        return
+    needing = [item.nodeid for item in items if "data_home" in getattr(item, "fixturenames", ())]
+    if needing:
+        raise pytest.UsageError(
+            f"CI=true but {_missing_data_message()}. {len(needing)} selected tests need the "
+            f"real data (e.g. {needing[0]}); on CI they must run, not skip.")
 
 
 @pytest.fixture(scope="session")
 def data_home():
-    """Directory holding the real datasets; skips the test when it is absent."""
+    """Directory holding the real datasets; skips the test when it is absent (fails on CI)."""
     path = _data_dir()
     if path is None:
-        pytest.skip("real datasets not found: set BNMFZOO_DATA or put them in ../shared/data")
+        if _on_ci():
+            pytest.fail(f"CI=true but {_missing_data_message()}")
+        pytest.skip(_missing_data_message())
     return path
 
 

@@ -125,8 +125,8 @@ def test_fixed_sigma_out_of_float64_range(build, sigma):
 
 def test_fixed_sigma_relative_to_data():
     with pytest.raises(ValueError, match=r"max\|X\| / sigma"):
-        exponential_gaussian(X * 1e80, 2, sigma=1e-30)
-    assert exponential_gaussian(X * 1e80, 2, sigma=1e-10) is not None
+        exponential_gaussian(X * 1e80, 2, sigma=1e-30, lambda_=0.1)
+    assert exponential_gaussian(X * 1e80, 2, sigma=1e-10, lambda_=0.1) is not None
 
 
 def test_helpers():

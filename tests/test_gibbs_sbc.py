@@ -87,6 +87,8 @@ from _sbc_cases import CASES, WRONG
     "case, seed",
     [("nmf-gram", 11), ("nmf-ard-gram", 12), ("nmf-residual", 15), ("nmf-ard-residual", 16),
      ("nmtf", 13),
+     # 5 of 12 entries missing: power for a tau update that counts missing entries (#36)
+     ("nmf-missing", 17),
      # about 30 s of CPU (its slowest chains run to the 25,600-sweep cap): slow
      pytest.param("nmtf-ard", 14, marks=pytest.mark.slow)],
 )

@@ -11,7 +11,7 @@ from scipy import stats
 from bnmfzoo import likelihoods
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 from bnmfzoo.models._spec import GaussianHyper, find_spec, get_spec
-from bnmfzoo.models.gaussian import reference_sigma
+from bnmfzoo.models.gaussian import BROUWER2017, BROUWER2017_NMTF, reference_sigma
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_nmf_logp_by_hand(data):
 
 def test_nmf_ard_logp_by_hand(data):
     rng = np.random.default_rng(2)
-    model = exponential_gaussian(data, 2, ard=True, alpha0=1.5, beta0=0.5)
+    model = exponential_gaussian(data, 2, ard=True, alpha0=1.5, beta0=0.5, beta_tau=1.0)
     A, W, tau = rng.exponential(size=(5, 2)), rng.exponential(size=(2, 4)), 0.8
     lam = np.array([0.4, 2.5])
     expected = (_exp_logpdf(A, lam[None, :]) + _exp_logpdf(W, lam[:, None])
@@ -76,7 +76,8 @@ def test_nmf_ard_logp_by_hand(data):
 
 def test_nmtf_logp_by_hand_fixed_sigma(data):
     rng = np.random.default_rng(3)
-    model = tri_exponential_gaussian(data, (2, 3), sigma=0.5, ard=True)
+    model = tri_exponential_gaussian(data, (2, 3), sigma=0.5, ard=True, lambda_S=0.1,
+                                     beta0=1.0)
     F, S, G = rng.exponential(size=(5, 2)), rng.exponential(size=(2, 3)), rng.exponential(
         size=(4, 3))
     lF, lG = np.array([0.5, 1.5]), np.array([1.0, 2.0, 3.0])
@@ -91,7 +92,7 @@ def test_nmtf_logp_by_hand_fixed_sigma(data):
 def test_specs_and_coords(data):
     X = xr.DataArray(data, dims=("cell", "drug"),
                      coords={"cell": list("abcde"), "drug": ["d1", "d2", "d3", "d4"]})
-    model = exponential_gaussian(X, 3)
+    model = exponential_gaussian(X, 3, **BROUWER2017)  # the pre-#34 defaults, explicitly
     spec = get_spec(model, families="exponential_gaussian", method="test")
     assert spec.rank == 3 and spec.mask.sum() == 17
     assert spec.hyper == GaussianHyper(lambda_A=0.1, lambda_W=0.1, alpha_tau=1.0, beta_tau=1.0,
@@ -102,7 +103,7 @@ def test_specs_and_coords(data):
     assert model.named_vars_to_dims["A"] == ("row", "factor")
     assert model.named_vars_to_dims["W"] == ("factor", "col")
 
-    tri = tri_exponential_gaussian(X, (2, 3), ard=True)
+    tri = tri_exponential_gaussian(X, (2, 3), ard=True, **BROUWER2017_NMTF)
     tspec = get_spec(tri, families="tri_exponential_gaussian", method="test")
     assert tspec.rank == (2, 3)
     assert tspec.hyper == GaussianHyper(lambda_S=0.1, ard=True)

@@ -24,7 +24,7 @@ from _sbc_cases import CASES
 from test_bernoulli_gibbs import _BD, _DD, V_TINY, _chisquare_pvalue, _entries
 
 from bnmfzoo.inference import CollapsedGibbsBetaDir, ReplicaExchangeCollapsed
-from bnmfzoo.inference._ladder import ladder_stats, swap_pass
+from bnmfzoo.inference.tempering._ladder import ladder_stats, swap_pass
 from bnmfzoo.inference.binary._core import (
     betadir_counts,
     betadir_log_joint,
@@ -177,7 +177,7 @@ def test_snapshot_restore_continues_identically():
     for _ in range(5):
         point, _ = step.step(point)
     snap = step.sampling_state
-    assert snap.chains is not None and len(snap.chains) == 4 and snap.tune
+    assert snap.replicas is not None and len(snap.replicas.states) == 4 and snap.tune
 
     # 20 steps cross the end of the first tuning round (16 steps)
     assert_restore_continues(step, point, ("beta_1", "log_joint"))
@@ -191,7 +191,7 @@ def test_annealed_start_sweeps_from_hot_to_cold(family):
     model = MODELS[family](V_TINY, rank=2)
     step = ReplicaExchangeCollapsed(n_replicas=3, beta_min=0.2, anneal_start=6, model=model)
     step.setup_chain(np.random.default_rng(5), 10, 20)
-    chains = step._first_chains(model.initial_point())
+    chains = step._first_replicas(model.initial_point())
     rng = np.random.default_rng(5)
     chain = step._start_chain(rng)
     taken_after = {1: 2, 3: 1, 6: 0}  # betas 1, 0.447, 0.2; path 0.2, 0.276, 0.381, 0.525, ...
@@ -206,7 +206,7 @@ def test_annealed_start_sweeps_from_hot_to_cold(family):
     step.setup_chain(np.random.default_rng(5), 0, 20)  # no tuning: independent starts
     rng = np.random.default_rng(5)
     expect = [step._start_chain(rng) for _ in range(3)]
-    for got, want in zip(step._first_chains(model.initial_point()), expect, strict=True):
+    for got, want in zip(step._first_replicas(model.initial_point()), expect, strict=True):
         np.testing.assert_array_equal(got.z, want.z)
 
 

@@ -361,7 +361,7 @@ def _tune_then_sample(prob_of_pair, n_tune=40):
     sampling steps; return the warnings raised."""
     import warnings
 
-    from bnmfzoo.inference._ladder import LadderTuner
+    from bnmfzoo.inference.tempering._ladder import LadderTuner
 
     tuner, betas = LadderTuner(), np.array([1.0, 0.5, 0.25, 0.125])
     prob = np.asarray(prob_of_pair, dtype=float)

@@ -86,7 +86,7 @@ def test_snapshot_restore_continues_identically():
     for _ in range(4):
         point, _ = step.step(point)
     snap = step.sampling_state
-    assert snap.chain is not None and snap.tune
+    assert snap.replicas is not None and snap.tune
 
     # 20 steps cross the end of the first tuning round (16 steps)
     assert_restore_continues(step, point, ("beta_1",))
@@ -99,9 +99,8 @@ def _first_replicas(anneal_start, tune):
                                 model=model)
     step.setup_chain(np.random.default_rng(11), 10 if tune else 0, 20)
     point = model.initial_point()
-    start = step._new_state({role: step._read(point, role) for role in step.value_maps})
-    replicas, labels = step._replicas_from_point(point)
-    assert labels == [0, 1, 2]
+    start = step._first_state(point)
+    replicas = step._first_replicas(point)
     return step, start, replicas
 
 

@@ -153,7 +153,7 @@ def _dense_vb_nmf_sweep(X, M, muA, tA, muW, tW, EA, VA, EW, VW, Etau, lam):
 
 
 def test_sparse_sweep_matches_dense_reference():
-    model = exponential_gaussian(_nmf_data(), 3)
+    model = exponential_gaussian(_nmf_data(), 3, lambda_=0.1)  # the reference's rate
     problem = glue.problem_from_model(model, method="test")
     rng = np.random.default_rng(0)
     mus = core.init_means(problem, "random", rng)

@@ -109,7 +109,7 @@ def run_method(method, prob, seed):
         idata = idata.isel(draw=slice(None, None, n))
     out = _metrics(idata, cpu)
     if method == "re":
-        from bnmfzoo.inference._ladder import ladder_stats
+        from bnmfzoo.inference.tempering._ladder import ladder_stats
 
         betas, rate = ladder_stats(idata.sample_stats)
         out["swap_rate"] = np.round(rate.mean(axis=0), 2).tolist()

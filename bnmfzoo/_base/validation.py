@@ -54,12 +54,17 @@ def as_dataarray(X, *, name="X"):
         da = _as_row_col(X, name)
         if not np.issubdtype(da.dtype, np.number) and da.dtype != bool:
             raise TypeError(f"{name} must hold numbers, got dtype {da.dtype}")
+        _refuse_complex(da.dtype, name)
         return da.astype(float)
     if hasattr(X, "to_numpy") and hasattr(X, "index") and hasattr(X, "columns"):  # DataFrame
-        values = np.asarray(X.to_numpy(), dtype=float)
+        raw = X.to_numpy()
+        _refuse_complex(raw.dtype, name)
+        values = np.asarray(raw, dtype=float)
         return xr.DataArray(
             values, dims=("row", "col"), coords={"row": list(X.index), "col": list(X.columns)}
         )
+    if np.iscomplexobj(X):
+        _refuse_complex(np.asarray(X).dtype, name)
     try:
         values = np.asarray(X, dtype=float)
     except (TypeError, ValueError) as err:
@@ -71,6 +76,39 @@ def as_dataarray(X, *, name="X"):
         dims=("row", "col"),
         coords={"row": np.arange(values.shape[0]), "col": np.arange(values.shape[1])},
     )
+
+
+def _refuse_complex(dtype, name):
+    """Complex data would lose their imaginary part in silence: refuse them."""
+    if np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"{name} has complex entries (dtype {dtype}); NMF needs real numbers: "
+                        f"pass {name}.real or abs({name}) explicitly")
+
+
+def _unique_labels(da, name):
+    """Refuse duplicate row or column labels (they make label-based lookups ambiguous)."""
+    import pandas as pd
+
+    for dim, what in (("row", "row labels"), ("col", "column labels")):
+        index = pd.Index(da[dim].values)
+        if not index.is_unique:
+            dup = index[index.duplicated()][0]
+            dup = dup.item() if isinstance(dup, np.generic) else dup
+            raise ValueError(f"{name} has duplicate {what}: {dup!r} appears "
+                             f"{int((index == dup).sum())} times (labels must be unique)")
+
+
+def _first_nonfinite(values, observed, da, name):
+    """Refuse an infinite observed entry, naming its row and column."""
+    bad = observed & ~np.isfinite(values)
+    if bad.any():
+        i, j = (int(v[0]) for v in np.nonzero(bad))
+        r, c = (_plain(da[d].values[k]) for d, k in (("row", i), ("col", j)))
+        raise ValueError(f"{name} has {int(bad.sum())} infinite entr"
+                         f"{'y' if bad.sum() == 1 else 'ies'} among its observed entries, "
+                         f"the first at row {r!r}, column {c!r} "
+                         f"(position [{i}, {j}]): {values[i, j]}; observed entries must be "
+                         "finite (|x| <= 1.8e308 as float64)")
 
 
 def _align_mask(mask, like, name):
@@ -146,8 +184,11 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
 
     Raises
     ------
+    TypeError
+        Complex data (the imaginary part would be lost).
     ValueError
-        Infinite values, entries above ``MAX_ABS_ENTRY`` = 1e150 in magnitude (or whose sum
+        Duplicate row or column labels, infinite values (named by row and column), entries
+        above ``MAX_ABS_ENTRY`` = 1e150 in magnitude (or whose sum
         of squares overflows), negative values (``kind="nonnegative"``), values other than
         0/1 (``kind="binary"``), an empty matrix, or a row or column with no observed entry.
 
@@ -177,6 +218,9 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
         observed &= check_mask(mask, da, name="mask")
     if not allow_missing and not observed.all():
         raise ValueError(f"{name} has {int((~observed).sum())} missing entries; none allowed here")
+    _unique_labels(da, name)
+    if np.isinf(values).any():
+        _first_nonfinite(values, observed, da, name)
     _check_values(values[observed], kind, name)
     _check_nonempty(observed.sum(axis=1), da["row"].values, name, "row")
     _check_nonempty(observed.sum(axis=0), da["col"].values, name, "column")
@@ -194,11 +238,17 @@ def _check_values(obs_values, kind, name):
                          "the observed entries only: drop the missing ones)")
     largest = float(np.abs(obs_values).max()) if obs_values.size else 0.0
     if largest > MAX_ABS_ENTRY or not np.isfinite(obs_values @ obs_values):
+        from bnmfzoo._base.outliers import outlier_advice
+
+        median = float(np.median(np.abs(obs_values)))
+        n_big = int((np.abs(obs_values) > MAX_ABS_ENTRY).sum())
         raise ValueError(
-            f"{name} has an entry of magnitude {largest:.4g}; entries must satisfy "
+            f"{name} has an entry of magnitude {largest:.4g} ({n_big} above "
+            f"{MAX_ABS_ENTRY:.0e}; median magnitude {median:.4g}); entries must satisfy "
             f"|x| <= {MAX_ABS_ENTRY:.0e} and sum(x^2) must be finite in float64 (else the "
-            f"samplers' squared residuals overflow): rescale {name}, e.g. divide it by its "
-            "largest entry"
+            f"samplers' squared residuals overflow). If they are errors, "
+            f"{outlier_advice(name)}; if the whole matrix is on a huge scale, multiply it by a "
+            "power of ten that brings its median near 1"
         )
     if kind == "nonnegative" and (obs_values < 0).any():
         bad = int((obs_values < 0).sum())

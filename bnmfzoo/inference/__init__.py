@@ -32,6 +32,7 @@ _NAMES = {
     "ReplicaExchangeGibbs": ".gaussian.modes.replica_exchange",
     "SymmetryMoves": ".gaussian.modes.symmetry_moves",
     "ModeJumps": ".gaussian.modes.mode_jumps",
+    "mode_evidence": ".gaussian.modes.mode_evidence",
     "fit_vb": ".gaussian.variational.vb",
     "fit_icm": ".gaussian.variational.icm",
     "fit_multiplicative": ".gaussian.variational.multiplicative",
@@ -49,6 +50,7 @@ _NAMES = {
     "fit_rrt": ".exploration.rrt",
     "fit_npvi": ".exploration.npvi",
     "fit_onvi": ".exploration.npvi",
+    "GibbsPoisson": ".counts.gibbs_poisson",
     "sample": ".chains",
     "pymc_default_steps": "._step_glue",
 }

@@ -135,6 +135,22 @@ class TransformedStep(BlockedStep):
         Roles of the variables in ``vars``.
     """
 
+    def __new__(cls, *args, **kwargs):
+        """Outside any model (and without ``model=``): a step *class* bound to these arguments.
+
+        ``GibbsNMF()`` written before ``with model:`` (e.g. ``bnmfzoo.inference.sample(model,
+        step=GibbsNMF())``) then returns a subclass of ``GibbsNMF`` that builds the step with
+        the same arguments inside whatever model it is used in, instead of PyMC's "No model on
+        context stack". :func:`bnmfzoo.inference.sample` builds it in its model; a plain
+        ``pm.sample(step=...)`` says the step "was not initialized" (build it inside
+        ``with model:`` there).
+        """
+        import pymc as pm
+
+        if kwargs.get("model") is None and pm.Model.get_context(error_if_none=False) is None:
+            return _deferred(cls, args, kwargs)
+        return super().__new__(cls, *args, **kwargs)
+
     def _init_variables(self, model, rv_names, vars=None):
         """Resolve ``rv_names`` (``{role: name or None}``) and the user's ``vars`` selection."""
         from pymc.util import get_value_vars_from_user_vars
@@ -175,6 +191,22 @@ class TransformedStep(BlockedStep):
         from pymc.step_methods.compound import Competence
 
         return Competence.INCOMPATIBLE
+
+
+def _deferred(cls, args, kwargs):
+    """A subclass of ``cls`` whose instances are built with ``args``/``kwargs`` in a model."""
+
+    def __new__(sub, *a, **k):
+        return cls.__new__(sub, *args, *a, **{**kwargs, **k})
+
+    def __init__(self, *a, **k):
+        cls.__init__(self, *args, *a, **{**kwargs, **k})
+
+    shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    return type(cls.__name__, (cls,), {
+        "__new__": __new__, "__init__": __init__, "__module__": cls.__module__,
+        "__qualname__": f"{cls.__qualname__}({shown})", "__doc__": cls.__doc__,
+        "deferred_from": cls})
 
 
 def model_of_var(var):

@@ -203,7 +203,7 @@ def merge_chains(trees):
 
 def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=None, client=None,
            progressbar=True, compute_convergence_checks=False, strict_math=True,
-           log_likelihood="auto", pymc_default_steps=False, **kwargs):
+           log_likelihood="auto", log_likelihood_thin=1, pymc_default_steps=False, **kwargs):
     """``pm.sample`` with ``client=``: MCMC chains as Dask tasks, bitwise equal to serial.
 
     Without ``client`` this is ``pm.sample(..., cores=1, nuts_sampler="pymc")``. With a
@@ -246,14 +246,22 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         time (``python -m benchmarks.speed.strict_math``, 200 x 100 rank-5 model, busy
         2-core machine: logp+gradient 0.28 against 0.17 ms, a 200-iteration NUTS chain 1.26x
         the wall time). ``strict_math=False`` keeps PyTensor's fast-math.
-    log_likelihood : {"auto", True, False}, default "auto"
+    log_likelihood : {"auto", True, False, "float32"}, default "auto"
         Record the ``log_likelihood`` group (what ``az.loo`` and
         :func:`bnmfzoo.diagnostics.chain_weights` read): ``"auto"`` when chains x draws x
-        observed entries is at most 1e7 (80 MB), ``True`` always, ``False`` never. In every
-        case the flat observed-entry dims (``X_obs``) of ``observed_data``, ``log_likelihood``
+        observed entries is at most 1e7 (80 MB), else not, **with a warning** giving its size
+        and how to get it; ``True`` always (float64); ``"float32"`` always, stored in float32
+        (half the memory; computed one chain at a time, so the float64 peak is one chain's);
+        ``False`` never. On GDSC (about 80,000 observed entries) 2 chains x 1000 draws are
+        1.3 GB in float64, 0.64 GB in float32 and 64 MB with ``log_likelihood_thin=10``. In
+        every case the flat observed-entry dims (``X_obs``) of ``observed_data``, ``log_likelihood``
         and any predictive group get ``row`` / ``col`` coordinates (the data's labels, e.g. a
         cell line and a drug; :func:`bnmfzoo.diagnostics.label_observations`), which a plain
         ``pm.sample`` cannot attach (PyMC's converter takes one-dimensional coordinates only).
+    log_likelihood_thin : int, default 1
+        Record the log-likelihood of every ``k``-th draw only (``draw`` coordinates keep the
+        draw numbers); ``az.loo`` on thinned draws is PSIS-LOO on fewer, less autocorrelated
+        draws. The ``"auto"`` size limit applies to the thinned group.
     pymc_default_steps : bool, default False
         With ``step=None``, let PyMC assign steps as it would without bnmfzoo (NUTS for a
         continuous model) instead of choosing the library's Gibbs steps for a model they
@@ -302,8 +310,11 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         raise TypeError(f"model must be a pymc.Model or a zero-argument builder returning one, "
                         f"got {type(model).__name__}")
     _check_step_spec(step, client)
-    if log_likelihood not in ("auto", True, False):
-        raise ValueError(f"log_likelihood must be 'auto', True or False, got {log_likelihood!r}")
+    if not any(log_likelihood is v or log_likelihood == v for v in ("auto", "float32")) and \
+            log_likelihood not in (True, False):
+        raise ValueError("log_likelihood must be 'auto', True, False or 'float32', got "
+                         f"{fmt(log_likelihood)}")
+    thin = check_int(log_likelihood_thin, name="log_likelihood_thin", minimum=1)
     if client is None:
         built = _build(model)
         steps = _make_steps(step, built)
@@ -312,7 +323,7 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         with built, _math(strict_math), _steps_context(pymc_default_steps):
             dt = pm.sample(draws=draws, tune=tune, chains=chains, step=steps,
                            random_seed=random_seed, **{**options, **kwargs})
-        return _with_log_likelihood(dt, built, log_likelihood)
+        return _with_log_likelihood(dt, built, log_likelihood, thin)
     if kwargs.pop("nuts_sampler", "pymc") != "pymc":
         raise ValueError("with client=, chains run PyMC's own NUTS: nuts_sampler must be 'pymc'")
     unknown = sorted(set(kwargs) - set(TASK_KWARGS))
@@ -334,21 +345,88 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
 
         log_warnings(run_convergence_checks(dt, _build(model)))
     return _with_log_likelihood(dt, _build(model) if log_likelihood else model,
-                                log_likelihood)
+                                log_likelihood, thin)
 
 
-def _with_log_likelihood(dt, model, mode):
+def _n_values(dt, model, thin):
+    """``(chains, kept draws, observed entries)`` of the log-likelihood group."""
+    import xarray as xr
+
+    post = dt["posterior"]
+    observed = dt["observed_data"].to_dataset() if "observed_data" in dt.children \
+        else xr.Dataset()
+    n_obs = sum(int(observed[rv.name].size) for rv in model.observed_RVs
+                if rv.name in observed)
+    draws = -(-post.sizes.get("draw", 1) // thin)
+    return post.sizes.get("chain", 1), draws, n_obs
+
+
+def _announce_skip(chains, draws, n_obs, thin):
+    import warnings
+
+    from bnmfzoo.diagnostics._modes.stacking import MAX_DEFAULT_LOGLIK_VALUES
+
+    n = chains * draws * n_obs
+    mb = n * 8 / 1e6
+    keep = max(1, MAX_DEFAULT_LOGLIK_VALUES // max(1, chains * n_obs))
+    warnings.warn(
+        f"log_likelihood not recorded: {chains} chains x {draws} draws x {n_obs} observed "
+        f"entries = {n:.3g} values ({mb:.3g} MB in float64) exceed the automatic limit of "
+        f"{MAX_DEFAULT_LOGLIK_VALUES:.0e}, so az.loo / az.compare have nothing to read. To "
+        f"record it: log_likelihood=True ({mb:.3g} MB), log_likelihood='float32' "
+        f"({mb / 2:.3g} MB), log_likelihood_thin={-(-draws * thin // keep)} (every k-th draw, "
+        "within the limit), or later bnmfzoo.diagnostics.add_log_likelihood(result, model); "
+        "through BayesianNMF, method_kwargs={'log_likelihood': ...}",
+        UserWarning, stacklevel=4)
+
+
+def _compact_log_likelihood(dt, model, dtype, thin):
+    """The ``log_likelihood`` group one chain at a time, every ``thin``-th draw, in ``dtype``."""
+    import pymc as pm
+    import xarray as xr
+
+    post = dt["posterior"].to_dataset()
+    if thin > 1:
+        post = post.isel(draw=slice(None, None, thin))
+    pieces = []
+    for c in range(post.sizes.get("chain", 1)):
+        sub = xr.DataTree.from_dict({"posterior": post.isel(chain=[c])})
+        ll = pm.compute_log_likelihood(sub, model=model, extend_inferencedata=False,
+                                       progressbar=False)
+        pieces.append(ll.astype(dtype))
+    ds = xr.concat(pieces, dim="chain", combine_attrs="override")
+    dt["log_likelihood"] = xr.DataTree(ds)
+    return dt
+
+
+def _with_log_likelihood(dt, model, mode, thin=1):
     """Add the ``log_likelihood`` group per ``mode`` and label the observed entries."""
     from bnmfzoo.diagnostics._modes.stacking import (
+        MAX_DEFAULT_LOGLIK_VALUES,
         add_log_likelihood,
         label_observations,
         maybe_add_log_likelihood,
     )
 
-    if mode == "auto":
-        return maybe_add_log_likelihood(dt, model)
-    if mode:
-        return add_log_likelihood(dt, model)
+    if mode is not False and "posterior" in dt.children and "log_likelihood" not in dt.children:
+        chains, draws, n_obs = _n_values(dt, model, thin)
+        if isinstance(mode, str) and mode == "auto":
+            if chains * draws * n_obs > MAX_DEFAULT_LOGLIK_VALUES:
+                _announce_skip(chains, draws, n_obs, thin)
+                mode = False
+            elif thin == 1:
+                return maybe_add_log_likelihood(dt, model)
+            else:  # thinned, within the limit
+                try:
+                    _compact_log_likelihood(dt, model, "float64", thin)
+                except (ValueError, NotImplementedError, TypeError):
+                    pass  # e.g. a model without an observed variable PyMC can evaluate
+                mode = False  # labelled below
+        if mode is not False:
+            dtype = "float32" if isinstance(mode, str) and mode == "float32" else "float64"
+            if dtype == "float64" and thin == 1:
+                return add_log_likelihood(dt, model)
+            _compact_log_likelihood(dt, model, dtype, thin)
     post = dt["posterior"] if "posterior" in dt.children else None
     if post is not None and "row" in post.coords and "col" in post.coords:
         labelled = label_observations(dt)

@@ -18,6 +18,8 @@ _NAMES = {
     "dir_beta": ".bernoulli",
     "dir_dir": ".bernoulli",
     "recognize": "._recognize",
+    "poisson": ".poisson_nmf",
+    "negative_binomial": ".poisson_nmf",
 }
 __getattr__, __dir__ = lazy_namespace(__name__, _NAMES)
 __all__ = sorted(_NAMES)

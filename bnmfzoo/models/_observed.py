@@ -63,6 +63,7 @@ class ObservedProduct:
     entries: LongMatrix
     X: xr.DataArray
     mask: object
+    nu: object = None
 
     @property
     def name(self):
@@ -125,7 +126,12 @@ def observed_product(model, *, memo=None):
 def _observed_product(model, memo):
     free = list(model.free_RVs)
     obs = _find_likelihood(model)
-    mu, sd = rv_params(obs)
+    params = rv_params(obs)
+    nu = None
+    if type(obs.owner.op).__name__ == "StudentTRV":  # (nu, mu, sigma): a scale mixture
+        nu, mu, sd = params
+    else:
+        mu, sd = params
     factor_rvs = depends_on(mu, free)
     if len(factor_rvs) not in (2, 3):
         raise NotRecognized(
@@ -136,7 +142,7 @@ def _observed_product(model, memo):
     entries = _entries(model, obs, rows, cols, (D, N), _coords(model, assignment, kind, D, N))
     X, mask = _views(entries, obs.name)
     return ObservedProduct(obs=obs, mu=mu, sd=sd, kind=kind, assignment=assignment, rank=rank,
-                           entries=entries, X=X, mask=mask)
+                           entries=entries, X=X, mask=mask, nu=nu)
 
 
 def _names(rvs):
@@ -162,10 +168,11 @@ def _find_likelihood(model, extra_ops=()):
                             "observed Normal on A @ W is recognized")
     obs = candidates[0]
     op = type(obs.owner.op).__name__
-    if op != "NormalRV" and op not in extra_ops:
+    if op not in ("NormalRV", "StudentTRV") and op not in extra_ops:
         raise NotRecognized(
             f"the likelihood {obs.name!r} is a {op.removesuffix('RV')} distribution; recognized: "
-            "a Normal observed on A @ W (bnmfzoo.likelihoods.gaussian or pm.Normal), or a "
+            "a Normal or StudentT observed on A @ W (bnmfzoo.likelihoods.gaussian, pm.Normal, "
+            "pm.StudentT), or a "
             "Bernoulli with p=A @ W (bnmfzoo.likelihoods.bernoulli_mean or pm.Bernoulli), "
             "uniform noise (bnmfzoo.likelihoods.uniform) or a SILF potential "
             "(bnmfzoo.likelihoods.silf)")

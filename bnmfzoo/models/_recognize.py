@@ -14,14 +14,21 @@ What is recognized
   the product: ``likelihoods.gaussian`` (flat index), ``(A @ W)[mask]``, ``(A @ W)[rows, cols]``
   or the whole product. The mean may depend on no other free variable.
 * Factor priors: ``Exponential(lam)``, ``HalfNormal(sigma)``, ``TruncatedNormal(mu, sigma,
-  lower=0)`` (no upper bound), with parameters that are constants (scalars or arrays
+  lower=0)`` (no upper bound), ``Gamma(alpha, beta)`` with a constant ``alpha >= 1`` (its
+  conditional is log-concave), with parameters that are constants (scalars or arrays
   broadcasting to the factor) or expressions of other random variables.
 * ARD rates: a ``Gamma(alpha, beta)`` variable (constant ``alpha``, ``beta``) used only as
   exponential rates, each entry's rate being one element of it (``lam``, ``lam[None, :]``,
   ``lam[:, None]``, shared by ``A`` and ``W`` or not): its conditional is Gamma.
 * Noise: ``tau ~ Gamma(alpha, beta)`` (constant, scalar) passed as ``tau=`` and used nowhere
-  else (conjugate); a constant scalar ``sigma``; or any scalar sd that depends on other random
-  variables (``sigma ~ HalfNormal``...), which another step method must sample.
+  else (conjugate); one precision per row or per column (``tau ~ Gamma(alpha, beta,
+  shape=N)`` used as ``tau[None, :]``, or ``shape=D`` as ``tau[:, None]``, on the entries the
+  mean selects: kinds ``"col_precision"``/``"row_precision"``, conjugate too); a constant
+  scalar ``sigma``; or any scalar sd that depends on other random variables (``sigma ~
+  HalfNormal``...), which another step method must sample.
+* Student-t noise: ``pm.StudentT(nu, mu=A @ W, sigma=...)`` with any of those noise forms as its
+  scale and ``nu`` a positive scalar constant or an expression of other random variables
+  (:attr:`Noise.nu`); our Gibbs steps sample it through its normal scale mixture.
 
 The roles are found numerically, without matching the graph's exact form: the mean is evaluated
 with row codes and column codes in place of the factors (products with 0 and 1 are exact), and
@@ -50,12 +57,18 @@ __all__ = ["recognize", "try_recognize", "NotRecognized", "Factorization", "Fact
 
 #: PyMC random-variable op class name -> prior family recognized on a factor
 PRIOR_FAMILIES = {"ExponentialRV": "exponential", "HalfNormalRV": "halfnormal",
-                  "TruncatedNormalRV": "truncated_normal"}
-_RECOGNIZED_PRIORS = "Exponential(lam), HalfNormal(sigma) or TruncatedNormal(mu, sigma, lower=0)"
+                  "TruncatedNormalRV": "truncated_normal", "GammaRV": "gamma"}
+_RECOGNIZED_PRIORS = ("Exponential(lam), HalfNormal(sigma), TruncatedNormal(mu, sigma, lower=0) "
+                      "or Gamma(alpha, beta) with a constant alpha >= 1")
+#: noise kinds whose precision variable our Gibbs steps draw (conjugate Gamma)
+PRECISION_KINDS = ("precision", "row_precision", "col_precision")
 _CACHE_ATTR = "_bnmfzoo_recognized"
 #: likelihood op -> "module:function" reading such models (loaded on first use)
 OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli",
-                     "UniformRV": "bnmfzoo.models._recognize_terms:recognize_uniform"}
+                     "UniformRV": "bnmfzoo.models._recognize_terms:recognize_uniform",
+                     "PoissonRV": "bnmfzoo.models._recognize_counts:recognize_poisson",
+                     "NegBinomialRV":
+                         "bnmfzoo.models._recognize_counts:recognize_negative_binomial"}
 #: module reading likelihoods written as a potential (the SILF term), loaded on first use
 POTENTIAL_TERMS = "bnmfzoo.models._recognize_terms"
 
@@ -95,14 +108,14 @@ class FactorPrior:
     name : str
         The PyMC variable.
     family : str
-        ``"exponential"``, ``"halfnormal"`` or ``"truncated_normal"``.
+        ``"exponential"``, ``"halfnormal"``, ``"truncated_normal"`` or ``"gamma"``.
     shape : tuple of int
         Shape of the role (``A``: D x R, ``W``: R x N, ``F``: D x K, ``S``: K x L, ``G``: N x L).
     transposed : bool
         The variable holds the role's transpose (e.g. ``W`` written as an N x R variable).
     params : dict
-        ``{"lam"}``, ``{"sigma"}`` or ``{"mu", "sigma"}`` -> :class:`Parameter`, values in the
-        role's orientation.
+        ``{"lam"}``, ``{"sigma"}``, ``{"mu", "sigma"}`` or ``{"alpha", "beta"}`` (shape, rate) ->
+        :class:`Parameter`, values in the role's orientation.
     rate : str or None
         Name of the :class:`GammaRate` whose elements are this factor's exponential rates.
     """
@@ -148,26 +161,36 @@ class Noise:
     Attributes
     ----------
     kind : str
-        ``"precision"`` (``tau ~ Gamma(alpha, beta)``, sampled by our steps), ``"fixed"`` (a
-        constant ``sigma``) or ``"other"`` (an sd depending on ``depends_on``, sampled by other
-        step methods).
+        ``"precision"`` (``tau ~ Gamma(alpha, beta)``, sampled by our steps),
+        ``"row_precision"`` / ``"col_precision"`` (one Gamma precision per row / column, also
+        ours), ``"fixed"`` (a constant ``sigma``) or ``"other"`` (an sd depending on
+        ``depends_on``, sampled by other step methods).
     name : str or None
-        The precision variable (``kind == "precision"``).
-    alpha, beta : float or None
+        The precision variable (``kind`` in :data:`PRECISION_KINDS`).
+    alpha, beta : float, numpy.ndarray or None
+        The precision's Gamma prior (arrays of length D / N for the per-row / per-column kinds).
     sigma : float or None
         The fixed sd.
     graph : pytensor variable
         The likelihood's sd expression.
     depends_on : tuple of str
+    nu : Parameter or None
+        Student-t degrees of freedom (a scalar; None for a Normal likelihood).
     """
 
     kind: str
     name: str | None = None
-    alpha: float | None = None
-    beta: float | None = None
+    alpha: object = None
+    beta: object = None
     sigma: float | None = None
     graph: object = None
     depends_on: tuple = ()
+    nu: Parameter | None = None
+
+    @property
+    def student(self):
+        """True for a Student-t likelihood."""
+        return self.nu is not None
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,7 +264,7 @@ class Factorization:
     def var_names(self):
         """Role -> variable name of everything our Gibbs steps update (factors, tau, rates)."""
         names = {role: f.name for role, f in self.factors.items()}
-        if self.noise.kind == "precision":
+        if self.noise.kind in PRECISION_KINDS:
             names["tau"] = self.noise.name
         for name in self.rates:
             names[f"rate:{name}"] = name
@@ -357,6 +380,18 @@ def _factor_prior(role, rv, transposed, shape, free, memo):
             raise NotRecognized(f"the HalfNormal prior of {role} ({rv.name!r}) has a non-zero "
                                 "loc; recognized: HalfNormal(sigma) with loc 0")
         out = {"sigma": _param(sigma, shape, free, transposed, memo)}
+    elif family == "gamma":
+        alpha, beta = _gamma_params(rv)
+        if depends_on(alpha, free):
+            raise NotRecognized(f"the shape alpha of the Gamma prior of {role} ({rv.name!r}) "
+                                "depends on random variables; recognized: a constant alpha >= 1")
+        a = _param(alpha, shape, free, transposed, memo)
+        if not np.all(a.value >= 1.0):
+            raise NotRecognized(
+                f"the Gamma prior of {role} ({rv.name!r}) has shape alpha < 1 (min "
+                f"{float(a.value.min()):.3g}): its conditional is not log-concave; recognized: "
+                "alpha >= 1 (alpha = 1 is an Exponential prior)")
+        out = {"alpha": a, "beta": _param(beta, shape, free, transposed, memo)}
     else:
         mu, sigma, lower, upper = params
         bad = depends_on(lower, free) or depends_on(upper, free)
@@ -499,9 +534,9 @@ def _recognize(model):
         (n for n, r in rates.items() if role in dict(r.users)), None)}))
         for role, p in factors.items()}
 
-    noise = _noise(model, obs, sd, free, ours, skip)
+    noise = _noise(model, obs, sd, free, ours, skip, part, memo)
     structure = ours | {by_name[n] for n in rates} | (skip - {obs})
-    if noise.kind == "precision":
+    if noise.kind in PRECISION_KINDS:
         structure.add(by_name[noise.name])
     others = tuple(sorted(rv.name for rv in free if rv not in structure))
     for pot in model.potentials:
@@ -555,13 +590,46 @@ def _imputation(part, free, memo):
     return None
 
 
-def _noise(model, obs, sd, free, ours, skip):
+def _noise(model, obs, sd, free, ours, skip, part=None, memo=None):
+    noise = _noise_scale(model, obs, sd, free, ours, skip, part, memo)
+    nu = getattr(part, "nu", None)
+    if nu is None:
+        return noise
+    from dataclasses import replace
+
+    return replace(noise, nu=_student_nu(obs, nu, free, ours))
+
+
+def _student_nu(obs, nu, free, ours):
+    """The degrees of freedom of a Student-t likelihood: one positive scalar."""
+    deps = depends_on(nu, free)
+    if set(deps) & set(ours):
+        raise NotRecognized(f"the degrees of freedom nu of {obs.name!r} depend on the factors")
+    if deps:
+        if not all(nu.type.broadcastable):
+            raise NotRecognized(f"the degrees of freedom nu of {obs.name!r} vary by entry; "
+                                "recognized: one scalar nu")
+        return Parameter(graph=nu, value=None, depends_on=tuple(d.name for d in deps))
+    values = np.unique(np.asarray(evaluate(nu), dtype=float))
+    if values.size != 1 or not 0.0 < values[0] < np.inf:
+        raise NotRecognized(f"the degrees of freedom nu of {obs.name!r} are not one positive "
+                            f"constant (got {values[:3].tolist()}); recognized: one scalar nu")
+    return Parameter(graph=nu, value=np.asarray(float(values[0])), depends_on=())
+
+
+def _noise_scale(model, obs, sd, free, ours, skip, part=None, memo=None):
     deps = depends_on(sd, free)
     if any(d in ours for d in deps):
         raise NotRecognized("the noise of the likelihood depends on the factors")
     if not all(sd.type.broadcastable):
+        grouped = None if part is None else _grouped_precision(model, sd, deps, free, skip,
+                                                               part, memo)
+        if grouped is not None:
+            return grouped
         raise NotRecognized(f"the noise sd of {obs.name!r} varies by entry; recognized: one "
-                            "scalar sd or precision")
+                            "scalar sd or precision, or one Gamma precision per row or per "
+                            "column (tau[:, None] or tau[None, :] on the product's entries, "
+                            "tau ~ Gamma with constant parameters, used nowhere else)")
     if not deps:
         sigma = float(np.ravel(evaluate(sd))[0])
         return Noise(kind="fixed", sigma=sigma, graph=sd)
@@ -577,3 +645,57 @@ def _noise(model, obs, sd, free, ours, skip):
             return Noise(kind="precision", name=t.name, alpha=float(evaluate(alpha)),
                          beta=float(evaluate(beta)), graph=sd, depends_on=(t.name,))
     return Noise(kind="other", graph=sd, depends_on=tuple(d.name for d in deps))
+
+
+def _grouped_precision(model, sd, deps, free, skip, part, memo):
+    """A :class:`Noise` of kind ``"row_precision"``/``"col_precision"``, or None.
+
+    Recognized when the sd is ``tau[g]^-1/2`` for a 1-D ``tau ~ Gamma`` (constant parameters,
+    used only here), ``g`` being the row (or column) of every entry the mean selects: found by
+    evaluating the sd with ``tau = 1 / codes^2`` (sd = the codes) and checking the precision
+    form at a random point.
+    """
+    from bnmfzoo.models._observed import _probe
+
+    if len(deps) != 1 or type(deps[0].owner.op).__name__ != "GammaRV" or deps[0].ndim != 1:
+        return None
+    t = deps[0]
+    alpha, beta = _gamma_params(t)
+    if not (_is_constant(alpha, free) and _is_constant(beta, free)):
+        return None
+    if [u for u in _users(model, t) if u not in skip]:
+        return None
+    (n,) = shape_of(t, memo)
+    D, N = part.entries.shape
+    roles = list(part.assignment)
+
+    def run(values):
+        env = {part.assignment[r][0]: (v.T if part.assignment[r][1] else v)
+               for r, v in zip(roles, values)}
+        return np.asarray(evaluate(part.mu, env), dtype=float)
+
+    try:
+        found = _probe(run, D, N, part.rank)
+        if found is None:
+            return None
+        rows, cols = found
+        codes = np.arange(1.0, n + 1)
+        got = np.broadcast_to(np.asarray(evaluate(sd, {t: codes ** -2.0}), float), rows.shape)
+        idx = np.rint(got).astype(np.int64) - 1
+        if not np.allclose(got, idx + 1.0, rtol=1e-9) or idx.min() < 0 or idx.max() >= n:
+            return None
+        test = np.random.default_rng(2).uniform(0.5, 2.0, size=n)
+        got = np.broadcast_to(np.asarray(evaluate(sd, {t: test}), float), rows.shape)
+        if not np.allclose(got, test[idx] ** -0.5, rtol=1e-12):
+            return None
+    except Exception:  # noqa: BLE001 - not a per-row/column precision
+        return None
+    if n == N and np.array_equal(idx, cols):
+        kind = "col_precision"
+    elif n == D and np.array_equal(idx, rows):
+        kind = "row_precision"
+    else:
+        return None
+    a = np.broadcast_to(np.asarray(evaluate(alpha), float), (n,)).copy()
+    b = np.broadcast_to(np.asarray(evaluate(beta), float), (n,)).copy()
+    return Noise(kind=kind, name=t.name, alpha=a, beta=b, graph=sd, depends_on=(t.name,))

@@ -252,6 +252,9 @@ def spec_from_factorization(f):
     if f.noise.kind == "other":
         return None, (f"the noise sd depends on {list(f.noise.depends_on)}; this method needs "
                       "tau ~ Gamma or a fixed sigma")
+    reason = exact_gibbs_only(f)
+    if reason is not None:
+        return None, reason
     if f.others:
         return None, f"the model has further free variables {list(f.others)}"
     if f.imputed is not None:
@@ -306,6 +309,28 @@ def spec_from_factorization(f):
     spec = ModelSpec(family=family, X=f.X, mask=f.mask, rank=f.rank, hyper=GaussianHyper(**hyper),
                      var_names=var_names, entries=f.entries if f.on_demand else None)
     return spec, None
+
+
+def exact_gibbs_only(f):
+    """Why ``f`` needs GibbsNMF's weighted sweep (None when it does not).
+
+    Gamma factor priors, a noise precision per row or per column and Student-t noise are
+    sampled by :class:`~bnmfzoo.inference.GibbsNMF`
+    (:mod:`bnmfzoo.inference.gaussian.priors._weighted_core`) only; the constructors' spec,
+    variational Bayes, ICM and the tri-factorization steps refuse them with this reason.
+    """
+    gamma = [r for r, p in f.factors.items() if p.family == "gamma"]
+    if gamma:
+        return (f"the prior of {', '.join(gamma)} is Gamma; only GibbsNMF samples Gamma factor "
+                "priors (exact draws of their log-concave conditionals)")
+    if f.noise.kind in ("row_precision", "col_precision"):
+        axis = "row" if f.noise.kind == "row_precision" else "column"
+        return (f"the noise precision {f.noise.name!r} is one per {axis}; only GibbsNMF samples "
+                "per-row or per-column precisions")
+    if f.noise.student:
+        return ("the likelihood is Student-t; only GibbsNMF samples it (through its normal "
+                "scale mixture)")
+    return None
 
 
 def spec_from_model(model):

@@ -2,7 +2,24 @@
 
 ``X_ij ~ Normal((A W)_ij, 1/tau)`` on the observed entries, ``A, W ~ Exponential(lambda)``,
 ``tau ~ Gamma(alpha_tau, beta_tau)`` (or a fixed ``sigma``), optional ARD rates per factor.
-Defaults are Brouwer et al.'s: ``lambda = 0.1``, ``alpha_tau = beta_tau = alpha0 = beta0 = 1``.
+
+Defaults are set from the data's scale (empirical Bayes, issue #34), so that the same data in
+other units give the same relative answer (as scikit-learn's NMF does): with ``m`` the mean
+absolute observed entry and ``v`` the variance of the observed entries,
+
+* ``lambda_="auto"``: ``lambda = sqrt(R / m)`` for NMF (``(K L / m) ** (1/3)`` for the three
+  factors of NMTF), so that the prior mean of every entry of ``A @ W`` (``F S G^T``) is ``m``;
+* ``beta_tau="auto"``: ``beta_tau = alpha_tau * v``, so that the prior mean of the noise
+  precision ``tau`` is ``1 / v`` (one pseudo-observation: ``alpha_tau = 1``);
+* ``beta0="auto"`` (ARD): ``beta0 = alpha0 / lambda``, the prior mean of every ARD rate is the
+  automatic ``lambda``.
+
+These are plain numbers in the PyMC graph (``model["A"].owner.inputs``), reported by
+:func:`scale_defaults`. Rescaling ``X`` by ``c`` then rescales ``A`` and ``W`` by ``sqrt(c)``
+and ``tau`` by ``1 / c**2``: the posterior is the same up to units. Brouwer et al.'s (2017)
+fixed values (``lambda = 0.1``, ``alpha_tau = beta_tau = alpha0 = beta0 = 1``), the
+library's defaults before issue #34 and the settings of their experiments, are
+:data:`BROUWER2017` (``exponential_gaussian(X, R, **BROUWER2017)``).
 """
 
 import warnings
@@ -10,11 +27,20 @@ import warnings
 import numpy as np
 import pymc as pm
 
+from bnmfzoo._base.outliers import inliers, warn_outliers
 from bnmfzoo._base.results import data_coords
 from bnmfzoo._base.validation import check_data, check_matrix, check_positive, check_rank, fmt
 from bnmfzoo._terms.gaussian import gaussian
 
-__all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma"]
+__all__ = ["exponential_gaussian", "tri_exponential_gaussian", "reference_sigma", "BROUWER2017",
+           "BROUWER2017_NMTF", "scale_defaults"]
+
+#: Brouwer et al.'s (2017) fixed hyperparameters (the defaults before issue #34): pass them
+#: explicitly to reproduce the paper, ``exponential_gaussian(X, R, **BROUWER2017)``
+BROUWER2017 = {"lambda_": 0.1, "alpha_tau": 1.0, "beta_tau": 1.0, "alpha0": 1.0, "beta0": 1.0}
+#: the same for :func:`tri_exponential_gaussian`
+BROUWER2017_NMTF = {"lambda_F": 0.1, "lambda_S": 0.1, "lambda_G": 0.1, "alpha_tau": 1.0,
+                    "beta_tau": 1.0, "alpha0": 1.0, "beta0": 1.0}
 
 
 def reference_sigma(X, rank, *, mask=None, n_iter=500, random_seed=0):
@@ -78,11 +104,105 @@ def reference_sigma(X, rank, *, mask=None, n_iter=500, random_seed=0):
     return max(float(np.sqrt(np.mean(resid**2))), 1e-8 * scale)
 
 
+AUTO = "auto"
+
+
+def scale_defaults(X, rank, *, mask=None):
+    """The data-scaled default hyperparameters of :func:`exponential_gaussian` (issue #34).
+
+    With ``m`` the mean absolute observed entry and ``v`` their variance (outliers, see
+    :mod:`bnmfzoo._base.outliers`, left out): the exponential
+    rate ``lambda = (n_factors / m) ** (1 / n_blocks)`` (``sqrt(R / m)`` for ``A @ W``, two
+    blocks; ``(K L / m) ** (1/3)`` for ``F S G^T``), so the prior mean of each entry of the
+    product is ``m``; ``beta_tau = v`` per unit of ``alpha_tau`` (prior mean of ``tau`` is
+    ``alpha_tau / beta_tau = 1 / v`` for ``alpha_tau = 1``). Rescaling ``X`` by ``c`` rescales
+    ``lambda`` by ``c ** (-1 / n_blocks)`` and ``v`` by ``c**2``: the model is the same up to
+    units.
+
+    Parameters
+    ----------
+    X : array-like, xarray.DataArray, scipy.sparse matrix or LongMatrix
+        The data (NaN = missing; sparse: stored entries are the observed ones).
+    rank : int or tuple of int
+        ``R``, or ``(K, L)`` for the tri-factorization.
+    mask : array-like of bool, optional
+        True = observed.
+
+    Returns
+    -------
+    dict
+        ``{"lambda": float, "variance": float, "mean_abs": float}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.full((4, 3), 2.0); X[0, 0] = 4.0
+    >>> d = scale_defaults(X, 2)
+    >>> round(d["lambda"] ** -2 * 2, 4) == round(d["mean_abs"], 4)  # E[(A W)_ij] = R / lambda^2
+    True
+    >>> d10 = scale_defaults(10 * X, 2)
+    >>> round(d10["variance"] / d["variance"], 6), round(d["lambda"] / d10["lambda"], 6)
+    (100.0, 3.162278)
+    """
+    Xda, m, entries = check_data(X, kind="real", mask=mask)
+    return _scale_stats(Xda, m, entries, rank)
+
+
+def _scale_stats(Xda, m, entries, rank):
+    values = entries.values if entries is not None else np.asarray(Xda.values)[m]
+    values = inliers(values)  # an outlier (warned about) does not set the scale
+    mean_abs = float(np.mean(np.abs(values)))
+    variance = float(np.var(values))
+    if not variance > 0:  # constant data: the squared scale instead
+        variance = mean_abs**2
+    if not mean_abs > 0:  # all zero: no scale to read; unit scale
+        mean_abs, variance = 1.0, 1.0
+    if isinstance(rank, (tuple, list)):
+        n_factors, n_blocks = int(rank[0]) * int(rank[1]), 3
+    else:
+        n_factors, n_blocks = int(rank), 2
+    lam = float((n_factors / mean_abs) ** (1.0 / n_blocks))
+    return {"lambda": lam, "variance": variance, "mean_abs": mean_abs}
+
+
+def _auto_rate(value, name, stats):
+    """``value`` checked as a rate, or the automatic rate for ``"auto"``."""
+    if isinstance(value, str) and value == AUTO:
+        lam = stats["lambda"]
+        low, high = RATE_RANGE
+        if not low <= lam <= high:
+            raise ValueError(
+                f"the automatic {name} = {lam:.4g} (from the data's mean absolute entry "
+                f"{stats['mean_abs']:.4g}) lies outside [{low:.0e}, {high:.0e}]: rescale X "
+                "(e.g. multiply it by a power of ten) or give the rate explicitly")
+        return lam
+    return _rate(value, name)
+
+
+def _auto_beta0(beta0, alpha0, stats, ard):
+    """The ARD rate's Gamma rate; ``"auto"`` puts the prior mean of the ARD rates at lambda."""
+    if isinstance(beta0, str) and beta0 == AUTO:
+        if not ard:  # unused
+            return None
+        return _auto_rate(AUTO, "beta0", {**stats, "lambda": alpha0 / stats["lambda"]})
+    return _rate(beta0, "beta0")
+
+
+def _tau_prior(alpha_tau, beta_tau, stats):
+    """Checked ``(alpha_tau, beta_tau)``; ``beta_tau="auto"`` is ``alpha_tau`` x variance."""
+    check_positive(alpha_tau, name="alpha_tau")
+    if isinstance(beta_tau, str) and beta_tau == AUTO:
+        return float(alpha_tau), float(alpha_tau) * stats["variance"]
+    check_positive(beta_tau, name="beta_tau")
+    return float(alpha_tau), float(beta_tau)
+
+
 def _noise(sigma, alpha_tau, beta_tau, Xda, mask, rank):
     """Resolve the noise options: return (sigma or None)."""
     if sigma is None:
         check_positive(alpha_tau, name="alpha_tau")
-        check_positive(beta_tau, name="beta_tau")
+        if not (isinstance(beta_tau, str) and beta_tau == AUTO):
+            check_positive(beta_tau, name="beta_tau")
         return None
     if isinstance(sigma, str):
         if sigma != "reference":
@@ -141,14 +261,14 @@ def exponential_gaussian(
     *,
     mask=None,
     ard=False,
-    lambda_=0.1,
+    lambda_="auto",
     lambda_A=None,
     lambda_W=None,
     alpha_tau=1.0,
-    beta_tau=1.0,
+    beta_tau="auto",
     sigma=None,
     alpha0=1.0,
-    beta0=1.0,
+    beta0="auto",
 ):
     """Bayesian NMF with exponential priors and a Gaussian likelihood (Schmidt et al. 2009).
 
@@ -177,18 +297,24 @@ def exponential_gaussian(
         True = observed (combined with the NaN pattern).
     ard : bool
         Automatic relevance determination on the factors.
-    lambda_ : float
-        Default rate of both exponential priors (0.1, prior mean 10); every rate must lie in
-        ``RATE_RANGE`` = [1e-10, 1e10].
+    lambda_ : float or "auto"
+        Default rate of both exponential priors; every rate must lie in ``RATE_RANGE`` =
+        [1e-10, 1e10]. ``"auto"`` (default): ``sqrt(R / m)`` with ``m`` the mean absolute
+        observed entry, so the prior mean of each entry of ``A @ W`` is ``m``
+        (:func:`scale_defaults`; Brouwer et al. used 0.1, see :data:`BROUWER2017`).
     lambda_A, lambda_W : float, optional
         Separate rates for ``A`` and ``W`` (default ``lambda_``); unused with ``ard=True``.
     alpha_tau, beta_tau : float
-        Shape and rate of the Gamma prior on the noise precision ``tau``.
+        Shape and rate of the Gamma prior on the noise precision ``tau``. ``beta_tau="auto"``
+        (default) is ``alpha_tau`` times the variance of the observed entries (prior mean of
+        ``tau``: one over that variance); Brouwer et al. used ``alpha_tau = beta_tau = 1``.
     sigma : None, float or "reference"
         Fixed noise standard deviation instead of a ``tau`` prior; ``"reference"`` uses
         :func:`reference_sigma` (the residual sd of a scikit-learn NMF of rank ``rank``).
     alpha0, beta0 : float
         Shape and rate of the ARD Gamma prior (each in ``RATE_RANGE`` = [1e-10, 1e10]).
+        ``beta0="auto"`` (default) is ``alpha0`` divided by the automatic ``lambda``, so the
+        prior mean of each ARD rate is that ``lambda`` (Brouwer et al.: ``beta0 = 1``).
 
     Returns
     -------
@@ -211,13 +337,17 @@ def exponential_gaussian(
     Xda, m, entries = check_data(X, kind="real", mask=mask)
     obs_data, obs_mask = (Xda, m) if entries is None else (entries, None)
     rank = check_rank(rank, Xda.shape)
-    lambda_ = _rate(lambda_, "lambda_")
+    stats = _scale_stats(Xda, m, entries, rank)
+    warn_outliers(Xda, m, entries)
+    lambda_ = _auto_rate(lambda_, "lambda_", stats)
     lambda_A = lambda_ if lambda_A is None else _rate(lambda_A, "lambda_A")
     lambda_W = lambda_ if lambda_W is None else _rate(lambda_W, "lambda_W")
     alpha0 = _rate(alpha0, "alpha0")
-    beta0 = _rate(beta0, "beta0")
     ard = bool(ard)
+    beta0 = _auto_beta0(beta0, alpha0, stats, ard)
     fixed_sigma = _noise(sigma, alpha_tau, beta_tau, Xda, m, rank)
+    if fixed_sigma is None:
+        alpha_tau, beta_tau = _tau_prior(alpha_tau, beta_tau, stats)
     coords = {**data_coords(Xda), "factor": np.arange(rank)}
     with pm.Model(coords=coords) as model:
         if ard:
@@ -241,14 +371,14 @@ def tri_exponential_gaussian(
     *,
     mask=None,
     ard=False,
-    lambda_F=0.1,
-    lambda_S=0.1,
-    lambda_G=0.1,
+    lambda_F="auto",
+    lambda_S="auto",
+    lambda_G="auto",
     alpha_tau=1.0,
-    beta_tau=1.0,
+    beta_tau="auto",
     sigma=None,
     alpha0=1.0,
-    beta0=1.0,
+    beta0="auto",
 ):
     """Bayesian non-negative matrix tri-factorization ``X ~ F S G^T`` (Brouwer & Lio 2017).
 
@@ -271,15 +401,19 @@ def tri_exponential_gaussian(
         True = observed.
     ard : bool
         ARD on the columns of ``F`` and ``G``.
-    lambda_F, lambda_S, lambda_G : float
-        Exponential rates (0.1 as in Brouwer et al.).
+    lambda_F, lambda_S, lambda_G : float or "auto"
+        Exponential rates. ``"auto"`` (default): ``(K L / m) ** (1/3)`` with ``m`` the mean
+        absolute observed entry, so the prior mean of each entry of ``F S G^T`` is ``m``
+        (:func:`scale_defaults`; Brouwer & Lio used 0.1, see ``BROUWER2017_NMTF``).
     alpha_tau, beta_tau : float
-        Gamma prior on ``tau``.
+        Gamma prior on ``tau``; ``beta_tau="auto"`` (default) is ``alpha_tau`` times the
+        variance of the observed entries, as in :func:`exponential_gaussian`.
     sigma : None, float or "reference"
         Fixed noise sd; ``"reference"`` is the residual sd of a scikit-learn NMF of rank
         ``min(K, L)`` (the rank of ``F S G^T``).
     alpha0, beta0 : float
-        ARD Gamma prior (each in ``RATE_RANGE`` = [1e-10, 1e10]).
+        ARD Gamma prior (each in ``RATE_RANGE`` = [1e-10, 1e10]); ``beta0="auto"`` (default)
+        is ``alpha0`` over the automatic rate.
 
     Returns
     -------
@@ -302,13 +436,17 @@ def tri_exponential_gaussian(
         raise TypeError(f"ranks must be a pair (K, L), got {fmt(ranks)}")
     K = check_rank(ranks[0], Xda.shape, name="ranks[0]")
     L = check_rank(ranks[1], Xda.shape, name="ranks[1]")
-    lambda_F = _rate(lambda_F, "lambda_F")
-    lambda_S = _rate(lambda_S, "lambda_S")
-    lambda_G = _rate(lambda_G, "lambda_G")
+    stats = _scale_stats(Xda, m, entries, (K, L))
+    warn_outliers(Xda, m, entries)
+    lambda_F = _auto_rate(lambda_F, "lambda_F", stats)
+    lambda_S = _auto_rate(lambda_S, "lambda_S", stats)
+    lambda_G = _auto_rate(lambda_G, "lambda_G", stats)
     alpha0 = _rate(alpha0, "alpha0")
-    beta0 = _rate(beta0, "beta0")
     ard = bool(ard)
+    beta0 = _auto_beta0(beta0, alpha0, stats, ard)
     fixed_sigma = _noise(sigma, alpha_tau, beta_tau, Xda, m, min(K, L))
+    if fixed_sigma is None:
+        alpha_tau, beta_tau = _tau_prior(alpha_tau, beta_tau, stats)
     coords = {**data_coords(Xda), "factor_row": np.arange(K), "factor_col": np.arange(L)}
     with pm.Model(coords=coords) as model:
         if ard:

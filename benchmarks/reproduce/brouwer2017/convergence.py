@@ -29,6 +29,7 @@ from bnmfzoo.inference.gaussian.variational.multiplicative import fit_multiplica
 from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian, tri_exponential_gaussian
 from bnmfzoo.models._spec import find_spec
+from bnmfzoo.models.gaussian import BROUWER2017, BROUWER2017_NMTF
 
 ITERS = {  # paper's iteration counts: (vb, gibbs, icm, np)
     ("toy", "nmf"): (500, 500, 2000, 2000), ("toy", "nmtf"): (2000, 2000, 5000, 10000),
@@ -83,9 +84,11 @@ def run_gibbs(model, n_iter, seed):
 
 
 def run_all(X, kind, iters, seed):
-    make = (lambda: exponential_gaussian(X, 10 if X.shape == (100, 80) else 20)) \
+    make = (lambda: exponential_gaussian(X, 10 if X.shape == (100, 80) else 20,
+                                               **BROUWER2017)) \
         if kind == "nmf" else \
-        (lambda: tri_exponential_gaussian(X, (5, 5) if X.shape == (100, 80) else (10, 10)))
+        (lambda: tri_exponential_gaussian(X, (5, 5) if X.shape == (100, 80) else (10, 10),
+                                          **BROUWER2017_NMTF))
     model = make()
     n_vb, n_gibbs, n_icm, n_np = iters
     # warm-up: load / compile the numba kernels so the time traces measure sweeps only

@@ -23,6 +23,7 @@ from bnmfzoo.datasets import load_gdsc
 from bnmfzoo.inference.gaussian.cross_validation import cross_validate
 from bnmfzoo.models import exponential_gaussian
 from bnmfzoo.models._spec import find_spec
+from bnmfzoo.models.gaussian import BROUWER2017
 
 # paper (repository result files, digest §5.3): 10-fold nested CV average test MSE on GDSC
 PAPER = {"vb": 704.9, "gibbs": 706.7, "icm": 715.9, "multiplicative": 729.5}
@@ -77,7 +78,8 @@ def main():
         cfg = SETTINGS[method]
         start = time.perf_counter()
         fit = fit_gibbs if method == "gibbs" else method
-        res = cross_validate(functools.partial(exponential_gaussian, rank=cfg["rank"]), X,
+        make = functools.partial(exponential_gaussian, rank=cfg["rank"], **BROUWER2017)
+        res = cross_validate(make, X,
                              method=fit, k=args.folds, random_seed=args.seed,
                              n_workers=args.workers, **cfg["fit"])
         results[method] = res

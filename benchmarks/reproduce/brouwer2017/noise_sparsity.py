@@ -26,6 +26,7 @@ from bnmfzoo.inference.gaussian.variational.icm import fit_icm
 from bnmfzoo.inference.gaussian.variational.multiplicative import fit_multiplicative
 from bnmfzoo.inference.gaussian.variational.vb import fit_vb
 from bnmfzoo.models import exponential_gaussian
+from bnmfzoo.models.gaussian import BROUWER2017
 
 RATIOS = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
 PAPER_NOISE = {"vb": [7e-5, 0.405, 0.818, 2.04, 3.84, 7.57, 19.3],
@@ -39,7 +40,7 @@ PAPER_SPARSITY = {"vb": [1.27, 1.74, 3.89, 10.5, 16.4], "icm": [1.28, 1.84, 21.8
 
 def model_for(X, train, rank=10):
     """exponential_gaussian model (it accepts negative entries) of the training entries."""
-    return exponential_gaussian(np.where(train, X, np.nan), rank, lambda_=0.1)
+    return exponential_gaussian(np.where(train, X, np.nan), rank, **BROUWER2017)
 
 
 def fit_all(X, train, test, iters, seed):

@@ -158,6 +158,8 @@ def align(
     cost="angle",
     n_iter=5,
     group="posterior",
+    rhat_threshold=1.01,
+    warn=True,
 ):
     """Relabel factors across draws and chains, within each mode, for summaries.
 
@@ -203,6 +205,15 @@ def align(
         Refinement passes of the default reference.
     group : str
         Group holding the draws (dims ``chain``, ``draw``).
+    rhat_threshold : float
+        After alignment, the (rank-normalized, split) R-hat of every entry of every variable
+        with a factor dim (``A``, ``W``, ...) is computed over the chains; entries above this
+        are counted (``n_rhat_above`` in the ``diagnostics`` group, per variable), and, when
+        the draws sit in one mode, a warning names how many factor entries have not
+        converged: aligned chains that still disagree are slow mixing within the mode, which
+        alignment cannot fix (run longer). Not computed with fewer than 4 draws.
+    warn : bool
+        Issue the warnings (several modes; entries with R-hat above ``rhat_threshold``).
 
     Returns
     -------
@@ -212,7 +223,8 @@ def align(
         permutation is not the identity), ``n_switches`` (chain; draws whose permutation
         differs from the previous draw's), ``permutation`` (chain, draw, factor; the original
         label now at each position) and ``reference_A`` (the reference basis, unit-l1
-        columns). A ``particles`` group holding the basis (dim ``particle``) is relabelled
+        columns); ``n_rhat_above_<var>`` for each variable with a factor dim (entries with
+        R-hat above ``rhat_threshold`` after alignment). A ``particles`` group holding the basis (dim ``particle``) is relabelled
         (and rescaled) against the same reference, its permutations stored as
         ``particle_permutation``. Without a given reference also ``mode`` (chain, draw) and
         ``mode_reference_A`` (mode, row, factor; unit-l1). Root attrs gain ``aligned = 1``,
@@ -262,7 +274,7 @@ def align(
         suffix = "" if fdim == "factor" else f"_{fdim}"
         diag[f"mode{suffix}"] = (("chain", "draw"), info["label"])
         diag[f"mode_reference_{name}"] = ((f"mode{suffix}", other, fdim), info["references"])
-        if info["references"].shape[0] > 1 and post.sizes["chain"] > 1:
+        if info["references"].shape[0] > 1 and post.sizes["chain"] > 1 and warn:
             share = [sorted({int(c) for c in np.flatnonzero((info["label"] == k).any(1))})
                      for k in range(info["references"].shape[0])]
             warnings.warn(
@@ -284,6 +296,21 @@ def align(
         diag[f"n_switches{suffix}"] = (("chain",), switched.sum(1))
         diag[f"permutation{suffix}"] = (("chain", "draw", fdim), perm)
         diag[f"reference_{name}"] = ((other, fdim), refs[fdim])
+    n_modes = max([info["references"].shape[0] for info in mode_info.values()] or [1])
+    rhat_counts = _rhat_counts(new_post, tuple(bases), rhat_threshold)
+    for vname, (n_above, n_total, worst) in rhat_counts.items():
+        diag[f"n_rhat_above_{vname}"] = ((), n_above)
+    n_bad = sum(v[0] for v in rhat_counts.values())
+    if warn and n_bad and n_modes == 1:
+        parts = ", ".join(f"{v[0]} of {v[1]} entries of {k} (max {v[2]:.3f})"
+                          for k, v in rhat_counts.items() if v[0])
+        warnings.warn(
+            f"after alignment the chains still disagree: {n_bad} factor entries have R-hat > "
+            f"{rhat_threshold:g} ({parts}). Label switching is undone, so this is slow mixing "
+            "within the mode: these factor entries have not converged; run more draws (or "
+            "more chains) before trusting their summaries.",
+            UserWarning, stacklevel=2,
+        )
     out = dt.copy()
     out[group] = xr.DataTree(new_post)
 
@@ -312,6 +339,29 @@ def align(
         diag_ds = old.drop_vars([v for v in diag_ds.data_vars if v in old]).merge(diag_ds)
     out["diagnostics"] = xr.DataTree(diag_ds)
     out.attrs.update({"aligned": 1, "aligned_normalized": int(bool(normalize))})
+    return out
+
+
+def _rhat_counts(post, fdims, threshold):
+    """``{var: (entries with R-hat > threshold, finite entries, max R-hat)}`` over factor vars.
+
+    R-hat is arviz-stats' rank-normalized split R-hat over the chains (Vehtari et al. 2021);
+    entries with no finite R-hat (constant draws) are not counted.
+    """
+    import arviz_stats as azs
+
+    names = [v for v, da in post.data_vars.items()
+             if any(f in da.dims for f in fdims) and {"chain", "draw"} <= set(da.dims)]
+    if not names or post.sizes["draw"] < 4:
+        return {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rh = azs.rhat(post[names], sample_dims=["chain", "draw"])
+    out = {}
+    for v in names:
+        r = np.asarray(rh[v].values, dtype=float)
+        r = r[np.isfinite(r)]
+        out[v] = (int((r > threshold).sum()), int(r.size), float(r.max()) if r.size else np.nan)
     return out
 
 

@@ -28,6 +28,7 @@ from scipy.spatial.distance import squareform
 from bnmfzoo._base.validation import fmt
 from bnmfzoo.diagnostics import distances as _d
 from bnmfzoo.diagnostics._modes._rare_modes import split_rare
+from bnmfzoo.diagnostics._modes.masses import mode_masses
 
 SOURCES = ("auto", "posterior", "particles", "variational")
 WEIGHTINGS = ("auto", "draws", "stacking")
@@ -111,14 +112,52 @@ def _aligned_mean(U, w, ref, n_iter):
     return ref
 
 
+def _assign_draws(U, w, refs, cut, *, n_iter, min_weight):
+    """Nearest-representative assignment of every member, refined like k-means (Lloyd).
+
+    Each pass labels every member by its nearest representative (max matched angle),
+    recomputes the representatives as the aligned means of their members, merges
+    representatives closer than ``cut`` degrees (the lighter into the heavier) and drops modes
+    holding less than ``min_weight`` of the weight (their members join the nearest remaining
+    mode). Returns ``(label, refs)``.
+    """
+    label = None
+    for _ in range(max(1, n_iter)):
+        dist, _ = matched_angles(U, refs)
+        new = dist.argmin(1)
+        mass = np.bincount(new, weights=w, minlength=refs.shape[0]) / w.sum()
+        keep = mass >= min_weight
+        if refs.shape[0] > 1:
+            d_ref, _ = matched_angles(refs, refs)
+            d_ref = 0.5 * (d_ref + d_ref.T)
+            for k in np.argsort(-mass):  # heavier modes absorb lighter ones below the cut
+                if keep[k]:
+                    close = (d_ref[k] < cut) & keep & (mass <= mass[k])
+                    close[k] = False
+                    keep[close] = False
+        if not keep.any():
+            keep[np.argmax(mass)] = True
+        if not keep.all():
+            refs = refs[keep]
+            new = matched_angles(U, refs)[0].argmin(1)
+        if label is not None and np.array_equal(new, label):
+            break
+        label = new
+        refs = np.stack([_aligned_mean(U[label == k], w[label == k], refs[k], 1)
+                         if (label == k).any() else refs[k] for k in range(refs.shape[0])])
+    return label, refs
+
+
 def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshold=15.0,
-                    noise_factor=2.0, n_reference=200, n_iter=2, keep_rare=False):
+                    noise_factor=2.0, n_reference=200, n_iter=2, keep_rare=True,
+                    min_weight=0.001):
     """Cluster a stack of bases into modes (NumPy core of :func:`modes`).
 
     Members are grouped into segments (for MCMC: consecutive draws of one chain; for particles
     each particle is its own segment); each segment is summarised by the aligned mean of its
     members, and the segment means are clustered by average linkage on their max matched
-    angles. The cut is ``max(threshold, noise_factor * m)`` where ``m`` is the median distance
+    angles. For MCMC, every draw then joins its nearest mode representative (a stretch that
+    crosses between modes belongs to both; :func:`_assign_draws`). The cut is ``max(threshold, noise_factor * m)`` where ``m`` is the median distance
     between segment means of the same chain: two stretches of one chain are, in the typical
     case, in the same mode, so that distance measures the Monte-Carlo noise of a segment mean
     on this posterior (a weakly identified factor of a rank-5 GDSC fit wanders 10-17 degrees
@@ -146,6 +185,9 @@ def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshol
     keep_rare : bool
         Also look at single members: those farther than the cut from their mode can form new
         modes (:func:`bnmfzoo.diagnostics._modes._rare_modes.split_rare`).
+    min_weight : float
+        Floor of a mode's weight (MCMC): a mode holding less is merged into its nearest
+        mode (default 0.001, 0.1 % of the draws).
 
     Returns
     -------
@@ -208,6 +250,11 @@ def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshol
                                  matched_angles(U, refs)[0][np.arange(n), label], segment_of,
                                  cut, matched_angles=matched_angles,
                                  aligned_mean=lambda u, ww, r: _aligned_mean(u, ww, r, n_iter + 1))
+    if G < n:
+        # every draw joins its nearest representative (not its stretch's mode: a stretch that
+        # crosses between modes belongs to both), representatives merged below the cut
+        label, refs = _assign_draws(U, wpos, refs, cut, n_iter=max(2, n_iter + 2),
+                                    min_weight=min_weight)
     K = refs.shape[0]
     for _ in range(max(1, n_iter)):
         refs = np.stack([
@@ -334,8 +381,59 @@ def _rel_error(X, M):
     return float(np.linalg.norm(x - M[obs]) / max(np.linalg.norm(x), 1e-300))
 
 
+#: what each estimator's ``weight`` is (the ``note`` attribute of :func:`modes`)
+NOTES = {
+    "draws": "weight: posterior mass of each mode, estimated by the fraction of draws of "
+             "chains that cross between the modes, with its batch-means Monte-Carlo error "
+             "(weight_mcse)",
+    "draws_unreliable": "weight: fraction of draws; the chains cross between modes too rarely "
+                        "(or disagree) for a reliable mass: run longer",
+    "share_of_chains": "no chain moves between modes: share is the fraction of chains that "
+                       "started in each mode, NOT a posterior mass (weight is NaN); run "
+                       "replica exchange (ReplicaExchangeGibbs) for masses",
+    "stein_weight": "weight: Stein weights of the particles (kernelized Stein discrepancy), "
+                    "NOT posterior masses: they see the local shape of the density, not the "
+                    "mass of separated modes; run replica exchange (ReplicaExchangeGibbs) for "
+                    "masses",
+    "particle_weight": "weight: the particles' stored weights, NOT posterior masses; run "
+                       "replica exchange (ReplicaExchangeGibbs) for masses",
+    "component_weight": "weight: mixture-component weights of a variational fit, NOT "
+                        "posterior masses; run replica exchange (ReplicaExchangeGibbs) for "
+                        "masses",
+    "stacking": "weight: stacking weights of the chains (Yao, Vehtari & Gelman 2022), a "
+                "predictive weighting, NOT posterior masses; run replica exchange "
+                "(ReplicaExchangeGibbs) for masses",
+}
+
+
+def _note(estimator, min_weight, src="posterior"):
+    if src != "posterior":
+        return NOTES[estimator] + "."
+    return (NOTES[estimator] + f". Modes with less than {min_weight:g} of the draws are merged "
+            "into their nearest mode; a mode no chain visited is not listed (its mass is "
+            "unknown, not zero).")
+
+
+def _stored_estimator(result, src):
+    if src == "variational":
+        return "component_weight"
+    diag = result["diagnostics"].to_dataset() if "diagnostics" in result.children else {}
+    return "stein_weight" if "ksd_v" in diag else "particle_weight"
+
+
+def _round_trips(result, C):
+    """Each chain's round trips through the replica ladder (last value), or None."""
+    if "sample_stats" not in result.children:
+        return None
+    ss = result["sample_stats"].to_dataset()
+    if "round_trips" not in ss or ss["round_trips"].sizes.get("chain") != C:
+        return None
+    return np.asarray(ss["round_trips"].transpose("chain", "draw").values[:, -1])
+
+
 def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments=5,
-          weights="auto", n_reference=200, n_iter=2, warn=True, keep_rare=False):
+          weights="auto", n_reference=200, n_iter=2, warn=True, keep_rare=True,
+          min_weight=0.001):
     """Cluster the draws, particles or mixture components of a result into modes.
 
     Members are compared by the maximum matched angle between their basis columns (degrees;
@@ -378,11 +476,16 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     n_iter : int
         Refinement passes.
     warn : bool
-        Warn when the chains of an MCMC result sit in different modes.
+        Warn when the chains of an MCMC result sit in different modes, and whenever there are
+        several modes whose ``weight`` is not a posterior mass.
     keep_rare : bool
         MCMC only: draws farther than the cut from their stretch's mode, in runs that lie
         farther than the cut from every mode, form modes of their own (a mode visited in short
         excursions never dominates a stretch; without this its draws join the stretch's mode).
+        On by default.
+    min_weight : float
+        MCMC only: the floor of a listed mode, 0.001 (0.1 % of the draws) by default; a rarer
+        distinct mode is merged into its nearest mode.
 
     Returns
     -------
@@ -398,6 +501,27 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         ``member``); for MCMC also ``chain_share`` (mode, chain): fraction of each chain's
         draws in the mode. Attrs ``source``, ``threshold``, ``cut`` (the cut used),
         ``weighting``.
+
+        **What** ``weight`` **is** (attr ``estimator``, with ``weight_is_mass`` 1 or 0 and a
+        sentence in ``note``): for MCMC draws whose chains cross between the modes
+        (``"draws"``), the posterior mass of each mode, estimated by its fraction of the
+        draws, with ``weight_mcse`` its batch-means Monte-Carlo error pooled over chains
+        (:func:`bnmfzoo.diagnostics._modes.masses.mode_masses`); ``n_visits`` (mode) counts
+        separate visits to each mode, ``n_changes`` (chain) each chain's mode changes,
+        ``indicator_rhat`` (mode) the split R-hat of the mode indicator, and ``round_trips``
+        (chain) the replica-exchange round trips when the sampler records them. When no chain
+        changes mode (``"share_of_chains"``) the draw shares are only the fractions of chains
+        that started in each mode: ``weight`` and ``weight_mcse`` are NaN, ``share`` holds the
+        fractions, and a warning says what to run instead (replica exchange). When the chains
+        cross too rarely (fewer than 10 visits of a mode) or disagree (indicator R-hat above
+        1.05), ``"draws_unreliable"``: the draw shares with a warning. For particles the
+        weight is the stored one (``"stein_weight"`` for ``fit_particles``,
+        ``"particle_weight"`` otherwise), for a variational mixture ``"component_weight"``,
+        with ``weights="stacking"`` ``"stacking"``: none of them is a posterior mass
+        (``weight_mcse`` NaN; a warning when there are several modes). ``share`` is always
+        the (weighted) fraction of members in each mode. Modes holding less than
+        ``min_weight`` are merged into their nearest mode; a mode no chain visits is not
+        listed: its mass is unknown, not zero.
 
     Examples
     --------
@@ -437,7 +561,8 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         segment_of = chain_of * nseg + (draw_of * nseg) // S
     cl = cluster_members(A, weights=w, segment_of=segment_of, chain_of=chain_of,
                          threshold=threshold, noise_factor=noise_factor,
-                         n_reference=int(n_reference), n_iter=n_iter, keep_rare=keep_rare)
+                         n_reference=int(n_reference), n_iter=n_iter, keep_rare=keep_rare,
+                         min_weight=float(min_weight))
     label, perm = cl["label"], cl["perm"]
     K = cl["reference"].shape[0]
     weighting = "stored" if src != "posterior" else "draws"
@@ -447,12 +572,21 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     for c in range(n_chains):
         in_c = chain_of == c
         share[:, c] = np.bincount(label[in_c], minlength=K) / max(1, in_c.sum())
+    mass = None
+    mode_share = cl["weight"]
+    if src == "posterior":
+        mass = mode_masses(label.reshape(n_chains, -1), K)
+        mode_w, mcse, estimator = mass["weight"], mass["weight_mcse"], mass["estimator"]
+    else:
+        mcse = np.full(K, np.nan)
+        estimator = _stored_estimator(result, src)
     if src == "posterior" and weights == "stacking":
         from bnmfzoo.diagnostics._modes.stacking import chain_weights
 
         cw = chain_weights(result)
         mode_w = share @ np.asarray(cw.values, dtype=float)
-        weighting = "stacking"
+        mcse = np.full(K, np.nan)
+        weighting = estimator = "stacking"
     A_al = np.take_along_axis(A, perm[:, None, :], axis=-1)
     W_al = None if W is None else np.take_along_axis(W, perm[:, :, None], axis=-2)
     X = None
@@ -478,6 +612,8 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
                 rel[k] = _rel_error(X, prod)
     ang, _ = matched_angles(cl["reference"], cl["reference"])
     data["weight"] = (("mode",), mode_w)
+    data["weight_mcse"] = (("mode",), mcse)
+    data["share"] = (("mode",), mode_share)
     data["size"] = (("mode",), size)
     data["spread"] = (("mode",), spread)
     data["max_spread"] = (("mode",), max_spread)
@@ -495,6 +631,12 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         data["member_perm"] = (("chain", "draw", "factor"), perm.reshape(C, S, -1))
         data["member_distance"] = (("chain", "draw"), cl["distance"].reshape(C, S))
         data["chain_share"] = (("mode", "chain"), share)
+        data["n_visits"] = (("mode",), mass["n_visits"])
+        data["indicator_rhat"] = (("mode",), mass["rhat"])
+        data["n_changes"] = (("chain",), mass["n_changes"])
+        rt = _round_trips(result, C)
+        if rt is not None:
+            data["round_trips"] = (("chain",), rt)
         coords.update({d: post[d].values for d in ("chain", "draw")})
         Acoords = post["A"]
     else:
@@ -513,13 +655,20 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
             "W" if src == "particles" else "W_mean"]
         if "col" in wsrc.coords:
             coords["col"] = wsrc["col"].values
+    is_mass = bool(mass is not None and mass["is_mass"] and weighting == "draws")
     ds = xr.Dataset(data, coords=coords,
                     attrs={"source": src, "threshold": float(threshold), "cut": cl["cut"],
-                           "weighting": weighting})
-    if warn and src == "posterior" and K > 1 and n_chains > 1:
+                           "weighting": weighting, "estimator": estimator,
+                           "weight_is_mass": int(is_mass), "min_weight": float(min_weight),
+                           "note": _note(estimator, min_weight, src)})
+    if warn and src == "posterior" and K > 1 and n_chains > 1 and not is_mass:
         msg = describe_modes(ds)
         if msg:
             warnings.warn(msg, UserWarning, stacklevel=2)
+    if warn and K > 1 and not is_mass:
+        msg = mass["message"] if mass is not None and mass["message"] else _note(
+            estimator, min_weight, src)
+        warnings.warn(msg, UserWarning, stacklevel=2)
     return xr.DataTree.from_dict({"/modes": ds}, name="modes")
 
 
@@ -541,8 +690,10 @@ def describe_modes(ds):
     parts = []
     for k in range(share.shape[0]):
         chains = [str(ds["chain"].values[c]) for c in np.flatnonzero(share[k] > 0)]
-        parts.append(f"mode {k} (weight {float(ds['weight'][k]):.2f}, chains "
-                     f"{', '.join(chains)})")
+        w = float(ds["weight"][k])
+        label = (f"weight {w:.2f}" if np.isfinite(w) else
+                 f"share of chains {float(ds['share'][k]):.2f}" if "share" in ds else "weight nan")
+        parts.append(f"mode {k} ({label}, chains {', '.join(chains)})")
     ang = ds["angle"].values
     off = ang[~np.eye(ang.shape[0], dtype=bool)]
     mixing = (share > 0).sum(0).max() > 1

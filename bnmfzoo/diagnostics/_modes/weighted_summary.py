@@ -115,11 +115,20 @@ def _permute_members(ds, perm, lead):
     return xr.Dataset(out, coords=ds.coords, attrs=ds.attrs)
 
 
-def _with_mode(table, k, weight):
+def _with_mode(table, k, m):
+    """Prefix the block of mode ``k`` with its weight, its MCSE and its share of members.
+
+    ``mode_weight`` is what :func:`~bnmfzoo.diagnostics.modes` calls weight (a posterior mass
+    only when ``m.attrs["weight_is_mass"]``; NaN for chains that never change mode),
+    ``mode_weight_mcse`` its Monte-Carlo error, ``mode_share`` the fraction of members.
+    """
     import pandas as pd
 
     table = table.copy()
-    table.insert(0, "mode_weight", weight)
+    table.insert(0, "mode_share", float(m["share"][k]) if "share" in m else np.nan)
+    table.insert(0, "mode_weight_mcse",
+                 float(m["weight_mcse"][k]) if "weight_mcse" in m else np.nan)
+    table.insert(0, "mode_weight", float(m["weight"][k]))
     table.index = pd.MultiIndex.from_product([[k], list(table.index)], names=["mode", "name"])
     return table
 
@@ -157,7 +166,7 @@ def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs):
                 wk = weights[sel]
                 if wk.sum() <= 0:  # a mode of zero-weight particles: equal weights inside it
                     wk = np.ones(sel.size)
-                groups.append((k, aligned.isel(particle=sel), wk, float(m["weight"][k])))
+                groups.append((k, aligned.isel(particle=sel), wk, m))
     tables = []
     for k, sub, w, mode_w in groups:
         if var_names is not None:
@@ -168,6 +177,8 @@ def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs):
         table = azb.dataset_to_dataframe(stats, sample_dims=["summary"]).T
         table.columns = list(table.columns)
         tables.append(table if k is None else _with_mode(table, k, mode_w))
+    if len(tables) > 1:
+        warnings.warn(f"mode_weight: {m.attrs['note']}", UserWarning, stacklevel=3)
     table = tables[0] if len(tables) == 1 else pd.concat(tables)
     return table.round(round_to) if round_to is not None else table
 
@@ -191,9 +202,10 @@ def _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled):
     if K == 1:
         return az_table(aligned, kwargs)
     msg = describe_modes(m) if not resampled else (
-        f"the draws sit in {K} modes (weights "
-        + ", ".join(f"{float(v):.2f}" for v in m["weight"].values) + ")")
-    warnings.warn(msg + " Summarized per mode.", UserWarning, stacklevel=3)
+        f"the draws sit in {K} modes (shares "
+        + ", ".join(f"{float(v):.2f}" for v in m["share"].values) + ")")
+    warnings.warn((msg + " " if msg else "") + "Summarized per mode; mode_weight: "
+                  + m.attrs["note"], UserWarning, stacklevel=3)
     owned = chains_by_mode(m)
     tables = []
     for k in range(K):
@@ -213,7 +225,7 @@ def _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled):
             kw = {k2: v for k2, v in kwargs.items() if k2 != "kind"}
             table = az_table(flat.assign_coords(draw=np.arange(flat.sizes["draw"])),
                              {**kw, "kind": "stats"})
-        tables.append(_with_mode(table, k, float(m["weight"][k])))
+        tables.append(_with_mode(table, k, m))
     return pd.concat(tables)
 
 
@@ -234,7 +246,10 @@ def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_m
     * **MCMC draws** with a basis ``A``: the draws are split into modes and aligned within
       each; with one mode the result is ``az.summary`` of the aligned draws. With several, a
       warning names the modes and their chains (instead of an unexplained R-hat of ~3), and
-      the table has one block per mode (index ``(mode, name)``, column ``mode_weight``):
+      the table has one block per mode (index ``(mode, name)``, columns ``mode_weight``,
+      ``mode_weight_mcse``, ``mode_share``: what :func:`~bnmfzoo.diagnostics.modes` reports,
+      a posterior mass with its Monte-Carlo error only for chains that cross between the
+      modes, NaN for chains that never change mode, and the warning says which):
       ``az.summary`` (with within-mode ESS and R-hat) over the chains that make up the mode,
       or statistics only when the mode's draws come from chains that move between modes.
     * **Resampled particle draws** (``group="posterior"`` on a particle fit): ESS and R-hat of

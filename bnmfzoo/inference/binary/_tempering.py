@@ -6,15 +6,46 @@ to ``beta_i``: ``p(V, Z)^beta_i`` for Beta-Dir / Dir-Beta, ``p(V, Z, C)^beta_i``
 likelihood, keeps every conditional closed-form: it is the untempered one (Eq. 25, Eqs. 59-61)
 raised to ``beta`` and renormalized (``betadir_sweep`` / ``dirdir_sweep`` with ``beta``). The
 hottest replicas relabel almost freely (at ``beta -> 0`` the labels are uniform) and the swaps
-of :mod:`bnmfzoo.inference._ladder`, with ``l`` the collapsed log joint, carry their states
-down to ``beta = 1``, whose labels are the collapsed posterior's.
+of :mod:`bnmfzoo.inference.tempering._ladder`, with ``l`` the collapsed log joint, carry their
+states down to ``beta = 1``, whose labels are the collapsed posterior's.
+
+:class:`TemperedCollapsed` is this family's tempered-sweep interface for the generic replica
+exchange (:mod:`bnmfzoo.inference.tempering`).
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 
-from bnmfzoo.inference._ladder import swap_pass
+from bnmfzoo.inference.tempering._exchange import ReplicaSet
+from bnmfzoo.inference.tempering._exchange import exchange_step as _exchange
 
-__all__ = ["exchange_step"]
+__all__ = ["exchange_step", "TemperedCollapsed"]
+
+
+@dataclass(frozen=True)
+class TemperedCollapsed:
+    """The tempered-sweep interface of the collapsed chains (for the generic exchange).
+
+    States are :class:`~bnmfzoo.inference.binary._core.BetaDirChain` or ``DirDirChain``
+    objects; the tempered term is the whole collapsed log joint and the sweep the chain's own
+    tempered sweep. ``dimension`` (the ladder's initial size) counts the latent labels, one per
+    observed entry.
+    """
+
+    dimension: int = 0
+
+    def sweep(self, state, beta, rng):
+        """The chain's collapsed sweep at ``beta``, in place."""
+        state.sweep(rng, beta)
+
+    def loglik(self, state):
+        """The collapsed log joint, the term multiplied by ``beta``."""
+        return state.log_joint()
+
+    def copy(self, state):
+        """An independent copy of the chain (labels and count tables)."""
+        return state.copy()
 
 
 def exchange_step(chains, betas, rng, parity):
@@ -38,8 +69,8 @@ def exchange_step(chains, betas, rng, parity):
     >>> prob.shape, len(logj)
     ((1,), 2)
     """
-    for chain, beta in zip(chains, betas, strict=True):
-        chain.sweep(rng, beta)
-    log_joints = [chain.log_joint() for chain in chains]
-    prob, accepted = swap_pass(chains, np.asarray(betas), log_joints, rng, parity)
+    replicas = ReplicaSet(chains, list(range(len(chains))), int(parity))  # swaps `chains`
+    replicas.reset_trips()
+    prob, accepted, log_joints, _ = _exchange(TemperedCollapsed(), replicas, np.asarray(betas),
+                                              rng)
     return prob, accepted, log_joints

@@ -1,60 +1,38 @@
 """Replica-exchange step method for the collapsed Bernoulli NMF samplers (PyMC glue).
 
-The numeric work lives in :mod:`bnmfzoo.inference.binary._tempering` (tempered collapsed sweeps
-and swaps) and :mod:`bnmfzoo.inference._ladder` (swap moves, ladder tuning); this module keeps
-the replicas between PyMC steps, draws ``A`` and ``W`` exactly given the cold replica's labels
-and writes them into the point, like :class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`.
+The exchange itself (replicas, swaps, ladder tuning, stats) is the generic
+:class:`bnmfzoo.inference.tempering.ReplicaExchange`; this family plugs in through
+:class:`~bnmfzoo.inference.binary._tempering.TemperedCollapsed` (tempered collapsed sweeps of
+the chains) and adds what is its own: starting a chain (``init``), drawing ``A`` and ``W``
+exactly given the cold replica's labels and writing them into the point, like
+:class:`~bnmfzoo.inference.CollapsedGibbsBetaDir`, and its stats.
 """
 
-from dataclasses import field
-
 import numpy as np
-from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 
-from bnmfzoo.inference._ladder import (
-    LadderTuner,
-    annealed_start,
-    check_anneal_start,
-    check_ladder,
-)
 from bnmfzoo.inference.binary._core import assignment_summary
-from bnmfzoo.inference.binary._tempering import exchange_step
+from bnmfzoo.inference.binary._tempering import TemperedCollapsed
 from bnmfzoo.inference.binary.collapsed_gibbs import _CollapsedStep
+from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
 
 __all__ = ["ReplicaExchangeCollapsed", "ReplicaExchangeCollapsedState"]
 
 
 @dataclass_state
-class ReplicaExchangeCollapsedState(StepMethodState):
+class ReplicaExchangeCollapsedState(ExchangeState):
     """Sampling state of :class:`ReplicaExchangeCollapsed` (``step.sampling_state``).
 
     Attributes
     ----------
-    chains : list or None
-        The replicas' numeric chains (labels and count tables), coldest first; None before a
-        chain's first step.
-    labels : list or None
-        The replica each state started in (its changes at position 0 count round trips).
-    betas : numpy.ndarray
-        The current ladder.
-    tuner : LadderTuner
-        Ladder-tuning round counters.
-    parity : int
-        Which neighbour pairs the next swap pass proposes (0: even, 1: odd).
-    tune : bool
-        Whether the ladder is still being tuned.
+    replicas, betas, tuner, n_steps, tune
+        As in :class:`~bnmfzoo.inference.tempering.step.ExchangeState`: the replicas' numeric
+        chains (labels and count tables) coldest first, the replica each started in, the swap
+        parity and the round trips; the ladder and its tuning.
     """
 
-    chains: list | None = field(default=None)
-    labels: list | None = field(default=None)
-    betas: np.ndarray | None = field(default=None)
-    tuner: LadderTuner | None = field(default=None)
-    parity: int = 0
-    tune: bool = False
 
-
-class ReplicaExchangeCollapsed(_CollapsedStep):
+class ReplicaExchangeCollapsed(ReplicaExchange, _CollapsedStep):
     """Replica exchange (parallel tempering) of collapsed Gibbs chains for Bernoulli NMF.
 
     Keeps ``n_replicas`` collapsed chains; replica ``i`` targets the collapsed joint raised to
@@ -65,7 +43,7 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
     accepted with ``min(1, exp((beta_i - beta_j)(l_j - l_i)))``, ``l`` the collapsed log joint,
     and then draws ``A`` and ``W`` exactly given the labels of the ``beta = 1`` replica, the
     one recorded as the chain. While PyMC tunes, the ladder is retuned towards equal swap rates
-    at the end of rounds of doubling length (:mod:`bnmfzoo.inference._ladder`); afterwards it
+    at the end of rounds of doubling length (:mod:`bnmfzoo.inference.tempering._ladder`); afterwards it
     is frozen.
 
     The collapsed log joint grows with the number of observed entries, so neighbouring rungs
@@ -83,15 +61,26 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
     ----------
     vars : list, optional
         The value variables of ``A`` and ``W`` (default: both; nothing else allowed).
-    n_replicas : int
-        Number of temperatures (1 gives plain collapsed Gibbs sweeps).
+    n_replicas : int, optional
+        Number of temperatures (1 gives plain collapsed Gibbs sweeps), kept as given. Default:
+        chosen from the data and tuned, see ``max_replicas``.
     beta_min : float
-        Hottest inverse temperature, in (0, 1).
+        Hottest inverse temperature, in (0, 1); always kept.
     betas : array-like, optional
         An explicit ladder (decreasing, starting at 1); overrides ``n_replicas`` and
         ``beta_min``.
     adapt : bool
         Retune the ladder during PyMC's tuning steps.
+    max_replicas : int, optional
+        Without ``n_replicas`` and ``betas`` the ladder starts with
+        ``initial_size(dimension, beta_min)`` rungs (:mod:`bnmfzoo.inference.tempering._ladder`:
+        ``2 Lambda_0 + 1``, ``Lambda_0`` the communication barrier predicted from the number of
+        free parameters, or for the collapsed chains of latent labels) and, while PyMC tunes,
+        grows (rungs inserted, states copied from the nearest rung) until about
+        ``2 Lambda + 1`` rungs, ``Lambda`` measured from the swap rates: every neighbour pair
+        near swap probability 1/2, the most round trips per sweep (Syed et al. 2022). At most
+        ``max_replicas`` (default: twice the initial size, at least 16); the per-rung stats are
+        declared for that many (NaN beyond a chain's ladder).
     blocked_zeros : bool, optional
         Dir-Dir only: as in :class:`~bnmfzoo.inference.CollapsedGibbsDirDir`.
     init, init_iter, active_threshold
@@ -102,7 +91,7 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
         chain's first step while PyMC tunes, one chain started by ``init`` is swept
         ``anneal_start`` times at inverse temperatures rising geometrically from ``beta_min``
         to 1, and replica ``i`` starts from the state the path reached at ``beta_i``
-        (:func:`bnmfzoo.inference._ladder.annealed_start`); see
+        (:func:`bnmfzoo.inference.tempering._ladder.annealed_start`); see
         :class:`~bnmfzoo.inference.ReplicaExchangeGibbs` for why. It is not shown to help
         the collapsed samplers (not measured on their benchmarks); it is on by default for the
         same start in both replica-exchange steps, at the cost of ``anneal_start`` sweeps once
@@ -118,7 +107,7 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
     ``n_nonempty`` (as for the collapsed Gibbs steps), ``cold_label`` (which replica the cold
     state started in), ``swap_prob_0 ... swap_prob_{n-2}`` (acceptance probability of each
     proposed swap, NaN where none) and ``beta_0 ... beta_{n-1}`` (the ladder;
-    :func:`bnmfzoo.inference._ladder.ladder_stats` stacks both). ``pm.sample()`` never picks this
+    :func:`bnmfzoo.inference.tempering._ladder.ladder_stats` stacks both). ``pm.sample()`` never picks this
     step by itself: pass it as ``step=``.
 
     Examples
@@ -141,22 +130,17 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
     _state_class = ReplicaExchangeCollapsedState
     stats_dtypes_shapes = {**_CollapsedStep._base_stats, "cold_label": (np.int64, [])}
 
-    def __init__(self, vars=None, *, model=None, n_replicas=8, beta_min=0.05, betas=None,
+    def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.05, betas=None,
                  adapt=True, blocked_zeros=None, init="cvb0", init_iter=100,
-                 active_threshold=0.01, anneal_start=2000, rng=None, blocked=True,
-                 initial_point=None, compile_kwargs=None):
-        self.initial_betas = check_ladder(betas, n_replicas, beta_min)
-        self.anneal_start = check_anneal_start(anneal_start)
+                 active_threshold=0.01, anneal_start=2000, max_replicas=None, rng=None,
+                 blocked=True, initial_point=None, compile_kwargs=None):
         super().__init__(vars, model=model, init=init, init_iter=init_iter,
                          active_threshold=active_threshold, rng=rng)
         self.blocked_zeros = blocked_zeros
-        self.adapt = bool(adapt)
-        n = self.initial_betas.size
-        # PyMC's NDArray trace stores scalar stats only: one stat per pair / temperature
-        self.stats_dtypes_shapes = {**type(self).stats_dtypes_shapes,
-                                    **{f"swap_prob_{i}": (np.float64, []) for i in range(n - 1)},
-                                    **{f"beta_{i}": (np.float64, []) for i in range(n)}}
-        self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
+        self.tempered = TemperedCollapsed(dimension=int(self._v.shape[0]))
+        self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
+                            anneal_start=anneal_start, max_replicas=max_replicas)
+        self._reset_chain()
 
     @classmethod
     def competence(cls, var, has_grad=True):
@@ -165,57 +149,14 @@ class ReplicaExchangeCollapsed(_CollapsedStep):
 
         return Competence.INCOMPATIBLE
 
-    def _reset_chain(self):
-        self.chains = None
-        self.labels = None
-        self.betas = self.initial_betas.copy()
-        self.tuner = LadderTuner()
-        self.parity = 0
+    def _first_state(self, point):
+        return self._start_chain(self.rng, point)
 
-    def setup_chain(self, rng, tune, draws):
-        """Take this chain's generator; forget the previous chain's replicas and ladder."""
-        super().setup_chain(rng, tune, draws)
-        # PyMC's sequential sampler sets ``step.tune`` itself, its multiprocess sampler does
-        # not (only ``stop_tuning()`` at the end): take it from the chain's plan
-        self.tune = int(tune) > 0
-
-    @property
-    def n_replicas(self):
-        """Number of temperatures."""
-        return self.betas.size
-
-    def _first_chains(self, point):
-        """The replicas of a chain's first step: annealed while tuning, else each from ``init``."""
-        if self.anneal_start and self.n_replicas > 1 and getattr(self, "tune", False):
-            return annealed_start(self._start_chain(self.rng, point), self.betas,
-                                  self.anneal_start, lambda c, beta: c.sweep(self.rng, beta),
-                                  lambda c: c.copy())
-        return [self._start_chain(self.rng, point) for _ in range(self.n_replicas)]
-
-    def step(self, point):
-        """Sweep every replica, propose swaps, draw ``A`` and ``W`` given the cold labels."""
-        if self.chains is None:  # first step of a chain
-            self.chains = self._first_chains(point)
-            self.labels = list(range(self.n_replicas))
-        prob, accepted, log_joints = exchange_step(self.chains, self.betas, self.rng,
-                                                   self.parity)
-        for i in np.flatnonzero(accepted):  # disjoint pairs: labels follow their states
-            self.labels[i], self.labels[i + 1] = self.labels[i + 1], self.labels[i]
-        self.parity ^= 1
-        self.betas = self.tuner.update(prob, self.betas, tune=getattr(self, "tune", False),
-                                       adapt=self.adapt, where=type(self).__name__)
-        cold = self.chains[0]
+    def _write_cold(self, point, cold, loglik, info):
         self._end_of_chain_check(cold)
         new_point = dict(point)
         for role, value in zip(("A", "W"), self._free_draws(cold.draw(self.rng)), strict=True):
             self._write(new_point, role, value)
         n_active, n_nonempty = assignment_summary(cold.L, self.active_threshold)
-        stats = {
-            "log_joint": np.float64(log_joints[0]),
-            "n_active": np.int64(n_active),
-            "n_nonempty": np.int64(n_nonempty),
-            "cold_label": np.int64(self.labels[0]),
-        }
-        stats.update({f"swap_prob_{i}": float(p) for i, p in enumerate(prob)})
-        stats.update({f"beta_{i}": float(b) for i, b in enumerate(self.betas)})
-        return new_point, [stats]
+        return new_point, {"log_joint": np.float64(loglik), "n_active": np.int64(n_active),
+                           "n_nonempty": np.int64(n_nonempty)}

@@ -298,6 +298,10 @@ def apply_q_transform(X, QA, QW, rank, *, rng=None, svd=None, mode="abs", pad_sc
     if svd is None:
         svd = svd_symmetric(X, r_svd, sign=sign)
     A_svd, W_svd = svd
+    if A_svd.shape[1] < r_svd:  # fewer rows or columns than R_SVD: the missing singular
+        k = A_svd.shape[1]      # values are 0, so their vectors contribute nothing
+        A_svd = np.hstack([A_svd, np.zeros((A_svd.shape[0], r_svd - k))])
+        W_svd = np.vstack([W_svd, np.zeros((r_svd - k, W_svd.shape[1]))])
     A_q = A_svd @ QA
     W_q = QW @ W_svd
     nonneg = np.abs if mode == "abs" else (lambda m: np.maximum(m, 0.0))

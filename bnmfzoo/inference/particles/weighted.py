@@ -232,6 +232,14 @@ def _build_inits(info, init, n_particles, q_bank, q_options, seeds):
     return inits, q_time + setup, extra
 
 
+def _check_extreme(X, mask):
+    """Refuse data the NMF solvers cannot start from (all observed entries zero)."""
+    obs = X[mask] if mask is not None else np.ravel(X)
+    if obs.size and not np.any(obs != 0):
+        raise ValueError("X: every observed entry is 0, so there is nothing to factorize "
+                         "(the NMF solvers cannot start from an all-zero matrix)")
+
+
 def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None, var_names=None,
                   n_draws=None, q_bank=None, q_mode="abs", pad_scale=1e-3, sign="bro",
                   max_iter=200, tol=1e-4, solver="cd", weights="stein", kernel=None,
@@ -362,6 +370,7 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     inits, setup_time, extra = _build_inits(info, init, n_particles, q_bank, q_options, seeds)
     Xv = info.X_values
     m = info.mask if info.masked else None
+    _check_extreme(Xv, m)
     solver_kwargs = {"max_iter": max_iter, "tol": tol, "solver": solver}
     if client is None:
         results = [
@@ -386,8 +395,20 @@ def fit_particles(model, *, n_particles=50, init="qtransform", X=None, mask=None
     if "A" in rejuv:
         A, W = rejuv.pop("A"), rejuv.pop("W")
     others = info.condition(A, W)  # the particles' other free variables (tau, rates, ...)
-    weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel, solver=qp_solver,
-                               space=space, extra=others)
+    try:
+        weighted = weigh_particles(info, A, W, weights=weights, kernel=kernel,
+                                   solver=qp_solver, space=space, extra=others)
+    except ValueError as err:  # the Stein kernel or scores overflow on data of extreme scale
+        if not any(s in str(err) for s in ("K contains NaN", "score is not finite",
+                                           "log density is")):
+            raise
+        obs = Xv[m] if m is not None else np.ravel(Xv)
+        pos = obs[obs > 0]
+        raise ValueError(
+            f"fit_particles: the Stein weights cannot be computed for these data ({err}); the "
+            f"data's scale is extreme (largest entry {obs.max():.3g}, smallest positive "
+            f"{pos.min() if pos.size else 0:.3g}): rescale X (e.g. divide it by its largest "
+            "entry), or pass weights='uniform'") from None
     from bnmfzoo._terms.silf import objective_value
 
     init_time = np.array([r["init_time"] for r in results])

@@ -70,6 +70,8 @@ def noise_sd_prior(model):
     noise = found.noise
     if found.kind != "nmf" or noise.kind != "other" or len(noise.depends_on) != 1:
         return None, "the likelihood's noise is not one free sd variable", None, None
+    if noise.student:  # the sd's conditional below is the Gaussian likelihood's
+        return None, "the likelihood is Student-t, not Normal", None, None
     rv = model[noise.depends_on[0]]
     family = _FAMILIES.get(type(rv.owner.op).__name__)
     if family is None or rv.ndim != 0:

@@ -10,15 +10,17 @@ with ``1 = beta_0 > beta_1 > ... > beta_{n-1} > 0``. For the Gaussian likelihood
 * ``tau | rest ~ Gamma(alpha_tau + beta n / 2, beta_tau + beta SSE / 2)``;
 * the ARD rates do not touch the likelihood and keep their conditionals.
 
-Swaps, the ladder and its tuning are shared with the binary wing
-(:mod:`bnmfzoo.inference._ladder`, re-exported here).
+:class:`TemperedGibbs` is this family's tempered-sweep interface for the generic replica
+exchange (:mod:`bnmfzoo.inference.tempering`); swaps, the ladder and its tuning are shared with
+every family (:mod:`bnmfzoo.inference.tempering._ladder`, re-exported here).
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from bnmfzoo.inference._ladder import LadderTuner, geometric_ladder, retune_ladder, swap_pass
+from bnmfzoo.inference.tempering._ladder import LadderTuner, geometric_ladder, retune_ladder, swap_pass
 from bnmfzoo.inference.gaussian.gibbs._core import (
     NMF_BLOCKS,
     _check_positive_finite,
@@ -26,10 +28,12 @@ from bnmfzoo.inference.gaussian.gibbs._core import (
     _nmf_halves,
     _nonfinite,
     factor_rates,
+    nmf_state,
     nmf_sweep,
 )
 
 __all__ = [
+    "TemperedGibbs",
     "geometric_ladder",
     "log_likelihood",
     "tempered_sweep",
@@ -96,3 +100,47 @@ def tempered_sweep(state, obs, hyper, rng, beta, *, update=NMF_BLOCKS, kernel="a
             raise _nonfinite(f"the noise precision tau = {state.tau!r}", obs,
                              f" (squared error of the fit: {state.sse!r})")
     return state
+
+
+@dataclass
+class TemperedGibbs:
+    """The tempered-sweep interface of exponential-Gaussian NMF (for the generic exchange).
+
+    States are :func:`~bnmfzoo.inference.gaussian.gibbs._core.nmf_state` objects; the tempered
+    term is the Gaussian log-likelihood (:func:`log_likelihood`) and the sweep
+    :func:`tempered_sweep`. ``dimension`` counts the free parameters: ``(D + N) R`` factor
+    entries, ``tau`` unless fixed, the ARD rates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.inference.gaussian.gibbs._core import observed_entries
+    >>> from bnmfzoo.models._spec import GaussianHyper
+    >>> obs = observed_entries(np.ones((5, 4)))
+    >>> fam = TemperedGibbs(obs, GaussianHyper(lambda_A=0.1, lambda_W=0.1), rank=2)
+    >>> fam.dimension
+    19
+    """
+
+    obs: object
+    hyper: object
+    rank: int = 1
+
+    @property
+    def dimension(self):
+        """Free parameters: factor entries, ``tau`` unless fixed, ARD rates."""
+        D, N = self.obs.shape
+        tau = 0 if self.hyper.sigma is not None else 1
+        return (D + N) * self.rank + tau + (self.rank if self.hyper.ard else 0)
+
+    def sweep(self, state, beta, rng):
+        """:func:`tempered_sweep` at ``beta``, in place."""
+        tempered_sweep(state, self.obs, self.hyper, rng, beta)
+
+    def loglik(self, state):
+        """:func:`log_likelihood`, the term multiplied by ``beta``."""
+        return log_likelihood(state, self.obs, self.hyper)
+
+    def copy(self, state):
+        """An independent copy of ``state``."""
+        return nmf_state(state.A, state.W, state.tau, state.lambda_, self.obs)

@@ -1,11 +1,11 @@
 """Replica-exchange Gibbs step method for exponential-Gaussian BNMF (PyMC glue).
 
-The numeric work lives in :mod:`bnmfzoo.inference.gaussian.modes._tempering` (tempered sweeps,
-swaps,
-ladder tuning) and :mod:`bnmfzoo.inference.gaussian.modes._symmetry` (rescaling and Q-Transform
-moves); this module keeps the replicas between PyMC steps, reads the cold replica from the
-point and writes it back (through the model's transforms, like
-:class:`~bnmfzoo.inference.GibbsNMF`), and declares the sample stats.
+The exchange itself (replicas, swaps, ladder tuning, stats) is the generic
+:class:`bnmfzoo.inference.tempering.ReplicaExchange`; this family plugs in through
+:class:`~bnmfzoo.inference.gaussian.modes._tempering.TemperedGibbs` (tempered Gibbs sweeps)
+and adds what is its own: reading the cold replica from the point and writing it back (through
+the model's transforms, like :class:`~bnmfzoo.inference.GibbsNMF`), the symmetry moves
+(:mod:`bnmfzoo.inference.gaussian.modes._symmetry`), the mode jumps and its stats.
 """
 
 import math
@@ -13,19 +13,9 @@ from dataclasses import field
 
 import numpy as np
 import pymc as pm
-from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
-from bnmfzoo.inference._ladder import (
-    LadderTuner,
-    annealed_start,
-    check_anneal_start,
-    check_ladder,
-    ladder_stats,
-    swap_pass,
-)
-from bnmfzoo.inference._step_glue import TransformedStep
 from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, observed_entries
 from bnmfzoo.inference.gaussian.modes._mode_jump import (
     anneal_schedule,
@@ -34,49 +24,37 @@ from bnmfzoo.inference.gaussian.modes._mode_jump import (
     jump_step,
 )
 from bnmfzoo.inference.gaussian.modes._symmetry import MOVES, apply_moves
-from bnmfzoo.inference.gaussian.modes._tempering import log_likelihood, tempered_sweep
+from bnmfzoo.inference.gaussian.modes._tempering import TemperedGibbs, log_likelihood
+from bnmfzoo.inference.tempering._ladder import ladder_stats
+from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
 from bnmfzoo.models._spec import get_spec
 
 __all__ = ["ReplicaExchangeGibbs", "ReplicaExchangeState", "ladder_stats"]
 
 
 @dataclass_state
-class ReplicaExchangeState(StepMethodState):
+class ReplicaExchangeState(ExchangeState):
     """Sampling state of :class:`ReplicaExchangeGibbs` (``step.sampling_state``).
 
     Attributes
     ----------
-    chain : tuple or None
-        ``(replicas, labels, written)``: the numeric states ordered from the coldest
-        (``beta = 1``) to the hottest, the label of the replica each state started in, and the
-        value-space arrays last written into the point; None before a chain's first step.
-    betas : numpy.ndarray
-        The current ladder.
-    tuner : LadderTuner
-        Ladder-tuning round counters.
-    parity : int
-        Which neighbour pairs the next swap pass proposes (0: even, 1: odd).
+    replicas, betas, tuner, n_steps, tune
+        As in :class:`~bnmfzoo.inference.tempering.step.ExchangeState` (the replicas' numeric
+        states coldest first, their labels, the swap parity, the round trips; the ladder).
+    written : dict or None
+        The value-space arrays last written into the point (to notice another step's change).
     q_scale : numpy.ndarray
         Per-replica step size of the Q-Transform move.
-    n_steps : int
-        Steps taken in this chain.
     references : list or None
         The mode references of the annealed mode jumps (found at the chain's first jump).
-    tune : bool
-        Whether the ladder (and the Q-Transform step size) are still being tuned.
     """
 
-    chain: tuple | None = field(default=None)
-    betas: np.ndarray | None = field(default=None)
-    tuner: LadderTuner | None = field(default=None)
-    parity: int = 0
+    written: dict | None = field(default=None)
     q_scale: np.ndarray | None = field(default=None)
-    n_steps: int = 0
     references: list | None = field(default=None)
-    tune: bool = False
 
 
-class ReplicaExchangeGibbs(TransformedStep):
+class ReplicaExchangeGibbs(ReplicaExchange):
     """Replica exchange (parallel tempering) of Gibbs sweeps for exponential-Gaussian BNMF.
 
     Keeps ``n_replicas`` copies of the chain, replica ``i`` targeting the posterior with its
@@ -99,15 +77,26 @@ class ReplicaExchangeGibbs(TransformedStep):
     vars : list, optional
         Must be all free variables of the model (default); the hot replicas need every
         variable's tempered conditional.
-    n_replicas : int
-        Number of temperatures (1 gives plain Gibbs sweeps).
+    n_replicas : int, optional
+        Number of temperatures (1 gives plain Gibbs sweeps), kept as given. Default: chosen
+        from the data and tuned, see ``max_replicas``.
     beta_min : float
-        Hottest inverse temperature, in (0, 1).
+        Hottest inverse temperature, in (0, 1); always kept.
     betas : array-like, optional
         An explicit ladder (decreasing, starting at 1); overrides ``n_replicas`` and
         ``beta_min``.
     adapt : bool
         Retune the ladder during PyMC's tuning steps.
+    max_replicas : int, optional
+        Without ``n_replicas`` and ``betas`` the ladder starts with
+        ``initial_size(dimension, beta_min)`` rungs (:mod:`bnmfzoo.inference.tempering._ladder`:
+        ``2 Lambda_0 + 1``, ``Lambda_0`` the communication barrier predicted from the number of
+        free parameters, or for the collapsed chains of latent labels) and, while PyMC tunes,
+        grows (rungs inserted, states copied from the nearest rung) until about
+        ``2 Lambda + 1`` rungs, ``Lambda`` measured from the swap rates: every neighbour pair
+        near swap probability 1/2, the most round trips per sweep (Syed et al. 2022). At most
+        ``max_replicas`` (default: twice the initial size, at least 16); the per-rung stats are
+        declared for that many (NaN beyond a chain's ladder).
     symmetry : tuple of str
         Symmetry moves applied to every replica after its sweep, a subset of
         ``("rescale", "qtransform")`` (:mod:`bnmfzoo.inference.gaussian.modes._symmetry`). Off by
@@ -119,7 +108,7 @@ class ReplicaExchangeGibbs(TransformedStep):
         At a chain's first step while PyMC tunes, one state is swept ``anneal_start`` times at
         inverse temperatures rising geometrically from ``beta_min`` to 1, and each replica
         starts from the state the path reached at its own temperature
-        (:func:`bnmfzoo.inference._ladder.annealed_start`; simulated annealing, Kirkpatrick
+        (:func:`bnmfzoo.inference.tempering._ladder.annealed_start`; simulated annealing, Kirkpatrick
         et al. 1983, as the start of parallel tempering). Without it every replica starts
         where the chain starts, and a replica quenched there into a narrow mode keeps it:
         states are only exchanged between temperatures, and one that only the cold end holds
@@ -184,10 +173,10 @@ class ReplicaExchangeGibbs(TransformedStep):
     }
     _state_class = ReplicaExchangeState
 
-    def __init__(self, vars=None, *, n_replicas=8, beta_min=0.05, betas=None, adapt=True,
+    def __init__(self, vars=None, *, n_replicas=None, beta_min=0.05, betas=None, adapt=True,
                  symmetry=(), q_scale=0.05, mode_jumps=False, jump_every=10, n_anneal=500,
-                 n_starts=8, anneal_start=2000, model=None, rng=None, blocked=True,
-                 initial_point=None, compile_kwargs=None):
+                 n_starts=8, anneal_start=2000, max_replicas=None, model=None, rng=None,
+                 blocked=True, initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         spec = get_spec(model, families="exponential_gaussian", method=type(self).__name__)
         self._init_variables(model, spec.var_names, vars)
@@ -195,7 +184,6 @@ class ReplicaExchangeGibbs(TransformedStep):
         if missing:
             raise ValueError(f"{type(self).__name__} must update every free variable of the "
                              f"model; not assigned: {sorted(missing)}")
-        betas = check_ladder(betas, n_replicas, beta_min)
         symmetry = tuple(symmetry or ())
         unknown = set(symmetry) - set(MOVES)
         if unknown:
@@ -207,125 +195,76 @@ class ReplicaExchangeGibbs(TransformedStep):
             check_jump_model(spec.hyper)
             check_jump_settings(jump_every, n_anneal, n_starts)
         self.jump_every, self.n_starts = int(jump_every), int(n_starts)
-        self.anneal_start = check_anneal_start(anneal_start)
         self.gammas = anneal_schedule(n_anneal)
         self.spec = spec
         self.hyper = spec.hyper
         self.obs = observed_entries(spec.X, spec.mask)
+        self.tempered = TemperedGibbs(self.obs, self.hyper, rank=spec.rank)
         self.symmetry = symmetry
-        self.adapt = bool(adapt)
-        self.initial_betas = betas
         self.initial_q_scale = float(q_scale)
-        n = betas.size
-        # PyMC's NDArray trace stores scalar stats only: one stat per pair / temperature
-        self.stats_dtypes_shapes = {**type(self).stats_dtypes_shapes,
-                                    **{f"swap_prob_{i}": (np.float64, []) for i in range(n - 1)},
-                                    **{f"beta_{i}": (np.float64, []) for i in range(n)}}
-        self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
+        self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
+                            anneal_start=anneal_start, max_replicas=max_replicas)
         self.rng = get_random_generator(rng)
         self._reset_chain()
 
     def _reset_chain(self):
-        self.chain = None
-        self.betas = self.initial_betas.copy()
-        self.tuner = LadderTuner()
-        self.parity = 0
+        self._reset_exchange()
+        self.written = None
         self.q_scale = np.full(self.initial_betas.size, self.initial_q_scale)
-        self.n_steps = 0
         self.references = None
-
-    def setup_chain(self, rng, tune, draws):
-        """Take this chain's generator and forget the previous chain's state and ladder."""
-        super().setup_chain(rng, tune, draws)
-        self._reset_chain()
-        # PyMC's sequential sampler sets ``step.tune`` itself, its multiprocess sampler does
-        # not (only ``stop_tuning()`` at the end): take it from the chain's plan
-        self.tune = int(tune) > 0
-
-    @property
-    def n_replicas(self):
-        """Number of temperatures."""
-        return self.betas.size
 
     def _new_state(self, values):
         return nmf_state(values["A"], values["W"], values.get("tau", 1.0),
                          values.get("lambda_"), self.obs)
 
-    def _replicas_from_point(self, point):
-        if self.chain is not None:
-            replicas, labels, written = self.chain
-            if all(np.array_equal(point[self._value_name(r)], written[r])
-                   for r in self.value_maps):
-                return replicas, labels
-            values = {role: self._read(point, role) for role in self.value_maps}
-            replicas = list(replicas)
-            replicas[0] = self._new_state(values)  # the cold chain was moved by someone else
-            return replicas, labels
+    def _first_state(self, point):
+        return self._new_state({role: self._read(point, role) for role in self.value_maps})
+
+    def _sync(self, point, replicas):
+        """Restart the cold replica from the point if another step moved the chain."""
+        if all(np.array_equal(point[self._value_name(r)], self.written[r])
+               for r in self.value_maps):
+            return
         values = {role: self._read(point, role) for role in self.value_maps}
-        if self.anneal_start and self.n_replicas > 1 and getattr(self, "tune", False):
-            return self._annealed_replicas(self._new_state(values)), list(range(self.n_replicas))
-        return ([self._new_state(values) for _ in range(self.n_replicas)],
-                list(range(self.n_replicas)))
+        replicas.states[0] = self._new_state(values)
 
-    def _annealed_replicas(self, st):
-        """Anneal ``st`` from the hottest temperature to 1; replica ``i`` starts at ``beta_i``."""
-        return annealed_start(
-            st, self.betas, self.anneal_start,
-            lambda s, beta: tempered_sweep(s, self.obs, self.hyper, self.rng, beta),
-            lambda s: nmf_state(s.A, s.W, s.tau, s.lambda_, self.obs))
+    def _after_sweep(self, i, state):
+        if not self.symmetry:
+            return None
+        return apply_moves(state, self.hyper, self.rng, self.symmetry, eps=self.q_scale[i])
 
-    def step(self, point):
-        """Sweep every replica, apply the symmetry moves, propose swaps; record ``beta = 1``."""
-        replicas, labels = self._replicas_from_point(point)
-        q_prob = np.full(self.n_replicas, np.nan)
-        for i, st in enumerate(replicas):
-            tempered_sweep(st, self.obs, self.hyper, self.rng, self.betas[i])
-            if self.symmetry:
-                q_prob[i] = apply_moves(st, self.hyper, self.rng, self.symmetry,
-                                        eps=self.q_scale[i])
-        logliks = [log_likelihood(st, self.obs, self.hyper) for st in replicas]
-        prob, accepted = swap_pass(replicas, self.betas, logliks, self.rng, self.parity)
-        labels = list(labels)
-        for i in np.flatnonzero(accepted):  # disjoint pairs: labels follow their states
-            labels[i], labels[i + 1] = labels[i + 1], labels[i]
-        self.parity ^= 1
+    def _after_swaps(self, replicas, logliks):
+        """The annealed mode jump of the cold replica, every ``jump_every`` steps."""
         jump_prob = math.nan
+        states = replicas.states
         if self.mode_jumps and self.n_steps % self.jump_every == 0:
             new, jump_prob, self.references = jump_step(
-                replicas[0], self.obs, self.hyper, self.references, self.gammas, self.rng,
+                states[0], self.obs, self.hyper, self.references, self.gammas, self.rng,
                 n_starts=self.n_starts)
-            if new is not replicas[0]:
-                replicas[0] = new
+            if new is not states[0]:
+                states[0] = new
                 logliks[0] = log_likelihood(new, self.obs, self.hyper)
                 if getattr(self, "tune", False):
                     # warm-up only: restart the whole ladder from the new state, else the
                     # warmer replicas, still in the old mode, swap it straight back down
-                    for i in range(1, len(replicas)):
-                        replicas[i] = nmf_state(new.A, new.W, new.tau, new.lambda_, self.obs)
-        self.n_steps += 1
-        tune = getattr(self, "tune", False)
-        self.betas = self.tuner.update(prob, self.betas, tune=tune, adapt=self.adapt,
-                                       where=type(self).__name__)
-        if tune:
-            if "qtransform" in self.symmetry:
-                gain = 1.0 / math.sqrt(self.n_steps)
-                self.q_scale *= np.exp(gain * (np.nan_to_num(q_prob, nan=0.3) - 0.3))
-        cold = replicas[0]
+                    for i in range(1, len(states)):
+                        states[i] = self.tempered.copy(new)
+        return {"jump_accept": float(jump_prob), "n_references": len(self.references or ())}
+
+    def _adapt(self, infos):
+        if "qtransform" in self.symmetry:
+            gain = 1.0 / math.sqrt(self.n_steps)
+            self.q_scale *= np.exp(gain * (np.nan_to_num(infos, nan=0.3) - 0.3))
+
+    def _on_resize(self, index):
+        self.q_scale = self.q_scale[index]
+
+    def _write_cold(self, point, cold, loglik, info):
         values = {"A": cold.A, "W": cold.W, "tau": cold.tau, "lambda_": cold.lambda_}
         new_point = dict(point)
-        written = {role: self._write(new_point, role, values[role]) for role in self.value_maps}
-        self.chain = (replicas, labels, written)
+        self.written = {role: self._write(new_point, role, values[role])
+                        for role in self.value_maps}
         sigma = self.hyper.sigma
         tau = 1.0 / sigma**2 if sigma is not None else cold.tau
-        stats = {
-            "tau": float(tau),
-            "train_mse": cold.train_mse(),
-            "log_likelihood": float(logliks[0]),
-            "cold_label": int(labels[0]),
-            "q_accept": float(q_prob[0]),
-            "jump_accept": float(jump_prob),
-            "n_references": len(self.references or ()),
-        }
-        stats.update({f"swap_prob_{i}": float(p) for i, p in enumerate(prob)})
-        stats.update({f"beta_{i}": float(b) for i, b in enumerate(self.betas)})
-        return new_point, [stats]
+        return new_point, {"tau": float(tau), "train_mse": cold.train_mse(),
+                           "log_likelihood": float(loglik), "q_accept": float(info)}

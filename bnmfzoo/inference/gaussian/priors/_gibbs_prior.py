@@ -6,6 +6,11 @@ constructors' (constant exponential rates or one ARD rate per factor) is sampled
 per-entry ``(q, l)`` terms, constant ones computed once, ARD ones from the current Gamma rates,
 and those depending on variables that other step methods sample (a hyperprior on a HalfNormal
 scale, ``sigma ~ HalfNormal`` in the likelihood) evaluated from the point at every step.
+
+Gamma factor priors, a noise precision per row or per column and Student-t noise go through
+:func:`bnmfzoo.inference.gaussian.priors._weighted_core.weighted_nmf_sweep` instead (a
+:class:`~bnmfzoo.inference.gaussian.priors._weighted_core.WeightedPlan`); every other model
+keeps the sweep and the draws it had.
 """
 
 import numpy as np
@@ -20,8 +25,14 @@ from bnmfzoo.inference.gaussian.priors._prior_core import (
     prior_nmf_sweep,
     prior_terms,
 )
+from bnmfzoo.inference.gaussian.priors._weighted_core import (
+    WeightedPlan,
+    factor_terms,
+    weighted_nmf_sweep,
+)
 from bnmfzoo.models._graph import evaluate
-from bnmfzoo.models._spec import GaussianHyper
+from bnmfzoo.models._recognize import PRECISION_KINDS
+from bnmfzoo.models._spec import GaussianHyper, exact_gibbs_only
 
 __all__ = ["GeneralNMFMixin", "plan_from_factorization"]
 
@@ -45,8 +56,13 @@ def _params_value(prior, env):
 
 
 def plan_from_factorization(f):
-    """:class:`NMFPriorPlan` of a recognized NMF (external parts marked ``"external"``)."""
+    """:class:`NMFPriorPlan` of a recognized NMF (external parts marked ``"external"``).
+
+    A :class:`~bnmfzoo.inference.gaussian.priors._weighted_core.WeightedPlan` around it when
+    the model has Gamma factor priors, a per-row/column precision or Student-t noise.
+    """
     terms = {}
+    shapes = {}
     for role in ("A", "W"):
         p = f.factors[role]
         shape = _sweep_layout(role, np.empty(p.shape)).shape
@@ -56,8 +72,10 @@ def plan_from_factorization(f):
                                      .astype(np.int64))
         elif p.constant:
             params = {k: _sweep_layout(role, v) for k, v in _params_value(p, {}).items()}
-            q, lin = prior_terms(p.family, params, shape)
+            q, lin, c = factor_terms(p.family, params, shape)
             terms[role] = PriorTerms("constant", q=q, lin=lin)
+            if p.family == "gamma":
+                shapes[role] = c
         else:
             terms[role] = PriorTerms("external")
     rates = tuple(
@@ -65,10 +83,23 @@ def plan_from_factorization(f):
                   users=tuple((role, _sweep_layout(role, idx).astype(np.int64))
                               for role, idx in r.users))
         for r in f.rates.values())
-    noise = {"precision": "precision", "fixed": "fixed", "other": "external"}[f.noise.kind]
-    return NMFPriorPlan(A=terms["A"], W=terms["W"], rates=rates, noise=noise,
-                        alpha_tau=f.noise.alpha or 1.0, beta_tau=f.noise.beta or 1.0,
+    scalar = f.noise.kind in ("precision", "fixed", "other")
+    noise = {"precision": "precision", "fixed": "fixed", "other": "external"}.get(
+        f.noise.kind, "precision")
+    base = NMFPriorPlan(A=terms["A"], W=terms["W"], rates=rates, noise=noise,
+                        alpha_tau=float(f.noise.alpha) if f.noise.kind == "precision" else 1.0,
+                        beta_tau=float(f.noise.beta) if f.noise.kind == "precision" else 1.0,
                         sigma=f.noise.sigma)
+    if exact_gibbs_only(f) is None:
+        return base
+    nu = f.noise.nu
+    return WeightedPlan(
+        base=base, shape_A=shapes.get("A"), shape_W=shapes.get("W"),
+        axis=None if scalar else f.noise.kind.removesuffix("_precision"),
+        alpha=None if scalar else np.asarray(f.noise.alpha, dtype=float),
+        beta=None if scalar else np.asarray(f.noise.beta, dtype=float),
+        nu=float(nu.value) if nu is not None and nu.constant else None,
+        nu_external=nu is not None and not nu.constant)
 
 
 class GeneralNMFMixin:
@@ -79,7 +110,7 @@ class GeneralNMFMixin:
 
     def _init_general(self, model, f, vars):
         names = {role: p.name for role, p in f.factors.items()}
-        if f.noise.kind == "precision":
+        if f.noise.kind in PRECISION_KINDS:
             names["tau"] = f.noise.name
         for n in f.rates:
             names[f"rate:{n}"] = n
@@ -93,6 +124,8 @@ class GeneralNMFMixin:
                     deps |= set(par.depends_on)
         if f.noise.kind == "other":
             deps |= set(f.noise.depends_on)
+        if f.noise.nu is not None:
+            deps |= set(f.noise.nu.depends_on)
         deps -= set(names.values())
         self.ext_maps = {n: ValueMap(model, n) for n in sorted(deps)}
         self.factorization = f
@@ -125,16 +158,28 @@ class GeneralNMFMixin:
         env = {model_rvs[n]: vm.backward(point[vm.value_name]) for n, vm in self.ext_maps.items()}
         out = {}
         for role in ("A", "W"):
-            if getattr(self.plan, role).kind != "external":
+            if getattr(self._base_plan, role).kind != "external":
                 continue
             prior = self.factorization.factors[role]
             params = {k: _sweep_layout(role, v) for k, v in _params_value(prior, env).items()}
             shape = params[next(iter(params))].shape
-            out[role] = prior_terms(prior.family, params, shape)
-        if self.plan.noise == "external":
+            if isinstance(self.plan, WeightedPlan):
+                out[role] = factor_terms(prior.family, params, shape)
+            else:
+                out[role] = prior_terms(prior.family, params, shape)
+        if self._base_plan.noise == "external":
             sd = float(np.ravel(evaluate(self.factorization.noise.graph, env))[0])
             out["tau"] = 1.0 / sd**2
+        if isinstance(self.plan, WeightedPlan) and self.plan.nu_external:
+            out["nu"] = float(np.ravel(evaluate(self.factorization.noise.nu.graph, env))[0])
         return out
+
+    @property
+    def _base_plan(self):
+        return self.plan.base if isinstance(self.plan, WeightedPlan) else self.plan
+
+    def _grouped_tau(self):
+        return isinstance(self.plan, WeightedPlan) and self.plan.axis is not None
 
     def _general_state(self, point):
         if self.chain is not None:
@@ -147,12 +192,17 @@ class GeneralNMFMixin:
                         continue
                     value = self._read_role(point, role)
                     if role == "tau":
-                        state.tau = float(value)
+                        state.tau = (np.array(value, dtype=float) if self._grouped_tau()
+                                     else float(value))
                     else:
                         rates[role[5:]] = np.asarray(value, dtype=float).ravel()
                 return state, rates
         values = {role: self._read_role(point, role) for role in self.value_maps}
-        state = nmf_state(values["A"], values["W"], values.get("tau", 1.0), None, self.obs)
+        grouped = self._grouped_tau() and "tau" in values
+        state = nmf_state(values["A"], values["W"], 1.0 if grouped else values.get("tau", 1.0),
+                          None, self.obs)
+        if grouped:
+            state.tau = np.array(values["tau"], dtype=float)
         rates = {role[5:]: np.asarray(v, dtype=float).ravel() for role, v in values.items()
                  if role.startswith("rate:")}
         return state, rates
@@ -164,18 +214,23 @@ class GeneralNMFMixin:
         _product(np.ascontiguousarray(state.A, dtype=float),
                  np.ascontiguousarray(np.asarray(state.W, dtype=float).T), imp.rows, imp.cols,
                  mu)
-        if self.plan.noise == "fixed":
-            sd = float(self.plan.sigma)
+        plan = self._base_plan
+        if plan.noise == "fixed":
+            sd = float(plan.sigma)
         else:
-            sd = 1.0 / np.sqrt(float(external["tau"] if self.plan.noise == "external"
+            sd = 1.0 / np.sqrt(float(external["tau"] if plan.noise == "external"
                                      else state.tau))
         return mu + sd * self.rng.standard_normal(mu.size)
 
     def _general_step(self, point):
         state, rates = self._general_state(point)
         external = self._external(point)
-        prior_nmf_sweep(state, self.obs, self.plan, self.rng, rates=rates, update=self._blocks,
-                        external=external)
+        if isinstance(self.plan, WeightedPlan):
+            weighted_nmf_sweep(state, self.obs, self.plan, self.rng, rates=rates,
+                               update=self._blocks, external=external)
+        else:
+            prior_nmf_sweep(state, self.obs, self.plan, self.rng, rates=rates,
+                            update=self._blocks, external=external)
         new_point = dict(point)
         written = {}
         values = {"A": state.A, "W": state.W, "tau": state.tau}
@@ -189,5 +244,6 @@ class GeneralNMFMixin:
             else:
                 written[role] = new_point[self._value_name(role)]
         self.chain = (state, rates, written)
-        stats = {"train_mse": state.train_mse(), "tau": float(state.tau)}
+        # (per-row/column precisions: their mean)
+        stats = {"train_mse": state.train_mse(), "tau": float(np.mean(state.tau))}
         return new_point, [stats]

@@ -32,6 +32,11 @@ def unsupported_reason(f):
     if f.noise.kind == "other":
         return (f"the noise sd depends on {list(f.noise.depends_on)}; GibbsNMTF implements "
                 "tau ~ Gamma or a fixed sigma")
+    from bnmfzoo.models._spec import exact_gibbs_only
+
+    gibbs_only = exact_gibbs_only(f)
+    if gibbs_only is not None:
+        return f"{gibbs_only}, not GibbsNMTF"
     if f.imputed is not None:
         return (f"GibbsNMTF does not draw PyMC's imputed entries ({f.imputed.name!r}); use "
                 "bnmfzoo.likelihoods or select the observed entries in the likelihood")

@@ -40,7 +40,8 @@ from bnmfzoo.inference.gaussian.gibbs._core import (
 from bnmfzoo.inference.gaussian.gibbs._gram import _pattern_grams, all_finite, conditional_scaled
 from bnmfzoo.inference.gaussian.gibbs._sweep_kernels import reorder
 
-__all__ = ["PriorTerms", "RateBlock", "NMFPriorPlan", "prior_terms", "prior_nmf_sweep"]
+__all__ = ["PriorTerms", "RateBlock", "NMFPriorPlan", "prior_terms", "prior_nmf_sweep",
+           "update_rate_blocks"]
 
 
 def prior_terms(family, params, shape):
@@ -211,6 +212,23 @@ def _terms(plan_terms, rates, external, role):
     return np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(lin, dtype=float)
 
 
+def update_rate_blocks(plan, state, rates, update, rng):
+    """Draw each rate block in ``update`` from its Gamma conditional (``rates`` in place).
+
+    Block ``m`` has ``Gamma(alpha_m + n_m, beta_m + sum of the n_m entries with rate m)``.
+    """
+    for block in plan.rates:
+        if block.name not in update:
+            continue
+        shape = block.alpha.copy()
+        rate = block.beta.copy()
+        for role, index in block.users:
+            values = state.A if role == "A" else state.Wt
+            shape += np.bincount(index.ravel(), minlength=shape.size)
+            rate += np.bincount(index.ravel(), weights=values.ravel(), minlength=shape.size)
+        rates[block.name] = np.asarray(_gamma(shape, rate, rng), dtype=float)
+
+
 def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kernel="auto"):
     """One Gibbs sweep of the NMF with per-entry priors, in place.
 
@@ -236,16 +254,7 @@ def prior_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None, kern
     NMFState
     """
     external = external or {}
-    for block in plan.rates:
-        if block.name not in update:
-            continue
-        shape = block.alpha.copy()
-        rate = block.beta.copy()
-        for role, index in block.users:
-            values = state.A if role == "A" else state.Wt
-            shape += np.bincount(index.ravel(), minlength=shape.size)
-            rate += np.bincount(index.ravel(), weights=values.ravel(), minlength=shape.size)
-        rates[block.name] = np.asarray(_gamma(shape, rate, rng), dtype=float)
+    update_rate_blocks(plan, state, rates, update, rng)
     if plan.noise == "fixed":
         tau = 1.0 / float(plan.sigma) ** 2
     elif plan.noise == "external":

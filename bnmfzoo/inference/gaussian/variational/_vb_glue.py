@@ -115,6 +115,11 @@ def _general_problem(f, method, reason, priors_used, model=None):
             raise TypeError(f"{method} cannot fit this model: the {p.family} prior of {role} "
                             f"({p.name!r}) depends on {deps}; {method} implements {what}")
     if priors_used:
+        from bnmfzoo.models._spec import exact_gibbs_only
+
+        gibbs_only = exact_gibbs_only(f)
+        if gibbs_only is not None:
+            raise TypeError(f"{method} cannot fit this model: {gibbs_only}")
         if f.noise.kind == "other":
             noise_sd = _noise_sd(f, model, method, what)
         others = [o for o in f.others if noise_sd is None or o != noise_sd[2]]

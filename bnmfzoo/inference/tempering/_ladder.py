@@ -1,4 +1,4 @@
-"""Temperature ladders of replica exchange, shared by the Gaussian and binary wings (no PyMC).
+"""Temperature ladders of replica exchange, shared by every tempered family (no PyMC).
 
 Replica ``i`` of a ladder ``1 = beta_0 > beta_1 > ... > beta_{n-1} > 0`` targets a tempered
 density ``pi_i`` whose log is ``beta_i l`` plus terms that do not change between replicas (the
@@ -15,6 +15,23 @@ rejection rates ``r_i`` of each pair in a round the communication barrier
 ``beta`` are placed at equal steps of ``Lambda``, which equalizes the swap rates. The hottest
 ``beta`` is kept; outside tuning the ladder is frozen.
 
+**Its size adapts to the data** (:func:`initial_size`, :class:`LadderTuner` with ``grow``).
+The rejection rate between ``beta`` and ``beta'`` is about ``|beta - beta'| lambda(beta)``, with
+the local barrier ``lambda(beta) ~ sd_beta(l) / sqrt(pi)`` (Syed et al. 2022, Sec. 4; exact for
+Gaussian energies). For a regular posterior with ``p`` free parameters the tempered
+log-likelihood has ``Var_beta(l) ~ p / (2 beta^2)`` (Laplace), so the barrier from ``beta_min``
+to 1 is ``Lambda ~ sqrt(p / (2 pi)) log(1 / beta_min)``: it grows with the model (for NMF,
+``p = (D + N) R`` grows with the data) and with the span of the ladder. The round trips per
+sweep of ``n`` replicas with equal rejection ``r = Lambda / (n - 1)`` are about
+``1 / (n (2 + 2 (n - 1) r / (1 - r)))`` (Syed et al. 2022, Corollary 2), largest at
+``n - 1 = 2 Lambda``, i.e. ``r = 1/2``: the default design. A chain starts with
+``n = 2 Lambda_0 + 1`` replicas (``Lambda_0`` from ``p``); at the end of each tuning round the
+barrier is re-estimated from the measured rejection rates and, if ``2 Lambda + 1`` exceeds the
+ladder, rungs are inserted (at most doubling per round: a pair that never swaps only bounds
+its share of ``Lambda`` from below) and the ladder is re-spaced at equal barrier. Measured on
+CCLE IC50 rank 3 (``p = 1584``): ``Lambda_0`` 30 to ``beta = 0.15`` against 26 measured
+(48 rungs swapping at 0.43-0.48).
+
 A chain's replicas can start from one annealed trajectory (:func:`annealed_start`: swept at
 temperatures falling from the hottest to ``beta = 1``, replica ``i`` taking the state reached at
 ``beta_i``; simulated annealing, Kirkpatrick, Gelatt & Vecchi 1983), so that each starts in a
@@ -29,7 +46,15 @@ import numpy as np
 from scipy.interpolate import PchipInterpolator
 
 __all__ = ["geometric_ladder", "check_ladder", "swap_pass", "retune_ladder", "LadderTuner",
-           "ladder_stats", "annealed_start", "check_anneal_start"]
+           "ladder_stats", "annealed_start", "check_anneal_start", "initial_size", "barrier",
+           "nearest_rungs", "TARGET_REJECTION", "MIN_SWAP_RATE"]
+
+#: design rejection rate of every neighbour pair (``n - 1 = 2 Lambda``: most round trips per
+#: sweep, see the module docstring)
+TARGET_REJECTION = 0.5
+#: a ladder whose final tuning round has a pair below this mean swap probability keeps growing
+#: (if it may); the target every pair is meant to meet
+MIN_SWAP_RATE = 0.2
 
 
 def geometric_ladder(n_replicas, beta_min):
@@ -102,24 +127,30 @@ def swap_pass(states, betas, logliks, rng, parity):
     return prob, accepted
 
 
-def retune_ladder(betas, rejection):
+def retune_ladder(betas, rejection, n=None):
     """New ladder with equal estimated rejection rates (Syed et al. 2022, Algorithm 4).
 
     ``rejection[i]`` estimates the swap rejection rate between ``betas[i]`` and ``betas[i+1]``.
     The communication barrier ``Lambda`` (cumulative rejection from the hottest replica) is
-    interpolated in ``beta`` by a monotone cubic and the new ladder puts equal barrier between
-    neighbours; ``betas[0] = 1`` and the hottest ``beta`` are kept.
+    interpolated in ``beta`` by a monotone cubic and the new ladder of ``n`` rungs (default:
+    as many as ``betas``) puts equal barrier between neighbours; ``betas[0] = 1`` and the
+    hottest ``beta`` are kept.
 
     Examples
     --------
     >>> b = retune_ladder(np.array([1.0, 0.5, 0.1]), np.array([0.0, 0.6]))
     >>> bool(b[0] == 1.0 and b[-1] == 0.1 and 0.1 < b[1] < 0.5)
     True
+    >>> retune_ladder(np.array([1.0, 0.5, 0.1]), np.array([0.5, 0.5]), n=5).size
+    5
     """
     betas = np.asarray(betas, dtype=float)
-    n = betas.size
-    if n < 3:
-        return betas.copy()
+    n_old = betas.size
+    n = n_old if n is None else int(n)
+    if n_old < 3:
+        if n <= n_old:
+            return betas.copy()
+        return geometric_ladder(n, betas[-1])
     r = np.clip(np.asarray(rejection, dtype=float), 1e-3, 1.0)  # a floor keeps it invertible
     x = betas[::-1]  # increasing
     lam = np.concatenate([[0.0], np.cumsum(r[::-1])])
@@ -145,7 +176,11 @@ class LadderTuner:
     """Round-based ladder tuning during warm-up; frozen afterwards.
 
     Rounds last ``first_round`` steps, then twice as long each time; at the end of a round the
-    ladder is retuned from the round's rejection rates (:func:`retune_ladder`).
+    ladder is retuned from the round's rejection rates (:func:`retune_ladder`). With ``grow``
+    it may also get longer: when ``Lambda / TARGET_REJECTION + 1`` (``Lambda`` the barrier
+    estimated from the round, :func:`barrier`) exceeds the number of rungs, or a pair swapped
+    below ``MIN_SWAP_RATE``, rungs are added (at most doubling the intervals per round, at
+    most ``max_replicas``).
     """
 
     round_length: int = 16
@@ -154,19 +189,23 @@ class LadderTuner:
     proposals: np.ndarray | None = None
     rounds: int = 0
     reported: bool = False
+    grow: bool = False
+    max_replicas: int = 0
 
     def update(self, prob, betas, *, tune, adapt, where):
         """One step's bookkeeping; returns the ladder to use next.
 
         While tuning, record the swap probabilities ``prob`` and (``adapt``, more than two
-        rungs) retune at the end of a round. At the first step after tuning, warn once
-        (:meth:`report`) if some neighbours almost never swapped on the final ladder.
+        rungs, or ``grow``) retune at the end of a round. At the first step after tuning,
+        warn once (:meth:`report`) if some neighbours almost never swapped on the final ladder.
         """
         if len(betas) < 2:
             return betas
         if tune:
             self.record(prob)
-            return self.maybe_retune(betas) if adapt and len(betas) > 2 else betas
+            if adapt and (len(betas) > 2 or self.grow):
+                return self.maybe_retune(betas)
+            return betas
         if not self.reported:
             self.report(betas, where)
         return betas
@@ -184,17 +223,19 @@ class LadderTuner:
         low = np.flatnonzero(seen & (rate < threshold))
         if low.size:
             pairs = ", ".join(f"{betas[i]:.3g}-{betas[i + 1]:.3g} ({rate[i]:.3f})" for i in low)
+            full = (f" The ladder reached max_replicas = {self.max_replicas}."
+                    if self.grow and len(betas) >= self.max_replicas else "")
             warnings.warn(
                 f"{where}: after tuning, neighbouring temperatures {pairs} swapped with mean "
                 f"probability below {threshold} (over the last {int(self.proposals.max())} "
                 f"proposals each): states hardly move along the ladder, so the replicas add "
                 f"little. The tempered log density grows with the number of observed entries, "
                 f"so large data need rungs closer together: more replicas (n_replicas) or a "
-                f"beta_min nearer 1.", UserWarning, stacklevel=2)
+                f"beta_min nearer 1.{full}", UserWarning, stacklevel=2)
 
     def record(self, prob):
         """Add one step's acceptance probabilities (NaN = not proposed)."""
-        if self.rejection_sum is None:
+        if self.rejection_sum is None or self.rejection_sum.size != prob.size:
             self.rejection_sum = np.zeros(prob.size)
             self.proposals = np.zeros(prob.size)
         seen = ~np.isnan(prob)
@@ -202,12 +243,23 @@ class LadderTuner:
         self.proposals[seen] += 1.0
         self.step_in_round += 1
 
+    def target_size(self, n, rejection):
+        """Rungs wanted after a round with ``rejection`` rates on ``n`` rungs (``>= n``)."""
+        if not self.grow or n >= self.max_replicas:
+            return n
+        want = int(math.ceil(barrier(rejection) / TARGET_REJECTION)) + 1
+        if np.any(1.0 - rejection < MIN_SWAP_RATE):
+            want = max(want, n + 1)
+        if want <= n:
+            return n
+        return int(min(self.max_replicas, 2 * n - 1, want))
+
     def maybe_retune(self, betas):
         """Return the retuned ladder at the end of a round, else ``betas`` unchanged."""
         if self.step_in_round < self.round_length or self.proposals is None:
             return betas
         rejection = self.rejection_sum / np.maximum(self.proposals, 1.0)
-        new = retune_ladder(betas, rejection)
+        new = retune_ladder(betas, rejection, self.target_size(len(betas), rejection))
         self.rounds += 1
         self.round_length *= 2
         self.step_in_round = 0
@@ -216,11 +268,56 @@ class LadderTuner:
         return new
 
 
+def barrier(rejection):
+    """Estimated communication barrier ``Lambda``: the sum of the pairs' rejection rates.
+
+    Syed et al. (2022), Theorem 3: a pair's rejection rate is the barrier accrued between its
+    temperatures. A pair that never swaps gives 1, only a lower bound on its share.
+
+    Examples
+    --------
+    >>> barrier([0.5, 0.25])
+    0.75
+    """
+    r = np.asarray(rejection, dtype=float)
+    r = r[np.isfinite(r)]
+    return float(np.sum(np.clip(r, 0.0, 1.0)))
+
+
+def initial_size(dimension, beta_min):
+    """Rungs of a ladder from 1 to ``beta_min`` for a tempered term of ``dimension`` parameters.
+
+    ``2 Lambda_0 + 1`` with ``Lambda_0 = sqrt(dimension / (2 pi)) log(1 / beta_min)`` (module
+    docstring), at least 2.
+
+    Examples
+    --------
+    >>> initial_size(1584, 0.15), initial_size(36, 0.05), initial_size(0, 0.5)
+    (62, 16, 2)
+    """
+    lam = math.sqrt(max(float(dimension), 0.0) / (2.0 * math.pi)) * math.log(1.0 / beta_min)
+    return max(2, int(math.ceil(lam / TARGET_REJECTION)) + 1)
+
+
+def nearest_rungs(old, new):
+    """For each ``beta`` of ``new``, the index of the nearest ``beta`` of ``old`` (in log).
+
+    Examples
+    --------
+    >>> nearest_rungs([1.0, 0.1], [1.0, 0.5, 0.2, 0.1]).tolist()
+    [0, 0, 1, 1]
+    """
+    lo, ln = np.log(np.asarray(old, dtype=float)), np.log(np.asarray(new, dtype=float))
+    return np.abs(ln[:, None] - lo[None, :]).argmin(axis=1)
+
+
 def ladder_stats(sample_stats):
     """Stack the per-pair stats of a replica-exchange run.
 
     Returns ``(betas, swap_rate)``: the final ladder of each chain (chain, temperature) and
-    the mean acceptance probability of each neighbour pair over the draws (chain, pair).
+    the mean acceptance probability of each neighbour pair over the draws (chain, pair). A
+    ladder whose size adapts declares stats for up to ``max_replicas`` rungs; the rungs (and
+    pairs) a chain did not use are NaN.
 
     Examples
     --------
@@ -234,7 +331,12 @@ def ladder_stats(sample_stats):
     """
     n = sum(1 for name in sample_stats.data_vars if str(name).startswith("beta_"))
     betas = np.stack([np.asarray(sample_stats[f"beta_{i}"])[:, -1] for i in range(n)], axis=-1)
-    rates = [np.nanmean(np.asarray(sample_stats[f"swap_prob_{i}"]), axis=1)
+    def rate_of(p):
+        seen = np.isfinite(p)
+        return np.where(seen.any(axis=1), np.where(seen, p, 0.0).sum(axis=1)
+                        / np.maximum(seen.sum(axis=1), 1), np.nan)
+
+    rates = [rate_of(np.asarray(sample_stats[f"swap_prob_{i}"], dtype=float))
              for i in range(n - 1)]
     rate = np.stack(rates, axis=-1) if rates else np.zeros((betas.shape[0], 0))
     return betas, rate

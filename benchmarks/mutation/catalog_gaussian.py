@@ -1,0 +1,152 @@
+"""Mutations of the Gaussian wing: Gibbs sweeps (residual and Gram paths), NMTF core, tau, ARD,
+tempered sweeps of replica exchange, the q-transform's Jacobian, and mean-field VB."""
+
+from benchmarks.mutation._harness import Mutation
+
+_CORE = "bnmfzoo/inference/gaussian/gibbs/_core.py"
+_KERN = "bnmfzoo/inference/gaussian/gibbs/_sweep_kernels.py"
+_GRAM = "bnmfzoo/inference/gaussian/gibbs/_gram.py"
+_TEMP = "bnmfzoo/inference/gaussian/modes/_tempering.py"
+_SYM = "bnmfzoo/inference/gaussian/modes/_symmetry.py"
+_VB = "bnmfzoo/inference/gaussian/variational/_vb_core.py"
+_SBC = "tests/test_gibbs_sbc.py::test_sbc_gibbs"
+_PNMTF = "bnmfzoo/inference/gaussian/priors/_prior_nmtf.py"
+_NMTF_INV = "tests/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior"
+
+MUTATIONS = [
+    Mutation(
+        id="gauss-tau-shape-counts-missing", path=_CORE,
+        old="shape = hyper.alpha_tau + 0.5 * obs.n_observed",
+        new="shape = hyper.alpha_tau + 0.5 * obs.shape[0] * obs.shape[1]",
+        tests=(f"{_SBC}[nmf-missing-17]",),
+        why="wrong missing-data mask: the noise precision's Gamma shape counts the missing "
+            "entries too (audit: uncaught by the 2 Gibbs SBC cases)"),
+    Mutation(
+        id="gauss-tau-rate-no-half", path=_CORE,
+        old="rate = hyper.beta_tau + 0.5 * state.sse",
+        new="rate = hyper.beta_tau + state.sse",
+        tests=(f"{_SBC}[nmf-gram-11]",),
+        why="wrong rate of a conjugate update: tau's Gamma rate uses SSE instead of SSE / 2"),
+    Mutation(
+        id="gauss-halfsweep-drops-own-term", path=_KERN,
+        old="lin = tau * (s1 + old * s2) - lam[k]",
+        new="lin = tau * s1 - lam[k]",
+        tests=(f"{_SBC}[nmf-residual-15]",),
+        why="conditional missing a term: the residual-path factor conditional leaves the "
+            "entry's own contribution in the residual"),
+    Mutation(
+        id="gauss-halfsweep-no-prior-rate", path=_KERN,
+        old="lin = tau * (s1 + old * s2) - lam[k]",
+        new="lin = tau * (s1 + old * s2)",
+        tests=(f"{_SBC}[nmf-residual-15]",),
+        why="conditional missing a term: the exponential prior's rate is left out of the "
+            "residual-path factor conditional"),
+    Mutation(
+        id="gauss-halfsweep-stale-residual", path=_KERN,
+        old="        if d_prev != 0.0:  # the last entry's change\n",
+        new="        if False:  # the last entry's change\n",
+        tests=(f"{_SBC}[nmf-residual-15]",),
+        why="stale sufficient statistic: the residual is not updated after the last factor "
+            "entry of a row changes"),
+    Mutation(
+        id="gauss-gram-stale-t", path=_GRAM,
+        old="t[m] += d * gk[m]",
+        new="t[m] += 0.0 * gk[m]",
+        tests=(f"{_SBC}[nmf-gram-11]",),
+        why="stale sufficient statistic: the Gram path's t = G u is not updated after an "
+            "entry changes"),
+    Mutation(
+        id="gauss-gram-sse-cross-term", path=_GRAM,
+        old="total += u[k] * (t[k] - 2.0 * c[k])",
+        new="total += u[k] * (t[k] - c[k])",
+        tests=(f"{_SBC}[nmf-gram-11]",),
+        why="wrong sufficient statistic: the Gram path's squared error misses half the cross "
+            "term, so tau's rate is wrong"),
+    Mutation(
+        id="gauss-gram-no-prior-rate", path=_GRAM,
+        old="lin = tau * (c[k] - t[k] + old * g[k, k]) - lam[k]",
+        new="lin = tau * (c[k] - t[k] + old * g[k, k])",
+        tests=(f"{_SBC}[nmf-gram-11]",),
+        why="conditional missing a term: Gram-path conditional without the prior rate"),
+    Mutation(
+        id="gauss-nmtf-core-drops-own-term", path=_CORE,
+        old="lin = tau * (s1 + old * s2) - lam_S",
+        new="lin = tau * s1 - lam_S",
+        tests=(f"{_SBC}[nmtf-13]",),
+        why="conditional missing a term: the NMTF core S[k, m] conditional leaves its own "
+            "contribution in the residual"),
+    Mutation(
+        id="gauss-nmtf-core-stale-residual", path=_CORE,
+        old="resid[e] -= d * F[rows[e], k] * G[cols[e], m]",
+        new="resid[e] -= 0.0 * F[rows[e], k] * G[cols[e], m]",
+        tests=(f"{_SBC}[nmtf-13]",),
+        why="stale sufficient statistic: the residual is not updated after S[k, m] changes"),
+    Mutation(
+        id="gauss-ard-shape-off", path=_CORE,
+        old="shape = hyper.alpha0 + D + N",
+        new="shape = hyper.alpha0 + D",
+        tests=(f"{_SBC}[nmf-ard-gram-12]",),
+        why="wrong shape of a conjugate update: the ARD rate's Gamma shape counts only A's "
+            "entries, not W's"),
+    Mutation(
+        id="gauss-tempered-tau-shape-at-beta-one", path=_TEMP,
+        old="shape = hyper.alpha_tau + 0.5 * beta * obs.n_observed",
+        new="shape = hyper.alpha_tau + 0.5 * obs.n_observed",
+        tests=("tests/test_replica_exchange.py::test_sbc_replica_exchange[re+moves]",),
+        why="a tempered term applied at beta = 1: the hot replicas' tau shape is not tempered"),
+    Mutation(
+        id="gauss-tempered-factors-at-beta-one", path=_TEMP,
+        old="_nmf_halves(state, obs, beta * tau, lam_A, lam_W",
+        new="_nmf_halves(state, obs, tau, lam_A, lam_W",
+        tests=("tests/test_replica_exchange.py::test_sbc_replica_exchange[re+moves]",),
+        why="a tempered term applied at beta = 1: the hot replicas' factor conditionals use "
+            "the untempered precision"),
+    Mutation(
+        id="gauss-qtransform-no-jacobian", path=_SYM,
+        old="+ (D - N if jacobian_power is None else jacobian_power) * eps * np.trace(Z))",
+        new="+ (0 if jacobian_power is None else jacobian_power) * eps * np.trace(Z))",
+        tests=("tests/test_replica_exchange.py::"
+               "test_symmetry_moves_keep_the_law_along_the_orbit[moves1]",),
+        why="missing Jacobian: the q-transform move's acceptance ratio without |det Q|^(D-N)"),
+    Mutation(
+        id="gauss-vb-tau-shape-counts-missing", path=_VB,
+        old="return p.alpha_tau + 0.5 * p.obs.n, p.beta_tau + 0.5 * sse",
+        new="return p.alpha_tau + 0.5 * p.obs.shape[0] * p.obs.shape[1], p.beta_tau + 0.5 * sse",
+        tests=("tests/test_vb.py::test_elbo_never_decreases[nmf]",
+               "tests/test_vb.py::test_elbo_matches_monte_carlo[nmf]"),
+        why="wrong missing-data mask: q(tau)'s shape counts the missing entries (VB)"),
+    Mutation(
+        id="gauss-vb-A-mean-no-prior-rate", path=_VB,
+        old='mu = (-state.rate("A", k) + tau * num) / prec',
+        new="mu = (tau * num) / prec",
+        tests=("tests/test_vb.py::test_elbo_never_decreases[nmf]",),
+        why="conditional missing a term: q(A)'s truncated-normal location without the prior "
+            "rate"),
+    Mutation(
+        id="gauss-vb-ard-shape-off", path=_VB,
+        old='out["AW"] = (p.alpha0 + D + N + 0 * s, p.beta0 + s)',
+        new='out["AW"] = (p.alpha0 + D + 0 * s, p.beta0 + s)',
+        tests=("tests/test_vb.py::test_elbo_never_decreases[nmf_ard]",),
+        why="wrong shape of a conjugate update: q(lambda)'s shape counts only A's entries"),
+    Mutation(
+        id="gauss-nmtf-prior-core-no-prior-linear-term", path=_PNMTF,
+        old="lin = tau * (s1 + old * s2) + Lin[k, m]",
+        new="lin = tau * (s1 + old * s2)",
+        tests=(f"{_NMTF_INV}[mixed-61]",),
+        why="conditional missing a term: GibbsNMTF with user priors, S's conditional without "
+            "its prior's linear term (the Exponential rates)"),
+    Mutation(
+        id="gauss-nmtf-prior-rate-pooled-over-columns", path=_PNMTF,
+        old="rate += np.bincount(index.ravel(), weights=values.ravel(), minlength=shape.size)",
+        new="rate += values.sum()",
+        tests=(f"{_NMTF_INV}[rates_fixed_sigma-62]",),
+        why="wrong sufficient statistic: a Gamma rate's conditional rate sums every entry of "
+            "the factor, not only the entries that use that rate"),
+    Mutation(
+        id="gauss-nmtf-prior-fixed-sigma-not-squared", path=_PNMTF,
+        old='tau = 1.0 / float(plan.sigma) ** 2 if plan.noise == "fixed"',
+        new='tau = 1.0 / float(plan.sigma) if plan.noise == "fixed"',
+        tests=(f"{_NMTF_INV}[rates_fixed_sigma-62]",),
+        why="wrong noise precision: a fixed sigma used as a variance (1 / sigma, not "
+            "1 / sigma^2)"),
+]

@@ -1,0 +1,107 @@
+"""One latent-count Gibbs sweep against one scikit-learn KL-NMF MU iteration, same run.
+
+A synthetic UMI-sized sparse count matrix (default 3,774 x 16,791, 2.7 M nonzeros, about
+2.8 counts per nonzero as in the UMI matrix DESIGN.md measured, K = 6). Times (CPU, one
+thread, medians over repeats):
+
+* ``sweep``: our full Gibbs sweep (split of every nonzero, A | Z, W | Z: the Gamma draws and
+  exposures), :func:`bnmfzoo.inference.counts._core.sweep`;
+* ``split``: the split alone;
+* ``sklearn``: one iteration of ``NMF(beta_loss="kullback-leibler", solver="mu")`` on the same
+  CSR matrix (the time of ``max_iter=n + 1`` minus ``max_iter=1`` fits, divided by ``n``,
+  with ``tol=0`` so every iteration runs).
+
+Prints the ratio sweep / sklearn iteration (target <= 0.2). Memory of the sweep: O(nonzeros +
+(D + N) K) (the CSR arrays, 8 bytes per nonzero, plus four (D + N) x K tables).
+
+Run: ``python -m benchmarks.speed.counts_gibbs [--rows 3774 --cols 16791 --nnz 2700000]``
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from benchmarks._common import Clock  # noqa: F401 - sets one BLAS thread first
+from bnmfzoo.inference.counts._core import CountMatrix, Exposure, split_counts, sweep
+
+
+def synthetic_umi(D, N, nnz, K, seed=0):
+    """Sparse counts: random cells, 1 + NB-distributed counts (mean ~2.8), CSR."""
+    rng = np.random.default_rng(seed)
+    flat = np.unique(rng.integers(0, D * N, size=int(nnz * 1.02)))[:nnz]
+    rng.shuffle(flat)
+    flat = np.sort(flat[:nnz])
+    rows, cols = np.divmod(flat, N)
+    counts = 1 + rng.negative_binomial(0.6, 0.25, size=flat.size)
+    return sp.csr_array((counts.astype(np.float64), (rows, cols)), shape=(D, N))
+
+
+def _median_cpu(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return float(np.median(times)), times
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=3774)
+    p.add_argument("--cols", type=int, default=16791)
+    p.add_argument("--nnz", type=int, default=2_700_000)
+    p.add_argument("--rank", type=int, default=6)
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--sk-iters", type=int, default=5)
+    args = p.parse_args(argv)
+    D, N, K = args.rows, args.cols, args.rank
+    X = synthetic_umi(D, N, args.nnz, K)
+    coo = X.tocoo()
+    data = CountMatrix.from_entries(coo.row, coo.col, coo.data, (D, N))
+    expo = Exposure.full(D, N)
+    rng = np.random.default_rng(1)
+    A = rng.gamma(1.0, 1.0, size=(D, K))
+    W = rng.gamma(1.0, 1.0, size=(K, N))
+    prior = {"aA": np.full((D, K), 0.3), "bA": np.full((D, K), 1.0),
+             "aW": np.full((K, N), 0.3), "bW": np.full((K, N), 1.0)}
+    print(f"data: {D} x {N}, {data.nnz} nonzeros, {int(data.counts.sum())} counts, K = {K}")
+    sweep(data, expo, A, W, prior, rng)  # compile
+    state = {"A": A, "W": W}
+
+    def one_sweep():
+        state["A"], state["W"] = sweep(data, expo, state["A"], state["W"], prior, rng)
+
+    t_sweep, all_sweep = _median_cpu(one_sweep, args.repeats)
+    t_split, _ = _median_cpu(lambda: split_counts(data, state["A"], state["W"], rng),
+                             args.repeats)
+
+    from sklearn.decomposition import NMF
+
+    def fit(n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            NMF(K, beta_loss="kullback-leibler", solver="mu", max_iter=n, tol=0.0,
+                init="random", random_state=0).fit(X)
+
+    sk = []
+    for _ in range(3):
+        t1, _ = _median_cpu(lambda: fit(1), 1)
+        tn, _ = _median_cpu(lambda: fit(1 + args.sk_iters), 1)
+        sk.append((tn - t1) / args.sk_iters)
+    t_sk = float(np.median(sk))
+    print(f"our Gibbs sweep : {1e3 * t_sweep:8.1f} ms CPU (median of {args.repeats}; "
+          f"all: {', '.join(f'{1e3 * t:.0f}' for t in all_sweep)})")
+    print(f"  of which split: {1e3 * t_split:8.1f} ms CPU "
+          f"({1e9 * t_split / data.nnz:.1f} ns per nonzero)")
+    print(f"sklearn KL-MU it: {1e3 * t_sk:8.1f} ms CPU (median of 3 x {args.sk_iters} its)")
+    print(f"ratio sweep / sklearn iteration: {t_sweep / t_sk:.3f} (target <= 0.2)")
+    nbytes = data.indptr.nbytes + data.cols.nbytes + data.counts.nbytes
+    print(f"sweep data memory: {nbytes / 1e6:.1f} MB CSR + {4 * (D + N) * K * 8 / 1e6:.1f} MB "
+          "tables")
+
+
+if __name__ == "__main__":
+    main()

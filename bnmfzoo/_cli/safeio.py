@@ -1,0 +1,193 @@
+"""Writing results and reports safely, and checking sizes before anything is allocated.
+
+Writes (:func:`write_bytes`, :func:`write_netcdf`):
+
+* **never through a symlink**: the bytes go to a new temporary file ``<name>.<random>.part``
+  in the target's folder (``mkstemp``: ``O_CREAT | O_EXCL``, which never follows a link), then
+  :func:`os.replace` renames it over the target; a planted symlink is *replaced* by the file,
+  its target untouched.
+* **nothing half-written**: any error or interrupt (Ctrl-C, SIGTERM) removes the ``.part``
+  file and leaves an existing target as it was.
+* **full disk**: HDF5 crashes the process (segfault) when the disk fills under it, so a
+  result of up to :data:`IN_MEMORY_BYTES` (uncompressed) is encoded as netCDF **in memory**
+  and written with plain ``write`` calls; ``ENOSPC`` (disk full) or ``EFBIG`` (file size
+  limit) then come back as an ``OSError`` that is turned into one line (:class:`DiskFull`).
+  A larger result is written by HDF5 directly, after checking that the free space exceeds
+  its uncompressed size.
+* **file mode**: a new file gets ``0o666`` minus the umask; an existing regular file keeps
+  its mode (a ``chmod 600`` result stays ``600`` when rewritten).
+
+Sizes (:func:`memory_budget`, :func:`check_allocation`): an allocation above half of the
+memory this process may use (physical memory, or ``RLIMIT_AS`` when lower) is refused with a
+one-line ``ValueError`` before it is attempted.
+"""
+
+import errno
+import os
+import resource
+import stat
+import tempfile
+from pathlib import Path
+
+#: results up to this many bytes (uncompressed) are encoded in memory before they are written
+IN_MEMORY_BYTES = 2 * 2**30
+
+
+class DiskFull(OSError):
+    """No space left (or file size limit reached) while writing; nothing was written."""
+
+
+def memory_budget():
+    """Bytes this process may allocate for one array: half of RAM or of ``RLIMIT_AS``.
+
+    Examples
+    --------
+    >>> memory_budget() > 0
+    True
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # pragma: no cover - not POSIX
+        total = 2**40
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        total = min(total, soft)
+    return total // 2
+
+
+def human(nbytes):
+    """``1.5 GB`` style size.
+
+    Examples
+    --------
+    >>> human(3e9), human(2048)
+    ('3 GB', '2 kB')
+    """
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
+def check_allocation(nbytes, what):
+    """Refuse (``ValueError``, one line) an allocation of ``nbytes`` above :func:`memory_budget`.
+
+    Examples
+    --------
+    >>> check_allocation(8, "a tiny array")
+    >>> check_allocation(2**70, "the data")
+    Traceback (most recent call last):
+    ...
+    ValueError: the data would need 1.18e+09 TB in memory, more than the ... allowed ...
+    """
+    budget = memory_budget()
+    if nbytes > budget:
+        raise ValueError(f"{what} would need {human(nbytes)} in memory, more than the "
+                         f"{human(budget)} allowed (half of this machine's memory or of the "
+                         "process's address-space limit)")
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(target):
+    """Mode of the new file: an existing regular file's mode, else 0o666 minus the umask."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode):
+        return stat.S_IMODE(st.st_mode)
+    return 0o666 & ~_umask()
+
+
+def _disk_error(err, target):
+    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        why = {errno.ENOSPC: "no space left on the device", errno.EFBIG: "file size limit "
+               "reached", errno.EDQUOT: "disk quota exceeded"}[err.errno]
+        kept = " (the previous file is unchanged)" if os.path.lexists(target) else ""
+        return DiskFull(err.errno, f"cannot write {target}: {why}; nothing was written{kept}")
+    return None
+
+
+def _temp_beside(target):
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise FileNotFoundError(f"folder {str(parent)!r} of {str(target)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f"{target.name}.", suffix=".part", dir=parent)
+    return fd, tmp
+
+
+def write_bytes(target, data):
+    """Write ``data`` (bytes) to ``target`` atomically, never through a symlink.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> write_bytes(p, b"hello").read_bytes()
+    b'hello'
+    """
+    target = Path(target)
+    mode = _mode_for(target)
+    fd, tmp = _temp_beside(target)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as err:
+            full = _disk_error(err, target)
+            if full is not None:
+                raise full from None
+            raise
+        finally:
+            os.close(fd)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+    return target
+
+
+def nbytes_of(dt):
+    """Uncompressed bytes of every array in a DataTree."""
+    return sum(var.nbytes for node in dt.subtree
+               for var in node.to_dataset(inherit=False).variables.values())
+
+
+def write_netcdf(dt, target, *, encoding=None):
+    """Write the DataTree ``dt`` to ``target`` (netCDF4/HDF5) safely (module docstring).
+
+    Raises
+    ------
+    DiskFull
+        The disk (or the file size limit) ran out; the target is unchanged.
+    """
+    target = Path(target)
+    size = nbytes_of(dt)
+    if size <= IN_MEMORY_BYTES:
+        data = dt.to_netcdf(None, engine="h5netcdf", encoding=encoding)
+        return write_bytes(target, data)
+    parent = target.parent if str(target.parent) else Path(".")
+    free = os.statvfs(parent).f_bavail * os.statvfs(parent).f_frsize
+    if free < size:
+        raise DiskFull(errno.ENOSPC, f"cannot write {target}: the result holds {human(size)} "
+                                     f"(uncompressed) and {parent} has {human(free)} free; "
+                                     "nothing was written")
+    mode = _mode_for(target)
+    fd, tmp = _temp_beside(target)
+    os.close(fd)
+    try:
+        dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+    return target

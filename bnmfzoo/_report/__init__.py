@@ -1,0 +1,1 @@
+"""Parts of the HTML report (:mod:`bnmfzoo.report`): loadings per mode, the fit view."""

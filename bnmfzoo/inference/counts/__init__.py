@@ -1,0 +1,1 @@
+"""Count data (Poisson / Gamma-Poisson NMF): latent-count Gibbs, VB and rank selection."""

@@ -1,0 +1,115 @@
+"""One Gibbs sweep of a :class:`~bnmfzoo.inference.counts._problem.CountProblem` (no PyMC).
+
+Order: split the counts given ``A, W`` (Poisson: multinomial; NB: Dirichlet-multinomial and
+CRT tables), ``A | Z, W, rates``, ``W | Z, A, rates``, the Gamma rate variables given
+``A, W``, and (NB with a learned dispersion) ``alpha | A, W`` by slice sampling. Each is an
+exact conditional, so the sweep leaves the posterior invariant. With ``beta < 1`` the Poisson
+sweep targets the tempered augmented posterior (:mod:`bnmfzoo.inference.counts._core`).
+"""
+
+import math
+
+import numpy as np
+
+from bnmfzoo.inference.counts._core import (
+    exposures,
+    gamma_update,
+    poisson_loglik,
+    split_counts,
+    split_counts_tempered,
+)
+from bnmfzoo.inference.counts._nb_core import (
+    nb_loglik,
+    nb_rate_factor,
+    nonzero_means,
+    slice_log_alpha,
+    split_crt,
+    total_mean,
+)
+from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
+
+__all__ = ["gibbs_sweep", "initial_state", "log_likelihood"]
+
+
+def initial_state(problem, rng):
+    """A start: rates at their prior means, factors drawn from their priors given them."""
+    rates = {n: a / b for n, (a, b, _) in problem.rates.items()}
+    rates = {n: np.asarray(v, float).reshape(problem.rates[n][2]) for n, v in rates.items()}
+    bA, bW = prior_rates(problem, rates)
+    A = np.maximum(rng.gamma(problem.aA, 1.0 / bA), 1e-3 * problem.aA / bA)
+    W = np.maximum(rng.gamma(problem.aW, 1.0 / bW), 1e-3 * problem.aW / bW)
+    alpha = problem.alpha
+    if problem.alpha_prior is not None:
+        alpha = problem.alpha_prior[0] / problem.alpha_prior[1]
+    return {"A": A, "W": W, "rates": rates, "alpha": alpha}
+
+
+def log_likelihood(problem, state):
+    """Log-likelihood of the observed cells at ``state`` (Poisson or NB)."""
+    A, W = state["A"], state["W"]
+    if problem.family == "poisson":
+        return poisson_loglik(problem.data, problem.expo, A, W, problem.offsets_nz)
+    mu_nz = nonzero_means(problem.data, A, W, problem.offsets_nz)
+    return nb_loglik(float(state["alpha"]), problem.data, mu_nz, total_mean(problem.expo, A, W))
+
+
+def gibbs_sweep(problem, state, rng, *, beta=1.0, update=("A", "W", "rates", "alpha")):
+    """One sweep; returns the new state (a new dict).
+
+    Parameters
+    ----------
+    problem : CountProblem
+    state : dict
+        ``"A"`` (D x K), ``"W"`` (K x N), ``"rates"`` (name -> array), ``"alpha"``.
+    rng : numpy.random.Generator
+    beta : float
+        Inverse temperature of the likelihood (Poisson only).
+    update : tuple of str
+        Which blocks to update (others are kept: another step method samples them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import poisson, recognize
+    >>> from bnmfzoo.inference.counts._problem import problem_from_factorization
+    >>> X = np.random.default_rng(0).poisson(2.0, size=(5, 4))
+    >>> prob = problem_from_factorization(recognize(poisson(X, 2, ard=True)))
+    >>> rng = np.random.default_rng(1)
+    >>> s = gibbs_sweep(prob, initial_state(prob, rng), rng)
+    >>> s["A"].shape, s["rates"]["lambda_"].shape
+    ((5, 2), (2,))
+    """
+    A, W = state["A"], state["W"]
+    rates = dict(state["rates"])
+    alpha = state.get("alpha")
+    bA, bW = prior_rates(problem, rates)
+    data, expo = problem.data, problem.expo
+    if problem.family == "poisson":
+        if beta == 1.0:
+            ZA, ZW = split_counts(data, A, W, rng)
+        else:
+            ZA, ZW, _ = split_counts_tempered(data, A, W, beta, rng)
+        scale = 1.0
+    else:
+        if beta != 1.0:
+            raise NotImplementedError("tempered sweeps of the negative-binomial model")
+        ZA, ZW = split_crt(data, A, W, alpha * problem.offsets_nz, rng)
+        scale = nb_rate_factor(alpha)
+    if "A" in update:
+        A = gamma_update(rng, problem.aA, bA, ZA, scale * exposures(expo, W), beta)
+    if "W" in update:
+        W = gamma_update(rng, problem.aW, bW, ZW,
+                         scale * exposures(expo, A.T, transpose=True).T, beta)
+    if "rates" in update and problem.rates:
+        for name, (shape, rate) in rate_conditionals(problem, A, W).items():
+            rates[name] = np.maximum(rng.gamma(shape, 1.0 / rate), np.finfo(float).tiny)
+    if "alpha" in update and problem.alpha_prior is not None:
+        a0, b0 = problem.alpha_prior
+        mu_nz = nonzero_means(data, A, W, problem.offsets_nz)
+        tot = total_mean(expo, A, W)
+
+        def logpost(a):
+            return (a0 - 1.0) * math.log(a) - b0 * a + nb_loglik(a, data, mu_nz, tot)
+
+        alpha = slice_log_alpha(float(alpha), logpost, rng)
+    return {"A": A, "W": W, "rates": rates, "alpha": alpha}

@@ -103,7 +103,7 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
     A_mean, _, mode_info = point_estimate(gibbs)
     fig = plot_bases(A_mean, image_shape=IMAGE_SHAPE,
                      title=f"Gibbs posterior mean bases (heaviest of {mode_info['n_modes']} "
-                           f"mode(s), weight {mode_info['weight']:.2f})")
+                           f"mode(s), {mode_info['weight_label']})")
     written["gibbs_bases"] = _save(fig, out / "gibbs_bases.png", plt)
     written["trace"] = _trace_plot(gibbs, out / "trace_tau.png", plt)
     written["gibbs"] = _write_compact(gibbs, out / "gibbs.nc")

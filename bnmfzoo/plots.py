@@ -118,7 +118,7 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
                 mode = "" if mode_of is None else f"\nmode {mode_of[p]}"
                 ax.set_ylabel(f"#{p}\nw={weights[p]:.3f}{mode}", fontsize=10)
     fig.suptitle(f"Top {len(order)} particles by weight (of {len(weights)}; factors aligned "
-                 "within modes)", fontsize=11)
+                 "within modes; w: particle weights, not posterior masses)", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -139,6 +139,13 @@ def plot_elbo(elbo, *, ax=None, label=None):
         ax.legend()
     fig.tight_layout()
     return fig
+
+
+def _weight_label(m, k):
+    """What the mode's weight is (a mass with its MCSE, or what it is instead), on two lines."""
+    from bnmfzoo.diagnostics._modes.mode_clustering import weight_label
+
+    return weight_label(m, k).replace(" (not a mass)", "\n(not a mass)")
 
 
 def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r", modes_tree=None):
@@ -196,7 +203,7 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
             if k == 0:
                 ax.set_title(f"factor {r}", fontsize=11)
             if r == 0:
-                ax.set_ylabel(f"mode {k}\nw={float(m['weight'][k]):.3f}\n"
+                ax.set_ylabel(f"mode {k}\n{_weight_label(m, k)}\n"
                               f"n={int(m['size'][k])}", fontsize=10)
     fig.suptitle(f"Mean basis per mode ({int(m.sizes['mode'])} modes of the "
                  f"{m.attrs['source']}; factors aligned)", fontsize=12)

@@ -72,8 +72,9 @@ print(f"X: {X.shape}, mean {X.mean():.2f}, "
 # %% [markdown]
 # ## One model, four methods
 #
-# `exponential_gaussian` returns a `pm.Model` with `A ~ Exp(0.1)`, `W ~ Exp(0.1)`,
-# `tau ~ Gamma(1, 1)`: the paper's hyperparameters.
+# `exponential_gaussian(X, K, **BROUWER2017)` returns a `pm.Model` with `A ~ Exp(0.1)`,
+# `W ~ Exp(0.1)`, `tau ~ Gamma(1, 1)`: the paper's hyperparameters (the library's own defaults
+# are set from the data's scale instead).
 
 # %%
 model = exponential_gaussian(X, K, **BROUWER2017)  # the paper's fixed priors

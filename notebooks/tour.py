@@ -79,8 +79,10 @@ X.isel(row=slice(0, 4), col=slice(0, 5))
 # ## 2. Models
 #
 # `exponential_gaussian` is the Bayesian NMF of Schmidt et al. / Brouwer et al.:
-# `A ~ Exp(0.1)`, `W ~ Exp(0.1)`, `X ~ Normal(A W, tau^-1)` on the observed entries only,
-# `tau ~ Gamma(1, 1)`. It is an ordinary `pm.Model` carrying the data's coordinates.
+# `A ~ Exp(lambda)`, `W ~ Exp(lambda)`, `X ~ Normal(A W, tau^-1)` on the observed entries only,
+# `tau ~ Gamma(1, beta_tau)`, with `lambda` and `beta_tau` set from the data's scale by default
+# (`lambda = sqrt(R / mean|X|)`, `beta_tau = var(X)`: the same relative answer in any units).
+# It is an ordinary `pm.Model` carrying the data's coordinates.
 
 # %%
 model = exponential_gaussian(X_train, RANK)

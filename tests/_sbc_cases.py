@@ -21,10 +21,10 @@ from scipy.signal import lfilter
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
-from bnmfzoo.inference.tempering._ladder import swap_pass
 from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain
 from bnmfzoo.inference.binary._tempering import exchange_step
 from bnmfzoo.inference.gaussian.gibbs import _core as gc
+from bnmfzoo.inference.tempering._ladder import swap_pass
 from bnmfzoo.models._spec import GaussianHyper
 
 D, N = 4, 3

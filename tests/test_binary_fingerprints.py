@@ -18,6 +18,21 @@ whatever its density; now every model follows the recognized model's density rul
 model, now the same outputs); its draws are its own main values. Everything else is main's.
 A different BLAS or NumPy build may change the predictions' last bits (they are BLAS
 products): regenerate the table on main then.
+
+Reproducibility only, not correctness (issue #36). A changed hash says the numbers changed, not
+whether the change is a bug or a fix: an audit that planted a stale count in the Beta-Dir sweep
+was seen *only* by these hashes, and regenerating them would have shipped it. Never regenerate
+the table to make it pass; decide with the statistical tests of the collapsed samplers first,
+and regenerate only when they pass on the change:
+``tests/test_bernoulli_gibbs.py::test_betadir_sweep_keeps_the_enumerated_posterior`` and
+``::test_dirdir_sweep_keeps_the_enumerated_posterior`` (one sweep from exact draws of an
+enumerated posterior, 20,000 chains: the test that catches the stale count, p ~ 1e-21),
+``::test_betadir_sweep_matches_enumerated_posterior`` / ``::test_dirdir_sweep_matches_...``,
+``::test_sbc_collapsed_kernel``, ``::test_betadir_gibbs_agrees_with_nuts``,
+``tests/test_bernoulli_cvb0.py::test_cvb0_update_is_fixed_point`` (CVB0),
+``tests/test_replica_collapsed.py::test_sbc_replica_exchange_collapsed`` (tempered sweeps);
+then ``python -m benchmarks.mutation.run --catalog binary``, and record in the commit why the
+numbers changed.
 """
 
 import contextlib

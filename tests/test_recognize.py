@@ -115,13 +115,21 @@ def _raises(build, match):
 def test_not_recognized_says_why(data):
     m = ~np.isnan(data)
 
-    def gamma_prior():
-        A = pm.Gamma("A", 2.0, 1.0, shape=(5, 2))
+    def gamma_prior():  # Gamma(a >= 1) is recognized (tests/test_recognize_weighted.py)
+        A = pm.Gamma("A", 0.5, 1.0, shape=(5, 2))
         W = pm.Exponential("W", 1.0, shape=(2, 4))
         likelihoods.gaussian("X", A, W, observed=data, sigma=1.0)
 
-    _raises(gamma_prior, r"the prior of A \('A'\) is Gamma; recognized priors on factors: "
-            r"Exponential\(lam\), HalfNormal\(sigma\) or TruncatedNormal")
+    _raises(gamma_prior, r"the Gamma prior of A \('A'\) has shape alpha < 1 \(min 0.5\): its "
+            r"conditional is not log-concave")
+
+    def lognormal_prior():
+        A = pm.LogNormal("A", 0.0, 1.0, shape=(5, 2))
+        W = pm.Exponential("W", 1.0, shape=(2, 4))
+        likelihoods.gaussian("X", A, W, observed=data, sigma=1.0)
+
+    _raises(lognormal_prior, r"the prior of A \('A'\) is LogNormal; recognized priors on "
+            r"factors: Exponential\(lam\), HalfNormal\(sigma\), TruncatedNormal")
 
     def intercept():
         A = pm.Exponential("A", 1.0, shape=(5, 2))

@@ -24,7 +24,6 @@ from _sbc_cases import CASES
 from test_bernoulli_gibbs import _BD, _DD, V_TINY, _chisquare_pvalue, _entries
 
 from bnmfzoo.inference import CollapsedGibbsBetaDir, ReplicaExchangeCollapsed
-from bnmfzoo.inference.tempering._ladder import ladder_stats, swap_pass
 from bnmfzoo.inference.binary._core import (
     betadir_counts,
     betadir_log_joint,
@@ -32,6 +31,7 @@ from bnmfzoo.inference.binary._core import (
     dirdir_log_joint,
 )
 from bnmfzoo.inference.binary._tempering import exchange_step
+from bnmfzoo.inference.tempering._ladder import ladder_stats, swap_pass
 from bnmfzoo.models import beta_dir, dir_beta, dir_dir
 
 BETAS = np.array([1.0, 0.3])

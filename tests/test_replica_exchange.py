@@ -27,12 +27,13 @@ from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference.gaussian.gibbs import _core as gc
 from bnmfzoo.inference.gaussian.modes import _symmetry as sym
 from bnmfzoo.inference.gaussian.modes._tempering import (
+    TemperedGibbs,
     geometric_ladder,
-    log_likelihood,
     retune_ladder,
     swap_pass,
     tempered_sweep,
 )
+from bnmfzoo.inference.tempering import ReplicaSet, exchange_step
 from bnmfzoo.models._spec import GaussianHyper
 
 D, N, R = 4, 3, 2
@@ -96,20 +97,20 @@ def make_sbc(*, betas=(1.0,), moves=(), ard=False, burn=100, ess_target=30, n_dr
         for _ in betas:  # every replica from its own prior draw
             p = _prior(rng, hyper)
             reps.append(gc.nmf_state(p["A"], p["W"], p["tau"], p["lambda_"], obs))
-        it = 0
+        # the generic exchange (bnmfzoo.inference.tempering) over the Gaussian family's
+        # tempered-sweep interface, as ReplicaExchangeGibbs runs it
+        family = TemperedGibbs(obs, hyper, rank=R)
+        if wrong_swap:
+            family = _NegatedLoglik(family)
+        rs = ReplicaSet.new(reps)
+        ladder = np.asarray(betas, dtype=float)
+
+        def after_sweep(i, st):
+            return sym.apply_moves(st, hyper, rng, moves, eps=0.3) if moves else None
 
         def step():
-            nonlocal it
-            for b, st in zip(betas, reps):
-                tempered_sweep(st, obs, hyper, rng, b)
-                if moves:
-                    sym.apply_moves(st, hyper, rng, moves, eps=0.3)
-            if len(betas) > 1:
-                ll = [log_likelihood(st, obs, hyper) * (-1 if wrong_swap else 1)
-                      for st in reps]
-                swap_pass(reps, np.asarray(betas), ll, rng, it % 2)
-            it += 1
-            st = reps[0]
+            exchange_step(family, rs, ladder, rng, after_sweep=after_sweep)
+            st = rs.states[0]
             return _funcs({"A": st.A, "W": st.W, "tau": st.tau, "lambda_": st.lambda_}, hyper)
 
         for _ in range(burn):
@@ -125,6 +126,19 @@ def make_sbc(*, betas=(1.0,), moves=(), ard=False, burn=100, ess_target=30, n_dr
         return {name: np.array(v) for name, v in draws.items()}
 
     return simulate, infer
+
+
+class _NegatedLoglik:
+    """The Gaussian family with the sign of the tempered term flipped (a wrong swap ratio)."""
+
+    def __init__(self, family):
+        self.family = family
+
+    def sweep(self, state, beta, rng):
+        self.family.sweep(state, beta, rng)
+
+    def loglik(self, state):
+        return -self.family.loglik(state)
 
 
 LADDER = (1.0, 0.5, 0.25)

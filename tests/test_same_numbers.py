@@ -6,6 +6,19 @@ model description) with this exact code, in the project's environment (one BLAS 
 change in the data, hyperparameters, restarts or names the fitters read from the recognized
 graph changes these hashes. A different BLAS or NumPy build can change the last bits of the
 solvers, so a failure after an environment change must be checked against main first.
+
+Reproducibility only, not correctness (issue #36). A changed hash says the numbers changed, not
+whether the change is a bug or a fix; never regenerate the table to make it pass. Decide with
+the statistical and exact tests of the code whose numbers moved, and regenerate only when they
+pass on the change: SILF particles and their Stein weights: ``tests/test_stein_validity.py``
+(``test_stein_weights_prefer_exact_half``, ``test_wrong_samples_score_worse``),
+``tests/test_stein.py::test_stein_kernel_matches_autodiff``,
+``tests/test_particles.py::test_weights_on_simplex_and_optimal``,
+``tests/test_rejuvenate.py::test_rejuvenated_particles_match_a_quadrature_posterior``; RRT and
+NPVI: ``tests/test_rrt.py::test_gaussian_elbo_never_drops``, ``tests/test_npvi.py`` (exact
+ELBO pieces against finite differences and closed forms). Then run the mutation check of the
+area, ``python -m benchmarks.mutation.run --catalog particles``, and record in the commit why
+the numbers changed.
 """
 
 import hashlib

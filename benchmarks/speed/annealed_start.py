@@ -5,9 +5,9 @@ Run with ``python -m benchmarks.speed.annealed_start [--trials 100] [--sweeps 20
 
 ``ReplicaExchangeGibbs`` starts its replicas, while PyMC tunes, from one annealed trajectory
 (``anneal_start`` sweeps at inverse temperatures rising geometrically from ``beta_min`` to 1;
-:func:`bnmfzoo.inference.tempering._ladder.annealed_start`). This script measures what that start does on
-the problem it was made for, CCLE IC50 at rank 3, whose posterior has a broad mode (L, most of
-the mass) and a narrow one of higher likelihood (H; ``benchmarks/RESULTS.md`` §3.5). Each trial
+:func:`bnmfzoo.inference.tempering._ladder.annealed_start`). This script measures what that start
+does on the problem it was made for, CCLE IC50 at rank 3, whose posterior has a broad mode (L, most
+of the mass) and a narrow one of higher likelihood (H; ``benchmarks/RESULTS.md`` §3.5). Each trial
 starts from the same random factors (the replica benchmark's start scale) three times and runs
 ``--sweeps`` sweeps:
 
@@ -35,9 +35,9 @@ import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
 
 def _run(trials, sweeps, beta_min, rungs, seed):
     from bnmfzoo import datasets
-    from bnmfzoo.inference.tempering._ladder import annealed_start, geometric_ladder
     from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, observed_entries
     from bnmfzoo.inference.gaussian.modes._tempering import log_likelihood, tempered_sweep
+    from bnmfzoo.inference.tempering._ladder import annealed_start, geometric_ladder
     from bnmfzoo.models import exponential_gaussian
     from bnmfzoo.models._spec import get_spec
 

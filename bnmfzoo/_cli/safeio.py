@@ -172,7 +172,9 @@ def write_netcdf(dt, target, *, encoding=None):
     target = Path(target)
     size = nbytes_of(dt)
     if size <= IN_MEMORY_BYTES:
-        data = dt.to_netcdf(None, engine="h5netcdf", encoding=encoding)
+        view = dt.to_netcdf(None, engine="h5netcdf", encoding=encoding)
+        data = bytes(view)  # the file's bytes (compressed); the encoder's buffer is freed
+        view.release()
         return write_bytes(target, data)
     parent = target.parent if str(target.parent) else Path(".")
     free = os.statvfs(parent).f_bavail * os.statvfs(parent).f_frsize

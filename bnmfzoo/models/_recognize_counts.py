@@ -175,7 +175,7 @@ def _match(run, factor_rvs, memo):
                 o = ev([np.ones((D, K)), np.ones((K, N))]) / K
                 if not (np.all(np.isfinite(o)) and np.all(o > 0)):
                     continue
-                found = _probe(lambda vals, o=o, ev=ev: ev(vals) / o, D, N, K)
+                found = _probe(lambda vals, o=o, ev=ev: _snap(ev(vals) / o), D, N, K)
                 if found is None:
                     continue
                 r, c = found
@@ -195,6 +195,12 @@ def _match(run, factor_rvs, memo):
             return assignment, r.ravel(), c.ravel(), o.ravel(), (D, N), K
     raise NotRecognized(f"the mean of the likelihood depends on {_names(factor_rvs)} but is not "
                         "a constant offset times A @ W on a selection of its entries; " + _WHAT)
+
+
+def _snap(x):
+    """Round values within 1e-9 (relative) of an integer to it (offsets divided out)."""
+    r = np.rint(x)
+    return np.where(np.abs(x - r) <= 1e-9 * np.maximum(np.abs(r), 1.0), r, x)
 
 
 def _prior(role, rv, transposed, role_shape, free, memo, rates_seen):

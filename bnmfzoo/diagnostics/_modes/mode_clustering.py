@@ -732,6 +732,37 @@ def _hals(M, A, W, n_iter):
     return A, W
 
 
+def _weight_info(m, k):
+    """``estimator``, ``weight_is_mass``, ``weight_mcse`` and ``weight_label`` of mode ``k``."""
+    return {"estimator": m.attrs["estimator"], "weight_is_mass": bool(m.attrs["weight_is_mass"]),
+            "weight_mcse": float(m["weight_mcse"][k]), "weight_label": weight_label(m, k)}
+
+
+def weight_label(m, k, digits=2):
+    """A short label of mode ``k``'s weight that says what it is.
+
+    ``"mass 0.74 ± 0.03"`` for a posterior-mass estimate, ``"share of chains 0.50 (not a
+    mass)"``, ``"Stein weight 0.52 (not a mass)"``, ... otherwise.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> m = xr.Dataset({"weight": ("mode", [0.7]), "weight_mcse": ("mode", [0.02]),
+    ...                 "share": ("mode", [0.7])}, attrs={"estimator": "draws"})
+    >>> weight_label(m, 0)
+    'mass 0.70 ± 0.02'
+    """
+    est = m.attrs.get("estimator", "")
+    w, share = float(m["weight"][k]), float(m["share"][k]) if "share" in m else float("nan")
+    if est == "draws":
+        return f"mass {w:.{digits}f} ± {float(m['weight_mcse'][k]):.{digits}f}"
+    names = {"share_of_chains": ("share of chains", share), "stein_weight": ("Stein weight", w),
+             "stacking": ("stacking weight", w), "component_weight": ("component weight", w),
+             "draws_unreliable": ("share of draws", w)}
+    name, value = names.get(est, ("weight", w))
+    return f"{name} {value:.{digits}f} (not a mass)"
+
+
 def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     """One ``(A, W)`` pair from a result: the heaviest mode's aligned posterior mean.
 
@@ -765,7 +796,9 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     info : dict
         ``mode`` (index), ``weight``, ``n_modes``, ``rel_gap_means`` (relative distance of
         ``Abar @ Wbar`` to the mode's mean product), ``rel_gap`` (same after refinement),
-        ``refined`` (bool; the gaps are NaN and nothing is refined when D x N exceeds
+        ``estimator``, ``weight_is_mass``, ``weight_mcse`` and ``weight_label`` (what the
+        weight is, from :func:`modes`; ``weight`` is the share of draws when the mode weights
+        are NaN), ``refined`` (bool; the gaps are NaN and nothing is refined when D x N exceeds
         :data:`MAX_PRODUCT_CELLS`), the :func:`modes` DataTree under ``modes``, and the heaviest
         mode's members aligned and balanced as they were averaged: ``A_draws`` ``(S, D, R)``,
         ``W_draws`` ``(S, R, N)`` with their normalized weights ``draw_weights`` ``(S,)``.
@@ -788,7 +821,8 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     A, W, w, _, _, _ = _members(result, m.attrs["source"])
     label = m["member_mode"].values.ravel()
     perm = m["member_perm"].values.reshape(label.size, -1)
-    weight = m["weight"].values
+    # NaN weights (chains that never change mode: no mass) fall back to the share of draws
+    weight = np.where(np.isfinite(m["weight"].values), m["weight"].values, m["share"].values)
     rel = np.nan_to_num(m["rel_error"].values, nan=np.inf)
     best = max(range(weight.size), key=lambda k: (round(float(weight[k]), 9), -rel[k]))
     sel = np.flatnonzero(label == best)
@@ -800,7 +834,8 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     if Ak.shape[1] * Wk.shape[2] > MAX_PRODUCT_CELLS:  # large (sparse) data: no D x N product
         info = {"mode": int(best), "weight": float(weight[best]), "n_modes": int(weight.size),
                 "rel_gap_means": np.nan, "rel_gap": np.nan, "refined": False,
-                "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk}
+                "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk,
+                **_weight_info(m, best)}
         return Abar, Wbar, info
     M = _mean_product(wk, Ak, Wk)
     norm = max(np.linalg.norm(M), 1e-300)
@@ -813,5 +848,6 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     gap = float(np.linalg.norm(A_out @ W_out - M) / norm)
     info = {"mode": int(best), "weight": float(weight[best]), "n_modes": int(weight.size),
             "rel_gap_means": gap0, "rel_gap": gap, "refined": refined,
-            "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk}
+            "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk,
+            **_weight_info(m, best)}
     return A_out, W_out, info

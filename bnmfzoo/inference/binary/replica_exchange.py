@@ -43,8 +43,8 @@ class ReplicaExchangeCollapsed(ReplicaExchange, _CollapsedStep):
     accepted with ``min(1, exp((beta_i - beta_j)(l_j - l_i)))``, ``l`` the collapsed log joint,
     and then draws ``A`` and ``W`` exactly given the labels of the ``beta = 1`` replica, the
     one recorded as the chain. While PyMC tunes, the ladder is retuned towards equal swap rates
-    at the end of rounds of doubling length (:mod:`bnmfzoo.inference.tempering._ladder`); afterwards it
-    is frozen.
+    at the end of rounds of doubling length (:mod:`bnmfzoo.inference.tempering._ladder`);
+    afterwards it is frozen.
 
     The collapsed log joint grows with the number of observed entries, so neighbouring rungs
     must be close: on the 130 x 130 ``parliament`` data (rank 4) 8 rungs down to 0.1 never swapped
@@ -107,8 +107,9 @@ class ReplicaExchangeCollapsed(ReplicaExchange, _CollapsedStep):
     ``n_nonempty`` (as for the collapsed Gibbs steps), ``cold_label`` (which replica the cold
     state started in), ``swap_prob_0 ... swap_prob_{n-2}`` (acceptance probability of each
     proposed swap, NaN where none) and ``beta_0 ... beta_{n-1}`` (the ladder;
-    :func:`bnmfzoo.inference.tempering._ladder.ladder_stats` stacks both). ``pm.sample()`` never picks this
-    step by itself: pass it as ``step=``.
+    :func:`bnmfzoo.inference.tempering.ladder_stats` stacks both), ``round_trips`` (completed
+    cold -> hottest -> cold tours since tuning ended). ``pm.sample()`` never picks this step by
+    itself: pass it as ``step=``.
 
     Examples
     --------

@@ -1,13 +1,13 @@
 """Replica exchange as a PyMC step method, for any family with a tempered sweep (PyMC glue).
 
-:class:`ReplicaExchange` keeps a chain's replicas between PyMC steps (:class:`ReplicaSet`),
-runs :func:`~bnmfzoo.inference.tempering._exchange.exchange_step` through its ``tempered`` family (the
-tempered-sweep interface of :mod:`bnmfzoo.inference.tempering`), tunes the ladder while PyMC
-tunes (:class:`~bnmfzoo.inference.tempering._ladder.LadderTuner`: spacing, and by default the
-size) and records the ladder's stats. A family's step subclasses it together with the family's
-own PyMC glue and fills in a few hooks: how a chain's first state is made from the point
-(:meth:`_first_state`), how the cold state is written back (:meth:`_write_cold`), and
-optionally extra moves after each sweep, extra work after the swaps, and stats.
+:class:`ReplicaExchange` keeps a chain's replicas between PyMC steps (:class:`ReplicaSet`), runs
+:func:`~bnmfzoo.inference.tempering._exchange.exchange_step` through its ``tempered`` family (the
+tempered-sweep interface of :mod:`bnmfzoo.inference.tempering`), tunes the ladder while PyMC tunes
+(:class:`~bnmfzoo.inference.tempering._ladder.LadderTuner`: spacing, and by default the size) and
+records the ladder's stats. A family's step subclasses it together with the family's own PyMC glue
+and fills in a few hooks: how a chain's first state is made from the point (:meth:`_first_state`),
+how the cold state is written back (:meth:`_write_cold`), and optionally extra moves after each
+sweep, extra work after the swaps, and stats.
 """
 
 import math

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bnmfzoo.inference.tempering._ladder import LadderTuner, geometric_ladder, retune_ladder, swap_pass
 from bnmfzoo.inference.gaussian.gibbs._core import (
     NMF_BLOCKS,
     _check_positive_finite,
@@ -30,6 +29,12 @@ from bnmfzoo.inference.gaussian.gibbs._core import (
     factor_rates,
     nmf_state,
     nmf_sweep,
+)
+from bnmfzoo.inference.tempering._ladder import (
+    LadderTuner,
+    geometric_ladder,
+    retune_ladder,
+    swap_pass,
 )
 
 __all__ = [

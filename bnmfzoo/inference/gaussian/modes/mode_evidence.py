@@ -65,6 +65,14 @@ def masses_from_log_evidence(log_z, se):
     return p, err
 
 
+class _Reference(Reference):
+    """:class:`Reference` whose draws keep their shapes (scipy squeezes a rank-1 ``W``)."""
+
+    def sample(self, rng):
+        A, W, tau = super().sample(rng)
+        return np.reshape(A, self.mA.shape), np.reshape(W, self.mW.shape), tau
+
+
 def _log_mean_exp_indicator(log_w, keep):
     """``log mean(w 1[keep])`` and the standard error of that log (delta method)."""
     log_w = np.asarray(log_w, dtype=float)
@@ -95,7 +103,7 @@ def _mode_draws(result, m, k, n_fit, rng):
     return Ak, Wk, taus
 
 
-def mode_evidence(result, model, *, modes_tree=None, n_runs=20, n_anneal=500, n_fit=500,
+def mode_evidence(result, model, *, modes_tree=None, n_runs=40, n_anneal=1000, n_fit=500,
                   random_seed=None, progressbar=True):
     """Masses of the modes of an MCMC result by annealed importance sampling (AIS).
 
@@ -167,7 +175,7 @@ def mode_evidence(result, model, *, modes_tree=None, n_runs=20, n_anneal=500, n_
         Ak, Wk, taus = _mode_draws(result, m, k, int(n_fit), rng)
         if spec.hyper.sigma is not None:
             taus = None
-        refs.append(Reference.fit(Ak, Wk, taus))
+        refs.append(_Reference.fit(Ak, Wk, taus))
     log_w = np.empty((K, int(n_runs)))
     end = np.empty((K, int(n_runs)), dtype=int)
     for i in progress(range(K * int(n_runs)), desc="AIS", progressbar=progressbar):

@@ -108,9 +108,9 @@ class ReplicaExchangeGibbs(ReplicaExchange):
         At a chain's first step while PyMC tunes, one state is swept ``anneal_start`` times at
         inverse temperatures rising geometrically from ``beta_min`` to 1, and each replica
         starts from the state the path reached at its own temperature
-        (:func:`bnmfzoo.inference.tempering._ladder.annealed_start`; simulated annealing, Kirkpatrick
-        et al. 1983, as the start of parallel tempering). Without it every replica starts
-        where the chain starts, and a replica quenched there into a narrow mode keeps it:
+        (:func:`bnmfzoo.inference.tempering._ladder.annealed_start`; simulated annealing,
+        Kirkpatrick et al. 1983, as the start of parallel tempering). Without it every replica
+        starts where the chain starts, and a replica quenched there into a narrow mode keeps it:
         states are only exchanged between temperatures, and one that only the cold end holds
         sinks back to it. On CCLE IC50 rank 3, 41 of 100 quenched random starts ended in the
         posterior's narrow mode (a few percent of the mass), 0 of 100 annealed starts of 2000

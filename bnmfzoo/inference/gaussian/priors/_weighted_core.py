@@ -48,6 +48,7 @@ from bnmfzoo.inference.gaussian.gibbs._core import (
     _nonfinite,
 )
 from bnmfzoo.inference.gaussian.gibbs._gram import all_finite
+from bnmfzoo.inference.gaussian.gibbs._sweep_kernels import reorder
 from bnmfzoo.inference.gaussian.priors._gamma_conditional import draw_gamma_conditional
 from bnmfzoo.inference.gaussian.priors._prior_core import (
     NMFPriorPlan,
@@ -57,6 +58,8 @@ from bnmfzoo.inference.gaussian.priors._prior_core import (
 )
 
 __all__ = ["WeightedPlan", "weighted_nmf_sweep", "factor_terms", "entry_weights"]
+
+_NO_TERMS = (np.zeros((1, 1)),) * 3
 
 
 def factor_terms(family, params, shape):
@@ -109,10 +112,25 @@ class WeightedPlan:
     nu: float | None = None
     nu_external: bool = False
 
+    def __post_init__(self):
+        for role in ("A", "W"):  # constant terms: checked once here, not at every sweep
+            terms = getattr(self.base, role)
+            if terms.kind == "constant":
+                c = getattr(self, f"shape_{role}")
+                c = np.zeros(terms.q.shape) if c is None else np.ascontiguousarray(c, float)
+                _check_terms(role, terms.q, terms.lin, c)
+                object.__setattr__(self, f"_constant_{role}", (terms.q, terms.lin, c))
+
     @property
     def student(self):
         """True for Student-t noise."""
         return self.nu is not None or self.nu_external
+
+
+def _check_terms(role, q, lin, c):
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(lin)) and np.all(q >= 0)
+            and np.all(np.isfinite(c)) and np.all(c >= 0)):
+        raise FloatingPointError(f"the prior of {role} has non-finite or negative terms")
 
 
 @numba.njit(cache=True)
@@ -160,16 +178,42 @@ def _weighted_half_sweep(U, V, ptr, idx, resid, wts, Q, Lin, C, rng):
     return 0
 
 
+@numba.njit(cache=True)
+def _weighted_factors(A, Wt, resid, w, row_ptr, cols, col_ptr, csc_rows, csr_perm, qA, lA, cA,
+                      qW, lW, cW, rng, do_A, do_W):
+    """Rows of ``A`` then of ``Wt``, one numba call per sweep.
+
+    ``Wt`` is updated on column-major copies of the residual and the weights (written and read
+    back with ``reorder``). Returns 0, or 1 / 2 when ``A`` / ``W`` held a non-finite value
+    (the sweep stops there).
+    """
+    if do_A:
+        if _weighted_half_sweep(A, Wt, row_ptr, cols, resid, w, qA, lA, cA, rng) \
+                or not all_finite(A):
+            return 1
+    if do_W:
+        r_csc = np.empty(resid.size)
+        w_csc = np.empty(resid.size)
+        reorder(resid, csr_perm, r_csc, True)
+        reorder(w, csr_perm, w_csc, True)
+        status = _weighted_half_sweep(Wt, A, col_ptr, csc_rows, r_csc, w_csc, qW, lW, cW, rng)
+        reorder(r_csc, csr_perm, resid, False)
+        if status or not all_finite(Wt):
+            return 2
+    return 0
+
+
 def _role_terms(plan, role, rates, external):
+    constant = getattr(plan, f"_constant_{role}", None)
+    if constant is not None:
+        return constant
     q, lin = _terms(getattr(plan.base, role), rates, external, role)
     c = getattr(plan, f"shape_{role}")
     if getattr(plan.base, role).kind == "external" and role in external \
             and len(external[role]) == 3:
         c = external[role][2]
     c = np.zeros(q.shape) if c is None else np.ascontiguousarray(c, dtype=float)
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(lin)) and np.all(q >= 0)
-            and np.all(np.isfinite(c)) and np.all(c >= 0)):
-        raise FloatingPointError(f"the prior of {role} has non-finite or negative terms")
+    _check_terms(role, q, lin, c)
     return q, lin, c
 
 
@@ -262,20 +306,15 @@ def weighted_nmf_sweep(state, obs, plan, rng, *, rates, update, external=None):
         nu = external["nu"] if plan.nu_external else plan.nu
     resid = state.resid
     w, lam = entry_weights(resid, scale, nu, rng)
-    if "A" in update:
-        q, lin, c = _role_terms(plan, "A", rates, external)
-        status = _weighted_half_sweep(state.A, state.Wt, obs.row_ptr, obs.cols, resid, w, q,
-                                      lin, c, rng)
+    do_A, do_W = "A" in update, "W" in update
+    if do_A or do_W:
+        qA, lA, cA = _role_terms(plan, "A", rates, external) if do_A else _NO_TERMS
+        qW, lW, cW = _role_terms(plan, "W", rates, external) if do_W else _NO_TERMS
+        status = _weighted_factors(state.A, state.Wt, resid, w, obs.row_ptr, obs.cols,
+                                   obs.col_ptr, obs.csc_rows, obs.csr_perm, qA, lA, cA, qW, lW,
+                                   cW, rng, do_A, do_W)
         state._residual_updated()
-        _check_halves(status or (0 if all_finite(state.A) else 1), ("A",), obs, tau)
-    if "W" in update:
-        q, lin, c = _role_terms(plan, "W", rates, external)
-        r_csc = resid[obs.csc_perm]
-        status = _weighted_half_sweep(state.Wt, state.A, obs.col_ptr, obs.csc_rows, r_csc,
-                                      w[obs.csc_perm], q, lin, c, rng)
-        resid[:] = r_csc[obs.csr_perm]
-        state._residual_updated()
-        _check_halves(status or (0 if all_finite(state.Wt) else 1), ("W",), obs, tau)
+        _check_halves(status, ("A", "W"), obs, tau)
     if "tau" in update and (plan.axis is not None or plan.base.noise == "precision"):
         sq = resid * resid if lam is None else lam * resid * resid
         if plan.axis is None:

@@ -1,0 +1,1 @@
+"""Checks of the library's default settings on data in any units (issue #34)."""

@@ -420,6 +420,7 @@ def _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin):
     chains = int(sample_kwargs.get("chains", 2)) if mcmc else 1
     per_draw = sum(int(np.prod(v.shape)) for v in pm_model.initial_point().values())
     stored = -(-draws // thin)
-    check_allocation(8 * per_draw * stored * chains,
+    # + the per-sweep statistics PyMC or the collapsed Gibbs loop record for every draw
+    check_allocation(8 * (per_draw * stored + 8 * draws) * chains,
                      f"--draws {draws} x --chains {chains} x {per_draw:,} parameters "
                      f"(method {method})")

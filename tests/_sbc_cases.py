@@ -396,3 +396,19 @@ CASES.update({
     "user-dirdir": Case(_user_bin("dirdir"), 100),
     "user-betadir-swapped": Case(_user_bin("betadir", swapped=True), 100),  # must fail
 })
+
+
+# ------------------------------------------------------------------------------------------------
+# GibbsNMF's weighted sweep on user-written models (tests/test_recognize_weighted.py): Gamma factor
+# priors, per-row/column noise precisions, Student-t noise (tests/_weighted_sbc.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def _weighted(config):
+    from _weighted_sbc import make_weighted_sbc
+
+    return lambda e: make_weighted_sbc(config, ess_target=e)
+
+
+CASES.update({f"weighted-{c}": Case(_weighted(c), 100)
+              for c in ("gamma", "gamma_col_tau", "row_tau", "student", "student_ard")})

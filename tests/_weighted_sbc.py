@@ -33,7 +33,7 @@ MASK[0, 1] = MASK[2, 1] = False  # column 1 has 2 of 4 entries observed; row 0 a
 W_ALPHA = np.array([[1.5], [3.0]])
 NU = 3.0
 
-WEIGHTED_CONFIGS = ("gamma", "gamma_col_tau", "row_tau", "student")
+WEIGHTED_CONFIGS = ("gamma", "gamma_col_tau", "row_tau", "student", "student_ard")
 
 
 def weighted_model(config, X=None):
@@ -63,6 +63,11 @@ def weighted_model(config, X=None):
             W = pm.Exponential("W", 1.0, shape=(R, N))
             tau = pm.Gamma("tau", 2.0, 2.0)
             pm.StudentT("X", nu=NU, mu=(A @ W)[MASK], sigma=tau ** -0.5, observed=X[MASK])
+        elif config == "student_ard":  # Student-t, fixed sigma, ARD Gamma rates of W's rows
+            A = pm.Gamma("A", 2.0, 2.0, shape=(D, R))
+            lam = pm.Gamma("lam", 3.0, 3.0, shape=R)
+            W = pm.Exponential("W", lam[:, None], shape=(R, N))
+            pm.StudentT("X", nu=5.0, mu=(A @ W)[MASK], sigma=0.7, observed=X[MASK])
         else:
             raise ValueError(config)
     return model
@@ -84,6 +89,10 @@ def weighted_prior(config, rng):
     if config == "student":
         return {"A": rng.gamma(2.0, 1 / 2.0, size=(D, R)),
                 "W": rng.exponential(1.0, size=(R, N)), "tau": rng.gamma(2.0, 1 / 2.0)}
+    if config == "student_ard":
+        lam = rng.gamma(3.0, 1 / 3.0, size=R)
+        return {"A": rng.gamma(2.0, 1 / 2.0, size=(D, R)), "lam": lam,
+                "W": rng.exponential(1 / lam[:, None], size=(R, N)), "tau": 1 / 0.7**2}
     raise ValueError(config)
 
 
@@ -96,16 +105,24 @@ def simulate_data(config, p, rng):
         sd = np.broadcast_to(tau[:, None] ** -0.5, (D, N))
     else:
         sd = np.full((D, N), float(tau) ** -0.5)
-    noise = rng.standard_t(NU, size=(D, N)) if config == "student" else rng.normal(size=(D, N))
+    if config.startswith("student"):
+        noise = rng.standard_t(NU if config == "student" else 5.0, size=(D, N))
+    else:
+        noise = rng.normal(size=(D, N))
     X = p["A"] @ p["W"] + sd * noise
     X[~MASK] = np.nan
     return X
 
 
-def tested(p):
-    """Label-invariant quantities."""
-    return {"AW": p["A"] @ p["W"], "tau": np.atleast_1d(np.asarray(p["tau"], dtype=float)),
-            "A_sorted": np.sort(p["A"], axis=1), "W_sorted": np.sort(p["W"], axis=0)}
+def tested(p, config):
+    """Label-invariant quantities (the fixed tau of "student_ard" is not tested)."""
+    out = {"AW": p["A"] @ p["W"], "A_sorted": np.sort(p["A"], axis=1),
+           "W_sorted": np.sort(p["W"], axis=0)}
+    if config == "student_ard":
+        out["lam_sorted"] = np.sort(p["lam"])
+    else:
+        out["tau"] = np.atleast_1d(np.asarray(p["tau"], dtype=float))
+    return out
 
 
 def make_weighted_sbc(config, *, burn=100, ess_target=30, n_draws=None, thin=None):
@@ -113,11 +130,11 @@ def make_weighted_sbc(config, *, burn=100, ess_target=30, n_draws=None, thin=Non
     f = recognize(weighted_model(config))
     plan = plan_from_factorization(f)
     assert isinstance(plan, WeightedPlan), plan
-    update = {"A", "W", "tau"}
+    update = {"A", "W", "tau", *f.rates}
 
     def simulate(rng):
         p = weighted_prior(config, rng)
-        return tested(p), simulate_data(config, p, rng)
+        return tested(p, config), simulate_data(config, p, rng)
 
     def infer(X, rng):
         obs = gc.observed_entries(X)
@@ -125,10 +142,11 @@ def make_weighted_sbc(config, *, burn=100, ess_target=30, n_draws=None, thin=Non
         st = gc.nmf_state(p0["A"], p0["W"], 1.0, None, obs)
         st.tau = (np.array(p0["tau"], dtype=float) if np.ndim(p0["tau"])
                   else float(p0["tau"]))
+        rates = {name: np.array(p0[name], dtype=float) for name in f.rates}
 
         def step():
-            weighted_nmf_sweep(st, obs, plan, rng, rates={}, update=update)
-            return tested({"A": st.A, "W": st.W, "tau": st.tau})
+            weighted_nmf_sweep(st, obs, plan, rng, rates=rates, update=update)
+            return tested({"A": st.A, "W": st.W, "tau": st.tau, **rates}, config)
 
         for _ in range(burn):
             step()

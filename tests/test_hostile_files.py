@@ -129,35 +129,49 @@ def test_cli_refuses_typo_with_exit_2(tmp_path, capsys):
 # -- 4. sizes checked before allocation ------------------------------------------------------------
 
 
-def test_netcdf_declaring_a_huge_matrix_is_refused_before_reading(tmp_path):
+_CAPPED_SCRIPT = """
+import sys
+from bnmfzoo import cli
+for args in sys.argv[1:]:
+    code = cli.main(args.split("|"))
+    print("EXIT", code, file=sys.stderr, flush=True)
+"""
+
+
+def test_sizes_are_checked_before_allocation_under_a_memory_cap(tmp_path):
+    """A 6 kB netCDF declaring 40,000 x 40,000, a 200-byte ``.npy`` header declaring
+    100,000 x 100,000 and ``--draws 1000000000``: each refused in one line (exit 2) before
+    anything is allocated, in a process capped at 4 GB of address space (one process for the
+    three, to keep the test at one PyMC import)."""
     import h5netcdf
 
-    path = tmp_path / "big.nc"
-    with h5netcdf.File(path, "w") as f:  # 40,000 x 40,000 declared, nothing written
+    nc = tmp_path / "big.nc"
+    with h5netcdf.File(nc, "w") as f:  # 40,000 x 40,000 declared, nothing written
         f.dimensions = {"row": 40_000, "col": 40_000}
         f.create_variable("X", ("row", "col"), float, chunks=(100, 100), compression="gzip")
-    assert path.stat().st_size < 20_000
-    proc = _run(["fit", path, "--model", "beta_dir", "--out", tmp_path / "r.nc", "--quiet"])
-    _one_line_exit_2(proc, "40000 x 40000", "in memory, more than")
-
-
-def test_npy_header_declaring_a_huge_array_is_refused(tmp_path):
-    path = tmp_path / "big.npy"
-    header = {"descr": "<f8", "fortran_order": False, "shape": (100_000, 100_000)}
-    with open(path, "wb") as fh:
-        np.lib.format.write_array_header_1_0(fh, header)
+    assert nc.stat().st_size < 20_000
+    npy = tmp_path / "big.npy"
+    with open(npy, "wb") as fh:
+        np.lib.format.write_array_header_1_0(
+            fh, {"descr": "<f8", "fortran_order": False, "shape": (100_000, 100_000)})
         fh.write(b"\0" * 64)
-    assert path.stat().st_size < 300
-    proc = _run(["fit", path, "--model", "beta_dir", "--out", tmp_path / "r.nc", "--quiet"])
-    _one_line_exit_2(proc, "declares a 100000 x 100000 float64 array", "holds 64 bytes")
-
-
-def test_draws_times_chains_times_parameters_is_checked_before_sampling(tmp_path):
+    assert npy.stat().st_size < 300
     data = _binary_csv(tmp_path / "v.csv")
-    proc = _run(["fit", data, "--model", "beta_dir", "--draws", "1000000000", "--out",
-                 tmp_path / "r.nc", "--quiet"])
-    _one_line_exit_2(proc, "--draws 1000000000 x --chains 2", "in memory, more than")
-    assert not (tmp_path / "r.nc").exists()
+    out = tmp_path / "r.nc"
+    runs = [f"fit|{nc}|--model|beta_dir|--out|{out}|--quiet",
+            f"fit|{npy}|--model|beta_dir|--out|{out}|--quiet",
+            f"fit|{data}|--model|beta_dir|--draws|1000000000|--out|{out}|--quiet"]
+    proc = subprocess.run([sys.executable, "-c", _CAPPED_SCRIPT, *runs], capture_output=True,
+                          text=True, env=_env(), timeout=600,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (CAP, CAP)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert "Traceback" not in proc.stderr and len(lines) == 6, proc.stderr[-3000:]
+    assert lines[1::2] == ["EXIT 2"] * 3
+    assert "40000 x 40000" in lines[0] and "in memory, more than" in lines[0]
+    assert "declares a 100000 x 100000 float64 array" in lines[2] and "64 bytes" in lines[2]
+    assert "--draws 1000000000 x --chains 2" in lines[4] and "in memory" in lines[4]
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("args, match", [

@@ -121,7 +121,7 @@ def test_per_mode_summary_on_chains_in_two_modes():
     # chains that never change mode: no mass (NaN), the share of chains beside it
     assert table.groupby(level="mode")["mode_weight"].first().isna().all()
     assert np.allclose(table.groupby(level="mode")["mode_share"].first(), 0.5)
-    assert "NOT posterior masses" in messages
+    assert "NOT a posterior mass" in messages
     # within each mode the two chains agree once aligned: R-hat near 1 (the draws are iid
     # jitter around one basis, so any R-hat above 1.05 would mean unaligned labels)
     assert table["r_hat"].max() < 1.05

@@ -76,6 +76,23 @@ def test_round_trips_are_counted_exactly():
     assert rs.round_trips == 0
 
 
+class StuckHot(Flat):
+    """Pair (0, 1) always swaps, pair (1, 2) never: the hottest state's term is far lower."""
+
+    def loglik(self, state):
+        return state[0]
+
+
+def test_no_round_trip_without_the_hot_end():
+    """Labels 0 and 1 bounce between the two colder rungs and never reach the hottest one:
+    no round trip, however often they return to the cold end."""
+    rs = ReplicaSet.new([[0.0], [0.0], [-1e9]])
+    for _ in range(20):
+        exchange_step(StuckHot(), rs, np.array([1.0, 0.5, 0.25]), np.random.default_rng(0))
+    assert rs.labels[2] == 2 and set(rs.labels[:2]) == {0, 1}
+    assert rs.round_trips == 0
+
+
 def _exchange_marginals(sign, n=3000, seed=3):
     betas = np.array([1.0, 0.5, 0.2])
     rng = np.random.default_rng(seed)

@@ -43,7 +43,7 @@ def _rhat(idata):
     return float(np.max([float(v) for v in vals]))
 
 
-def run(name, method, chains, seed):
+def run(name, method, chains, seed, budget=None):
     import pymc as pm
     from threadpoolctl import threadpool_limits
 
@@ -52,8 +52,8 @@ def run(name, method, chains, seed):
     from bnmfzoo.models import exponential_gaussian
 
     X = _data(name)
-    _, R, budget, nuts_budget = PROBLEMS[name]
-    tune, draws = nuts_budget if method == "nuts" else budget
+    _, R, default, nuts_budget = PROBLEMS[name]
+    tune, draws = nuts_budget if method == "nuts" else (budget or default)
     with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with exponential_gaussian(X, R) as model:
@@ -87,11 +87,13 @@ def main():
     parser.add_argument("--methods", nargs="+", default=["re", "gibbs", "nuts"])
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--budget", nargs=2, type=int, metavar=("TUNE", "DRAWS"),
+                        help="tune and draws of re and gibbs (default: the problem's)")
     args = parser.parse_args()
     for name in args.problems:
         for method in args.methods:
             chains = 1 if method == "nuts" else args.chains
-            print(run(name, method, chains, args.seed), flush=True)
+            print(run(name, method, chains, args.seed, args.budget), flush=True)
 
 
 if __name__ == "__main__":

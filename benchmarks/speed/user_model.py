@@ -1,6 +1,12 @@
 """Benchmark: a user's own PyMC model, sampled by ``pm.sample()`` with no ``step=``.
 
-Run with ``python -m benchmarks.speed.user_model [--gibbs-draws 1000] [--nuts-draws 150]``.
+Run with ``python -m benchmarks.speed.user_model [--gibbs-draws 1000] [--nuts-draws 150]
+[--model issue18|gamma|col_tau|student ...] [--only gdsc|ccle] [--cpu]``.
+
+Issue 34's models (``--model``): ``gamma``, ``A, W ~ Gamma(2, 1)`` with ``tau ~ Gamma(1, 1)``;
+``col_tau``, the same priors with one precision per column (``tau ~ Gamma(1, 1, dims="col")``
+as ``tau[cols]`` on the observed entries); ``student``, the same priors with
+``X ~ StudentT(4, A @ W, tau^-1/2)``. For these the ESS of the first column's tau is shown.
 
 The model, written in PyMC syntax as a user would (issue 18)::
 
@@ -42,19 +48,39 @@ import numpy as np
 
 from benchmarks._common import DATA
 
+#: the models of issue 34 (item 3), as users write them; "issue18" is the model above
+MODELS = ("issue18", "gamma", "col_tau", "student")
 
-def user_model(X, rank):
+
+def user_model(X, rank, kind="issue18"):
+    """The benchmark's model ``kind`` (see :data:`MODELS` and the module docstring)."""
     import pymc as pm
 
     from bnmfzoo import likelihoods
 
     coords = {"row": X.row.values, "col": X.col.values, "factor": np.arange(rank)}
     with pm.Model(coords=coords) as model:
-        A = pm.HalfNormal("A", 1.0, dims=("row", "factor"))
-        lam = pm.Gamma("lam", 2.0, 2.0, dims="factor")
-        W = pm.Exponential("W", lam[:, None], dims=("factor", "col"))
-        tau = pm.Gamma("tau", 1.0, 1.0)
-        likelihoods.gaussian("X", A, W, observed=X, tau=tau)
+        if kind == "issue18":
+            A = pm.HalfNormal("A", 1.0, dims=("row", "factor"))
+            lam = pm.Gamma("lam", 2.0, 2.0, dims="factor")
+            W = pm.Exponential("W", lam[:, None], dims=("factor", "col"))
+            tau = pm.Gamma("tau", 1.0, 1.0)
+            likelihoods.gaussian("X", A, W, observed=X, tau=tau)
+            return model
+        A = pm.Gamma("A", 2.0, 1.0, dims=("row", "factor"))
+        W = pm.Gamma("W", 2.0, 1.0, dims=("factor", "col"))
+        rows, cols = np.nonzero(~np.isnan(X.values))
+        values = X.values[rows, cols]
+        if kind == "gamma":
+            tau = pm.Gamma("tau", 1.0, 1.0)
+            likelihoods.gaussian("X", A, W, observed=X, tau=tau)
+        elif kind == "col_tau":
+            tau = pm.Gamma("tau", 1.0, 1.0, dims="col")
+            pm.Normal("X", mu=(A @ W)[rows, cols], tau=tau[cols], observed=values)
+        else:
+            tau = pm.Gamma("tau", 1.0, 1.0)
+            pm.StudentT("X", nu=4.0, mu=(A @ W)[rows, cols], sigma=tau ** -0.5,
+                        observed=values)
     return model
 
 
@@ -62,18 +88,19 @@ def quantities(dt, entries):
     import xarray as xr
 
     p = dt.posterior
-    ds = xr.Dataset({"tau": p["tau"]})
+    tau = p["tau"]
+    ds = xr.Dataset({"tau": tau if tau.ndim == 2 else tau.isel({tau.dims[2]: 0})})
     for i, j in entries:
         ds[f"AW[{i},{j}]"] = (p["A"].isel(row=i) * p["W"].isel(col=j)).sum("factor")
     return ds
 
 
-def run(name, X, rank, gibbs_draws, nuts_draws, chains, seed):
+def run(name, X, rank, gibbs_draws, nuts_draws, chains, seed, kind="issue18", cpu=False):
     import arviz as az
     import pymc as pm
     from pymc.sampling.mcmc import assign_step_methods
 
-    model = user_model(X, rank)
+    model = user_model(X, rank, kind)
     mask = ~np.isnan(X.values)
     rng = np.random.default_rng(0)
     obs_rows, obs_cols = np.nonzero(mask)
@@ -81,7 +108,7 @@ def run(name, X, rank, gibbs_draws, nuts_draws, chains, seed):
     entries = [(int(obs_rows[k]), int(obs_cols[k])) for k in pick]
     shown = entries[:3]
     print(f"\n=== {name}: {X.shape[0]} x {X.shape[1]}, {int(mask.sum())} observed "
-          f"({mask.mean():.3f}), rank {rank}")
+          f"({mask.mean():.3f}), rank {rank}, model {kind!r}")
     with model:
         _, selected = assign_step_methods(model)
     print("  pm.sample() assigns: " + "; ".join(
@@ -90,9 +117,9 @@ def run(name, X, rank, gibbs_draws, nuts_draws, chains, seed):
     kw = dict(chains=chains, cores=1, random_seed=seed, progressbar=False,
               compute_convergence_checks=False)
     with model:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         ours = pm.sample(draws=gibbs_draws, tune=gibbs_draws // 2, **kw)
-        t_ours = time.perf_counter() - t
+        t_ours, c_ours = time.perf_counter() - t, time.process_time() - c
     assert "train_mse" in ours.sample_stats, "GibbsNMF did not run"
     from bnmfzoo.inference._step_glue import pymc_default_steps
 
@@ -101,12 +128,15 @@ def run(name, X, rank, gibbs_draws, nuts_draws, chains, seed):
         print("  baseline assigns:    " + "; ".join(
             f"{cls.__name__}: [{', '.join(model.values_to_rvs[v].name for v in vs)}]"
             for cls, vs in selected.items()) + " (nuts_sampler='pymc')")
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         nuts = pm.sample(draws=nuts_draws, tune=nuts_draws, nuts_sampler="pymc", **kw)
-        t_nuts = time.perf_counter() - t
+        t_nuts, c_nuts = time.perf_counter() - t, time.process_time() - c
     assert "train_mse" not in nuts.sample_stats
     print(f"  ours: {chains} x ({gibbs_draws // 2} tune + {gibbs_draws}) sweeps in "
-          f"{t_ours:.1f} s;  NUTS: {chains} x ({nuts_draws} + {nuts_draws}) in {t_nuts:.1f} s")
+          f"{t_ours:.1f} s ({c_ours:.1f} CPU s);  NUTS: {chains} x ({nuts_draws} + "
+          f"{nuts_draws}) in {t_nuts:.1f} s ({c_nuts:.1f} CPU s)")
+    if cpu:  # ESS per CPU second (a shared machine's wall time depends on the others' load)
+        t_ours, t_nuts = c_ours, c_nuts
 
     q_ours, q_nuts = quantities(ours, entries), quantities(nuts, entries)
     ess_o, ess_n = az.ess(q_ours), az.ess(q_nuts)
@@ -148,16 +178,21 @@ def main():
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", choices=["gdsc", "ccle"], default=None)
+    parser.add_argument("--model", choices=MODELS, action="append", default=None,
+                        help="model(s) to run (default: issue18)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="ESS per CPU second instead of per wall-clock second")
     args = parser.parse_args()
     import bnmfzoo  # noqa: F401 - registers the step methods
     from bnmfzoo.datasets import load_ccle, load_gdsc
 
-    if args.only in (None, "gdsc"):
-        run("GDSC IC50", load_gdsc(data_home=DATA), 5, args.gibbs_draws, args.nuts_draws,
-            args.chains, args.seed)
-    if args.only in (None, "ccle"):
-        run("CCLE IC50", load_ccle("ic50", data_home=DATA), 3, args.gibbs_draws,
-            args.nuts_draws, args.chains, args.seed)
+    for kind in args.model or ["issue18"]:
+        if args.only in (None, "gdsc"):
+            run("GDSC IC50", load_gdsc(data_home=DATA), 5, args.gibbs_draws, args.nuts_draws,
+                args.chains, args.seed, kind, args.cpu)
+        if args.only in (None, "ccle"):
+            run("CCLE IC50", load_ccle("ic50", data_home=DATA), 3, args.gibbs_draws,
+                args.nuts_draws, args.chains, args.seed, kind, args.cpu)
 
 
 if __name__ == "__main__":

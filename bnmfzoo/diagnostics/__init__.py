@@ -31,6 +31,8 @@ _NAMES = {
     "align": "._modes.alignment",
     "modes": "._modes.mode_clustering",
     "point_estimate": "._modes.mode_clustering",
+    "weight_label": "._modes.point_estimate",
+    "mode_masses": "._modes.masses",
     "stacking_weights": "._modes.stacking",
     "chain_weights": "._modes.stacking",
     "chain_elpd": "._modes.stacking",

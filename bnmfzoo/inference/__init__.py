@@ -11,6 +11,10 @@ Four independent wings, one per paper family; none imports another:
 * :mod:`~bnmfzoo.inference.exploration` -- RRT exploration with online nonparametric VI (Masood &
   Doshi-Velez 2016).
 
+Replica exchange is written once, in :mod:`~bnmfzoo.inference.tempering` (shared by the wings,
+importing none): a family plugs its exact tempered sweep into the generic
+:class:`ReplicaExchange` step (``ReplicaExchangeGibbs``, ``ReplicaExchangeCollapsed``).
+
 ``import bnmfzoo`` registers the Gibbs step methods with PyMC, so ``pm.sample()`` chooses them
 by itself for the models they recognize; ``with pymc_default_steps():`` restores PyMC's own
 choice (e.g. for a NUTS baseline).
@@ -40,6 +44,8 @@ _NAMES = {
     "CollapsedGibbsBetaDir": ".binary.collapsed_gibbs",
     "CollapsedGibbsDirDir": ".binary.collapsed_gibbs",
     "ReplicaExchangeCollapsed": ".binary.replica_exchange",
+    "ReplicaExchange": ".tempering.step",
+    "ladder_stats": ".tempering._ladder",
     "fit_collapsed_gibbs": ".binary.collapsed_gibbs",
     "fit_cvb0": ".binary.cvb0",
     "fit_particles": ".particles.weighted",
@@ -51,6 +57,8 @@ _NAMES = {
     "fit_npvi": ".exploration.npvi",
     "fit_onvi": ".exploration.npvi",
     "GibbsPoisson": ".counts.gibbs_poisson",
+    "fit_vb_poisson": ".counts.vb",
+    "select_rank_poisson": ".counts.vb",
     "sample": ".chains",
     "pymc_default_steps": "._step_glue",
 }

@@ -224,11 +224,11 @@ def align(
         differs from the previous draw's), ``permutation`` (chain, draw, factor; the original
         label now at each position) and ``reference_A`` (the reference basis, unit-l1
         columns); ``n_rhat_above_<var>`` for each variable with a factor dim (entries with
-        R-hat above ``rhat_threshold`` after alignment). A ``particles`` group holding the basis (dim ``particle``) is relabelled
-        (and rescaled) against the same reference, its permutations stored as
-        ``particle_permutation``. Without a given reference also ``mode`` (chain, draw) and
-        ``mode_reference_A`` (mode, row, factor; unit-l1). Root attrs gain ``aligned = 1``,
-        ``aligned_normalized``.
+        R-hat above ``rhat_threshold`` after alignment). A ``particles`` group holding the
+        basis (dim ``particle``) is relabelled (and rescaled) against the same reference, its
+        permutations stored as ``particle_permutation``. Without a given reference also
+        ``mode`` (chain, draw) and ``mode_reference_A`` (mode, row, factor; unit-l1). Root
+        attrs gain ``aligned = 1``, ``aligned_normalized``.
 
     Examples
     --------

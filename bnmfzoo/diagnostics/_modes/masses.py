@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-__all__ = ["batch_means_mcse", "indicator_rhat", "mode_masses", "visits"]
+__all__ = ["NOTES", "batch_means_mcse", "indicator_rhat", "mode_masses", "note", "visits"]
 
 #: total number of batches pooled over chains for the batch-means MCSE
 N_BATCHES = 20
@@ -55,7 +55,7 @@ def batch_means_mcse(ind, n_batches=N_BATCHES):
     --------
     >>> x = np.random.default_rng(0).random((4, 1000)) < 0.3
     >>> round(batch_means_mcse(x), 4)
-    0.0068
+    0.0081
     """
     x = np.asarray(ind, dtype=float)
     if x.ndim != 2:
@@ -207,3 +207,55 @@ def mode_masses(label, K, *, min_visits=10, max_rhat=1.05, n_batches=N_BATCHES):
                              "exchange with more rungs)."))
     return dict(out, weight=share.copy(), weight_mcse=mcse, estimator="draws", is_mass=True,
                 message="")
+
+
+#: what each estimator's ``weight`` is (the ``note`` attribute of :func:`~.mode_clustering.modes`)
+NOTES = {
+    "draws": "weight: posterior mass of each mode, estimated by the fraction of draws of "
+             "chains that cross between the modes, with its batch-means Monte-Carlo error "
+             "(weight_mcse)",
+    "draws_unreliable": "weight: fraction of draws; the chains cross between modes too rarely "
+                        "(or disagree) for a reliable mass: run longer",
+    "share_of_chains": "no chain moves between modes: share is the fraction of chains that "
+                       "started in each mode, NOT a posterior mass (weight is NaN); run "
+                       "replica exchange (ReplicaExchangeGibbs) for masses",
+    "stein_weight": "weight: Stein weights of the particles (kernelized Stein discrepancy), "
+                    "NOT posterior masses: they see the local shape of the density, not the "
+                    "mass of separated modes; run replica exchange (ReplicaExchangeGibbs) for "
+                    "masses",
+    "particle_weight": "weight: the particles' stored weights, NOT posterior masses; run "
+                       "replica exchange (ReplicaExchangeGibbs) for masses",
+    "component_weight": "weight: mixture-component weights of a variational fit, NOT "
+                        "posterior masses; run replica exchange (ReplicaExchangeGibbs) for "
+                        "masses",
+    "stacking": "weight: stacking weights of the chains (Yao, Vehtari & Gelman 2022), a "
+                "predictive weighting, NOT posterior masses; run replica exchange "
+                "(ReplicaExchangeGibbs) for masses",
+}
+
+
+def note(estimator, min_weight, src="posterior"):
+    """The sentence saying what a weight of this ``estimator`` is (:data:`NOTES`)."""
+    if src != "posterior":
+        return NOTES[estimator] + "."
+    return (NOTES[estimator] + f". Modes with less than {min_weight:g} of the draws are merged "
+            "into their nearest mode; a mode no chain visited is not listed (its mass is "
+            "unknown, not zero).")
+
+
+def stored_estimator(result, src):
+    """The estimator name of stored (particle / component) weights of ``result``."""
+    if src == "variational":
+        return "component_weight"
+    diag = result["diagnostics"].to_dataset() if "diagnostics" in result.children else {}
+    return "stein_weight" if "ksd_v" in diag else "particle_weight"
+
+
+def round_trips(result, C):
+    """Each chain's round trips through the replica ladder (last value), or None."""
+    if "sample_stats" not in result.children:
+        return None
+    ss = result["sample_stats"].to_dataset()
+    if "round_trips" not in ss or ss["round_trips"].sizes.get("chain") != C:
+        return None
+    return np.asarray(ss["round_trips"].transpose("chain", "draw").values[:, -1])

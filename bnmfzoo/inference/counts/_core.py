@@ -12,9 +12,10 @@ which cost O((D + N) K) when the offsets are separable (``o_dn = s_d c_n``) and 
 observed (minus a correction over the missing cells), else O(observed K)
 (:class:`Exposure`). Memory O(nonzeros + (D + N) K).
 
-The split (:func:`split_counts`) runs over the nonzeros in CSR order (rows outer, columns sorted
-inside a row), keeps the row's counts in registers and scatters the column counts into an
-N x K table (no atomics: one thread). Random numbers come from a xoshiro256+ generator inside
+The split (:func:`split_counts`) runs over the nonzeros in a tiled order (blocks of
+:data:`TILE_COLUMNS` columns, rows inside a block, :attr:`CountMatrix.tiled`), keeps the current
+row's counts in a K-vector and scatters the column counts into an N x K table that stays in
+cache for the block (no atomics: one thread). Random numbers come from a xoshiro256+ generator inside
 numba (about 1.6 ns each), seeded from the chain's ``numpy.random.Generator``, one per count;
 the category is found without branches (the number of cumulative sums below the uniform: a
 data-dependent search loop mispredicts about once per draw, and recycling one uniform for
@@ -37,6 +38,7 @@ Computational Intelligence and Neuroscience, 785152.
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numba
 import numpy as np
@@ -46,6 +48,8 @@ __all__ = ["CountMatrix", "Exposure", "split_counts", "exposures", "gamma_update
 
 #: counts above this are split by sequential binomials instead of count by count
 BIG_COUNT = 32
+#: columns per block of the split's tiled order (:attr:`CountMatrix.tiled`)
+TILE_COLUMNS = 2048
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +98,21 @@ class CountMatrix:
     def rows(self):
         """Row index of each nonzero (int64)."""
         return np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+
+    @cached_property
+    def tiled(self):
+        """``(rows, cols, counts)`` (int32) sorted by (column block, row, column).
+
+        The split walks this order: the columns' tables (``W`` and the column counts, 2 K
+        floats per column) of one block of :data:`TILE_COLUMNS` columns stay in cache while
+        every row's nonzeros in the block are split (measured 1.3-1.5x faster than CSR order
+        on 3,774 x 16,791, K = 6). Memory: 12 bytes per nonzero.
+        """
+        rows = self.rows()
+        cols = self.cols.astype(np.int64)
+        order = np.lexsort((cols, rows, cols // TILE_COLUMNS))
+        return (rows[order].astype(np.int32), self.cols[order].copy(),
+                self.counts[order].copy())
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,53 +170,62 @@ def seed_state(rng):
 # ----------------------------------------------------------------------------- the split
 
 @numba.njit(cache=True)
-def _split_kernel(indptr, cols, counts, A, Wt, state, np_seed, ZA, ZWt):
+def _split_kernel(rows, cols, counts, A, Wt, state, np_seed, ZA, ZWt):
     """Multinomial split of every nonzero count; fills ZA (D, K) and ZWt (N, K). Returns code.
 
-    Codes: 0 ok, 1 a nonzero count whose means are all 0 or non-finite.
+    ``rows, cols, counts`` in tiled order (:attr:`CountMatrix.tiled`): a row's counts are
+    kept in ``za`` and flushed into ``ZA`` when the row changes. Codes: 0 ok, 1 a nonzero
+    count whose means are all 0 or non-finite.
     """
     np.random.seed(np_seed)
     D, K = A.shape
+    ZA[:] = 0.0
     ZWt[:] = 0.0
     cum = np.empty(K)
-    za = np.empty(K)
-    for d in range(D):
-        for k in range(K):
-            za[k] = 0.0
-        for e in range(indptr[d], indptr[d + 1]):
-            n = cols[e]
-            x = counts[e]
-            tot = 0.0
+    za = np.zeros(K)
+    if rows.size == 0:
+        return 0
+    cur = rows[0]
+    for e in range(rows.size):
+        d = rows[e]
+        if d != cur:
             for k in range(K):
-                tot += A[d, k] * Wt[n, k]
-                cum[k] = tot
-            if not (tot > 0.0 and tot < np.inf):
-                return 1
-            if x <= BIG_COUNT:
-                for _ in range(x):
-                    v = _next_uniform(state) * tot
-                    k = 0
-                    for j in range(K - 1):  # branchless: how many cumulative sums are <= v
-                        k += v >= cum[j]
-                    za[k] += 1.0
-                    ZWt[n, k] += 1.0
-            else:
-                left = x
-                rest = tot
-                for k in range(K):
-                    if left == 0:
-                        break
-                    p = A[d, k] * Wt[n, k]
-                    if k == K - 1 or rest <= p:
-                        z = left
-                    else:
-                        z = np.random.binomial(left, min(p / rest, 1.0))
-                    za[k] += z
-                    ZWt[n, k] += z
-                    left -= z
-                    rest -= p
+                ZA[cur, k] += za[k]
+                za[k] = 0.0
+            cur = d
+        n = cols[e]
+        x = counts[e]
+        tot = 0.0
         for k in range(K):
-            ZA[d, k] = za[k]
+            tot += A[d, k] * Wt[n, k]
+            cum[k] = tot
+        if not (tot > 0.0 and tot < np.inf):
+            return 1
+        if x <= BIG_COUNT:
+            for _ in range(x):
+                v = _next_uniform(state) * tot
+                k = 0
+                for j in range(K - 1):  # branchless: how many cumulative sums are <= v
+                    k += v >= cum[j]
+                za[k] += 1.0
+                ZWt[n, k] += 1.0
+        else:
+            left = x
+            rest = tot
+            for k in range(K):
+                if left == 0:
+                    break
+                p = A[d, k] * Wt[n, k]
+                if k == K - 1 or rest <= p:
+                    z = left
+                else:
+                    z = np.random.binomial(left, min(p / rest, 1.0))
+                za[k] += z
+                ZWt[n, k] += z
+                left -= z
+                rest -= p
+    for k in range(K):
+        ZA[cur, k] += za[k]
     return 0
 
 
@@ -228,7 +256,8 @@ def split_counts(data, A, W, rng, state=None):
         state = seed_state(rng)
     ZA = np.empty((D, K))
     ZWt = np.empty((N, K))
-    code = _split_kernel(data.indptr, data.cols, data.counts, np.ascontiguousarray(A, float),
+    rows, cols, counts = data.tiled
+    code = _split_kernel(rows, cols, counts, np.ascontiguousarray(A, float),
                          np.ascontiguousarray(W.T, float), state,
                          int(rng.integers(0, 2**31 - 1)), ZA, ZWt)
     if code:
@@ -247,7 +276,7 @@ def _log_factorial_ratio(z, K, x):
 
 
 @numba.njit(cache=True)
-def _split_tempered_kernel(indptr, cols, counts, A, Wt, beta, state, ZA, ZWt, max_tries):
+def _split_tempered_kernel(indptr, cols, counts, A, Wt, beta, state, ZA, ZWt, max_tries, lgz):
     """Exact split under the tempered augmented target (see module docstring)."""
     D, K = A.shape
     ZWt[:] = 0.0
@@ -287,13 +316,16 @@ def _split_tempered_kernel(indptr, cols, counts, A, Wt, beta, state, ZA, ZWt, ma
             for k in range(K):
                 ZA[d, k] += z[k]
                 ZWt[n, k] += z[k]
+                lgz[0] += math.lgamma(z[k] + 1.0)
     return tries_total
 
 
-def split_counts_tempered(data, A, W, beta, rng, *, max_tries=100_000):
+def split_counts_tempered(data, A, W, beta, rng, *, max_tries=100_000, with_lgz=False):
     """Split under the tempered augmented target (exact rejection sampler).
 
-    Returns ``(ZA, ZW, proposals)``; at ``beta = 1`` identical in law to :func:`split_counts`.
+    Returns ``(ZA, ZW, proposals)``, or with ``with_lgz=True`` ``(ZA, ZW, proposals,
+    sum over nonzeros and factors of log Z_dnk!)`` (the augmented log-likelihood needs it);
+    at ``beta = 1`` identical in law to :func:`split_counts`.
     The acceptance of a count ``x`` is ``E[(prod_k Z_k! / x!)^(1 - beta)]``, small for large
     counts at small ``beta``: a ``RuntimeError`` is raised after ``max_tries`` proposals for one
     count.
@@ -302,15 +334,18 @@ def split_counts_tempered(data, A, W, beta, rng, *, max_tries=100_000):
     K = A.shape[1]
     ZA = np.empty((D, K))
     ZWt = np.empty((N, K))
+    lgz = np.zeros(1)
     code = _split_tempered_kernel(data.indptr, data.cols, data.counts,
                                   np.ascontiguousarray(A, float),
                                   np.ascontiguousarray(W.T, float), float(beta),
-                                  seed_state(rng), ZA, ZWt, int(max_tries))
+                                  seed_state(rng), ZA, ZWt, int(max_tries), lgz)
     if code == -1:
         raise FloatingPointError("a nonzero count has a zero or non-finite mean A @ W")
     if code == -2:
         raise RuntimeError(f"tempered split: a count was not accepted in {max_tries} proposals "
                            f"(beta = {beta}); use a ladder with larger beta_min")
+    if with_lgz:
+        return ZA, np.ascontiguousarray(ZWt.T), int(code), float(lgz[0])
     return ZA, np.ascontiguousarray(ZWt.T), int(code)
 
 

@@ -223,7 +223,13 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
     (:func:`bnmfzoo.inference.gaussian.priors._prior_core.prior_nmf_sweep`), and parameters that
     depend
     on variables other steps sample (a hyperprior, ``sigma ~ HalfNormal``) are read from the
-    point at every step. Each half-sweep costs O(|observed| x R) through the residual, or less
+    point at every step. ``Gamma(a, b)`` factor priors with ``a >= 1`` (each entry drawn exactly
+    from its log-concave conditional), one noise precision per row or per column
+    (``tau[None, :]``, conjugate Gamma draws over the observed entries) and Student-t noise
+    (``pm.StudentT(nu, A @ W, sigma)``, through latent per-entry precisions drawn afresh at
+    every step; a free ``nu`` is left to another step method) run through the weighted sweep
+    of :mod:`bnmfzoo.inference.gaussian.priors._weighted_core`. Each half-sweep costs
+    O(|observed| x R) through the residual, or less
     through Gram matrices shared by rows with the same missing-data pattern (fully observed and
     block-missing data; chosen automatically, same draws either way). Draws are written in
     PyMC's value space (``A_log__`` ...). The generator comes from

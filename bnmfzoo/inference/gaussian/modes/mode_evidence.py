@@ -54,7 +54,7 @@ def masses_from_log_evidence(log_z, se):
     --------
     >>> p, dp = masses_from_log_evidence([0.0, math.log(3.0)], [0.1, 0.1])
     >>> p.round(3).tolist(), dp.round(4).tolist()
-    [[0.25, 0.75], [0.0265, 0.0265]]
+    ([0.25, 0.75], [0.0265, 0.0265])
     """
     log_z, se = np.asarray(log_z, dtype=float), np.asarray(se, dtype=float)
     p = np.exp(log_z - np.max(log_z))

@@ -1,0 +1,70 @@
+"""Mutations of GibbsNMF's weighted sweep (issue 34, item 3): the exact Gamma-prior conditional,
+per-row/column noise precisions, Student-t noise through its scale mixture, and their
+recognition."""
+
+from benchmarks.mutation._harness import Mutation
+
+_WC = "bnmfzoo/inference/gaussian/priors/_weighted_core.py"
+_GC = "bnmfzoo/inference/gaussian/priors/_gamma_conditional.py"
+_REC = "bnmfzoo/models/_recognize.py"
+_T = "tests/test_recognize_weighted.py"
+_SBC = f"{_T}::test_sbc_weighted"
+
+MUTATIONS = [
+    Mutation(
+        id="prior-gamma-shape-term-dropped", path=_WC,
+        old="np.ascontiguousarray(-b), np.ascontiguousarray(a - 1.0)",
+        new="np.ascontiguousarray(-b), np.zeros(shape)",
+        tests=(f"{_SBC}[gamma]",),
+        why="conditional missing a term: the Gamma prior's (a - 1) log u is dropped, so the "
+            "sweep samples Exponential(b) priors"),
+    Mutation(
+        id="prior-gamma-accept-missing-log", path=_GC,
+        old="if rng.standard_exponential() >= c * (u - 1.0 - math.log(u)):",
+        new="if rng.standard_exponential() >= c * (u - 1.0):",
+        tests=(f"{_T}::test_gamma_conditional_distribution",),
+        why="conditional missing a term: the truncated-normal envelope's acceptance drops the "
+            "(a - 1) log x part of the density"),
+    Mutation(
+        id="prior-col-tau-shape-counts-missing", path=_WC,
+        old="shape = plan.alpha + 0.5 * np.bincount(group, minlength=size)",
+        new="shape = plan.alpha + 0.5 * (obs.shape[0] if plan.axis == \"col\" "
+            "else obs.shape[1])",
+        tests=(f"{_SBC}[gamma_col_tau]",),
+        why="wrong missing-data mask: the per-column precision's Gamma shape counts the "
+            "column's missing entries"),
+    Mutation(
+        id="prior-student-lambda-rate-no-nu", path=_WC,
+        old="1.0 / (0.5 * (nu + scale * resid * resid))",
+        new="1.0 / (0.5 * (scale * resid * resid))",
+        tests=(f"{_SBC}[student]",),
+        why="wrong rate of a conjugate update: the Student-t latent precision's rate misses "
+            "the prior's nu / 2"),
+    Mutation(
+        id="prior-col-tau-applied-per-row", path=_WC,
+        old="        return tau[group], tau",
+        new="        return tau[obs.rows if plan.axis == \"col\" else obs.cols], tau",
+        tests=(f"{_SBC}[row_tau]", f"{_SBC}[gamma_col_tau]"),
+        why="wrong index: a per-column precision weighs the entries of row j (and per-row "
+            "ones the entries of column i)"),
+    Mutation(
+        id="prior-weighted-precision-unweighted", path=_WC,
+        old="s2 += wb[e] * b[e]",
+        new="s2 += b[e] * b[e]",
+        tests=(f"{_SBC}[row_tau]",),
+        why="conditional missing a term: the factor's conditional precision ignores the "
+            "entries' noise weights (the linear term keeps them)"),
+    Mutation(
+        id="prior-student-tau-ignores-lambda", path=_WC,
+        old="sq = resid * resid if lam is None else lam * resid * resid",
+        new="sq = resid * resid",
+        tests=(f"{_SBC}[student]",),
+        why="stale sufficient statistic: the Student-t scale's Gamma rate sums r^2 instead of "
+            "lambda r^2"),
+    Mutation(
+        id="prior-recognize-gamma-params-swapped", path=_REC,
+        old='out = {"alpha": a, "beta": _param(beta, shape, free, transposed, memo)}',
+        new='out = {"beta": a, "alpha": _param(beta, shape, free, transposed, memo)}',
+        tests=(f"{_T}::test_recognized_forms",),
+        why="misread parameter: a Gamma prior's shape taken as its rate"),
+]

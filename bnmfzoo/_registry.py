@@ -35,6 +35,7 @@ METHODS = {
     "cvb0": ("bnmfzoo.inference:fit_cvb0", "fit"),
     "rrt": ("bnmfzoo.inference:fit_rrt", "fit"),
     "gibbs_poisson": ("bnmfzoo.inference:GibbsPoisson", "step"),
+    "vb_poisson": ("bnmfzoo.inference:fit_vb_poisson", "fit"),
 }
 
 #: method used when the user names only a model
@@ -60,14 +61,14 @@ MODEL_METHODS = {
     "beta_dir": ("collapsed_gibbs", "cvb0", "nuts"),
     "dir_beta": ("collapsed_gibbs", "cvb0", "nuts"),
     "dir_dir": ("collapsed_gibbs_dirdir", "nuts"),
-    "poisson": ("gibbs_poisson", "nuts"),
+    "poisson": ("gibbs_poisson", "vb_poisson", "nuts"),
     "negative_binomial": ("gibbs_poisson", "nuts"),
 }
 
 #: methods that run on the observed entries of sparse input (``scipy.sparse``, ``LongMatrix``)
 #: with no D x N array: memory O(observed + (D + N) R)
 SPARSE_METHODS = ("gibbs", "gibbs_nmtf", "vb", "icm", "multiplicative", "collapsed_gibbs",
-                  "collapsed_gibbs_dirdir", "cvb0", "gibbs_poisson")
+                  "collapsed_gibbs_dirdir", "cvb0", "gibbs_poisson", "vb_poisson")
 #: sparse input to any other method is made dense (with a warning) up to this many cells
 #: (400 MB as float64), and refused above
 MAX_DENSIFY_CELLS = 50_000_000

@@ -404,3 +404,47 @@ def test_read_matrix_missing_value_in_first_column(tmp_path, text, shape, missin
     X, info = read_matrix(tmp_path / "x.csv", return_info=True)
     assert X.shape == shape and int(np.isnan(X.values).sum()) == missing
     assert np.isnan(X.values[:, 0]).sum() == 1
+
+
+def _blocs(path, D=30, N=40, K=3, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.dirichlet(np.full(K, 0.2), size=D)
+    V = (rng.random((D, N)) < A @ rng.beta(0.3, 0.3, size=(K, N))).astype(float)
+    np.savetxt(path, V, delimiter=",", fmt="%g")
+    return path
+
+
+def test_results_are_sized_for_use_and_full_on_request(tmp_path, capsys):
+    """A truncated binary fit stores its active components (indices kept), thinned float32
+    draws and Rao-Blackwellized means; --keep-all stores every component and draw."""
+    data = _blocs(tmp_path / "v.csv")
+    args = ["fit", str(data), "--model", "beta_dir", "--truncation", "20", "--draws", "250",
+            "--tune", "50", "--chains", "1", "--seed", "1", "--quiet"]
+    assert cli.main([*args, "--out", str(tmp_path / "small.nc")]) == 0
+    assert cli.main([*args, "--keep-all", "--out", str(tmp_path / "full.nc")]) == 0
+    small, full = (xr.open_datatree(tmp_path / f"{n}.nc") for n in ("small", "full"))
+    post = small["posterior"]
+    kept = small["truncation"]["kept"].values
+    assert post.sizes["draw"] == 250 // 3 and small.attrs["thin"] == 3  # <= 100 per chain
+    assert post["A"].dtype == np.float32 and 1 <= post.sizes["factor"] == kept.sum() < 20
+    assert post["factor"].values.tolist() == np.flatnonzero(kept).tolist()
+    # the active components carry the mass: >= 1 % each, and the dropped ones < 1 % each
+    share = small["truncation"]["share"].values[0]
+    assert (share[kept] >= 0.01).all() and (share[~kept] < 0.01).all()
+    assert full["posterior"].sizes["factor"] == 20 and full["posterior"].sizes["draw"] == 250
+    assert full["posterior"]["A"].dtype == np.float64
+    assert "rao_blackwell" in small.children
+    assert (tmp_path / "small.nc").stat().st_size < (tmp_path / "full.nc").stat().st_size / 4
+    # --thin N keeps every N-th draw of a PyMC sampler too
+    np.savetxt(tmp_path / "x.csv", np.random.default_rng(0).random((8, 6)), delimiter=",")
+    assert cli.main(["fit", str(tmp_path / "x.csv"), "--rank", "2", "--draws", "20", "--tune",
+                     "5", "--chains", "1", "--thin", "4", "--seed", "0", "--quiet", "--out",
+                     str(tmp_path / "g.nc")]) == 0
+    assert xr.open_datatree(tmp_path / "g.nc")["posterior"].sizes["draw"] == 5
+
+
+def test_fit_help_shows_thin_and_keep_all(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["fit", "--help"])
+    text = capsys.readouterr().out
+    assert "--thin" in text and "--keep-all" in text and "at most 100" in text

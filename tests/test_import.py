@@ -51,4 +51,5 @@ def test_step_module_first_then_registered(statement):
     code = (f"{statement}\nfrom pymc.step_methods import STEP_METHODS\n"
             "print(sorted(c.__name__ for c in STEP_METHODS if c.__module__.startswith('bnmfzoo')))")
     assert _run(code) == str(sorted(["GibbsNMF", "GibbsNMTF", "GibbsNoiseSD",
-                                     "CollapsedGibbsBetaDir", "CollapsedGibbsDirDir"]))
+                                     "CollapsedGibbsBetaDir", "CollapsedGibbsDirDir",
+                                     "GibbsPoisson", "NotRecognizedNotice"]))

@@ -248,11 +248,13 @@ SBC_SEEDS = {"gamma": 51, "gamma_col_tau": 52, "row_tau": 53, "student": 54,
              "student_ard": 55}
 
 
-@pytest.mark.parametrize("config", WEIGHTED_CONFIGS)
+@pytest.mark.parametrize("config", [c if c != "student_ard" else pytest.param(
+    c, marks=pytest.mark.slow) for c in WEIGHTED_CONFIGS])
 def test_sbc_weighted(config):
     """SBC of the weighted sweep, 100 simulations of a 4 x 3 rank-2 model with two missing
     entries (both in column 1, so a per-column tau's shape must not count them). Costs 5-14
-    CPU s per configuration."""
+    CPU s per configuration; "student_ard" (ARD rates with Student-t noise, slower mixing:
+    about 30 CPU s) is in the slow suite."""
     simulate, infer = make_weighted_sbc(config)
     result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=SBC_SEEDS[config],
                  progressbar=False)

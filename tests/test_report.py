@@ -5,6 +5,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from bnmfzoo import cli
 from bnmfzoo._base.results import build_datatree
@@ -96,3 +97,80 @@ def test_report_renders_in_chromium(particle_result, tmp_path):
     # (text alone covers well under 5% of the pixels).
     assert img.shape[0] >= 2000
     assert (img < 200).mean() > 0.05
+
+
+def _binary_truncated_result(tmp_path, *, K=30, active=3, C=2, S=300, D=12, N=15):
+    """A beta_dir-like result: K components, ``active`` of them carrying the mass."""
+    rng = np.random.default_rng(5)
+    A = rng.dirichlet(np.r_[np.full(active, 5.0), np.full(K - active, 1e-3)], size=(C, S, D))
+    W = rng.beta(2.0, 2.0, size=(C, S, K, N))
+    X = (rng.random((D, N)) < (A[0, 0] @ W[0, 0])).astype(float)
+    X[0, 0] = np.nan
+    dt = build_datatree(
+        {"A": A, "W": W}, observed_data={"X": X},
+        coords={"row": [f"country_{i}" for i in range(D)],
+                "col": [f"vote_{j}" for j in range(N)]},
+        attrs={"method": "collapsed_gibbs", "model": "beta_dir"})
+    return atomic_write(dt, tmp_path / "binary.nc")
+
+
+def test_report_shows_both_loadings_the_fit_and_a_predictive_check(tmp_path, monkeypatch):
+    """Rows and columns by name per mode, the fit and the PPC; bounded: 200 of 300 draws,
+    the active components of a truncated model, and no summary over the entries of A or W."""
+    import bnmfzoo.diagnostics as diagnostics
+
+    called = []
+    real = diagnostics.summary
+    monkeypatch.setattr(diagnostics, "summary",
+                        lambda dt, var_names=None, **kw: called.append(var_names)
+                        or real(dt, var_names=var_names, **kw))
+    path = _binary_truncated_result(tmp_path)
+    assert cli.main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "200 of the 300 draws per chain" in page
+    assert "the 3 active of its 30 components" in page
+    assert "Loadings per mode" in page and "country_" in page and "vote_" in page
+    assert page.count("<table class='load'>") >= 6  # rows and columns of 3 factors
+    assert "Posterior predictive check" in page
+    assert "Log-likelihood per observed entry" in page
+    for name in ("loadings", "fit"):
+        assert (tmp_path / "rep" / f"{name}.png").stat().st_size > 10_000
+    assert all("A" not in (v or ()) and "W" not in (v or ()) for v in called)
+
+
+def test_modes_table_shows_every_column_with_its_label():
+    from bnmfzoo.report import _modes_section
+
+    ds = xr.Dataset(
+        {"weight": ("mode", [0.7, 0.3]), "weight_mcse": ("mode", [0.05, 0.05]),
+         "size": ("mode", [70, 30]), "novel": ("mode", [1.0, 2.0]),
+         "angle": (("mode", "mode_"), [[0.0, 40.0], [40.0, 0.0]])},
+        attrs={"source": "posterior", "estimator": "draws", "weighting": "draws",
+               "note": "weight: posterior mass"})
+    ds["novel"].attrs["long_name"] = "a new column"
+    html_text = _modes_section(xr.DataTree.from_dict({"/modes": ds}))
+    for text in ("MCSE of weight", "a new column", "members", "estimator: draws",
+                 "weight: posterior mass", "0.05"):
+        assert text in html_text, text
+
+
+def test_gdsc_report_shows_drug_and_cell_line_loadings_and_the_fit(tmp_path):
+    """A drug-screen fit (a 60 x 30 corner of GDSC, VB for speed): drug names and cell-line
+    names per factor, and a fit view."""
+    from bnmfzoo.datasets import load_gdsc
+
+    try:
+        X = load_gdsc()
+    except Exception as err:  # noqa: BLE001 - data not at hand
+        pytest.skip(f"GDSC not available: {err}")
+    X = X.isel(row=slice(0, 60), col=slice(0, 30))
+    X.to_pandas().to_csv(tmp_path / "gdsc.csv")
+    out = tmp_path / "gdsc.nc"
+    assert cli.main(["fit", str(tmp_path / "gdsc.csv"), "--rank", "3", "--method", "vb",
+                     "--seed", "0", "--draws", "100", "--out", str(out), "--quiet"]) == 0
+    assert cli.main(["report", str(out)]) == 0
+    page = (tmp_path / "gdsc-report" / "report.html").read_text()
+    drugs = [str(d) for d in X["col"].values]
+    lines = [str(c) for c in X["row"].values]
+    assert sum(d in page for d in drugs) >= 10 and sum(c in page for c in lines) >= 10
+    assert "<h2>Fit</h2>" in page and "alt='fit'" in page and "alt='loadings'" in page

@@ -25,7 +25,8 @@ MUTATIONS = [
         new=("        k = z[i]\n        L[f, k] -= 0.0\n"
              "        if v[i]:\n            C1[n, k] -= 1.0"),
         tests=(f"{_T}::test_betadir_sweep_keeps_the_enumerated_posterior[1.0]",
-               f"{_T}::test_betadir_sweep_matches_enumerated_posterior[1.0]"),
+               f"{_T}::test_betadir_sweep_matches_enumerated_posterior[1.0]",
+               "tests/test_sufficient_statistics.py::test_collapsed_sweeps_keep_the_counts_current"),
         why="off-by-one count: the row count L keeps the entry's own label while it is "
             "resampled (and then counts it twice; within one sweep the bias is small: the "
             "one-sweep test does not see it, the 25-sweep test does, as L grows each sweep)"),
@@ -53,7 +54,8 @@ MUTATIONS = [
         id="binary-dirdir-blocked-stale-column-count", path=_CORE,
         old="            if blocked_zeros:\n                Q[n, ci] -= 1.0\n",
         new="            if blocked_zeros:\n                Q[n, ci] -= 0.0\n",
-        tests=(f"{_T}::test_dirdir_sweep_keeps_the_enumerated_posterior[True-1.0]",),
+        tests=(f"{_T}::test_dirdir_sweep_keeps_the_enumerated_posterior[True-1.0]",
+               "tests/test_sufficient_statistics.py::test_collapsed_sweeps_keep_the_counts_current"),
         why="stale count: the blocked zero update keeps the entry's column label in Q while "
             "drawing the pair"),
     Mutation(

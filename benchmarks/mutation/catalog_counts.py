@@ -26,16 +26,17 @@ MUTATIONS = [
         why="the Gamma rate (exposure) of A misses the row offsets s_d"),
     Mutation(
         id="counts-split-without-W", path=_CORE,
-        old="                tot += A[d, k] * Wt[n, k]\n                cum[k] = tot\n",
-        new="                tot += A[d, k]\n                cum[k] = tot\n",
+        old="            tot += A[d, k] * Wt[n, k]\n            cum[k] = tot\n",
+        new="            tot += A[d, k]\n            cum[k] = tot\n",
         tests=(f"{_T}::test_sbc_counts[poisson-1]",),
         why="split probabilities proportional to A_dk only, without W_kn"),
     Mutation(
         id="counts-stale-A-in-W-rate", path=_GIBBS,
         old="scale * exposures(expo, A.T, transpose=True).T",
         new="scale * exposures(expo, state[\"A\"].T, transpose=True).T",
-        tests=(f"{_T}::test_sbc_counts[poisson-1]",),
-        why="stale statistic: W's Gamma rate uses the A from before this sweep's A draw"),
+        tests=(f"{_T}::test_posterior_means_match_importance_sampling",),
+        why="stale statistic: W's Gamma rate uses the A from before this sweep's A draw (100 "
+            "SBC simulations of the 3 x 4 case did not see it: 1 passed)"),
     Mutation(
         id="counts-missing-cells-in-mu", path=_CORE,
         old="        if rows.size:\n            _missing_correction(",

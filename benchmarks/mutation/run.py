@@ -15,8 +15,10 @@ and lists the catalog entries not yet run. CPU heavy: run it niced, one job at a
 """
 
 import argparse
+import fcntl
 import json
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,8 +43,15 @@ def _load_results():
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
 
 
-def _save_results(results):
-    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+def _record(key, record, catalogs):
+    """Store one result, merged into the file under a lock (several runs may share it)."""
+    with open(Path(tempfile.gettempdir()) / "bnmfzoo-mutation-results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        results = _load_results()
+        results[key] = record
+        RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+        REPORT.write_text(render_report(catalogs, results))
+    return results
 
 
 def render_report(catalogs, results):
@@ -136,9 +145,8 @@ def main(argv=None):
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
     if args.baseline:
         base = run_baseline([t for _, m in selected for t in m.tests], timeout=4 * args.timeout)
-        results["baseline"] = dict(base.to_dict(), date=stamp)
+        results = _record("baseline", dict(base.to_dict(), date=stamp), all_catalogs)
         print(f"baseline: {base.status} ({base.cpu_s:.0f} CPU s) {base.failed}", flush=True)
-        _save_results(results)
 
     def one(item):
         return run_mutation(item[1], timeout=args.timeout)
@@ -146,9 +154,8 @@ def main(argv=None):
     n_missed = 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for (name, m), out in zip(selected, pool.map(one, selected)):
-            results[m.id] = dict(out.to_dict(), date=stamp, catalog=name, old=m.old, new=m.new)
-            _save_results(results)
-            REPORT.write_text(render_report(all_catalogs, results))
+            results = _record(m.id, dict(out.to_dict(), date=stamp, catalog=name, old=m.old,
+                                         new=m.new), all_catalogs)
             n_missed += out.status != CAUGHT
             print(f"{out.status:>10}  {m.id}  ({out.cpu_s:.0f} CPU s, {out.wall_s:.0f} s)  "
                   f"{out.failed}", flush=True)

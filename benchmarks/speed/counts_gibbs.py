@@ -12,7 +12,8 @@ thread, medians over repeats):
   with ``tol=0`` so every iteration runs).
 
 Prints the ratio sweep / sklearn iteration (target <= 0.2). Memory of the sweep: O(nonzeros +
-(D + N) K) (the CSR arrays, 8 bytes per nonzero, plus four (D + N) x K tables).
+(D + N) K) (the CSR arrays, 8 bytes per nonzero, the split's tiled copy, 12 bytes per nonzero, plus
+four (D + N) x K tables).
 
 Run: ``python -m benchmarks.speed.counts_gibbs [--rows 3774 --cols 16791 --nnz 2700000]``
 """
@@ -99,8 +100,9 @@ def main(argv=None):
     print(f"sklearn KL-MU it: {1e3 * t_sk:8.1f} ms CPU (median of 3 x {args.sk_iters} its)")
     print(f"ratio sweep / sklearn iteration: {t_sweep / t_sk:.3f} (target <= 0.2)")
     nbytes = data.indptr.nbytes + data.cols.nbytes + data.counts.nbytes
-    print(f"sweep data memory: {nbytes / 1e6:.1f} MB CSR + {4 * (D + N) * K * 8 / 1e6:.1f} MB "
-          "tables")
+    tiled = sum(a.nbytes for a in data.tiled)
+    print(f"sweep data memory: {nbytes / 1e6:.1f} MB CSR + {tiled / 1e6:.1f} MB tiled copy + "
+          f"{4 * (D + N) * K * 8 / 1e6:.1f} MB tables (O(nonzeros + (D + N) K))")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 """Mode masses on laurberg(0.5), sigma 0.05: replica exchange, SMC, stacking, Stein weights.
 
-Run with ``python -m benchmarks.speed.mode_masses [--seeds 4] [--methods re smc stacking stein]``.
+Run with ``python -m benchmarks.speed.mode_masses [--seeds 4] [--methods re smc stacking stein]``,
+or ``python -m benchmarks.speed.mode_masses --default-path [--noise-seed 0] [--seeds 4]`` for
+the documented default path (``ReplicaExchangeGibbs()`` defaults, 4 chains x (1000 + 20000)
+steps, then ``bz.diagnostics.modes``), the AIS check beside it
+(``bz.inference.mode_evidence``) and the old README recipe (4 plain Gibbs chains from
+``fit_particles`` starts), per sampler seed 1..N (``benchmarks/RESULTS.md`` §3.7).
 
 ``laurberg(0.5)`` (6 x 6, rank 3, noise sd 0.05 fixed, exponential priors of rate 1) has two
 exact factorizations 36.87 degrees apart. Its posterior puts almost all its mass near one of
@@ -96,11 +101,104 @@ def stein_mass(prob, seed, n_particles=50):
                 detail=f"n_eff {float(res['diagnostics']['n_eff']):.1f}")
 
 
+def default_path(noise_seed, sampler_seed, draws=20000, ais=True):
+    """The documented default path and the checks beside it, on ``laurberg(0.5)``, sigma 0.05.
+
+    ``pm.sample(step=ReplicaExchangeGibbs(), draws=draws, tune=1000, chains=4)`` then
+    ``bz.diagnostics.modes(idata)`` (defaults): each mode's weight and MCSE, the estimator, the
+    number of visits, and the share of the mode's draws nearest its factorization; then
+    ``bz.inference.mode_evidence(idata, model)`` (AIS, defaults) on the same modes.
+    """
+    import pymc as pm
+
+    from bnmfzoo.datasets import laurberg
+    from bnmfzoo.diagnostics import angle_distance, modes
+    from bnmfzoo.inference import ReplicaExchangeGibbs, mode_evidence
+    from bnmfzoo.models import exponential_gaussian
+
+    d = laurberg(0.5, sigma=0.05, random_seed=noise_seed)
+    model = exponential_gaussian(d.X, 3, sigma=0.05, lambda_=1.0)
+    c0 = time.process_time()
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = pm.sample(step=ReplicaExchangeGibbs(), draws=draws, tune=1000, chains=4,
+                          cores=1, random_seed=sampler_seed, progressbar=False,
+                          compute_convergence_checks=False)
+    cpu_re = time.process_time() - c0
+    tree = modes(idata, warn=False)
+    m = tree["modes"]
+    sol = [int(np.argmin([angle_distance(r, s[0]) for s in d.solutions]))
+           for r in m["reference"].values]
+    near = _nearest_sol1(idata.posterior["A"].values, d).ravel()
+    label = m["member_mode"].values.ravel()
+    pure = [float(np.mean(near[label == k] == (sol[k] == 0))) for k in range(len(sol))]
+    out = dict(sol=sol, weight=m["weight"].values, mcse=m["weight_mcse"].values,
+               visits=m["n_visits"].values, estimator=m.attrs["estimator"], pure=pure,
+               cpu_re=cpu_re)
+    if ais:
+        c0 = time.process_time()
+        ev = mode_evidence(idata, model, modes_tree=tree, random_seed=sampler_seed,
+                           progressbar=False)
+        out.update(ais=ev["weight"].values, ais_se=ev["weight_se"].values,
+                   ais_stay=ev["stay"].values, cpu_ais=time.process_time() - c0)
+    return out
+
+
+def plain_chains(noise_seed, sampler_seed):
+    """The old README recipe: ``fit_particles`` starts, 4 Gibbs chains, ``modes``."""
+    import pymc as pm
+
+    from bnmfzoo.datasets import laurberg
+    from bnmfzoo.diagnostics import angle_distance, modes
+    from bnmfzoo.inference import fit_particles
+    from bnmfzoo.models import exponential_gaussian
+
+    d = laurberg(0.5, sigma=0.05, random_seed=noise_seed)
+    model = exponential_gaussian(d.X, 3, sigma=0.05, lambda_=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        starts = fit_particles(model, n_particles=4, random_seed=sampler_seed,
+                               progressbar=False)["particles"]
+        init = [{"A": a, "W": w} for a, w in zip(starts["A"].values, starts["W"].values,
+                                                  strict=True)]
+        with model:
+            idata = pm.sample(draws=500, tune=200, chains=4, cores=1, initvals=init,
+                              random_seed=sampler_seed, progressbar=False,
+                              compute_convergence_checks=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = modes(idata)["modes"]
+    sol = [int(np.argmin([angle_distance(r, s[0]) for s in d.solutions]))
+           for r in m["reference"].values]
+    return dict(sol=sol, weight=m["weight"].values, share=m["share"].values,
+                estimator=m.attrs["estimator"],
+                warned=any("NOT" in str(w.message) for w in caught))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--methods", nargs="+", default=["re", "smc", "stacking", "stein"])
+    ap.add_argument("--default-path", action="store_true",
+                    help="run the documented default path (replica exchange + modes, AIS "
+                         "beside it) and the old README recipe instead")
+    ap.add_argument("--noise-seed", type=int, default=0)
+    ap.add_argument("--draws", type=int, default=20000)
     a = ap.parse_args(argv)
+    if a.default_path:
+        for s in range(1, a.seeds + 1):
+            r = default_path(a.noise_seed, s, a.draws)
+            line = "; ".join(
+                f"sol{r['sol'][k]} {r['weight'][k]:.4f} ± {r['mcse'][k]:.4f} ({r['visits'][k]} "
+                f"visits, {r['pure'][k]:.3f} pure) AIS {r['ais'][k]:.4f} ± {r['ais_se'][k]:.4f}"
+                for k in range(len(r["sol"])))
+            print(f"noise {a.noise_seed} seed {s} [{r['estimator']}] {line}; cpu re "
+                  f"{r['cpu_re']:.0f} s, ais {r['cpu_ais']:.0f} s", flush=True)
+            p = plain_chains(a.noise_seed, s)
+            print(f"  plain Gibbs (old README recipe): modes on {p['sol']}, weight "
+                  f"{np.round(p['weight'], 3).tolist()}, share {np.round(p['share'], 3).tolist()}"
+                  f" [{p['estimator']}], warned {p['warned']}", flush=True)
+        return
     prob = _problem("laurberg05")
     prob["budget"]["re"] = (1000, 8000)
     rows = {m: [] for m in a.methods}

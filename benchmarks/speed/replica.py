@@ -50,9 +50,9 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
   chain started in the narrow mode needs the jumps.
 * ccle3, replica exchange with the annealed start (``anneal_start=2000``, 24 Nov 2026,
   ``--methods re --seed S`` for S = 11-18, the same with ``--ladder 8 0.05`` (the step's
-  default ladder), then ``--methods gibbs re nuts --seed 11``): max R-hat 1.0014 / 1.0008 /
-  1.0021 / 1.0016 / 1.0013 / 1.0018 / 1.0013 / 1.0014 (67-74 CPU s, ESS/s of tau 61-80) and,
-  default ladder, 1.0040 / 1.0024 / 1.0035 / 1.0026 / 1.0039 / 1.0038 / 1.0024 / 1.0036
+  default until 26 Nov 2026), then ``--methods gibbs re nuts --seed 11``): max R-hat 1.0014 /
+  1.0008 / 1.0021 / 1.0016 / 1.0013 / 1.0018 / 1.0013 / 1.0014 (67-74 CPU s, ESS/s of tau
+  61-80) and, that ladder, 1.0040 / 1.0024 / 1.0035 / 1.0026 / 1.0039 / 1.0038 / 1.0024 / 1.0036
   (14-19 CPU s, swap rate 0.00: the annealed start does the work); ``modes`` one mode in
   each. Same run: gibbs 1.0887 (2.9 s), nuts 1.0858 (33.4 s); smc (``--smc-draws 100``) did
   not finish in 60 minutes of wall time. Without it seed 12 gave 1.0906 (above): its replicas

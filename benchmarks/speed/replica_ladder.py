@@ -21,6 +21,8 @@ PROBLEMS = {
     # name: (loader, rank, RE/Gibbs (tune, draws), NUTS (tune, draws))
     "ccle3": ("ccle", 3, (1000, 1000), (200, 200)),
     "gdsc5": ("gdsc", 5, (500, 300), (100, 100)),
+    # the collapsed Bernoulli step (``ReplicaExchangeCollapsed()``, Beta-Dir), no NUTS row
+    "animals4": ("animals", 4, (500, 500), None),
 }
 ENTRIES = ((0, 0), (100, 10), (400, 20))
 
@@ -29,12 +31,16 @@ def _data(name):
     from bnmfzoo import datasets
 
     kind = PROBLEMS[name][0]
+    if kind == "animals":
+        return datasets.load_nbmf("animals")
     return datasets.load_ccle("ic50") if kind == "ccle" else datasets.load_gdsc()
 
 
 def _rhat(idata):
     import arviz as az
 
+    if "tau" not in idata.posterior:  # collapsed Bernoulli: the log joint
+        return float(az.rhat(idata.sample_stats["log_joint"].values))
     A, W = idata.posterior["A"].values, idata.posterior["W"].values
     vals = [az.rhat(idata.posterior["tau"].values.T.T)]
     for i, j in ENTRIES:
@@ -47,23 +53,31 @@ def run(name, method, chains, seed, budget=None):
     import pymc as pm
     from threadpoolctl import threadpool_limits
 
-    from bnmfzoo.inference import GibbsNMF, ReplicaExchangeGibbs, pymc_default_steps
+    from bnmfzoo.inference import (
+        CollapsedGibbsBetaDir,
+        GibbsNMF,
+        ReplicaExchangeCollapsed,
+        ReplicaExchangeGibbs,
+        pymc_default_steps,
+    )
     from bnmfzoo.inference.tempering import ladder_stats
-    from bnmfzoo.models import exponential_gaussian
+    from bnmfzoo.models import beta_dir, exponential_gaussian
 
     X = _data(name)
     _, R, default, nuts_budget = PROBLEMS[name]
     tune, draws = nuts_budget if method == "nuts" else (budget or default)
     with threadpool_limits(1), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with exponential_gaussian(X, R) as model:
+        binary = PROBLEMS[name][0] == "animals"
+        with (beta_dir(X, rank=R) if binary else exponential_gaussian(X, R)) as model:
             kw = dict(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed,
                       progressbar=False, compute_convergence_checks=False)
             t0 = time.process_time()
             if method == "re":
-                idata = pm.sample(step=ReplicaExchangeGibbs(), **kw)
+                step = ReplicaExchangeCollapsed() if binary else ReplicaExchangeGibbs()
+                idata = pm.sample(step=step, **kw)
             elif method == "gibbs":
-                idata = pm.sample(step=GibbsNMF(), **kw)
+                idata = pm.sample(step=CollapsedGibbsBetaDir() if binary else GibbsNMF(), **kw)
             else:
                 with pymc_default_steps():
                     idata = pm.sample(nuts_sampler="pymc", model=model, **kw)

@@ -57,6 +57,7 @@ _NAMES = {
     "fit_npvi": ".exploration.npvi",
     "fit_onvi": ".exploration.npvi",
     "GibbsPoisson": ".counts.gibbs_poisson",
+    "ReplicaExchangePoisson": ".counts.replica_exchange",
     "fit_vb_poisson": ".counts.vb",
     "select_rank_poisson": ".counts.vb",
     "sample": ".chains",

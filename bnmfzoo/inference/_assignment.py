@@ -24,7 +24,7 @@ Example
 ...     A = pm.Exponential("A", 1.0, shape=(6, 2))
 ...     W = pm.Exponential("W", 1.0, shape=(2, 5))
 ...     _ = pm.Normal("X", mu=pm.math.exp(A @ W), sigma=1.0, observed=X)
->>> print(not_recognized_reason(model)[:60])
+>>> print(not_recognized_reason(model)[:59])
 the mean of the likelihood depends on ['A', 'W'] but is not
 """
 

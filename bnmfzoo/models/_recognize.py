@@ -36,7 +36,7 @@ then checked against the product at a random point. The graph is evaluated with 
 ``perform`` (:func:`bnmfzoo.models._graph.evaluate`), so recognition compiles nothing.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import xarray as xr
@@ -66,9 +66,8 @@ _CACHE_ATTR = "_bnmfzoo_recognized"
 #: likelihood op -> "module:function" reading such models (loaded on first use)
 OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli",
                      "UniformRV": "bnmfzoo.models._recognize_terms:recognize_uniform",
-                     "PoissonRV": "bnmfzoo.models._recognize_counts:recognize_poisson",
-                     "NegBinomialRV":
-                         "bnmfzoo.models._recognize_counts:recognize_negative_binomial"}
+                     "PoissonRV": "bnmfzoo.models._recognize_counts:recognize_counts",
+                     "NegBinomialRV": "bnmfzoo.models._recognize_counts:recognize_counts"}
 #: module reading likelihoods written as a potential (the SILF term), loaded on first use
 POTENTIAL_TERMS = "bnmfzoo.models._recognize_terms"
 
@@ -593,11 +592,7 @@ def _imputation(part, free, memo):
 def _noise(model, obs, sd, free, ours, skip, part=None, memo=None):
     noise = _noise_scale(model, obs, sd, free, ours, skip, part, memo)
     nu = getattr(part, "nu", None)
-    if nu is None:
-        return noise
-    from dataclasses import replace
-
-    return replace(noise, nu=_student_nu(obs, nu, free, ours))
+    return noise if nu is None else replace(noise, nu=_student_nu(obs, nu, free, ours))
 
 
 def _student_nu(obs, nu, free, ours):
@@ -690,12 +685,8 @@ def _grouped_precision(model, sd, deps, free, skip, part, memo):
             return None
     except Exception:  # noqa: BLE001 - not a per-row/column precision
         return None
-    if n == N and np.array_equal(idx, cols):
-        kind = "col_precision"
-    elif n == D and np.array_equal(idx, rows):
-        kind = "row_precision"
-    else:
-        return None
-    a = np.broadcast_to(np.asarray(evaluate(alpha), float), (n,)).copy()
-    b = np.broadcast_to(np.asarray(evaluate(beta), float), (n,)).copy()
-    return Noise(kind=kind, name=t.name, alpha=a, beta=b, graph=sd, depends_on=(t.name,))
+    kind = ("col_precision" if n == N and np.array_equal(idx, cols) else "row_precision"
+            if n == D and np.array_equal(idx, rows) else None)
+    a, b = (np.broadcast_to(np.asarray(evaluate(v), float), (n,)).copy() for v in (alpha, beta))
+    return kind and Noise(kind=kind, name=t.name, alpha=a, beta=b, graph=sd,
+                          depends_on=(t.name,))

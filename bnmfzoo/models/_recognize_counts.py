@@ -32,8 +32,8 @@ from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params
 from bnmfzoo.models._observed import NotRecognized, _coords, _names, _probe
 from bnmfzoo.models._recognize import _selection, _users
 
-__all__ = ["CountFactorization", "CountPrior", "RateVariable", "recognize_poisson",
-           "recognize_negative_binomial"]
+__all__ = ["CountFactorization", "CountPrior", "RateVariable", "recognize_counts",
+           "recognize_poisson", "recognize_negative_binomial"]
 
 _WHAT = ("recognized count models: pm.Poisson(mu=o * (A @ W)) or pm.NegativeBinomial(n=alpha * "
          "mu, p=alpha / (1 + alpha)) with Gamma or Exponential priors on A and W (constant shape; "
@@ -250,15 +250,15 @@ def _prior(role, rv, transposed, role_shape, free, memo, rates_seen):
 
 
 def _separable(o, rows, cols, D, N):
-    """``(s, c)`` with ``o_e = s[r_e] c[c_e]`` when every cell is observed (or o == 1), else None."""
+    """``(s, c)`` with ``o_e = s[r_e] c[c_e]`` when every cell is observed (or o = 1), else None."""
     if np.all(o == 1.0):
         return np.ones(D), np.ones(N)
     if o.size != D * N:
         return None
-    O = np.empty((D, N))
-    O[rows, cols] = o
-    s, c = O[:, 0].copy(), O[0, :] / O[0, 0]
-    if np.allclose(O, s[:, None] * c[None, :], rtol=1e-12, atol=0.0):
+    full = np.empty((D, N))
+    full[rows, cols] = o
+    s, c = full[:, 0].copy(), full[0, :] / full[0, 0]
+    if np.allclose(full, s[:, None] * c[None, :], rtol=1e-12, atol=0.0):
         return s, c
     return None
 
@@ -449,6 +449,13 @@ def recognize_poisson(model, obs):
     ('poisson', 'lam', 'separable', 2)
     """
     return _recognize_counts(model, obs, "poisson")
+
+
+def recognize_counts(model, obs):
+    """:class:`CountFactorization` of a model whose likelihood ``obs`` is a Poisson or an NB."""
+    if type(obs.owner.op).__name__ == "PoissonRV":
+        return _recognize_counts(model, obs, "poisson")
+    return _recognize_counts(model, obs, "negative_binomial")
 
 
 def recognize_negative_binomial(model, obs):

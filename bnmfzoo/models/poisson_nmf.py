@@ -21,7 +21,9 @@ import numpy as np
 import pymc as pm
 
 from bnmfzoo._base.validation import check_positive, check_rank
-from bnmfzoo._terms.poisson import count_entries, negative_binomial as nb_term, poisson as term
+from bnmfzoo._terms.poisson import count_entries
+from bnmfzoo._terms.poisson import negative_binomial as nb_term
+from bnmfzoo._terms.poisson import poisson as term
 
 __all__ = ["poisson", "negative_binomial"]
 

@@ -37,14 +37,17 @@ class ReplicaExchangeCollapsed(ReplicaExchange, _CollapsedStep):
 
     Keeps ``n_replicas`` collapsed chains; replica ``i`` targets the collapsed joint raised to
     ``beta_i`` (``p(V, Z)^beta`` for Beta-Dir and Dir-Beta, ``p(V, Z, C)^beta`` for Dir-Dir;
-    Lumbreras et al. 2020, Eqs. 22-24, 53-58), whose conditionals are the paper's (Eq. 25,
-    Eqs. 59-61) raised to ``beta`` and renormalized. One step sweeps every replica once,
-    proposes swaps between neighbours (even and odd pairs in alternate steps; Syed et al. 2022)
-    accepted with ``min(1, exp((beta_i - beta_j)(l_j - l_i)))``, ``l`` the collapsed log joint,
-    and then draws ``A`` and ``W`` exactly given the labels of the ``beta = 1`` replica, the
-    one recorded as the chain. While PyMC tunes, the ladder is retuned towards equal swap rates
-    at the end of rounds of doubling length (:mod:`bnmfzoo.inference.tempering._ladder`);
-    afterwards it is frozen.
+    Lumbreras et al. 2020, Eqs. 22-24, 53-58), whose conditionals are the paper's (Eq. 25, Eqs.
+    59-61) raised to ``beta`` and renormalized. One step sweeps every replica once, proposes
+    swaps between neighbours (even and odd pairs in alternate steps; Syed et al. 2022) accepted
+    with ``min(1, exp((beta_i - beta_j)(l_j - l_i)))``, ``l`` the collapsed log joint, and then
+    draws ``A`` and ``W`` exactly given the labels of the ``beta = 1`` replica, the one recorded
+    as the chain. The exchange is the generic
+    :class:`bnmfzoo.inference.tempering.ReplicaExchange`, with the ladder's default size chosen
+    from the number of observed entries (one latent label each) and grown while tuning, as for
+    :class:`~bnmfzoo.inference.ReplicaExchangeGibbs`. While PyMC tunes, the ladder is retuned
+    towards equal swap rates at the end of rounds of doubling length
+    (:mod:`bnmfzoo.inference.tempering._ladder`); afterwards it is frozen.
 
     The collapsed log joint grows with the number of observed entries, so neighbouring rungs
     must be close: on the 130 x 130 ``parliament`` data (rank 4) 8 rungs down to 0.1 never swapped

@@ -15,11 +15,12 @@ observed (minus a correction over the missing cells), else O(observed K)
 The split (:func:`split_counts`) runs over the nonzeros in a tiled order (blocks of
 :data:`TILE_COLUMNS` columns, rows inside a block, :attr:`CountMatrix.tiled`), keeps the current
 row's counts in a K-vector and scatters the column counts into an N x K table that stays in
-cache for the block (no atomics: one thread). Random numbers come from a xoshiro256+ generator inside
-numba (about 1.6 ns each), seeded from the chain's ``numpy.random.Generator``, one per count;
+cache for the block (no atomics: one thread). Random numbers come from a xoshiro256+ generator
+inside numba (about 1.6 ns each), seeded from the chain's ``numpy.random.Generator``, one per count;
 the category is found without branches (the number of cumulative sums below the uniform: a
 data-dependent search loop mispredicts about once per draw, and recycling one uniform for
-several draws costs a division chain; both measured slower, 113 against ~40 ns per nonzero).
+several draws costs a division chain; both measured slower, 113 against ~40 ns per
+nonzero).
 Counts above :data:`BIG_COUNT` are split by sequential binomials
 (numba's exact binomial sampler, seeded per sweep from the chain's generator).
 

@@ -4,7 +4,8 @@ Tempering the Poisson likelihood itself, ``p(A) p(W) p(X | A, W)^beta``, is not 
 latent-count Gibbs: ``(sum_k m_k)^(beta x)`` has no multinomial expansion. What is exact and
 simple is to temper the *augmented* likelihood: replica ``beta`` targets
 
-``pi_beta(Z, A, W) ∝ p(A) p(W) prod_dnk Poisson(Z_dnk; o_dn A_dk W_kn)^beta``, ``sum_k Z_dnk = X_dn``,
+``pi_beta(Z, A, W) ∝ p(A) p(W) prod_dnk Poisson(Z_dnk; o_dn A_dk W_kn)^beta`` on
+``sum_k Z_dnk = X_dn``,
 
 whose ``(A, W)`` marginal at ``beta = 1`` is the posterior. Its conditionals are a Gamma
 (shape ``a + beta Z``, rate ``b + beta exposure``) and, for each count, the "power multinomial"

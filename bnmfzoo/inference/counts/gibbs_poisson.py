@@ -29,8 +29,9 @@ __all__ = ["GibbsPoisson", "GibbsPoissonState"]
 
 @dataclass_state
 class GibbsPoissonState(StepMethodState):
-    """Sampling state of :class:`GibbsPoisson`: the generator only (nothing latent persists:
-    the latent counts are drawn afresh every sweep).
+    """Sampling state of :class:`GibbsPoisson`: the generator (and a step counter).
+
+    Nothing latent persists: the latent counts are drawn afresh every sweep.
 
     Attributes
     ----------

@@ -69,8 +69,13 @@ class ReplicaExchangeGibbs(ReplicaExchange):
 
     While PyMC tunes, the ladder is retuned at the end of rounds of doubling length
     (16, 32, ... steps) so that neighbours swap at equal rates (Syed et al. 2022,
-    Algorithm 4); ``beta_min`` is kept. After tuning the ladder is frozen, so the recorded
-    draws come from a fixed, valid Markov kernel.
+    Algorithm 4); ``beta_min`` is kept. Unless ``n_replicas`` or ``betas`` is given, the
+    ladder's size is chosen from the data and grows at those ends of rounds until every pair
+    swaps at about 1/2 (``max_replicas``; :mod:`bnmfzoo.inference.tempering._ladder`): on CCLE
+    IC50 rank 3 the default starts at 97 rungs and every pair swapped at >= 0.54
+    (``benchmarks/RESULTS.md`` §3.7). After tuning the ladder is frozen, so the recorded
+    draws come from a fixed, valid Markov kernel. The exchange itself is the generic
+    :class:`bnmfzoo.inference.tempering.ReplicaExchange` (this class supplies the family).
 
     Parameters
     ----------
@@ -148,7 +153,9 @@ class ReplicaExchangeGibbs(ReplicaExchange):
     replica the cold state started in; its changes count round trips through the ladder);
     ``q_accept`` (Q-Transform acceptance probability of the cold replica, NaN when off);
     ``jump_accept`` (acceptance probability of this step's mode jump, NaN when none) and
-    ``n_references`` (modes found for the jumps, 0 before the first jump).
+    ``n_references`` (modes found for the jumps, 0 before the first jump); ``round_trips``
+    (cold -> hottest -> cold tours completed since tuning ended; a chain ending with fewer than
+    10 is warned about: too few to estimate mode masses).
 
     Examples
     --------

@@ -1,0 +1,72 @@
+"""Mutations of the mode masses: the batch-means MCSE, the crossing check, the split R-hat of
+the mode indicator, nearest-representative assignment of draws and the AIS evidence."""
+
+from benchmarks.mutation._harness import Mutation
+
+_MASSES = "bnmfzoo/diagnostics/_modes/masses.py"
+_CLUST = "bnmfzoo/diagnostics/_modes/mode_clustering.py"
+_EVID = "bnmfzoo/inference/gaussian/modes/mode_evidence.py"
+_MARKOV = ("tests/test_mode_masses.py::"
+           "test_batch_means_mcse_matches_the_exact_error_of_a_markov_chain")
+_HONEST = "tests/test_mode_masses.py::test_mode_masses_calls_crossing_chains_a_mass_and_others_not"
+_QUAD = "tests/test_mode_masses.py::test_mode_masses_match_quadrature_on_a_tiny_nmf"
+_AIS = "tests/test_mode_masses.py::test_ais_mode_evidence_matches_quadrature_on_a_tiny_nmf"
+_CHAINS = "tests/test_modes.py::test_mcmc_modes_chains_and_warning"
+_RARE = "tests/test_modes.py::test_keep_rare_finds_a_mode_visited_in_short_excursions"
+
+MUTATIONS = [
+    Mutation(
+        id="modes-mcse-divides-by-n", path=_MASSES,
+        old="return float(means.std(ddof=1) / math.sqrt(means.size))",
+        new="return float(means.std(ddof=1) / means.size)",
+        tests=(_MARKOV,),
+        why="batch-means error divided by the number of batches instead of its square root: "
+            "errors ~4x too small"),
+    Mutation(
+        id="modes-mcse-batches-per-draw", path=_MASSES,
+        old="b = max(2, math.ceil(int(n_batches) / C))",
+        new="b = max(2, S // 4)",
+        tests=(_MARKOV,),
+        why="batches of 4 draws: the autocorrelation of a sticky indicator is ignored (the "
+            "i.i.d. error, far too small)"),
+    Mutation(
+        id="modes-no-crossing-check", path=_MASSES,
+        old="if n_changes.sum() == 0:",
+        new="if n_changes.sum() < 0:",
+        tests=(_HONEST, _CHAINS),
+        why="chains that never change mode are reported as masses (the share of chains called "
+            "a weight)"),
+    Mutation(
+        id="modes-indicator-rhat-no-between", path=_MASSES,
+        old="B = n * means.var(ddof=1)",
+        new="B = means.var(ddof=1)",
+        tests=(_HONEST,),
+        why="the between-chain variance of the indicator loses its factor n: disagreeing chains "
+            "pass as agreeing"),
+    Mutation(
+        id="modes-visits-count-all-draws", path=_MASSES,
+        old="n_visits = np.bincount(label[start], minlength=K)",
+        new="n_visits = np.bincount(label.ravel(), minlength=K)",
+        tests=(_HONEST, _RARE),
+        why="visits counted as draws: a mode seen in 2 excursions of 40 draws looks well "
+            "visited"),
+    Mutation(
+        id="modes-assign-farthest", path=_CLUST,
+        old="        new = dist.argmin(1)\n        mass = np.bincount(",
+        new="        new = dist.argmax(1)\n        mass = np.bincount(",
+        tests=(_QUAD, _RARE),
+        why="draws join the farthest representative"),
+    Mutation(
+        id="evidence-drops-indicator", path=_EVID,
+        old="log_z[k], se[k] = _log_mean_exp_indicator(log_w[k], end[k] == k)",
+        new="log_z[k], se[k] = _log_mean_exp_indicator(log_w[k], end[k] >= 0)",
+        tests=(_AIS,),
+        why="AIS runs that end in another mode still count towards this mode's evidence"),
+    Mutation(
+        id="evidence-delta-wrong-sign", path=_EVID,
+        old="J = np.diag(p) - np.outer(p, p)  # d p_k / d log Z_j",
+        new="J = np.diag(p) + np.outer(p, p)  # d p_k / d log Z_j",
+        tests=("tests/test_mode_masses.py::"
+               "test_masses_from_log_evidence_propagates_errors_like_a_simulation",),
+        why="delta-method Jacobian of the normalized masses with the wrong sign"),
+]

@@ -320,11 +320,12 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
 
     The stored result is sized for use (:mod:`bnmfzoo._cli.sizing`): MCMC draws thinned to at
     most 100 per chain (``thin="auto"``, or every ``thin``-th), only the active components of a
-    truncated binary model, float32 posterior draws, zlib compression. ``keep_all=True`` stores
-    every draw (unless ``thin`` is an integer) and component as float64. The collapsed Gibbs
-    samplers run without PyMC's loop (:func:`~bnmfzoo.inference.fit_collapsed_gibbs`, which
-    thins while sampling and adds Rao-Blackwellized means) unless ``scheduler`` is given. The
-    memory the stored draws need is checked before the fit starts.
+    truncated binary model, float32 posterior draws when they are large, zlib compression.
+    ``keep_all=True`` stores every draw (unless ``thin`` is an integer) and component as
+    float64. When PyMC's trace would hold more than :data:`TRACE_BYTES` of draws, the collapsed
+    Gibbs samplers run without PyMC's loop (:func:`~bnmfzoo.inference.fit_collapsed_gibbs`,
+    which thins while sampling and adds Rao-Blackwellized means) unless ``scheduler`` is
+    given. The memory the stored draws need is checked before the fit starts.
     """
     from bnmfzoo._cli.sizing import auto_thin, compact
     from bnmfzoo._registry import (
@@ -362,8 +363,11 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))
-    direct = method in ("collapsed_gibbs", "collapsed_gibbs_dirdir") and scheduler is None
-    _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin if direct else 1)
+    trace = _check_draw_memory(pm_model, method, mcmc, sample_kwargs, 1)
+    direct = method in ("collapsed_gibbs", "collapsed_gibbs_dirdir") and scheduler is None \
+        and trace > TRACE_BYTES
+    if not direct:
+        _check_draw_memory(pm_model, method, mcmc, sample_kwargs, 1, check=True)
     client = None
     if scheduler is not None:
         from distributed import Client
@@ -382,6 +386,8 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     try:
         if direct:
             from bnmfzoo.inference import fit_collapsed_gibbs
+
+            _check_draw_memory(pm_model, method, mcmc, {**sample_kwargs}, thin, check=True)
 
             counts = {k: sample_kwargs.pop(k) for k in ("draws", "tune", "chains")
                       if k in sample_kwargs}
@@ -412,8 +418,17 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     return path
 
 
-def _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin):
-    """Refuse draws x chains x parameters that would not fit in memory, before sampling."""
+#: above this many bytes of draws in PyMC's trace, the collapsed Gibbs samplers run without
+#: PyMC's loop (thinning while sampling; 256 MiB)
+TRACE_BYTES = 256 * 2**20
+
+
+def _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin, check=None):
+    """Bytes of the draws held in memory; refuse (one line) what would not fit, before sampling.
+
+    ``check`` None checks only the per-sweep statistics (the thinned draws of the direct
+    collapsed Gibbs loop are checked with ``thin``), True checks everything.
+    """
     from bnmfzoo._cli.safeio import check_allocation
 
     draws = int(sample_kwargs.get("draws", 500))
@@ -421,6 +436,10 @@ def _check_draw_memory(pm_model, method, mcmc, sample_kwargs, thin):
     per_draw = sum(int(np.prod(v.shape)) for v in pm_model.initial_point().values())
     stored = -(-draws // thin)
     # + the per-sweep statistics PyMC or the collapsed Gibbs loop record for every draw
-    check_allocation(8 * (per_draw * stored + 8 * draws) * chains,
-                     f"--draws {draws} x --chains {chains} x {per_draw:,} parameters "
-                     f"(method {method})")
+    need = 8 * (per_draw * stored + 8 * draws) * chains
+    what = f"--draws {draws} x --chains {chains} x {per_draw:,} parameters (method {method})"
+    if check:
+        check_allocation(need, what)
+    else:
+        check_allocation(8 * 8 * draws * chains, what)
+    return need

@@ -98,10 +98,16 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         scikit-learn (entries not stored are zero counts); see :mod:`bnmfzoo._estimator_counts`.
         A count model named in ``model`` (``"poisson"``, ``"negative_binomial"``) implies it.
     model_kwargs, method_kwargs : dict, optional
-        Passed to the model function and to the inference method (e.g.
-        ``method_kwargs={"max_iter": 500}`` for VB, ``{"compute_convergence_checks": True}``
-        for NUTS, whose convergence checks are skipped by default because on thousands of
-        parameters they take longer than the sampling).
+        Passed to the model function and to the inference method. The Gaussian models' priors
+        default to the data's scale (:func:`bnmfzoo.models.gaussian.scale_defaults`: the same
+        relative fit in any units, as scikit-learn's NMF); ``model_kwargs=BROUWER2017`` (from
+        :mod:`bnmfzoo.models.gaussian`) gives Brouwer et al.'s fixed priors. MCMC methods take
+        ``method_kwargs={"log_likelihood": "float32"}`` or ``{"log_likelihood_thin": 10}``
+        for a compact ``log_likelihood`` group on large data (:func:`bnmfzoo.inference.sample`).
+        Other examples: ``method_kwargs={"max_iter": 500}`` for VB,
+        ``{"compute_convergence_checks": True}`` for NUTS, whose convergence checks are
+        skipped by default because on thousands of parameters they take longer than the
+        sampling.
 
     Attributes
     ----------

@@ -43,6 +43,7 @@ def _missing_data_message():
             "data folder or put it in ../shared/data")
 
 
+@pytest.hookimpl(trylast=True)  # after -m / -k deselection: only the tests that would run
 def pytest_collection_modifyitems(config, items):
     """On CI, refuse to run real-data tests without the data (they would skip: a green run)."""
     if not _on_ci() or _data_dir() is not None:

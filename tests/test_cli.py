@@ -414,9 +414,16 @@ def _blocs(path, D=30, N=40, K=3, seed=0):
     return path
 
 
-def test_results_are_sized_for_use_and_full_on_request(tmp_path, capsys):
+def test_results_are_sized_for_use_and_full_on_request(tmp_path, capsys, monkeypatch):
     """A truncated binary fit stores its active components (indices kept), thinned float32
-    draws and Rao-Blackwellized means; --keep-all stores every component and draw."""
+    draws and Rao-Blackwellized means; --keep-all stores every component and draw. The size
+    thresholds (direct collapsed Gibbs above 256 MiB of trace, float32 above 64 MiB) are set
+    to 0 so that this small fit takes the path of a large one."""
+    import bnmfzoo._cli.sizing as sizing
+    import bnmfzoo._fitcli as fitcli
+
+    monkeypatch.setattr(sizing, "FLOAT32_BYTES", 0)
+    monkeypatch.setattr(fitcli, "TRACE_BYTES", 0)
     data = _blocs(tmp_path / "v.csv")
     args = ["fit", str(data), "--model", "beta_dir", "--truncation", "20", "--draws", "250",
             "--tune", "50", "--chains", "1", "--seed", "1", "--quiet"]
@@ -441,6 +448,12 @@ def test_results_are_sized_for_use_and_full_on_request(tmp_path, capsys):
                      "5", "--chains", "1", "--thin", "4", "--seed", "0", "--quiet", "--out",
                      str(tmp_path / "g.nc")]) == 0
     assert xr.open_datatree(tmp_path / "g.nc")["posterior"].sizes["draw"] == 5
+    # a small result keeps the fitter's float64 bits
+    monkeypatch.undo()
+    assert cli.main(["fit", str(tmp_path / "x.csv"), "--rank", "2", "--draws", "20", "--tune",
+                     "5", "--chains", "1", "--seed", "0", "--quiet", "--out",
+                     str(tmp_path / "h.nc")]) == 0
+    assert xr.open_datatree(tmp_path / "h.nc")["posterior"]["A"].dtype == np.float64
 
 
 def test_fit_help_shows_thin_and_keep_all(capsys):

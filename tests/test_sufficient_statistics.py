@@ -65,14 +65,19 @@ def test_collapsed_sweeps_keep_the_counts_current():
     rows, cols, v = observed_entries(np.nan_to_num(V), mask)
     K = 3
     bd = BetaDirChain(rows, cols, v, 6, 5, np.full(K, 0.7), np.full(K, 1.3), np.full(K, 0.8), rng)
-    dd = DirDirChain(rows, cols, v, 6, 5, np.full(K, 0.7), np.full(K, 1.2), rng)
+    # Dir-Dir with the paper's sequential zero update and with the blocked one
+    dds = [DirDirChain(rows, cols, v, 6, 5, np.full(K, 0.7), np.full(K, 1.2), rng,
+                       blocked_zeros=blocked) for blocked in (False, True)]
     for beta in (1.0, 0.5, 1.0):  # the tempered sweeps too
         for _ in range(3):
             bd.sweep(rng, beta)
-            dd.sweep(rng, beta)
+            for dd in dds:
+                dd.sweep(rng, beta)
         for kept, fresh in zip((bd.L, bd.C1, bd.C0), betadir_counts(rows, cols, v, bd.z, 6, 5,
                                                                     K)):
             np.testing.assert_array_equal(kept, fresh)
-        for kept, fresh in zip((dd.L, dd.Q), dirdir_counts(rows, cols, dd.z, dd.c, 6, 5, K)):
-            np.testing.assert_array_equal(kept, fresh)
-        assert np.all((dd.z == dd.c) == (v == 1))
+        for dd in dds:
+            for kept, fresh in zip((dd.L, dd.Q), dirdir_counts(rows, cols, dd.z, dd.c, 6, 5,
+                                                               K)):
+                np.testing.assert_array_equal(kept, fresh)
+            assert np.all((dd.z == dd.c) == (v == 1))

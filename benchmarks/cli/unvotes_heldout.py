@@ -112,7 +112,8 @@ def evaluate(folder, name="unvotes.nc"):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", choices=("fit", "keep-all", "report", "all"), default="all")
+    parser.add_argument("--stage", default="all",
+                        choices=("fit", "keep-all", "compact-from-full", "report", "all"))
     parser.add_argument("--dir", default=str(RESULTS / "cli_unvotes"))
     args = parser.parse_args(argv)
     folder = Path(args.dir)
@@ -137,6 +138,19 @@ def main(argv=None):
                                          str(folder / "unvotes_all.nc")])
         record["fit_keep_all"]["result_mb"] = (folder / "unvotes_all.nc").stat().st_size / 1e6
         record["heldout_keep_all"] = evaluate(folder, "unvotes_all.nc")
+        record_path.write_text(json.dumps(record, indent=1))
+    if args.stage == "compact-from-full":  # the default result, rebuilt from the full one
+        # (same seed and thinning: the same chain), e.g. after a change of the active rule
+        import xarray as xr
+
+        from bnmfzoo._cli.sizing import compact
+        from bnmfzoo._fitcli import atomic_write
+
+        full = xr.open_datatree(folder / "unvotes_all.nc").load()
+        small, encoding = compact(full, truncated=True)
+        atomic_write(small, folder / "unvotes.nc", encoding=encoding)
+        record["compact_from_full"] = {"result_mb": (folder / "unvotes.nc").stat().st_size / 1e6,
+                                       "heldout": evaluate(folder)}
         record_path.write_text(json.dumps(record, indent=1))
     if args.stage in ("report", "all"):
         record["report"] = _timed([*py, "report", str(folder / "unvotes.nc")])

@@ -16,8 +16,9 @@ Parts:
   defaults, at x1, x1e-3 and x1e3.
 * ``outlier``: GDSC with one entry set to 1.37e131 (the value found in a real drug screen):
   the warning, and ``fit_vb``'s ``tau`` and mean of ``A @ W`` with the entry kept and masked.
-* ``loglik``: size and CPU time of the ``log_likelihood`` group of a GDSC Gibbs run (2 x 500
-  draws) in float64, float32 and float32 thinned by 5, and ``az.loo`` on the compact one.
+* ``loglik``: the warning of a GDSC Gibbs run (2 x 500 draws) whose ``log_likelihood`` is
+  skipped, and the size and CPU time of that group in float64, float32 and float32 thinned by
+  5, with ``az.loo`` on the thinned one.
 """
 
 import argparse
@@ -136,28 +137,31 @@ def part_loglik():
 
     import bnmfzoo as bz
     from bnmfzoo.inference import sample
+    from bnmfzoo.inference.chains import _with_log_likelihood
 
     X, _, _ = _gdsc()
     model = bz.models.exponential_gaussian(X, 5)
-    for kw in ({"log_likelihood": True}, {"log_likelihood": "float32"},
-               {"log_likelihood": "float32", "log_likelihood_thin": 5}):
-        t = time.process_time()
-        dt = sample(model, draws=500, tune=200, chains=2, random_seed=0, progressbar=False,
-                    **kw)
-        cpu = time.process_time() - t
-        ll = dt["log_likelihood"]["X"]
-        t = time.process_time()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            elpd = float(azs.loo(dt).elpd)
-        print(f"{kw}: {ll.nbytes / 1e6:.0f} MB ({dict(ll.sizes)}), sample + log-lik CPU "
-              f"{cpu:.1f} s, az.loo CPU {time.process_time() - t:.1f} s, elpd {elpd:.1f}",
-              flush=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        dt = sample(model, draws=1000, tune=0, chains=2, random_seed=0, progressbar=False)
-    print("auto, 2 x 1000 draws:", "log_likelihood" in dt.children,
-          [str(w.message)[:300] for w in caught if "log_likelihood" in str(w.message)])
+        dt = sample(model, draws=500, tune=200, chains=2, random_seed=0, progressbar=False)
+    print("auto, 2 x 500 draws: log_likelihood recorded:", "log_likelihood" in dt.children,
+          [str(w.message)[:420] for w in caught if "log_likelihood" in str(w.message)])
+    for mode, thin in ((True, 1), ("float32", 1), ("float32", 5)):
+        one = dt.copy()
+        t = time.process_time()
+        _with_log_likelihood(one, model, mode, thin)
+        cpu = time.process_time() - t
+        ll = one["log_likelihood"]["X"]
+        line = (f"log_likelihood={mode!r}, thin={thin}: {ll.nbytes / 1e6:.0f} MB "
+                f"({dict(ll.sizes)}), CPU {cpu:.1f} s")
+        if thin > 1:
+            t = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                elpd = float(azs.loo(one).elpd)
+            line += f"; az.loo CPU {time.process_time() - t:.1f} s, elpd {elpd:.1f}"
+        print(line, flush=True)
+        del one, ll
 
 
 PARTS = {"scale": part_scale, "gdsc": part_gdsc, "outlier": part_outlier,

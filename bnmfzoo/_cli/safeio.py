@@ -60,7 +60,7 @@ def human(nbytes):
 
     Examples
     --------
-    >>> human(3e9), human(2048)
+    >>> human(3e9), human(2000)
     ('3 GB', '2 kB')
     """
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):

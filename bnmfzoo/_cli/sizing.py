@@ -7,14 +7,16 @@
   Gibbs samplers of the binary models thin while sampling (their Rao-Blackwellized means in
   the ``rao_blackwell`` group still average every sweep); other samplers are thinned after.
 * **active components** of truncated (nonparametric) models: component ``k`` is *active* when
-  its posterior mean share of the expected total ``sum(A @ W)``, i.e.
-  ``mean over draws of A[:, k].sum() * W[k, :].sum() / sum_j A[:, j].sum() * W[j, :].sum()``,
-  is at least :data:`ACTIVE_SHARE` (1 %) in at least one chain (per chain, because labels
-  differ between chains). Only those are stored; the ``factor`` coordinate keeps their original
+  it carries at least :data:`ACTIVE_SHARE` (1 %) of the expected total of at least one row or
+  one column (posterior mean over the draws of one chain of
+  ``A[d, k] * W[k, :].sum() / sum_j A[d, j] * W[j, :].sum()``, and likewise per column; per
+  chain because labels differ between chains; :func:`component_shares`). Only those are
+  stored; the ``factor`` coordinate keeps their original
   indices, and a ``truncation`` group keeps every component's share per chain (``share``) and
   whether it was kept (``kept``), so what was dropped and how much it weighed stays visible.
-* **float32** posterior draws (7 significant digits, far below any Monte-Carlo error); the
-  observed data, sample statistics and Rao-Blackwellized means keep their dtype.
+* **float32** posterior draws (7 significant digits, far below any Monte-Carlo error) when
+  the posterior holds more than :data:`FLOAT32_BYTES` (64 MiB) as float64; the observed data,
+  sample statistics and Rao-Blackwellized means keep their dtype.
 * **zlib** compression (level 4) of every array.
 """
 
@@ -27,6 +29,9 @@ import xarray as xr
 AUTO_DRAWS = 100
 #: share of the expected total of ``A @ W`` that makes a component of a truncated model active
 ACTIVE_SHARE = 0.01
+#: posterior draws are stored as float32 when the posterior holds more bytes than this as
+#: float64 (a small result keeps the fitter's bits: the command's result equals the library's)
+FLOAT32_BYTES = 64 * 2**20
 
 
 def auto_thin(draws):
@@ -41,11 +46,28 @@ def auto_thin(draws):
 
 
 def component_shares(posterior):
-    """Per-chain posterior mean share of each component in ``sum(A @ W)``: (chain, factor)."""
-    A, W = posterior["A"], posterior["W"]
-    mass = A.sum("row") * W.sum("col")  # (chain, draw, factor): sum over cells of A[:,k] W[k,:]
-    total = mass.sum("factor")
-    return (mass / total.where(total > 0)).mean("draw")
+    """Per-chain posterior mean share of each component, (chain, factor).
+
+    The share of component ``k`` is the largest, over rows ``d`` and columns ``n``, of its
+    posterior mean share of that row's (column's) expected total: of
+    ``A[d, k] * W[k, :].sum() / sum_j A[d, j] * W[j, :].sum()`` over rows and of
+    ``A[:, k].sum() * W[k, n] / sum_j A[:, j].sum() * W[j, n]`` over columns; so a component
+    that only one row or one column uses is kept like one that every row uses.
+    """
+    A = posterior["A"].transpose("chain", "draw", "row", "factor").values
+    W = posterior["W"].transpose("chain", "draw", "factor", "col").values
+    C, S, D, K = A.shape
+    shares = np.zeros((C, K))
+    for c in range(C):  # draw by draw: memory O(D K + K N)
+        row_share, col_share = np.zeros((D, K)), np.zeros((K, W.shape[3]))
+        for s in range(S):
+            a, w = A[c, s].astype(float), W[c, s].astype(float)
+            row_mass = a * w.sum(axis=1)                      # (row, factor)
+            row_share += row_mass / np.maximum(row_mass.sum(1, keepdims=True), 1e-300)
+            col_mass = a.sum(axis=0)[:, None] * w             # (factor, col)
+            col_share += col_mass / np.maximum(col_mass.sum(0, keepdims=True), 1e-300)
+        shares[c] = np.maximum(row_share.max(0), col_share.max(1)) / S
+    return xr.DataArray(shares, dims=("chain", "factor"))
 
 
 def active_components(posterior, share=ACTIVE_SHARE):
@@ -79,8 +101,8 @@ def compact(dt, *, thin=1, truncated=False, float32=True, share=ACTIVE_SHARE):
     >>> from bnmfzoo._base.results import build_datatree
     >>> dt = build_datatree({"A": np.ones((1, 10, 3, 2)), "W": np.ones((1, 10, 2, 4))})
     >>> small, enc = compact(dt, thin=5)
-    >>> small["posterior"].sizes["draw"], str(small["posterior"]["A"].dtype)
-    (2, 'float32')
+    >>> small["posterior"].sizes["draw"], str(small["posterior"]["A"].dtype)  # small: float64
+    (2, 'float64')
     """
     nodes, encoding = {}, {}
     attrs = dict(dt.attrs)
@@ -94,11 +116,12 @@ def compact(dt, *, thin=1, truncated=False, float32=True, share=ACTIVE_SHARE):
                 {"share": (("chain", "component"), shares.values),
                  "kept": ("component", kept)},
                 coords={"component": factor, "chain": post["chain"].values},
-                attrs={"rule": f"kept: posterior mean share of sum(A @ W) >= {share:g} in at "
-                               "least one chain"})
+                attrs={"rule": f"kept: posterior mean share >= {share:g} of the expected "
+                               "total of a row or a column, in at least one chain"})
             attrs["active_components"] = (
-                f"{int(kept.sum())} of {kept.size} components stored (posterior mean share of "
-                f"sum(A @ W) >= {share:g} in a chain; original indices in coord 'factor'; "
+                f"{int(kept.sum())} of {kept.size} components stored (posterior mean share >= "
+                f"{share:g} of a row's or column's expected total in a chain; original indices "
+                "in coord 'factor'; "
                 "all shares in group 'truncation'); the rao_blackwell means use all of them")
     for node in dt.subtree:
         ds = node.to_dataset(inherit=False)
@@ -106,7 +129,8 @@ def compact(dt, *, thin=1, truncated=False, float32=True, share=ACTIVE_SHARE):
             ds = ds.isel(draw=slice(None, None, thin))
         if node.name == "posterior" and kept is not None:
             ds = ds.isel(factor=np.flatnonzero(kept))
-        if float32 and node.name in ("posterior", "log_likelihood", "posterior_predictive"):
+        if float32 and node.name in ("posterior", "log_likelihood", "posterior_predictive") \
+                and ds.nbytes > FLOAT32_BYTES:
             ds = ds.map(lambda v: v.astype(np.float32) if v.dtype == np.float64 else v)
         nodes[node.path] = ds
     for path, ds in nodes.items():
@@ -117,6 +141,7 @@ def compact(dt, *, thin=1, truncated=False, float32=True, share=ACTIVE_SHARE):
     out.attrs.update(attrs)
     if thin > 1:
         out.attrs["thinned_by"] = int(thin) * int(attrs.get("thinned_by", 1))
-    if float32:
+    if "posterior" in nodes and any(v.dtype == np.float32
+                                    for v in nodes["/posterior"].data_vars.values()):
         out.attrs["posterior_dtype"] = "float32"
     return out, encoding

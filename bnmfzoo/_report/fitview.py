@@ -190,6 +190,7 @@ def plot_fit(fd, *, random_seed=0):
         axes[3].hist(fd["sd_rep"], bins=20, color="C2", alpha=0.7, label="replicated")
         axes[3].axvline(fd["sd_obs"], color="k", lw=2, label="observed")
         axes[3].set_xlabel("sd of the entries", fontsize=11)
+        axes[3].xaxis.set_major_locator(plt.MaxNLocator(3))
         axes[3].set_title(f"PPC: sd (p = {fd['p_sd']:.2f})", fontsize=12)
         axes[3].legend(fontsize=10)
     for ax in axes:

@@ -254,7 +254,8 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         (half the memory; computed one chain at a time, so the float64 peak is one chain's);
         ``False`` never. On GDSC (79,259 observed entries) 2 chains x 1000 draws are
         1.27 GB in float64, 0.63 GB in float32, and 63 MB in float32 with
-        ``log_likelihood_thin=10``. In every case the flat observed-entry dims (``X_obs``) of ``observed_data``, ``log_likelihood``
+        ``log_likelihood_thin=10``. In every case the flat observed-entry dims (``X_obs``) of
+        ``observed_data``, ``log_likelihood``
         and any predictive group get ``row`` / ``col`` coordinates (the data's labels, e.g. a
         cell line and a drug; :func:`bnmfzoo.diagnostics.label_observations`), which a plain
         ``pm.sample`` cannot attach (PyMC's converter takes one-dimensional coordinates only).

@@ -49,7 +49,7 @@ class GaussianHyper:
     --------
     >>> import numpy as np
     >>> from bnmfzoo.models import exponential_gaussian
-    >>> h = find_spec(exponential_gaussian(np.ones((4, 3)), 2)).hyper
+    >>> h = find_spec(exponential_gaussian(np.ones((4, 3)), 2, lambda_=0.1)).hyper
     >>> h.lambda_A, h.sigma, h.ard
     (0.1, None, False)
     """

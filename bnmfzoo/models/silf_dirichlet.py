@@ -17,6 +17,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.logprob.transforms import SimplexTransform
 
+from bnmfzoo._base.outliers import warn_outliers
 from bnmfzoo._base.validation import check_matrix, check_positive, check_rank, fmt
 from bnmfzoo._terms.silf import (
     _check_objective,
@@ -135,6 +136,7 @@ def silf(X, rank, *, epsilon="reference", beta=0.1, C=2.0, lambda_=1.0, alpha=1.
     """
     da, obs_mask = check_matrix(X, kind="nonnegative", mask=mask)
     rank = check_rank(rank, da.shape)
+    warn_outliers(da, obs_mask)
     _check_objective(objective)
     check_positive(lambda_, name="lambda_")
     check_positive(alpha, name="alpha")

@@ -9,6 +9,7 @@ gradient, so NUTS cannot sample it; :func:`bnmfzoo.inference.fit_rrt` explores i
 import numpy as np
 import pymc as pm
 
+from bnmfzoo._base.outliers import warn_outliers
 from bnmfzoo._base.results import data_coords
 from bnmfzoo._base.validation import check_matrix, check_positive, check_rank, fmt
 
@@ -104,6 +105,7 @@ def uniform_noise(
     X, observed = check_matrix(X, kind="nonnegative", mask=mask)
     D, N = X.shape
     rank = check_rank(rank, (D, N))
+    warn_outliers(X, observed)
     lam_A = float(check_positive(lambda_A if lambda_A is not None else lambda_, name="lambda_A"))
     lam_W = float(check_positive(lambda_W if lambda_W is not None else lambda_, name="lambda_W"))
     if epsilon is None:

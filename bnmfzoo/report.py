@@ -137,8 +137,8 @@ def _bounded(dt):
 
         kept, _ = active_components(post)
         notes.append(f"Truncated model: the {int(kept.sum())} active of its "
-                     f"{kept.size} components are reported (at least 1 % of a row's or a "
-                     "column's expected total in a chain).")
+                     f"{kept.size} components are reported (posterior median share at least "
+                     "1 % in a row of A or a column of W, in a chain).")
         post = post.isel(factor=np.flatnonzero(kept))
         changed = True
     if not changed:

@@ -97,7 +97,8 @@ def _nmtf_funcs(p):
     return out
 
 
-def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto", mask=None):
+def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto", mask=None,
+             beta=None):
     """Return ``(simulate, infer)`` for ``kind`` in {"nmf", "nmtf"}.
 
     ``infer`` returns the tested functions at every sweep after ``burn`` (one chain from an
@@ -106,18 +107,29 @@ def make_sbc(kind, *, ard, wrong=False, burn=100, ess_target=30, kernel="auto", 
     ``kernel`` picks the NMF half-sweep path ("gram" or "residual"; "auto" takes "gram" on these
     tiny matrices). ``wrong=True`` is a deliberately wrong sampler: factor conditionals use
     tau / 2 (variance x2) while tau itself is updated correctly. ``mask``: observed entries
-    (default ``MASK``).
+    (default ``MASK``). ``beta`` (NMF only): the tempered sweep of replica exchange at this
+    inverse temperature, with a fixed noise sd 1: its target ``p(X | A, W)^beta p(A, W)`` is the
+    posterior of data with noise variance ``1 / beta``, which is what ``simulate`` draws.
     """
     observed = MASK if mask is None else mask
     if kind == "nmf":
         hyper = replace(NMF_HYPER, ard=ard)
         prior, funcs, mean = _nmf_prior, _nmf_funcs, (lambda p: p["A"] @ p["W"])
         factor_blocks = {"A", "W", "lambda_"}
+        if beta is not None:
+            from bnmfzoo.inference.gaussian.modes._tempering import tempered_sweep
+
+            hyper = replace(hyper, sigma=1.0)
+            prior = lambda rng, h: {**_nmf_prior(rng, h), "tau": float(beta)}  # noqa: E731
+            funcs = lambda p: {k: v for k, v in _nmf_funcs(p).items() if k != "tau"}  # noqa: E731
 
         def start(p, obs):
             return gc.nmf_state(p["A"], p["W"], p["tau"], p["lambda_"], obs)
 
         def sweep(st, obs, rng, update=gc.NMF_BLOCKS):
+            if beta is not None:
+                tempered_sweep(st, obs, hyper, rng, beta, update=update, kernel=kernel)
+                return
             gc.nmf_sweep(st, obs, hyper, rng, update=update, kernel=kernel)
 
         def params(st):
@@ -249,9 +261,9 @@ class Case:
                    random_seed=seed, progressbar=False)
 
 
-def _gibbs(kind, ard, kernel="auto", wrong=False, mask=None):
+def _gibbs(kind, ard, kernel="auto", wrong=False, mask=None, beta=None):
     return partial(lambda e, **kw: make_sbc(kind, ess_target=e, **kw), ard=ard, kernel=kernel,
-                   wrong=wrong, mask=mask)
+                   wrong=wrong, mask=mask, beta=beta)
 
 
 def _bin(family, betas=None, wrong_swap=False):
@@ -294,6 +306,7 @@ CASES = {
     "nmf-ard-gram": Case(_gibbs("nmf", True, "gram"), 100),
     "nmf-residual": Case(_gibbs("nmf", False, "residual"), 100),
     "nmf-missing": Case(_gibbs("nmf", False, mask=MASK_MISSING), 100),
+    "nmf-tempered": Case(_gibbs("nmf", False, beta=0.3), 100),
     "nmf-ard-residual": Case(_gibbs("nmf", True, "residual"), 100),
     "nmtf": Case(_gibbs("nmtf", False), 100),
     "nmtf-ard": Case(_gibbs("nmtf", True), 100),

@@ -182,17 +182,19 @@ def test_masses_from_log_evidence_propagates_errors_like_a_simulation():
 
 def test_ais_mode_evidence_matches_quadrature_on_a_tiny_nmf(tiny_gibbs):
     """The independent estimate (:func:`bnmfzoo.inference.mode_evidence`: annealed importance
-    sampling from a mean-field reference fitted to each mode, 50 runs x 100 steps) agrees with
+    sampling from a mean-field reference fitted to each mode, 200 runs x 50 steps) agrees with
     the exact cell masses within 4 of its delta-method standard errors, and every run's weight
-    is finite. Over AIS seeds 0-59 on this fixture the largest |z| over the modes stayed below 4
-    (``/tmp``-free record in ``benchmarks/speed/ais_masses.py --tiny``); the test uses seed 0."""
+    is finite. The cells of this tiny posterior are not separated modes (only 10-50 % of a
+    reference's runs end in its own cell), so the estimate of a small cell rests on few runs:
+    with 50 runs x 100 steps, AIS seeds 0-15 gave |z| 8.7 once (1 of 16; the cell's estimate
+    from 5 runs); with 200 runs x 50 steps FFR_PLACEHOLDER. The test uses AIS seed 0."""
     from bnmfzoo.diagnostics import modes
     from bnmfzoo.inference import mode_evidence
     from bnmfzoo.models import exponential_gaussian
 
     model = exponential_gaussian(X_TINY, 1, sigma=SIGMA, lambda_=LAM)
     m = modes(tiny_gibbs, warn=False)
-    ev = mode_evidence(tiny_gibbs, model, modes_tree=m, n_runs=50, n_anneal=100,
+    ev = mode_evidence(tiny_gibbs, model, modes_tree=m, n_runs=200, n_anneal=50,
                        random_seed=0, progressbar=False)
     exact = _exact_masses(m["modes"]["reference"].values)
     assert np.isfinite(ev["log_weight"].values).all()

@@ -109,3 +109,7 @@ def test_outlier_is_named_by_position():
     with warnings.catch_warnings():
         warnings.simplefilter("error", OutlierWarning)
         exponential_gaussian(_data() * 1e8, 3)  # a scale is not an outlier
+    X[4, 7] = 1e200  # beyond what float64 computes with: refused, by position, with choices
+    with pytest.raises(ValueError, match=r"1e\+200 at X\[row=4, col=7\].*mark such entries "
+                                         r"missing.*does not help"):
+        exponential_gaussian(X, 3)

@@ -30,9 +30,10 @@ def _unrecognized():
 def _assign(model):
     """PyMC's step assignment, as ``pm.sample`` runs it (no sampler is compiled)."""
     from pymc.sampling.mcmc import assign_step_methods
+    from pymc.step_methods import STEP_METHODS
 
     with model:
-        return assign_step_methods(model, None, methods=pm.STEP_METHODS)[1]
+        return assign_step_methods(model, None, methods=STEP_METHODS)[1]
 
 
 def _sample(model, **kwargs):

@@ -16,8 +16,8 @@ MUTATIONS = [
              why="the automatic rate no longer scales as c**(-1/2): the prior mean of A W is off "
                  "the data's scale at other units"),
     Mutation(id="defaults-tau-rate-sd-not-variance", path="bnmfzoo/models/gaussian.py",
-             old='return float(alpha_tau), float(alpha_tau) * stats["variance"]',
-             new='return float(alpha_tau), float(alpha_tau) * stats["variance"] ** 0.5',
+             old='beta = float(alpha_tau) * stats["variance"]',
+             new='beta = float(alpha_tau) * stats["variance"] ** 0.5',
              tests=(f"{_SCALE}::test_model_defaults_are_scale_free_for_gibbs_and_vb",
                     f"{_SCALE}::test_auto_priors_are_in_the_graph_and_explicit_values_are_kept"),
              why="beta_tau in the data's units instead of squared units: tau's prior dominates "

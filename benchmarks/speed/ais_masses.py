@@ -2,6 +2,11 @@
 
 Run with ``python -m benchmarks.speed.ais_masses [--problems ccle3 laurberg05] [--runs 40]``.
 
+The library's version of this check, on the modes :func:`bnmfzoo.diagnostics.modes` finds in a
+result (references fitted to each mode's aligned draws; a run counts for a mode only when it
+ends there, which keeps the estimate unbiased), is :func:`bnmfzoo.inference.mode_evidence`;
+``benchmarks/speed/mode_masses.py --default-path`` runs it beside replica exchange.
+
 For each problem the modes are found as ``ReplicaExchangeGibbs(mode_jumps=True)`` finds them
 (:func:`bnmfzoo.inference.gaussian.modes._mode_jump.discover_references`: quenched Gibbs runs from
 the

@@ -221,7 +221,12 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
     _unique_labels(da, name)
     if np.isinf(values).any():
         _first_nonfinite(values, observed, da, name)
-    _check_values(values[observed], kind, name)
+    def where(k):  # the k-th observed entry, by label (only computed for an error message)
+        rows, cols = np.nonzero(observed)
+        return (f"{name}[row={fmt(da['row'].values[rows[k]])}, "
+                f"col={fmt(da['col'].values[cols[k]])}]")
+
+    _check_values(values[observed], kind, name, where)
     _check_nonempty(observed.sum(axis=1), da["row"].values, name, "row")
     _check_nonempty(observed.sum(axis=0), da["col"].values, name, "column")
     if mask is not None and not observed.all():
@@ -229,8 +234,11 @@ def check_matrix(X, *, kind="nonnegative", mask=None, name="X", allow_missing=Tr
     return da, observed
 
 
-def _check_values(obs_values, kind, name):
-    """Finite, bounded, and of ``kind``: the checks on the observed values of every input."""
+def _check_values(obs_values, kind, name, where=None):
+    """Finite, bounded, and of ``kind``: the checks on the observed values of every input.
+
+    ``where(k)``, when given, names the position of the ``k``-th value (for the messages).
+    """
     if not np.isfinite(obs_values).all():
         what = "NaN" if np.isnan(obs_values).any() else "infinite"
         raise ValueError(f"{name} has {what} entries among its observed (stored) entries; "
@@ -242,13 +250,14 @@ def _check_values(obs_values, kind, name):
 
         median = float(np.median(np.abs(obs_values)))
         n_big = int((np.abs(obs_values) > MAX_ABS_ENTRY).sum())
+        at = f" at {where(int(np.argmax(np.abs(obs_values))))}" if where is not None else ""
         raise ValueError(
-            f"{name} has an entry of magnitude {largest:.4g} ({n_big} above "
+            f"{name} has an entry of magnitude {largest:.4g}{at} ({n_big} above "
             f"{MAX_ABS_ENTRY:.0e}; median magnitude {median:.4g}); entries must satisfy "
             f"|x| <= {MAX_ABS_ENTRY:.0e} and sum(x^2) must be finite in float64 (else the "
             f"samplers' squared residuals overflow). If they are errors, "
-            f"{outlier_advice(name)}; if the whole matrix is on a huge scale, multiply it by a "
-            "power of ten that brings its median near 1"
+            f"{outlier_advice(name)}; if the whole matrix is on a huge scale, rescale {name}: "
+            "multiply it by a power of ten that brings its median near 1"
         )
     if kind == "nonnegative" and (obs_values < 0).any():
         bad = int((obs_values < 0).sum())

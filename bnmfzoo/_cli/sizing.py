@@ -7,12 +7,12 @@
   Gibbs samplers of the binary models thin while sampling (their Rao-Blackwellized means in
   the ``rao_blackwell`` group still average every sweep); other samplers are thinned after.
 * **active components** of truncated (nonparametric) models: component ``k`` is *active* when
-  it carries at least :data:`ACTIVE_SHARE` (1 %) of the expected total of at least one row or
-  one column (posterior mean over the draws of one chain of
-  ``A[d, k] * W[k, :].sum() / sum_j A[d, j] * W[j, :].sum()``, and likewise per column; per
-  chain because labels differ between chains; :func:`component_shares`). Only those are
-  stored; the ``factor`` coordinate keeps their original
-  indices, and a ``truncation`` group keeps every component's share per chain (``share``) and
+  its posterior median share (over the draws of one chain; per chain because labels differ
+  between chains) is at least :data:`ACTIVE_SHARE` (1 %) in at least one row of ``A`` (for
+  beta_dir and dir_dir, whose rows of ``A`` are each row's shares of the components) or one
+  column of ``W`` (dir_beta, dir_dir); :func:`component_shares`. Only those are stored; the
+  ``factor`` coordinate keeps their original indices, and a ``truncation`` group keeps every
+  component's share per chain (``share``) and
   whether it was kept (``kept``), so what was dropped and how much it weighed stays visible.
 * **float32** posterior draws (7 significant digits, far below any Monte-Carlo error) when
   the posterior holds more than :data:`FLOAT32_BYTES` (64 MiB) as float64; the observed data,
@@ -46,27 +46,32 @@ def auto_thin(draws):
 
 
 def component_shares(posterior):
-    """Per-chain posterior mean share of each component, (chain, factor).
+    """Per-chain posterior share of each component, (chain, factor).
 
-    The share of component ``k`` is the largest, over rows ``d`` and columns ``n``, of its
-    posterior mean share of that row's (column's) expected total: of
-    ``A[d, k] * W[k, :].sum() / sum_j A[d, j] * W[j, :].sum()`` over rows and of
-    ``A[:, k].sum() * W[k, n] / sum_j A[:, j].sum() * W[j, n]`` over columns; so a component
-    that only one row or one column uses is kept like one that every row uses.
+    When the rows of ``A`` (or the columns of ``W``) lie on the simplex, as in the binary
+    models' Dirichlet factors, their entries are each row's (column's) shares of the
+    components, and the share of component ``k`` is its largest posterior median share over
+    the rows (columns): a component that a single row uses is kept like one every row uses.
+    Otherwise it is the component's share of the expected total ``sum(A @ W)``.
     """
     A = posterior["A"].transpose("chain", "draw", "row", "factor").values
     W = posterior["W"].transpose("chain", "draw", "factor", "col").values
-    C, S, D, K = A.shape
+    simplex_A = np.allclose(A[:, :3].sum(-1), 1.0, atol=1e-4)
+    simplex_W = np.allclose(W[:, :3].sum(-2), 1.0, atol=1e-4)
+    C, K = A.shape[0], A.shape[3]
     shares = np.zeros((C, K))
-    for c in range(C):  # draw by draw: memory O(D K + K N)
-        row_share, col_share = np.zeros((D, K)), np.zeros((K, W.shape[3]))
-        for s in range(S):
-            a, w = A[c, s].astype(float), W[c, s].astype(float)
-            row_mass = a * w.sum(axis=1)                      # (row, factor)
-            row_share += row_mass / np.maximum(row_mass.sum(1, keepdims=True), 1e-300)
-            col_mass = a.sum(axis=0)[:, None] * w             # (factor, col)
-            col_share += col_mass / np.maximum(col_mass.sum(0, keepdims=True), 1e-300)
-        shares[c] = np.maximum(row_share.max(0), col_share.max(1)) / S
+    for c in range(C):
+        # the median over draws: a Dirichlet draw with a tiny concentration puts its mass on
+        # a random component now and then, so the mean of an unused one is not near 0
+        if simplex_A:
+            shares[c] = np.maximum(shares[c], np.median(A[c], axis=0).max(0))
+        if simplex_W:  # column blocks bound the median's copy
+            for j in range(0, W.shape[3], 512):
+                block = np.median(W[c, :, :, j:j + 512], axis=0).max(1)
+                shares[c] = np.maximum(shares[c], block)
+        if not (simplex_A or simplex_W):
+            mass = (A[c].sum(1, dtype=float) * W[c].sum(2, dtype=float)).T  # (factor, draw)
+            shares[c] = (mass / np.maximum(mass.sum(0), 1e-300)).mean(1)
     return xr.DataArray(shares, dims=("chain", "factor"))
 
 
@@ -116,11 +121,11 @@ def compact(dt, *, thin=1, truncated=False, float32=True, share=ACTIVE_SHARE):
                 {"share": (("chain", "component"), shares.values),
                  "kept": ("component", kept)},
                 coords={"component": factor, "chain": post["chain"].values},
-                attrs={"rule": f"kept: posterior mean share >= {share:g} of the expected "
-                               "total of a row or a column, in at least one chain"})
+                attrs={"rule": f"kept: posterior median share >= {share:g} in a row of A or a "
+                               "column of W (the Dirichlet side), in at least one chain"})
             attrs["active_components"] = (
-                f"{int(kept.sum())} of {kept.size} components stored (posterior mean share >= "
-                f"{share:g} of a row's or column's expected total in a chain; original indices "
+                f"{int(kept.sum())} of {kept.size} components stored (posterior median share >= "
+                f"{share:g} in a row of A or a column of W in a chain; original indices "
                 "in coord 'factor'; "
                 "all shares in group 'truncation'); the rao_blackwell means use all of them")
     for node in dt.subtree:

@@ -192,7 +192,12 @@ def _tau_prior(alpha_tau, beta_tau, stats):
     """Checked ``(alpha_tau, beta_tau)``; ``beta_tau="auto"`` is ``alpha_tau`` x variance."""
     check_positive(alpha_tau, name="alpha_tau")
     if isinstance(beta_tau, str) and beta_tau == AUTO:
-        return float(alpha_tau), float(alpha_tau) * stats["variance"]
+        beta = float(alpha_tau) * stats["variance"]
+        if not 1e-300 <= beta <= 1e300:
+            raise ValueError(f"the automatic beta_tau = {beta:.4g} (alpha_tau x the data's "
+                             f"variance {stats['variance']:.4g}) lies outside [1e-300, 1e300]: "
+                             "rescale X or give beta_tau explicitly")
+        return float(alpha_tau), beta
     check_positive(beta_tau, name="beta_tau")
     return float(alpha_tau), float(beta_tau)
 

@@ -42,6 +42,9 @@ ABOVE = (
     "bnmfzoo._demo",
     "bnmfzoo._fitcli",
     "bnmfzoo.experiments",
+    "bnmfzoo._cli",
+    "bnmfzoo._report",
+    "bnmfzoo._estimator_counts",
 )
 #: The front ends and experiment protocols: inference never imports these.
 FRONT = tuple(m for m in ABOVE if m != "bnmfzoo.inference")

@@ -99,6 +99,11 @@ def test_transform_solves_kl_problem(counts, fitted):
                                                W=np.full((30, 2), 1.0))
     ours = loadings(X, H, n_iter=5000)
     np.testing.assert_allclose(ours, ref, rtol=1e-3, atol=1e-6)
+    # missing cells do not count: a row with NaN gives the loadings of its observed part
+    Xm = X.copy()
+    Xm[0, :5] = np.nan
+    np.testing.assert_allclose(loadings(Xm, H, n_iter=2000)[0],
+                               loadings(X[:1, 5:], H[:, 5:], n_iter=2000)[0], rtol=1e-10)
 
 
 def test_loo_compares_ranks(counts, fitted):

@@ -85,8 +85,9 @@ nmf-tempered (seed 18; issue #36): the tempered sweep of replica exchange
 (``modes/_tempering.tempered_sweep``) at beta = 0.3 with a fixed noise sd 1. Its target
 ``p(X | A, W)^beta p(A, W)`` is the posterior of data with noise variance 1 / beta, so SBC
 checks the hot replicas' own kernel directly (the replica-exchange SBC sees only the cold
-chain, and missed untempered factor conditionals in the hot replicas). False-failure rate: not
-measured over seeds yet (2.8 CPU s a seed: ``--seeds 1000:1060`` of ``nmf-tempered``).
+chain, and missed untempered factor conditionals in the hot replicas; this case catches them).
+False-failure rate (``--seeds 1000:1030``, records ``sbc_nmf-tempered.jsonl``): 0 of 30 (95% CI
+0-11.6%), second level p = 0.11 (26 scalars), thinning median 3 (max 95), ~3 CPU s a seed.
 
 The seeds are the ones first chosen for each case and are never moved after a failure. Every
 60-seed count in the table is backed by the committed records in

@@ -246,10 +246,11 @@ def test_step_equals_weighted_sweeps(data):
 # independent, as in test_recognize_sbc.py (whose pooled measured rate is 2%). Measured here so
 # far (``nice -n 15 python -m benchmarks.calibration.sbc_false_failure weighted-<config> --seeds
 # 1000:<stop>``, records in benchmarks/calibration/results/sbc_weighted-<config>.jsonl; the
-# shared machine allowed only a few seeds on 2026-11-26): gamma 0/3, student 0/2, row_tau 0/2
-# (gamma_col_tau: see the records), plus the test seeds below, which passed on first run (not
-# moved). Too few seeds to bound the rate (95% CI upper bounds 63-84%): expect about the 2% of
-# the other recognized-prior SBCs until measured.
+# shared machine allowed only a few seeds on 2026-11-26): gamma 0/3 (seeds 1000-1002; smallest
+# min p 0.0024), student 0/2, row_tau 0/2, gamma_col_tau 0/2 (second-level KS across seeds:
+# Bonferroni-adjusted min p 0.72-1), plus the test seeds below, which passed on their first run
+# (not moved). Too few seeds to bound the rate (95% CI upper bounds 63-84%): expect about the 2%
+# of the other recognized-prior SBCs until more seeds are measured.
 SBC_SEEDS = {"gamma": 51, "gamma_col_tau": 52, "row_tau": 53, "student": 54,
              "student_ard": 55}
 

@@ -88,7 +88,8 @@ def render_report(catalogs, results):
         "",
     ]
     if base:
-        lines += [f"Baseline (all named tests on the unmutated tree, {base.get('date', '')}): "
+        lines += [f"Baseline (the named tests of catalog(s) {', '.join(base.get('catalogs', []))}"
+                  f" on the unmutated tree, {base.get('date', '')}): "
                   f"**{base['status']}** ({base['cpu_s']:.0f} CPU s)"
                   + (f", first failure `{base['failed']}`" if base["failed"] else "") + ".", ""]
     lines += ["| catalog | id | bug (class) | result | first failing test | CPU s | run on | "
@@ -145,7 +146,9 @@ def main(argv=None):
     stamp = time.strftime("%Y-%m-%d", time.gmtime())
     if args.baseline:
         base = run_baseline([t for _, m in selected for t in m.tests], timeout=4 * args.timeout)
-        results = _record("baseline", dict(base.to_dict(), date=stamp), all_catalogs)
+        results = _record("baseline", dict(base.to_dict(), date=stamp,
+                                           catalogs=sorted({n for n, _ in selected})),
+                          all_catalogs)
         print(f"baseline: {base.status} ({base.cpu_s:.0f} CPU s) {base.failed}", flush=True)
 
     def one(item):

@@ -1,8 +1,7 @@
 """One Gibbs sweep of a :class:`~bnmfzoo.inference.counts._problem.CountProblem` (no PyMC).
 
 Order: split the counts given ``A, W`` (Poisson: multinomial; NB: Dirichlet-multinomial and
-CRT tables), ``A | Z, W, rates``, ``W | Z, A, rates``, an exact rescaling of each factor
-(:func:`scale_move`), the Gamma rate variables given
+CRT tables), ``A | Z, W, rates``, ``W | Z, A, rates``, the Gamma rate variables given
 ``A, W``, and (NB with a learned dispersion) ``alpha | A, W`` by slice sampling. Each is an
 exact conditional, so the sweep leaves the posterior invariant. With ``beta < 1`` the Poisson
 sweep targets the tempered augmented posterior (:mod:`bnmfzoo.inference.counts._core`).
@@ -54,28 +53,6 @@ def log_likelihood(problem, state):
     return nb_loglik(float(state["alpha"]), problem.data, mu_nz, total_mean(problem.expo, A, W))
 
 
-def scale_move(problem, A, W, bA, bW, rng):
-    """Exact rescaling of each factor: ``(c A[:, k], W[k, :] / c)`` with ``c`` from its
-    conditional on that orbit (the likelihood only sees ``A @ W``).
-
-    With the Haar measure ``dc / c`` (Liu & Sabatti 2000) and Gamma priors the conditional is
-    ``c^(p - 1) exp(-P c - Q / c)``, a generalized inverse Gaussian with
-    ``p = sum_d aA_dk - sum_n aW_kn``, ``P = sum_d bA_dk A_dk``, ``Q = sum_n bW_kn W_kn``. It
-    moves the chain along the scale ridge that the split-and-draw sweep crosses slowly.
-    """
-    from scipy.stats import geninvgauss
-
-    p = problem.aA.sum(axis=0) - problem.aW.sum(axis=1)
-    P = np.sum(bA * A, axis=0)
-    Q = np.sum(bW * W, axis=1)
-    ok = (P > 0) & (Q > 0) & np.isfinite(P) & np.isfinite(Q)
-    if not ok.all():
-        return A, W
-    x = geninvgauss.rvs(p, 2.0 * np.sqrt(P * Q), random_state=rng)
-    c = np.sqrt(Q / P) * np.atleast_1d(x)
-    return A * c[None, :], W / c[:, None]
-
-
 def gibbs_sweep(problem, state, rng, *, beta=1.0, update=("A", "W", "rates", "alpha")):
     """One sweep; returns the new state (a new dict).
 
@@ -123,8 +100,6 @@ def gibbs_sweep(problem, state, rng, *, beta=1.0, update=("A", "W", "rates", "al
     if "W" in update:
         W = gamma_update(rng, problem.aW, bW, ZW,
                          scale * exposures(expo, A.T, transpose=True).T, beta)
-    if "A" in update and "W" in update:
-        A, W = scale_move(problem, A, W, *prior_rates(problem, rates), rng)
     if "rates" in update and problem.rates:
         for name, (shape, rate) in rate_conditionals(problem, A, W).items():
             rates[name] = np.maximum(rng.gamma(shape, 1.0 / rate), np.finfo(float).tiny)

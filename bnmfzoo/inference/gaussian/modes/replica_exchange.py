@@ -73,7 +73,7 @@ class ReplicaExchangeGibbs(ReplicaExchange):
     ladder's size is chosen from the data and grows at those ends of rounds until every pair
     swaps at about 1/2 (``max_replicas``; :mod:`bnmfzoo.inference.tempering._ladder`): on CCLE
     IC50 rank 3 the default starts at 97 rungs and every pair swapped at >= 0.54
-    (``benchmarks/RESULTS.md`` §3.7). After tuning the ladder is frozen, so the recorded
+    (``benchmarks/RESULTS.md`` §3.8). After tuning the ladder is frozen, so the recorded
     draws come from a fixed, valid Markov kernel. The exchange itself is the generic
     :class:`bnmfzoo.inference.tempering.ReplicaExchange` (this class supplies the family).
 

@@ -129,12 +129,14 @@ def _nmf_start(data, K, seed):
 
     from bnmfzoo._base.entries import LongMatrix
 
-    if isinstance(data, LongMatrix):
+    if isinstance(data, LongMatrix):  # missing cells read as 0 at the start
         M = sp.csr_array((data.values, (data.rows, data.cols)), shape=data.shape)
     elif sp.issparse(data):
-        M = data
+        M = sp.csr_array(data, copy=True)
     else:
-        M = np.nan_to_num(np.asarray(data, dtype=float))  # missing cells read as 0 at the start
+        M = np.nan_to_num(np.asarray(data, dtype=float))
+    if sp.issparse(M):
+        M.eliminate_zeros()  # scikit-learn's KL solver expects no stored zeros
     nnz = M.nnz if sp.issparse(M) else np.count_nonzero(M)
     max_iter = _INIT_ITER if nnz * K <= _LARGE else _INIT_ITER_LARGE
     nmf = NMF(K, beta_loss="kullback-leibler", solver="mu", init="nndsvda", max_iter=max_iter,

@@ -153,3 +153,20 @@ def test_vb_method(counts):
     assert est.components_.shape == (2, 20) and np.isfinite(est.score(X))
     elbo = est.posterior_["variational"]["elbo"].values
     assert np.all(np.diff(elbo) >= -1e-9 * np.abs(elbo[1:]))  # the bound never decreases
+
+
+def test_long_format_lists_the_observed_cells(counts):
+    """A LongMatrix (listed cells observed, zeros included) is the dense matrix with NaN
+    elsewhere: same score and loadings."""
+    from bnmfzoo import long_format
+
+    X = counts[0]
+    rng = np.random.default_rng(0)
+    r, c = np.nonzero(np.ones_like(X))
+    keep = rng.random(r.size) < 0.9
+    L = long_format(r[keep], c[keep], X[r[keep], c[keep]])
+    Xm = X.copy()
+    Xm[r[~keep], c[~keep]] = np.nan
+    est = BayesianNMF(2, beta_loss="kullback-leibler", random_state=0, **FAST).fit(L)
+    assert est.score(L) == pytest.approx(est.score(Xm), rel=1e-10)
+    np.testing.assert_allclose(est.transform(L), est.transform(Xm), rtol=1e-10, atol=1e-12)

@@ -187,7 +187,8 @@ def test_ais_mode_evidence_matches_quadrature_on_a_tiny_nmf(tiny_gibbs):
     is finite. The cells of this tiny posterior are not separated modes (only 10-50 % of a
     reference's runs end in its own cell), so the estimate of a small cell rests on few runs:
     with 50 runs x 100 steps, AIS seeds 0-15 gave |z| 8.7 once (1 of 16; the cell's estimate
-    from 5 runs); with 200 runs x 50 steps FFR_PLACEHOLDER. The test uses AIS seed 0."""
+    from 5 runs); with 200 runs x 50 steps, AIS seeds 0-26 on this fixture: 0 of 27 above 4
+    (largest |z| 3.5; this test's body in a loop, 26 Nov 2026). The test uses AIS seed 0."""
     from bnmfzoo.diagnostics import modes
     from bnmfzoo.inference import mode_evidence
     from bnmfzoo.models import exponential_gaussian
@@ -244,9 +245,9 @@ def test_laurberg_minor_mass_by_default_path(sampler_seed):
     (estimator ``draws``) within a factor 2 of 0.0042 and within 3 of its MCSE of it (the
     batch-means error of ~100 visits; a rare-mode share is right-skewed, so 3 rather than 2).
     Measured (the same runs, ``benchmarks/speed/mode_masses.py --default-path``; RESULTS
-    §3.7): seeds 1 and 2 pass (0.0067 +- 0.0014, 0.0052 +- 0.0008, with the ladder defaults of
-    26 Nov 2026 morning); seeds 3 and 4 were not run before this test was written. About 60 CPU
-    s per seed."""
+    §3.7): seeds 1-4 pass (0.0067 +- 0.0014, 0.0052 +- 0.0008 with the ladder defaults of 26 Nov
+    2026 morning; 0.0042 +- 0.0006, 0.0049 +- 0.0006 with the data-sized ladder), the runs, not
+    this pytest (its body), measured. About 60-75 CPU s per seed."""
     d, _, m = _laurberg_default_path(0, sampler_seed)
     assert m.sizes["mode"] == 2 and m.attrs["estimator"] == "draws"
     sol = _solution_of_modes(d, m)
@@ -263,8 +264,8 @@ def test_laurberg_seed4_two_modes_one_factorization_each():
     two modes within 0.05 of 0.25 / 0.75 (MCSE 0.033 at 4 x 5000 steps, so about 0.017 at
     4 x 20000: 0.05 is about 3 MCSE; measured 0.26 at 4 x 5000), and every draw of a mode is
     nearest that mode's factorization (the clustering of stretches used to mix them: 29 % and
-    40 % of the minor one in each). Not yet run at 4 x 20000 as a test (the 4 x 5000 run passes
-    every assertion but the budget)."""
+    40 % of the minor one in each). Measured (the same run, not this pytest): 0.237 +- 0.013 /
+    0.763, each mode 100 % one factorization."""
     from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 
     d, idata, m = _laurberg_default_path(4, 1)

@@ -54,9 +54,10 @@ LOW = (
     "bnmfzoo.likelihoods",
     "bnmfzoo.models",
     "bnmfzoo.diagnostics",
-    "bnmfzoo._base.nmf_solvers",
+    "bnmfzoo._base",
 )
-WINGS = tuple(f"bnmfzoo.inference.{w}" for w in ("gaussian", "binary", "particles", "exploration", "counts"))
+WINGS = tuple(f"bnmfzoo.inference.{w}"
+              for w in ("gaussian", "binary", "particles", "exploration", "counts"))
 #: ``(importer prefix, forbidden prefixes, explanation)``.
 FLOOR_RULES = (
     *((low, ABOVE, "a low layer imports from above it") for low in LOW),

@@ -161,6 +161,22 @@ def nbytes_of(dt):
                for var in node.to_dataset(inherit=False).variables.values())
 
 
+def _local_scheduler():
+    """A context in which xarray takes a local write lock even beside a Dask client.
+
+    With a ``distributed.Client`` active, xarray guards netCDF writes with a distributed lock
+    named after the target; an in-memory target then fails ("Semaphore or Lock ... not known").
+    The arrays written here are in memory, so the local (synchronous) scheduler is right.
+    """
+    try:
+        import dask
+    except ImportError:  # pragma: no cover - dask is a dependency
+        import contextlib
+
+        return contextlib.nullcontext()
+    return dask.config.set(scheduler="synchronous")
+
+
 def write_netcdf(dt, target, *, encoding=None):
     """Write the DataTree ``dt`` to ``target`` (netCDF4/HDF5) safely (module docstring).
 
@@ -172,7 +188,8 @@ def write_netcdf(dt, target, *, encoding=None):
     target = Path(target)
     size = nbytes_of(dt)
     if size <= IN_MEMORY_BYTES:
-        view = dt.to_netcdf(None, engine="h5netcdf", encoding=encoding)
+        with _local_scheduler():
+            view = dt.to_netcdf(None, engine="h5netcdf", encoding=encoding)
         data = bytes(view)  # the file's bytes (compressed); the encoder's buffer is freed
         view.release()
         return write_bytes(target, data)
@@ -186,7 +203,8 @@ def write_netcdf(dt, target, *, encoding=None):
     fd, tmp = _temp_beside(target)
     os.close(fd)
     try:
-        dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
+        with _local_scheduler():
+            dt.to_netcdf(tmp, engine="h5netcdf", encoding=encoding)
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     finally:

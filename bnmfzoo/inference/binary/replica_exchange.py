@@ -146,13 +146,6 @@ class ReplicaExchangeCollapsed(ReplicaExchange, _CollapsedStep):
                             anneal_start=anneal_start, max_replicas=max_replicas)
         self._reset_chain()
 
-    @classmethod
-    def competence(cls, var, has_grad=True):
-        """Never chosen automatically (INCOMPATIBLE): pass it as ``step=``."""
-        from pymc.step_methods.compound import Competence
-
-        return Competence.INCOMPATIBLE
-
     def _first_state(self, point):
         return self._start_chain(self.rng, point)
 

@@ -55,13 +55,6 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
                             anneal_start=anneal_start, max_replicas=max_replicas)
         self._reset_chain()
 
-    @classmethod
-    def competence(cls, var, has_grad=True):
-        """Never chosen automatically (INCOMPATIBLE): pass it as ``step=``."""
-        from pymc.step_methods.compound import Competence
-
-        return Competence.INCOMPATIBLE
-
     def _first_state(self, point):
         state = self._state_from_point(point)
         if not np.all(np.isfinite(state["A"])):  # pragma: no cover - PyMC points are finite

@@ -91,6 +91,17 @@ class ReplicaExchange(TransformedStep):
     _exchange_stats = {"cold_label": (np.int64, []), "round_trips": (np.int64, [])}
     tempered = None
 
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """Never chosen automatically (INCOMPATIBLE): pass it as ``step=``.
+
+        Listed first among a family step's bases, it also overrides the competence of the
+        family's plain step (which would claim the variables).
+        """
+        from pymc.step_methods.compound import Competence
+
+        return Competence.INCOMPATIBLE
+
     def _init_exchange(self, *, betas, n_replicas, beta_min, adapt, anneal_start,
                        max_replicas=None):
         """Check and store the ladder settings; declare the per-rung stats."""

@@ -205,7 +205,10 @@ def _deferred(cls, args, kwargs):
     shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     return type(cls.__name__, (cls,), {
         "__new__": __new__, "__init__": __init__, "__module__": cls.__module__,
-        "__qualname__": f"{cls.__qualname__}({shown})", "__doc__": cls.__doc__,
+        # PyMC prints the class when a plain pm.sample gets it: say what to do there
+        "__qualname__": f"{cls.__qualname__}({shown}) built outside a model: build it inside "
+                        "`with model:`, or pass it to bnmfzoo.inference.sample",
+        "__doc__": cls.__doc__,
         "deferred_from": cls})
 
 

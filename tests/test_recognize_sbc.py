@@ -197,6 +197,10 @@ def test_sbc_recognized_priors(config, seed):
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
 
 
+# slow since 26 Nov 2026 (~35 CPU s, the largest single fast test): the fast suite keeps its
+# power checks of SBC in test_gibbs_sbc.py::test_sbc_detects_wrong_sampler and
+# test_recognize_binary.py::test_sbc_detects_a_misread_prior
+@pytest.mark.slow
 def test_sbc_detects_wrong_prior_terms():
     simulate, infer = make_sbc("halfnormal_ard", wrong=True)
     result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=31, progressbar=False)

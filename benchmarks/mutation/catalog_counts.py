@@ -1,5 +1,6 @@
 """Mutations of the count wing: latent-count split, conjugate Gamma draws, exposures (offsets,
-missing cells), the NB CRT augmentation, the tempered split and the VB bound."""
+missing cells), the NB CRT augmentation, the tempered split and the VB bound; NB VB (tables,
+rates) and NB tempering (alpha conditional, tempered split, swap statistic)."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -7,8 +8,14 @@ _CORE = "bnmfzoo/inference/counts/_core.py"
 _GIBBS = "bnmfzoo/inference/counts/_gibbs.py"
 _NB = "bnmfzoo/inference/counts/_nb_core.py"
 _VB = "bnmfzoo/inference/counts/_vb_core.py"
+_SW = "bnmfzoo/inference/counts/_sweeps.py"
+_TS = "tests/test_counts_sweeps.py"
 _T = "tests/test_counts_gibbs.py"
 _TV = "tests/test_counts_vb.py"
+_NBVB = "bnmfzoo/inference/counts/vb_nb.py"
+_NBT = "bnmfzoo/inference/counts/_nb_tempering.py"
+_TNV = "tests/test_counts_vb_nb.py"
+_TNT = "tests/test_counts_tempering_nb.py"
 
 MUTATIONS = [
     Mutation(
@@ -64,9 +71,66 @@ MUTATIONS = [
         tests=(f"{_T}::test_tempered_split_matches_power_multinomial",),
         why="tempered split: rejection exponent with the wrong sign"),
     Mutation(
+        id="counts-rescale-without-jacobian", path=_SW,
+        old='out["P"] = out["aA"].sum(axis=0) - out["aWt"].sum(axis=0)',
+        new='out["P"] = (out["aA"] - 1.0).sum(axis=0) - (out["aWt"] - 1.0).sum(axis=0)',
+        tests=(f"{_TS}::test_group_moves_keep_the_prior[rescale]",),
+        why="rescaling move: the scale's conditional without the Jacobian c^(D - N) and the "
+            "Haar measure dc / c (the exponent is the prior's shapes minus one)"),
+    Mutation(
+        id="counts-shear-rate-sign", path=_SW,
+        old="        lin -= bA[d, k] * A[d, j]\n",
+        new="        lin += bA[d, k] * A[d, j]\n",
+        tests=(f"{_TS}::test_group_moves_keep_the_prior[shear]",),
+        why="shear move: the prior rate term of A[:, k] - t A[:, j] with the wrong sign"),
+    Mutation(
+        id="counts-compiled-gamma-shape-misses-prior", path=_SW,
+        old="v = np.random.gamma(aA[d, k] + ZA[d, k], ",
+        new="v = np.random.gamma(1.0 + ZA[d, k], ",
+        tests=(f"{_TS}::test_sbc_compiled_sweeps[poisson]",),
+        why="compiled sweep: A's conjugate shape misses the prior shape (the SBC cases use "
+            "shape 2)"),
+    Mutation(
+        id="counts-gig-mode-shift-sign", path=_SW,
+        old="            a1 = 2.0 * m * (p - 1.0) / b - 1.0\n",
+        new="            a1 = 2.0 * m * (p + 1.0) / b - 1.0\n",
+        tests=(f"{_TS}::test_gig_matches_scipy",),
+        why="GIG ratio-of-uniforms bounding box from a wrong cubic (sign typo)"),
+    Mutation(
         id="counts-vb-bound-misses-W-kl", path=_VB,
         old="    B += gamma_entropy_terms(problem.aW, EbW, ElbW, state.aW, state.bW)\n",
         new="",
         tests=(f"{_TV}::test_bound_below_evidence",),
         why="VB bound without W's prior/entropy terms (a bound that is not one)"),
+    Mutation(
+        id="counts-nbvb-tables-are-counts", path=_NBVB,
+        old="we = alpha * offsets_nz[e] * _psi_diff(counts[e], alpha * M[e])",
+        new="we = counts[e] / M[e] * offsets_nz[e]",
+        tests=(f"{_TNV}::test_nb_fixed_point_is_stationary",),
+        why="NB VB: the expected CRT tables replaced by the expected split counts (the "
+            "Poisson update: x share_k instead of R_k (psi(x + S) - psi(S)))"),
+    Mutation(
+        id="counts-nbvb-rate-misses-table-factor", path=_NBVB,
+        old="    c = nb_rate_factor(alpha)\n", new="    c = 1.0\n",
+        tests=(f"{_TNV}::test_nb_fixed_point_is_stationary",),
+        why="NB VB: the Gamma rates of A, W miss the tables' rate factor alpha log(1 + 1/alpha)"),
+    Mutation(
+        id="counts-nbtemper-alpha-rate-untempered", path=_NBT,
+        old="        tot = beta * float(np.sum(A * exposures(p.expo, W)))\n",
+        new="        tot = float(np.sum(A * exposures(p.expo, W)))\n",
+        tests=(f"{_TNT}::test_tempered_sweep_matches_quadrature",),
+        why="tempered NB: the dispersion's conditional keeps the rate term at beta = 1"),
+    Mutation(
+        id="counts-nbtemper-split-untempered", path=_NBT,
+        old="    return split_crt(problem.data, A ** beta, W ** beta,",
+        new="    return split_crt(problem.data, A, W,",
+        tests=(f"{_TNT}::test_tempered_tables_match_enumeration",
+               f"{_TNT}::test_tempered_sweep_matches_quadrature"),
+        why="tempered NB: the split and tables use the untempered shapes alpha o A W"),
+    Mutation(
+        id="counts-nbtemper-loglik-misses-rate-term", path=_NBT,
+        old="- nb_rate_factor(state[\"alpha\"])",
+        new="- 0.0 * nb_rate_factor(state[\"alpha\"])",
+        tests=(f"{_TNT}::test_nb_replica_exchange_cold_chain_matches_gibbs",),
+        why="tempered NB: the swap's log-likelihood misses the -alpha q sum o A W term"),
 ]

@@ -1,5 +1,6 @@
-"""Mutations of the mode masses: the batch-means MCSE, the crossing check, the split R-hat of
-the mode indicator, nearest-representative assignment of draws and the AIS evidence."""
+"""Mutations of the mode masses: the batch-means MCSE, its 95 % interval, the crossing check,
+the split R-hat of the mode indicator, nearest-representative assignment of draws and the AIS
+evidence."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -11,6 +12,7 @@ _HONEST = "tests/test_mode_masses.py::test_mode_masses_calls_crossing_chains_a_m
 _AIS = "tests/test_mode_masses.py::test_ais_mode_evidence_matches_quadrature_on_a_tiny_nmf"
 _CHAINS = "tests/test_modes.py::test_mcmc_modes_chains_and_warning"
 _RARE = "tests/test_modes.py::test_keep_rare_finds_a_mode_visited_in_short_excursions"
+_INTERVAL = "tests/test_mode_masses.py::test_mass_interval_covers_a_rare_mode_at_its_level"
 
 MUTATIONS = [
     Mutation(
@@ -22,7 +24,7 @@ MUTATIONS = [
             "errors ~4x too small"),
     Mutation(
         id="modes-mcse-batches-per-draw", path=_MASSES,
-        old="b = max(2, math.ceil(int(n_batches) / C))",
+        old="b = n_batches_of(C, n_batches)",
         new="b = max(2, S // 4)",
         tests=(_MARKOV,),
         why="batches of 4 draws: the autocorrelation of a sticky indicator is ignored (the "
@@ -56,6 +58,20 @@ MUTATIONS = [
         new="few = n_visits < 0",
         tests=(_RARE,),
         why="a mode seen in a handful of excursions is called a reliable mass"),
+    Mutation(
+        id="modes-interval-neff-from-se", path=_MASSES,
+        old="min(float(n), p * (1 - p) / se**2)",
+        new="min(float(n), p * (1 - p) / se)",
+        tests=(_INTERVAL,),
+        why="effective sample size from the MCSE instead of its square: an interval many "
+            "times too wide (covers always)"),
+    Mutation(
+        id="modes-interval-ignores-mcse", path=_MASSES,
+        old="n_eff = float(n) if se <= 0 or p in (0.0, 1.0) else",
+        new="n_eff = float(n) if True or p in (0.0, 1.0) else",
+        tests=(_INTERVAL,),
+        why="the interval of independent draws (binomial on all draws): ignores the "
+            "autocorrelation, far too narrow"),
     Mutation(
         id="evidence-drops-indicator", path=_EVID,
         old="log_z[k], se[k] = _log_mean_exp_indicator(log_w[k], end[k] == k)",

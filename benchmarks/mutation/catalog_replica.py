@@ -61,4 +61,11 @@ MUTATIONS = [
         new="betas = self.tuner.update(prob, self.betas, tune=True, adapt=self.adapt,",
         tests=("tests/test_replica_step.py::test_ladder_is_frozen_after_tuning",),
         why="the ladder keeps changing during the recorded draws: not a fixed Markov kernel"),
+    Mutation(
+        id="replica-n-sweeps-ignored", path=_EXCH,
+        old="for _ in range(n_sweeps):",
+        new="for _ in range(1):",
+        tests=(f"{_GEN}::test_n_sweeps_sweeps_each_replica_at_its_own_beta_and_keeps_the_"
+               "marginals",),
+        why="n_sweeps silently ignored: one sweep per swap whatever the user asked"),
 ]

@@ -28,7 +28,10 @@ This assumes the references cover every mode with mass and that each path stays 
 dimensions the weights are heavy-tailed and the delta-method errors are not reliable: on
 ``ccle3`` (1,600 parameters, 40 runs of 1000 steps) four seeds gave the minor mode 0.096 ±
 0.047, 0.002 ± 0.002, 0.016 and 0.035 ± 0.023. On ``laurberg05`` (36 entries) the
-estimates agree with replica exchange (``benchmarks/RESULTS.md`` §3.5).
+estimates agree with replica exchange on average (``benchmarks/RESULTS.md`` §3.5), but single
+40-run estimates scatter by about ±45 % and their errors can understate even there: with
+``bz.inference.mode_evidence`` on one run's modes, eight AIS seeds gave 0.0018-0.0255 for a
+mass of 0.0042 (``mode_masses.py --ais-repeat``, RESULTS §3.7).
 """
 
 import argparse

@@ -292,6 +292,8 @@ def negative_binomial(name, A, W, *, observed, alpha, row_offset=None, col_offse
     entries = count_entries(observed, mask=mask, name="observed")
     mu, zeros = _mean_and_zeros(name, A, W, entries, row_offset, col_offset)
     model, dim = _finish(name, entries, None)
+    if isinstance(alpha, (int, float, np.integer, np.floating)):
+        alpha = np.float64(alpha)  # PyTensor makes an exact Python float a float32 constant
     alpha_t = pt.as_tensor_variable(alpha)
     out = pm.NegativeBinomial(name, n=alpha_t * mu, p=alpha_t / (1.0 + alpha_t),
                               observed=entries.values.astype(np.int64), dims=dim)

@@ -59,6 +59,7 @@ _NAMES = {
     "GibbsPoisson": ".counts.gibbs_poisson",
     "ReplicaExchangePoisson": ".counts.replica_exchange",
     "fit_vb_poisson": ".counts.vb",
+    "fit_vb_nb": ".counts.vb_nb",
     "select_rank_poisson": ".counts.vb",
     "sample": ".chains",
     "pymc_default_steps": "._step_glue",

@@ -453,22 +453,22 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         mean ``A @ W`` on the observed entries), and member tables ``member_mode`` /
         ``member_perm`` / ``member_distance`` (dims ``chain, draw`` for MCMC, else
         ``member``); for MCMC also ``chain_share`` (mode, chain): fraction of each chain's
-        draws in the mode. Attrs ``source``, ``threshold``, ``cut`` (the cut used),
-        ``weighting``.
+        draws in the mode. Attrs ``source``, ``threshold``, ``cut`` (used), ``weighting``.
 
         **What** ``weight`` **is** (attr ``estimator``, with ``weight_is_mass`` 1 or 0 and a
         sentence in ``note``): for MCMC draws whose chains cross between the modes
         (``"draws"``), the posterior mass of each mode, estimated by its fraction of the
         draws, with ``weight_mcse`` its batch-means Monte-Carlo error pooled over chains
-        (:func:`bnmfzoo.diagnostics._modes.masses.mode_masses`); ``n_visits`` (mode) counts
-        separate visits to each mode, ``n_changes`` (chain) each chain's mode changes,
-        ``indicator_rhat`` (mode) the split R-hat of the mode indicator, and ``round_trips``
-        (chain) the replica-exchange round trips when the sampler records them. When no chain
+        (:func:`bnmfzoo.diagnostics._modes.masses.mode_masses`) and ``weight_low``,
+        ``weight_high`` its 95 % interval (skewed for a rare mode; ``masses.mass_interval``);
+        ``n_visits`` (mode) counts separate visits to each mode, ``n_changes`` (chain) each
+        chain's mode changes, ``indicator_rhat`` (mode) the split R-hat of the mode indicator,
+        ``round_trips`` (chain) the replica-exchange round trips if recorded. When no chain
         changes mode (``"share_of_chains"``) the draw shares are only the fractions of chains
         that started in each mode: ``weight`` and ``weight_mcse`` are NaN, ``share`` holds the
         fractions, and a warning says what to run instead (replica exchange). When the chains
-        cross too rarely (fewer than 10 visits of a mode) or disagree (indicator R-hat above
-        1.05), ``"draws_unreliable"``: the draw shares with a warning. For particles the
+        cross too rarely (< 10 visits of a mode or replica-exchange round trips per chain) or
+        disagree (indicator R-hat > 1.05), ``"draws_unreliable"``, a warning. For particles the
         weight is the stored one (``"stein_weight"`` for ``fit_particles``,
         ``"particle_weight"`` otherwise), for a variational mixture ``"component_weight"``,
         with ``weights="stacking"`` ``"stacking"``: none of them is a posterior mass
@@ -529,7 +529,8 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     mass = None
     mode_share = cl["weight"]
     if src == "posterior":
-        mass = mode_masses(label.reshape(n_chains, -1), K)
+        mass = mode_masses(label.reshape(n_chains, -1), K,
+                           round_trips=_round_trips(result, n_chains))
         mode_w, mcse, estimator = mass["weight"], mass["weight_mcse"], mass["estimator"]
     else:
         mcse = np.full(K, np.nan)
@@ -567,6 +568,9 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     ang, _ = matched_angles(cl["reference"], cl["reference"])
     data["weight"] = (("mode",), mode_w)
     data["weight_mcse"] = (("mode",), mcse)
+    for end in ("low", "high"):  # the mass's 95 % interval; NaN when the weight is no mass
+        v = mass[f"weight_{end}"] if mass is not None and weighting == "draws" else mcse * np.nan
+        data[f"weight_{end}"] = (("mode",), v, {"long_name": f"95 % interval of weight, {end}"})
     data["share"] = (("mode",), mode_share)
     data["size"] = (("mode",), size)
     data["spread"] = (("mode",), spread)
@@ -619,7 +623,7 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         msg = describe_modes(ds)
         if msg:
             warnings.warn(msg, UserWarning, stacklevel=2)
-    if warn and K > 1 and not is_mass:
+    if warn and not is_mass and (K > 1 or mass is not None):
         msg = mass["message"] if mass is not None and mass["message"] else _note(
             estimator, min_weight, src)
         warnings.warn(msg, UserWarning, stacklevel=2)

@@ -6,6 +6,8 @@ product); :func:`weight_label` writes a mode's weight as what it is (a posterior
 Monte-Carlo error, or a share of chains, a Stein weight, ... that is not a mass).
 """
 
+import math
+
 import numpy as np
 
 from bnmfzoo.diagnostics._modes.mode_clustering import (
@@ -49,7 +51,8 @@ def _weight_info(m, k):
 def weight_label(m, k, digits=2):
     """A short label of mode ``k``'s weight that says what it is.
 
-    ``"mass 0.74 ± 0.03"`` for a posterior-mass estimate, ``"share of chains 0.50 (not a
+    ``"mass 0.74 ± 0.03 (95 % interval 0.68-0.80)"`` for a posterior-mass estimate (MCSE and
+    interval of :func:`modes`; more decimals for a rare mode), ``"share of chains 0.50 (not a
     mass)"``, ``"Stein weight 0.52 (not a mass)"``, ... otherwise.
 
     Examples
@@ -59,11 +62,23 @@ def weight_label(m, k, digits=2):
     ...                 "share": ("mode", [0.7])}, attrs={"estimator": "draws"})
     >>> weight_label(m, 0)
     'mass 0.70 ± 0.02'
+    >>> rare = xr.Dataset({"weight": ("mode", [0.0049]), "weight_mcse": ("mode", [0.0006]),
+    ...                    "weight_low": ("mode", [0.0037]), "weight_high": ("mode", [0.0063])},
+    ...                   attrs={"estimator": "draws"})
+    >>> weight_label(rare, 0)
+    'mass 0.0049 ± 0.0006 (95 % interval 0.0037-0.0063)'
     """
     est = m.attrs.get("estimator", "")
     w, share = float(m["weight"][k]), float(m["share"][k]) if "share" in m else float("nan")
     if est == "draws":
-        return f"mass {w:.{digits}f} ± {float(m['weight_mcse'][k]):.{digits}f}"
+        se = float(m["weight_mcse"][k])
+        if 0 < se < 10.0**-digits:  # a rare mode: enough decimals for its error to show
+            digits = min(6, int(math.floor(-math.log10(se))) + 1)
+        label = f"mass {w:.{digits}f} ± {se:.{digits}f}"
+        if "weight_low" in m and np.isfinite(float(m["weight_low"][k])):
+            label += (f" (95 % interval {float(m['weight_low'][k]):.{digits}f}-"
+                      f"{float(m['weight_high'][k]):.{digits}f})")
+        return label
     names = {"share_of_chains": ("share of chains", share), "stein_weight": ("Stein weight", w),
              "stacking": ("stacking weight", w), "component_weight": ("component weight", w),
              "draws_unreliable": ("share of draws", w)}

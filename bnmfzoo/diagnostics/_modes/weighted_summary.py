@@ -120,12 +120,15 @@ def _with_mode(table, k, m):
 
     ``mode_weight`` is what :func:`~bnmfzoo.diagnostics.modes` calls weight (a posterior mass
     only when ``m.attrs["weight_is_mass"]``; NaN for chains that never change mode),
-    ``mode_weight_mcse`` its Monte-Carlo error, ``mode_share`` the fraction of members.
+    ``mode_weight_mcse`` its Monte-Carlo error, ``mode_weight_low``/``mode_weight_high`` its
+    95 % interval, ``mode_share`` the fraction of members.
     """
     import pandas as pd
 
     table = table.copy()
     table.insert(0, "mode_share", float(m["share"][k]) if "share" in m else np.nan)
+    for name in ("weight_high", "weight_low"):  # the mass's 95 % interval (NaN if no mass)
+        table.insert(0, f"mode_{name}", float(m[name][k]) if name in m else np.nan)
     table.insert(0, "mode_weight_mcse",
                  float(m["weight_mcse"][k]) if "weight_mcse" in m else np.nan)
     table.insert(0, "mode_weight", float(m["weight"][k]))
@@ -247,7 +250,8 @@ def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_m
       each; with one mode the result is ``az.summary`` of the aligned draws. With several, a
       warning names the modes and their chains (instead of an unexplained R-hat of ~3), and
       the table has one block per mode (index ``(mode, name)``, columns ``mode_weight``,
-      ``mode_weight_mcse``, ``mode_share``: what :func:`~bnmfzoo.diagnostics.modes` reports,
+      ``mode_weight_mcse``, ``mode_weight_low``, ``mode_weight_high``, ``mode_share``: what
+      :func:`~bnmfzoo.diagnostics.modes` reports,
       a posterior mass with its Monte-Carlo error only for chains that cross between the
       modes, NaN for chains that never change mode, and the warning says which):
       ``az.summary`` (with within-mode ESS and R-hat) over the chains that make up the mode,

@@ -172,13 +172,20 @@ def seed_state(rng):
 
 @numba.njit(cache=True)
 def _split_kernel(rows, cols, counts, A, Wt, state, np_seed, ZA, ZWt):
+    """Seed numba's generator (the binomials of big counts), then :func:`split_into`."""
+    np.random.seed(np_seed)
+    return split_into(rows, cols, counts, A, Wt, state, ZA, ZWt)
+
+
+@numba.njit(cache=True)
+def split_into(rows, cols, counts, A, Wt, state, ZA, ZWt):
     """Multinomial split of every nonzero count; fills ZA (D, K) and ZWt (N, K). Returns code.
 
     ``rows, cols, counts`` in tiled order (:attr:`CountMatrix.tiled`): a row's counts are
     kept in ``za`` and flushed into ``ZA`` when the row changes. Codes: 0 ok, 1 a nonzero
-    count whose means are all 0 or non-finite.
+    count whose means are all 0 or non-finite. Counts above :data:`BIG_COUNT` use numba's
+    binomial sampler (its generator is seeded by the caller).
     """
-    np.random.seed(np_seed)
     D, K = A.shape
     ZA[:] = 0.0
     ZWt[:] = 0.0

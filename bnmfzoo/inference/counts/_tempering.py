@@ -17,7 +17,8 @@ tables and ``sum log Z_dnk!`` of its last split, so the tempered term
 
 costs O((D + N) K) per evaluation: swaps are cheap. Rejection acceptance falls with the count
 size at small ``beta`` (``E[(prod_k Z_k! / x!)^(1 - beta)]``): keep ``beta_min`` moderate for
-data with large counts. Negative-binomial models are not tempered (NotImplementedError).
+data with large counts. Negative-binomial models: :class:`~bnmfzoo.inference.counts.
+_nb_tempering.TemperedNB` (no rejection needed there).
 """
 
 import numpy as np
@@ -51,7 +52,8 @@ class TemperedPoisson:
 
     def __init__(self, problem):
         if problem.family != "poisson":
-            raise NotImplementedError("tempered sweeps exist for Poisson models only")
+            raise NotImplementedError("TemperedPoisson tempers Poisson models (negative "
+                                      "binomial: TemperedNB)")
         self.problem = problem
         D, N = problem.shape
         self.dimension = (D + N) * problem.rank

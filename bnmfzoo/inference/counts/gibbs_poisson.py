@@ -9,7 +9,14 @@ observed=counts)`` with Gamma / Exponential priors. ``import bnmfzoo`` registers
 
 The numeric sweep is :func:`bnmfzoo.inference.counts._gibbs.gibbs_sweep` (Cemgil 2009 for the
 Poisson model; Zhou & Carin 2015's CRT augmentation for the negative binomial); cost per
-sweep O(nonzeros x K + (D + N) K).
+sweep O(nonzeros x K + (D + N) K). Each PyMC draw runs ``sweeps_per_draw`` sweeps (the
+Poisson ones all inside one compiled call, :func:`bnmfzoo.inference.counts._sweeps.gibbs_sweeps`)
+followed each by two exact group moves along the directions ``A @ W`` does not see (the
+per-component rescaling ``A_k c, W_k / c`` and the shear ``W_j + t W_k, A_k - t A_j``; Liu &
+Sabatti 2000). A step costs ~0.12 ms outside the sweeps (PyMC's loop, point <-> state, the
+log-likelihood stat) while a compiled sweep of a small matrix costs tens of microseconds, so
+several sweeps per draw raise the ESS per draw at little cost (``benchmarks/RESULTS.md``,
+count section).
 """
 
 from dataclasses import field
@@ -23,6 +30,12 @@ from pymc.util import get_random_generator
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.counts._gibbs import gibbs_sweep, log_likelihood
 from bnmfzoo.inference.counts._problem import counts_spec
+from bnmfzoo.inference.counts._sweeps import (
+    default_sweeps_per_draw,
+    fast_path_ok,
+    gibbs_sweeps,
+    group_moves,
+)
 
 __all__ = ["GibbsPoisson", "GibbsPoissonState"]
 
@@ -56,6 +69,15 @@ class GibbsPoisson(TransformedStep):
     loglik_stat : bool
         Record the log-likelihood of each draw as the sample stat ``log_likelihood`` (one extra
         O(nonzeros K) pass per step).
+    sweeps_per_draw : int, optional
+        Gibbs sweeps per PyMC draw (default: ``default_sweeps_per_draw`` of
+        :mod:`bnmfzoo.inference.counts._sweeps`, a deterministic function of the data's size: enough
+        compiled Poisson sweeps to cost at least 4x the step's own ~0.12 ms, at most 20; 1 for
+        the negative binomial and for large data).
+    rescale, shear : bool
+        After each sweep, the exact rescaling move of every component and the exact shear move
+        of every pair of components (:mod:`bnmfzoo.inference.counts._sweeps`); only when the
+        step updates both ``A`` and ``W``.
 
     Examples
     --------
@@ -77,7 +99,8 @@ class GibbsPoisson(TransformedStep):
     _state_class = GibbsPoissonState
     exact_conditionals = True
 
-    def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True, blocked=True,
+    def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
+                 sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
                  initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         self.factorization, self.problem = counts_spec(model, method=type(self).__name__)
@@ -92,6 +115,16 @@ class GibbsPoisson(TransformedStep):
             if self._rate_roles - self.update_roles:
                 raise ValueError("GibbsPoisson updates all rate variables or none")
             self._update += ("rates",)
+        if sweeps_per_draw is None:
+            sweeps_per_draw = default_sweeps_per_draw(self.problem)
+        if isinstance(sweeps_per_draw, bool) or int(sweeps_per_draw) != sweeps_per_draw or \
+                sweeps_per_draw < 1:
+            raise ValueError(f"sweeps_per_draw must be a positive integer, got "
+                             f"{sweeps_per_draw!r}")
+        self.sweeps_per_draw = int(sweeps_per_draw)
+        both = "A" in self._update and "W" in self._update
+        self.rescale = bool(rescale) and both
+        self.shear = bool(shear) and both
 
     @classmethod
     def competence(cls, var, has_grad=True):
@@ -122,9 +155,21 @@ class GibbsPoisson(TransformedStep):
         """One numeric sweep of ``state`` (dict: A, W, rates, alpha) at inverse temperature."""
         return gibbs_sweep(self.problem, state, self.rng, beta=beta, update=self._update)
 
+    def draw_state(self, state):
+        """``sweeps_per_draw`` sweeps, each followed by the group moves (one PyMC draw)."""
+        if fast_path_ok(self.problem):
+            return gibbs_sweeps(self.problem, state, self.rng, self.sweeps_per_draw,
+                                update=self._update, rescale=self.rescale, shear=self.shear)
+        for _ in range(self.sweeps_per_draw):
+            state = self.sweep_state(state)
+            if self.rescale or self.shear:
+                state = group_moves(self.problem, state, self.rng, rescale=self.rescale,
+                                    shear=self.shear)
+        return state
+
     def step(self, point):
-        """One Gibbs sweep; the new values are written into a copy of ``point``."""
-        state = self.sweep_state(self._state_from_point(point))
+        """``sweeps_per_draw`` Gibbs sweeps; the new values are written into a copy of ``point``."""
+        state = self.draw_state(self._state_from_point(point))
         new = dict(point)
         if "A" in self.update_roles:
             self._write(new, "A", state["A"])

@@ -81,7 +81,7 @@ def fit_vb_poisson(model, *, max_iter=1000, tol=1e-7, n_draws=500, random_seed=N
     found, problem = counts_spec(model, method="fit_vb_poisson")
     if problem.family != "poisson":
         raise TypeError("fit_vb_poisson fits Poisson models; this model's likelihood is a "
-                        "negative binomial (use GibbsPoisson / pm.sample)")
+                        "negative binomial (use fit_vb_nb, or GibbsPoisson / pm.sample)")
     max_iter = check_int(max_iter, name="max_iter")
     n_draws = check_int(n_draws, name="n_draws")
     tol = check_number(tol, name="tol", minimum=0.0, strict=False)
@@ -89,13 +89,22 @@ def fit_vb_poisson(model, *, max_iter=1000, tol=1e-7, n_draws=500, random_seed=N
     t0 = time.process_time()
     state, trace, converged = _run(problem, rng, max_iter, tol, progressbar)
     cpu = time.process_time() - t0
+    return _vb_datatree(found, problem, state, trace, converged, cpu, rng, n_draws,
+                        method="vb_poisson")
+
+
+def _vb_datatree(found, problem, state, trace, converged, cpu, rng, n_draws, *, method,
+                 extra_post=None, extra_var=None):
+    """The DataTree of a count VB fit (shared by the Poisson and NB fitters)."""
     names = found.var_names
     post = {names["A"]: rng.gamma(state.aA, 1.0 / state.bA, size=(1, n_draws, *state.aA.shape)),
             names["W"]: rng.gamma(state.aW, 1.0 / state.bW, size=(1, n_draws, *state.aW.shape))}
     var = {"A_shape": (("row", "factor"), state.aA), "A_rate": (("row", "factor"), state.bA),
            "W_shape": (("factor", "col"), state.aW), "W_rate": (("factor", "col"), state.bW),
            "elbo": (("iteration",), trace), "share": (("factor",), _shares(state)),
-           "active": (("factor",), _shares(state) >= ACTIVE_SHARE)}
+           "active": (("factor",), _shares(state) >= ACTIVE_SHARE),
+           **(extra_var or {})}
+    post.update(extra_post or {})
     dims = {names["A"]: ["row", "factor"], names["W"]: ["factor", "col"]}
     for name, (sh, rt) in state.rates.items():
         post[name] = rng.gamma(sh, 1.0 / rt, size=(1, n_draws, *sh.shape))
@@ -114,7 +123,7 @@ def fit_vb_poisson(model, *, max_iter=1000, tol=1e-7, n_draws=500, random_seed=N
         post, observed_data=obs, coords=coords, dims=dims,
         groups={"variational": var,
                 "diagnostics": {"n_iter": trace.size, "converged": converged, "cpu_time": cpu}},
-        attrs={"method": "vb_poisson", "elbo": float(trace[-1])})
+        attrs={"method": method, "elbo": float(trace[-1])})
 
 
 def select_rank_poisson(X, ranks, *, restarts=3, max_iter=1000, tol=1e-7, random_seed=None,

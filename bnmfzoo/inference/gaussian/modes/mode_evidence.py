@@ -18,14 +18,24 @@ standard error (the weights' spread over runs).
 
 Caveats (stated, not hidden): a mode ``modes`` did not find gets no reference and no mass; each
 mode has ``R!`` relabelled copies and a path reaches one of them, which leaves the ratios
-unchanged when every mode has the same number of copies (generic NMF); in high dimensions the
-log weights are heavy-tailed and the delta-method error is unreliable (look at
-``log_weight_sd``: above ~2 the errors understate). On ``laurberg(0.5)``, sigma 0.05 (36
-entries), the masses agree with replica exchange (``benchmarks/speed/ais_masses.py``).
+unchanged when every mode has the same number of copies (generic NMF). **The weights can be
+heavy-tailed even when they do not look it**, and then the delta-method error understates and
+a single estimate is typically too low or, when a rare large weight is drawn, far too high.
+Measured on ``laurberg(0.5)``, sigma 0.05 (36 entries; the minor solution holds 0.0042), on
+one replica-exchange run's modes (``benchmarks/speed/mode_masses.py --ais-repeat 8``;
+``benchmarks/RESULTS.md`` §3.7): with the defaults (40 runs x 1000 steps) eight AIS seeds gave
+the minor mass 0.0025, 0.0018, 0.0079, 0.0096, 0.0255, 0.0039, 0.0044 and 0.0044, each with a
+delta-method error of 15-85 % (0.0018 +- 0.0005), while the log-weight sd was 0.6-1.3 and the
+Pareto k-hat of 40 runs 0.0-0.45; pooled over the 320 runs, 0.0069 +- 0.0026 with one run
+holding 37 % of the minor mode's total weight. So ``weight_se`` is not a calibrated error
+here: run ``mode_evidence`` with several seeds (or more runs) and read the spread, and look at
+``pareto_k`` (Vehtari et al. 2024; above 0.5 the mean of the weights converges slowly, above
+0.7 it has no reliable error) and ``max_weight_share``.
 """
 
 import math
 import time
+import warnings
 
 import numpy as np
 import xarray as xr
@@ -41,7 +51,7 @@ from bnmfzoo.inference.gaussian.modes._mode_jump import (
 )
 from bnmfzoo.models._spec import get_spec
 
-__all__ = ["mode_evidence", "masses_from_log_evidence"]
+__all__ = ["mode_evidence", "masses_from_log_evidence", "pareto_k"]
 
 
 def masses_from_log_evidence(log_z, se):
@@ -83,6 +93,28 @@ def _log_mean_exp_indicator(log_w, keep):
     mean = v.mean()
     se = v.std(ddof=1) / math.sqrt(v.size) / mean if v.size > 1 else math.inf
     return m + math.log(mean), se
+
+
+def pareto_k(log_w, keep):
+    """Pareto k-hat of the right tail of the weights ``exp(log_w[keep])`` (NaN below 10 runs).
+
+    Vehtari, Simpson, Gelman, Yao & Gabry (2024), "Pareto smoothed importance sampling",
+    JMLR 25: above 0.7 the mean of the weights has no reliable error (its variance may be
+    infinite) and is typically too low; above 0.5 more runs are needed than the central limit
+    theorem suggests (arviz-stats' ``pareto_khat``).
+
+    Examples
+    --------
+    >>> lw = np.random.default_rng(0).standard_normal(200)
+    >>> bool(pareto_k(lw, np.ones(200, bool)) < 0.5)
+    True
+    """
+    from arviz_stats.base import array_stats
+
+    log_w = np.asarray(log_w, dtype=float)[np.asarray(keep, dtype=bool)]
+    if log_w.size < 10:
+        return math.nan
+    return float(array_stats.pareto_khat(log_w[None], log_weights=True, r_eff=1.0))
 
 
 def _mode_draws(result, m, k, n_fit, rng):
@@ -132,9 +164,14 @@ def mode_evidence(result, model, *, modes_tree=None, n_runs=40, n_anneal=1000, n
     -------
     xarray.Dataset
         Dims ``mode`` (as in ``modes``) and ``run``: ``weight`` (AIS mass of each mode),
-        ``weight_se`` (delta-method standard error), ``log_evidence`` (``log Z_k`` up to the
+        ``weight_se`` (delta-method standard error; it understates when the weights are
+        heavy-tailed, see above: a warning names modes with ``pareto_k`` above 0.7 or a
+        largest weight above half the total), ``log_evidence`` (``log Z_k`` up to the
         constant shared by all modes) and ``log_evidence_se``, ``stay`` (fraction of mode
         ``k``'s runs that end in mode ``k``), ``log_weight_sd`` (spread of the log weights),
+        ``pareto_k`` (Pareto k-hat of the kept weights' right tail, :func:`pareto_k`; NaN with
+        fewer than 10 kept runs), ``max_weight_share`` (the largest kept weight's share of
+        their sum; near 1 means the estimate rests on one run),
         ``log_weight`` and ``end_mode`` (mode, run). Attrs ``estimator="ais"``, ``n_runs``,
         ``n_anneal``, ``cpu_seconds``.
 
@@ -182,14 +219,30 @@ def mode_evidence(result, model, *, modes_tree=None, n_runs=40, n_anneal=1000, n
         k, r = divmod(i, int(n_runs))
         y, log_w[k, r] = ais_forward(refs[k], obs, spec.hyper, gammas, rng)
         end[k, r] = int(matched_angles(_unit_l2(y.A[None]), refs_unit)[0][0].argmin())
-    log_z, se = np.empty(K), np.empty(K)
+    log_z, se, khat = np.empty(K), np.empty(K), np.empty(K)
     for k in range(K):
         log_z[k], se[k] = _log_mean_exp_indicator(log_w[k], end[k] == k)
+        khat[k] = pareto_k(log_w[k], end[k] == k)
+    keep = end == np.arange(K)[:, None]
+    lw_keep = np.where(keep, log_w, -np.inf)
+    with np.errstate(invalid="ignore"):
+        top = np.exp(lw_keep.max(axis=1) - np.logaddexp.reduce(lw_keep, axis=1))
     p, dp = masses_from_log_evidence(log_z, se)
+    heavy = np.flatnonzero((khat > 0.7) | (top > 0.5))
+    if heavy.size:
+        warnings.warn(
+            "mode_evidence: the AIS weights of mode(s) "
+            + ", ".join(f"{k} (k-hat {khat[k]:.2f}, largest weight {top[k]:.0%} of the total)"
+                        for k in heavy)
+            + " rest on one or a few runs: their mass and weight_se are not reliable (a single"
+            " estimate is usually too low, sometimes far too high). Run more runs (n_runs) or "
+            "several random_seed values and compare.", UserWarning, stacklevel=2)
     return xr.Dataset(
         {"weight": ("mode", p), "weight_se": ("mode", dp), "log_evidence": ("mode", log_z),
          "log_evidence_se": ("mode", se), "stay": ("mode", (end == np.arange(K)[:, None]).mean(1)),
-         "log_weight_sd": ("mode", log_w.std(axis=1)), "log_weight": (("mode", "run"), log_w),
+         "log_weight_sd": ("mode", log_w.std(axis=1)), "pareto_k": ("mode", khat),
+         "max_weight_share": ("mode", top),
+         "log_weight": (("mode", "run"), log_w),
          "end_mode": (("mode", "run"), end)},
         coords={"mode": np.arange(K), "run": np.arange(int(n_runs))},
         attrs={"estimator": "ais", "n_runs": int(n_runs), "n_anneal": int(n_anneal),

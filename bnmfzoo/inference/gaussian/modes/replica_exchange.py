@@ -108,6 +108,13 @@ class ReplicaExchangeGibbs(ReplicaExchange):
         default: in ``benchmarks/speed/replica.py`` they speed up the scale direction
         (ESS/s of a column sum 27 -> 3700 on ``laurberg(0.5)``) but cost 2.5-4x per step and
         did not improve R-hat or ESS/s of ``tau`` or ``A @ W`` (CCLE rank 3, laurberg).
+    n_sweeps : int
+        Gibbs sweeps of every replica between two swap passes (default 1; the cost of a step is
+        ``n_sweeps`` sweeps per rung). On real data the default ladder swaps well but its
+        replicas hardly travel (0 round trips in 5000 steps on CCLE IC50, rank 3); there
+        ``beta_min=0.3, n_sweeps=4`` made 20 round trips in 5000 steps at 1.7 times the
+        default's CPU (``benchmarks/RESULTS.md`` §3.9). Not the default: on GDSC, rank 5, it
+        made none in 2500 steps either, and it is checked on one known-answer seed only.
     anneal_start : int
         Sweeps of the annealed start (0: every replica starts at the chain's initial point).
         At a chain's first step while PyMC tunes, one state is swept ``anneal_start`` times at
@@ -182,8 +189,8 @@ class ReplicaExchangeGibbs(ReplicaExchange):
 
     def __init__(self, vars=None, *, n_replicas=None, beta_min=0.05, betas=None, adapt=True,
                  symmetry=(), q_scale=0.05, mode_jumps=False, jump_every=10, n_anneal=500,
-                 n_starts=8, anneal_start=2000, max_replicas=None, model=None, rng=None,
-                 blocked=True, initial_point=None, compile_kwargs=None):
+                 n_starts=8, anneal_start=2000, max_replicas=None, n_sweeps=1, model=None,
+                 rng=None, blocked=True, initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         spec = get_spec(model, families="exponential_gaussian", method=type(self).__name__)
         self._init_variables(model, spec.var_names, vars)
@@ -210,7 +217,8 @@ class ReplicaExchangeGibbs(ReplicaExchange):
         self.symmetry = symmetry
         self.initial_q_scale = float(q_scale)
         self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
-                            anneal_start=anneal_start, max_replicas=max_replicas)
+                            anneal_start=anneal_start, max_replicas=max_replicas,
+                            n_sweeps=n_sweeps)
         self.rng = get_random_generator(rng)
         self._reset_chain()
 

@@ -217,7 +217,8 @@ def _modes(dt):
 #: labels of the per-mode columns :func:`bnmfzoo.diagnostics.modes` may give (others are shown
 #: under their own name, or their ``long_name`` / ``label`` attribute)
 MODE_COLUMNS = {
-    "weight": "weight", "weight_mcse": "MCSE of weight", "share": "share of members",
+    "weight": "weight", "weight_mcse": "MCSE of weight", "weight_low": "95 % interval, low",
+    "weight_high": "95 % interval, high", "share": "share of members",
     "size": "members", "spread": "spread (deg)", "max_spread": "max spread (deg)",
     "rel_error": "rel. error of mean A@W", "n_visits": "visits", "indicator_rhat":
     "indicator R-hat",

@@ -162,3 +162,52 @@ def test_nb_fixed_point_is_stationary(alpha):
         f = [nb_vb_bound(prob, state, a * math.exp(s * h)) for s in (1, -1)]
         grads.append((f[0] - f[1]) / (2 * h))
     assert np.max(np.abs(grads)) <= 1e-6, np.max(np.abs(grads))
+
+
+@pytest.mark.parametrize("alpha_prior", [(2.0, 1.0), (2.0, 10.0)])
+def test_alpha_integrated_bound_lies_below_evidence(alpha_prior):
+    """With a learned dispersion the bound of ``alpha_integrated_bound`` (q(log alpha) Gaussian,
+    integrated by quadrature) lies below ``log p(X)`` and within 1 nat of it on a 2 x 2, K = 1
+    model (the fitter's point-estimate objective is not a bound). The second prior puts
+    ``log alpha`` near -1.6, where a missing Jacobian of ``u = log alpha`` lifts the bound
+    1.3 nats above ``log p(X)``.
+
+    ``log p(X)``: simple Monte Carlo over 400,000 prior draws of (A, W, alpha); its standard
+    error (about 0.002) is far below the margins (+5 se above; measured gaps 0.49 and 0.46
+    nats). Deterministic; about 0.5 CPU s each.
+    """
+    from bnmfzoo.inference.counts.vb_nb import _run, alpha_integrated_bound
+
+    X = np.array([[3, 1], [0, 2]])
+    model = bz.models.negative_binomial(X, 1, a=2.0, b=1.0, alpha_prior=alpha_prior)
+    prob = problem_from_factorization(bz.models.recognize(model))
+    state, alpha, _, _ = _run(prob, np.random.default_rng(0), 5000, 1e-12, False)
+    bound, _, sd = alpha_integrated_bound(prob, state, alpha)
+    assert sd > 0.0
+    rng = np.random.default_rng(0)
+    S = 400_000
+    A = rng.gamma(2.0, 1.0, (S, 2, 1))
+    W = rng.gamma(2.0, 1.0, (S, 1, 2))
+    al = rng.gamma(alpha_prior[0], 1.0 / alpha_prior[1], (S, 1, 1))
+    ll = stats.nbinom.logpmf(X[None], al * (A @ W), al / (1 + al)).sum(axis=(1, 2))
+    logz = logsumexp(ll) - np.log(S)
+    w = np.exp(ll - ll.max())
+    se = np.std(w) / np.sqrt(S) / np.mean(w)
+    assert bound <= logz + 5 * se, (bound, logz)
+    assert bound >= logz - 1.0, (bound, logz)
+
+
+def test_nb_evidence_picks_known_rank_of_overdispersed_data():
+    """``select_rank_nb`` picks the true rank 2 among 1-3 (2 restarts each) on 40 x 30 counts
+    drawn from the NB model (alpha = 0.3: variance 4.3 x the mean; Exp factors, mean count
+    ~40). Over seeds 0-19 (run once: ``nb_synthetic`` in ``benchmarks/reproduce/counts/rank.py
+    --nb``) it picked 2 in 20/20 (false-failure rate < 17 %, 95 % CI; margins >= 60 nats to
+    K = 3, >= 116 to K = 1), while the Poisson bound on the same data picked 3 in 18/20.
+    About 1-2 CPU s.
+    """
+    rng = np.random.default_rng(0)
+    mu = rng.gamma(1.0, 20.0, (40, 2)) @ rng.gamma(1.0, 1.0, (2, 30))
+    X = rng.negative_binomial(0.3 * mu, 0.3 / 1.3)
+    res = bz.inference.select_rank_nb(X, [1, 2, 3], restarts=2, random_seed=0,
+                                      progressbar=False)
+    assert res["rank"] == 2, res["elbo"]

@@ -84,6 +84,13 @@ MUTATIONS = [
         tests=(f"{_TS}::test_group_moves_keep_the_prior[shear]",),
         why="shear move: the prior rate term of A[:, k] - t A[:, j] with the wrong sign"),
     Mutation(
+        id="counts-shear-skips-shapes-below-one", path=_SW,
+        old="        if aWt[n, j] != 1.0:",
+        new="        if aWt[n, j] > 1.0:",
+        tests=(f"{_TS}::test_group_moves_keep_the_prior[shear]",),
+        why="shear move: the log term of W's Gamma prior is skipped for shapes below 1 too "
+            "(the fast path for shape-1 priors taken too widely)"),
+    Mutation(
         id="counts-compiled-gamma-shape-misses-prior", path=_SW,
         old="v = np.random.gamma(aA[d, k] + ZA[d, k], ",
         new="v = np.random.gamma(1.0 + ZA[d, k], ",
@@ -133,4 +140,17 @@ MUTATIONS = [
         new="- 0.0 * nb_rate_factor(state[\"alpha\"])",
         tests=(f"{_TNT}::test_nb_replica_exchange_cold_chain_matches_gibbs",),
         why="tempered NB: the swap's log-likelihood misses the -alpha q sum o A W term"),
+    Mutation(
+        id="counts-nb-evidence-misses-jacobian", path=_NBVB,
+        old="            fu = _objective(problem, math.exp(u), M, total) + u\n",
+        new="            fu = _objective(problem, math.exp(u), M, total)\n",
+        tests=(f"{_TNV}::test_alpha_integrated_bound_lies_below_evidence",),
+        why="NB rank-selection bound: q(log alpha) integrates the density of alpha without the "
+            "Jacobian of u = log alpha"),
+    Mutation(
+        id="counts-nb-evidence-entropy-doubled", path=_NBVB,
+        old="0.5 * math.log(2.0 * math.pi * math.e * s * s)",
+        new="math.log(2.0 * math.pi * math.e * s * s)",
+        tests=(f"{_TNV}::test_alpha_integrated_bound_lies_below_evidence",),
+        why="NB rank-selection bound: the Gaussian entropy of q(log alpha) counted twice"),
 ]

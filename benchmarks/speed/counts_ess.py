@@ -13,6 +13,9 @@ on-disk cache once before timing). ``--w-mean 0.05`` gives sparse low counts.
 ESS (bulk, ArviZ) of
 
 * 4 cells of ``A @ W`` (invariant to the factors' labels and scales), and
+* 4 raw factor entries: ``W[k, n]`` at the first two normalized entries below and, for the
+  same components, ``A[d, k]`` at the row with the largest mean (these carry the scale that the
+  priors alone pin down, the direction NUTS finds hardest), and
 * 4 normalized factor entries ``W[k, n] / sum_n W[k, n]`` (the signatures / topics users read:
   the largest entry of each of the first components in the Gibbs posterior mean, and one
   middle entry); each chain's components are matched to the first Gibbs chain's by the cosine
@@ -26,7 +29,9 @@ ratio printed is of the median ESS per CPU second (target >= 100 in issue #33).
 (:func:`bnmfzoo.inference.counts._sweeps.gibbs_sweeps`, same sweeps per draw).
 
 Run: ``python -m benchmarks.speed.counts_ess`` (``--rows 100 --cols 80 --rank 4``,
-``--problem sbs96 --rank 4``; measured numbers in ``benchmarks/RESULTS.md``, count section).
+``--problem sbs96 --rank 4``; the sparse models where the ratio passes 100:
+``--rows 400 --cols 600 --rank 2 --w-mean 0.02 --nuts-draws 500``, NUTS ~300-850 CPU s;
+measured numbers in ``benchmarks/RESULTS.md``, count section).
 """
 
 import argparse
@@ -52,9 +57,9 @@ def _normalized(W):
     return W / W.sum(axis=-1, keepdims=True)
 
 
-def _align(Wn, ref):
-    """Permute each chain's components to best match ``ref`` (K x N mean normalized rows)."""
-    out = np.empty_like(Wn)
+def _permutations(Wn, ref):
+    """Per chain, the component order that best matches ``ref`` (K x N mean normalized rows)."""
+    perms = []
     for c in range(Wn.shape[0]):
         m = Wn[c].mean(axis=0)
         cos = (m / np.linalg.norm(m, axis=1, keepdims=True)) @ (
@@ -62,21 +67,27 @@ def _align(Wn, ref):
         rows, cols = linear_sum_assignment(-cos)
         perm = np.empty(len(rows), int)
         perm[cols] = rows  # reference component j <- chain's component perm[j]
-        out[c] = Wn[c][:, perm, :]
-    return out
+        perms.append(perm)
+    return perms
 
 
-def summarize(A, W, cells, entries, ref):
-    """ESS of the A @ W ``cells`` and of the normalized ``entries`` (k, n) of W; max R-hat of
-    each group."""
+def summarize(A, W, cells, entries, ref, rows):
+    """ESS of the A @ W ``cells``, of the normalized ``entries`` (k, n) of W, and of the raw
+    factor entries ``W[k, n]`` and ``A[n_k, k]`` (``n_k``: the row with the largest mean
+    ``A[:, k]`` in the first Gibbs chain, ``rows[k]``); max R-hat of each group."""
     import arviz_stats as azs
 
     AW = np.einsum("cdik,cdkn->cdin", A, W)
-    Wn = _align(_normalized(W), ref)
-    series = [AW[:, :, i, j] for i, j in cells] + [Wn[:, :, k, n] for k, n in entries]
-    ess = np.array([_ess(x) for x in series])
-    rhat = [float(azs.rhat(np.asarray(x, float))) for x in series]
-    return ess[:len(cells)], ess[len(cells):], (max(rhat[:len(cells)]), max(rhat[len(cells):]))
+    perms = _permutations(_normalized(W), ref)
+    A = np.stack([A[c][:, :, p] for c, p in enumerate(perms)])
+    W = np.stack([W[c][:, p, :] for c, p in enumerate(perms)])
+    Wn = _normalized(W)
+    groups = [[AW[:, :, i, j] for i, j in cells], [Wn[:, :, k, n] for k, n in entries],
+              [W[:, :, k, n] for k, n in entries[:2]]
+              + [A[:, :, rows[k], k] for k, _ in entries[:2]]]
+    ess = [np.array([_ess(x) for x in g]) for g in groups]
+    rhat = tuple(max(float(azs.rhat(np.asarray(x, float))) for x in g) for g in groups)
+    return *ess, rhat
 
 
 def _data(args):
@@ -131,7 +142,8 @@ def main(argv=None):
         order = np.argsort(-ref.max(axis=1))
         entries = [(int(k), int(np.argmax(ref[k]))) for k in order[:3]]
         entries.append((int(order[0]), N // 2))
-        res["gibbs"] = (cpu, *summarize(A, W, cells, entries, ref))
+        rows = np.argmax(A[0].mean(axis=0), axis=0)
+        res["gibbs"] = (cpu, *summarize(A, W, cells, entries, ref, rows))
         if not args.skip_nuts:
             with pymc_default_steps():
                 t0 = time.process_time()
@@ -140,7 +152,7 @@ def main(argv=None):
                               compute_convergence_checks=False, initvals=kw["initvals"])
                 cpu = time.process_time() - t0
             res["nuts"] = (cpu, *summarize(n.posterior["A"].values, n.posterior["W"].values,
-                                           cells, entries, ref))
+                                           cells, entries, ref, rows))
     if args.loop:
         from bnmfzoo.inference.counts._gibbs import initial_state
         from bnmfzoo.inference.counts._problem import counts_spec
@@ -162,21 +174,22 @@ def main(argv=None):
             As.append(a)
             Ws.append(w)
         cpu = time.process_time() - t0
-        res["loop"] = (cpu, *summarize(np.array(As), np.array(Ws), cells, entries, ref))
+        res["loop"] = (cpu, *summarize(np.array(As), np.array(Ws), cells, entries, ref, rows))
     print(f"A@W cells {cells}; normalized entries (k, n) of W {entries}")
-    for name, (cpu, aw, wn, rhat) in res.items():
-        print(f"{name:6s}: {cpu:7.1f} CPU s; max R-hat A@W {rhat[0]:.3f} normalized "
-              f"{rhat[1]:.3f}; ESS A@W "
-              f"{np.round(aw).astype(int).tolist()} "
-              f"normalized {np.round(wn).astype(int).tolist()}; ESS/s A@W "
-              f"{np.round(aw / cpu, 1).tolist()} normalized {np.round(wn / cpu, 1).tolist()}")
+    groups = ("A@W", "normalized", "raw W, A")
+    for name, (cpu, *ess, rhat) in res.items():
+        print(f"{name:6s}: {cpu:7.1f} CPU s")
+        for g, e, r in zip(groups, ess, rhat):
+            print(f"    {g:10s}: max R-hat {r:.3f}; ESS {np.round(e).astype(int).tolist()}; "
+                  f"ESS/s {np.round(e / cpu, 1).tolist()}")
     if "nuts" in res:
         for name in [n for n in res if n != "nuts"]:
             r = [np.median(res[name][i] / res[name][0]) / np.median(res["nuts"][i] /
                                                                     res["nuts"][0])
-                 for i in (1, 2)]
+                 for i in (1, 2, 3)]
             print(f"ratio of median ESS/s, {name} / NUTS: A@W {r[0]:.1f}, normalized entries "
-                  f"{r[1]:.1f} (target >= 100)")
+                  f"{r[1]:.1f}, raw factor entries {r[2]:.1f} (target >= 100; only where "
+                  "both samplers' R-hat is near 1)")
 
 
 if __name__ == "__main__":

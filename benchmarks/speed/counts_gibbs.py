@@ -9,7 +9,8 @@ thread, medians over repeats):
 * ``split``: the split alone;
 * ``default GibbsPoisson kernel``: one call of
   :func:`bnmfzoo.inference.counts._sweeps.gibbs_sweeps` (the compiled sweep plus the rescaling
-  and shear moves, what ``GibbsPoisson`` runs by default) on ``bz.models.poisson(X, K)``;
+  and shear moves, what ``GibbsPoisson`` runs by default) on ``bz.models.poisson(X, K)``,
+  and the per-draw ``log_likelihood`` sample stat the step adds;
 * ``sklearn``: one iteration of ``NMF(beta_loss="kullback-leibler", solver="mu")`` on the same
   CSR matrix (the time of ``max_iter=n + 1`` minus ``max_iter=1`` fits, divided by ``n``,
   with ``tol=0`` so every iteration runs).
@@ -95,6 +96,10 @@ def main(argv=None):
         kstate["s"] = gibbs_sweeps(prob, kstate["s"], rng, 1)
 
     t_kernel, _ = _median_cpu(kernel_sweep, args.repeats)
+    from bnmfzoo.inference.counts._gibbs import log_likelihood
+
+    # the per-draw ``log_likelihood`` sample stat GibbsPoisson adds (loglik_stat=True)
+    t_stat, _ = _median_cpu(lambda: log_likelihood(prob, kstate["s"]), args.repeats)
 
     from sklearn.decomposition import NMF
 
@@ -118,6 +123,8 @@ def main(argv=None):
     print(f"ratio sweep / sklearn iteration: {t_sweep / t_sk:.3f} (target <= 0.2)")
     print(f"default GibbsPoisson kernel (gibbs_sweeps + moves): {1e3 * t_kernel:.1f} ms CPU, "
           f"ratio / sklearn iteration {t_kernel / t_sk:.3f}")
+    print(f"per-draw log_likelihood stat: {1e3 * t_stat:.1f} ms CPU "
+          f"({t_stat / t_kernel:.2f} of a kernel sweep)")
     nbytes = data.indptr.nbytes + data.cols.nbytes + data.counts.nbytes
     tiled = sum(a.nbytes for a in data.tiled)
     print(f"sweep data memory: {nbytes / 1e6:.1f} MB CSR + {tiled / 1e6:.1f} MB tiled copy + "

@@ -61,6 +61,7 @@ _NAMES = {
     "fit_vb_poisson": ".counts.vb",
     "fit_vb_nb": ".counts.vb_nb",
     "select_rank_poisson": ".counts.vb",
+    "select_rank_nb": ".counts.vb_nb",
     "sample": ".chains",
     "pymc_default_steps": "._step_glue",
 }

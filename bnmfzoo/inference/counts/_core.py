@@ -91,6 +91,11 @@ class CountMatrix:
         return cls((D, N), indptr, cols[order].astype(np.int32),
                    np.rint(values[order]).astype(np.int32))
 
+    @cached_property
+    def log_factorial_sum(self):
+        """``sum log(x!)`` over the counts: the likelihood's constant, computed once."""
+        return float(_log_factorial_sum(self.counts))
+
     @property
     def nnz(self):
         """Number of nonzero counts."""
@@ -436,8 +441,15 @@ def _nz_loglik(indptr, cols, counts, A, Wt, offsets_nz):
             m = 0.0
             for k in range(K):
                 m += A[d, k] * Wt[n, k]
-            x = counts[e]
-            out += x * np.log(m * offsets_nz[e]) - math.lgamma(x + 1.0)
+            out += counts[e] * np.log(m * offsets_nz[e])
+    return out
+
+
+@numba.njit(cache=True)
+def _log_factorial_sum(counts):
+    out = 0.0
+    for x in counts:
+        out += math.lgamma(x + 1.0)
     return out
 
 
@@ -471,7 +483,7 @@ def poisson_loglik(data, expo, A, W, offsets_nz=None):
     E = exposures(expo, W)
     nz = _nz_loglik(data.indptr, data.cols, data.counts, np.ascontiguousarray(A, float),
                     np.ascontiguousarray(W.T, float), offsets_nz)
-    return float(nz - np.sum(A * E))
+    return float(nz - data.log_factorial_sum - np.sum(A * E))
 
 
 # ----------------------------------------------------------------------------- one sweep

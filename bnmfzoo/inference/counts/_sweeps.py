@@ -207,18 +207,28 @@ def rescale_into(A, Wt, bA, bWt, P, state):
 
 
 @numba.njit(cache=True)
-def _shear_logp(t, A, Wt, aA, bA, aWt, bWt, j, k):
+def _shear_slope(A, Wt, bA, bWt, j, k):
+    """The linear coefficient of the shear's log density (from the Gamma rates)."""
+    lin = 0.0
+    for n in range(Wt.shape[0]):
+        lin += bWt[n, j] * Wt[n, k]
+    for d in range(A.shape[0]):
+        lin -= bA[d, k] * A[d, j]
+    return lin
+
+
+@numba.njit(cache=True)
+def _shear_logp(t, A, Wt, aA, aWt, lin, j, k):
     """Log density (up to a constant) of the shear ``W_j + t W_k``, ``A_k - t A_j``."""
     D = A.shape[0]
     N = Wt.shape[0]
     out = 0.0
-    lin = 0.0
     for n in range(N):
-        out += (aWt[n, j] - 1.0) * math.log(Wt[n, j] + t * Wt[n, k])
-        lin += bWt[n, j] * Wt[n, k]
+        if aWt[n, j] != 1.0:  # shape 1 (the default priors): no log term, and no log to pay
+            out += (aWt[n, j] - 1.0) * math.log(Wt[n, j] + t * Wt[n, k])
     for d in range(D):
-        out += (aA[d, k] - 1.0) * math.log(A[d, k] - t * A[d, j])
-        lin -= bA[d, k] * A[d, j]
+        if aA[d, k] != 1.0:
+            out += (aA[d, k] - 1.0) * math.log(A[d, k] - t * A[d, j])
     return out - t * lin
 
 
@@ -233,40 +243,47 @@ def shear_into(A, Wt, aA, bA, aWt, bWt, state):
     a few evaluations of O(D + N) each). Moves along the non-identifiable directions of NMF
     (mass passed between components) that the latent-count split explores slowly.
     """
-    D, K = A.shape
-    N = Wt.shape[0]
+    K = A.shape[1]
     for j in range(K):
         for k in range(K):
-            if j == k:
-                continue
-            lo = -np.inf
-            for n in range(N):
-                if Wt[n, k] > 0.0:
-                    lo = max(lo, -Wt[n, j] / Wt[n, k])
-            hi = np.inf
-            for d in range(D):
-                if A[d, j] > 0.0:
-                    hi = min(hi, A[d, k] / A[d, j])
-            if not (lo < 0.0 < hi and lo > -np.inf and hi < np.inf):
-                continue
-            y = _shear_logp(0.0, A, Wt, aA, bA, aWt, bWt, j, k)
-            y += math.log(1.0 - _next_uniform(state))
-            t = 0.0
-            for _ in range(200):
-                t = lo + (hi - lo) * _next_uniform(state)
-                if t > lo and t < hi and _shear_logp(t, A, Wt, aA, bA, aWt, bWt, j, k) > y:
-                    break
-                if t < 0.0:
-                    lo = t
-                else:
-                    hi = t
-            else:
-                t = 0.0
-            if t != 0.0:
-                for n in range(N):
-                    Wt[n, j] = max(Wt[n, j] + t * Wt[n, k], _TINY)
-                for d in range(D):
-                    A[d, k] = max(A[d, k] - t * A[d, j], _TINY)
+            if j != k:
+                shear_pair_into(A, Wt, aA, bA, aWt, bWt, j, k, state)
+
+
+@numba.njit(cache=True)
+def shear_pair_into(A, Wt, aA, bA, aWt, bWt, j, k, state):
+    """The shear move of the ordered pair ``(j, k)``, in place (see :func:`shear_into`)."""
+    D = A.shape[0]
+    N = Wt.shape[0]
+    lo = -np.inf
+    for n in range(N):
+        if Wt[n, k] > 0.0:
+            lo = max(lo, -Wt[n, j] / Wt[n, k])
+    hi = np.inf
+    for d in range(D):
+        if A[d, j] > 0.0:
+            hi = min(hi, A[d, k] / A[d, j])
+    if not (lo < 0.0 < hi and lo > -np.inf and hi < np.inf):
+        return
+    lin = _shear_slope(A, Wt, bA, bWt, j, k)
+    y = _shear_logp(0.0, A, Wt, aA, aWt, lin, j, k)
+    y += math.log(1.0 - _next_uniform(state))
+    t = 0.0
+    for _ in range(200):
+        t = lo + (hi - lo) * _next_uniform(state)
+        if t > lo and t < hi and _shear_logp(t, A, Wt, aA, aWt, lin, j, k) > y:
+            break
+        if t < 0.0:
+            lo = t
+        else:
+            hi = t
+    else:
+        t = 0.0
+    if t != 0.0:
+        for n in range(N):
+            Wt[n, j] = max(Wt[n, j] + t * Wt[n, k], _TINY)
+        for d in range(D):
+            A[d, k] = max(A[d, k] - t * A[d, j], _TINY)
 
 
 @numba.njit(cache=True)

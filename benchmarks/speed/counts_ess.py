@@ -77,12 +77,13 @@ def summarize(A, W, cells, entries, ref, rows):
     ``A[:, k]`` in the first Gibbs chain, ``rows[k]``); max R-hat of each group."""
     import arviz_stats as azs
 
-    AW = np.einsum("cdik,cdkn->cdin", A, W)
     perms = _permutations(_normalized(W), ref)
     A = np.stack([A[c][:, :, p] for c, p in enumerate(perms)])
     W = np.stack([W[c][:, p, :] for c, p in enumerate(perms)])
     Wn = _normalized(W)
-    groups = [[AW[:, :, i, j] for i, j in cells], [Wn[:, :, k, n] for k, n in entries],
+    # only the cells asked for: the whole (chain, draw, D, N) product would need GBs
+    groups = [[np.einsum("cdk,cdk->cd", A[:, :, i, :], W[:, :, :, j]) for i, j in cells],
+              [Wn[:, :, k, n] for k, n in entries],
               [W[:, :, k, n] for k, n in entries[:2]]
               + [A[:, :, rows[k], k] for k, _ in entries[:2]]]
     ess = [np.array([_ess(x) for x in g]) for g in groups]

@@ -46,6 +46,23 @@ MUTATIONS = [
         why="stale statistic: W's Gamma rate uses the A from before this sweep's A draw (100 "
             "SBC simulations of the 3 x 4 case did not see it: 1 passed)"),
     Mutation(
+        id="counts-tiled-counts-misaligned", path=_CORE,
+        old="        return (rows[order].astype(np.int32), self.cols[order].copy(),\n"
+            "                self.counts[order].copy())\n",
+        new="        old = np.lexsort((cols, rows, cols // TILE_COLUMNS))\n"
+            "        return (rows[order].astype(np.int32), self.cols[order].copy(),\n"
+            "                self.counts[old].copy())\n",
+        tests=(f"{_T}::test_split_keeps_every_count_and_advances_the_generator",),
+        why="tiled order: the counts permuted by the order without the count key, so they no "
+            "longer belong to their (row, column)"),
+    Mutation(
+        id="counts-split-state-not-saved", path=_CORE,
+        old="    state[0], state[1], state[2], state[3] = s0, s1, s2, s3\n",
+        new="",
+        tests=(f"{_T}::test_split_keeps_every_count_and_advances_the_generator",),
+        why="the split's register copy of the xoshiro state is not written back: the next "
+            "sweep replays the same uniforms"),
+    Mutation(
         id="counts-missing-cells-in-mu", path=_CORE,
         old="        if rows.size:\n            _missing_correction(",
         new="        if False:\n            _missing_correction(",

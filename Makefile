@@ -61,8 +61,12 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check bnmfzoo tests benchmarks notebooks
 
+# The fast suite runs on TEST_WORKERS processes (pytest-xdist; one test file per worker at a time,
+# so a module's fixtures are built once): ~16 CPU minutes, ~9-10 minutes of wall time on 2 cores.
+TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(VPY) -m pytest -m "not slow" -q --durations=15 --doctest-modules bnmfzoo tests
+	$(VPY) -m pytest -m "not slow" -q --durations=15 --doctest-modules \
+	  -n $(TEST_WORKERS) --dist loadfile bnmfzoo tests
 
 test-slow: $(STAMP)
 	$(VPY) -m pytest -m slow -q

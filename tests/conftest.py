@@ -48,6 +48,11 @@ def pytest_collection_modifyitems(config, items):
     """On CI, refuse to run real-data tests without the data (they would skip: a green run)."""
     if not _on_ci() or _data_dir() is not None:
         return
+    if hasattr(config, "workerinput"):
+        # a pytest-xdist worker: an error raised at its collection crashes the run with an
+        # internal error, so there the data_home fixture fails each such test instead (same
+        # message, the run still fails)
+        return
     needing = [item.nodeid for item in items if "data_home" in getattr(item, "fixturenames", ())]
     if needing:
         raise pytest.UsageError(

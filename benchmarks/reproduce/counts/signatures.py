@@ -82,11 +82,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--sets", nargs="+", choices=sorted(SETS), default=sorted(SETS),
+                        help="catalogues to run (default: both)")
     args = parser.parse_args(argv)
     S = load_cosmic_signatures("v3.4")
     ref, names = S.values, S.row.values
     seeds = [0] if args.quick else list(range(args.seeds))
-    sets = {"breast": SETS["breast"]} if args.quick else SETS
+    sets = {"breast": SETS["breast"]} if args.quick else {k: SETS[k] for k in args.sets}
     for name, K in sets.items():
         run(name, K, seeds, ref, names)
 

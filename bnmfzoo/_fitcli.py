@@ -29,7 +29,7 @@ others get the dense matrix with a warning, up to a size (``_registry.sparse_inp
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +70,7 @@ class ReadInfo:
     index_col: object = None
     index_name: str = ""
     observed: object = None  # number of observed entries of sparse (long-format) data
+    unlisted_zero: bool = False  # sparse counts: the cells not listed are zero counts
 
     def describe(self):
         """One line such as ``read x.csv: 30 rows x 20 columns, 60 missing (header row; ...)``."""
@@ -81,6 +82,10 @@ class ReadInfo:
             label = f" {self.index_name!r}" if self.index_name else ""
             notes.append(f"row labels from column {self.index_col + 1}{label}")
         extra = f" ({'; '.join(notes)})" if notes else ""
+        if self.observed is not None and self.unlisted_zero:
+            return (f"read {self.path}: {D} rows \u00d7 {N} columns, {self.observed} listed "
+                    f"counts; the other {D * N - self.observed} cells are zero counts (count "
+                    f"model; sparse{extra.replace(' (', '; ').rstrip(')')})")
         if self.observed is not None:
             return (f"read {self.path}: {D} rows \u00d7 {N} columns, {self.observed} observed "
                     f"entries (sparse{extra.replace(' (', '; ').rstrip(')')})")
@@ -356,6 +361,7 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
         X, info = read_long(data, header=header)
         if model in COUNT_MODELS:  # unlisted cells are zero counts (bnmfzoo._estimator_counts)
             X, *labels = long_counts(X)
+            info = replace(info, unlisted_zero=True)
         else:
             X = sparse_input_for(method, X)
     else:

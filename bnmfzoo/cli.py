@@ -190,7 +190,9 @@ def _fit_epilog():
         "collapsed_gibbs, collapsed_gibbs_dirdir, cvb0): a scipy.sparse .npz file",
         "(scipy.sparse.save_npz; stored entries are the observed ones, explicit zeros",
         "included), or with --long a .csv/.tsv/.txt of observed entries, one per line:",
-        "row,col,value (header row optional). Other methods get the dense matrix with a",
+        "row,col,value (header row optional). For the count models (poisson,",
+        "negative_binomial) the cells not listed are zero counts instead, and only the",
+        "listed nonzeros cost anything. Other methods get the dense matrix with a",
         "warning giving its size, up to 50 million cells, and refuse larger data.",
         "Exit codes: 0 ok, 2 bad input, 130 interrupted (nothing written).",
     ]

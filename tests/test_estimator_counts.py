@@ -145,6 +145,19 @@ def test_cli_fit_sparse_npz_and_long(counts, tmp_path):
     assert b["log_likelihood"]["X"].sizes["X_obs"] == np.count_nonzero(X)
 
 
+def test_cli_says_unlisted_cells_are_zero_counts(counts, tmp_path, capsys):
+    """For a count model the read line says the unlisted cells are zeros (not missing)."""
+    from bnmfzoo._fitcli import fit_file
+
+    X = counts[0]
+    sp.save_npz(tmp_path / "x.npz", sp.csr_array(X))
+    nnz = np.count_nonzero(X)
+    fit_file(tmp_path / "x.npz", out=tmp_path / "a.nc", model="poisson", rank=2,
+             random_seed=0, progressbar=False, verbose=True, draws=5, tune=5, chains=1)
+    line = capsys.readouterr().out.splitlines()[0]
+    assert f"{nnz} listed counts; the other {X.size - nnz} cells are zero counts" in line
+
+
 def test_vb_method(counts):
     X = counts[0]
     est = BayesianNMF(2, beta_loss="kullback-leibler", method="vb_poisson", random_state=0,

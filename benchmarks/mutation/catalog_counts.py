@@ -111,9 +111,10 @@ MUTATIONS = [
         id="counts-compiled-gamma-shape-misses-prior", path=_SW,
         old="v = np.random.gamma(aA[d, k] + ZA[d, k], ",
         new="v = np.random.gamma(1.0 + ZA[d, k], ",
-        tests=(f"{_TS}::test_sbc_compiled_sweeps[poisson]",),
+        tests=(f"{_TS}::test_sbc_compiled_sweeps[poisson]",
+               f"{_T}::test_posterior_means_match_importance_sampling[X2-1-400000-20000-compiled]"),
         why="compiled sweep: A's conjugate shape misses the prior shape (the SBC cases use "
-            "shape 2)"),
+            "shape 2; after the count-sorted split the SBC at seed 1 no longer saw it)"),
     Mutation(
         id="counts-gig-mode-shift-sign", path=_SW,
         old="            a1 = 2.0 * m * (p - 1.0) / b - 1.0\n",

@@ -14,6 +14,10 @@ interface**, an object with
 ``dimension``
     the number of terms whose fluctuations add up in ``l`` (free parameters, or latent labels):
     it sets the ladder's initial size (:func:`~bnmfzoo.inference.tempering._ladder.initial_size`).
+``log_target(state, beta) -> float`` (optional)
+    for a family whose tempered targets are another path from ``p0`` to the posterior than
+    ``p0 exp(beta l)``: the log target at ``beta`` up to terms free of ``beta``; the swaps
+    then use it (the count family: :mod:`bnmfzoo.inference.counts._tempering`).
 
 Nothing else: states are opaque. The numeric core (:func:`exchange_step`, :class:`ReplicaSet`,
 the ladder and its tuning in :mod:`~bnmfzoo.inference.tempering._ladder`) never imports PyMC or

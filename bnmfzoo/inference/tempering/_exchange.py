@@ -123,7 +123,9 @@ def exchange_step(family, replicas, betas, rng, *, after_sweep=None, n_sweeps=1)
     ----------
     family
         The tempered-sweep interface (:mod:`bnmfzoo.inference.tempering`): ``sweep(state,
-        beta, rng)`` and ``loglik(state)``.
+        beta, rng)`` and ``loglik(state)``; optionally ``log_target(state, beta)`` for
+        tempered targets that are not ``prior x exp(beta loglik)`` (used for the swaps,
+        :func:`~bnmfzoo.inference.tempering._ladder.swap_pass`).
     replicas : ReplicaSet
         Coldest first, like ``betas``; an accepted swap exchanges two states and their labels.
     betas : numpy.ndarray
@@ -174,7 +176,7 @@ def exchange_step(family, replicas, betas, rng, *, after_sweep=None, n_sweeps=1)
                 infos[i] = value
     logliks = [family.loglik(state) for state in replicas.states]
     prob, accepted = swap_pass(replicas.states, np.asarray(betas), logliks, rng,
-                               replicas.parity)
+                               replicas.parity, getattr(family, "log_target", None))
     labels = replicas.labels
     for i in np.flatnonzero(accepted):  # disjoint pairs: labels follow their states
         labels[i], labels[i + 1] = labels[i + 1], labels[i]

@@ -93,11 +93,15 @@ def check_ladder(betas, n_replicas, beta_min):
     return betas
 
 
-def swap_pass(states, betas, logliks, rng, parity):
+def swap_pass(states, betas, logliks, rng, parity, log_target=None):
     """Propose swaps of neighbouring replicas ``(i, i + 1)`` for ``i % 2 == parity``, in place.
 
     ``states`` and ``logliks`` are lists indexed by temperature (``betas[i]``); an accepted
-    swap exchanges ``states[i]`` with ``states[i + 1]`` (and their log-likelihoods).
+    swap exchanges ``states[i]`` with ``states[i + 1]`` (and their log-likelihoods). The
+    acceptance ratio is ``exp((beta_i - beta_j) (l_j - l_i))`` for targets ``prior x
+    exp(beta l)``; a family whose tempered targets are not of that form passes
+    ``log_target(state, beta)`` (its log target up to the terms that do not depend on
+    ``beta``), and the ratio is then ``pi_i(x_j) pi_j(x_i) / (pi_i(x_i) pi_j(x_j))``.
 
     Returns
     -------
@@ -118,7 +122,12 @@ def swap_pass(states, betas, logliks, rng, parity):
     prob = np.full(max(n - 1, 0), np.nan)
     accepted = np.zeros(max(n - 1, 0), dtype=bool)
     for i in range(int(parity) % 2, n - 1, 2):
-        log_ratio = (betas[i] - betas[i + 1]) * (logliks[i + 1] - logliks[i])
+        if log_target is None:
+            log_ratio = (betas[i] - betas[i + 1]) * (logliks[i + 1] - logliks[i])
+        else:
+            a, b = states[i], states[i + 1]
+            log_ratio = (log_target(b, betas[i]) + log_target(a, betas[i + 1])
+                         - log_target(a, betas[i]) - log_target(b, betas[i + 1]))
         prob[i] = 1.0 if log_ratio >= 0 else math.exp(log_ratio)
         if log_ratio >= 0 or rng.random() < prob[i]:
             accepted[i] = True

@@ -9,6 +9,7 @@ _GIBBS = "bnmfzoo/inference/counts/_gibbs.py"
 _NB = "bnmfzoo/inference/counts/_nb_core.py"
 _VB = "bnmfzoo/inference/counts/_vb_core.py"
 _SW = "bnmfzoo/inference/counts/_sweeps.py"
+_TP = "bnmfzoo/inference/counts/_tempering.py"
 _TS = "tests/test_counts_sweeps.py"
 _T = "tests/test_counts_gibbs.py"
 _TV = "tests/test_counts_vb.py"
@@ -81,6 +82,19 @@ MUTATIONS = [
         new="    return math.log1p(1.0 / alpha)\n",
         tests=(f"{_T}::test_sbc_counts[nb-1]",),
         why="Poisson rate of the CRT tables misses the factor alpha (r = alpha mu)"),
+    Mutation(
+        id="counts-tempered-split-at-beta-one", path=_TP,
+        old="            ZA, ZW = split_counts(p.data, A ** beta, W ** beta, rng)\n",
+        new="            ZA, ZW = split_counts(p.data, A, W, rng)\n",
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal",),
+        why="tempered sweep: the counts split at (A W) instead of (A W)^beta"),
+    Mutation(
+        id="counts-tempered-swap-target-untempered-rate", path=_TP,
+        old="        return float(nz - beta * np.sum(A * exposures(p.expo, W)))\n",
+        new="        return float(nz - np.sum(A * exposures(p.expo, W)))\n",
+        tests=(f"{_T}::test_replica_exchange_cold_chain_matches_gibbs",
+               f"{_T}::test_tempered_sweep_keeps_its_marginal"),
+        why="swap target: the -beta sum o A W term without beta"),
     Mutation(
         id="counts-tempered-acceptance-sign", path=_CORE,
         old="logacc = (1.0 - beta) * _log_factorial_ratio(z, K, x)",

@@ -1,14 +1,15 @@
-"""Replica exchange of the negative-binomial model on real counts: ladder, swaps, cost.
+"""Replica exchange of the count models on real counts: ladder, swaps, cost.
 
 Data: the 21 breast-cancer SBS96 catalogues (:func:`bnmfzoo.datasets.load_sbs96`, 21 x 96,
 183,916 mutations), :func:`bnmfzoo.models.negative_binomial` at rank ``--rank`` with a learned
-dispersion. Runs ``ReplicaExchangePoisson`` (the NB family: tempered CRT-augmented posterior)
-through ``pm.sample`` with the default adaptive ladder (grown while tuning until neighbours
-swap), and the plain NB Gibbs sweep in a numeric loop for the cost per sweep. Prints the final
-ladder, the mean swap probability of each neighbour pair, the round trips, the CPU per step
-and the ratio to one plain sweep, and the cold chain's alpha beside plain Gibbs's.
+dispersion, or with ``--model poisson`` :func:`bnmfzoo.models.poisson`. Runs
+``ReplicaExchangePoisson`` (its tempered path of each family) through ``pm.sample`` with the
+default adaptive ladder (grown while tuning until neighbours swap), and the plain Gibbs sweep
+in a numeric loop for the cost per sweep. Prints the final ladder, the mean swap probability
+of each neighbour pair, the round trips, the CPU per step and the ratio to one plain sweep,
+and (NB) the cold chain's alpha beside plain Gibbs's.
 
-Run: ``nice -n 15 python -m benchmarks.speed.replica_nb``
+Run: ``nice -n 15 python -m benchmarks.speed.replica_nb [--model poisson]``
 """
 
 import argparse
@@ -30,9 +31,12 @@ def main(argv=None):
     ap.add_argument("--tune", type=int, default=300)
     ap.add_argument("--draws", type=int, default=700)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", choices=("negative_binomial", "poisson"),
+                    default="negative_binomial")
     a = ap.parse_args(argv)
     X = np.asarray(bz.datasets.load_sbs96("breast").values)
-    model = bz.models.negative_binomial(X, a.rank)
+    model = getattr(bz.models, a.model)(X, a.rank)
+    nb = a.model == "negative_binomial"
     prob = problem_from_factorization(bz.models.recognize(model))
     rng = np.random.default_rng(a.seed)
     s = initial_state(prob, rng)
@@ -42,10 +46,11 @@ def main(argv=None):
     for t in range(n_plain):
         s = gibbs_sweep(prob, s, rng)
         if t >= a.tune:
-            plain_alpha.append(s["alpha"])
+            plain_alpha.append(s["alpha"] if nb else np.nan)
     per_sweep = (time.process_time() - t0) / n_plain
     print(f"data {X.shape}, total {X.sum()}, K = {a.rank}; plain NB Gibbs "
-          f"{1e3 * per_sweep:.2f} ms CPU per sweep; alpha mean {np.mean(plain_alpha):.2f}")
+          f"{1e3 * per_sweep:.2f} ms CPU per sweep"
+          + (f"; alpha mean {np.mean(plain_alpha):.2f}" if nb else ""))
     with model, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         step = bz.inference.ReplicaExchangePoisson()
@@ -61,9 +66,9 @@ def main(argv=None):
     print(f"ladder after tuning: {len(betas)} rungs, betas {np.round(betas, 3).tolist()}")
     print(f"mean swap probability per pair (draws): {np.round(probs, 2).tolist()}")
     print(f"round trips in the draws: {int(st['round_trips'].values[0, -1])}")
+    alpha = (f"; cold alpha mean {float(idata.posterior['alpha'].mean()):.2f}" if nb else "")
     print(f"replica exchange: {1e3 * per_step:.1f} ms CPU per step (pm.sample, compile "
-          f"included) = {per_step / per_sweep:.1f} plain sweeps; cold alpha mean "
-          f"{float(idata.posterior['alpha'].mean()):.2f}")
+          f"included) = {per_step / per_sweep:.1f} plain sweeps{alpha}")
 
 
 if __name__ == "__main__":

@@ -2,14 +2,14 @@
 
 The generic replica exchange of :class:`bnmfzoo.inference.tempering.ReplicaExchange` over the
 count family's tempered-sweep interface
-(:class:`~bnmfzoo.inference.counts._tempering.TemperedPoisson`: replica ``beta`` targets the
-augmented posterior with ``Poisson(Z; o A W)^beta``, exact conjugate sweeps, swaps from the
-augmented log-likelihood in O((D + N) K)), and for negative-binomial models over
-:class:`~bnmfzoo.inference.counts._nb_tempering.TemperedNB` (the CRT-augmented posterior with
-the factor carrying ``A, W`` raised to ``beta``; exact sweeps, no rejection). For the NB
-model the swap statistic carries the tables' sampling noise: swaps near ``beta = 1`` fail on
-data with large totals (measured on SBS96 catalogues: see that module), so it helps only on
-small data.
+(:class:`~bnmfzoo.inference.counts._tempering.TemperedPoisson`: replica ``beta`` targets a
+path from the prior to the posterior whose sweeps are exact multinomial splits of ``(A W)^beta``
+and Gamma draws, swaps from its marginal in O(nonzeros K)), and for negative-binomial models
+over :class:`~bnmfzoo.inference.counts._nb_tempering.TemperedNB` (the CRT-augmented posterior
+with the factor carrying ``A, W`` raised to ``beta``; exact sweeps, no rejection). For both,
+swaps near ``beta = 1`` fail on data with large totals (measured on the breast SBS96
+catalogues: no round trip; see those modules), so it helps only on small data: the step warns
+when a chain made fewer than 10 round trips.
 """
 
 import numpy as np

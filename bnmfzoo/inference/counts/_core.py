@@ -160,15 +160,8 @@ def _rotl(x, k):
 
 @numba.njit(cache=True, inline="always")
 def _next_uniform(s):
-    """xoshiro256+ step; a float64 uniform on [0, 1) from the top 53 bits."""
-    result = s[0] + s[3]
-    t = s[1] << np.uint64(17)
-    s[2] ^= s[0]
-    s[3] ^= s[1]
-    s[1] ^= s[2]
-    s[0] ^= s[3]
-    s[2] ^= t
-    s[3] = _rotl(s[3], 45)
+    """xoshiro256+ step on a state array (updated in place); a float64 uniform on [0, 1)."""
+    result, s[0], s[1], s[2], s[3] = _xoshiro_step(s[0], s[1], s[2], s[3])
     return _to_unit(result)
 
 
@@ -186,7 +179,8 @@ def _to_unit(result):
 def _xoshiro_step(s0, s1, s2, s3):
     """One xoshiro256+ step on a state held in four scalars: ``(output, s0, s1, s2, s3)``.
 
-    Same stream as :func:`_next_uniform`; kept in registers inside the split's loop.
+    :func:`_next_uniform` wraps it for a state array; the split keeps the scalars in
+    registers over its loop.
     """
     result = s0 + s3
     t = s1 << np.uint64(17)

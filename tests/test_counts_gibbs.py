@@ -16,7 +16,6 @@ from bnmfzoo.inference.counts._core import (
     exposures,
     poisson_loglik,
     split_counts,
-    split_counts_tempered,
 )
 from bnmfzoo.inference.counts._nb_core import split_crt
 from bnmfzoo.inference.counts._problem import problem_from_factorization
@@ -128,19 +127,6 @@ def test_nb_augmentation_matches_enumeration():
     for L in range(1, x + 1):
         for l1 in range(L + 1):
             pmf[(l1, L - l1)] = crt[L] * stats.binom.pmf(l1, L, r[0] / R)
-    assert _chi2_pvalue(ZA, pmf) > 1e-4
-
-
-def test_tempered_split_matches_power_multinomial():
-    """At beta = 0.5 the split of x = 3 follows ``prod_k (m_k^z_k / z_k!)^beta`` (enumerated)."""
-    reps, x, beta = 20_000, 3, 0.5
-    m = np.array([0.2, 0.5, 0.3])
-    ZA, _, _ = split_counts_tempered(_single_cell(x, reps), np.tile(m, (reps, 1)),
-                                     np.ones((3, 1)), beta, np.random.default_rng(8))
-    outcomes = [(i, j, x - i - j) for i in range(x + 1) for j in range(x + 1 - i)]
-    w = np.array([np.prod([(m[k] ** z[k] / math.factorial(z[k])) ** beta for k in range(3)])
-                  for z in outcomes])
-    pmf = dict(zip(outcomes, w / w.sum(), strict=True))
     assert _chi2_pvalue(ZA, pmf) > 1e-4
 
 
@@ -273,19 +259,21 @@ def _batch_mcse(x, n_batches=20):
 
 
 def test_replica_exchange_cold_chain_matches_gibbs():
-    """Replica exchange over the tempered augmented posterior (3 rungs) leaves the beta = 1
-    marginal intact: the cold chain's mean of A @ W agrees with plain Gibbs within 4.5 joint
-    batch-means MCSE per entry (12 entries; a correct pair fails with probability < 1e-3,
-    allowing for batch-means error at 20 batches). About 3 CPU s.
+    """Replica exchange over the tempered path (a fraction of the data, randomly rounded; 3 rungs)
+    leaves the beta = 1 marginal intact: the cold chain's mean of A @ W agrees with plain Gibbs
+    within 4.5 joint batch-means MCSE per entry (12 entries; a correct pair fails with
+    probability < 1e-3, allowing for batch-means error at 20 batches). Measured over seeds 0-19
+    of the sampler (26 Nov 2026, ``TemperedCounts``): 0 failures, per-seed max |z| median
+    2.13, largest 4.15. About 4 CPU s.
     """
     from bnmfzoo.inference.counts._gibbs import gibbs_sweep, initial_state
-    from bnmfzoo.inference.counts._tempering import TemperedPoisson
+    from bnmfzoo.inference.counts._tempering import TemperedCounts
     from bnmfzoo.inference.tempering import ReplicaSet, exchange_step
 
     X = np.random.default_rng(6).poisson(2.0, size=(4, 3))
     prob = problem_from_factorization(bz.models.recognize(bz.models.poisson(X, 2, a=2.0)))
     rng = np.random.default_rng(7)
-    fam = TemperedPoisson(prob)
+    fam = TemperedCounts(prob)
     betas = np.array([1.0, 0.6, 0.35])
     rs = ReplicaSet.new([initial_state(prob, rng) for _ in betas])
     cold, plain = [], []
@@ -314,18 +302,26 @@ def _mean_and_balance(A, W):
     return np.concatenate([AW.reshape(*lead, -1), balance.reshape(*lead, -1)], axis=-1)
 
 
+def _rounded_loglik(X, AW, beta):
+    """``sum_dn log L_beta(X_dn)`` of :mod:`bnmfzoo.inference.counts._tempering` (Poisson,
+    offsets 1) for draws ``AW`` (S x D x N), written from its definition with scipy."""
+    n = np.floor(beta * X)
+    f = beta * X - n
+    mu = beta * AW
+    return np.log((1 - f) * stats.poisson.pmf(n, mu) + f * stats.poisson.pmf(n + 1, mu)).sum(
+        axis=(1, 2))
+
+
 def _tempered_reference(X, K, beta, S, rng):
     """Self-normalized importance sampling of ``A @ W`` and its balance under the tempered
-    marginal ``p(A) p(W) prod exp(-beta M) (sum_k (A_dk W_kn)^beta)^x`` (Gamma(2, 1) priors):
-    mean and standard error from the effective size."""
+    marginal ``p(A) p(W) prod L_beta(X_dn)`` (Gamma(2, 1) priors): mean and standard error
+    from the effective size."""
     D, N = X.shape
     logw, chunks = [], []
     for _ in range(S // 200_000):
         A = rng.gamma(2.0, 1.0, (200_000, D, K))
         W = rng.gamma(2.0, 1.0, (200_000, K, N))
-        powsum = np.einsum("sdk,skn->sdn", A ** beta, W ** beta)
-        AW = A @ W
-        logw.append((X[None] * np.log(powsum)).sum(axis=(1, 2)) - beta * AW.sum(axis=(1, 2)))
+        logw.append(_rounded_loglik(X, A @ W, beta))
         chunks.append(_mean_and_balance(A, W))
     logw = np.concatenate(logw)
     w = np.exp(logw - logw.max())
@@ -337,26 +333,29 @@ def _tempered_reference(X, K, beta, S, rng):
 
 @pytest.mark.parametrize("seed", [0])
 def test_tempered_sweep_keeps_its_marginal(seed):
-    """A replica at beta = 0.4 (2 x 3 counts, K = 2) keeps the tempered marginal of
-    :mod:`bnmfzoo.inference.counts._tempering`: its means of the 6 cells of ``A @ W`` and of
-    their balance (:func:`_mean_and_balance`: the means alone did not see a split at ``A W``
-    instead of ``(A W)^beta``) against importance sampling (1,000,000 prior draws) within 4.5
-    joint standard errors each (batch means over 40 batches of 20,000 sweeps; 12 scalars:
-    false-failure probability ~1e-4 plus batch-means error). Also checks ``log_target``
-    against the same formula. About 6 CPU s.
+    """A replica at beta = 0.4 (2 x 3 counts, K = 2; every scaled count fractional) keeps the
+    tempered marginal of :mod:`bnmfzoo.inference.counts._tempering`: its means of the 6 cells
+    of ``A @ W`` and of their balance (:func:`_mean_and_balance`, label-free) against
+    importance sampling (1,000,000 prior draws) within 4.5 joint standard errors each (batch
+    means over 40 batches of 20,000 sweeps; 12 scalars: false-failure probability ~1e-4 plus
+    batch-means error). Also checks ``log_target`` against the definition (scipy) up to a
+    constant free of ``A, W``. Measured over seeds 0-19 (26 Nov 2026): 0 failures, per-seed max
+    |z| median 2.07, largest 3.03. About 6 CPU s.
     """
     from bnmfzoo.inference.counts._gibbs import initial_state
-    from bnmfzoo.inference.counts._tempering import TemperedPoisson
+    from bnmfzoo.inference.counts._tempering import TemperedCounts
 
     X, K, beta = np.array([[3, 1, 0], [0, 2, 4]]), 2, 0.4
     prob = problem_from_factorization(bz.models.recognize(bz.models.poisson(X, K, a=2.0,
                                                                             b=1.0)))
     rng = np.random.default_rng(seed)
-    fam = TemperedPoisson(prob)
+    fam = TemperedCounts(prob)
     s = initial_state(prob, rng)
-    powsum = (s["A"] ** beta) @ (s["W"] ** beta)
-    direct = np.sum(X * np.log(powsum)) - beta * np.sum(s["A"] @ s["W"])
-    assert np.isclose(fam.log_target(s, beta), direct, rtol=1e-12, atol=1e-10)
+    other = initial_state(prob, rng)
+    ours = fam.log_target(s, beta) - fam.log_target(other, beta)
+    direct = np.diff(_rounded_loglik(X, np.stack([other["A"] @ other["W"], s["A"] @ s["W"]]),
+                                     beta))
+    assert np.isclose(ours, direct[0], rtol=1e-10, atol=1e-10)
     ref, se_ref = _tempered_reference(X, K, beta, 1_000_000, rng)
     draws = []
     for t in range(20_500):

@@ -1,6 +1,6 @@
 """Mutations of the count wing: latent-count split, conjugate Gamma draws, exposures (offsets,
-missing cells), the NB CRT augmentation, the tempered split and the VB bound; NB VB (tables,
-rates) and NB tempering (alpha conditional, tempered split, swap statistic)."""
+missing cells), the NB CRT augmentation and the VB bound; NB VB (tables, rates) and the tempered
+path of both families (rounding bits, exposures, swap target)."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -14,14 +14,13 @@ _TS = "tests/test_counts_sweeps.py"
 _T = "tests/test_counts_gibbs.py"
 _TV = "tests/test_counts_vb.py"
 _NBVB = "bnmfzoo/inference/counts/vb_nb.py"
-_NBT = "bnmfzoo/inference/counts/_nb_tempering.py"
 _TNV = "tests/test_counts_vb_nb.py"
 _TNT = "tests/test_counts_tempering_nb.py"
 
 MUTATIONS = [
     Mutation(
         id="counts-gamma-shape-misses-prior", path=_CORE,
-        old="    shape = shape_prior + beta * Z\n", new="    shape = 1.0 + beta * Z\n",
+        old="    shape = shape_prior + Z\n", new="    shape = 1.0 + Z\n",
         tests=(f"{_T}::test_sbc_counts[poisson-1]",),
         why="conjugate Gamma shape misses the prior shape (assumes an Exponential prior; the "
             "SBC cases use shape 2)"),
@@ -83,24 +82,37 @@ MUTATIONS = [
         tests=(f"{_T}::test_sbc_counts[nb-1]",),
         why="Poisson rate of the CRT tables misses the factor alpha (r = alpha mu)"),
     Mutation(
-        id="counts-tempered-split-at-beta-one", path=_TP,
-        old="            ZA, ZW = split_counts(p.data, A ** beta, W ** beta, rng)\n",
-        new="            ZA, ZW = split_counts(p.data, A, W, rng)\n",
+        id="counts-tempered-rounding-ignores-rate", path=_TP,
+        old="logit = rung.log_f + log_ratio - rung.log_1mf",
+        new="logit = rung.log_f - rung.log_1mf",
         tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal",),
-        why="tempered sweep: the counts split at (A W) instead of (A W)^beta"),
+        why="tempered sweep: each rounding bit drawn from its prior f, not from its conditional "
+            "given A, W (the fixed-fraction rounding of a different path)"),
     Mutation(
-        id="counts-tempered-swap-target-untempered-rate", path=_TP,
-        old="        return float(nz - beta * np.sum(A * exposures(p.expo, W)))\n",
-        new="        return float(nz - np.sum(A * exposures(p.expo, W)))\n",
-        tests=(f"{_T}::test_replica_exchange_cold_chain_matches_gibbs",
-               f"{_T}::test_tempered_sweep_keeps_its_marginal"),
-        why="swap target: the -beta sum o A W term without beta"),
+        id="counts-tempered-unscaled-exposure", path=_TP,
+        old="            scaled = dataclasses.replace(p, data=data, expo=rung.expo,\n",
+        new="            scaled = dataclasses.replace(p, data=data, expo=p.expo,\n",
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal",),
+        why="tempered sweep: the scaled counts at the unscaled exposures o (not beta o)"),
     Mutation(
-        id="counts-tempered-acceptance-sign", path=_CORE,
-        old="logacc = (1.0 - beta) * _log_factorial_ratio(z, K, x)",
-        new="logacc = (beta - 1.0) * _log_factorial_ratio(z, K, x)",
-        tests=(f"{_T}::test_tempered_split_matches_power_multinomial",),
-        why="tempered split: rejection exponent with the wrong sign"),
+        id="counts-tempered-swap-target-misses-rounding", path=_TP,
+        old="        return float(np.sum(base + mix) + rest)\n",
+        new="        return float(np.sum(base) + rest)\n",
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal",
+               f"{_T}::test_replica_exchange_cold_chain_matches_gibbs"),
+        why="swap target: the rounded-down term alone (the latent bit's mixture dropped)"),
+    Mutation(
+        id="counts-nbtemper-up-ratio-misses-p", path=_TP,
+        old="np.log1p(rung.n) - math.log1p(alpha))",
+        new="np.log1p(rung.n))",
+        tests=(f"{_TNT}::test_tempered_sweep_matches_quadrature",),
+        why="tempered NB: P(n + 1) / P(n) without the factor 1 - p = 1 / (1 + alpha)"),
+    Mutation(
+        id="counts-nbtemper-swap-target-misses-rate-term", path=_TP,
+        old="            rest = alpha * math.log(alpha / (1.0 + alpha)) * total\n",
+        new="            rest = 0.0\n",
+        tests=(f"{_TNT}::test_nb_replica_exchange_cold_chain_matches_gibbs",),
+        why="tempered NB swap target: the r log p term of every observed cell dropped"),
     Mutation(
         id="counts-rescale-without-jacobian", path=_SW,
         old='out["P"] = out["aA"].sum(axis=0) - out["aWt"].sum(axis=0)',
@@ -153,25 +165,6 @@ MUTATIONS = [
         old="    c = nb_rate_factor(alpha)\n", new="    c = 1.0\n",
         tests=(f"{_TNV}::test_nb_fixed_point_is_stationary",),
         why="NB VB: the Gamma rates of A, W miss the tables' rate factor alpha log(1 + 1/alpha)"),
-    Mutation(
-        id="counts-nbtemper-alpha-rate-untempered", path=_NBT,
-        old="        tot = beta * float(np.sum(A * exposures(p.expo, W)))\n",
-        new="        tot = float(np.sum(A * exposures(p.expo, W)))\n",
-        tests=(f"{_TNT}::test_tempered_sweep_matches_quadrature",),
-        why="tempered NB: the dispersion's conditional keeps the rate term at beta = 1"),
-    Mutation(
-        id="counts-nbtemper-split-untempered", path=_NBT,
-        old="    return split_crt(problem.data, A ** beta, W ** beta,",
-        new="    return split_crt(problem.data, A, W,",
-        tests=(f"{_TNT}::test_tempered_tables_match_enumeration",
-               f"{_TNT}::test_tempered_sweep_matches_quadrature"),
-        why="tempered NB: the split and tables use the untempered shapes alpha o A W"),
-    Mutation(
-        id="counts-nbtemper-loglik-misses-rate-term", path=_NBT,
-        old="- nb_rate_factor(state[\"alpha\"])",
-        new="- 0.0 * nb_rate_factor(state[\"alpha\"])",
-        tests=(f"{_TNT}::test_nb_replica_exchange_cold_chain_matches_gibbs",),
-        why="tempered NB: the swap's log-likelihood misses the -alpha q sum o A W term"),
     Mutation(
         id="counts-nb-evidence-misses-jacobian", path=_NBVB,
         old="            fu = _objective(problem, math.exp(u), M, total) + u\n",

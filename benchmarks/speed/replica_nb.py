@@ -3,13 +3,16 @@
 Data: the 21 breast-cancer SBS96 catalogues (:func:`bnmfzoo.datasets.load_sbs96`, 21 x 96,
 183,916 mutations), :func:`bnmfzoo.models.negative_binomial` at rank ``--rank`` with a learned
 dispersion, or with ``--model poisson`` :func:`bnmfzoo.models.poisson`. Runs
-``ReplicaExchangePoisson`` (its tempered path of each family) through ``pm.sample`` with the
+``ReplicaExchangePoisson`` (the tempered path of both families) through ``pm.sample`` with the
 default adaptive ladder (grown while tuning until neighbours swap), and the plain Gibbs sweep
 in a numeric loop for the cost per sweep. Prints the final ladder, the mean swap probability
 of each neighbour pair, the round trips, the CPU per step and the ratio to one plain sweep,
 and (NB) the cold chain's alpha beside plain Gibbs's.
 
-Run: ``nice -n 15 python -m benchmarks.speed.replica_nb [--model poisson]``
+With ``--chains 2`` (or more) the cold chains' modes and masses are printed
+(:func:`bnmfzoo.diagnostics.modes`).
+
+Run: ``nice -n 15 python -m benchmarks.speed.replica_nb [--model poisson] [--chains 2]``
 """
 
 import argparse
@@ -33,6 +36,11 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", choices=("negative_binomial", "poisson"),
                     default="negative_binomial")
+    ap.add_argument("--beta-min", type=float, default=0.3)
+    ap.add_argument("--inner-sweeps", type=int, default=5)
+    ap.add_argument("--chains", type=int, default=1,
+                    help="chains (run one after the other); with 2 or more the modes of the "
+                         "cold chains are printed (bnmfzoo.diagnostics.modes)")
     a = ap.parse_args(argv)
     X = np.asarray(bz.datasets.load_sbs96("breast").values)
     model = getattr(bz.models, a.model)(X, a.rank)
@@ -53,11 +61,13 @@ def main(argv=None):
           + (f"; alpha mean {np.mean(plain_alpha):.2f}" if nb else ""))
     with model, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        step = bz.inference.ReplicaExchangePoisson()
+        step = bz.inference.ReplicaExchangePoisson(beta_min=a.beta_min,
+                                                   inner_sweeps=a.inner_sweeps)
         t0 = time.process_time()
-        idata = pm.sample(tune=a.tune, draws=a.draws, chains=1, step=step, progressbar=False,
-                          random_seed=a.seed, compute_convergence_checks=False)
-        cpu = time.process_time() - t0
+        idata = pm.sample(tune=a.tune, draws=a.draws, chains=a.chains, cores=1, step=step,
+                          progressbar=False, random_seed=a.seed,
+                          compute_convergence_checks=False)
+        cpu = (time.process_time() - t0) / a.chains
     st = idata.sample_stats
     betas = [float(st[f"beta_{i}"].values[0, -1]) for i in range(step.max_replicas)
              if np.isfinite(st[f"beta_{i}"].values[0, -1])]
@@ -65,10 +75,21 @@ def main(argv=None):
     per_step = cpu / (a.tune + a.draws)
     print(f"ladder after tuning: {len(betas)} rungs, betas {np.round(betas, 3).tolist()}")
     print(f"mean swap probability per pair (draws): {np.round(probs, 2).tolist()}")
-    print(f"round trips in the draws: {int(st['round_trips'].values[0, -1])}")
+    trips = st["round_trips"].values[:, -1].astype(int).tolist()
+    print(f"round trips in the {a.draws} draws of each chain: {trips} "
+          f"(beta_min {a.beta_min}, inner_sweeps {a.inner_sweeps})")
     alpha = (f"; cold alpha mean {float(idata.posterior['alpha'].mean()):.2f}" if nb else "")
     print(f"replica exchange: {1e3 * per_step:.1f} ms CPU per step (pm.sample, compile "
           f"included) = {per_step / per_sweep:.1f} plain sweeps{alpha}")
+    if a.chains > 1:
+        m = bz.diagnostics.modes(idata)["modes"]
+        print(f"modes of the cold chains (estimator {m.attrs.get('estimator')}): "
+              f"{m.attrs.get('note')}")
+        for i in range(m.sizes["mode"]):
+            print(f"  mode {i}: weight {float(m['weight'][i]):.4f} "
+                  f"(MCSE {float(m['weight_mcse'][i]):.4f}, 95 % "
+                  f"{float(m['weight_low'][i]):.4f}-{float(m['weight_high'][i]):.4f}), "
+                  f"visits {int(m['n_visits'][i])}")
 
 
 if __name__ == "__main__":

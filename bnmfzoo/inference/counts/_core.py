@@ -25,12 +25,8 @@ nonzero).
 Counts above :data:`BIG_COUNT` are split by sequential binomials
 (numba's exact binomial sampler, seeded per sweep from the chain's generator).
 
-Tempering (``beta < 1``, for replica exchange) targets the tempered *augmented* posterior
-``p(A) p(W) prod Poisson(Z_dnk; o A_dk W_kn)^beta`` restricted to ``sum_k Z_dnk = X_dn``; its
-marginal at ``beta = 1`` is the posterior. The Gamma conditionals stay conjugate (shape
-``a + beta Z``, rate ``b + beta exposure``); the split of a count under the power is drawn
-exactly by rejection (proposal: multinomial with ``p_k ∝ (A_dk W_kn)^beta``, accepted with
-probability ``(prod_k Z_k! / X!)^(1 - beta)``), see :func:`split_counts_tempered`.
+Replica exchange does not temper this sweep: its replicas run it on a fraction of the data
+(:mod:`bnmfzoo.inference.counts._tempering`).
 
 References
 ----------
@@ -46,7 +42,7 @@ import numba
 import numpy as np
 
 __all__ = ["CountMatrix", "Exposure", "split_counts", "exposures", "gamma_update",
-           "poisson_loglik", "seed_state", "BIG_COUNT", "sweep", "split_counts_tempered"]
+           "poisson_loglik", "seed_state", "BIG_COUNT", "sweep"]
 
 #: counts above this are split by sequential binomials instead of count by count
 BIG_COUNT = 32
@@ -299,89 +295,6 @@ def split_counts(data, A, W, rng, state=None):
     return ZA, np.ascontiguousarray(ZWt.T)
 
 
-@numba.njit(cache=True)
-def _log_factorial_ratio(z, K, x):
-    """``log(prod_k z_k! / x!)``."""
-    out = -math.lgamma(x + 1.0)
-    for k in range(K):
-        out += math.lgamma(z[k] + 1.0)
-    return out
-
-
-@numba.njit(cache=True)
-def _split_tempered_kernel(indptr, cols, counts, A, Wt, beta, state, ZA, ZWt, max_tries, lgz):
-    """Exact split under the tempered augmented target (see module docstring)."""
-    D, K = A.shape
-    ZWt[:] = 0.0
-    cum = np.empty(K)
-    z = np.empty(K)
-    tries_total = 0
-    for d in range(D):
-        for k in range(K):
-            ZA[d, k] = 0.0
-        for e in range(indptr[d], indptr[d + 1]):
-            n = cols[e]
-            x = counts[e]
-            tot = 0.0
-            for k in range(K):
-                p = A[d, k] * Wt[n, k]
-                tot += p ** beta if p > 0.0 else 0.0
-                cum[k] = tot
-            if not (tot > 0.0 and tot < np.inf):
-                return -1
-            for _t in range(max_tries):
-                tries_total += 1
-                for k in range(K):
-                    z[k] = 0.0
-                for _ in range(x):
-                    v = _next_uniform(state) * tot
-                    k = 0
-                    while k < K - 1 and v >= cum[k]:
-                        k += 1
-                    z[k] += 1.0
-                if beta >= 1.0 or x <= 1:
-                    break
-                logacc = (1.0 - beta) * _log_factorial_ratio(z, K, x)
-                if np.log(_next_uniform(state) + 1e-300) < logacc:
-                    break
-            else:
-                return -2
-            for k in range(K):
-                ZA[d, k] += z[k]
-                ZWt[n, k] += z[k]
-                lgz[0] += math.lgamma(z[k] + 1.0)
-    return tries_total
-
-
-def split_counts_tempered(data, A, W, beta, rng, *, max_tries=100_000, with_lgz=False):
-    """Split under the tempered augmented target (exact rejection sampler).
-
-    Returns ``(ZA, ZW, proposals)``, or with ``with_lgz=True`` ``(ZA, ZW, proposals,
-    sum over nonzeros and factors of log Z_dnk!)`` (the augmented log-likelihood needs it);
-    at ``beta = 1`` identical in law to :func:`split_counts`.
-    The acceptance of a count ``x`` is ``E[(prod_k Z_k! / x!)^(1 - beta)]``, small for large
-    counts at small ``beta``: a ``RuntimeError`` is raised after ``max_tries`` proposals for one
-    count.
-    """
-    D, N = data.shape
-    K = A.shape[1]
-    ZA = np.empty((D, K))
-    ZWt = np.empty((N, K))
-    lgz = np.zeros(1)
-    code = _split_tempered_kernel(data.indptr, data.cols, data.counts,
-                                  np.ascontiguousarray(A, float),
-                                  np.ascontiguousarray(W.T, float), float(beta),
-                                  seed_state(rng), ZA, ZWt, int(max_tries), lgz)
-    if code == -1:
-        raise FloatingPointError("a nonzero count has a zero or non-finite mean A @ W")
-    if code == -2:
-        raise RuntimeError(f"tempered split: a count was not accepted in {max_tries} proposals "
-                           f"(beta = {beta}); use a ladder with larger beta_min")
-    if with_lgz:
-        return ZA, np.ascontiguousarray(ZWt.T), int(code), float(lgz[0])
-    return ZA, np.ascontiguousarray(ZWt.T), int(code)
-
-
 # ----------------------------------------------------------------------------- exposures
 
 @numba.njit(cache=True)
@@ -441,10 +354,10 @@ def exposures(expo, W, *, transpose=False):
 
 # ----------------------------------------------------------------------------- conjugate draws
 
-def gamma_update(rng, shape_prior, rate_prior, Z, E, beta=1.0):
-    """Draws of ``Gamma(shape_prior + beta Z, rate_prior + beta E)`` (elementwise, shape-rate)."""
-    shape = shape_prior + beta * Z
-    rate = rate_prior + beta * E
+def gamma_update(rng, shape_prior, rate_prior, Z, E):
+    """Draws of ``Gamma(shape_prior + Z, rate_prior + E)`` (elementwise, shape-rate)."""
+    shape = shape_prior + Z
+    rate = rate_prior + E
     out = rng.gamma(shape, 1.0 / rate)
     # a Gamma draw with a small shape can underflow to 0, which would make a count impossible
     np.maximum(out, np.finfo(float).tiny, out=out)
@@ -508,7 +421,7 @@ def poisson_loglik(data, expo, A, W, offsets_nz=None):
 
 # ----------------------------------------------------------------------------- one sweep
 
-def sweep(data, expo, A, W, prior, rng, *, beta=1.0, rates=None):
+def sweep(data, expo, A, W, prior, rng, *, rates=None):
     """One Gibbs sweep: split, ``A | Z, W``, ``W | Z, A`` (and Gamma rates). Returns new A, W.
 
     Parameters
@@ -521,8 +434,6 @@ def sweep(data, expo, A, W, prior, rng, *, beta=1.0, rates=None):
         ``"aA", "bA"`` (D x K) and ``"aW", "bW"`` (K x N): Gamma shapes and rates, the rates
         already evaluated at the current rate variables.
     rng : numpy.random.Generator
-    beta : float
-        Inverse temperature of the likelihood (1 = the posterior).
 
     Examples
     --------
@@ -535,11 +446,7 @@ def sweep(data, expo, A, W, prior, rng, *, beta=1.0, rates=None):
     >>> A.shape, W.shape
     ((2, 2), (2, 2))
     """
-    if beta == 1.0:
-        ZA, ZW = split_counts(data, A, W, rng)
-    else:
-        ZA, ZW, _ = split_counts_tempered(data, A, W, beta, rng)
-    A = gamma_update(rng, prior["aA"], prior["bA"], ZA, exposures(expo, W), beta)
-    W = gamma_update(rng, prior["aW"], prior["bW"], ZW, exposures(expo, A.T, transpose=True).T,
-                     beta)
+    ZA, ZW = split_counts(data, A, W, rng)
+    A = gamma_update(rng, prior["aA"], prior["bA"], ZA, exposures(expo, W))
+    W = gamma_update(rng, prior["aW"], prior["bW"], ZW, exposures(expo, A.T, transpose=True).T)
     return A, W

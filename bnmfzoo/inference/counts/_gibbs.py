@@ -3,8 +3,7 @@
 Order: split the counts given ``A, W`` (Poisson: multinomial; NB: Dirichlet-multinomial and
 CRT tables), ``A | Z, W, rates``, ``W | Z, A, rates``, the Gamma rate variables given
 ``A, W``, and (NB with a learned dispersion) ``alpha | A, W`` by slice sampling. Each is an
-exact conditional, so the sweep leaves the posterior invariant. With ``beta < 1`` the Poisson
-sweep targets the tempered augmented posterior (:mod:`bnmfzoo.inference.counts._core`).
+exact conditional, so the sweep leaves the posterior invariant.
 """
 
 import math
@@ -16,7 +15,6 @@ from bnmfzoo.inference.counts._core import (
     gamma_update,
     poisson_loglik,
     split_counts,
-    split_counts_tempered,
 )
 from bnmfzoo.inference.counts._nb_core import (
     nb_loglik,
@@ -53,7 +51,7 @@ def log_likelihood(problem, state):
     return nb_loglik(float(state["alpha"]), problem.data, mu_nz, total_mean(problem.expo, A, W))
 
 
-def gibbs_sweep(problem, state, rng, *, beta=1.0, update=("A", "W", "rates", "alpha")):
+def gibbs_sweep(problem, state, rng, *, update=("A", "W", "rates", "alpha")):
     """One sweep; returns the new state (a new dict).
 
     Parameters
@@ -62,8 +60,6 @@ def gibbs_sweep(problem, state, rng, *, beta=1.0, update=("A", "W", "rates", "al
     state : dict
         ``"A"`` (D x K), ``"W"`` (K x N), ``"rates"`` (name -> array), ``"alpha"``.
     rng : numpy.random.Generator
-    beta : float
-        Inverse temperature of the likelihood (Poisson only).
     update : tuple of str
         Which blocks to update (others are kept: another step method samples them).
 
@@ -85,21 +81,16 @@ def gibbs_sweep(problem, state, rng, *, beta=1.0, update=("A", "W", "rates", "al
     bA, bW = prior_rates(problem, rates)
     data, expo = problem.data, problem.expo
     if problem.family == "poisson":
-        if beta == 1.0:
-            ZA, ZW = split_counts(data, A, W, rng)
-        else:
-            ZA, ZW, _ = split_counts_tempered(data, A, W, beta, rng)
+        ZA, ZW = split_counts(data, A, W, rng)
         scale = 1.0
     else:
-        if beta != 1.0:
-            raise NotImplementedError("tempered sweeps of the negative-binomial model")
         ZA, ZW = split_crt(data, A, W, alpha * problem.offsets_nz, rng)
         scale = nb_rate_factor(alpha)
     if "A" in update:
-        A = gamma_update(rng, problem.aA, bA, ZA, scale * exposures(expo, W), beta)
+        A = gamma_update(rng, problem.aA, bA, ZA, scale * exposures(expo, W))
     if "W" in update:
         W = gamma_update(rng, problem.aW, bW, ZW,
-                         scale * exposures(expo, A.T, transpose=True).T, beta)
+                         scale * exposures(expo, A.T, transpose=True).T)
     if "rates" in update and problem.rates:
         for name, (shape, rate) in rate_conditionals(problem, A, W).items():
             rates[name] = np.maximum(rng.gamma(shape, 1.0 / rate), np.finfo(float).tiny)

@@ -151,9 +151,9 @@ class GibbsPoisson(TransformedStep):
             state["alpha"] = float(self._read(point, "alpha"))
         return state
 
-    def sweep_state(self, state, *, beta=1.0):
-        """One numeric sweep of ``state`` (dict: A, W, rates, alpha) at inverse temperature."""
-        return gibbs_sweep(self.problem, state, self.rng, beta=beta, update=self._update)
+    def sweep_state(self, state):
+        """One numeric sweep of ``state`` (dict: A, W, rates, alpha)."""
+        return gibbs_sweep(self.problem, state, self.rng, update=self._update)
 
     def draw_state(self, state):
         """``sweeps_per_draw`` sweeps, each followed by the group moves (one PyMC draw)."""

@@ -2,21 +2,17 @@
 
 The generic replica exchange of :class:`bnmfzoo.inference.tempering.ReplicaExchange` over the
 count family's tempered-sweep interface
-(:class:`~bnmfzoo.inference.counts._tempering.TemperedPoisson`: replica ``beta`` targets a
-path from the prior to the posterior whose sweeps are exact multinomial splits of ``(A W)^beta``
-and Gamma draws, swaps from its marginal in O(nonzeros K)), and for negative-binomial models
-over :class:`~bnmfzoo.inference.counts._nb_tempering.TemperedNB` (the CRT-augmented posterior
-with the factor carrying ``A, W`` raised to ``beta``; exact sweeps, no rejection). For both,
-swaps near ``beta = 1`` fail on data with large totals (measured on the breast SBS96
-catalogues: no round trip; see those modules), so it helps only on small data: the step warns
-when a chain made fewer than 10 round trips.
+(:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`, Poisson and negative-binomial
+models alike): replica ``beta`` targets the posterior given a fraction ``beta`` of the data,
+randomly rounded, at exposures ``beta o``; its sweeps are exact (a rounding bit per nonzero,
+then the model's own Gibbs sweep and the group moves) and swaps compare its marginal, which
+moves with the log-likelihood as the power posterior does.
 """
 
 import numpy as np
 
 from bnmfzoo.inference.counts._gibbs import initial_state
-from bnmfzoo.inference.counts._nb_tempering import TemperedNB
-from bnmfzoo.inference.counts._tempering import TemperedPoisson
+from bnmfzoo.inference.counts._tempering import TemperedCounts
 from bnmfzoo.inference.counts.gibbs_poisson import GibbsPoisson
 from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
 
@@ -33,6 +29,11 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
         dispersion are updated).
     n_replicas, beta_min, betas, adapt, anneal_start, max_replicas
         The ladder (:class:`bnmfzoo.inference.tempering.ReplicaExchange`).
+    n_sweeps : int
+        Tempered sweeps of every replica between two swap passes.
+    inner_sweeps : int
+        Gibbs sweeps (each with the rescaling and shear moves) per tempered sweep, given one
+        draw of the rounding bits (:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`).
 
     Examples
     --------
@@ -53,14 +54,14 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
     stats_dtypes_shapes = {"log_likelihood": (np.float64, [])}
     _state_class = ExchangeState
 
-    def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.2, betas=None,
-                 adapt=True, anneal_start=200, max_replicas=None, rng=None, blocked=True,
-                 initial_point=None, compile_kwargs=None):
+    def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.3, betas=None,
+                 adapt=True, anneal_start=200, max_replicas=None, n_sweeps=1, inner_sweeps=5,
+                 rng=None, blocked=True, initial_point=None, compile_kwargs=None):
         GibbsPoisson.__init__(self, vars, model=model, rng=rng, loglik_stat=False)
-        family = TemperedPoisson if self.problem.family == "poisson" else TemperedNB
-        self.tempered = family(self.problem)
+        self.tempered = TemperedCounts(self.problem, inner_sweeps)
         self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
-                            anneal_start=anneal_start, max_replicas=max_replicas)
+                            anneal_start=anneal_start, max_replicas=max_replicas,
+                            n_sweeps=n_sweeps)
         self._reset_chain()
 
     def _first_state(self, point):

@@ -82,8 +82,9 @@ def test_nb_replica_exchange_cold_chain_matches_gibbs():
     """Replica exchange of the NB model (3 rungs, learned alpha): the cold chain's means of
     A @ W (12 entries) and alpha agree with plain NB Gibbs within 4.5 joint batch-means MCSE.
     13 comparisons: a correct pair fails with probability < 1e-4 under normality, more with
-    batch-means error at 20 batches. Measured with ``_cold_vs_gibbs(seed)`` for seeds 0-39
-    (26 Nov 2026): 0 failures; per-seed max |z| median 1.94, largest 3.35. About 3 CPU s.
+    batch-means error at 20 batches. Measured with ``_cold_vs_gibbs(seed)`` for seeds 0-19
+    (26 Nov 2026, ``TemperedCounts``): 0 failures; per-seed max |z| median 1.85, largest 3.12.
+    About 5 CPU s.
     """
     _cold_vs_gibbs(7)
 

@@ -86,11 +86,10 @@ __all__ = ["TemperedCounts"]
 
 @dataclasses.dataclass(frozen=True)
 class _Rung:
-    """What a ladder rung needs: scaled exposures, ``n``, ``f`` and offsets at the nonzeros."""
+    """What a ladder rung needs at the nonzeros (and its scaled exposures)."""
 
     expo: object
     n: np.ndarray
-    f: np.ndarray
     log_f: np.ndarray
     log_1mf: np.ndarray
     offsets_nz: np.ndarray
@@ -154,7 +153,7 @@ class TemperedCounts:
         n = np.floor(scaled)
         f = np.clip(scaled - n, 0.0, 1.0)
         with np.errstate(divide="ignore"):
-            return _Rung(expo, n, f, np.log(f), np.log1p(-f), beta * self.problem.offsets_nz,
+            return _Rung(expo, n, np.log(f), np.log1p(-f), beta * self.problem.offsets_nz,
                          gammaln(n + 1.0))
 
     def _log_up_ratio(self, state, rung):

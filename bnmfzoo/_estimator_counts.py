@@ -91,19 +91,19 @@ def validate_counts(est, X, labels, *, reset):
         elif X.shape[1] != est.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is "
                              f"expecting {est.n_features_in_} features as input.")
-        _check_count_values(X.values)
+        _check_count_values(X.values, fitting=reset)
         return X, None, None
     if sp.issparse(X):
         X = validate_data(est, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                           ensure_min_samples=2 if reset else 1)
         X = sp.csr_array(X)
         X.sum_duplicates()
-        _check_count_values(X.data)
+        _check_count_values(X.data, fitting=reset)
         return X, None, None
     X = validate_data(est, X, reset=reset, ensure_all_finite="allow-nan", dtype=np.float64,
                       ensure_min_samples=2 if reset else 1, ensure_min_features=1)
     mask = np.isfinite(X)
-    _check_count_values(X[mask])
+    _check_count_values(X[mask], fitting=reset)
     import xarray as xr
 
     rows, cols = labels if labels is not None else (np.arange(X.shape[0]),
@@ -112,12 +112,16 @@ def validate_counts(est, X, labels, *, reset):
     return da, X, mask
 
 
-def _check_count_values(values):
+def _check_count_values(values, fitting=False):
+    """Raise unless ``values`` are non-negative integers (and, when fitting, not all zero)."""
     values = np.asarray(values, dtype=float)
     if values.size and (not np.isfinite(values).all() or (values < 0).any()
                         or (values != np.rint(values)).any()):
         raise ValueError("X must hold non-negative integer counts for a count model "
                          "(beta_loss='kullback-leibler'); NaN marks a missing entry in dense X")
+    if fitting and not (values > 0).any():
+        raise ValueError("X holds no nonzero count among its observed entries: a count model "
+                         "has nothing to factorize")
 
 
 def _nmf_start(data, K, seed):

@@ -43,6 +43,12 @@ def test_beta_loss_names():
         model_name("silf", "kullback-leibler")
     with pytest.raises(ValueError, match="integer counts"):
         BayesianNMF(2, beta_loss="kullback-leibler", **FAST).fit(np.full((4, 3), 0.5))
+    # all observed counts zero: refused when fitting (dense, sparse), accepted as new rows
+    X0 = np.zeros((4, 3))
+    X0[0, 0] = np.nan
+    for bad in (X0, sp.csr_array((4, 3))):
+        with pytest.raises(ValueError, match="no nonzero count"):
+            BayesianNMF(2, beta_loss="kullback-leibler", **FAST).fit(bad)
 
 
 def test_fit_recovers_factors(counts, fitted):
@@ -82,6 +88,9 @@ def test_score_is_poisson_loglik_per_entry(counts, fitted):
     assert fitted.score(X) == pytest.approx(expected, rel=1e-10)
     ll, n = poisson_loglik(X, A, fitted.components_)
     assert n == mask.sum() and ll / n == pytest.approx(expected, rel=1e-10)
+    # rows without counts are valid new rows (the no-count check is for fitting only)
+    zero_rows = np.zeros((2, X.shape[1]))
+    assert np.isfinite(fitted.score(zero_rows)) and fitted.transform(zero_rows).shape[0] == 2
 
 
 def test_transform_solves_kl_problem(counts, fitted):

@@ -314,7 +314,7 @@ def atomic_write(dt, out, *, encoding=None):
 
 def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, progressbar=True,
              header="auto", index_col="auto", model_kwargs=None, verbose=True, scheduler=None,
-             long=False, thin="auto", keep_all=False, **sample_kwargs):
+             long=False, thin="auto", keep_all=False, log_likelihood="auto", **sample_kwargs):
     """Fit ``model`` to the matrix in ``data`` and write the result to ``out`` (a ``.nc`` file).
 
     The output path is checked before the data are read and the model is fitted; the result is
@@ -349,6 +349,15 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
         raise ValueError(f"--scheduler runs MCMC chains or particles; method {method!r} runs "
                          "in this process only")
     mcmc = METHODS[method][1] in ("step", "nuts")
+    modes = {"auto": "auto", "yes": True, "float32": "float32", "no": False}
+    if log_likelihood not in modes:
+        raise ValueError(f"--log-likelihood must be one of {sorted(modes)}, got "
+                         f"{log_likelihood!r}")
+    if log_likelihood != "auto":
+        if not mcmc:
+            raise ValueError(f"--log-likelihood {log_likelihood} applies to the MCMC methods "
+                             f"run through PyMC, not to {method!r}")
+        sample_kwargs["log_likelihood"] = modes[log_likelihood]
     if thin == "auto":
         thin = 1 if keep_all or not mcmc else auto_thin(sample_kwargs.get("draws", 500))
     elif isinstance(thin, bool) or not isinstance(thin, int) or thin < 1:
@@ -397,6 +406,13 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
 
             counts = {k: sample_kwargs.pop(k) for k in ("draws", "tune", "chains")
                       if k in sample_kwargs}
+            if sample_kwargs.pop("log_likelihood", False) is not False:
+                raise ValueError(
+                    f"--log-likelihood {log_likelihood}: this fit's draws exceed "
+                    f"{TRACE_BYTES // 2**20} MiB and run outside PyMC's loop "
+                    "(fit_collapsed_gibbs), which records no log_likelihood group; use fewer "
+                    "draws, or add it to the result later with "
+                    "bnmfzoo.diagnostics.add_log_likelihood")
             dt = fit_collapsed_gibbs(pm_model, thin=thin, random_seed=random_seed,
                                      progressbar=progressbar, **counts, **sample_kwargs)
             dt.attrs["method"] = method

@@ -61,7 +61,7 @@ def _cmd_fit(args):
         draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.seed,
         progressbar=not args.quiet, header=args.header, index_col=args.index_col,
         model_kwargs=_model_kwargs(args), scheduler=args.scheduler, long=args.long,
-        thin=args.thin, keep_all=args.keep_all,
+        thin=args.thin, keep_all=args.keep_all, log_likelihood=args.log_likelihood,
     )
     return 0
 
@@ -270,7 +270,13 @@ def build_parser():
     p.add_argument("--keep-all", action="store_true",
                    help="store the full result: every draw (unless --thin N), every component "
                         "of a truncated model, float64 (default: thinned, active components "
-                        "only, float32 posterior; all compressed)")
+                        "only, a float32 posterior when it exceeds 64 MB; all compressed)")
+    p.add_argument("--log-likelihood", choices=("auto", "yes", "float32", "no"),
+                   default="auto",
+                   help="record the pointwise log_likelihood group that az.loo / az.compare "
+                        "read (MCMC methods; default auto: when chains x draws x observed "
+                        "entries is at most 1e7, else skipped with a warning; float32 halves "
+                        "its size)")
     p.add_argument("--seed", type=_int_at_least(0), default=None,
                    help="random seed (default: a fresh one)")
     p.add_argument("--quiet", action="store_true",

@@ -207,8 +207,14 @@ def test_user_model_is_sampled_by_gibbs_poisson():
     with model:
         idata = pm.sample(draws=30, tune=5, chains=1, random_seed=3, progressbar=False,
                           compute_convergence_checks=False)
-    assert "log_likelihood" in idata.sample_stats
-    assert np.isfinite(idata.sample_stats["log_likelihood"]).all()
+    assert "loglik" in idata.sample_stats
+    assert np.isfinite(idata.sample_stats["loglik"]).all()
+    # the per-draw total is not mistaken for pointwise values: without a log_likelihood
+    # group ArviZ would read sample_stats.log_likelihood as one observation
+    import arviz as az
+
+    with pytest.raises(TypeError, match="log likelihood not found"):
+        az.loo(idata)
 
 
 def test_not_recognized_says_why():

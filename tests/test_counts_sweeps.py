@@ -141,4 +141,4 @@ def test_sweeps_guard_and_arguments():
         assert not (only_a.rescale or only_a.shear)  # W is not ours to move
         idata = pm.sample(draws=20, tune=5, chains=1, step=step, random_seed=3,
                           progressbar=False, compute_convergence_checks=False)
-    assert np.isfinite(idata.sample_stats["log_likelihood"]).all()
+    assert np.isfinite(idata.sample_stats["loglik"]).all()

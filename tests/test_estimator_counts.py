@@ -150,8 +150,28 @@ def test_cli_fit_sparse_npz_and_long(counts, tmp_path):
     got = {(r, c): v for r, c, v in zip(obs["row"].values, obs["col"].values,
                                          obs["X"].values)}
     assert got == {(f"u{i}", f"m{j}"): X[i, j] for i, j in zip(r, c)}
-    # sparse input: the log_likelihood group holds the nonzero cells (labelled)
-    assert b["log_likelihood"]["X"].sizes["X_obs"] == np.count_nonzero(X)
+    # sparse input: the log_likelihood group holds every observed cell, the unlisted zeros
+    # too (bnmfzoo.diagnostics.zero_cells), each labelled, with the dense model's values
+    ll = b["log_likelihood"]["X"]
+    assert ll.sizes["X_obs"] == X.size
+    A, W = b.posterior["A"].values, b.posterior["W"].values
+    mu = np.einsum("cdik,cdkj->cdij", A, W)
+    rows = {u: i for i, u in enumerate(b.posterior["row"].values)}
+    cols = {m: j for j, m in enumerate(b.posterior["col"].values)}
+    i = np.array([rows[u] for u in ll["row"].values])
+    j = np.array([cols[m] for m in ll["col"].values])
+    dense_X = np.zeros((30, 20))
+    for (u, m), v in got.items():
+        dense_X[rows[u], cols[m]] = v
+    expected = poisson.logpmf(dense_X[i, j], mu[..., i, j])
+    np.testing.assert_allclose(ll.values, expected, rtol=1e-9)
+    # --log-likelihood no / float32 (the command line's spelling) reach the sampler
+    c = xr.open_datatree(fit_file(tmp_path / "x.npz", out=tmp_path / "c.nc",
+                                  log_likelihood="no", **kw))
+    d = xr.open_datatree(fit_file(tmp_path / "x.npz", out=tmp_path / "d.nc",
+                                  log_likelihood="float32", **kw))
+    assert "log_likelihood" not in c.children and "posterior" in c.children
+    assert d["log_likelihood"]["X"].dtype == np.float32
 
 
 def test_cli_says_unlisted_cells_are_zero_counts(counts, tmp_path, capsys):

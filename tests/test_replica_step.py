@@ -39,7 +39,7 @@ def test_pm_sample_runs_records_stats_and_is_reproducible():
     for name in ("A", "W", "tau"):
         assert np.array_equal(a.posterior[name].values, b.posterior[name].values)
     ss = a.sample_stats
-    for name in ("tau", "log_likelihood", "cold_label", "q_accept", "swap_prob_0", "beta_3"):
+    for name in ("tau", "loglik", "cold_label", "q_accept", "swap_prob_0", "beta_3"):
         assert name in ss
     betas, rate = ladder_stats(ss)
     assert betas.shape == (2, 4) and rate.shape == (2, 3)

@@ -10,7 +10,7 @@ thread, medians over repeats):
 * ``default GibbsPoisson kernel``: one call of
   :func:`bnmfzoo.inference.counts._sweeps.gibbs_sweeps` (the compiled sweep plus the rescaling
   and shear moves, what ``GibbsPoisson`` runs by default) on ``bz.models.poisson(X, K)``,
-  and the per-draw ``log_likelihood`` sample stat the step adds;
+  and the per-draw ``loglik`` sample stat the step adds;
 * ``sklearn``: one iteration of ``NMF(beta_loss="kullback-leibler", solver="mu")`` on the same
   CSR matrix (the time of ``max_iter=n + 1`` minus ``max_iter=1`` fits, divided by ``n``,
   with ``tol=0`` so every iteration runs).
@@ -111,7 +111,7 @@ def main(argv=None):
         rounds["split"].append(_median_cpu(
             lambda: split_counts(data, state["A"], state["W"], rng), 3)[0])
         rounds["kernel"].append(_median_cpu(kernel_sweep, 3)[0])
-        # the per-draw ``log_likelihood`` sample stat GibbsPoisson adds (loglik_stat=True)
+        # the per-draw ``loglik`` sample stat GibbsPoisson adds (loglik_stat=True)
         rounds["stat"].append(_median_cpu(lambda: log_likelihood(prob, kstate["s"]), 3)[0])
         t1, _ = _median_cpu(lambda: fit(1), 1)
         tn, _ = _median_cpu(lambda: fit(1 + args.sk_iters), 1)
@@ -135,7 +135,7 @@ def main(argv=None):
     print(f"default GibbsPoisson kernel (gibbs_sweeps + moves): {1e3 * med['kernel']:.1f} ms "
           f"CPU, ratio / sklearn iteration: median {np.median(ratio_kernel):.3f} "
           f"(all: {_all(ratio_kernel, 1, '.3f')})")
-    print(f"per-draw log_likelihood stat: {1e3 * med['stat']:.1f} ms CPU "
+    print(f"per-draw loglik stat: {1e3 * med['stat']:.1f} ms CPU "
           f"({med['stat'] / med['kernel']:.2f} of a kernel sweep)")
     nbytes = data.indptr.nbytes + data.cols.nbytes + data.counts.nbytes
     tiled = sum(a.nbytes for a in data.tiled)

@@ -19,8 +19,11 @@ Which entries are observed
   observed) marks missing cells. The observed variable covers the stored nonzero entries, and
   the zero entries enter through a potential ``f"{name}_zeros"`` equal to
   ``-sum(mu over observed zeros)``, computed from ``(s @ A) . (W @ c)`` minus the nonzero and
-  missing entries: O(nonzeros x K + (D + N) K), never D x N. The ``log_likelihood`` group then
-  covers the nonzero entries only (each zero's pointwise term is ``-mu_dn``).
+  missing entries: O(nonzeros x K + (D + N) K), never D x N. ``pm.compute_log_likelihood``
+  then covers the nonzero entries only; the library's ``log_likelihood`` group (recorded by
+  :func:`bnmfzoo.inference.sample`, the estimator, the command line and
+  :func:`bnmfzoo.diagnostics.add_log_likelihood`) adds each observed zero's pointwise term
+  (``-mu_dn``; :mod:`bnmfzoo.diagnostics.zero_cells`), so ``az.loo`` sees every observed cell.
 * :func:`bnmfzoo.long_format` input: the listed entries are the observed ones (explicit zeros
   included), as for every family of the library.
 """
@@ -184,7 +187,9 @@ def _mean_and_zeros(name, A, W, entries, row_offset, col_offset):
                            * pair_product(A_, W_, mr, mc)).sum()
         zeros = (f"{name}_zeros", -(total - lost),
                  {"likelihood": name, "row_offset": sv, "col_offset": cv,
-                  "missing_rows": entries.missing_rows, "missing_cols": entries.missing_cols})
+                  "missing_rows": entries.missing_rows, "missing_cols": entries.missing_cols,
+                  "shape": (D, N), "listed": entries.flat_index, "A": A_, "W": W_,
+                  "alpha": None})
     return mu, zeros
 
 
@@ -299,6 +304,7 @@ def negative_binomial(name, A, W, *, observed, alpha, row_offset=None, col_offse
                               observed=entries.values.astype(np.int64), dims=dim)
     if zeros is not None:  # log NB(0) = n log p = alpha mu log(alpha / (1 + alpha))
         pot_name, graph, info = zeros
-        zeros = (pot_name, -graph * alpha_t * pt.log(alpha_t / (1.0 + alpha_t)), info)
+        zeros = (pot_name, -graph * alpha_t * pt.log(alpha_t / (1.0 + alpha_t)),
+                 {**info, "alpha": alpha_t})
     _add_zero_mass(model, zeros)
     return out

@@ -353,11 +353,13 @@ def _n_values(dt, model, thin):
     """``(chains, kept draws, observed entries)`` of the log-likelihood group."""
     import xarray as xr
 
+    from bnmfzoo.diagnostics.zero_cells import implicit_zero_cells
+
     post = dt["posterior"]
     observed = dt["observed_data"].to_dataset() if "observed_data" in dt.children \
         else xr.Dataset()
     n_obs = sum(int(observed[rv.name].size) for rv in model.observed_RVs
-                if rv.name in observed)
+                if rv.name in observed) + implicit_zero_cells(model)
     draws = -(-post.sizes.get("draw", 1) // thin)
     return post.sizes.get("chain", 1), draws, n_obs
 
@@ -377,7 +379,8 @@ def _announce_skip(chains, draws, n_obs, thin):
         f"record it: log_likelihood=True ({mb:.3g} MB), log_likelihood='float32' "
         f"({mb / 2:.3g} MB), log_likelihood_thin={-(-draws * thin // keep)} (every k-th draw, "
         "within the limit), or later bnmfzoo.diagnostics.add_log_likelihood(result, model); "
-        "through BayesianNMF, method_kwargs={'log_likelihood': ...}",
+        "through BayesianNMF, method_kwargs={'log_likelihood': ...}; on the command line, "
+        "--log-likelihood yes or float32",
         UserWarning, stacklevel=4)
 
 
@@ -385,6 +388,8 @@ def _compact_log_likelihood(dt, model, dtype, thin):
     """The ``log_likelihood`` group one chain at a time, every ``thin``-th draw, in ``dtype``."""
     import pymc as pm
     import xarray as xr
+
+    from bnmfzoo.diagnostics.zero_cells import add_zero_cells
 
     post = dt["posterior"].to_dataset()
     if thin > 1:
@@ -397,7 +402,7 @@ def _compact_log_likelihood(dt, model, dtype, thin):
         pieces.append(ll.astype(dtype))
     ds = xr.concat(pieces, dim="chain", combine_attrs="override")
     dt["log_likelihood"] = xr.DataTree(ds)
-    return dt
+    return add_zero_cells(dt, model)  # sparse counts: the zeros are observed cells too
 
 
 def _with_log_likelihood(dt, model, mode, thin=1):

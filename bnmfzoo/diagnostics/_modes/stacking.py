@@ -22,6 +22,8 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import minimize
 
+from bnmfzoo.diagnostics.zero_cells import add_zero_cells, implicit_zero_cells
+
 
 def stacking_weights(lpd):
     """Stacking weights from pointwise log predictive densities (Yao et al. 2018, eq. 4).
@@ -284,6 +286,7 @@ def add_log_likelihood(result, model=None, *, progressbar=False):
             raise ValueError(f"the posterior lacks the model's free variables {missing}")
         pm.compute_log_likelihood(result, model=model, progressbar=progressbar,
                                   extend_inferencedata=True)
+        add_zero_cells(result, model)  # sparse counts: the zeros are observed cells too
     labelled = label_observations(result)
     for group in labelled.children:
         result[group] = labelled[group]
@@ -321,6 +324,7 @@ def maybe_add_log_likelihood(result, model, *, max_values=MAX_DEFAULT_LOGLIK_VAL
         else xr.Dataset()
     names = [rv.name for rv in model.observed_RVs]
     n_obs = sum(int(observed[n].size) for n in names if n in observed)
+    n_obs += implicit_zero_cells(model)
     n = post.sizes.get("chain", 1) * post.sizes.get("draw", 1) * n_obs
     if 0 < n <= max_values and "log_likelihood" not in result.children:
         try:

@@ -67,8 +67,10 @@ class GibbsPoisson(TransformedStep):
     model : pymc.Model, optional
     rng : int or numpy.random.Generator, optional
     loglik_stat : bool
-        Record the log-likelihood of each draw as the sample stat ``log_likelihood`` (one extra
-        O(nonzeros K) pass per step).
+        Record the log-likelihood of each draw as the sample stat ``loglik`` (one extra
+        O(nonzeros K) pass per step). Not named ``log_likelihood``: ArviZ's ``az.loo`` reads a
+        ``sample_stats.log_likelihood`` as pointwise values when the result has no
+        ``log_likelihood`` group.
     sweeps_per_draw : int, optional
         Gibbs sweeps per PyMC draw (default: ``default_sweeps_per_draw`` of
         :mod:`bnmfzoo.inference.counts._sweeps`, a deterministic function of the data's size: enough
@@ -95,7 +97,7 @@ class GibbsPoisson(TransformedStep):
     """
 
     name = "gibbs_poisson"
-    stats_dtypes_shapes = {"log_likelihood": (np.float64, [])}
+    stats_dtypes_shapes = {"loglik": (np.float64, [])}
     _state_class = GibbsPoissonState
     exact_conditionals = True
 
@@ -182,4 +184,4 @@ class GibbsPoisson(TransformedStep):
             self._write(new, "alpha", np.asarray(state["alpha"]))
         self.n_steps += 1
         ll = log_likelihood(self.problem, state) if self.loglik_stat else np.nan
-        return new, [{"log_likelihood": np.float64(ll)}]
+        return new, [{"loglik": np.float64(ll)}]

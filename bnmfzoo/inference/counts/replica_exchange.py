@@ -54,7 +54,7 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
     """
 
     name = "replica_exchange_poisson"
-    stats_dtypes_shapes = {"log_likelihood": (np.float64, [])}
+    stats_dtypes_shapes = {"loglik": (np.float64, [])}
     _state_class = ExchangeState
 
     def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.3, betas=None,
@@ -81,4 +81,4 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
             self._write(new, role, cold["rates"][role[5:]])
         if "alpha" in self.update_roles:
             self._write(new, "alpha", np.asarray(cold["alpha"]))
-        return new, {"log_likelihood": np.float64(loglik)}
+        return new, {"loglik": np.float64(loglik)}

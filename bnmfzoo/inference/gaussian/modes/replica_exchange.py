@@ -153,7 +153,7 @@ class ReplicaExchangeGibbs(ReplicaExchange):
 
     Notes
     -----
-    Sample stats: ``tau``, ``train_mse`` and ``log_likelihood`` of the cold replica;
+    Sample stats: ``tau``, ``train_mse`` and ``loglik`` (its log-likelihood) of the cold replica;
     ``swap_prob_0 ... swap_prob_{n-2}`` (acceptance probability of the swap proposed between
     temperatures ``i`` and ``i + 1`` in this step, NaN where none was proposed);
     ``beta_0 ... beta_{n-1}`` (the ladder; :func:`ladder_stats` stacks both); ``cold_label`` (which
@@ -179,7 +179,7 @@ class ReplicaExchangeGibbs(ReplicaExchange):
     stats_dtypes_shapes = {
         "tau": (np.float64, []),
         "train_mse": (np.float64, []),
-        "log_likelihood": (np.float64, []),
+        "loglik": (np.float64, []),
         "cold_label": (np.int64, []),
         "q_accept": (np.float64, []),
         "jump_accept": (np.float64, []),
@@ -282,4 +282,4 @@ class ReplicaExchangeGibbs(ReplicaExchange):
         sigma = self.hyper.sigma
         tau = 1.0 / sigma**2 if sigma is not None else cold.tau
         return new_point, {"tau": float(tau), "train_mse": cold.train_mse(),
-                           "log_likelihood": float(loglik), "q_accept": float(info)}
+                           "loglik": float(loglik), "q_accept": float(info)}

@@ -60,3 +60,18 @@ def test_thinned_group_reads_the_matching_draws():
     got = add_zero_cells(thin, sparse)["log_likelihood"]["X"]
     np.testing.assert_allclose(got.values, full.isel(draw=slice(None, None, 2)).values,
                                rtol=1e-12)
+
+
+def test_too_large_a_group_is_refused_whole(monkeypatch):
+    """Above the memory budget the group is refused in one line, and no group is left
+    without its zero cells (a nonzero-only group would mislead az.loo)."""
+    import bnmfzoo._base.memory as memory
+
+    X = np.array([[0, 3, 0], [1, 0, 2]])
+    sparse = bz.models.poisson(sp.csr_array(X), 1)
+    draws = _draws(sparse)
+    monkeypatch.setattr(memory, "memory_budget", lambda: 100)
+    with pytest.raises(ValueError, match=r"log_likelihood group of 'X' over its 6 cells "
+                                         r"\(3 of them zero counts\)"):
+        add_log_likelihood(draws, sparse)
+    assert "log_likelihood" not in draws.children

@@ -17,17 +17,19 @@ Writes (:func:`write_bytes`, :func:`write_netcdf`):
 * **file mode**: a new file gets ``0o666`` minus the umask; an existing regular file keeps
   its mode (a ``chmod 600`` result stays ``600`` when rewritten).
 
-Sizes (:func:`memory_budget`, :func:`check_allocation`): an allocation above half of the
+Sizes (:func:`~bnmfzoo._base.memory.memory_budget`, :func:`~bnmfzoo._base.memory.check_allocation`,
+here re-exported): an allocation above half of the
 memory this process may use (physical memory, or ``RLIMIT_AS`` when lower) is refused with a
 one-line ``ValueError`` before it is attempted.
 """
 
 import errno
 import os
-import resource
 import stat
 import tempfile
 from pathlib import Path
+
+from bnmfzoo._base.memory import check_allocation, human, memory_budget  # noqa: F401 - re-exported
 
 #: results up to this many bytes (uncompressed) are encoded in memory before they are written
 IN_MEMORY_BYTES = 2 * 2**30
@@ -35,56 +37,6 @@ IN_MEMORY_BYTES = 2 * 2**30
 
 class DiskFull(OSError):
     """No space left (or file size limit reached) while writing; nothing was written."""
-
-
-def memory_budget():
-    """Bytes this process may allocate for one array: half of RAM or of ``RLIMIT_AS``.
-
-    Examples
-    --------
-    >>> memory_budget() > 0
-    True
-    """
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):  # pragma: no cover - not POSIX
-        total = 2**40
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        total = min(total, soft)
-    return total // 2
-
-
-def human(nbytes):
-    """``1.5 GB`` style size.
-
-    Examples
-    --------
-    >>> human(3e9), human(2000)
-    ('3 GB', '2 kB')
-    """
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
-    return f"{int(nbytes)} bytes"
-
-
-def check_allocation(nbytes, what):
-    """Refuse (``ValueError``, one line) an allocation of ``nbytes`` above :func:`memory_budget`.
-
-    Examples
-    --------
-    >>> check_allocation(8, "a tiny array")
-    >>> check_allocation(2**70, "the data")
-    Traceback (most recent call last):
-    ...
-    ValueError: the data would need 1.18e+09 TB in memory, more than the ... allowed ...
-    """
-    budget = memory_budget()
-    if nbytes > budget:
-        raise ValueError(f"{what} would need {human(nbytes)} in memory, more than the "
-                         f"{human(budget)} allowed (half of this machine's memory or of the "
-                         "process's address-space limit)")
 
 
 def _umask():

@@ -20,6 +20,8 @@ on every cell chose rank 3 in 3 of 3.
 import numpy as np
 import xarray as xr
 
+from bnmfzoo._base.memory import check_allocation
+
 __all__ = ["add_zero_cells", "implicit_zero_cells"]
 
 
@@ -114,10 +116,16 @@ def add_zero_cells(result, model):
         if name not in ds:
             continue
         dim = f"{name}_obs"
-        flat = _zero_flat_index(info)
-        if flat.size == 0:
+        ll = ds[name]
+        D, N = info["shape"]
+        n_zero = D * N - len(info["listed"]) - len(info["missing_rows"])
+        if n_zero == 0:
             continue
-        N = info["shape"][1]
+        n_draws = ll.sizes["chain"] * ll.sizes["draw"]
+        check_allocation(D * N + 8 * n_zero + 2 * ll.dtype.itemsize * n_draws * D * N,
+                         f"the log_likelihood group of {name!r} over its {D * N:,} cells "
+                         f"({n_zero:,} of them zero counts) x {n_draws:,} draws")
+        flat = _zero_flat_index(info)
         r, c = np.divmod(flat, N)
         off = info["row_offset"][r] * info["col_offset"][c]
         graphs = [g for g in (info["A"], info["W"], info["alpha"]) if g is not None]
@@ -127,7 +135,6 @@ def add_zero_cells(result, model):
         if missing:
             raise ValueError(f"the posterior lacks {missing}, needed for the zero cells of "
                              f"{name!r}")
-        ll = ds[name]
         # the draws of the group (it may be thinned): the posterior at the same coordinates
         at = post[[rv.name for rv in inputs]].sel(chain=ll["chain"], draw=ll["draw"])
         arrays = {rv: at[rv.name].values for rv in inputs}

@@ -41,11 +41,20 @@ default ``beta_min = 0.3`` of
 :class:`~bnmfzoo.inference.counts.replica_exchange.ReplicaExchangePoisson`. A second chain of
 the same run made 1 round trip: round trips vary much between chains.
 
-**Small counts.** For ``x = 1`` the swap statistic's ``beta``-derivative at ``beta = 1`` is
-``2 - mu - 1 / mu`` per cell, which spreads more than the log-likelihood's ``log mu - mu`` when
-``mu`` is small: on a sparse 150 x 200 test with counts 1-10 (K = 3) the ladder grew to 66 rungs
-swapping at 0.14-0.44 (the split-at-``(A W)^beta`` path below: 62 rungs to 0.2 at ~0.5); neither
-made a round trip in 1000 draws.
+**Small counts: this path fails on text-like data.** For ``x = 1`` the swap statistic's
+``beta``-derivative at ``beta = 1`` is ``2 - mu - 1 / mu`` per cell, which spreads more than the
+log-likelihood's ``log mu - mu`` when ``mu`` is small (any path that drops a count with
+probability ``1 - beta`` carries that ``1 / mu``): on a sparse 150 x 200 test with counts 1-10
+(K = 3) the ladder grew to 66 rungs swapping at 0.14-0.44 (the split-at-``(A W)^beta`` path
+below: 62 rungs to 0.2 at ~0.5); neither made a round trip in 1000 draws. On the Reuters word
+counts (395 x 4,258, 60,114 nonzeros, 79 % of them 1s; K = 5) the default step's ladder reached
+its 296-rung maximum while tuning and pairs 0.001 apart near ``beta = 1`` still swapped at
+0.000: below ``beta = 1`` each singleton count is dropped with probability ``1 - beta``, and a
+dropped one's ``mu`` falls far (a word seen once has no other evidence), so the statistic has
+heavy tails. The way out is per cell: the split-at-``(A W)^beta`` path (whose derivative
+is ``x sum_k p_k log m_k``, no ``1 / mu``) for small counts and this path for large ones. Its
+sweep needs the latent counts of the small cells weighted by ``beta`` in the Gamma shapes and
+no shear move (its target is not a function of ``A @ W`` alone); not built.
 
 Three earlier paths failed on the breast catalogues:
 

@@ -154,6 +154,29 @@ MUTATIONS = [
         tests=(f"{_TV}::test_bound_below_evidence",),
         why="VB bound without W's prior/entropy terms (a bound that is not one)"),
     Mutation(
+        id="counts-tempered-ones-split-untempered", path=_TP,
+        old="split_counts(self._ones_data, A ** beta, W ** beta, rng)",
+        new="split_counts(self._ones_data, A, W, rng)",
+        tests=(f"{_T}::test_split_path_conditionals",),
+        why="the ones of the split path split in proportion to A_dk W_kn, not (A_dk W_kn)^beta"),
+    Mutation(
+        id="counts-tempered-ones-full-weight", path=_TP,
+        old="ZA + beta * ZA1", new="ZA + ZA1",
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-True]",),
+        why="the ones' latent counts enter A's Gamma shape with weight 1, not beta"),
+    Mutation(
+        id="counts-tempered-ones-target-untempered", path=_TP,
+        old="logsumexp(beta * (logm + self._log_o_ones[:, None]), axis=1)",
+        new="logsumexp(logm + self._log_o_ones[:, None], axis=1)",
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-True]",),
+        why="swap target: the ones' term log sum_k (o m_k)^beta without its beta"),
+    Mutation(
+        id="counts-tempered-ones-with-shear", path=_TP,
+        old="state.update(group_moves(p, state, rng, shear=False))",
+        new="state.update(group_moves(p, state, rng, shear=True))",
+        tests=(f"{_T}::test_split_path_conditionals",),
+        why="the shear move (exact only for targets of A @ W) kept on the split path"),
+    Mutation(
         id="counts-nbvb-tables-are-counts", path=_NBVB,
         old="we = alpha * offsets_nz[e] * _psi_diff(counts[e], alpha * M[e])",
         new="we = counts[e] / M[e] * offsets_nz[e]",

@@ -1,8 +1,9 @@
 """Replica exchange of the count models on real counts: ladder, swaps, cost.
 
-Data: the 21 breast-cancer SBS96 catalogues (:func:`bnmfzoo.datasets.load_sbs96`, 21 x 96,
-183,916 mutations), :func:`bnmfzoo.models.negative_binomial` at rank ``--rank`` with a learned
-dispersion, or with ``--model poisson`` :func:`bnmfzoo.models.poisson`. Runs
+Data (``--data``): the 21 breast-cancer SBS96 catalogues (:func:`bnmfzoo.datasets.load_sbs96`,
+21 x 96, 183,916 mutations; default), the Reuters word counts or a sparse synthetic matrix.
+Model: :func:`bnmfzoo.models.negative_binomial` at rank ``--rank`` with a learned dispersion,
+or with ``--model poisson`` :func:`bnmfzoo.models.poisson`. Runs
 ``ReplicaExchangePoisson`` (the tempered path of both families) through ``pm.sample`` with the
 default adaptive ladder (grown while tuning until neighbours swap), and the plain Gibbs sweep
 in a numeric loop for the cost per sweep. Prints the final ladder, the mean swap probability
@@ -38,11 +39,25 @@ def main(argv=None):
                     default="negative_binomial")
     ap.add_argument("--beta-min", type=float, default=0.3)
     ap.add_argument("--inner-sweeps", type=int, default=5)
+    ap.add_argument("--no-split-ones", action="store_true",
+                    help="Poisson: drop counts of 1 at random like the others (the path "
+                         "before the split path for ones)")
+    ap.add_argument("--data", choices=("breast", "reuters", "sparse"), default="breast",
+                    help="breast SBS96 catalogues; the Reuters word counts (395 x 4,258, 79 %% "
+                         "of the nonzeros are 1s); or a synthetic 150 x 200 Poisson draw of "
+                         "rank 3 (A, W ~ Gamma(0.3, 0.7), seed 0)")
     ap.add_argument("--chains", type=int, default=1,
                     help="chains (run one after the other); with 2 or more the modes of the "
                          "cold chains are printed (bnmfzoo.diagnostics.modes)")
     a = ap.parse_args(argv)
-    X = np.asarray(bz.datasets.load_sbs96("breast").values)
+    if a.data == "breast":
+        X = np.asarray(bz.datasets.load_sbs96("breast").values)
+    elif a.data == "reuters":
+        X = np.asarray(bz.datasets.load_reuters().values)
+    else:
+        g = np.random.default_rng(0)
+        X = g.poisson(g.gamma(0.3, 0.7, (150, 3)) @ g.gamma(0.3, 0.7, (3, 200))).astype(float)
+    print(f"{a.data}: {(X > 0).sum()} nonzeros, {(X == 1).sum()} of them 1s, max {X.max():.0f}")
     model = getattr(bz.models, a.model)(X, a.rank)
     nb = a.model == "negative_binomial"
     prob = problem_from_factorization(bz.models.recognize(model))
@@ -62,7 +77,8 @@ def main(argv=None):
     with model, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         step = bz.inference.ReplicaExchangePoisson(beta_min=a.beta_min,
-                                                   inner_sweeps=a.inner_sweeps)
+                                                   inner_sweeps=a.inner_sweeps,
+                                                   split_ones=not a.no_split_ones)
         t0 = time.process_time()
         idata = pm.sample(tune=a.tune, draws=a.draws, chains=a.chains, cores=1, step=step,
                           progressbar=False, random_seed=a.seed,

@@ -41,20 +41,26 @@ default ``beta_min = 0.3`` of
 :class:`~bnmfzoo.inference.counts.replica_exchange.ReplicaExchangePoisson`. A second chain of
 the same run made 1 round trip: round trips vary much between chains.
 
-**Small counts: this path fails on text-like data.** For ``x = 1`` the swap statistic's
-``beta``-derivative at ``beta = 1`` is ``2 - mu - 1 / mu`` per cell, which spreads more than the
-log-likelihood's ``log mu - mu`` when ``mu`` is small (any path that drops a count with
-probability ``1 - beta`` carries that ``1 / mu``): on a sparse 150 x 200 test with counts 1-10
-(K = 3) the ladder grew to 66 rungs swapping at 0.14-0.44 (the split-at-``(A W)^beta`` path
-below: 62 rungs to 0.2 at ~0.5); neither made a round trip in 1000 draws. On the Reuters word
-counts (395 x 4,258, 60,114 nonzeros, 79 % of them 1s; K = 5) the default step's ladder reached
-its 296-rung maximum while tuning and pairs 0.001 apart near ``beta = 1`` still swapped at
-0.000: below ``beta = 1`` each singleton count is dropped with probability ``1 - beta``, and a
-dropped one's ``mu`` falls far (a word seen once has no other evidence), so the statistic has
-heavy tails. The way out is per cell: the split-at-``(A W)^beta`` path (whose derivative
-is ``x sum_k p_k log m_k``, no ``1 / mu``) for small counts and this path for large ones. Its
-sweep needs the latent counts of the small cells weighted by ``beta`` in the Gamma shapes and
-no shear move (its target is not a function of ``A @ W`` alone); not built.
+**Counts of 1: the split path (Poisson).** For ``x = 1`` the rounding path's swap statistic has
+``beta``-derivative ``2 - mu - 1 / mu`` at ``beta = 1``: below ``beta = 1`` each count of 1 is
+dropped with probability ``1 - beta``, and a dropped one's ``mu`` falls far (a word seen once in a
+corpus has no other evidence), so the statistic has heavy tails. On the Reuters word counts (395
+x 4,258, 60,114 nonzeros, 79 % of them 1s; K = 5) the ladder of that path reached its 296-rung
+maximum while tuning and pairs 0.001 apart near ``beta = 1`` still swapped at 0.000. So, by
+default (``split_ones``), a Poisson cell with ``x = 1`` follows the split path instead:
+
+``L_beta(1) = exp(-beta o M_dn) sum_k (o A_dk W_kn)^beta``
+
+(from the latent sources ``z_k ~ Poisson(o A_dk W_kn)`` with their likelihood raised to
+``beta``; ``(o M)^x exp(-o M) / x!`` at ``beta = 1``, ``K exp(0)`` as ``beta -> 0``). Its
+``beta``-derivative ``sum_k p_k log(o m_k) - o M`` (``p_k ∝ m_k^beta``) has no ``1 / mu``: the
+count is kept in every replica. Its sweep splits the count in proportion to ``(A_dk W_kn)^beta``
+and adds ``beta`` (not 1) to the Gamma shape of the component it lands in; the exposures are
+``beta o`` as for the rounded cells. The rescaling move keeps every ``A_dk W_kn`` and stays; the
+shear move, which changes them, is dropped in replicas below ``beta = 1`` (their target is no
+longer a function of ``A @ W`` alone). Counts of 2 or more keep the rounding path: dropping one
+unit of them leaves evidence, and for large counts the split path's derivative carries ``x``
+times each cell's split entropy, which moves with the non-identified mixing (below).
 
 Three earlier paths failed on the breast catalogues:
 
@@ -83,11 +89,12 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.special import gammaln, xlogy
+from scipy.special import gammaln, logsumexp, xlogy
 
-from bnmfzoo.inference.counts._core import CountMatrix, exposures
+from bnmfzoo.inference.counts._core import CountMatrix, exposures, gamma_update, split_counts
 from bnmfzoo.inference.counts._gibbs import gibbs_sweep, log_likelihood
 from bnmfzoo.inference.counts._nb_core import nonzero_means
+from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
 from bnmfzoo.inference.counts._sweeps import gibbs_sweeps, group_moves
 
 __all__ = ["TemperedCounts"]
@@ -117,6 +124,9 @@ class TemperedCounts:
         Gibbs sweeps (each with the group moves) given one draw of the rounding bits: the
         bits cost a fixed ~1 ms of Python per draw on small data, a compiled Poisson sweep
         ~0.5 ms on the breast catalogues.
+    split_ones : bool, optional
+        Poisson: temper the cells holding a count of 1 by the split path (module docstring)
+        instead of dropping them at random (default True; the NB model always rounds).
 
     Examples
     --------
@@ -133,7 +143,7 @@ class TemperedCounts:
     True
     """
 
-    def __init__(self, problem, inner_sweeps=1):
+    def __init__(self, problem, inner_sweeps=1, split_ones=True):
         if isinstance(inner_sweeps, bool) or not isinstance(inner_sweeps, (int, np.integer)) \
                 or inner_sweeps < 1:
             raise ValueError(f"inner_sweeps must be a positive integer, got {inner_sweeps!r}")
@@ -146,6 +156,12 @@ class TemperedCounts:
         self._rows = data.rows()
         self._cols = np.asarray(data.cols, np.int64)
         self._x = np.asarray(data.counts, float)
+        ones = self._x == 1.0
+        self._ones = ones if (self._poisson and bool(split_ones) and ones.any()) else None
+        if self._ones is not None:  # the split path's cells, fixed: tiled once
+            self._ones_data = CountMatrix.from_entries(self._rows[ones], self._cols[ones],
+                                                       self._x[ones], problem.shape)
+            self._log_o_ones = np.log(np.asarray(problem.offsets_nz, float)[ones])
 
     def _rung(self, beta):
         """The rung's arrays, computed afresh.
@@ -192,15 +208,51 @@ class TemperedCounts:
                 up = rng.random(rung.n.size) * (1.0 + np.exp(-logit)) < 1.0
             m = rung.n + up
             keep = m > 0
+            if self._ones is not None:
+                keep &= ~self._ones
             data = CountMatrix.from_entries(self._rows[keep], self._cols[keep], m[keep],
                                             p.shape)
             scaled = dataclasses.replace(p, data=data, expo=rung.expo,
                                          offsets_nz=rung.offsets_nz[keep])
+            if self._ones is not None:
+                for _ in range(self.inner_sweeps):
+                    self._hybrid_sweep(scaled, beta, state, rng)
+                return
         if self._poisson:
             state.update(gibbs_sweeps(scaled, state, rng, self.inner_sweeps))
             return
         for _ in range(self.inner_sweeps):
             state.update(group_moves(p, gibbs_sweep(scaled, state, rng), rng))
+
+    def _hybrid_sweep(self, scaled, beta, state, rng):
+        """One Poisson sweep with the ones on the split path (in place).
+
+        The rounded cells (``scaled``, at exposures ``beta o``) split in proportion to
+        ``A_dk W_kn``, the ones in proportion to ``(A_dk W_kn)^beta``; the latent counts of the
+        ones enter the Gamma shapes weighted by ``beta``, the exposures of every cell by
+        ``beta``. Then the rate variables and the rescaling move (which keeps every
+        ``A_dk W_kn``); no shear move, which would change the ones' term.
+        """
+        p = self.problem
+        A, W = state["A"], state["W"]
+        bA, bW = prior_rates(p, state["rates"])
+        ZA, ZW = split_counts(scaled.data, A, W, rng)
+        ZA1, ZW1 = split_counts(self._ones_data, A ** beta, W ** beta, rng)
+        A = gamma_update(rng, p.aA, bA, ZA + beta * ZA1, exposures(scaled.expo, W))
+        W = gamma_update(rng, p.aW, bW, ZW + beta * ZW1,
+                         exposures(scaled.expo, A.T, transpose=True).T)
+        rates = dict(state["rates"])
+        for name, (shape, rate) in rate_conditionals(p, A, W).items():
+            rates[name] = np.maximum(rng.gamma(shape, 1.0 / rate), np.finfo(float).tiny)
+        state.update(A=A, W=W, rates=rates)
+        state.update(group_moves(p, state, rng, shear=False))
+
+    def _ones_term(self, state, beta):
+        """``sum log sum_k (o A_dk W_kn)^beta`` over the ones (their split-path term)."""
+        r, c = self._rows[self._ones], self._cols[self._ones]
+        with np.errstate(divide="ignore"):
+            logm = np.log(state["A"][r]) + np.log(state["W"][:, c].T)
+        return float(np.sum(logsumexp(beta * (logm + self._log_o_ones[:, None]), axis=1)))
 
     def log_target(self, state, beta):
         """``log prod_dn L_beta(X_dn)`` at ``state`` (the priors cancel in swaps).
@@ -223,7 +275,10 @@ class TemperedCounts:
             base = gammaln(n + r) - gammaln(r) - rung.log_n_fact - n * math.log1p(alpha)
             rest = alpha * math.log(alpha / (1.0 + alpha)) * total
         mix = np.logaddexp(rung.log_1mf, rung.log_f + log_ratio)
-        return float(np.sum(base + mix) + rest)
+        if self._ones is None:
+            return float(np.sum(base + mix) + rest)
+        rounded = float(np.sum((base + mix)[~self._ones]))
+        return rounded + self._ones_term(state, beta) + rest
 
     def loglik(self, state):
         """The model's log-likelihood of the data at ``state`` (the cold chain's stat)."""

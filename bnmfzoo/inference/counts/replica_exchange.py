@@ -4,9 +4,10 @@ The generic replica exchange of :class:`bnmfzoo.inference.tempering.ReplicaExcha
 count family's tempered-sweep interface
 (:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`, Poisson and negative-binomial
 models alike): replica ``beta`` targets the posterior given a fraction ``beta`` of the data,
-randomly rounded, at exposures ``beta o``; its sweeps are exact (a rounding bit per nonzero,
-then the model's own Gibbs sweep and the group moves) and swaps compare its marginal, which
-moves with the log-likelihood as the power posterior does.
+randomly rounded, at exposures ``beta o`` (for Poisson models the counts of 1 are kept and
+split in proportion to ``(A_dk W_kn)^beta`` instead); its sweeps are exact (a rounding bit per
+nonzero, then the model's own Gibbs sweep and the group moves) and swaps compare its marginal,
+which moves with the log-likelihood as the power posterior does.
 """
 
 import numpy as np
@@ -37,6 +38,10 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
     inner_sweeps : int
         Gibbs sweeps (each with the rescaling and shear moves) per tempered sweep, given one
         draw of the rounding bits (:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`).
+    split_ones : bool
+        Poisson: the cells holding a count of 1 follow the split path (each replica keeps them
+        and splits them in proportion to ``(A_dk W_kn)^beta``) instead of being dropped at
+        random, which text and UMI data (mostly 1s) need for their replicas to swap.
 
     Examples
     --------
@@ -59,9 +64,10 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
 
     def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.3, betas=None,
                  adapt=True, anneal_start=200, max_replicas=None, n_sweeps=1, inner_sweeps=5,
-                 rng=None, blocked=True, initial_point=None, compile_kwargs=None):
+                 split_ones=True, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
         GibbsPoisson.__init__(self, vars, model=model, rng=rng, loglik_stat=False)
-        self.tempered = TemperedCounts(self.problem, inner_sweeps)
+        self.tempered = TemperedCounts(self.problem, inner_sweeps, split_ones)
         self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
                             anneal_start=anneal_start, max_replicas=max_replicas,
                             n_sweeps=n_sweeps)

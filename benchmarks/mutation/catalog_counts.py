@@ -155,20 +155,20 @@ MUTATIONS = [
         why="VB bound without W's prior/entropy terms (a bound that is not one)"),
     Mutation(
         id="counts-tempered-ones-split-untempered", path=_TP,
-        old="split_counts(self._ones_data, A ** beta, W ** beta, rng)",
-        new="split_counts(self._ones_data, A, W, rng)",
+        old="split_counts(self._small_data, A ** beta, W ** beta, rng)",
+        new="split_counts(self._small_data, A, W, rng)",
         tests=(f"{_T}::test_split_path_conditionals",),
         why="the ones of the split path split in proportion to A_dk W_kn, not (A_dk W_kn)^beta"),
     Mutation(
         id="counts-tempered-ones-full-weight", path=_TP,
         old="ZA + beta * ZA1", new="ZA + ZA1",
-        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-True]",),
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-1]",),
         why="the ones' latent counts enter A's Gamma shape with weight 1, not beta"),
     Mutation(
         id="counts-tempered-ones-target-untempered", path=_TP,
-        old="logsumexp(beta * (logm + self._log_o_ones[:, None]), axis=1)",
-        new="logsumexp(logm + self._log_o_ones[:, None], axis=1)",
-        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-True]",),
+        old="logsumexp(beta * (logm + self._log_o_small[:, None]), axis=1)",
+        new="logsumexp(logm + self._log_o_small[:, None], axis=1)",
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-1]",),
         why="swap target: the ones' term log sum_k (o m_k)^beta without its beta"),
     Mutation(
         id="counts-tempered-ones-with-shear", path=_TP,

@@ -47,20 +47,26 @@ dropped with probability ``1 - beta``, and a dropped one's ``mu`` falls far (a w
 corpus has no other evidence), so the statistic has heavy tails. On the Reuters word counts (395
 x 4,258, 60,114 nonzeros, 79 % of them 1s; K = 5) the ladder of that path reached its 296-rung
 maximum while tuning and pairs 0.001 apart near ``beta = 1`` still swapped at 0.000. So, by
-default (``split_ones``), a Poisson cell with ``x = 1`` follows the split path instead:
+default (``split_max = 1``), a Poisson cell with ``x = 1`` follows the split path instead:
 
-``L_beta(1) = exp(-beta o M_dn) sum_k (o A_dk W_kn)^beta``
+``L_beta(x) = exp(-beta o M_dn) (sum_k (o A_dk W_kn)^beta)^x / x!``
 
 (from the latent sources ``z_k ~ Poisson(o A_dk W_kn)`` with their likelihood raised to
-``beta``; ``(o M)^x exp(-o M) / x!`` at ``beta = 1``, ``K exp(0)`` as ``beta -> 0``). Its
+``beta``; ``(o M)^x exp(-o M) / x!`` at ``beta = 1``, ``K^x / x!`` as ``beta -> 0``; cells up to
+``split_max`` follow it). Its
 ``beta``-derivative ``sum_k p_k log(o m_k) - o M`` (``p_k ∝ m_k^beta``) has no ``1 / mu``: the
 count is kept in every replica. Its sweep splits the count in proportion to ``(A_dk W_kn)^beta``
 and adds ``beta`` (not 1) to the Gamma shape of the component it lands in; the exposures are
 ``beta o`` as for the rounded cells. The rescaling move keeps every ``A_dk W_kn`` and stays; the
 shear move, which changes them, is dropped in replicas below ``beta = 1`` (their target is no
-longer a function of ``A @ W`` alone). Counts of 2 or more keep the rounding path: dropping one
-unit of them leaves evidence, and for large counts the split path's derivative carries ``x``
-times each cell's split entropy, which moves with the non-identified mixing (below).
+longer a function of ``A @ W`` alone). By default counts of 2 or more keep the rounding path:
+dropping one unit of them leaves evidence, and for large counts the split path's derivative
+carries ``x`` times each cell's split entropy, which moves with the non-identified mixing
+(below). Measured (``benchmarks/RESULTS.md``): on a sparse synthetic matrix with 79 % 1s the
+ladder needs 50 rungs swapping at 0.32-0.61 against 66 at 0.20-0.61 without the split path; on
+the Reuters counts it is not enough: with ``split_max`` 1, 4 or 20, pairs 0.01 apart near
+``beta = 1`` swapped at 0.003 or less (a 6-rung probe), so replica exchange of the count family
+does not yet work on text of that size.
 
 Three earlier paths failed on the breast catalogues:
 
@@ -124,9 +130,10 @@ class TemperedCounts:
         Gibbs sweeps (each with the group moves) given one draw of the rounding bits: the
         bits cost a fixed ~1 ms of Python per draw on small data, a compiled Poisson sweep
         ~0.5 ms on the breast catalogues.
-    split_ones : bool, optional
-        Poisson: temper the cells holding a count of 1 by the split path (module docstring)
-        instead of dropping them at random (default True; the NB model always rounds).
+    split_max : int, optional
+        Poisson: cells whose count is at most ``split_max`` follow the split path (module
+        docstring) instead of the rounding path (default 1; 0 rounds every cell; the NB model
+        always rounds).
 
     Examples
     --------
@@ -143,7 +150,7 @@ class TemperedCounts:
     True
     """
 
-    def __init__(self, problem, inner_sweeps=1, split_ones=True):
+    def __init__(self, problem, inner_sweeps=1, split_max=1):
         if isinstance(inner_sweeps, bool) or not isinstance(inner_sweeps, (int, np.integer)) \
                 or inner_sweeps < 1:
             raise ValueError(f"inner_sweeps must be a positive integer, got {inner_sweeps!r}")
@@ -156,12 +163,17 @@ class TemperedCounts:
         self._rows = data.rows()
         self._cols = np.asarray(data.cols, np.int64)
         self._x = np.asarray(data.counts, float)
-        ones = self._x == 1.0
-        self._ones = ones if (self._poisson and bool(split_ones) and ones.any()) else None
-        if self._ones is not None:  # the split path's cells, fixed: tiled once
-            self._ones_data = CountMatrix.from_entries(self._rows[ones], self._cols[ones],
-                                                       self._x[ones], problem.shape)
-            self._log_o_ones = np.log(np.asarray(problem.offsets_nz, float)[ones])
+        if isinstance(split_max, bool) or not isinstance(split_max, (int, np.integer)) \
+                or split_max < 0:
+            raise ValueError(f"split_max must be an integer >= 0, got {split_max!r}")
+        small = self._x <= split_max
+        self._small = small if (self._poisson and small.any()) else None
+        if self._small is not None:  # the split path's cells, fixed: tiled once
+            self._small_data = CountMatrix.from_entries(self._rows[small], self._cols[small],
+                                                        self._x[small], problem.shape)
+            self._log_o_small = np.log(np.asarray(problem.offsets_nz, float)[small])
+            self._small_x = self._x[small]
+            self._small_log_fact = gammaln(self._small_x + 1.0)
 
     def _rung(self, beta):
         """The rung's arrays, computed afresh.
@@ -208,13 +220,13 @@ class TemperedCounts:
                 up = rng.random(rung.n.size) * (1.0 + np.exp(-logit)) < 1.0
             m = rung.n + up
             keep = m > 0
-            if self._ones is not None:
-                keep &= ~self._ones
+            if self._small is not None:
+                keep &= ~self._small
             data = CountMatrix.from_entries(self._rows[keep], self._cols[keep], m[keep],
                                             p.shape)
             scaled = dataclasses.replace(p, data=data, expo=rung.expo,
                                          offsets_nz=rung.offsets_nz[keep])
-            if self._ones is not None:
+            if self._small is not None:
                 for _ in range(self.inner_sweeps):
                     self._hybrid_sweep(scaled, beta, state, rng)
                 return
@@ -237,7 +249,7 @@ class TemperedCounts:
         A, W = state["A"], state["W"]
         bA, bW = prior_rates(p, state["rates"])
         ZA, ZW = split_counts(scaled.data, A, W, rng)
-        ZA1, ZW1 = split_counts(self._ones_data, A ** beta, W ** beta, rng)
+        ZA1, ZW1 = split_counts(self._small_data, A ** beta, W ** beta, rng)
         A = gamma_update(rng, p.aA, bA, ZA + beta * ZA1, exposures(scaled.expo, W))
         W = gamma_update(rng, p.aW, bW, ZW + beta * ZW1,
                          exposures(scaled.expo, A.T, transpose=True).T)
@@ -247,12 +259,13 @@ class TemperedCounts:
         state.update(A=A, W=W, rates=rates)
         state.update(group_moves(p, state, rng, shear=False))
 
-    def _ones_term(self, state, beta):
-        """``sum log sum_k (o A_dk W_kn)^beta`` over the ones (their split-path term)."""
-        r, c = self._rows[self._ones], self._cols[self._ones]
+    def _small_term(self, state, beta):
+        """``sum x log sum_k (o A_dk W_kn)^beta - log x!`` over the split path's cells."""
+        r, c = self._rows[self._small], self._cols[self._small]
         with np.errstate(divide="ignore"):
             logm = np.log(state["A"][r]) + np.log(state["W"][:, c].T)
-        return float(np.sum(logsumexp(beta * (logm + self._log_o_ones[:, None]), axis=1)))
+        lse = logsumexp(beta * (logm + self._log_o_small[:, None]), axis=1)
+        return float(np.sum(self._small_x * lse - self._small_log_fact))
 
     def log_target(self, state, beta):
         """``log prod_dn L_beta(X_dn)`` at ``state`` (the priors cancel in swaps).
@@ -275,10 +288,10 @@ class TemperedCounts:
             base = gammaln(n + r) - gammaln(r) - rung.log_n_fact - n * math.log1p(alpha)
             rest = alpha * math.log(alpha / (1.0 + alpha)) * total
         mix = np.logaddexp(rung.log_1mf, rung.log_f + log_ratio)
-        if self._ones is None:
+        if self._small is None:
             return float(np.sum(base + mix) + rest)
-        rounded = float(np.sum((base + mix)[~self._ones]))
-        return rounded + self._ones_term(state, beta) + rest
+        rounded = float(np.sum((base + mix)[~self._small]))
+        return rounded + self._small_term(state, beta) + rest
 
     def loglik(self, state):
         """The model's log-likelihood of the data at ``state`` (the cold chain's stat)."""

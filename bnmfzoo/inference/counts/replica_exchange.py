@@ -38,10 +38,11 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
     inner_sweeps : int
         Gibbs sweeps (each with the rescaling and shear moves) per tempered sweep, given one
         draw of the rounding bits (:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`).
-    split_ones : bool
-        Poisson: the cells holding a count of 1 follow the split path (each replica keeps them
-        and splits them in proportion to ``(A_dk W_kn)^beta``) instead of being dropped at
-        random, which text and UMI data (mostly 1s) need for their replicas to swap.
+    split_max : int
+        Poisson: cells whose count is at most ``split_max`` follow the split path (each replica
+        keeps them and splits them in proportion to ``(A_dk W_kn)^beta``) instead of being
+        rounded at random (default 1: a dropped count of 1 leaves its cell without evidence;
+        0 rounds every cell).
 
     Examples
     --------
@@ -64,10 +65,10 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
 
     def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.3, betas=None,
                  adapt=True, anneal_start=200, max_replicas=None, n_sweeps=1, inner_sweeps=5,
-                 split_ones=True, rng=None, blocked=True, initial_point=None,
+                 split_max=1, rng=None, blocked=True, initial_point=None,
                  compile_kwargs=None):
         GibbsPoisson.__init__(self, vars, model=model, rng=rng, loglik_stat=False)
-        self.tempered = TemperedCounts(self.problem, inner_sweeps, split_ones)
+        self.tempered = TemperedCounts(self.problem, inner_sweeps, split_max)
         self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
                             anneal_start=anneal_start, max_replicas=max_replicas,
                             n_sweeps=n_sweeps)

@@ -50,8 +50,8 @@ MUTATIONS = [
              tests=("tests/test_zero_cells.py::test_thinned_group_reads_the_matching_draws",),
              why="a thinned group's zero cells read the posterior's first draws"),
     Mutation(id="counts-zero-cells-not-added", path="bnmfzoo/diagnostics/_modes/stacking.py",
-             old="            add_zero_cells(result, model)  # sparse counts",
-             new="            pass  # sparse counts",
+             old="        add_zero_cells(result, model)  # sparse counts",
+             new="        pass  # sparse counts",
              tests=(_T + "test_cli_fit_sparse_npz_and_long",),
              why="sparse count input: az.loo reads the nonzero cells only (prefers too many "
                  "components)"),

@@ -52,11 +52,13 @@ def implicit_zero_cells(model):
     >>> implicit_zero_cells(bz.models.poisson(sp.csr_array(np.array([[0, 3], [1, 0]])), 1))
     2
     """
-    total = 0
-    for info in _registry(model):
-        D, N = info["shape"]
-        total += D * N - len(info["listed"]) - len(info["missing_rows"])
-    return total
+    return sum(_n_zero(info) for info in _registry(model))
+
+
+def _n_zero(info):
+    """Observed zero cells of one sparse count term (all cells less listed and missing)."""
+    D, N = info["shape"]
+    return D * N - len(info["listed"]) - len(info["missing_rows"])
 
 
 def _draw_values(var, arrays, chain, draw):
@@ -81,7 +83,9 @@ def add_zero_cells(result, model):
     -------
     xarray.DataTree
         ``result``, modified in place: each such variable covers every observed cell, ordered
-        by flat index. Unchanged for models without sparse count terms.
+        by flat index. Unchanged for models without sparse count terms. On an error (e.g. a
+        group above the memory budget) the ``log_likelihood`` group is removed, then the error
+        is raised.
 
     Examples
     --------
@@ -106,6 +110,16 @@ def add_zero_cells(result, model):
     infos = _registry(model)
     if not infos or "log_likelihood" not in result.children:
         return result
+    try:
+        result["log_likelihood"] = xr.DataTree(_complete(result, model, infos))
+    except BaseException:
+        del result["log_likelihood"]  # never a group without its zero cells
+        raise
+    return result
+
+
+def _complete(result, model, infos):
+    """The ``log_likelihood`` dataset with the zero cells of every sparse count term."""
     from pytensor.graph.traversal import ancestors
 
     ds = result["log_likelihood"].to_dataset()
@@ -118,7 +132,7 @@ def add_zero_cells(result, model):
         dim = f"{name}_obs"
         ll = ds[name]
         D, N = info["shape"]
-        n_zero = D * N - len(info["listed"]) - len(info["missing_rows"])
+        n_zero = _n_zero(info)
         if n_zero == 0:
             continue
         n_draws = ll.sizes["chain"] * ll.sizes["draw"]
@@ -156,5 +170,4 @@ def add_zero_cells(result, model):
         listed = ll.reset_coords(drop=True)
         full = xr.concat([listed, zeros], dim=dim).sortby(dim)
         ds = ds.drop_vars(name).drop_dims(dim, errors="ignore").assign({name: full})
-    result["log_likelihood"] = xr.DataTree(ds)
-    return result
+    return ds

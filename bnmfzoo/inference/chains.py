@@ -402,11 +402,7 @@ def _compact_log_likelihood(dt, model, dtype, thin):
         pieces.append(ll.astype(dtype))
     ds = xr.concat(pieces, dim="chain", combine_attrs="override")
     dt["log_likelihood"] = xr.DataTree(ds)
-    try:
-        return add_zero_cells(dt, model)  # sparse counts: the zeros are observed cells too
-    except BaseException:
-        del dt["log_likelihood"]  # never a group without its zero cells
-        raise
+    return add_zero_cells(dt, model)  # sparse counts: the zeros are observed cells too
 
 
 def _with_log_likelihood(dt, model, mode, thin=1):

@@ -237,13 +237,13 @@ class TemperedCounts:
             state.update(group_moves(p, gibbs_sweep(scaled, state, rng), rng))
 
     def _hybrid_sweep(self, scaled, beta, state, rng):
-        """One Poisson sweep with the ones on the split path (in place).
+        """One Poisson sweep with the small counts on the split path (in place).
 
         The rounded cells (``scaled``, at exposures ``beta o``) split in proportion to
-        ``A_dk W_kn``, the ones in proportion to ``(A_dk W_kn)^beta``; the latent counts of the
-        ones enter the Gamma shapes weighted by ``beta``, the exposures of every cell by
-        ``beta``. Then the rate variables and the rescaling move (which keeps every
-        ``A_dk W_kn``); no shear move, which would change the ones' term.
+        ``A_dk W_kn``, the counts up to ``split_max`` in proportion to ``(A_dk W_kn)^beta``;
+        the latter's latent counts enter the Gamma shapes weighted by ``beta``, the exposures
+        of every cell by ``beta``. Then the rate variables and the rescaling move (which keeps
+        every ``A_dk W_kn``); no shear move, which would change the split path's term.
         """
         p = self.problem
         A, W = state["A"], state["W"]

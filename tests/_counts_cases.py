@@ -87,3 +87,22 @@ def run_case(name, seed, n_sims=100, *, sweep=gibbs_sweep):
 
     return sbc(lambda rng: _simulate(name, rng), infer, n_sims=n_sims, thin="ess",
                random_seed=seed, progressbar=False)
+
+
+def exchange_sweep(betas, family):
+    """A ``sweep(problem, state, rng)`` for :func:`run_case`: one replica-exchange step of
+    ``family(problem)`` replicas at ``betas`` (started from ``state``), returning the cold
+    state."""
+    from bnmfzoo.inference.tempering import ReplicaSet, exchange_step
+
+    held = {}
+
+    def sweep(problem, state, rng):
+        if held.get("problem") is not problem:  # a new simulation
+            fam = family(problem)
+            held.update(problem=problem, fam=fam,
+                        rs=ReplicaSet.new([fam.copy(state) for _ in betas]))
+        exchange_step(held["fam"], held["rs"], betas, rng)
+        return held["fam"].copy(held["rs"].states[0])
+
+    return sweep

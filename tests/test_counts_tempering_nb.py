@@ -129,22 +129,6 @@ def test_nb_replica_exchange_step_in_pm_sample():
     assert idata.sample_stats["beta_1"].values.ravel()[0] == 0.5
 
 
-def _exchange_sweep(betas):
-    """A ``sweep(problem, state, rng)`` for ``run_case``: one replica-exchange step of
-    :class:`TemperedCounts` replicas (started from ``state``), returning the cold state."""
-    held = {}
-
-    def sweep(problem, state, rng):
-        if held.get("problem") is not problem:  # a new simulation
-            fam = TemperedCounts(problem)
-            held.update(problem=problem, fam=fam,
-                        rs=ReplicaSet.new([fam.copy(state) for _ in betas]))
-        exchange_step(held["fam"], held["rs"], betas, rng)
-        return held["fam"].copy(held["rs"].states[0])
-
-    return sweep
-
-
 @pytest.mark.slow
 def test_sbc_nb_replica_exchange():
     """SBC (100 simulations, ESS-thinned cold chains) of NB replica exchange (3 rungs) on the
@@ -153,8 +137,9 @@ def test_sbc_nb_replica_exchange():
     over seeds 1-8 (26 Nov 2026): 8/8 passed, smallest p 0.050 against the threshold 0.00077.
     About 17-28 CPU s.
     """
-    from _counts_cases import run_case
+    from _counts_cases import exchange_sweep, run_case
 
-    result = run_case("nb", 1, sweep=_exchange_sweep(np.array([1.0, 0.6, 0.35])))
+    result = run_case("nb", 1, sweep=exchange_sweep(np.array([1.0, 0.6, 0.35]),
+                                                    TemperedCounts))
     assert (result.ess >= 30).mean() >= 0.9, (result.ess < 30).sum()
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)

@@ -10,6 +10,8 @@ _NB = "bnmfzoo/inference/counts/_nb_core.py"
 _VB = "bnmfzoo/inference/counts/_vb_core.py"
 _SW = "bnmfzoo/inference/counts/_sweeps.py"
 _TP = "bnmfzoo/inference/counts/_tempering.py"
+_PW = "bnmfzoo/inference/counts/_power.py"
+_TPW = "tests/test_counts_power.py"
 _TS = "tests/test_counts_sweeps.py"
 _T = "tests/test_counts_gibbs.py"
 _TV = "tests/test_counts_vb.py"
@@ -98,8 +100,7 @@ MUTATIONS = [
         id="counts-tempered-swap-target-misses-rounding", path=_TP,
         old="        return float(np.sum(base + mix) + rest)\n",
         new="        return float(np.sum(base) + rest)\n",
-        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal",
-               f"{_T}::test_replica_exchange_cold_chain_matches_gibbs"),
+        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal",),
         why="swap target: the rounded-down term alone (the latent bit's mixture dropped)"),
     Mutation(
         id="counts-nbtemper-up-ratio-misses-p", path=_TP,
@@ -154,28 +155,28 @@ MUTATIONS = [
         tests=(f"{_TV}::test_bound_below_evidence",),
         why="VB bound without W's prior/entropy terms (a bound that is not one)"),
     Mutation(
-        id="counts-tempered-ones-split-untempered", path=_TP,
-        old="split_counts(self._small_data, A ** beta, W ** beta, rng)",
-        new="split_counts(self._small_data, A, W, rng)",
-        tests=(f"{_T}::test_split_path_conditionals",),
-        why="the ones of the split path split in proportion to A_dk W_kn, not (A_dk W_kn)^beta"),
+        id="counts-power-no-latent-t", path=_PW,
+        old="exposures(expo, W) + extra)", new="exposures(expo, W))",
+        tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
+        why="power posterior: A's Gamma rate misses the latent t_dn o_dn W_kn (the sweep then "
+            "targets mu^ceil(beta x) instead of mu^(beta x))"),
     Mutation(
-        id="counts-tempered-ones-full-weight", path=_TP,
-        old="ZA + beta * ZA1", new="ZA + ZA1",
-        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-1]",),
-        why="the ones' latent counts enter A's Gamma shape with weight 1, not beta"),
+        id="counts-power-t-wrong-shape", path=_PW,
+        old="rng.gamma(delta[frac], 1.0 / mu[frac])",
+        new="rng.gamma(1.0 - delta[frac], 1.0 / mu[frac])",
+        tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
+        why="power posterior: t_dn drawn with shape 1 - delta instead of delta"),
     Mutation(
-        id="counts-tempered-ones-target-untempered", path=_TP,
-        old="logsumexp(beta * (logm + self._log_o_small[:, None]), axis=1)",
-        new="logsumexp(logm + self._log_o_small[:, None], axis=1)",
-        tests=(f"{_T}::test_tempered_sweep_keeps_its_marginal[0-1]",),
-        why="swap target: the ones' term log sum_k (o m_k)^beta without its beta"),
+        id="counts-power-exposure-unscaled", path=_PW,
+        old="expo = self._scaled_exposure(beta)", new="expo = self.problem.expo",
+        tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
+        why="power posterior: the exposures sum o W, not beta o W (exp(-mu) untempered)"),
     Mutation(
-        id="counts-tempered-ones-with-shear", path=_TP,
-        old="state.update(group_moves(p, state, rng, shear=False))",
-        new="state.update(group_moves(p, state, rng, shear=True))",
-        tests=(f"{_T}::test_split_path_conditionals",),
-        why="the shear move (exact only for targets of A @ W) kept on the split path"),
+        id="counts-power-t-without-offsets", path=_PW,
+        old="t_o = rng.gamma(delta[frac], 1.0 / mu[frac]) * self._o[frac]",
+        new="t_o = rng.gamma(delta[frac], 1.0 / mu[frac])",
+        tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
+        why="power posterior: the latent t's exposure misses the cell's offset o_dn"),
     Mutation(
         id="counts-nbvb-tables-are-counts", path=_NBVB,
         old="we = alpha * offsets_nz[e] * _psi_diff(counts[e], alpha * M[e])",

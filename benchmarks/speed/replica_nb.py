@@ -39,9 +39,8 @@ def main(argv=None):
                     default="negative_binomial")
     ap.add_argument("--beta-min", type=float, default=0.3)
     ap.add_argument("--inner-sweeps", type=int, default=5)
-    ap.add_argument("--split-max", type=int, default=1,
-                    help="Poisson: counts up to this follow the split path (0: every count is "
-                         "rounded, the path before the split path)")
+    ap.add_argument("--path", choices=("power", "rounding"), default=None,
+                    help="the tempered path (default: power for Poisson, rounding for NB)")
     ap.add_argument("--data", choices=("breast", "reuters", "sparse"), default="breast",
                     help="breast SBS96 catalogues; the Reuters word counts (395 x 4,258, 79 %% "
                          "of the nonzeros are 1s); or a synthetic 150 x 200 Poisson draw of "
@@ -78,7 +77,7 @@ def main(argv=None):
         warnings.simplefilter("ignore")
         step = bz.inference.ReplicaExchangePoisson(beta_min=a.beta_min,
                                                    inner_sweeps=a.inner_sweeps,
-                                                   split_max=a.split_max)
+                                                   path=a.path)
         t0 = time.process_time()
         idata = pm.sample(tune=a.tune, draws=a.draws, chains=a.chains, cores=1, step=step,
                           progressbar=False, random_seed=a.seed,

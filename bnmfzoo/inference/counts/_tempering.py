@@ -12,8 +12,10 @@ scaled by ``beta`` with each scaled count rounded down or up at random (up with 
 ``f``, so ``beta x`` on average) and the exposures scaled by ``beta``. At ``beta = 1`` it is the
 posterior (``f = 0``); as ``beta -> 0`` it tends to the prior; it is continuous in ``beta``
 (where ``beta x`` reaches an integer both terms agree). Its ``beta``-derivative is close to the
-log-likelihood, as for the power posterior ``p(A, W) p(X | A, W)^beta``, which latent-count
-Gibbs cannot sample (``(sum_k m_k)^(beta x)`` has no multinomial expansion).
+log-likelihood, as for the power posterior ``p(A, W) p(X | A, W)^beta``. Latent-count Gibbs
+samples the Poisson power posterior exactly with one more latent variable per nonzero
+(:mod:`bnmfzoo.inference.counts._power`, used for Poisson models); no such augmentation of
+``NB(x | alpha mu, p)^beta`` is known, so the negative binomial tempers along this path.
 
 **Exact sweeps.** The rounding bit ``c_dn`` (``m = n + c``) is a latent variable of the replica:
 a sweep draws ``c_dn | A, W`` (Bernoulli, ``P(c = 1) ∝ f P(n + 1) / ((1 - f) P(n) + f P(n +
@@ -41,32 +43,18 @@ default ``beta_min = 0.3`` of
 :class:`~bnmfzoo.inference.counts.replica_exchange.ReplicaExchangePoisson`. A second chain of
 the same run made 1 round trip: round trips vary much between chains.
 
-**Counts of 1: the split path (Poisson).** For ``x = 1`` the rounding path's swap statistic has
-``beta``-derivative ``2 - mu - 1 / mu`` at ``beta = 1``: below ``beta = 1`` each count of 1 is
-dropped with probability ``1 - beta``, and a dropped one's ``mu`` falls far (a word seen once in a
-corpus has no other evidence), so the statistic has heavy tails. On the Reuters word counts (395
-x 4,258, 60,114 nonzeros, 79 % of them 1s; K = 5) the ladder of that path reached its 296-rung
-maximum while tuning and pairs 0.001 apart near ``beta = 1`` still swapped at 0.000. So, by
-default (``split_max = 1``), a Poisson cell with ``x = 1`` follows the split path instead:
-
-``L_beta(x) = exp(-beta o M_dn) (sum_k (o A_dk W_kn)^beta)^x / x!``
-
-(from the latent sources ``z_k ~ Poisson(o A_dk W_kn)`` with their likelihood raised to
-``beta``; ``(o M)^x exp(-o M) / x!`` at ``beta = 1``, ``K^x / x!`` as ``beta -> 0``; cells up to
-``split_max`` follow it). Its
-``beta``-derivative ``sum_k p_k log(o m_k) - o M`` (``p_k ∝ m_k^beta``) has no ``1 / mu``: the
-count is kept in every replica. Its sweep splits the count in proportion to ``(A_dk W_kn)^beta``
-and adds ``beta`` (not 1) to the Gamma shape of the component it lands in; the exposures are
-``beta o`` as for the rounded cells. The rescaling move keeps every ``A_dk W_kn`` and stays; the
-shear move, which changes them, is dropped in replicas below ``beta = 1`` (their target is no
-longer a function of ``A @ W`` alone). By default counts of 2 or more keep the rounding path:
-dropping one unit of them leaves evidence, and for large counts the split path's derivative
-carries ``x`` times each cell's split entropy, which moves with the non-identified mixing
-(below). Measured (``benchmarks/RESULTS.md``): on a sparse synthetic matrix with 79 % 1s the
-ladder needs 50 rungs swapping at 0.32-0.61 against 66 at 0.20-0.61 without the split path; on
-the Reuters counts it is not enough: with ``split_max`` 1, 4 or 20, pairs 0.01 apart near
-``beta = 1`` swapped at 0.003 or less (a 6-rung probe), so replica exchange of the count family
-does not yet work on text of that size.
+**Poisson models temper along the power posterior instead**
+(:mod:`bnmfzoo.inference.counts._power`, the default of
+:class:`~bnmfzoo.inference.counts.replica_exchange.ReplicaExchangePoisson`): for ``x = 1`` this
+path's swap statistic has ``beta``-derivative ``2 - mu - 1 / mu`` at ``beta = 1`` (below
+``beta = 1`` each count of 1 is dropped with probability ``1 - beta``, and a dropped one's ``mu``
+falls far when a word seen once has no other evidence), so on text its swap statistic has heavy
+tails. On the Reuters word counts (395 x 4,258, 60,114 nonzeros, 79 % of them 1s; K = 5) the
+ladder of this path reached its 296-rung maximum while tuning and pairs 0.001 apart near
+``beta = 1`` still swapped at 0.000; so did a split path for small counts (each kept and split in
+proportion to ``(A_dk W_kn)^beta``: at most 0.003 at a spacing of 0.01), where the power
+posterior swaps at 0.34-0.41 (``benchmarks/RESULTS.md``). The negative binomial has no exact
+sweep of its power posterior and keeps this path.
 
 Three earlier paths failed on the breast catalogues:
 
@@ -95,12 +83,11 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, xlogy
+from scipy.special import gammaln, xlogy
 
-from bnmfzoo.inference.counts._core import CountMatrix, exposures, gamma_update, split_counts
+from bnmfzoo.inference.counts._core import CountMatrix, exposures
 from bnmfzoo.inference.counts._gibbs import gibbs_sweep, log_likelihood
 from bnmfzoo.inference.counts._nb_core import nonzero_means
-from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
 from bnmfzoo.inference.counts._sweeps import gibbs_sweeps, group_moves
 
 __all__ = ["TemperedCounts"]
@@ -130,10 +117,6 @@ class TemperedCounts:
         Gibbs sweeps (each with the group moves) given one draw of the rounding bits: the
         bits cost a fixed ~1 ms of Python per draw on small data, a compiled Poisson sweep
         ~0.5 ms on the breast catalogues.
-    split_max : int, optional
-        Poisson: cells whose count is at most ``split_max`` follow the split path (module
-        docstring) instead of the rounding path (default 1; 0 rounds every cell; the NB model
-        always rounds).
 
     Examples
     --------
@@ -150,7 +133,7 @@ class TemperedCounts:
     True
     """
 
-    def __init__(self, problem, inner_sweeps=1, split_max=1):
+    def __init__(self, problem, inner_sweeps=1):
         if isinstance(inner_sweeps, bool) or not isinstance(inner_sweeps, (int, np.integer)) \
                 or inner_sweeps < 1:
             raise ValueError(f"inner_sweeps must be a positive integer, got {inner_sweeps!r}")
@@ -163,17 +146,6 @@ class TemperedCounts:
         self._rows = data.rows()
         self._cols = np.asarray(data.cols, np.int64)
         self._x = np.asarray(data.counts, float)
-        if isinstance(split_max, bool) or not isinstance(split_max, (int, np.integer)) \
-                or split_max < 0:
-            raise ValueError(f"split_max must be an integer >= 0, got {split_max!r}")
-        small = self._x <= split_max
-        self._small = small if (self._poisson and small.any()) else None
-        if self._small is not None:  # the split path's cells, fixed: tiled once
-            self._small_data = CountMatrix.from_entries(self._rows[small], self._cols[small],
-                                                        self._x[small], problem.shape)
-            self._log_o_small = np.log(np.asarray(problem.offsets_nz, float)[small])
-            self._small_x = self._x[small]
-            self._small_log_fact = gammaln(self._small_x + 1.0)
 
     def _rung(self, beta):
         """The rung's arrays, computed afresh.
@@ -220,52 +192,15 @@ class TemperedCounts:
                 up = rng.random(rung.n.size) * (1.0 + np.exp(-logit)) < 1.0
             m = rung.n + up
             keep = m > 0
-            if self._small is not None:
-                keep &= ~self._small
             data = CountMatrix.from_entries(self._rows[keep], self._cols[keep], m[keep],
                                             p.shape)
             scaled = dataclasses.replace(p, data=data, expo=rung.expo,
                                          offsets_nz=rung.offsets_nz[keep])
-            if self._small is not None:
-                for _ in range(self.inner_sweeps):
-                    self._hybrid_sweep(scaled, beta, state, rng)
-                return
         if self._poisson:
             state.update(gibbs_sweeps(scaled, state, rng, self.inner_sweeps))
             return
         for _ in range(self.inner_sweeps):
             state.update(group_moves(p, gibbs_sweep(scaled, state, rng), rng))
-
-    def _hybrid_sweep(self, scaled, beta, state, rng):
-        """One Poisson sweep with the small counts on the split path (in place).
-
-        The rounded cells (``scaled``, at exposures ``beta o``) split in proportion to
-        ``A_dk W_kn``, the counts up to ``split_max`` in proportion to ``(A_dk W_kn)^beta``;
-        the latter's latent counts enter the Gamma shapes weighted by ``beta``, the exposures
-        of every cell by ``beta``. Then the rate variables and the rescaling move (which keeps
-        every ``A_dk W_kn``); no shear move, which would change the split path's term.
-        """
-        p = self.problem
-        A, W = state["A"], state["W"]
-        bA, bW = prior_rates(p, state["rates"])
-        ZA, ZW = split_counts(scaled.data, A, W, rng)
-        ZA1, ZW1 = split_counts(self._small_data, A ** beta, W ** beta, rng)
-        A = gamma_update(rng, p.aA, bA, ZA + beta * ZA1, exposures(scaled.expo, W))
-        W = gamma_update(rng, p.aW, bW, ZW + beta * ZW1,
-                         exposures(scaled.expo, A.T, transpose=True).T)
-        rates = dict(state["rates"])
-        for name, (shape, rate) in rate_conditionals(p, A, W).items():
-            rates[name] = np.maximum(rng.gamma(shape, 1.0 / rate), np.finfo(float).tiny)
-        state.update(A=A, W=W, rates=rates)
-        state.update(group_moves(p, state, rng, shear=False))
-
-    def _small_term(self, state, beta):
-        """``sum x log sum_k (o A_dk W_kn)^beta - log x!`` over the split path's cells."""
-        r, c = self._rows[self._small], self._cols[self._small]
-        with np.errstate(divide="ignore"):
-            logm = np.log(state["A"][r]) + np.log(state["W"][:, c].T)
-        lse = logsumexp(beta * (logm + self._log_o_small[:, None]), axis=1)
-        return float(np.sum(self._small_x * lse - self._small_log_fact))
 
     def log_target(self, state, beta):
         """``log prod_dn L_beta(X_dn)`` at ``state`` (the priors cancel in swaps).
@@ -288,10 +223,7 @@ class TemperedCounts:
             base = gammaln(n + r) - gammaln(r) - rung.log_n_fact - n * math.log1p(alpha)
             rest = alpha * math.log(alpha / (1.0 + alpha)) * total
         mix = np.logaddexp(rung.log_1mf, rung.log_f + log_ratio)
-        if self._small is None:
-            return float(np.sum(base + mix) + rest)
-        rounded = float(np.sum((base + mix)[~self._small]))
-        return rounded + self._small_term(state, beta) + rest
+        return float(np.sum(base + mix) + rest)
 
     def loglik(self, state):
         """The model's log-likelihood of the data at ``state`` (the cold chain's stat)."""

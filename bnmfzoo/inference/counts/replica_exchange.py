@@ -1,18 +1,18 @@
 """``ReplicaExchangePoisson``: replica exchange of latent-count Gibbs chains (PyMC step).
 
 The generic replica exchange of :class:`bnmfzoo.inference.tempering.ReplicaExchange` over the
-count family's tempered-sweep interface
-(:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`, Poisson and negative-binomial
-models alike): replica ``beta`` targets the posterior given a fraction ``beta`` of the data,
-randomly rounded, at exposures ``beta o`` (for Poisson models the counts of 1 are kept and
-split in proportion to ``(A_dk W_kn)^beta`` instead); its sweeps are exact (a rounding bit per
-nonzero, then the model's own Gibbs sweep and the group moves) and swaps compare its marginal,
-which moves with the log-likelihood as the power posterior does.
+count family's tempered-sweep interfaces. For Poisson models replica ``beta`` targets the
+power posterior ``p(A, W) L(A, W)^beta`` (:class:`~bnmfzoo.inference.counts._power.PowerCounts`:
+latent-count Gibbs with one latent Gamma variable per nonzero, exact); for negative-binomial
+models, the posterior given a fraction ``beta`` of the data, randomly rounded, at exposures
+``beta o`` (:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`: a rounding bit per
+nonzero, then the model's own Gibbs sweep and the group moves; swaps compare its marginal).
 """
 
 import numpy as np
 
 from bnmfzoo.inference.counts._gibbs import initial_state
+from bnmfzoo.inference.counts._power import PowerCounts
 from bnmfzoo.inference.counts._tempering import TemperedCounts
 from bnmfzoo.inference.counts.gibbs_poisson import GibbsPoisson
 from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
@@ -38,11 +38,12 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
     inner_sweeps : int
         Gibbs sweeps (each with the rescaling and shear moves) per tempered sweep, given one
         draw of the rounding bits (:class:`~bnmfzoo.inference.counts._tempering.TemperedCounts`).
-    split_max : int
-        Poisson: cells whose count is at most ``split_max`` follow the split path (each replica
-        keeps them and splits them in proportion to ``(A_dk W_kn)^beta``) instead of being
-        rounded at random (default 1: a dropped count of 1 leaves its cell without evidence;
-        0 rounds every cell).
+    path : {"power", "rounding"}, optional
+        The tempered targets. ``"power"`` (the default for Poisson models) is the power
+        posterior ``p(A, W) L^beta``, sampled exactly by latent-count Gibbs with one latent
+        Gamma variable per nonzero (:mod:`~bnmfzoo.inference.counts._power`); it swaps on text,
+        where most counts are 1. ``"rounding"`` (the only path of NB models) is the posterior
+        given a random rounding of ``beta X`` (:mod:`~bnmfzoo.inference.counts._tempering`).
 
     Examples
     --------
@@ -65,10 +66,21 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
 
     def __init__(self, vars=None, *, model=None, n_replicas=None, beta_min=0.3, betas=None,
                  adapt=True, anneal_start=200, max_replicas=None, n_sweeps=1, inner_sweeps=5,
-                 split_max=1, rng=None, blocked=True, initial_point=None,
+                 path=None, rng=None, blocked=True, initial_point=None,
                  compile_kwargs=None):
         GibbsPoisson.__init__(self, vars, model=model, rng=rng, loglik_stat=False)
-        self.tempered = TemperedCounts(self.problem, inner_sweeps, split_max)
+        poisson = self.problem.family == "poisson"
+        if path is None:
+            path = "power" if poisson else "rounding"
+        if path not in ("power", "rounding"):
+            raise ValueError(f"path must be 'power' or 'rounding', got {path!r}")
+        if path == "power":
+            if not poisson:
+                raise ValueError("path='power' needs a Poisson model: the negative binomial "
+                                 "tempers along the rounding path")
+            self.tempered = PowerCounts(self.problem, inner_sweeps)
+        else:
+            self.tempered = TemperedCounts(self.problem, inner_sweeps)
         self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,
                             anneal_start=anneal_start, max_replicas=max_replicas,
                             n_sweeps=n_sweeps)

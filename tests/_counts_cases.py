@@ -106,3 +106,19 @@ def exchange_sweep(betas, family):
         return held["fam"].copy(held["rs"].states[0])
 
     return sweep
+
+
+def batch_mcse(x, n_batches=20):
+    """Batch-means standard error of the mean of ``x`` (draws along axis 0)."""
+    means = np.array([b.mean(axis=0) for b in np.array_split(x, n_batches)])
+    return means.std(axis=0, ddof=1) / np.sqrt(n_batches)
+
+
+def cells_and_balance(A, W):
+    """Per draw: the cells of ``A @ W`` and their balance ``sum_k (A_dk W_kn)^2 / (A W)_dn^2``
+    (how evenly the components share a cell; label-free)."""
+    terms = A[..., :, :, None] * W[..., None, :, :]  # (..., D, K, N)
+    AW = terms.sum(axis=-2)
+    balance = (terms ** 2).sum(axis=-2) / AW ** 2
+    lead = AW.shape[:-2]
+    return np.concatenate([AW.reshape(*lead, -1), balance.reshape(*lead, -1)], axis=-1)

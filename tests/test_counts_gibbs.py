@@ -6,7 +6,7 @@ import numpy as np
 import pymc as pm
 import pytest
 import scipy.sparse as sp
-from _counts_cases import run_case
+from _counts_cases import batch_mcse, cells_and_balance, run_case
 from scipy import stats
 
 import bnmfzoo as bz
@@ -258,22 +258,6 @@ def test_agrees_with_nuts():
     assert np.all(diff <= 4 * se), (diff, se)
 
 
-def _batch_mcse(x, n_batches=20):
-    b = np.array_split(x, n_batches)
-    means = np.array([bb.mean(axis=0) for bb in b])
-    return means.std(axis=0, ddof=1) / np.sqrt(n_batches)
-
-
-def _mean_and_balance(A, W):
-    """Per draw: the cells of ``A @ W`` and their balance ``sum_k (A_dk W_kn)^2 / (A W)_dn^2``
-    (how evenly the components share a cell; label-free)."""
-    terms = A[..., :, :, None] * W[..., None, :, :]  # (..., D, K, N)
-    AW = terms.sum(axis=-2)
-    balance = (terms ** 2).sum(axis=-2) / AW ** 2
-    lead = AW.shape[:-2]
-    return np.concatenate([AW.reshape(*lead, -1), balance.reshape(*lead, -1)], axis=-1)
-
-
 def _rounded_loglik(X, A, W, beta):
     """``sum_dn log L_beta(X_dn)`` of :mod:`bnmfzoo.inference.counts._tempering` (Poisson,
     offsets 1) for draws ``A`` (S x D x K), ``W`` (S x K x N), written from its definition with
@@ -296,7 +280,7 @@ def _tempered_reference(X, K, beta, S, rng):
         A = rng.gamma(2.0, 1.0, (200_000, D, K))
         W = rng.gamma(2.0, 1.0, (200_000, K, N))
         logw.append(_rounded_loglik(X, A, W, beta))
-        chunks.append(_mean_and_balance(A, W))
+        chunks.append(cells_and_balance(A, W))
     logw = np.concatenate(logw)
     w = np.exp(logw - logw.max())
     w /= w.sum()
@@ -309,7 +293,7 @@ def _tempered_reference(X, K, beta, S, rng):
 def test_tempered_sweep_keeps_its_marginal(seed):
     """A replica at beta = 0.4 (2 x 3 counts, K = 2; every scaled count fractional) keeps the
     tempered marginal of :mod:`bnmfzoo.inference.counts._tempering`: its means of the 6 cells
-    of ``A @ W`` and of their balance (:func:`_mean_and_balance`, label-free) against
+    of ``A @ W`` and of their balance (:func:`cells_and_balance`, label-free) against
     importance sampling (1,000,000 prior draws) within 4.5 joint standard errors each (batch
     means over 40 batches of 20,000 sweeps; 12 scalars: false-failure probability ~1e-4 plus
     batch-means error). Also checks ``log_target`` against the definition (scipy) up to a
@@ -335,9 +319,9 @@ def test_tempered_sweep_keeps_its_marginal(seed):
     for t in range(20_500):
         fam.sweep(s, beta, rng)
         if t >= 500:
-            draws.append(_mean_and_balance(s["A"], s["W"]))
+            draws.append(cells_and_balance(s["A"], s["W"]))
     draws = np.array(draws)
-    z = (draws.mean(0) - ref) / np.sqrt(_batch_mcse(draws, 40) ** 2 + se_ref ** 2)
+    z = (draws.mean(0) - ref) / np.sqrt(batch_mcse(draws, 40) ** 2 + se_ref ** 2)
     assert np.all(np.abs(z) <= 4.5), z
 
 
@@ -396,6 +380,6 @@ def test_posterior_means_match_importance_sampling(X, K, S, sweeps, kernel):
         if t >= 500:
             draws.append((s["A"] @ s["W"]).ravel())
     draws = np.array(draws)
-    se = np.sqrt(_batch_mcse(draws, 40) ** 2 + se_ref ** 2)
+    se = np.sqrt(batch_mcse(draws, 40) ** 2 + se_ref ** 2)
     z = (draws.mean(0) - ref) / se
     assert np.all(np.abs(z) <= 4.5), z

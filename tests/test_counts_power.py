@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _counts_cases import batch_mcse, cells_and_balance
 from scipy import stats
 
 import bnmfzoo as bz
@@ -24,23 +25,8 @@ def _problem():
     return problem_from_factorization(bz.models.recognize(model))
 
 
-def _features(A, W):
-    """Per draw: the cells of ``A @ W`` and their balance ``sum_k (A_dk W_kn)^2 / (A W)_dn^2``
-    (how evenly the components share a cell; label-free)."""
-    terms = A[..., :, :, None] * W[..., None, :, :]  # (..., D, K, N)
-    AW = terms.sum(axis=-2)
-    balance = (terms ** 2).sum(axis=-2) / AW ** 2
-    lead = AW.shape[:-2]
-    return np.concatenate([AW.reshape(*lead, -1), balance.reshape(*lead, -1)], axis=-1)
-
-
-def _batch_mcse(x, n_batches):
-    means = np.array([b.mean(axis=0) for b in np.array_split(x, n_batches)])
-    return means.std(axis=0, ddof=1) / np.sqrt(n_batches)
-
-
 def _power_reference(beta, S, rng):
-    """Self-normalized importance sampling of :func:`_features` under ``p(A) p(W) L^beta``
+    """Self-normalized importance sampling of :func:`cells_and_balance` under ``p(A) p(W) L^beta``
     (Gamma(2, 1) priors; ``L`` the Poisson likelihood of the observed cells at means
     ``o_dn (A W)_dn``, from scipy): mean and standard error from the effective size."""
     (D, N), K = X.shape, 2
@@ -51,7 +37,7 @@ def _power_reference(beta, S, rng):
         W = rng.gamma(2.0, 1.0, (200_000, K, N))
         logw.append(beta * np.where(MASK, stats.poisson.logpmf(X, o * (A @ W)), 0.0)
                     .sum(axis=(1, 2)))
-        feats.append(_features(A, W))
+        feats.append(cells_and_balance(A, W))
     logw = np.concatenate(logw)
     w = np.exp(logw - logw.max())
     w /= w.sum()
@@ -69,9 +55,9 @@ def _power_z(seed, beta=0.4):
     for t in range(20_500):
         fam.sweep(s, beta, rng)
         if t >= 500:
-            draws.append(_features(s["A"], s["W"]))
+            draws.append(cells_and_balance(s["A"], s["W"]))
     draws = np.array(draws)
-    return (draws.mean(0) - ref) / np.sqrt(_batch_mcse(draws, 40) ** 2 + se_ref ** 2)
+    return (draws.mean(0) - ref) / np.sqrt(batch_mcse(draws, 40) ** 2 + se_ref ** 2)
 
 
 def test_power_sweep_keeps_the_power_posterior():
@@ -153,7 +139,7 @@ def _cold_chain_z(seed):
         if t >= 200:
             plain.append(s["A"] @ s["W"])
     cold, plain = np.array(cold), np.array(plain)
-    se = np.sqrt(_batch_mcse(cold, 20) ** 2 + _batch_mcse(plain, 20) ** 2)
+    se = np.sqrt(batch_mcse(cold, 20) ** 2 + batch_mcse(plain, 20) ** 2)
     return (cold.mean(0) - plain.mean(0)) / se
 
 

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pymc as pm
 import pytest
+from _counts_cases import batch_mcse
 from scipy.special import gammaln
 
 import bnmfzoo as bz
@@ -17,12 +18,6 @@ from bnmfzoo.inference.tempering import ReplicaSet, exchange_step
 
 def _problem(model):
     return problem_from_factorization(bz.models.recognize(model))
-
-
-def _batch_mcse(x, n_batches=20):
-    b = np.array_split(x, n_batches)
-    means = np.array([bb.mean(axis=0) for bb in b])
-    return means.std(axis=0, ddof=1) / np.sqrt(n_batches)
 
 
 def test_tempered_sweep_matches_quadrature():
@@ -73,7 +68,7 @@ def _quadrature_z(seed):
     p = np.exp(logd - logd.max())
     p /= p.sum()
     ref = np.array([np.sum(p * A * W), np.sum(p * w), np.sum(p * u)])
-    z = (draws.mean(0) - ref) / _batch_mcse(draws)
+    z = (draws.mean(0) - ref) / batch_mcse(draws)
     assert np.all(np.abs(z) <= 4.5), (draws.mean(0), ref, z)
     return z
 
@@ -108,7 +103,7 @@ def _cold_vs_gibbs(seed, n_exchange=4200, n_gibbs=8200):
         if t >= 200:
             plain.append(np.append((s["A"] @ s["W"]).ravel(), s["alpha"]))
     cold, plain = np.array(cold), np.array(plain)
-    se = np.sqrt(_batch_mcse(cold) ** 2 + _batch_mcse(plain) ** 2)
+    se = np.sqrt(batch_mcse(cold) ** 2 + batch_mcse(plain) ** 2)
     z = (cold.mean(0) - plain.mean(0)) / se
     assert np.all(np.abs(z) <= 4.5), z
     return z

@@ -63,6 +63,7 @@ from bnmfzoo.inference.counts._gibbs import log_likelihood
 from bnmfzoo.inference.counts._nb_core import nonzero_means
 from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
 from bnmfzoo.inference.counts._sweeps import gibbs_sweeps, group_moves
+from bnmfzoo.inference.counts._tempering import check_inner_sweeps, copy_state
 
 __all__ = ["PowerCounts"]
 
@@ -98,11 +99,8 @@ class PowerCounts:
         if problem.family != "poisson":
             raise ValueError("the power-posterior sweep is for Poisson models; the negative "
                              "binomial tempers along the rounding path (TemperedCounts)")
-        if isinstance(inner_sweeps, bool) or not isinstance(inner_sweeps, (int, np.integer)) \
-                or inner_sweeps < 1:
-            raise ValueError(f"inner_sweeps must be a positive integer, got {inner_sweeps!r}")
         self.problem = problem
-        self.inner_sweeps = int(inner_sweeps)
+        self.inner_sweeps = check_inner_sweeps(inner_sweeps)
         D, N = problem.shape
         self.dimension = (D + N) * problem.rank
         data = problem.data
@@ -169,6 +167,4 @@ class PowerCounts:
 
     def copy(self, state):
         """An independent copy."""
-        out = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
-        out["rates"] = {n: v.copy() for n, v in state["rates"].items()}
-        return out
+        return copy_state(state)

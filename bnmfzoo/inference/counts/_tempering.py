@@ -90,7 +90,22 @@ from bnmfzoo.inference.counts._gibbs import gibbs_sweep, log_likelihood
 from bnmfzoo.inference.counts._nb_core import nonzero_means
 from bnmfzoo.inference.counts._sweeps import gibbs_sweeps, group_moves
 
-__all__ = ["TemperedCounts"]
+__all__ = ["TemperedCounts", "check_inner_sweeps", "copy_state"]
+
+
+def check_inner_sweeps(inner_sweeps):
+    """``inner_sweeps`` as an int, or a ValueError unless it is a positive integer."""
+    if isinstance(inner_sweeps, bool) or not isinstance(inner_sweeps, (int, np.integer)) \
+            or inner_sweeps < 1:
+        raise ValueError(f"inner_sweeps must be a positive integer, got {inner_sweeps!r}")
+    return int(inner_sweeps)
+
+
+def copy_state(state):
+    """An independent copy of a count-family state (``A``, ``W``, ``rates``, ``alpha``)."""
+    out = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
+    out["rates"] = {n: v.copy() for n, v in state["rates"].items()}
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,10 +149,7 @@ class TemperedCounts:
     """
 
     def __init__(self, problem, inner_sweeps=1):
-        if isinstance(inner_sweeps, bool) or not isinstance(inner_sweeps, (int, np.integer)) \
-                or inner_sweeps < 1:
-            raise ValueError(f"inner_sweeps must be a positive integer, got {inner_sweeps!r}")
-        self.inner_sweeps = int(inner_sweeps)
+        self.inner_sweeps = check_inner_sweeps(inner_sweeps)
         self.problem = problem
         D, N = problem.shape
         self.dimension = (D + N) * problem.rank + (problem.alpha_prior is not None)
@@ -231,6 +243,4 @@ class TemperedCounts:
 
     def copy(self, state):
         """An independent copy."""
-        out = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in state.items()}
-        out["rates"] = {n: v.copy() for n, v in state["rates"].items()}
-        return out
+        return copy_state(state)

@@ -20,7 +20,7 @@ A_SHAPE, A_RATE = 2.0, 1.0
 MASK = np.ones((D, N), dtype=bool)
 MASK[0, 1] = False  # a missing cell: it must never enter the likelihood
 
-CASES = ("poisson", "poisson-ard", "poisson-missing-offsets", "nb")
+CASES = ("poisson", "poisson-ard", "poisson-missing-offsets", "nb", "nb2")
 _ROW_OFFSET = np.array([0.5, 1.0, 2.0])
 
 
@@ -34,6 +34,14 @@ def _problem(name, X):
 
         model = poisson(sp.csr_array(X), K, a=A_SHAPE, b=A_RATE, mask=MASK,
                         row_offset=_ROW_OFFSET)
+    elif name == "nb2":  # PyMC's NegativeBinomial(mu=, alpha=), written by hand
+        import pymc as pm
+
+        with pm.Model() as model:
+            A = pm.Gamma("A", A_SHAPE, A_RATE, shape=(D, K))
+            W = pm.Gamma("W", A_SHAPE, A_RATE, shape=(K, N))
+            alpha = pm.Gamma("alpha", 4.0, 1.0)
+            pm.NegativeBinomial("X", mu=A @ W, alpha=alpha, observed=X)
     else:
         model = negative_binomial(X, K, a=A_SHAPE, b=A_RATE, alpha_prior=(4.0, 1.0))
     return problem_from_factorization(recognize(model))
@@ -53,6 +61,10 @@ def _simulate(name, rng):
     if name == "nb":
         alpha = rng.gamma(4.0, 1.0)
         X = rng.negative_binomial(alpha * mu, alpha / (1 + alpha)).astype(float)
+        truth["alpha"] = np.array(alpha)
+    elif name == "nb2":
+        alpha = rng.gamma(4.0, 1.0)
+        X = rng.negative_binomial(alpha, alpha / (alpha + mu)).astype(float)
         truth["alpha"] = np.array(alpha)
     else:
         if name == "poisson-missing-offsets":

@@ -132,7 +132,8 @@ def test_nb_augmentation_matches_enumeration():
 
 @pytest.mark.parametrize("case, seed", [("poisson", 1), ("poisson-missing-offsets", 1),
                                         ("nb", 1),
-                                        pytest.param("poisson-ard", 1, marks=pytest.mark.slow)])
+                                        pytest.param("poisson-ard", 1, marks=pytest.mark.slow),
+                                        pytest.param("nb2", 1, marks=pytest.mark.slow)])
 def test_sbc_counts(case, seed):
     """SBC (100 simulations, ESS-thinned chains) of the Gibbs sweep on a 3 x 4, K = 2 model.
 
@@ -230,23 +231,32 @@ def test_not_recognized_says_why():
 
 
 @pytest.mark.slow
-def test_agrees_with_nuts():
+@pytest.mark.parametrize("family", ["poisson", "nb2"])
+def test_agrees_with_nuts(family):
     """Posterior means of A @ W from GibbsPoisson and PyMC's NUTS agree within 4 joint MCSE.
 
-    Tiny model (4 x 3, K = 2, Gamma(2, 1) priors). Tolerance: |difference| <= 4 sqrt(mcse_g^2
-    + mcse_nuts^2) per entry (12 entries: a correct pair fails with probability about
-    12 x 6e-5 < 0.1%).
+    Tiny model (4 x 3, K = 2, Gamma(2, 1) priors; ``nb2``: PyMC's ``NegativeBinomial(mu=,
+    alpha=)`` with ``alpha ~ Gamma(4, 1)``, written by hand). Tolerance: |difference| <=
+    4 sqrt(mcse_g^2 + mcse_nuts^2) per entry (12 entries: a correct pair fails with
+    probability about 12 x 6e-5 < 0.1%).
     """
     import arviz_stats as azs
 
     from bnmfzoo.inference import pymc_default_steps
 
     X = np.random.default_rng(4).poisson(3.0, size=(4, 3))
-    model = bz.models.poisson(X, 2, a=2.0, b=1.0)
+    if family == "poisson":
+        model = bz.models.poisson(X, 2, a=2.0, b=1.0)
+    else:
+        with pm.Model() as model:
+            A = pm.Gamma("A", 2.0, 1.0, shape=(4, 2))
+            W = pm.Gamma("W", 2.0, 1.0, shape=(2, 3))
+            pm.NegativeBinomial("X", mu=A @ W, alpha=pm.Gamma("alpha", 4.0, 1.0), observed=X)
     with model:
         AW = pm.Deterministic("AW", model["A"] @ model["W"])
         gibbs = pm.sample(draws=4000, tune=500, chains=2, random_seed=1, progressbar=False,
                           compute_convergence_checks=False)
+        assert "loglik" in gibbs.sample_stats  # GibbsPoisson's own stat: our step sampled it
         with pymc_default_steps():
             nuts = pm.sample(draws=2000, tune=1000, chains=2, random_seed=2, progressbar=False,
                              nuts_sampler="pymc", compute_convergence_checks=False)

@@ -18,6 +18,12 @@ _TV = "tests/test_counts_vb.py"
 _NBVB = "bnmfzoo/inference/counts/vb_nb.py"
 _TNV = "tests/test_counts_vb_nb.py"
 _TNT = "tests/test_counts_tempering_nb.py"
+_TI = ("tests/test_counts_imputation.py::test_imputed_counts_follow_the_posterior_predictive"
+       "[poisson]")
+_TI2 = ("tests/test_counts_imputation.py::test_imputed_counts_follow_the_posterior_predictive"
+        "[nb2]")
+_NB2 = "bnmfzoo/inference/counts/_nb2.py"
+_GP = "bnmfzoo/inference/counts/gibbs_poisson.py"
 
 MUTATIONS = [
     Mutation(
@@ -202,4 +208,45 @@ MUTATIONS = [
         new="math.log(2.0 * math.pi * math.e * s * s)",
         tests=(f"{_TNV}::test_alpha_integrated_bound_lies_below_evidence",),
         why="NB rank-selection bound: the Gaussian entropy of q(log alpha) counted twice"),
+    Mutation(
+        id="counts-impute-without-offset", path=_GIBBS,
+        old="mu = imputed.offsets * np.einsum(", new="mu = np.einsum(",
+        tests=(_TI,),
+        why="PyMC's imputed counts drawn from A @ W without their cell's offset"),
+    Mutation(
+        id="counts-impute-without-noise", path=_GIBBS,
+        old="        return rng.poisson(mu)\n", new="        return np.rint(mu).astype(np.int64)\n",
+        tests=(_TI,),
+        why="imputed counts set to their rounded mean instead of a Poisson draw"),
+    Mutation(
+        id="counts-impute-stale-factors", path=_GP,
+        old="        self._write_imputed(new, state)\n",
+        new="        self._write_imputed(new, self._state_from_point(point))\n",
+        tests=(_TI,),
+        why="imputed counts drawn from the previous draw's factors (right marginal, wrong "
+            "joint with the factors written beside them)"),
+    Mutation(
+        id="counts-nb2-multiplier-ignores-mean", path=_NB2,
+        old="g = rng.gamma(alpha + x, 1.0 / (alpha + mu))",
+        new="g = rng.gamma(alpha + x, 1.0 / alpha)",
+        tests=(_TI2,),
+        why="NB2: the per-cell Gamma multiplier's rate misses the cell's mean (alpha + mu)"),
+    Mutation(
+        id="counts-nb2-exposure-without-multiplier", path=_NB2,
+        old="rows, cols, offsets * g)", new="rows, cols, offsets)",
+        tests=(_TI2,),
+        why="NB2: the Gamma rates of A and W sum o W instead of g o W (a Poisson fit)"),
+    Mutation(
+        id="counts-nb2-alpha-without-prior", path=_NB2,
+        old="return (a0 - 1.0) * math.log(a) - b0 * a + float(",
+        new="return float(",
+        tests=(_TI2,),
+        why="NB2: the dispersion's slice target misses its Gamma prior"),
+    Mutation(
+        id="counts-nb2-imputed-as-other-nb", path=_GIBBS,
+        old='    if family == "nb2":\n        return rng.negative_binomial(alpha,',
+        new='    if family == "nb2x":\n        return rng.negative_binomial(alpha,',
+        tests=(_TI2,),
+        why="NB2: PyMC's imputed counts drawn from the n = alpha mu NB (variance mu (1 + alpha) "
+            "/ alpha instead of mu + mu^2 / alpha)"),
 ]

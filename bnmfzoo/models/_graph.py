@@ -14,7 +14,8 @@ from pytensor.scalar.basic import Reciprocal
 from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.type_other import NoneTypeT
 
-__all__ = ["evaluate", "depends_on", "reciprocal_of", "rv_params", "shape_of", "probe_env"]
+__all__ = ["evaluate", "depends_on", "reciprocal_of", "rv_params", "shape_of", "probe_env",
+           "observed_data", "data_identity"]
 
 
 def evaluate(var, env=None, memo=None):
@@ -55,6 +56,31 @@ def evaluate(var, env=None, memo=None):
                 memo[out] = cell[0]
         stack.pop()
     return memo[var]
+
+
+def observed_data(model, obs):
+    """The observed values of the likelihood ``obs`` of ``model`` as a NumPy array.
+
+    The value is a constant, a shared variable (``pm.Data``) or a graph of them: PyMC casts
+    ``pm.Data`` of floats to the integer type of a count likelihood.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> with pm.Model() as model:
+    ...     x = pm.Data("x", np.array([1.0, 2.0]))
+    ...     _ = pm.Poisson("X", mu=1.0, observed=x)
+    >>> observed_data(model, model["X"]).tolist()
+    [1, 2]
+    """
+    return np.asarray(evaluate(model.rvs_to_values[obs]))
+
+
+def data_identity(model, obs):
+    """Identities of the arrays behind the observed values of ``obs`` (changes with set_data)."""
+    value = model.rvs_to_values[obs]
+    shared = [v for v in ancestors([value]) if isinstance(v, SharedVariable)]
+    return tuple(id(v.get_value(borrow=True)) for v in shared) or (id(value),)
 
 
 def depends_on(var, candidates):

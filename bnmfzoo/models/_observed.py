@@ -19,7 +19,14 @@ import xarray as xr
 
 from bnmfzoo._base.entries import DenseOnDemand, LongMatrix
 from bnmfzoo._terms._pairs import _product
-from bnmfzoo.models._graph import depends_on, evaluate, rv_params, shape_of
+from bnmfzoo.models._graph import (
+    data_identity,
+    depends_on,
+    evaluate,
+    observed_data,
+    rv_params,
+    shape_of,
+)
 
 __all__ = ["NotRecognized", "ObservedProduct", "observed_product", "DENSE_MIN_FRACTION"]
 
@@ -79,9 +86,7 @@ class ObservedProduct:
 def _fingerprint(model):
     data = []
     for rv in model.observed_RVs:
-        value = model.rvs_to_values[rv]
-        data.append(id(value.get_value(borrow=True)) if hasattr(value, "get_value")
-                    else id(value))
+        data.append(data_identity(model, rv))
     return (tuple(id(v) for v in model.basic_RVs), tuple(id(p) for p in model.potentials),
             tuple(data))
 
@@ -302,9 +307,7 @@ DENSE_MIN_FRACTION = 1 / 8
 def _entries(model, obs, rows, cols, shape, coords):
     """The observed entries as a row-major :class:`LongMatrix` (NaN values dropped)."""
     D, N = shape
-    data = model.rvs_to_values[obs]
-    values = np.asarray(data.get_value(borrow=True) if hasattr(data, "get_value")
-                        else data.data, dtype=float)
+    values = np.asarray(observed_data(model, obs), dtype=float)
     if values.shape != rows.shape:
         raise NotRecognized(f"the observed data of {obs.name!r} have shape {values.shape}, the "
                             f"mean {rows.shape}")

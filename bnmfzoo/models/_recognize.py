@@ -203,12 +203,15 @@ class Imputed:
     rv : pytensor variable
     rows, cols : numpy.ndarray of int64
         The entry of the product each of its elements is (flattened in its own order).
+    offsets : numpy.ndarray or None
+        Count models: the constant offset of each element's mean (``o * (A @ W)[rows, cols]``).
     """
 
     name: str
     rv: object
     rows: np.ndarray
     cols: np.ndarray
+    offsets: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -28,16 +28,24 @@ import numpy as np
 
 from bnmfzoo._terms._pairs import _product
 from bnmfzoo._terms.poisson import ZERO_MASS_ATTR
-from bnmfzoo.models._graph import depends_on, evaluate, reciprocal_of, rv_params, shape_of
+from bnmfzoo.models._graph import (
+    depends_on,
+    evaluate,
+    observed_data,
+    reciprocal_of,
+    rv_params,
+    shape_of,
+)
 from bnmfzoo.models._observed import NotRecognized, _coords, _names, _probe
-from bnmfzoo.models._recognize import _selection, _users
+from bnmfzoo.models._recognize import Imputed, _selection, _users
 
 __all__ = ["CountFactorization", "CountPrior", "RateVariable", "recognize_counts",
            "recognize_poisson", "recognize_negative_binomial"]
 
-_WHAT = ("recognized count models: pm.Poisson(mu=o * (A @ W)) or pm.NegativeBinomial(n=alpha * "
-         "mu, p=alpha / (1 + alpha)) with Gamma or Exponential priors on A and W (constant shape; "
-         "rate constant or elements of a Gamma variable)")
+_WHAT = ("recognized count models: pm.Poisson(mu=o * (A @ W)), pm.NegativeBinomial(n=alpha * "
+         "mu, p=alpha / (1 + alpha)) or pm.NegativeBinomial(mu=mu, alpha=alpha) with Gamma or "
+         "Exponential priors on A and W (constant shape; rate constant or elements of a Gamma "
+         "variable)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +94,9 @@ class CountFactorization:
     Attributes
     ----------
     family : str
-        ``"poisson"`` or ``"negative_binomial"``.
+        ``"poisson"``, ``"negative_binomial"`` (``n = alpha * mu``, ``p = alpha / (1 + alpha)``;
+        variance ``mu (1 + alpha) / alpha``) or ``"nb2"`` (PyMC's ``NegativeBinomial(mu=mu,
+        alpha=alpha)``; variance ``mu + mu^2 / alpha``).
     likelihood : str
     shape : tuple of int
         (D, N).
@@ -109,6 +119,9 @@ class CountFactorization:
     row_labels, col_labels : numpy.ndarray
     kind : str
         ``"counts"``.
+    imputed : bnmfzoo.models._recognize.Imputed or None
+        PyMC's automatic imputation of NaN counts (a free ``X_unobserved`` of the likelihood's
+        family; its ``offsets`` are those of its cells). The count samplers draw it exactly.
     """
 
     family: str
@@ -127,6 +140,7 @@ class CountFactorization:
     row_labels: np.ndarray | None = None
     col_labels: np.ndarray | None = None
     kind: str = "counts"
+    imputed: Imputed | None = None
 
     @property
     def var_names(self):
@@ -136,6 +150,8 @@ class CountFactorization:
             names[f"rate:{name}"] = name
         if self.alpha_var is not None:
             names["alpha"] = self.alpha_var[0]
+        if self.imputed is not None:
+            names["imputed"] = self.imputed.name
         return names
 
 
@@ -274,60 +290,168 @@ def _zero_potential(model, obs_name, free, assignment, alpha_env):
     return None
 
 
+@dataclass(frozen=True, eq=False)
+class _Mean:
+    """How a count likelihood's mean reads: ``run(env)`` is ``o * (A @ W)[sel]``."""
+
+    run: object
+    graph: object
+    alpha: float | None
+    alpha_var: tuple | None
+    alpha_rv: object
+    family: str = "poisson"
+
+
+def _mean_of(rv, family, free):
+    """The :class:`_Mean` of the Poisson or NB variable ``rv`` (observed or PyMC's imputed).
+
+    NB variables come in two forms: ``n = alpha * mu, p = alpha / (1 + alpha)`` (family
+    ``"negative_binomial"``, variance ``mu (1 + alpha) / alpha``) and PyMC's
+    ``NegativeBinomial(mu=mu, alpha=alpha)``, stored as ``n = alpha, p = alpha / (mu + alpha)``
+    (family ``"nb2"``, variance ``mu + mu^2 / alpha``).
+    """
+    if family == "poisson":
+        (mu,) = rv_params(rv)
+        return _Mean(lambda env: evaluate(mu, env), mu, None, None, None)
+    n_g, p_g = rv_params(rv)
+    ndeps, pdeps = depends_on(n_g, free), depends_on(p_g, free)
+    if len(ndeps) <= 1 and set(pdeps) - set(ndeps):
+        return _nb2_mean_of(n_g, p_g, ndeps, free)
+    alpha = alpha_var = alpha_rv = None
+    if not pdeps:
+        p = np.asarray(evaluate(p_g), float)
+        if p.size != 1 and not np.all(p == p.ravel()[0]):
+            raise NotRecognized("the NB probability varies by entry; recognized: "
+                                "p = alpha / (1 + alpha), one alpha")
+        p = float(p.ravel()[0])
+        alpha = p / (1.0 - p)
+        env0 = {}
+    else:
+        if len(pdeps) != 1:
+            raise NotRecognized(f"the NB probability depends on {_names(pdeps)}; recognized: "
+                                "pm.NegativeBinomial(n=alpha * mu, p=alpha / (1 + alpha)) or "
+                                "pm.NegativeBinomial(mu=mu, alpha=alpha)")
+        alpha_rv = pdeps[0]
+        shape_a, rate_a = _scalar_gamma(alpha_rv, free, "the NB probability")
+        for v in (0.7, 2.3):
+            got = float(np.ravel(evaluate(p_g, {alpha_rv: np.asarray(v)}))[0])
+            if not np.isclose(got, v / (1 + v), rtol=1e-12):
+                raise NotRecognized("the NB probability is not alpha / (1 + alpha)")
+        alpha_var = (alpha_rv.name, shape_a, rate_a)
+        env0 = {alpha_rv: np.asarray(1.0)}
+
+    def run(env):
+        out = evaluate(n_g, {**env0, **env})
+        return out if alpha is None else out / alpha
+    return _Mean(run, n_g, alpha, alpha_var, alpha_rv, "negative_binomial")
+
+
+def _nb2_mean_of(n_g, p_g, ndeps, free):
+    """:class:`_Mean` of ``NegativeBinomial(mu=mu, alpha=alpha)``.
+
+    ``n = alpha`` (one constant or one scalar Gamma variable) and ``mu = n (1 - p) / p``.
+    """
+    alpha = alpha_var = alpha_rv = None
+    if ndeps:
+        alpha_rv = ndeps[0]
+        shape_a, rate_a = _scalar_gamma(alpha_rv, free, "the NB dispersion alpha")
+        for v in (0.7, 2.3):
+            got = np.ravel(evaluate(n_g, {alpha_rv: np.asarray(v)}))
+            if not np.allclose(got, v, rtol=1e-12):
+                raise NotRecognized("the NB shape n is not the dispersion alpha itself")
+        alpha_var = (alpha_rv.name, shape_a, rate_a)
+        env0 = {alpha_rv: np.asarray(1.0)}
+    else:
+        n = np.ravel(np.asarray(evaluate(n_g), float))
+        if not np.all(n == n[0]) or not 0.0 < n[0] < np.inf:
+            raise NotRecognized("the NB dispersion alpha varies by entry; recognized: one "
+                                "alpha (a positive constant or a scalar Gamma variable)")
+        alpha = float(n[0])
+        env0 = {}
+    mu_graph = n_g * (1.0 - p_g) / p_g
+
+    def run(env):
+        return evaluate(mu_graph, {**env0, **env})
+    return _Mean(run, mu_graph, alpha, alpha_var, alpha_rv, "nb2")
+
+
+def _check_mean_free_of_alpha(mean_graph, alpha_rv, ours, memo):
+    """NB2: the mean ``n (1 - p) / p`` must not change with the dispersion."""
+    env = {rv: np.full(shape_of(rv, memo), 1.0) for rv in ours}
+    a, b = (np.asarray(evaluate(mean_graph, {**env, alpha_rv: np.asarray(v)}), float)
+            for v in (0.7, 2.3))
+    if not np.allclose(a, b, rtol=1e-9):
+        raise NotRecognized("the NB mean n (1 - p) / p depends on the dispersion alpha")
+
+
+def _check_alpha_enters_n(n_graph, alpha_rv, ours, memo, o, K):
+    """Check that the NB shape ``n`` holds alpha only as a factor (``n / alpha`` is the mean)."""
+    for v in (0.7, 2.3):
+        env = {ours[0]: np.full(shape_of(ours[0], memo), 1.0),
+               ours[1]: np.full(shape_of(ours[1], memo), 1.0), alpha_rv: np.asarray(v)}
+        got = np.asarray(evaluate(n_graph, env), float).ravel()
+        if not np.allclose(got, v * o * K, rtol=1e-10):
+            raise NotRecognized("the NB shape n is not alpha * mu")
+
+
+def _count_imputation(model, obs, family, mean, assignment, memo):
+    """PyMC's automatic imputation of the likelihood's NaN counts, as an :class:`Imputed`.
+
+    ``pm.Poisson("X", mu=A @ W, observed=counts_with_nan)`` makes the observed cells
+    ``X_observed`` and a free ``X_unobserved ~ Poisson((A @ W)[missing])``. Given the factors
+    (and the NB dispersion) its conditional is that distribution, so the count samplers draw it
+    exactly after each sweep of the factors, which see only the observed cells. Recognized
+    when a free variable of the likelihood's family has a mean ``o * (A @ W)[sel]`` of the same
+    factors in the same roles (and, for the NB, the same dispersion).
+    """
+    free = list(model.free_RVs)
+    ours = [rv for rv, _ in assignment.values()]
+    op = type(obs.owner.op)
+    for u in free:
+        if u in ours or type(u.owner.op) is not op or u is mean.alpha_rv:
+            continue
+        try:
+            m_u = _mean_of(u, family, free)
+        except NotRecognized:
+            continue
+        if (m_u.alpha_rv is not mean.alpha_rv or m_u.alpha != mean.alpha
+                or set(depends_on(m_u.graph, free)) - {mean.alpha_rv} != set(ours)):
+            continue
+        try:
+            found = _match(m_u.run, ours, memo)
+        except NotRecognized:
+            continue
+        got, rows, cols, o, shape, K = found
+        if got != assignment:
+            continue
+        if m_u.family != mean.family:
+            continue
+        if mean.alpha_rv is not None and mean.family == "negative_binomial":
+            _check_alpha_enters_n(m_u.graph, mean.alpha_rv, ours, memo, o, K)
+        return Imputed(name=u.name, rv=u, rows=rows.astype(np.int64),
+                       cols=cols.astype(np.int64), offsets=o.copy())
+    return None
+
+
 def _recognize_counts(model, obs, family):
     free = list(model.free_RVs)
     memo = {}
-    alpha = alpha_var = None
-    alpha_rv = None
-    if family == "poisson":
-        (mu,) = rv_params(obs)
-
-        def run(env):
-            return evaluate(mu, env)
-        mean_graph = mu
-    else:
-        n_g, p_g = rv_params(obs)
-        pdeps = depends_on(p_g, free)
-        if not pdeps:
-            p = np.asarray(evaluate(p_g), float)
-            if p.size != 1 and not np.all(p == p.ravel()[0]):
-                raise NotRecognized("the NB probability varies by entry; recognized: "
-                                    "p = alpha / (1 + alpha), one alpha")
-            p = float(p.ravel()[0])
-            alpha = p / (1.0 - p)
-            env0 = {}
-        else:
-            if len(pdeps) != 1:
-                raise NotRecognized(f"the NB probability depends on {_names(pdeps)}")
-            alpha_rv = pdeps[0]
-            shape_a, rate_a = _scalar_gamma(alpha_rv, free, "the NB probability")
-            for v in (0.7, 2.3):
-                got = float(np.ravel(evaluate(p_g, {alpha_rv: np.asarray(v)}))[0])
-                if not np.isclose(got, v / (1 + v), rtol=1e-12):
-                    raise NotRecognized("the NB probability is not alpha / (1 + alpha)")
-            alpha_var = (alpha_rv.name, shape_a, rate_a)
-            env0 = {alpha_rv: np.asarray(1.0)}
-
-        def run(env):
-            out = evaluate(n_g, {**env0, **env})
-            return out if alpha is None else out / alpha
-        mean_graph = n_g
+    mean = _mean_of(obs, family, free)
+    run, mean_graph = mean.run, mean.graph
+    alpha, alpha_var, alpha_rv = mean.alpha, mean.alpha_var, mean.alpha_rv
     factor_rvs = [rv for rv in depends_on(mean_graph, free) if rv is not alpha_rv]
     if len(factor_rvs) != 2:
         raise NotRecognized(f"the mean of {obs.name!r} depends on {_names(factor_rvs)}; "
                             "recognized: A @ W (two factors) times constant offsets")
     assignment, rows, cols, o, (D, N), K = _match(run, factor_rvs, memo)
     ours = [rv for rv, _ in assignment.values()]
-    if alpha_rv is not None:  # alpha must enter n only as a factor: n / alpha is the mean
-        for v in (0.7, 2.3):
-            env = {ours[0]: np.full(shape_of(ours[0], memo), 1.0),
-                   ours[1]: np.full(shape_of(ours[1], memo), 1.0), alpha_rv: np.asarray(v)}
-            got = np.asarray(evaluate(n_g, env), float).ravel()
-            if not np.allclose(got, v * o * K, rtol=1e-10):
-                raise NotRecognized("the NB shape n is not alpha * mu")
-    data = model.rvs_to_values[obs]
-    values = np.asarray(data.get_value(borrow=True) if hasattr(data, "get_value")
-                        else data.data, dtype=float).ravel()
+    family = mean.family
+    if alpha_rv is not None and family == "negative_binomial":
+        _check_alpha_enters_n(mean_graph, alpha_rv, ours, memo, o, K)
+    elif alpha_rv is not None:
+        _check_mean_free_of_alpha(mean_graph, alpha_rv, ours, memo)
+    imputed = _count_imputation(model, obs, family, mean, assignment, memo)
+    values = np.asarray(observed_data(model, obs), dtype=float).ravel()
     if values.shape != rows.shape:
         raise NotRecognized(f"the observed data of {obs.name!r} have {values.size} entries, "
                             f"the mean {rows.size}")
@@ -341,12 +465,20 @@ def _recognize_counts(model, obs, family):
         raise NotRecognized(f"the likelihood {obs.name!r} observes some entry twice")
 
     zero = _zero_potential(model, obs.name, free, assignment, None)
-    skip = {obs} | ({zero[0]} if zero is not None else set())
-    for role, (rv, _) in assignment.items():
+    if zero is not None and family == "nb2":
+        raise NotRecognized(f"the zero-count potential {zero[0].name!r} belongs to the other NB "
+                            "form (n = alpha * mu)")
+    skip = ({obs} | ({zero[0]} if zero is not None else set())
+            | ({imputed.rv} if imputed is not None else set()))
+    checked = list(assignment.items())
+    if alpha_rv is not None:
+        checked.append(("the NB dispersion", (alpha_rv, False)))
+    for role, (rv, _) in checked:
         users = [u for u in _users(model, rv) if u not in skip]
         if users:
             raise NotRecognized(f"{role} ({rv.name!r}) is also used by {_names(users)}; "
-                                "recognized: the factors appear only in the likelihood's mean")
+                                "recognized: the factors (and the NB dispersion) appear only "
+                                "in the likelihood")
     for pot in model.potentials:
         if zero is not None and pot is zero[0]:
             continue
@@ -393,15 +525,16 @@ def _recognize_counts(model, obs, family):
         if users:
             raise NotRecognized(f"the rate variable {name!r} is also used by {_names(users)}; "
                                 "recognized: rates used only by the factors' priors")
-    structure = set(ours) | set(rate_rvs.values()) | ({alpha_rv} if alpha_rv is not None
-                                                      else set())
+    structure = (set(ours) | set(rate_rvs.values())
+                 | ({alpha_rv} if alpha_rv is not None else set())
+                 | ({imputed.rv} if imputed is not None else set()))
     others = tuple(sorted(rv.name for rv in free if rv not in structure))
     coords = _coords(model, assignment, "nmf", D, N)
     return CountFactorization(
         family=family, likelihood=obs.name, shape=(D, N), rank=int(K),
         nz_rows=rows[nz].astype(np.int64), nz_cols=cols[nz].astype(np.int64),
         nz_counts=values[nz].astype(np.int64), exposure=exposure, factors=factors,
-        rates=rates_seen, alpha=alpha, alpha_var=alpha_var, others=others,
+        rates=rates_seen, alpha=alpha, alpha_var=alpha_var, others=others, imputed=imputed,
         row_labels=np.asarray(coords["row"]), col_labels=np.asarray(coords["col"]))
 
 

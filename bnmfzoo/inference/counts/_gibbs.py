@@ -16,6 +16,7 @@ from bnmfzoo.inference.counts._core import (
     poisson_loglik,
     split_counts,
 )
+from bnmfzoo.inference.counts._nb2 import nb2_loglik, nb2_sweep
 from bnmfzoo.inference.counts._nb_core import (
     nb_loglik,
     nb_rate_factor,
@@ -26,7 +27,7 @@ from bnmfzoo.inference.counts._nb_core import (
 )
 from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
 
-__all__ = ["gibbs_sweep", "initial_state", "log_likelihood"]
+__all__ = ["gibbs_sweep", "impute_counts", "initial_state", "log_likelihood"]
 
 
 def initial_state(problem, rng):
@@ -42,9 +43,43 @@ def initial_state(problem, rng):
     return {"A": A, "W": W, "rates": rates, "alpha": alpha}
 
 
+def impute_counts(imputed, family, state, rng):
+    """Exact draw of PyMC's imputed (NaN) counts given ``A``, ``W`` and the NB dispersion.
+
+    ``imputed`` (:class:`bnmfzoo.models.Imputed`) lists the cells and their offsets ``o``;
+    the draw is ``Poisson(o * (A @ W)[cells])`` or, for the negative binomial,
+    ``NB(n = alpha o (A @ W)[cells], p = alpha / (1 + alpha))`` (NB2: ``n = alpha``,
+    ``p = alpha / (alpha + o (A @ W)[cells])``). The sweeps see only the
+    observed cells, so drawing these from their conditional right after them is exact Gibbs
+    for the joint posterior of factors and missing counts.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> imp = SimpleNamespace(rows=np.array([0]), cols=np.array([1]), offsets=np.array([2.0]))
+    >>> state = {"A": np.ones((2, 1)), "W": np.full((1, 2), 3.0), "alpha": None}
+    >>> x = [impute_counts(imp, "poisson", state, np.random.default_rng(i))[0] for i in range(400)]
+    >>> bool(abs(np.mean(x) - 6.0) < 0.6)   # mean 6, sd of the mean 0.12
+    True
+    """
+    A = np.asarray(state["A"], dtype=float)
+    W = np.asarray(state["W"], dtype=float)
+    mu = imputed.offsets * np.einsum("ek,ke->e", A[imputed.rows], W[:, imputed.cols])
+    if not np.all(np.isfinite(mu)) or np.any(mu < 0):
+        raise FloatingPointError("the means of the imputed counts are not finite and >= 0")
+    if family == "poisson":
+        return rng.poisson(mu)
+    alpha = float(state["alpha"])
+    if family == "nb2":
+        return rng.negative_binomial(alpha, alpha / (alpha + mu))
+    return rng.negative_binomial(np.maximum(alpha * mu, 1e-300), alpha / (1.0 + alpha))
+
+
 def log_likelihood(problem, state):
-    """Log-likelihood of the observed cells at ``state`` (Poisson or NB)."""
+    """Log-likelihood of the observed cells at ``state`` (Poisson, NB or NB2)."""
     A, W = state["A"], state["W"]
+    if problem.family == "nb2":
+        return nb2_loglik(problem, state)
     if problem.family == "poisson":
         return poisson_loglik(problem.data, problem.expo, A, W, problem.offsets_nz)
     mu_nz = nonzero_means(problem.data, A, W, problem.offsets_nz)
@@ -52,7 +87,7 @@ def log_likelihood(problem, state):
 
 
 def gibbs_sweep(problem, state, rng, *, update=("A", "W", "rates", "alpha")):
-    """One sweep; returns the new state (a new dict).
+    """One sweep; returns the new state (a new dict). NB2 models: ``_nb2.nb2_sweep``.
 
     Parameters
     ----------
@@ -75,6 +110,8 @@ def gibbs_sweep(problem, state, rng, *, update=("A", "W", "rates", "alpha")):
     >>> s["A"].shape, s["rates"]["lambda_"].shape
     ((5, 2), (2,))
     """
+    if problem.family == "nb2":
+        return nb2_sweep(problem, state, rng, update=update)
     A, W = state["A"], state["W"]
     rates = dict(state["rates"])
     alpha = state.get("alpha")

@@ -7,14 +7,14 @@ the conjugate Gamma conditionals of the rate variables (ARD per factor, Gopalan 
 per-row and per-column rates, or any other Gamma variable whose elements are factor rates).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from bnmfzoo.inference.counts._core import CountMatrix, Exposure, nonzero_offsets
 
 __all__ = ["CountProblem", "problem_from_factorization", "prior_rates", "rate_conditionals",
-           "counts_spec"]
+           "counts_spec", "observed_cells"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,6 +40,8 @@ class CountProblem:
         Constant NB dispersion.
     alpha_prior : tuple or None
         ``(shape, rate)`` of a learned NB dispersion.
+    cells : tuple or None
+        NB2 models: :func:`observed_cells` (the sweep draws one multiplier per observed cell).
     """
 
     family: str
@@ -54,6 +56,7 @@ class CountProblem:
     rates: dict = field(default_factory=dict)
     alpha: float | None = None
     alpha_prior: tuple | None = None
+    cells: tuple | None = None
 
     @property
     def shape(self):
@@ -84,13 +87,36 @@ def problem_from_factorization(f):
             rate_of[role] = (p.rate_var, np.asarray(p.rate_index, np.int64))
     rates = {name: (r.alpha, r.beta, r.shape) for name, r in f.rates.items()}
     A, W = f.factors["A"], f.factors["W"]
-    return CountProblem(
+    problem = CountProblem(
         family=f.family, data=data, expo=expo, offsets_nz=nonzero_offsets(data, expo),
         aA=np.asarray(A.shape, float), aW=np.asarray(W.shape, float),
         bA=None if A.rate is None else np.asarray(A.rate, float),
         bW=None if W.rate is None else np.asarray(W.rate, float),
         rate_of=rate_of, rates=rates, alpha=f.alpha,
         alpha_prior=None if f.alpha_var is None else (f.alpha_var[1], f.alpha_var[2]))
+    if f.family == "nb2":
+        problem = replace(problem, cells=observed_cells(problem))
+    return problem
+
+
+def observed_cells(problem):
+    """``(rows, cols, offsets, counts)`` of every observed cell (zeros included), row-major."""
+    D, N = problem.shape
+    e = problem.expo
+    if e.kind == "separable":
+        seen = np.ones((D, N), dtype=bool)
+        seen[e.rows, e.cols] = False
+        rows, cols = (a.astype(np.int64) for a in np.nonzero(seen))
+        offsets = e.row_offset[rows] * e.col_offset[cols]
+    else:
+        order = np.lexsort((e.cols, e.rows))
+        rows, cols, offsets = e.rows[order], e.cols[order], e.offsets[order]
+    counts = np.zeros(rows.size)
+    data = problem.data
+    flat = rows * np.int64(N) + cols
+    nz_flat = data.rows() * np.int64(N) + np.asarray(data.cols, np.int64)
+    counts[np.searchsorted(flat, nz_flat)] = data.counts
+    return rows, cols, np.asarray(offsets, float), counts
 
 
 def prior_rates(problem, rate_values):

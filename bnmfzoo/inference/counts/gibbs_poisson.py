@@ -1,10 +1,12 @@
 """``GibbsPoisson``: the latent-count Gibbs sampler as a PyMC step method.
 
-Samples ``A``, ``W`` (and the Gamma rate variables of ARD / hierarchical priors, and a
-learned NB dispersion) of any model :func:`bnmfzoo.models.recognize` reads as a Poisson or
-Gamma-Poisson factorization of counts: :func:`bnmfzoo.models.poisson`,
-:func:`bnmfzoo.models.negative_binomial`, or the user's own ``pm.Poisson("X", mu=A @ W,
-observed=counts)`` with Gamma / Exponential priors. ``import bnmfzoo`` registers it, so plain
+Samples ``A``, ``W`` (and the Gamma rate variables of ARD / hierarchical priors, a learned NB
+dispersion, and PyMC's imputation ``X_unobserved`` of NaN counts) of any model
+:func:`bnmfzoo.models.recognize` reads as a Poisson or Gamma-Poisson factorization of counts:
+:func:`bnmfzoo.models.poisson`, :func:`bnmfzoo.models.negative_binomial`, or the user's own
+``pm.Poisson("X", mu=A @ W, observed=counts)`` or ``pm.NegativeBinomial("X", mu=A @ W,
+alpha=alpha, observed=counts)`` (NB2, :mod:`bnmfzoo.inference.counts._nb2`) with Gamma /
+Exponential priors. ``import bnmfzoo`` registers it, so plain
 ``pm.sample()`` chooses it for those variables (:meth:`GibbsPoisson.competence`).
 
 The numeric sweep is :func:`bnmfzoo.inference.counts._gibbs.gibbs_sweep` (Cemgil 2009 for the
@@ -28,7 +30,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
-from bnmfzoo.inference.counts._gibbs import gibbs_sweep, log_likelihood
+from bnmfzoo.inference.counts._gibbs import gibbs_sweep, impute_counts, log_likelihood
 from bnmfzoo.inference.counts._problem import counts_spec
 from bnmfzoo.inference.counts._sweeps import (
     default_sweeps_per_draw,
@@ -124,6 +126,15 @@ class GibbsPoisson(TransformedStep):
             raise ValueError(f"sweeps_per_draw must be a positive integer, got "
                              f"{sweeps_per_draw!r}")
         self.sweeps_per_draw = int(sweeps_per_draw)
+        self._imputed = self.factorization.imputed
+        if (self._imputed is not None and "imputed" not in self.update_roles
+                and self._update):
+            # the sweep draws the factors given the observed cells only (the imputed ones
+            # marginalized out), which is right only when the imputed cells are redrawn from
+            # their conditional right after it
+            raise ValueError(f"{type(self).__name__} must also update {self._imputed.name!r} "
+                             "(PyMC's imputation of the missing counts) when it updates the "
+                             "factors")
         both = "A" in self._update and "W" in self._update
         self.rescale = bool(rescale) and both
         self.shear = bool(shear) and both
@@ -152,6 +163,13 @@ class GibbsPoisson(TransformedStep):
         if "alpha" in self.value_maps:
             state["alpha"] = float(self._read(point, "alpha"))
         return state
+
+    def _write_imputed(self, point, state):
+        """Draw PyMC's imputed counts from their conditional given ``state`` into ``point``."""
+        if self._imputed is not None and "imputed" in self.update_roles:
+            draw = impute_counts(self._imputed, self.problem.family, state, self.rng)
+            shape = np.shape(point[self._value_name("imputed")])
+            self._write(point, "imputed", draw.reshape(shape))
 
     def sweep_state(self, state):
         """One numeric sweep of ``state`` (dict: A, W, rates, alpha)."""
@@ -182,6 +200,7 @@ class GibbsPoisson(TransformedStep):
                 self._write(new, role, state["rates"][role[5:]])
         if "alpha" in self.update_roles:
             self._write(new, "alpha", np.asarray(state["alpha"]))
+        self._write_imputed(new, state)
         self.n_steps += 1
         ll = log_likelihood(self.problem, state) if self.loglik_stat else np.nan
         return new, [{"loglik": np.float64(ll)}]

@@ -69,6 +69,11 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
                  path=None, rng=None, blocked=True, initial_point=None,
                  compile_kwargs=None):
         GibbsPoisson.__init__(self, vars, model=model, rng=rng, loglik_stat=False)
+        if self.problem.family == "nb2":
+            raise TypeError("ReplicaExchangePoisson has no tempered sweep for "
+                            "pm.NegativeBinomial(mu=, alpha=) (NB2) models yet; sample them "
+                            "with GibbsPoisson, or write the NB as n=alpha * mu, "
+                            "p=alpha / (1 + alpha)")
         poisson = self.problem.family == "poisson"
         if path is None:
             path = "power" if poisson else "rounding"
@@ -100,4 +105,5 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
             self._write(new, role, cold["rates"][role[5:]])
         if "alpha" in self.update_roles:
             self._write(new, "alpha", np.asarray(cold["alpha"]))
+        self._write_imputed(new, cold)
         return new, {"loglik": np.float64(loglik)}

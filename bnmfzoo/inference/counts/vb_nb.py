@@ -437,6 +437,10 @@ def fit_vb_nb(model, *, max_iter=1000, tol=1e-7, n_draws=500, random_seed=None,
     if problem.family == "poisson":
         raise TypeError("fit_vb_nb fits negative-binomial models; this model's likelihood is "
                         "Poisson (use fit_vb_poisson)")
+    if problem.family == "nb2":
+        raise TypeError("fit_vb_nb fits the NB with n = alpha * mu, p = alpha / (1 + alpha); "
+                        "pm.NegativeBinomial(mu=, alpha=) (NB2) is sampled by GibbsPoisson "
+                        "(pm.sample) but has no VB fit")
     max_iter = check_int(max_iter, name="max_iter")
     n_draws = check_int(n_draws, name="n_draws")
     tol = check_number(tol, name="tol", minimum=0.0, strict=False)

@@ -28,6 +28,7 @@ others get the dense matrix with a warning, up to a size (``_registry.sparse_inp
 """
 
 import os
+import sys
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -91,6 +92,30 @@ class ReadInfo:
                     f"entries (sparse{extra.replace(' (', '; ').rstrip(')')})")
         return (f"read {self.path}: {D} row{'s' * (D != 1)} \u00d7 {N} column{'s' * (N != 1)}, "
                 f"{self.n_missing} missing{extra}")
+
+
+def long_format_hint(X):
+    """A note when a dense matrix read from text looks like ``row,col,value`` lines, else "".
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> lines = xr.DataArray(np.array([[d, n, d + n] for d in range(5) for n in range(3)], float))
+    >>> long_format_hint(lines)[:38]
+    'note: the data have 3 columns of which'
+    >>> long_format_hint(xr.DataArray(np.ones((15, 3))))
+    ''
+    """
+    values = np.asarray(X.values, dtype=float)
+    if values.ndim != 2 or values.shape[1] != 3 or values.shape[0] < 10:
+        return ""
+    ids = values[:, :2]
+    if not (np.all(np.isfinite(ids)) and np.all(ids >= 0) and np.all(ids == np.round(ids))):
+        return ""
+    if np.unique(ids, axis=0).shape[0] != values.shape[0] or np.unique(ids[:, 0]).size < 2:
+        return ""
+    return ("note: the data have 3 columns of which the first two hold distinct pairs of "
+            "non-negative integers: if each line is one entry (row,col,value), add --long")
 
 
 def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
@@ -375,6 +400,9 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
             X = sparse_input_for(method, X)
     else:
         X, info = read_matrix(data, header=header, index_col=index_col, return_info=True)
+        hint = long_format_hint(X)
+        if hint:
+            print(hint, file=sys.stderr, flush=True)
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))

@@ -18,9 +18,9 @@ _TV = "tests/test_counts_vb.py"
 _NBVB = "bnmfzoo/inference/counts/vb_nb.py"
 _TNV = "tests/test_counts_vb_nb.py"
 _TNT = "tests/test_counts_tempering_nb.py"
-_TI = ("tests/test_counts_imputation.py::test_imputed_counts_follow_the_posterior_predictive"
+_TI = ("tests/test_counts_user_models.py::test_imputed_counts_follow_the_posterior_predictive"
        "[poisson]")
-_TI2 = ("tests/test_counts_imputation.py::test_imputed_counts_follow_the_posterior_predictive"
+_TI2 = ("tests/test_counts_user_models.py::test_imputed_counts_follow_the_posterior_predictive"
         "[nb2]")
 _NB2 = "bnmfzoo/inference/counts/_nb2.py"
 _GP = "bnmfzoo/inference/counts/gibbs_poisson.py"

@@ -1,4 +1,5 @@
-"""User count models as PyMC users write them: ``pm.Data`` counts and NaN counts PyMC imputes."""
+"""User count models as PyMC users write them: priors, products, offsets and roles in the
+common spellings, ``pm.Data`` counts, NaN counts PyMC imputes, PyMC's own NB form."""
 
 import warnings
 
@@ -33,6 +34,64 @@ def _nan_model(X=COUNTS, family="poisson"):
                 alpha = pm.Gamma("alpha", 4.0, 1.0)
                 pm.NegativeBinomial("X", n=alpha * mu, p=alpha / (1 + alpha), observed=X)
     return model
+
+
+D_, N_ = 6, 5
+_S = np.random.default_rng(1).uniform(0.5, 2.0, D_)
+_E = np.random.default_rng(2).uniform(0.5, 2.0, N_)
+
+
+def _gamma_pair(A_prior="gamma"):
+    if A_prior == "exponential":
+        return (pm.Exponential("A", 1.0, shape=(D_, 2)), pm.Exponential("W", lam=2.0,
+                                                                         shape=(2, N_)))
+    if A_prior == "mu_sigma":
+        return (pm.Gamma("A", mu=1.0, sigma=1.0, shape=(D_, 2)),
+                pm.Gamma("W", mu=2.0, sigma=1.0, shape=(2, N_)))
+    return pm.Gamma("A", 1.0, 1.0, shape=(D_, 2)), pm.Gamma("W", 1.0, 1.0, shape=(2, N_))
+
+
+def _spelled(how, X):
+    import pytensor.tensor as pt
+
+    if how in ("exponential", "mu_sigma"):
+        A, W = _gamma_pair(how)
+        pm.Poisson("X", mu=A @ W, observed=X)
+    elif how == "math.dot":
+        A, W = _gamma_pair()
+        pm.Poisson("X", mu=pm.math.dot(A, W), observed=X)
+    elif how == "deterministic":
+        A, W = _gamma_pair()
+        pm.Poisson("X", mu=pm.Deterministic("mu", pt.dot(A, W)), observed=X)
+    elif how == "offsets both sides":
+        A, W = _gamma_pair()
+        pm.Poisson("X", mu=_S[:, None] * (A @ W) * _E, observed=X)
+    elif how == "transposed roles":
+        Ht = pm.Gamma("Ht", 1.0, 1.0, shape=(N_, 2))
+        Wm = pm.Gamma("Wm", 1.0, 1.0, shape=(D_, 2))
+        pm.Poisson("V", mu=Wm @ Ht.T, observed=X)
+    elif how == "one shared rate":
+        b = pm.Gamma("b", 1.0, 1.0)
+        pm.Poisson("X", mu=pm.Gamma("A", 1.0, b, shape=(D_, 2))
+                   @ pm.Gamma("W", 1.0, b, shape=(2, N_)), observed=X)
+    elif how == "float counts":
+        A, W = _gamma_pair()
+        pm.Poisson("X", mu=A @ W, observed=X.astype(float))
+
+
+@pytest.mark.parametrize("how", ["exponential", "mu_sigma", "math.dot", "deterministic",
+                                 "offsets both sides", "transposed roles", "one shared rate",
+                                 "float counts"])
+def test_common_spellings_get_gibbs_poisson(how):
+    """Each spelling of a Gamma-Poisson NMF is read: GibbsPoisson takes every free variable."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    X = np.random.default_rng(0).poisson(3.0, size=(D_, N_))
+    with pm.Model() as model:
+        _spelled(how, X)
+    _, selected = assign_step_methods(model)
+    assert {c.__name__: sorted(v.name for v in vs) for c, vs in selected.items()} == {
+        "GibbsPoisson": sorted(v.name for v in model.value_vars)}
 
 
 def test_pm_data_counts_are_read_and_follow_set_data():

@@ -255,8 +255,7 @@ def test_agrees_with_nuts(family):
     with model:
         AW = pm.Deterministic("AW", model["A"] @ model["W"])
         gibbs = pm.sample(draws=4000, tune=500, chains=2, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
-        assert "loglik" in gibbs.sample_stats  # GibbsPoisson's own stat: our step sampled it
+                          compute_convergence_checks=False, step=bz.inference.GibbsPoisson())
         with pymc_default_steps():
             nuts = pm.sample(draws=2000, tune=1000, chains=2, random_seed=2, progressbar=False,
                              nuts_sampler="pymc", compute_convergence_checks=False)

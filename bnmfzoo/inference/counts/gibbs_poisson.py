@@ -21,6 +21,7 @@ several sweeps per draw raise the ESS per draw at little cost (``benchmarks/RESU
 count section).
 """
 
+import logging
 from dataclasses import field
 
 import numpy as np
@@ -40,6 +41,9 @@ from bnmfzoo.inference.counts._sweeps import (
 )
 
 __all__ = ["GibbsPoisson", "GibbsPoissonState"]
+
+logger = logging.getLogger("bnmfzoo")
+_NB2_NOTICE = "_bnmfzoo_nb2_notice"
 
 
 @dataclass_state
@@ -141,7 +145,14 @@ class GibbsPoisson(TransformedStep):
 
     @classmethod
     def competence(cls, var, has_grad=True):
-        """IDEAL for the variables of a recognized count model, else INCOMPATIBLE."""
+        """IDEAL for the variables of a recognized count model, else INCOMPATIBLE.
+
+        NB2 models (``pm.NegativeBinomial(mu=, alpha=)``) are the exception: their exact
+        sweep mixed 2-5x slower per CPU second than PyMC's NUTS (``benchmarks/speed/
+        counts_ess.py --likelihood nb2``), so their continuous variables are only COMPATIBLE
+        and ``pm.sample`` gives them NUTS; PyMC's imputed counts stay IDEAL (drawn exactly
+        given the factors). ``step=GibbsPoisson()`` still runs the NB2 sweep.
+        """
         from pymc.step_methods.compound import Competence
 
         try:
@@ -151,9 +162,19 @@ class GibbsPoisson(TransformedStep):
             found, _ = counts_spec(model, method=cls.__name__)
         except Exception:  # noqa: BLE001 - not a count model of ours
             return Competence.INCOMPATIBLE
-        if var.name in set(found.var_names.values()):
-            return Competence.IDEAL
-        return Competence.INCOMPATIBLE
+        names = found.var_names
+        if var.name not in set(names.values()):
+            return Competence.INCOMPATIBLE
+        if found.family == "nb2" and var.name != names.get("imputed"):
+            if not getattr(model, _NB2_NOTICE, False):
+                setattr(model, _NB2_NOTICE, True)
+                logger.warning(
+                    "bnmfzoo reads this pm.NegativeBinomial(mu=, alpha=) (NB2) model, but PyMC's "
+                    "NUTS samples its factors: bnmfzoo's exact NB2 Gibbs step mixed 2-5x slower "
+                    "per CPU second in our benchmarks. To use it anyway: "
+                    "pm.sample(step=bnmfzoo.inference.GibbsPoisson())")
+            return Competence.COMPATIBLE
+        return Competence.IDEAL
 
     def _state_from_point(self, point):
         state = {"A": self._read(point, "A"), "W": self._read(point, "W"), "rates": {},
@@ -189,7 +210,9 @@ class GibbsPoisson(TransformedStep):
 
     def step(self, point):
         """``sweeps_per_draw`` Gibbs sweeps; the new values are written into a copy of ``point``."""
-        state = self.draw_state(self._state_from_point(point))
+        state = self._state_from_point(point)
+        if self._update:  # (only PyMC's imputed counts: drawn given the point's factors)
+            state = self.draw_state(state)
         new = dict(point)
         if "A" in self.update_roles:
             self._write(new, "A", state["A"])

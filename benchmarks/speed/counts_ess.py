@@ -103,13 +103,18 @@ def _data(args):
     mu = rng.gamma(1.0, 1.0, (D, K)) @ rng.gamma(1.0, args.w_mean, (K, N))
     if args.likelihood == "nb2":  # NB2 with alpha = 2: variance mu + mu^2 / 2
         return rng.negative_binomial(2.0, 2.0 / (2.0 + mu))
+    if args.likelihood == "nb":  # n = alpha mu with alpha = 2: variance 1.5 mu
+        return rng.negative_binomial(2.0 * mu, 2.0 / 3.0)
     return rng.poisson(mu)
 
 
 def _model(X, K, likelihood):
-    """``bz.models.poisson``, or PyMC's own NB (NB2) written by hand with the same priors."""
+    """``bz.models.poisson``, ``bz.models.negative_binomial`` (``alpha ~ Gamma(2, 1)``), or
+    PyMC's own NB (NB2) written by hand with the same priors."""
     if likelihood == "poisson":
         return bz.models.poisson(X, K)
+    if likelihood == "nb":
+        return bz.models.negative_binomial(X, K, alpha_prior=(2.0, 1.0))
     D, N = X.shape
     with pm.Model() as model:
         A = pm.Gamma("A", 1.0, 1.0, shape=(D, K))
@@ -133,9 +138,10 @@ def main(argv=None):
                    help="GibbsPoisson sweeps_per_draw (default: the step's own choice)")
     p.add_argument("--loop", action="store_true", help="also time the kernel without pm.sample")
     p.add_argument("--skip-nuts", action="store_true")
-    p.add_argument("--likelihood", choices=("poisson", "nb2"), default="poisson",
-                   help="nb2: pm.NegativeBinomial(mu=A @ W, alpha=alpha), alpha ~ Gamma(2, 1), "
-                        "on NB2 data with alpha = 2")
+    p.add_argument("--likelihood", choices=("poisson", "nb", "nb2"), default="poisson",
+                   help="nb: bz.models.negative_binomial (n = alpha mu), nb2: "
+                        "pm.NegativeBinomial(mu=A @ W, alpha=alpha); alpha ~ Gamma(2, 1), data "
+                        "drawn with alpha = 2")
     args = p.parse_args(argv)
     if args.loop and args.likelihood != "poisson":
         p.error("--loop times the compiled Poisson sweeps only")

@@ -120,6 +120,15 @@ def exchange_sweep(betas, family):
     return sweep
 
 
+def importance_mean(logw, feats):
+    """Self-normalized importance-sampling mean of ``feats`` (draws along axis 0) under the
+    log-weights ``logw``, and its standard error from the weights' effective size."""
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    ref = w @ feats
+    return ref, np.sqrt((w @ feats ** 2 - ref ** 2) * np.sum(w ** 2))
+
+
 def batch_mcse(x, n_batches=20):
     """Batch-means standard error of the mean of ``x`` (draws along axis 0)."""
     means = np.array([b.mean(axis=0) for b in np.array_split(x, n_batches)])

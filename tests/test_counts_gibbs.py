@@ -6,7 +6,7 @@ import numpy as np
 import pymc as pm
 import pytest
 import scipy.sparse as sp
-from _counts_cases import batch_mcse, cells_and_balance, run_case
+from _counts_cases import batch_mcse, cells_and_balance, importance_mean, run_case
 from scipy import stats
 
 import bnmfzoo as bz
@@ -290,12 +290,7 @@ def _tempered_reference(X, K, beta, S, rng):
         W = rng.gamma(2.0, 1.0, (200_000, K, N))
         logw.append(_rounded_loglik(X, A, W, beta))
         chunks.append(cells_and_balance(A, W))
-    logw = np.concatenate(logw)
-    w = np.exp(logw - logw.max())
-    w /= w.sum()
-    AW = np.concatenate(chunks)
-    ref = w @ AW
-    return ref, np.sqrt((w @ AW ** 2 - ref ** 2) * np.sum(w ** 2))
+    return importance_mean(np.concatenate(logw), np.concatenate(chunks))
 
 
 @pytest.mark.parametrize("seed", [0])
@@ -359,21 +354,13 @@ def test_posterior_means_match_importance_sampling(X, K, S, sweeps, kernel):
     prob = problem_from_factorization(bz.models.recognize(bz.models.poisson(X, K, a=2.0,
                                                                             b=1.0)))
     rng = np.random.default_rng(0)
-    ref = np.zeros(D * N)
-    second = np.zeros(D * N)
     logw = []
     chunks = []
     for _ in range(S // 200_000):  # in chunks: bounded memory
         AW = rng.gamma(2.0, 1.0, (200_000, D, K)) @ rng.gamma(2.0, 1.0, (200_000, K, N))
         logw.append(stats.poisson.logpmf(X[None], AW).sum(axis=(1, 2)))
         chunks.append(AW.reshape(200_000, -1))
-    logw = np.concatenate(logw)
-    w = np.exp(logw - logw.max())
-    w /= w.sum()
-    AW = np.concatenate(chunks)
-    ref = w @ AW
-    second = w @ AW ** 2
-    se_ref = np.sqrt((second - ref ** 2) * np.sum(w ** 2))
+    ref, se_ref = importance_mean(np.concatenate(logw), np.concatenate(chunks))
     s = initial_state(prob, rng)
     draws = []
     if kernel == "compiled":  # what GibbsPoisson runs: the numba sweeps with both group moves

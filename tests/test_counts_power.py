@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _counts_cases import batch_mcse, cells_and_balance
+from _counts_cases import batch_mcse, cells_and_balance, importance_mean
 from scipy import stats
 
 import bnmfzoo as bz
@@ -38,12 +38,7 @@ def _power_reference(beta, S, rng):
         logw.append(beta * np.where(MASK, stats.poisson.logpmf(X, o * (A @ W)), 0.0)
                     .sum(axis=(1, 2)))
         feats.append(cells_and_balance(A, W))
-    logw = np.concatenate(logw)
-    w = np.exp(logw - logw.max())
-    w /= w.sum()
-    F = np.concatenate(feats)
-    ref = w @ F
-    return ref, np.sqrt((w @ F ** 2 - ref ** 2) * np.sum(w ** 2))
+    return importance_mean(np.concatenate(logw), np.concatenate(feats))
 
 
 def _power_z(seed, beta=0.4):

@@ -6,11 +6,11 @@ import warnings
 import numpy as np
 import pymc as pm
 import pytest
+from _counts_cases import batch_mcse, importance_mean
 from scipy import stats
 
 import bnmfzoo as bz
 from bnmfzoo.models import recognize
-from tests._counts_cases import batch_mcse
 
 ROW_OFFSET = np.array([1.5, 0.7])
 COUNTS = np.array([[3.0, np.nan, 1.0], [0.0, 2.0, 4.0]])  # the NaN cell is imputed by PyMC
@@ -158,12 +158,7 @@ def _reference(family, S, rng):
         alpha = rng.gamma(4.0, 1.0, S)[:, None, None]
         logw = stats.nbinom.logpmf(x, alpha, alpha / (alpha + mu))[:, seen].sum(axis=1)
         extra = [alpha.ravel()]
-    w = np.exp(logw - logw.max())
-    w /= w.sum()
-    feats = np.column_stack([mu.reshape(S, -1), mu[:, 0, 1], *extra])
-    ref = w @ feats
-    se = np.sqrt((w @ feats ** 2 - ref ** 2) * np.sum(w ** 2))
-    return ref, se
+    return importance_mean(logw, np.column_stack([mu.reshape(S, -1), mu[:, 0, 1], *extra]))
 
 
 def imputation_statistics(family, seed):

@@ -210,7 +210,8 @@ MUTATIONS = [
         why="NB rank-selection bound: the Gaussian entropy of q(log alpha) counted twice"),
     Mutation(
         id="counts-impute-without-offset", path=_GIBBS,
-        old="mu = imputed.offsets * np.einsum(", new="mu = np.einsum(",
+        old="imputed.rows, imputed.cols, imputed.offsets)",
+        new="imputed.rows, imputed.cols, np.ones_like(imputed.offsets))",
         tests=(_TI,),
         why="PyMC's imputed counts drawn from A @ W without their cell's offset"),
     Mutation(

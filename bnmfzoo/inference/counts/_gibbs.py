@@ -16,7 +16,7 @@ from bnmfzoo.inference.counts._core import (
     poisson_loglik,
     split_counts,
 )
-from bnmfzoo.inference.counts._nb2 import nb2_loglik, nb2_sweep
+from bnmfzoo.inference.counts._nb2 import cell_means, nb2_loglik, nb2_sweep
 from bnmfzoo.inference.counts._nb_core import (
     nb_loglik,
     nb_rate_factor,
@@ -62,9 +62,7 @@ def impute_counts(imputed, family, state, rng):
     >>> bool(abs(np.mean(x) - 6.0) < 0.6)   # mean 6, sd of the mean 0.12
     True
     """
-    A = np.asarray(state["A"], dtype=float)
-    W = np.asarray(state["W"], dtype=float)
-    mu = imputed.offsets * np.einsum("ek,ke->e", A[imputed.rows], W[:, imputed.cols])
+    mu = cell_means(state["A"], state["W"], imputed.rows, imputed.cols, imputed.offsets)
     if not np.all(np.isfinite(mu)) or np.any(mu < 0):
         raise FloatingPointError("the means of the imputed counts are not finite and >= 0")
     if family == "poisson":

@@ -23,11 +23,12 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from bnmfzoo._terms._pairs import _product
 from bnmfzoo.inference.counts._core import Exposure, exposures, gamma_update, split_counts
 from bnmfzoo.inference.counts._nb_core import slice_log_alpha
 from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
 
-__all__ = ["nb2_cell_loglik", "nb2_loglik", "nb2_sweep"]
+__all__ = ["cell_means", "nb2_cell_loglik", "nb2_loglik", "nb2_sweep"]
 
 
 def nb2_cell_loglik(x, mu, alpha):
@@ -44,9 +45,18 @@ def nb2_cell_loglik(x, mu, alpha):
             + alpha * np.log(alpha / (alpha + mu)) + x * np.log(mu / (alpha + mu)))
 
 
+def cell_means(A, W, rows, cols, offsets):
+    """``offsets * (A @ W)[rows, cols]`` without forming ``A @ W`` (the pair-product kernel)."""
+    out = np.empty(rows.size)
+    _product(np.ascontiguousarray(A, dtype=float), np.ascontiguousarray(np.asarray(W).T,
+                                                                          dtype=float),
+             rows, cols, out)
+    return out * offsets
+
+
 def _cell_means(cells, A, W):
     rows, cols, offsets, _ = cells
-    return offsets * np.einsum("ek,ke->e", A[rows], W[:, cols])
+    return cell_means(A, W, rows, cols, offsets)
 
 
 def nb2_loglik(problem, state):

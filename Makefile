@@ -3,6 +3,7 @@
 #   make test    create .venv, install, lint, run the test suite (not the slow marker)
 #   make test-slow   the long calibration / reproduction tests
 #   make notebooks   run every notebook at its default size and print the wall time of each
+#   make docs    install the docs extra, build the site (docs/_build/html) with warnings as errors
 #   make lint    ruff
 #   make bench   benchmarks/speed/ (minutes; ours vs a baseline, prints ratios)
 #   make reproduce   benchmarks/reproduce/ (paper reproductions; hours on 2 cores)
@@ -36,9 +37,9 @@ done; \
 exit 1
 endef
 
-.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks clean mutate
+.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks docs clean mutate
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,10p' Makefile
 
 $(VPY):
 	@py=$$( $(FIND_PYTHON) ) || { echo "ERROR: bnmfzoo needs Python >= 3.12 (PyMC 6 / ArviZ 1)." \
@@ -63,10 +64,11 @@ lint: $(STAMP)
 
 # The fast suite runs on TEST_WORKERS processes (pytest-xdist; one test file per worker at a time,
 # so a module's fixtures are built once): ~16 CPU minutes, ~9-10 minutes of wall time on 2 cores.
+# The package's doctests are tests/test_doctests.py, so this is what a plain `pytest tests` runs.
 TEST_WORKERS ?= 2
 test: $(STAMP) lint
-	$(VPY) -m pytest -m "not slow" -q --durations=15 --doctest-modules \
-	  -n $(TEST_WORKERS) --dist loadfile bnmfzoo tests
+	$(VPY) -m pytest -m "not slow" -q --durations=15 \
+	  -n $(TEST_WORKERS) --dist loadfile tests
 
 test-slow: $(STAMP)
 	$(VPY) -m pytest -m slow -q
@@ -76,6 +78,17 @@ test-all: $(STAMP) lint
 
 notebooks: $(STAMP)
 	$(VPY) -m pytest -m slow -q -s -rA tests/test_notebooks.py -k full_size
+
+# The docs extra has its own stamp, so `make test` never installs the documentation tools.
+DOCS_STAMP := $(VENV)/.docs-installed-stamp
+$(DOCS_STAMP): pyproject.toml | $(STAMP)
+	$(VPY) -m pip install --quiet -e ".[docs]"
+	@touch $(DOCS_STAMP)
+
+# Sphinx + PyData theme; API reference from the docstrings; the notebooks executed at their small
+# size (cached in docs/_build/.jupyter_cache). Warnings are errors.
+docs: $(STAMP) $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 # Scripts are modules of the benchmarks package: python -m benchmarks.speed.gibbs
 bench: $(STAMP)
@@ -99,4 +112,4 @@ mutate: $(STAMP)
 	nice -n 15 $(VPY) -m benchmarks.mutation.run $(MUTATE)
 
 clean:
-	rm -rf $(VENV) .pytest_cache bnmfzoo-demo
+	rm -rf $(VENV) .pytest_cache bnmfzoo-demo docs/_build docs/api/generated docs/notebooks

@@ -53,7 +53,7 @@ def run_demo(out_dir="bnmfzoo-demo", *, quick=False, random_seed=2026, progressb
 
     from bnmfzoo.datasets import swimmer
     from bnmfzoo.diagnostics import align, reconstruction_error
-    from bnmfzoo.diagnostics._modes.mode_clustering import point_estimate
+    from bnmfzoo.diagnostics._modes.point_estimate import point_estimate
     from bnmfzoo.inference import GibbsNMF
     from bnmfzoo.models import exponential_gaussian
     from bnmfzoo.plots import plot_bases

@@ -12,7 +12,10 @@ every cell read as text, then these explicit rules (each can be overridden):
   (:mod:`bnmfzoo._cli.delimited` lists the rules). pandas' ``to_csv`` layout (empty corner
   cell, labels in column 1, column names that may be numbers such as years) round-trips.
   A first column of consecutive integers (0, 1, 2, ... or 1, 2, 3, ...) is ambiguous (row IDs
-  or data?) and is refused; say ``index_col=0`` (labels) or ``index_col=None`` (data).
+  or data?) and is refused; say ``index_col=0`` (labels) or ``index_col=None`` (data). A first
+  line that is exactly ``0..N-1`` or ``1..N`` (pandas' default column names, as
+  ``to_csv(index=False)`` writes them) is a header when N >= 5 or the data are not integers
+  (:mod:`bnmfzoo._base.labels`: the one rule of every text reader, ``--long`` included).
   ``index_col=k`` uses the k-th column (0-based); ``header=True`` / ``False`` force a header.
 * **missing values**: empty cells and ``NA``, ``NaN``, ``nan``, ``N/A``, ``null`` (any case).
   Blank lines are skipped (in a one-column file write ``NA`` for a missing cell).
@@ -25,9 +28,23 @@ Sparse data (:func:`read_long`) never become a dense D x N array: a ``.npz`` fil
 line, ``row,col,value`` (an optional header row, detected as for a matrix; row and column keys
 may be text; labels are the sorted distinct keys). Sparse-aware methods then run on the entries;
 others get the dense matrix with a warning, up to a size (``_registry.sparse_input_for``).
+
+* **duplicates**: for the count models a cell listed twice (in a ``.npz`` file or ``--long``
+  lines) holds the sum of its counts, as in ``scipy.sparse`` and as the count models do with
+  sparse input in Python (the reading line says how many were added); for the other models
+  two observations of one cell are refused, in a file as in Python.
+* **rows without a listed cell**: with ``--long`` the rows and columns are the keys listed, so
+  a row of zero counts that is never listed is not in the data (the reading line of a count
+  model says so); ``--shape D,N`` makes the keys 0-based positions and keeps every row.
+* **sizes**: every format is sized from its headers before it is read
+  (:mod:`bnmfzoo._cli.declared`): ``.npy`` and ``.npz`` array headers, netCDF/HDF5 variables,
+  the length of a text file.
+* **count data**: a matrix without a nonzero count is refused; one whose rows are the 96 SBS
+  channels (genomes in columns) gets a warning naming ``--transpose``.
 """
 
 import os
+import signal
 import sys
 import threading
 from dataclasses import dataclass, replace
@@ -36,7 +53,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from bnmfzoo._base.labels import numeric_header
 from bnmfzoo._base.validation import as_dataarray
+from bnmfzoo._cli.declared import check_cells, check_netcdf, check_npy, check_npz, check_text
 from bnmfzoo._cli.delimited import _is_number, _read_delimited, _sniff_sep
 
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
@@ -45,11 +64,22 @@ NETCDF_SUFFIXES = (".nc", ".netcdf", ".h5")
 
 
 class Interrupted(BaseException):
-    """The command was interrupted (Ctrl-C): nothing is written."""
+    """The command was interrupted (Ctrl-C or SIGTERM): nothing is written.
+
+    ``Interrupted(signum)``; :attr:`signum` is the signal (SIGINT when not given).
+    """
+
+    @property
+    def signum(self):
+        """The signal number that interrupted the command."""
+        return int(self.args[0]) if self.args else int(signal.SIGINT)
 
 
-#: Set by the command's SIGINT handler; a fit that returns after it was set is discarded.
+#: Set by the command's SIGINT / SIGTERM handler; a fit that returns after it was set is
+#: discarded.
 INTERRUPT = threading.Event()
+#: The signals the handler received, first first.
+RECEIVED = []
 #: Set while PyMC samples: the handler then leaves raising to :func:`_stop_if_interrupted`.
 SAMPLING = threading.Event()
 
@@ -57,7 +87,7 @@ SAMPLING = threading.Event()
 def _stop_if_interrupted(*args, **kwargs):
     """``pm.sample`` callback: raise :class:`Interrupted` after the draw once Ctrl-C came."""
     if INTERRUPT.is_set():
-        raise Interrupted()
+        raise Interrupted(*RECEIVED[:1])
 
 
 @dataclass
@@ -72,6 +102,8 @@ class ReadInfo:
     index_name: str = ""
     observed: object = None  # number of observed entries of sparse (long-format) data
     unlisted_zero: bool = False  # sparse counts: the cells not listed are zero counts
+    summed: int = 0  # sparse counts: duplicate listings of a cell, added to its count
+    keys_only: bool = False  # --long counts without --shape: rows / columns are the keys listed
 
     def describe(self):
         """One line such as ``read x.csv: 30 rows x 20 columns, 60 missing (header row; ...)``."""
@@ -84,9 +116,14 @@ class ReadInfo:
             notes.append(f"row labels from column {self.index_col + 1}{label}")
         extra = f" ({'; '.join(notes)})" if notes else ""
         if self.observed is not None and self.unlisted_zero:
+            summed = (f", {self.summed} duplicate listing{'s' * (self.summed != 1)} added to "
+                      "their cell's count" if self.summed else "")
+            keys = ("; rows and columns are the keys listed (a row with no listed cell is not "
+                    "in the data: list one of its cells with 0, or give --shape D,N)"
+                    if self.keys_only else "")
             return (f"read {self.path}: {D} rows \u00d7 {N} columns, {self.observed} listed "
-                    f"counts; the other {D * N - self.observed} cells are zero counts (count "
-                    f"model; sparse{extra.replace(' (', '; ').rstrip(')')})")
+                    f"counts{summed}; the other {D * N - self.observed} cells are zero counts "
+                    f"(count model; sparse{extra.replace(' (', '; ').rstrip(')')}{keys})")
         if self.observed is not None:
             return (f"read {self.path}: {D} rows \u00d7 {N} columns, {self.observed} observed "
                     f"entries (sparse{extra.replace(' (', '; ').rstrip(')')})")
@@ -162,18 +199,20 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
     info = None
     try:
         if suffix == ".npy":
-            _check_npy(path)
+            check_npy(path)
             X = as_dataarray(np.load(path, allow_pickle=False), name=str(path))
         elif suffix in NETCDF_SUFFIXES:
+            check_netcdf(path, what="the data file")
             with xr.open_dataset(path) as ds:
                 if len(ds.data_vars) != 1:
                     raise ValueError(
                         f"{path} must hold exactly one variable, found {list(ds.data_vars)}"
                     )
                 var = ds[next(iter(ds.data_vars))]
-                _check_cells(path, var.shape)
+                check_cells(path, var.shape)
                 X = as_dataarray(var.load(), name=str(path))
         elif suffix in TEXT_SUFFIXES:
+            check_text(path)
             X, meta = _read_delimited(path, header=header, index_col=index_col)
             info = ReadInfo(str(path), **meta)
         else:
@@ -189,52 +228,20 @@ def read_matrix(path, *, header="auto", index_col="auto", return_info=False):
     return (X, info) if return_info else X
 
 
-#: copies of the data (as float64) a fit holds at once while it checks and models them
-DATA_COPIES = 4
-
-
-def _check_cells(path, shape):
-    """Refuse data whose declared shape would not fit in memory, before reading them."""
-    from bnmfzoo._cli.safeio import check_allocation
-
-    cells = int(np.prod([int(s) for s in shape], dtype=object))
-    check_allocation(8 * DATA_COPIES * cells,
-                     f"{path} declares a {' x '.join(str(int(s)) for s in shape)} array "
-                     f"({cells:,} cells) and a fit")
-
-
-def _check_npy(path):
-    """Read a ``.npy`` header: refuse a pickled, complex, truncated or too large array."""
-    fmt_ = np.lib.format
-    with open(path, "rb") as fh:
-        try:
-            version = fmt_.read_magic(fh)
-            read = (fmt_.read_array_header_1_0 if version == (1, 0)
-                    else fmt_.read_array_header_2_0)
-            shape, _, dtype = read(fh, max_header_size=10_000)
-        except ValueError as err:
-            raise ValueError(f"{path} is not a valid .npy file: {err}") from None
-        offset = fh.tell()
-    if dtype.hasobject:
-        raise ValueError(f"{path} holds Python objects (pickled); save a numeric array")
-    if dtype.kind == "c":
-        raise ValueError(f"{path} holds complex numbers (dtype {dtype}); NMF needs real data: "
-                         "save X.real or abs(X)")
-    cells = int(np.prod(shape, dtype=object))
-    need = cells * dtype.itemsize
-    have = path.stat().st_size - offset
-    if need > have:
-        raise ValueError(f"{path} declares a {' x '.join(map(str, shape))} {dtype} array "
-                         f"({need:,} bytes) but holds {have:,} bytes of data (truncated or "
-                         "corrupt)")
-    _check_cells(path, shape)
-
-
-def read_long(path, *, header="auto"):
+def read_long(path, *, header="auto", counts=False, shape=None, rank=None):
     r"""Read sparse data as a :class:`~bnmfzoo._base.entries.LongMatrix` and a :class:`ReadInfo`.
 
-    ``.npz``: a ``scipy.sparse`` matrix saved by :func:`scipy.sparse.save_npz`. Delimited text:
-    three columns ``row, col, value``, one observed entry per line (module docstring).
+    ``.npz``: a ``scipy.sparse`` matrix saved by :func:`scipy.sparse.save_npz`, sized from its
+    headers before it is loaded (:func:`bnmfzoo._cli.declared.check_npz`; ``rank`` sizes the
+    factors). Delimited text: three columns ``row, col, value``, one observed entry per line
+    (module docstring; a numeric first line follows :mod:`bnmfzoo._base.labels`).
+
+    ``counts=True`` (a count model): a cell listed more than once holds the **sum** of its
+    listed counts, as in ``scipy.sparse`` (and in Python, where the count models sum
+    duplicates of sparse input); otherwise a duplicate is refused (two observations of one
+    cell). ``shape=(D, N)``: the keys are integer positions ``0..D-1`` / ``0..N-1`` and every
+    row and column exists even when none of its cells is listed (without it, the rows and
+    columns are the keys listed: a row of zero counts that is not listed is not in the data).
 
     Examples
     --------
@@ -253,24 +260,41 @@ def read_long(path, *, header="auto"):
     if not path.exists():
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
+    duplicates = "sum" if counts else "refuse"
     if suffix == ".npz":
         import scipy.sparse as sp
 
+        if shape is not None:
+            raise ValueError("--shape applies to --long text files; a .npz file stores its "
+                             "shape")
+        _, listed = check_npz(path, rank=rank)
         try:
-            e = long_format(sp.load_npz(path))
+            e = long_format(sp.load_npz(path), duplicates=duplicates)
         except (OSError, ValueError) as err:
-            raise ValueError(f"cannot read {path} as a scipy.sparse .npz file: {err}") from err
+            raise ValueError(f"cannot read {path} as a scipy.sparse .npz file: "
+                             f"{str(err).splitlines()[0]}") from err
         return e, ReadInfo(str(path), e.shape, e.shape[0] * e.shape[1] - e.n_observed,
-                           observed=e.n_observed)
+                           observed=e.n_observed, summed=listed - e.n_observed,
+                           unlisted_zero=counts)
     if suffix not in TEXT_SUFFIXES:
         raise ValueError(f"long-format data must be .csv, .tsv, .txt (row,col,value) or a "
                          f"scipy.sparse .npz file, got {suffix!r} ({path})")
+    check_text(path)
     df = pd.read_csv(path, sep=_sniff_sep(path, suffix), header=None, dtype=str,
                      keep_default_na=False, skip_blank_lines=True, encoding="utf-8-sig")
     if df.shape[1] != 3:
         raise ValueError(f"{path}: long-format data need 3 columns (row, col, value), found "
                          f"{df.shape[1]}")
     has_header = (not _is_number(df.iat[0, 2])) if header == "auto" else bool(header)
+    if header == "auto" and not has_header and df.shape[0] > 1:  # the shared numeric rule
+        line1 = [str(c).strip() for c in df.iloc[0]]
+        below = pd.to_numeric(df[2].iloc[1:].str.strip(), errors="coerce").to_numpy()
+        decision, reason = numeric_header(
+            line1, [str(c).strip() for c in df.iloc[1]],
+            integral=bool(np.all(np.isnan(below) | (below == np.round(below)))))
+        if decision is None:
+            raise ValueError(f"{path} line 1: {reason}; pass --header or --no-header")
+        has_header = decision
     first = 2 if has_header else 1  # line number of the first entry
     if has_header:
         df = df.iloc[1:]
@@ -288,9 +312,23 @@ def read_long(path, *, header="auto"):
         as_int = pd.to_numeric(pd.Series(k), errors="coerce")
         integral = as_int.notna().all() and (as_int % 1 == 0).all()
         keys.append(as_int.to_numpy(dtype=np.int64) if integral else k.astype(str))
-    e = long_format(keys[0], keys[1], values)
+    if shape is not None:
+        D, N = shape
+        for which, k, size in (("row", keys[0], D), ("column", keys[1], N)):
+            outside = (np.flatnonzero((k < 0) | (k >= size)) if k.dtype.kind == "i"
+                       else np.arange(k.size))
+            if outside.size:
+                raise ValueError(f"{path}, line {first + int(outside[0])}: {which} key "
+                                 f"{k[outside[0]].item()!r} is not an integer position in "
+                                 f"0..{size - 1}"
+                                 f" (--shape {D},{N}: keys are 0-based positions)")
+        e = long_format(keys[0], keys[1], values, shape=(D, N), duplicates=duplicates)
+    else:
+        e = long_format(keys[0], keys[1], values, duplicates=duplicates)
     return e, ReadInfo(str(path), e.shape, e.shape[0] * e.shape[1] - e.n_observed,
-                       header=has_header, observed=e.n_observed)
+                       header=has_header, observed=e.n_observed,
+                       summed=len(values) - e.n_observed, unlisted_zero=counts,
+                       keys_only=shape is None and counts)
 
 
 def check_output_path(out):
@@ -339,14 +377,18 @@ def atomic_write(dt, out, *, encoding=None):
 
 def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, progressbar=True,
              header="auto", index_col="auto", model_kwargs=None, verbose=True, scheduler=None,
-             long=False, thin="auto", keep_all=False, log_likelihood="auto", **sample_kwargs):
+             long=False, thin="auto", keep_all=False, log_likelihood="auto", shape=None,
+             transpose=False, **sample_kwargs):
     """Fit ``model`` to the matrix in ``data`` and write the result to ``out`` (a ``.nc`` file).
 
     The output path is checked before the data are read and the model is fitted; the result is
     written atomically (:func:`atomic_write`). ``scheduler`` (a Dask scheduler address such as
     ``tcp://10.0.0.5:8786``) runs each MCMC chain (or the particles) as a task on that
     cluster, with the same result as a serial run (:func:`bnmfzoo.inference.sample`).
-    ``long=True`` (or a ``.npz`` file) reads sparse data with :func:`read_long`.
+    ``long=True`` (or a ``.npz`` file) reads sparse data with :func:`read_long` (``shape``:
+    its ``--shape``). ``transpose=True`` fits the transposed matrix (rows become columns).
+    A count model refuses data without a nonzero count, and warns when the rows are the 96
+    SBS channels (genomes in columns: :func:`check_count_layout`).
 
     The stored result is sized for use (:mod:`bnmfzoo._cli.sizing`): MCMC draws thinned to at
     most 100 per chain (``thin="auto"``, or every ``thin``-th), only the active components of a
@@ -388,21 +430,36 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     elif isinstance(thin, bool) or not isinstance(thin, int) or thin < 1:
         raise ValueError(f"--thin must be 'auto' or an integer >= 1, got {thin!r}")
     labels = None
+    from bnmfzoo._estimator_counts import COUNT_MODELS
+
+    counts = model in COUNT_MODELS
     if long or Path(data).suffix.lower() == ".npz":
-        from bnmfzoo._estimator_counts import COUNT_MODELS, long_counts, relabel
+        from bnmfzoo._estimator_counts import long_counts, relabel
         from bnmfzoo._registry import sparse_input_for
 
-        X, info = read_long(data, header=header)
-        if model in COUNT_MODELS:  # unlisted cells are zero counts (bnmfzoo._estimator_counts)
+        X, info = read_long(data, header=header, counts=counts, shape=shape,
+                            rank=rank or (model_kwargs or {}).get("truncation"))
+        if transpose:
+            X = _transposed_entries(X)
+            info = replace(info, shape=X.shape)
+        if counts:  # unlisted cells are zero counts (bnmfzoo._estimator_counts)
             X, *labels = long_counts(X)
             info = replace(info, unlisted_zero=True)
         else:
             X = sparse_input_for(method, X)
     else:
+        if shape is not None:
+            raise ValueError("--shape applies to sparse data (--long): a matrix file has its "
+                             "own shape")
         X, info = read_matrix(data, header=header, index_col=index_col, return_info=True)
+        if transpose:
+            X = X.T.rename({"row": "col", "col": "row"}).transpose("row", "col")
+            info = replace(info, shape=X.shape)
         hint = long_format_hint(X)
         if hint:
             print(hint, file=sys.stderr, flush=True)
+    if counts:
+        check_count_layout(X, data, labels, transposed=transpose)
     if verbose:
         print(info.describe(), flush=True)
     pm_model = build_model(model, X, rank, **(model_kwargs or {}))
@@ -452,7 +509,7 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
         if client is not None:
             client.close()
     if INTERRUPT.is_set():  # PyMC returned the draws it had when Ctrl-C came: discard them
-        raise Interrupted()
+        raise Interrupted(*RECEIVED[:1])
     if labels is not None:
         dt = relabel(dt, *labels)
     dt.attrs["data_file"] = str(data)
@@ -466,6 +523,43 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
               + (f"; {dt.attrs['active_components']}" if "active_components" in dt.attrs
                  else "") + ")")
     return path
+
+
+def _transposed_entries(e):
+    """The :class:`~bnmfzoo._base.entries.LongMatrix` of the transposed matrix."""
+    from bnmfzoo._base.entries import long_format
+
+    return long_format(e.col_labels[e.cols], e.row_labels[e.rows], e.values,
+                       row_labels=e.col_labels, col_labels=e.row_labels)
+
+
+def check_count_layout(X, data, labels=None, *, transposed=False):
+    """Refuse count data without a nonzero count; warn when genomes are the columns.
+
+    The estimator and the models refuse a matrix of zeros (nothing to factorize); the command
+    says so in one line instead of fitting it. The library's catalogues are **samples x
+    channels** (:func:`bnmfzoo.datasets.load_sbs96`: the signatures come out in ``W``): a
+    matrix whose row labels are the 96 SBS channels (``A[C>A]A`` ...) holds its genomes in
+    columns (SigProfiler's file layout), and a warning (one line on stderr) says to pass
+    ``--transpose``; the fit goes on, since either orientation is a valid factorization.
+    """
+    import scipy.sparse as sp
+
+    from bnmfzoo.datasets.counts import sbs96_channels
+
+    if sp.issparse(X):
+        values, (rows, cols) = X.data, labels
+    else:
+        values, rows, cols = X.values, X["row"].values, X["col"].values
+    if not (np.nan_to_num(values) > 0).any():
+        raise ValueError(f"{data} holds no nonzero count: a count model has nothing to "
+                         "factorize (the estimator refuses it too)")
+    if not transposed and sbs96_channels(rows) and not sbs96_channels(cols):
+        print(f"warning: the {len(rows)} rows of {data} are SBS96 channels ({rows[0]}, ...): "
+              "the genomes are in its columns, so the signatures would come out in A; the "
+              "count models take genomes as rows and channels as columns (as "
+              "bnmfzoo.datasets.load_sbs96 returns them): pass --transpose", file=sys.stderr,
+              flush=True)
 
 
 #: above this many bytes of draws in PyMC's trace, the collapsed Gibbs samplers run without

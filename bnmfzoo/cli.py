@@ -62,8 +62,26 @@ def _cmd_fit(args):
         progressbar=not args.quiet, header=args.header, index_col=args.index_col,
         model_kwargs=_model_kwargs(args), scheduler=args.scheduler, long=args.long,
         thin=args.thin, keep_all=args.keep_all, log_likelihood=args.log_likelihood,
+        shape=args.shape, transpose=args.transpose,
     )
     return 0
+
+
+def _precheck_fit(args):
+    """Size the data file from its headers before anything heavy (PyMC) is imported."""
+    from bnmfzoo._cli.declared import check_data_size
+
+    check_data_size(args.data, rank=args.rank or args.truncation)
+
+
+def _shape(text):
+    try:
+        D, N = (int(v) for v in text.replace("x", ",").split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be two integers D,N, got {text!r}") from None
+    if D < 1 or N < 1:
+        raise argparse.ArgumentTypeError(f"must be two positive integers D,N, got {text!r}")
+    return D, N
 
 
 #: command-line option -> (model keyword, models it applies to)
@@ -191,8 +209,10 @@ def _fit_epilog():
         "(scipy.sparse.save_npz; stored entries are the observed ones, explicit zeros",
         "included), or with --long a .csv/.tsv/.txt of observed entries, one per line:",
         "row,col,value (header row optional). For the count models (poisson,",
-        "negative_binomial) the cells not listed are zero counts instead, and only the",
-        "listed nonzeros cost anything. Other methods get the dense matrix with a",
+        "negative_binomial) the cells not listed are zero counts instead, only the",
+        "listed nonzeros cost anything, a cell listed twice holds the sum of its counts",
+        "(other models refuse duplicates), and --shape D,N keeps rows none of whose",
+        "cells is listed. Other methods get the dense matrix with a",
         "warning giving its size, up to 50 million cells, and refuse larger data.",
         "Exit codes: 0 ok, 2 bad input, 130 interrupted (nothing written).",
     ]
@@ -296,6 +316,13 @@ def build_parser():
     g.add_argument("--index-col", type=_index_col, default="auto", metavar="{auto,none,N}",
                    help="column holding row labels, 0 = first (default auto: the first column "
                         "when it holds text or the header's first cell is empty)")
+    g.add_argument("--shape", type=_shape, default=None, metavar="D,N",
+                   help="--long: the matrix is D x N and the row and column keys are 0-based "
+                        "positions, so a row or column none of whose cells is listed is kept "
+                        "(default: the rows and columns are the keys listed)")
+    g.add_argument("--transpose", action="store_true",
+                   help="fit the transposed matrix (e.g. SBS96 catalogues with the channels "
+                        "as rows: the count models take genomes as rows)")
     g = p.add_argument_group("model hyperparameters (see the model's docstring)")
     g.add_argument("--ard", action="store_true", default=None,
                    help="exponential_gaussian, tri_exponential_gaussian: ARD priors")
@@ -307,7 +334,7 @@ def build_parser():
                         "deviation (default: learned)")
     g.add_argument("--model-arg", action="append", type=_key_value, metavar="KEY=VALUE",
                    help="any other keyword of the model function, e.g. gamma=0.5 (repeatable)")
-    p.set_defaults(func=_cmd_fit)
+    p.set_defaults(func=_cmd_fit, precheck=_precheck_fit)
 
     p = sub.add_parser("report", help="write an HTML report (and PNGs) for a result file")
     p.add_argument("result", help="a .nc file written by `bnmfzoo fit` or `bnmfzoo demo`")
@@ -325,13 +352,16 @@ def _interruptible():
     ``KeyboardInterrupt`` and go on with the next chain, and an exception raised by the handler
     in the middle of a compiled kernel's call crashed the process). Elsewhere it raises at once.
     """
-    from bnmfzoo._fitcli import INTERRUPT, SAMPLING, Interrupted
+    from bnmfzoo._fitcli import INTERRUPT, RECEIVED, SAMPLING, Interrupted
 
     def handler(signum, frame):
+        RECEIVED.append(signum)
         INTERRUPT.set()
         if not SAMPLING.is_set():
-            raise Interrupted()
+            raise Interrupted(signum)
 
+    INTERRUPT.clear()
+    RECEIVED.clear()
     try:
         previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave Ctrl-C alone
@@ -361,7 +391,44 @@ def _quiet_logs(quiet):
 
 
 def main(argv=None):
-    """Entry point of the ``bnmfzoo`` command."""
+    """Entry point of the ``bnmfzoo`` command (exit 128 + signal number when interrupted).
+
+    SIGTERM is turned into an interrupt from the start (one line on stderr, exit 143, like
+    Ctrl-C's 130), not only once the command's own handlers are set.
+    """
+    previous = None
+    try:
+        if hasattr(signal, "SIGTERM"):
+            try:
+                previous = signal.signal(signal.SIGTERM, _early_term)
+            except ValueError:  # not the main thread
+                pass
+        return _main(argv)
+    except KeyboardInterrupt as err:  # Ctrl-C before the handlers, or from inside a fit
+        signum = int(getattr(err, "signum", signal.SIGINT))
+        print(f"bnmfzoo: interrupted; no result written{_by(signum)}", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _by(signum):
+    """`` (SIGTERM)`` for a signal other than Ctrl-C's SIGINT, else nothing."""
+    return "" if signum == signal.SIGINT else f" ({signal.Signals(signum).name})"
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM before the command's handlers were set."""
+
+    signum = int(getattr(signal, "SIGTERM", 15))
+
+
+def _early_term(signum, frame):
+    raise _Terminated()
+
+
+def _main(argv):
     from bnmfzoo._fitcli import Interrupted
 
     parser = build_parser()
@@ -372,11 +439,15 @@ def main(argv=None):
         except ValueError:  # not the main thread
             pass
     try:
+        if getattr(args, "precheck", None) is not None:  # sizes, before PyMC is imported
+            args.precheck(args)
         with _interruptible(), _quiet_logs(getattr(args, "quiet", False)):
             return args.func(args)
-    except Interrupted:
-        print(f"bnmfzoo {args.command}: interrupted; no result written", file=sys.stderr)
-        return 130
+    except (Interrupted, KeyboardInterrupt) as err:  # KeyboardInterrupt: from inference.sample
+        signum = int(getattr(err, "signum", signal.SIGINT))
+        print(f"bnmfzoo {args.command}: interrupted; no result written{_by(signum)}",
+              file=sys.stderr)
+        return 128 + signum
     except (ValueError, TypeError, FileNotFoundError, OSError, MemoryError) as err:
         text = str(err).splitlines()[0] if str(err) else type(err).__name__
         if isinstance(err, MemoryError):

@@ -59,8 +59,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     random_state=0).fit_transform(X)``. Beyond the point estimate it keeps the whole posterior
     (``posterior_``), its spread (``components_sd_``) and draws (:meth:`sample_components`).
     Missing entries are NaN; a pandas DataFrame (or an ``xarray.DataArray``) keeps its row and
-    column labels in ``posterior_``, and ``set_output(transform="pandas")`` labels the output of
-    :meth:`transform`.
+    column labels in ``posterior_`` (dims ``row``, ``col``), a DataArray also its dim names: dims
+    ``("cell_line", "drug")`` give a ``posterior_`` with dims ``cell_line`` and ``drug``;
+    ``set_output(transform="pandas")`` labels the output of :meth:`transform`.
 
     Parameters
     ----------
@@ -122,7 +123,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         Posterior standard deviation of ``W`` within that mode, factors aligned.
     posterior_ : xarray.DataTree
         The full result (posterior draws, diagnostics, ...), labelled with the data's
-        coordinates.
+        coordinates and dim names.
     reconstruction_err_ : float
         Frobenius norm of the residual on observed entries, with ``A @ W`` averaged per draw.
     n_iter_ : int
@@ -300,11 +301,19 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         Returns
         -------
         BayesianNMF
+
+        Raises
+        ------
+        KeyboardInterrupt
+            On Ctrl-C or SIGTERM while sampling (:func:`bnmfzoo.inference.sample`): the fit
+            stops after the current draw, the estimator is left unfitted, and no truncated
+            chains are kept.
         """
         from bnmfzoo._base.entries import is_sparse_input
         from bnmfzoo._registry import build_model, method_kwargs, run_method, sparse_input_for
 
         method = self._method()
+        own_dims = _dim_names(X)
         entries = None
         counts = self._counts()
         if counts:  # unstored sparse entries are zero counts: bnmfzoo._estimator_counts
@@ -326,12 +335,17 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
                                user=self.method_kwargs)
         if counts:
             kwargs = start_values(da, ranks, method, kwargs, self._seed())
-        with _pymc_logs(self.progressbar), _connect(self.client) as client:
-            if client is not None:
-                kwargs["client"] = client
-            dt = run_method(method, pm_model, random_seed=self._seed(),
-                            progressbar=self.progressbar, **kwargs)
-        self.posterior_ = dt
+        try:  # Ctrl-C / SIGTERM: KeyboardInterrupt, and no fitted state left behind
+            with _pymc_logs(self.progressbar), _connect(self.client) as client:
+                if client is not None:
+                    kwargs["client"] = client
+                dt = run_method(method, pm_model, random_seed=self._seed(),
+                                progressbar=self.progressbar, **kwargs)
+        except KeyboardInterrupt:
+            for name in [n for n in vars(self) if n.endswith("_") and not n.startswith("_")]:
+                delattr(self, name)
+            raise
+        self.posterior_ = dt = _rename_dims(dt, own_dims)
         A, W, info = self._point_estimate(dt)
         A_draws, W_draws = self._factor_draws(dt)
         self.A_ = A
@@ -363,14 +377,19 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         The posterior group of a particle result already holds draws resampled by weight, so
         every draw counts once. A tri-factorization ``F S G^T`` gives ``A = F S``, ``W = G^T``.
         """
+        from bnmfzoo.diagnostics._modes._dims import factor_dims
+
         post = result["posterior"]
         if "A" in post:
-            A = post["A"].stack(sample=("chain", "draw")).transpose("sample", "row", ...).values
-            W = post["W"].stack(sample=("chain", "draw")).transpose("sample", ..., "col").values
+            fd = factor_dims(post)
+            A = post["A"].stack(sample=("chain", "draw")).transpose("sample", *fd.basis).values
+            W = post["W"].stack(sample=("chain", "draw")).transpose("sample", *fd.weights).values
         else:
-            F = post["F"].stack(sample=("chain", "draw")).transpose("sample", "row", ...).values
+            row = next(d for d in post["F"].dims[2:] if d != "factor_row")
+            col = next(d for d in post["G"].dims[2:] if d != "factor_col")
+            F = post["F"].stack(sample=("chain", "draw")).transpose("sample", row, ...).values
             S = post["S"].stack(sample=("chain", "draw")).transpose("sample", ...).values
-            G = post["G"].stack(sample=("chain", "draw")).transpose("sample", "col", ...).values
+            G = post["G"].stack(sample=("chain", "draw")).transpose("sample", col, ...).values
             A = F @ S
             W = np.swapaxes(G, 1, 2)
         return A, W
@@ -385,7 +404,7 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         ``W = G^T``.
         """
         from bnmfzoo._base.results import build_datatree
-        from bnmfzoo.diagnostics._modes.mode_clustering import point_estimate
+        from bnmfzoo.diagnostics._modes.point_estimate import point_estimate
 
         if "A" not in result["posterior"]:
             A, W = self._factor_draws(result)
@@ -542,6 +561,44 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     def _n_features_out(self):
         """Number of output features (used by ``get_feature_names_out``)."""
         return self.components_.shape[0]
+
+
+#: dims of our results that a user's dim name must not take
+_RESERVED = {"chain", "draw", "factor", "factor_row", "factor_col", "mode", "particle",
+             "component", "iteration", "sample"}
+
+
+def _dim_names(X):
+    """``{"row": <name>, "col": <name>}`` of a DataArray with its own dim names, else None.
+
+    None also for our names (``row``, ``col``) and names that clash with our results' dims. A
+    DataFrame keeps its labels under ``row`` / ``col`` (an index name is often incidental).
+    """
+    if hasattr(X, "dims") and hasattr(X, "coords") and getattr(X, "ndim", 0) == 2:
+        names = tuple(X.dims)
+    else:
+        return None
+    if not all(isinstance(n, str) and n for n in names) or names[0] == names[1] \
+            or names == ("row", "col") or _RESERVED & set(names) \
+            or {"row", "col"} & set(names):
+        return None
+    return {"row": names[0], "col": names[1]}
+
+
+def _rename_dims(dt, names):
+    """``dt`` with our ``row`` / ``col`` dims and coordinates renamed to the data's own."""
+    if not names:
+        return dt
+    import xarray as xr
+
+    nodes = {}
+    for node in dt.subtree:
+        ds = node.to_dataset(inherit=False)
+        nodes[node.path] = ds.rename({k: v for k, v in names.items()
+                                      if k in ds.dims or k in ds.variables})
+    out = xr.DataTree.from_dict(nodes)
+    out.attrs.update(dt.attrs)
+    return out
 
 
 def _labels(X):

@@ -1,7 +1,7 @@
 """Likelihood terms usable inside any user-written ``pm.Model``.
 
-Example
--------
+Examples
+--------
 >>> import numpy as np, pymc as pm
 >>> from bnmfzoo import likelihoods
 >>> X = np.abs(np.random.default_rng(0).normal(size=(6, 5)))

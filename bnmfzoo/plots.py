@@ -10,18 +10,35 @@ def _as_numpy(A):
     return np.asarray(getattr(A, "values", A), dtype=float)
 
 
+def _labels(da, dim):
+    """The coordinate labels of ``dim`` as strings, or None."""
+    coords = getattr(da, "coords", {})
+    return [str(v) for v in da[dim].values] if dim in coords else None
+
+
+def _factor_titles(dim, labels, R):
+    """``"<factor dim> <label>"`` per factor (``"factor 0"``... for our own models)."""
+    return [f"{dim} {labels[r] if labels else r}" for r in range(R)]
+
+
+def _mode_dims(m):
+    """The row and factor dims of a :func:`~bnmfzoo.diagnostics.modes` dataset."""
+    return str(m.attrs.get("row_dim", "row")), str(m.attrs.get("factor_dim", "factor"))
+
+
 def plot_bases(A, *, image_shape=None, titles=None, ncols=8, cmap="gray_r", title=None):
     """Show the columns of a basis matrix, as images when ``image_shape`` is given.
 
     Parameters
     ----------
     A : array-like or xarray.DataArray, shape (D, R)
-        Basis matrix (``row`` x ``factor``).
+        Basis matrix (rows x factors: ``row`` x ``factor`` in our models, whatever the dims
+        are called in a DataArray, e.g. ``genome`` x ``signature``).
     image_shape : tuple of int, optional
         ``(height, width)`` with ``height * width == D``; without it each column is a bar chart
-        of its top 10 rows (labelled with the DataArray's ``row`` coordinate when present).
+        of its top 10 rows (labelled with the DataArray's row coordinate when present).
     titles : list of str, optional
-        One title per column.
+        One title per column (default: the factor dim and label, e.g. ``"signature SBS1"``).
     ncols : int
     cmap : str
     title : str, optional
@@ -39,9 +56,11 @@ def plot_bases(A, *, image_shape=None, titles=None, ncols=8, cmap="gray_r", titl
 
     values = _as_numpy(A)
     D, R = values.shape
-    labels = None
-    if hasattr(A, "coords") and "row" in getattr(A, "coords", {}):
-        labels = [str(v) for v in A["row"].values]
+    labels, fdim, flabels = None, "factor", None
+    if hasattr(A, "dims") and len(A.dims) == 2:
+        labels = _labels(A, A.dims[0])
+        fdim, flabels = str(A.dims[1]), _labels(A, A.dims[1])
+    titles = titles or _factor_titles(fdim, flabels, R)
     ncols = max(1, min(ncols, R))
     nrows = int(np.ceil(R / ncols))
     size = (1.6 * ncols, 1.7 * nrows) if image_shape else (2.6 * ncols, 2.4 * nrows)
@@ -63,7 +82,7 @@ def plot_bases(A, *, image_shape=None, titles=None, ncols=8, cmap="gray_r", titl
             ax.set_yticks(range(len(top))[::-1])
             ax.set_yticklabels([labels[i] if labels else str(i) for i in top], fontsize=10)
             ax.tick_params(axis="x", labelsize=10)
-        ax.set_title(titles[k] if titles else f"factor {k}", fontsize=11)
+        ax.set_title(titles[k], fontsize=11)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -90,10 +109,13 @@ def plot_particles(dt, *, image_shape=None, top=4, max_factors=8, cmap="gray_r")
     """
     import matplotlib.pyplot as plt
 
+    from bnmfzoo.diagnostics._modes._dims import factor_dims
+
     part = dt["particles"]
     weights = part["weight"].values
     order = np.argsort(weights)[::-1][:top]
-    A = part["A"].transpose("particle", "row", "factor").values
+    fd = factor_dims(part, member_dims=("particle",))
+    A = part["A"].transpose("particle", *fd.basis).values
     mode_of = None
     if A.shape[0] > 1:
         # factors aligned within modes, so a column shows the same factor in every row
@@ -143,7 +165,7 @@ def plot_elbo(elbo, *, ax=None, label=None):
 
 def _weight_label(m, k):
     """What the mode's weight is (a mass with its MCSE, or what it is instead), on two lines."""
-    from bnmfzoo.diagnostics._modes.mode_clustering import weight_label
+    from bnmfzoo.diagnostics._modes.point_estimate import weight_label
 
     return weight_label(m, k).replace(" (not a mass)", "\n(not a mass)")
 
@@ -181,9 +203,11 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
 
     m = (modes_tree if modes_tree is not None else modes(result, warn=False))["modes"]
     K = min(int(m.sizes["mode"]), top)
-    A = m["A_mean"].transpose("mode", "row", "factor").values
-    labels = [str(v) for v in m["row"].values] if "row" in m.coords else None
+    rdim, fdim = _mode_dims(m)
+    A = m["A_mean"].transpose("mode", rdim, fdim).values
+    labels = _labels(m, rdim)
     R = min(A.shape[2], max_factors)
+    titles = _factor_titles(fdim, _labels(m, fdim), R)
     size = (max(6.0, 1.6 * R), 1.9 * K) if image_shape else (max(6.0, 3.4 * R), 3.0 * K)
     fig, axes = plt.subplots(K, R, figsize=size, squeeze=False)
     for k in range(K):
@@ -201,11 +225,12 @@ def plot_modes(result, *, image_shape=None, top=4, max_factors=8, cmap="gray_r",
                 ax.set_yticklabels([labels[i] if labels else str(i) for i in best], fontsize=10)
                 ax.tick_params(axis="x", labelsize=10)
             if k == 0:
-                ax.set_title(f"factor {r}", fontsize=11)
+                ax.set_title(titles[r], fontsize=11)
             if r == 0:
                 ax.set_ylabel(f"mode {k}\n{_weight_label(m, k)}\n"
                               f"n={int(m['size'][k])}", fontsize=10)
+    what = "" if image_shape is not None else f"; top {rdim} of each {fdim}"
     fig.suptitle(f"Mean basis per mode ({int(m.sizes['mode'])} modes of the "
-                 f"{m.attrs['source']}; factors aligned)", fontsize=12)
+                 f"{m.attrs['source']}; factors aligned{what})", fontsize=12)
     fig.tight_layout()
     return fig

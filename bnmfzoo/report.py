@@ -10,7 +10,9 @@ variables (:func:`bnmfzoo.diagnostics.summary`, never over every entry of ``A`` 
 Stein discrepancy and coverage numbers of the ``diagnostics`` group; each mode's mean basis,
 the heaviest particles and traces or ELBO curves. Figures are written as PNGs beside the report
 and embedded in it (base64), so the HTML file stands alone; every file is written through a
-temporary file and a rename, never through a symlink.
+temporary file and a rename, never through a symlink, and all of them or none (a full disk
+leaves no file behind). The result file is sized from its metadata before it is read
+(:func:`bnmfzoo._cli.declared.check_netcdf`).
 
 Time and memory are bounded whatever the result's size: at most :data:`MAX_REPORT_DRAWS`
 evenly spaced draws per chain are read, only the active components of a truncated model with
@@ -36,15 +38,22 @@ MAX_FACTORS = 20
 RESULT_GROUPS = ("posterior", "particles", "variational")
 
 
-def write_report(result, *, out_dir=None):
+def write_report(result, *, out_dir=None, dims=None):
     """Write ``report.html`` and its PNG figures for a result DataTree.
+
+    Rows, columns and factors are called what the result calls them (a hand-written model's
+    ``genome`` / ``channel`` / ``signature``, with their coordinates), in every table and figure.
 
     Parameters
     ----------
     result : str, pathlib.Path or xarray.DataTree
-        A netCDF file written by a bnmfzoo fit (or the DataTree itself).
+        A netCDF file written by a bnmfzoo fit or by ``pm.sample`` (or the DataTree itself).
     out_dir : str or pathlib.Path, optional
         Output folder; default: ``<result stem>-report`` beside the result file.
+    dims : tuple or dict, optional
+        The result's ``(row, factor, col)`` dims; default: read from the result (the dim ``A``
+        and ``W`` share is the factor dim; :func:`bnmfzoo.diagnostics.modes`). When they cannot
+        be read, the report says so and leaves out the modes and loadings.
 
     Returns
     -------
@@ -64,7 +73,6 @@ def write_report(result, *, out_dir=None):
     import matplotlib
 
     matplotlib.use("Agg")
-    from bnmfzoo._cli.safeio import write_bytes
 
     if isinstance(result, xr.DataTree):
         dt, source = result, "(in memory)"
@@ -73,6 +81,11 @@ def write_report(result, *, out_dir=None):
         path = Path(result)
         if not path.exists():
             raise FileNotFoundError(f"result file {str(path)!r} does not exist")
+        from bnmfzoo._cli.declared import REPORT_COPIES, check_netcdf
+
+        # sized from its metadata first: what the report reads must fit in memory
+        check_netcdf(path, what="the report of", copies=REPORT_COPIES,
+                     max_draws=MAX_REPORT_DRAWS)
         try:
             dt = xr.open_datatree(path, engine="h5netcdf")
         except (OSError, ValueError) as err:
@@ -85,34 +98,59 @@ def write_report(result, *, out_dir=None):
         raise ValueError(f"{source} is not a bnmfzoo result: it has none of the groups "
                          f"{', '.join(RESULT_GROUPS)} (groups: {sorted(dt.children) or 'none'})")
     dt, notes = _bounded(dt)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    modes_tree = _modes(dt)
+    try:
+        return _write_report(dt, out, source, notes, dims)
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()  # nothing was written: leave no empty folder either
+        raise
+
+
+def _write_report(dt, out, source, notes, dims):
+    """Render the report of ``dt`` and write it into ``out`` (every file, or none)."""
+    from bnmfzoo._cli.safeio import write_files
+
+    modes_tree, why = _modes(dt, dims)
     loadings = _loadings(dt, modes_tree)
     from bnmfzoo._report.fitview import fit_data, fit_html
     from bnmfzoo._report.loadings import loadings_html
 
-    fd = fit_data(dt)
-    row_name, col_name = _axis_names(dt)
-    sections = [_header(dt, source), notes, _modes_section(modes_tree),
-                loadings_html(loadings, row_name=row_name, col_name=col_name), fit_html(fd)]
-    figures = _figures(dt, modes_tree, loadings, fd)
-    sections += [_summary_section(dt), _diagnostics_section(dt)]
+    fd = fit_data(dt, dims=dims)
+    row_name, col_name, factor_name = _axis_names(dt, modes_tree)
+    sections = [_header(dt, source), notes, why, _modes_section(modes_tree),
+                loadings_html(loadings, row_name=row_name, col_name=col_name,
+                              factor_name=factor_name), fit_html(fd)]
+    figures = _figures(dt, modes_tree, loadings, fd, names=(row_name, col_name, factor_name))
+    sections += [_summary_section(dt, dims), _diagnostics_section(dt)]
+    files = []
     for name, fig in figures:
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100)
-        write_bytes(out / f"{name}.png", buf.getvalue())
+        files.append((f"{name}.png", buf.getvalue()))
         sections.append(_figure_html(name, buf.getvalue()))
     _close(figures)
     page = _PAGE.format(title=html.escape(f"bnmfzoo report — {source}"), body="\n".join(sections))
-    return write_bytes(out / "report.html", page.encode("utf-8"))
+    files.append(("report.html", page.encode("utf-8")))
+    return write_files(out, files)[-1]  # all or none (a full disk leaves nothing behind)
 
 
-def _axis_names(dt):
-    """What rows and columns are called (``row_name`` / ``col_name`` attrs), for the tables."""
+def _axis_names(dt, modes_tree=None):
+    """What rows, columns and factors are called, for the tables and figures.
+
+    The ``row_name`` / ``col_name`` attrs when the result has them, else the result's own dims
+    when they are not ours (a hand-written model's ``genome`` / ``channel`` / ``signature``).
+    """
     attrs = dict(dt.attrs)
     if "observed_data" in dt.children:
         attrs.update(dt["observed_data"].attrs)
-    return str(attrs.get("row_name", "row")), str(attrs.get("col_name", "column"))
+    m = {} if modes_tree is None else modes_tree["modes"].attrs
+    own = {role: str(m.get(f"{role}_dim") or role) for role in ("row", "col", "factor")}
+    default = {"row": "row", "col": "column", "factor": "factor"}
+    names = {role: own[role] if own[role] != role else default[role] for role in default}
+    return (str(attrs.get("row_name", names["row"])), str(attrs.get("col_name", names["col"])),
+            names["factor"])
 
 
 def _bounded(dt):
@@ -178,7 +216,7 @@ def _header(dt, source):
             f"<table class='kv'>{rows}</table><p>Groups: {html.escape(groups)}</p>{shape}")
 
 
-def _summary_section(dt):
+def _summary_section(dt, dims=None):
     if "posterior" not in dt.children:
         return "<h2>Summary</h2><p>No posterior group.</p>"
     post = dt["posterior"].to_dataset()
@@ -195,7 +233,7 @@ def _summary_section(dt):
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = summary(dt, var_names=small[:MAX_SUMMARY_VARS])
+        table = summary(dt, var_names=small[:MAX_SUMMARY_VARS], dims=dims)
     notes = "".join(f"<p class='note'>{html.escape(str(w.message))}</p>" for w in caught
                     if issubclass(w.category, UserWarning))
     if len(table) > MAX_SUMMARY_VARS:
@@ -204,14 +242,21 @@ def _summary_section(dt):
             + table.to_html(classes="summary", float_format="%.4g"))
 
 
-def _modes(dt):
-    """The modes of the result (None when it has no basis A to cluster)."""
+def _modes(dt, dims=None):
+    """``(modes DataTree or None, note)``: None when there is no basis A to cluster.
+
+    The note (HTML, else empty) says why there are no modes when the result has ``A`` and
+    ``W`` whose factor dim cannot be told.
+    """
     from bnmfzoo.diagnostics._modes.mode_clustering import modes
 
     try:
-        return modes(dt, warn=False)
-    except ValueError:
-        return None
+        return modes(dt, warn=False, dims=dims), ""
+    except ValueError as err:
+        if "dims=" not in str(err):
+            return None, ""
+        return None, (f"<p class='note'>No modes or loadings: {html.escape(str(err))}"
+                      "</p>")
 
 
 #: labels of the per-mode columns :func:`bnmfzoo.diagnostics.modes` may give (others are shown
@@ -289,7 +334,7 @@ def _image_shape(dt):
     return None
 
 
-def _figures(dt, modes_tree=None, loadings=None, fit=None):
+def _figures(dt, modes_tree=None, loadings=None, fit=None, names=("row", "column", "factor")):
     import matplotlib.pyplot as plt
 
     from bnmfzoo._report.fitview import plot_fit
@@ -298,7 +343,7 @@ def _figures(dt, modes_tree=None, loadings=None, fit=None):
 
     figures = []
     if loadings:
-        figures.append(("loadings", plot_loadings(loadings)))
+        figures.append(("loadings", plot_loadings(loadings, names=names)))
     if fit is not None:
         figures.append(("fit", plot_fit(fit)))
     image_shape = _image_shape(dt)

@@ -22,9 +22,9 @@ from scipy.signal import lfilter
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference.binary._core import BetaDirChain, DirDirChain
-from bnmfzoo.inference.binary._tempering import exchange_step
+from bnmfzoo.inference.binary._tempering import TemperedCollapsed
 from bnmfzoo.inference.gaussian.gibbs import _core as gc
-from bnmfzoo.inference.tempering._ladder import swap_pass
+from bnmfzoo.inference.tempering import ReplicaSet, exchange_step, swap_pass
 from bnmfzoo.models._spec import GaussianHyper
 
 D, N = 4, 3
@@ -211,7 +211,8 @@ def _binary(family, *, burn=30, ess_target=30, betas=None, wrong_swap=False):
                 return BetaDirChain(rows, cols, v, D, N, ones, ones, ones, rng)
             return DirDirChain(rows, cols, v, D, N, ones, ones, rng)
 
-        chains = [new_chain() for _ in range(1 if betas is None else len(betas))]
+        replicas = ReplicaSet.new([new_chain() for _ in range(1 if betas is None else len(betas))])
+        chains = replicas.states  # swaps reorder this list in place
         parity = [0]
 
         def sweep():
@@ -223,8 +224,7 @@ def _binary(family, *, burn=30, ess_target=30, betas=None, wrong_swap=False):
                 swap_pass(chains, betas, [-c.log_joint() for c in chains], rng, parity[0])
                 parity[0] ^= 1
             else:
-                exchange_step(chains, betas, rng, parity[0])
-                parity[0] ^= 1
+                exchange_step(TemperedCollapsed(), replicas, betas, rng)  # alternates its parity
 
         for _ in range(burn):
             sweep()

@@ -18,11 +18,20 @@ violation:
 (d) no folder of the package holds more than 15 modules (``.py`` files, ``__init__`` included):
     a reader sees a folder's parts from its listing (sub-packages group them);
 
+(e) no module-level ``__getattr__`` outside a package's ``__init__`` (a lazy re-export shim in
+    an ordinary module hides an import behind attribute access), except a public face built
+    with ``bnmfzoo._base.lazy.lazy_namespace`` (``likelihoods``), whose strings are edges.
+
 An import ``from p import name`` is an edge to the module ``p.name`` when that module exists,
-else to ``p`` (its ``__init__``). Lazy imports by string (``bnmfzoo._base.lazy``) are not edges.
+else to ``p`` (its ``__init__``). Imports by string are edges too: a call of ``import_module``
+or ``__import__`` (a constant names its module; an f-string is an edge to every module it can
+name), and, in a module that imports by string or builds a lazy namespace
+(``bnmfzoo._base.lazy``), every string constant that names a module of the package (absolute,
+relative to the module's package, or a bare submodule name in a package ``__init__``).
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -99,10 +108,63 @@ def _resolve_relative(module, is_package, level, target):
     return ".".join(base + ([target] if target else []))
 
 
+_STRING_IMPORTERS = ("import_module", "__import__", "lazy_namespace")
+
+
+def _call_name(node):
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _fstring_pattern(node):
+    """A regex matching every module name the f-string ``node`` can produce."""
+    parts = []
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            parts.append(re.escape(str(value.value)))
+        else:
+            parts.append(r"[A-Za-z0-9_]+")
+    return re.compile("".join(parts) + r"\Z")
+
+
+def string_imports(tree, module, is_package, known):
+    """Modules in ``known`` that ``tree`` imports by string (see the module docstring)."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and _call_name(n) in _STRING_IMPORTERS]
+    if not calls:
+        return set()
+    out = set()
+    for call in calls:
+        arg = call.args[0] if call.args else None
+        if isinstance(arg, ast.JoinedStr) and _call_name(call) != "lazy_namespace":
+            pattern = _fstring_pattern(arg)
+            out.update(m for m in known if pattern.match(m))
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        text = node.value
+        if not text or len(text) > 200 or " " in text:
+            continue
+        if text.startswith("."):
+            level = len(text) - len(text.lstrip("."))
+            base = package.split(".")
+            base = base[: len(base) - (level - 1)] if level > 1 else base
+            name = ".".join(base + [text.lstrip(".")]) if text.lstrip(".") else ".".join(base)
+        elif is_package and f"{module}.{text}" in known:
+            name = f"{module}.{text}"
+        else:
+            name = text
+        if name in known:
+            out.add(name)
+    return out
+
+
 def imports_of(source, module, is_package, known):
     """Set of modules in ``known`` that ``source`` (the text of ``module``) imports, anywhere."""
     out = set()
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 name = alias.name
@@ -120,7 +182,28 @@ def imports_of(source, module, is_package, known):
                     out.add(sub)
                 elif base in known:
                     out.add(base)
+    out |= string_imports(tree, module, is_package, known)
     out.discard(module)
+    return out
+
+
+def getattr_shims(root):
+    """Modules other than a package ``__init__`` that define a module-level ``__getattr__``."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            lazy = isinstance(getattr(node, "value", None), ast.Call) and \
+                _call_name(node.value) == "lazy_namespace"
+            defines = (isinstance(node, ast.FunctionDef) and node.name == "__getattr__") or (
+                isinstance(node, ast.Assign) and not lazy and any(
+                    isinstance(t, ast.Name) and t.id == "__getattr__" for t in ast.walk(node)
+                    if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)))
+            if defines:
+                out.append(module_name(path, root))
+                break
     return out
 
 
@@ -247,6 +330,11 @@ def test_no_import_cycles(graph):
     assert not stale, f"fixed, remove from KNOWN_CYCLES: {stale}"
 
 
+def test_no_getattr_shims():
+    found = getattr_shims(ROOT)
+    assert not found, f"module-level __getattr__ outside a package __init__: {found}"
+
+
 def test_floors(graph):
     bad = floor_violations(graph)
     assert not bad, "\n".join(f"{src} -> {dst} ({why})" for src, dst, why in bad)
@@ -321,6 +409,32 @@ def test_walker_sees_function_level_and_relative_imports(tmp_path):
     assert floor_violations(g) == [
         ("bnmfzoo.models.gauss", "bnmfzoo.inference.fit", "a low layer imports from above it")
     ]
+
+
+def test_walker_sees_string_imports_and_shims(tmp_path):
+    pkg = tmp_path / "bnmfzoo"
+    (pkg / "wings" / "a").mkdir(parents=True)
+    (pkg / "wings" / "b").mkdir()
+    for init in (pkg / "wings", pkg / "wings" / "a", pkg / "wings" / "b"):
+        (init / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text(
+        "from bnmfzoo.lazy import lazy_namespace\n"
+        "__getattr__, __dir__ = lazy_namespace(__name__, {'Est': '.est'}, ('wings',))\n")
+    (pkg / "lazy.py").write_text("")
+    (pkg / "est.py").write_text(
+        "import importlib\n\n\ndef f(w):\n"
+        "    return importlib.import_module(f'bnmfzoo.wings.{w}')\n")
+    (pkg / "reg.py").write_text(
+        "from importlib import import_module\nTABLE = {'x': 'bnmfzoo.est'}\n\n\n"
+        "def get(k):\n    return import_module(TABLE[k])\n")
+    (pkg / "shim.py").write_text(
+        "def __getattr__(name):\n    return __import__('bnmfzoo.reg')\n")
+    g = import_graph(pkg)
+    assert g["bnmfzoo"] == {"bnmfzoo.lazy", "bnmfzoo.est", "bnmfzoo.wings"}
+    assert g["bnmfzoo.est"] == {"bnmfzoo.wings.a", "bnmfzoo.wings.b"}
+    assert g["bnmfzoo.reg"] == {"bnmfzoo.est"}
+    assert g["bnmfzoo.shim"] == {"bnmfzoo.reg"}
+    assert getattr_shims(pkg) == ["bnmfzoo.shim"]
 
 
 def test_lines_of_code_rule(tmp_path):

@@ -104,7 +104,7 @@ def test_fit_with_missing_values_and_attributes(frame):
 
 
 def test_uncertainty_sd_and_draws(frame):
-    from bnmfzoo.diagnostics._modes.mode_clustering import point_estimate
+    from bnmfzoo.diagnostics._modes.point_estimate import point_estimate
 
     est = BayesianNMF(n_components=3, random_state=0, draws=100).fit(frame)
     _, W, info = point_estimate(est.posterior_)

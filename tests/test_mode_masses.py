@@ -120,6 +120,12 @@ def test_mode_masses_calls_crossing_chains_a_mass_and_others_not():
     assert "disagree" in out["message"]
     v, c = visits(np.array([[0, 1, 1, 0, 0, 2]]), 3)
     assert v.tolist() == [2, 1, 1] and c.tolist() == [3]
+    # plain chains that all sit in one mode and never cross: no mass of 1 is claimed, the
+    # other modes' masses are said to be unknown; with enough round trips it is a mass
+    one = mode_masses(np.zeros((2, 300), int), 1)
+    assert one["estimator"] == "one_mode" and not one["is_mass"]
+    assert np.isnan(one["weight_mcse"]).all() and "unknown, not zero" in one["message"]
+    assert mode_masses(np.zeros((2, 300), int), 1, round_trips=[10, 11])["is_mass"]
 
 
 # ------------------------------------------------------------------------------------------

@@ -101,3 +101,37 @@ def test_report_lists_every_entry():
         for m in muts:
             assert f"`{m.id}`" in text and f"--only {m.id}`" in text
     assert Path(ROOT / "benchmarks" / "mutation" / "_harness.py").is_file()
+
+
+def test_report_columns_come_from_the_recorded_failure():
+    """``--report``'s three columns: an assertion of a test of a law; a golden hash, a doctest
+    or an exception; not caught / error / not run. Old records without the recorded kind are
+    read from pytest's last traceback line, else marked "kind not recorded"."""
+    from benchmarks.mutation.run import MISSED, STAT, WEAK, classify_result
+
+    m = Mutation(id="a", path="p.py", old="x", new="y", tests=("tests/t.py::f",), why="w")
+    rec = dict(status=CAUGHT, failed="tests/t.py::f", old="x", new="y", tail="")
+    assert classify_result(m, dict(rec, kind="assertion"))[0] == STAT
+    assert classify_result(m, dict(rec, kind="exception", exception="KeyError")) == (
+        WEAK, "crash: KeyError")
+    assert classify_result(m, dict(rec, failed="tests/test_same_numbers.py::test_x",
+                                   kind="assertion")) == (WEAK, "golden hash")
+    assert classify_result(m, dict(rec, failed="tests/test_doctests.py::test_doctest[a.b]",
+                                   kind="assertion")) == (WEAK, "doctest digits")
+    assert classify_result(m, dict(rec, tail="tests/t.py:9: FloatingPointError"))[0] == WEAK
+    assert classify_result(m, dict(rec, tail="tests/t.py:9: AssertionError"))[0] == STAT
+    assert "kind not recorded" in classify_result(m, rec)[1]
+    assert classify_result(m, dict(rec, status=NOT_CAUGHT))[0] == MISSED
+    assert classify_result(m, None) == (MISSED, "not run")
+    assert "earlier version" in classify_result(m, dict(rec, kind="assertion", old="z"))[1]
+
+
+def test_kernel_list_names_existing_tests():
+    from benchmarks.mutation.kernels import KERNELS
+
+    for _, kind, tests in KERNELS:
+        assert kind in ("exact conditional", "enumeration", "invariance", "SBC only")
+        for test in tests.split(", "):
+            file, _, name = test.partition("::")
+            assert re.search(rf"^def {re.escape(name)}\(", (ROOT / file).read_text(),
+                             flags=re.M), test

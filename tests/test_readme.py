@@ -142,7 +142,7 @@ def test_readme_claims_are_checked():
             if _is_print(stmt) or isinstance(stmt, ast.Assign):
                 found += claims(_comment(code, stmt), printed=_is_print(stmt))
     kinds = {k for k, _ in found}
-    assert {"size", "verbatim", "output", "shape", "repr"} <= kinds, found
+    assert {"size", "verbatim", "output", "shape"} <= kinds, found
     assert len(found) >= 10, found
 
 

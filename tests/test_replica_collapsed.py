@@ -30,8 +30,8 @@ from bnmfzoo.inference.binary._core import (
     dirdir_counts,
     dirdir_log_joint,
 )
-from bnmfzoo.inference.binary._tempering import exchange_step
-from bnmfzoo.inference.tempering._ladder import ladder_stats, swap_pass
+from bnmfzoo.inference.binary._tempering import TemperedCollapsed
+from bnmfzoo.inference.tempering import ReplicaSet, exchange_step, ladder_stats, swap_pass
 from bnmfzoo.models import beta_dir, dir_beta, dir_dir
 
 BETAS = np.array([1.0, 0.3])
@@ -76,14 +76,15 @@ def _exchange_pvalues(family, seed, *, wrong_swap=False, n_chains=4000, n_steps=
     rng = np.random.default_rng(seed)
     counts = np.zeros((BETAS.size, len(configs)))
     for _ in range(n_chains):
-        chains = [make(rng) for _ in BETAS]
+        replicas = ReplicaSet.new([make(rng) for _ in BETAS])
+        chains = replicas.states  # swaps reorder this list in place
         for s in range(n_steps):
             if wrong_swap:  # the swap ratio with its sign flipped
                 for chain, beta in zip(chains, BETAS):
                     chain.sweep(rng, beta)
                 swap_pass(chains, BETAS, [-c.log_joint() for c in chains], rng, s % 2)
             else:
-                exchange_step(chains, BETAS, rng, s % 2)
+                exchange_step(TemperedCollapsed(), replicas, BETAS, rng)
         for r, chain in enumerate(chains):
             counts[r, index[chain.state()]] += 1
     pvalues = []

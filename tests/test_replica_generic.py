@@ -247,3 +247,35 @@ def test_n_sweeps_sweeps_each_replica_at_its_own_beta_and_keeps_the_marginals():
         for bad_value in (0, 1.5, True):
             with pytest.raises(ValueError, match="n_sweeps"):
                 ReplicaExchangeGibbs(n_sweeps=bad_value, model=m)
+
+
+def test_tempered_sweep_protocol_names_what_a_family_lacks():
+    """The protocol is what ``ReplicaExchange`` checks: the test families and the Gaussian
+    step's family satisfy it, a family without ``copy`` is refused by name, and only a family
+    with ``log_target`` is a ``TemperedPath`` (whose swaps use it)."""
+    from bnmfzoo.inference.tempering import TemperedPath, TemperedSweep
+    from bnmfzoo.inference.tempering.interface import check_tempered_sweep, log_target_of
+
+    assert isinstance(Normal(), TemperedSweep) and not isinstance(Normal(), TemperedPath)
+    with exponential_gaussian(_X(8, 6), 2) as m:
+        assert isinstance(ReplicaExchangeGibbs(n_replicas=2, model=m).tempered, TemperedSweep)
+
+    class NoCopy:
+        dimension = 1
+
+        def sweep(self, state, beta, rng):
+            pass
+
+        def loglik(self, state):
+            return 0.0
+
+    with pytest.raises(TypeError, match="NoCopy lacks copy"):
+        check_tempered_sweep(NoCopy())
+
+    class Path(Normal):
+        def log_target(self, state, beta):
+            return beta * self.loglik(state)
+
+    path = Path()
+    assert isinstance(path, TemperedPath) and log_target_of(path)([2.0], 0.5) == -1.0
+    assert log_target_of(Normal()) is None

@@ -39,6 +39,7 @@ Catalog format (one module per area, ``benchmarks/mutation/catalog_<area>.py``):
 """
 
 import importlib
+import json
 import os
 import pkgutil
 import re
@@ -178,6 +179,8 @@ class Outcome:
     wall_s: float
     returncode: int
     tail: str  # last lines of pytest's output
+    kind: str = ""  # what failed the first failing test: "assertion", "exception" or ""
+    exception: str = ""  # its exception type name
 
     def to_dict(self):
         return asdict(self)
@@ -243,12 +246,32 @@ def run_mutation(mutation, *, root=ROOT, timeout=900, keep=False, python=sys.exe
         else:
             raise ValueError("run_mutation needs a Mutation (use run_baseline for none)")
         rc, output, cpu, wall = run_tests(tmp / "repo", tests, timeout=timeout, python=python)
+        failure = read_failure(tmp / "repo")
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
     status, detail = classify(rc, output)
     return Outcome(mid, status, detail, round(cpu, 1), round(wall, 1), rc,
-                   "\n".join(output.strip().splitlines()[-15:]))
+                   "\n".join(output.strip().splitlines()[-15:]),
+                   kind=failure.get("kind", "") if status == CAUGHT else "",
+                   exception=failure.get("exception", "") if status == CAUGHT else "")
+
+
+def read_failure(copy_root):
+    """The first failure the guard plugin recorded in the copy (``{}`` when none).
+
+    ``{"nodeid", "when", "kind", "exception"}``; ``kind`` is ``"assertion"`` (an assertion of
+    the test failed: its statistical or exact check) or ``"exception"`` (the code crashed).
+    """
+    from benchmarks.mutation._guard import FAILURE_FILE
+
+    path = Path(copy_root) / FAILURE_FILE
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return {}
 
 
 def run_baseline(tests, *, root=ROOT, timeout=1800, python=sys.executable):

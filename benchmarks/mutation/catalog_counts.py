@@ -24,6 +24,11 @@ _TI2 = ("tests/test_counts_user_models.py::test_imputed_counts_follow_the_poster
         "[nb2]")
 _NB2 = "bnmfzoo/inference/counts/_nb2.py"
 _GP = "bnmfzoo/inference/counts/gibbs_poisson.py"
+_TX = "tests/test_exact_conditionals.py::"
+_VAR = "bnmfzoo/inference/counts/_exact/variates.py"
+_CRT = "bnmfzoo/inference/counts/_exact/crt.py"
+_TE = "tests/test_counts_exact.py::"
+_TIN = "tests/test_interrupts.py::"
 
 MUTATIONS = [
     Mutation(
@@ -250,4 +255,104 @@ MUTATIONS = [
         tests=(_TI2,),
         why="NB2: PyMC's imputed counts drawn from the n = alpha mu NB (variance mu (1 + alpha) "
             "/ alpha instead of mu + mu^2 / alpha)"),
+    # exact conditionals of every component (tests/test_exact_conditionals.py)
+    Mutation(
+        id="exact-split-big-rest-not-reduced", path=_CORE,
+        old="                rest -= p\n", new="                rest -= 0.0\n",
+        tests=(_TX + "test_split_every_component_and_the_joint_are_multinomial",),
+        why="sequential-binomial split (counts > BIG_COUNT) keeps the full total as the rest: "
+            "component 0 exact, the later ones drawn with p_k / total instead of p_k / rest"),
+    Mutation(
+        id="exact-split-small-drops-last", path=_CORE,
+        old="for j in range(K - 1):  # branchless", new="for j in range(K - 2):  # branchless",
+        tests=(_TX + "test_split_every_component_and_the_joint_are_multinomial",),
+        why="count-by-count split never reaches the last component (its units go to K - 2)"),
+    Mutation(
+        id="exact-split-seed-top-bit", path=_CORE,
+        old="s = rng.integers(0, 2**64, size=4, dtype=np.uint64)",
+        new="s = rng.integers(1, 2**63 - 1, size=4, dtype=np.uint64)",
+        tests=(_TX + "test_split_every_component_and_the_joint_are_multinomial",),
+        why="xoshiro256+ seeded with 63-bit words: the first uniform of each fresh state is "
+            "triangular, biasing the first unit of every split (the bug the test found)"),
+    Mutation(
+        id="exact-compiled-gamma-A-rate-as-scale", path=_SW,
+        old="1.0 / (bA[d, k] + EA[d, k]))", new="(bA[d, k] + EA[d, k]))",
+        tests=(_TX + "test_compiled_gamma_draws_of_every_entry_are_exact",),
+        why="compiled conjugate draw of A with the rate passed as numpy's scale"),
+    Mutation(
+        id="exact-compiled-gamma-W-rate-as-scale", path=_SW,
+        old="1.0 / (bWt[n, k] + EWt[n, k]))", new="(bWt[n, k] + EWt[n, k]))",
+        tests=(_TX + "test_compiled_gamma_draws_of_every_entry_are_exact",),
+        why="compiled conjugate draw of W with the rate passed as numpy's scale"),
+    Mutation(
+        id="exact-python-gamma-rate-as-scale", path=_CORE,
+        old="out = rng.gamma(shape, 1.0 / rate)", new="out = rng.gamma(shape, rate)",
+        tests=(_TX + "test_python_gamma_update_is_shape_rate",),
+        why="the Python sweep's conjugate draw with the rate passed as numpy's scale"),
+    Mutation(
+        id="exact-compiled-rates-rate-as-scale", path=_SW,
+        old="lam[r] = max(np.random.gamma(sh[r], 1.0 / rt[r]), _TINY)",
+        new="lam[r] = max(np.random.gamma(sh[r], rt[r]), _TINY)",
+        tests=(_TX + "test_compiled_rate_draws_are_exact[ard]",),
+        why="compiled conjugate draw of the ARD / HPF rates with the rate passed as numpy's "
+            "scale"),
+    Mutation(
+        id="exact-binomial-inversion-off-by-one", path=_VAR,
+        old="        if total > n:\n", new="        if total >= n:\n",
+        tests=(_TE + "test_binomial_matches_scipy[20-0.3-0]",),
+        why="binomial by geometric waiting times stops one trial early (a success on the "
+            "n-th trial is lost)"),
+    Mutation(
+        id="exact-binomial-btrs-odds-as-probability", path=_VAR,
+        old="    r = p / (1.0 - p)\n", new="    r = p\n",
+        tests=(_TE + "test_binomial_matches_scipy[40-0.3-0]",),
+        why="BTRS acceptance test with the success probability where the odds p / (1 - p) "
+            "belong (the pmf ratio tilted)"),
+    Mutation(
+        id="exact-gamma-small-shape-boost", path=_VAR,
+        old="out += math.log(_open_uniform(state)) / a",
+        new="out += math.log(_open_uniform(state)) * a",
+        tests=(_TE + "test_gamma_matches_scipy[0.5-0]",),
+        why="Gamma(a) = Gamma(a + 1) U^(1/a) for a < 1 written with U^a"),
+    Mutation(
+        id="exact-multinomial-tail-keeps-current", path=_VAR,
+        old="        for j in range(k + 1, K):\n", new="        for j in range(k, K):\n",
+        tests=(_TE + "test_multinomial_marginals_and_pairs[0]",),
+        why="sequential binomials: the remaining weight still counts the component just drawn"),
+    Mutation(
+        id="exact-dirmult-shape-off-by-one", path=_VAR,
+        old="        g[k] = log_gamma(r[k], state)\n",
+        new="        g[k] = log_gamma(r[k] + 1.0, state)\n",
+        tests=(_TE + "test_dirichlet_multinomial_marginals_and_pairs[0]",),
+        why="Dirichlet weights drawn with shapes r + 1 (the posterior's shape, not the prior's)"),
+    Mutation(
+        id="exact-crt-low-edge-uses-high", path=_CRT,
+        old="        L = binomial(m, p_lo, state)\n", new="        L = binomial(m, p_hi, state)\n",
+        tests=(_TE + "test_crt_blocks_match_exact_pmf[300-1.0-0]",),
+        why="CRT blocks: the sure successes drawn at the block's highest probability"),
+    Mutation(
+        id="exact-crt-candidate-position-offset", path=_CRT,
+        old="                i = a + buf[s]\n", new="                i = buf[s]\n",
+        tests=(_TE + "test_crt_blocks_match_exact_pmf[2000-30.0-0]",),
+        why="CRT candidates accepted at their position inside the block, not the customer's"),
+    Mutation(
+        id="exact-nb-big-crt-total-shape", path=_NB,
+        old="                    tables = float(crt(m, r[k], state, work))\n",
+        new="                    tables = float(crt(m, R, state, work))\n",
+        tests=(_TE + "test_split_is_exact_with_and_without_the_large_count_path",),
+        why="large counts: CRT of a component's customers with the cell's total NB shape"),
+    Mutation(
+        id="sweeps-chunks-reseed", path=_SW,
+        old="                              np_seed if done == 0 else -1)\n",
+        new="                              np_seed)\n",
+        tests=(_TE + "test_compiled_poisson_sweeps_do_not_depend_on_the_chunking",),
+        why="the compiled sweeps reseed numba's generator at every chunk: the same Gamma "
+            "draws repeat and the chain depends on the chunk size"),
+    Mutation(
+        id="interrupt-truncation-check-and", path="bnmfzoo/inference/_interrupt.py",
+        old="    if got_c < chains or got_d < draws:\n",
+        new="    if got_c < chains and got_d < draws:\n",
+        tests=(_TIN + "test_truncated_result_is_refused",),
+        why="a result with all chains but fewer draws (PyMC after a caught Ctrl-C) passes as "
+            "complete"),
 ]

@@ -15,6 +15,11 @@ _GRAM_SAME = "tests/test_gibbs_gram.py::test_gram_and_residual_paths_give_the_sa
 _PNMTF = "bnmfzoo/inference/gaussian/priors/_prior_nmtf.py"
 _SUFF = "tests/test_sufficient_statistics.py"
 _NMTF_INV = "tests/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior"
+#: every entry of A, W and tau against its exact conditional (tests/test_exact_conditionals.py)
+_EXACT = ("tests/test_exact_conditionals.py::"
+          "test_gaussian_gibbs_every_entry_follows_its_truncated_normal")
+_EXACT_NMTF = ("tests/test_exact_conditionals.py::"
+               "test_nmtf_prior_sweep_every_entry_follows_its_truncated_normal")
 
 MUTATIONS = [
     Mutation(
@@ -41,7 +46,7 @@ MUTATIONS = [
         id="gauss-halfsweep-no-prior-rate", path=_KERN,
         old="lin = tau * (s1 + old * s2) - lam[k]",
         new="lin = tau * (s1 + old * s2)",
-        tests=(f"{_SBC}[nmf-residual-15]",),
+        tests=(f"{_EXACT}[residual]", f"{_SBC}[nmf-residual-15]"),
         why="conditional missing a term: the exponential prior's rate is left out of the "
             "residual-path factor conditional"),
     Mutation(
@@ -74,7 +79,7 @@ MUTATIONS = [
         id="gauss-gram-no-prior-rate", path=_GRAM,
         old="lin = tau * (c[k] - t[k] + old * g[k, k]) - lam[k]",
         new="lin = tau * (c[k] - t[k] + old * g[k, k])",
-        tests=(f"{_SBC}[nmf-gram-11]", _GRAM_SAME),
+        tests=(f"{_EXACT}[gram]", f"{_SBC}[nmf-gram-11]", _GRAM_SAME),
         why="conditional missing a term: Gram-path conditional without the prior rate"),
     Mutation(
         id="gauss-nmtf-core-drops-own-term", path=_CORE,
@@ -158,7 +163,21 @@ MUTATIONS = [
         id="gauss-nmtf-prior-fixed-sigma-not-squared", path=_PNMTF,
         old='tau = 1.0 / float(plan.sigma) ** 2 if plan.noise == "fixed"',
         new='tau = 1.0 / float(plan.sigma) if plan.noise == "fixed"',
-        tests=(f"{_NMTF_INV}[rates_fixed_sigma-62]",),
+        tests=(_EXACT_NMTF, f"{_NMTF_INV}[rates_fixed_sigma-62]"),
         why="wrong noise precision: a fixed sigma used as a variance (1 / sigma, not "
             "1 / sigma^2)"),
+    Mutation(
+        id="exact-gauss-tau-rate-full-sse", path=_CORE,
+        old="rate = hyper.beta_tau + 0.5 * state.sse",
+        new="rate = hyper.beta_tau + state.sse",
+        tests=(f"{_EXACT}[residual]",),
+        why="wrong rate of a conjugate update: the noise precision's Gamma rate takes the whole "
+            "squared error instead of half"),
+    Mutation(
+        id="exact-nmtf-prior-core-drops-prior", path=_PNMTF,
+        old="lin = tau * (s1 + old * s2) + Lin[k, m]",
+        new="lin = tau * (s1 + old * s2)",
+        tests=(_EXACT_NMTF,),
+        why="conditional missing a term: the NMTF core S[k, m]'s conditional without its "
+            "prior's linear term (an exponential rate)"),
 ]

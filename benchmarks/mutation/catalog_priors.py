@@ -6,6 +6,7 @@ from benchmarks.mutation._harness import Mutation
 
 _WC = "bnmfzoo/inference/gaussian/priors/_weighted_core.py"
 _GC = "bnmfzoo/inference/gaussian/priors/_gamma_conditional.py"
+_PC = "bnmfzoo/inference/gaussian/priors/_prior_core.py"
 _REC = "bnmfzoo/models/_recognize.py"
 _T = "tests/test_recognize_weighted.py"
 _SBC = f"{_T}::test_sbc_weighted"
@@ -67,4 +68,20 @@ MUTATIONS = [
         new='out = {"beta": a, "alpha": _param(beta, shape, free, transposed, memo)}',
         tests=(f"{_T}::test_recognized_forms",),
         why="misread parameter: a Gamma prior's shape taken as its rate"),
+    # exact conditionals of every entry (tests/test_exact_conditionals.py)
+    Mutation(
+        id="exact-prior-halfsweep-drops-prior", path=_PC,
+        old="lin = tau * (s1 + old * s2) + Lin[i, k]", new="lin = tau * (s1 + old * s2)",
+        tests=("tests/test_exact_conditionals.py::"
+               "test_nmf_prior_sweep_every_entry_follows_its_truncated_normal[residual]",),
+        why="conditional missing a term: the residual-path per-entry prior conditional without "
+            "the prior's linear term"),
+    Mutation(
+        id="exact-prior-gram-drops-prior", path=_PC,
+        old="lin = tau * (c[k] - t[k] + old * g[k, k]) + Lin[i, k]",
+        new="lin = tau * (c[k] - t[k] + old * g[k, k])",
+        tests=("tests/test_exact_conditionals.py::"
+               "test_nmf_prior_sweep_every_entry_follows_its_truncated_normal[gram]",),
+        why="conditional missing a term: the Gram-path per-entry prior conditional without the "
+            "prior's linear term"),
 ]

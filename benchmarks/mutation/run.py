@@ -12,11 +12,22 @@ and lists the catalog entries not yet run. CPU heavy: run it niced, one job at a
     nice -n 15 python -m benchmarks.mutation.run --only binary-betadir-stale-ratio-after-remove
     python -m benchmarks.mutation.run --check                          # entries apply? (no tests)
     python -m benchmarks.mutation.run --report                         # rebuild REPORT.md only
+
+``--report`` also sorts every entry into three columns from its recorded result: **caught by a
+statistical or exact test** (a test's assertion failed), **caught only by a golden hash, a
+doctest's digits or a crash** (the first failing test is a golden-number test such as
+``tests/test_same_numbers.py`` or ``tests/test_binary_fingerprints.py``, a doctest, or the
+failure was an exception other than an assertion), and **not caught** (including errors and
+entries not run). Only the first column counts as caught. The failure kind is recorded by the
+harness's pytest plugin (:mod:`._guard`); for results recorded before that, it is read from the
+stored end of pytest's output (``path:line: ExceptionType``) when there, else the entry is
+classified by the test's name and marked "kind not recorded".
 """
 
 import argparse
 import fcntl
 import json
+import re
 import sys
 import tempfile
 import time
@@ -32,6 +43,7 @@ from benchmarks.mutation._harness import (
     run_baseline,
     run_mutation,
 )
+from benchmarks.mutation.kernels import render_kernels
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results.json"
@@ -54,9 +66,88 @@ def _record(key, record, catalogs):
     return results
 
 
+#: test files whose failures are golden numbers (hashes of seeded draws), not checks of a law
+GOLDEN_FILES = ("tests/test_same_numbers.py", "tests/test_binary_fingerprints.py")
+#: the three columns of ``--report``
+STAT, WEAK, MISSED = ("caught by a statistical or exact test",
+                      "caught only by a golden hash, a doctest's digits or a crash", "not caught")
+#: pytest's last traceback line, ``path.py:123: ExceptionType``
+_TAIL_EXC = re.compile(r"^\S+\.py:\d+: ([A-Za-z_][\w.]*)\s*$", re.M)
+_ASSERTIONS = ("AssertionError", "Failed")
+
+
+def _weak_test(nodeid):
+    """Why a failing test only shows that numbers changed (``""`` for a test of a law)."""
+    path = nodeid.split("::")[0]
+    if path in GOLDEN_FILES or "fingerprint" in nodeid or "same_numbers" in nodeid:
+        return "golden hash"
+    if path == "tests/test_doctests.py" or path.startswith("bnmfzoo/") or "doctest" in nodeid:
+        return "doctest digits"
+    return ""
+
+
+def classify_result(mutation, record):
+    """``(column, note)`` of one catalog entry from its recorded result (None: not run)."""
+    if record is None:
+        return MISSED, "not run"
+    stale = (" (recorded for an earlier version of the entry)"
+             if record.get("old", mutation.old) != mutation.old
+             or record.get("new", mutation.new) != mutation.new else "")
+    if record["status"] == NOT_CAUGHT:
+        return MISSED, "every named test passed" + stale
+    if record["status"] != CAUGHT:
+        return MISSED, f"{record['status']}: {record.get('failed', '')}" + stale
+    weak = _weak_test(record.get("failed", ""))
+    if weak:
+        return WEAK, weak + stale
+    kind = record.get("kind", "")
+    if kind == "exception":
+        return WEAK, f"crash: {record.get('exception', '')}" + stale
+    if kind == "assertion":
+        return STAT, "assertion" + stale
+    found = _TAIL_EXC.findall(record.get("tail", ""))
+    if found:
+        exc = found[-1].rsplit(".", 1)[-1]
+        if exc in _ASSERTIONS:
+            return STAT, "assertion (kind read from the log tail)" + stale
+        return WEAK, f"crash: {exc} (kind read from the log tail)" + stale
+    return STAT, "kind not recorded (classified by the test's name)" + stale
+
+
+def classify_all(catalogs, results):
+    """``[(catalog, mutation, column, note)]`` for every catalog entry."""
+    return [(name, m, *classify_result(m, results.get(m.id)))
+            for name, muts in catalogs.items() for m in muts]
+
+
+def column_summary(classified):
+    """Counts of the three columns and the share caught by a statistical or exact test."""
+    counts = {c: sum(col == c for *_, col, _ in classified) for c in (STAT, WEAK, MISSED)}
+    total = len(classified)
+    share = counts[STAT] / total if total else float("nan")
+    return counts, share
+
+
+def render_columns(classified):
+    """The three-column Markdown section of the report."""
+    counts, share = column_summary(classified)
+    lines = ["## Caught by what", "",
+             f"| {STAT} | {WEAK} | {MISSED} | total |", "|---|---|---|---|",
+             f"| {counts[STAT]} ({100 * share:.1f} %) | {counts[WEAK]} | {counts[MISSED]} | "
+             f"{len(classified)} |", "",
+             "Only the first column counts as caught. Entries outside it, and why:", ""]
+    rest = [(n, m, col, note) for n, m, col, note in classified if col != STAT]
+    lines += [f"- `{m.id}` ({n}): **{col}**, {note}. {m.why}" for n, m, col, note in rest]
+    if not rest:
+        lines.append("- none")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def render_report(catalogs, results):
     """The Markdown report: one row per catalog entry (results of its last run, if any)."""
     rows, counts = [], {}
+    classified = {m.id: (col, note) for _, m, col, note in classify_all(catalogs, results)}
     for name, muts in catalogs.items():
         for m in muts:
             r = results.get(m.id)
@@ -66,8 +157,9 @@ def render_report(catalogs, results):
             cpu = f"{r['cpu_s']:.0f}" if r else ""
             when = r.get("date", "") if r else ""
             why = m.why.replace("|", "\\|")
-            rows.append(f"| {name} | `{m.id}` | {why} | **{status}** | {by} | {cpu} | {when} | "
-                        f"`{COMMAND} --only {m.id}` |")
+            col, note = classified[m.id]
+            rows.append(f"| {name} | `{m.id}` | {why} | **{status}** | {col}; {note} | {by} | "
+                        f"{cpu} | {when} | `{COMMAND} --only {m.id}` |")
     base = results.get("baseline")
     lines = [
         "# Mutation check of the fast test suite (issue #36)",
@@ -92,8 +184,9 @@ def render_report(catalogs, results):
                   f" on the unmutated tree, {base.get('date', '')}): "
                   f"**{base['status']}** ({base['cpu_s']:.0f} CPU s)"
                   + (f", first failure `{base['failed']}`" if base["failed"] else "") + ".", ""]
-    lines += ["| catalog | id | bug (class) | result | first failing test | CPU s | run on | "
-              "reproduce |", "|---|---|---|---|---|---|---|---|", *rows, ""]
+    lines += [render_columns(classify_all(catalogs, results)), render_kernels()]
+    lines += ["| catalog | id | bug (class) | result | caught by | first failing test | CPU s | "
+              "run on | reproduce |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
     return "\n".join(lines)
 
 
@@ -110,7 +203,10 @@ def main(argv=None):
                    help="also run all selected named tests on the unmutated tree first")
     p.add_argument("--check", action="store_true",
                    help="only check that every entry applies to the current tree")
-    p.add_argument("--report", action="store_true", help="only rebuild REPORT.md")
+    p.add_argument("--report", action="store_true",
+                   help="only rebuild REPORT.md and print its three columns (caught by a "
+                        "statistical or exact test / only by a golden hash, a doctest or a "
+                        "crash / not caught)")
     p.add_argument("--skip-done", action="store_true",
                    help="skip ids that already have a caught result for the current old/new")
     args = p.parse_args(argv)
@@ -137,6 +233,7 @@ def main(argv=None):
     all_catalogs = load_catalogs()
     if args.report:
         REPORT.write_text(render_report(all_catalogs, results))
+        print(render_columns(classify_all(all_catalogs, results)))
         return 0
     if args.skip_done:
         selected = [(n, m) for n, m in selected

@@ -27,7 +27,7 @@ Methods (budgets per chain, stated in the table):
   ``gibbs+jumps+rescale`` with ``ModeJumps(rescale=True)``.
 
 Measured (23 Nov 2026, 2 shared cores, CPU seconds, seed 11 unless stated; the outputs of the
-second round are in ``benchmarks/speed/replica_outputs/`` with their exact commands):
+second round are in ``benchmarks/investigations/logs/`` with their exact commands):
 
 * ccle3: gibbs max R-hat 1.089, ESS/s of tau 8.7 (4 s); re (48 replicas, beta_min 0.15)
   max R-hat 1.0041, ESS/s of tau 39 (74 s); re+sym 1.056, 0.4 (188 s); nuts (500 + 500)
@@ -36,7 +36,7 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
   **Not robust across seeds**: re with seeds 11, 12, 13, 14 gives max R-hat 1.0041, 1.0906,
   1.0133, 1.0034 (75-81 CPU s each); ``modes`` puts all four chains in one mode for 11, 13,
   14 and two chains each in two modes 22 degrees apart for 12. Why (seed 12, tracked replica
-  by replica in ``replica_outputs/ccle3_diagnosis/``): swaps are accepted at 0.45, the
+  by replica in ``logs/ccle3_diagnosis/``): swaps are accepted at 0.45, the
   beta 0.15 replica is diffuse (48 degrees from both modes), but only ~1 replica per 800
   steps travels from the hottest rung to beta = 1, so the cold chains change mode about once
   per several thousand steps; R-hat <= 1.01 needs ~100 switches per chain (~2.5 CPU hours).
@@ -72,7 +72,7 @@ second round are in ``benchmarks/speed/replica_outputs/`` with their exact comma
   re 1.0218, 54 (19.9 s) with swap rate 0.01: this ladder is far too coarse (79k observed
   entries), so re only costs more here. nuts (100 + 100, 24 Nov 2026) 1.0142, ESS/s of tau
   2.2 (165 s); smc (100 particles x 4) did not finish in 900 s of wall time on the loaded
-  machine (``replica_outputs/gdsc5_swimmer_nuts_smc.txt``).
+  machine (``logs/gdsc5_swimmer_nuts_smc.txt``).
 * swimmer (138 active pixels x 256, rank 16; 16 replicas to beta 0.05, 4 x (300 + 600)):
   gibbs 1.0043, ESS/s of tau 373 (7.2 s); re 1.0028, 44 (39.4 s), swap rate 0.00 (no
   exchange at all). nuts (200 + 200, 24 Nov 2026) 1.4818, ESS/s of tau 0.1 (150 s); smc (200

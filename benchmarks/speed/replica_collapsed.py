@@ -18,7 +18,7 @@ Methods:
   number of sweeps), to compare at equal work.
 
 Measured (24 Nov 2026, seed 11, CPU seconds; output in
-``benchmarks/speed/replica_outputs/collapsed_re_seed11.txt``; ``benchmarks/RESULTS.md`` §3.6):
+``benchmarks/investigations/logs/collapsed_re_seed11.txt``; ``benchmarks/RESULTS.md`` §3.6):
 
 * animals4 (85 x 50, Beta-Dir, rank 4): gibbs max R-hat 1.0319 (7.2 s); re, 16 rungs to
   0.85, 1.0046 (101 s; swap rates 0.43-0.50); gibbs-long (16 x the steps) 1.0006 (104 s), with

@@ -144,17 +144,21 @@ def _labels(labels, size, name):
     return labels
 
 
-def _from_scipy(S, row_labels, col_labels, name):
+def _from_scipy(S, row_labels, col_labels, name, duplicates="refuse"):
     D, N = S.shape
     coo = S.tocoo(copy=False)
     if D < 1 or N < 1:
         raise ValueError(f"{name} is empty (shape {(D, N)})")
     return _finish(coo.row, coo.col, coo.data, (D, N), _labels(row_labels, D, "row"),
-                   _labels(col_labels, N, "col"), name)
+                   _labels(col_labels, N, "col"), name, duplicates)
 
 
-def _finish(rows, cols, values, shape, row_labels, col_labels, name):
-    """Sort row-major, refuse duplicates and non-numeric values, return a LongMatrix."""
+def _finish(rows, cols, values, shape, row_labels, col_labels, name, duplicates="refuse"):
+    """Sort row-major, refuse (or sum) duplicates and non-numeric values, return a LongMatrix.
+
+    ``duplicates="sum"`` adds the values of a cell listed more than once (counts); the default
+    refuses them (a value observed twice is ambiguous).
+    """
     D, N = shape
     values = np.asarray(values)
     if values.dtype != bool and not np.issubdtype(values.dtype, np.number):
@@ -172,11 +176,17 @@ def _finish(rows, cols, values, shape, row_labels, col_labels, name):
         order = np.argsort(flat, kind="stable")
         rows, cols, values, flat = rows[order], cols[order], values[order], flat[order]
         dup = np.flatnonzero(flat[1:] == flat[:-1])
-        if dup.size:
+        if dup.size and duplicates == "sum":
+            flat, first = np.unique(flat, return_index=True)
+            values = np.add.reduceat(values, first)
+            rows, cols = rows[first], cols[first]
+        elif dup.size:
             i, j = int(rows[dup[0]]), int(cols[dup[0]])
+            r, c = (v.item() if isinstance(v, np.generic) else v
+                    for v in (row_labels[i], col_labels[j]))
             raise ValueError(
-                f"{name} has {dup.size} duplicate entries (first: row {row_labels[i]!r}, col "
-                f"{col_labels[j]!r}); each cell may be stored once (scipy's COO format would "
+                f"{name} has {dup.size} duplicate entries (first: row {r!r}, col "
+                f"{c!r}); each cell may be stored once (scipy's COO format would "
                 "sum duplicates: call .sum_duplicates() first if that is what you mean)")
     out = LongMatrix(shape=(int(D), int(N)), rows=rows, cols=cols, values=values,
                      row_labels=row_labels, col_labels=col_labels)
@@ -184,7 +194,8 @@ def _finish(rows, cols, values, shape, row_labels, col_labels, name):
     return out
 
 
-def long_format(data, cols=None, values=None, *, row_labels=None, col_labels=None, shape=None):
+def long_format(data, cols=None, values=None, *, row_labels=None, col_labels=None, shape=None,
+                duplicates="refuse"):
     """Build a :class:`LongMatrix` from long-format ``(row, col, value)`` data.
 
     Parameters
@@ -204,6 +215,11 @@ def long_format(data, cols=None, values=None, *, row_labels=None, col_labels=Non
         ``(D, N)``, only with integer positions and no labels: the labels are then
         ``0..D-1`` and ``0..N-1`` (rows or columns without entries are allowed here and
         rejected later by the models, which need an entry in every row and column).
+    duplicates : {"refuse", "sum"}
+        A ``(row, col)`` pair listed more than once: refused (the default: two observations
+        of one cell are ambiguous for a Gaussian or Bernoulli model), or summed
+        (``"sum"``: counts, where a cell's count is the sum of its listed counts, as in
+        ``scipy.sparse``; the command line reads count data so).
 
     Returns
     -------
@@ -227,11 +243,13 @@ def long_format(data, cols=None, values=None, *, row_labels=None, col_labels=Non
     (['u1', 'u2'], ['m3', 'm9'], [1.0, 4.0, 5.0])
     """
     name = "X"
+    if duplicates not in ("refuse", "sum"):
+        raise ValueError(f"duplicates must be 'refuse' or 'sum', got {duplicates!r}")
     if sp.issparse(data):
         if cols is not None or values is not None or shape is not None:
             raise TypeError("long_format: give a scipy.sparse matrix alone (with optional "
                             "row_labels / col_labels)")
-        return _from_scipy(data, row_labels, col_labels, name)
+        return _from_scipy(data, row_labels, col_labels, name, duplicates)
     if isinstance(data, pd.DataFrame):
         if cols is not None or values is not None:
             raise TypeError("long_format: give a DataFrame alone, or three arrays")
@@ -259,12 +277,13 @@ def long_format(data, cols=None, values=None, *, row_labels=None, col_labels=Non
                              or arr.max() >= size):
                 raise ValueError(f"long_format: with shape={tuple(shape)}, {arg} must be integer "
                                  f"positions in [0, {size})")
-        return _finish(rows, cols, values, (D, N), np.arange(D), np.arange(N), name)
+        return _finish(rows, cols, values, (D, N), np.arange(D), np.arange(N), name,
+                       duplicates)
     if rows.size == 0:
         raise ValueError("long_format: no entries")
     r, rl = _positions(rows, row_labels, "row")
     c, cl = _positions(cols, col_labels, "col")
-    return _finish(r, c, values, (rl.size, cl.size), rl, cl, name)
+    return _finish(r, c, values, (rl.size, cl.size), rl, cl, name, duplicates)
 
 
 def as_long(X, *, name="X"):

@@ -41,7 +41,9 @@ def as_dataarray(X, *, name="X"):
 
     NumPy arrays, nested lists and pandas DataFrames get integer (or index) coordinates; a
     DataArray keeps its coordinates (dims named ``row``/``col`` are matched by name, other
-    names are taken in order; dims without coordinate values get integer labels).
+    names are taken in order; dims without coordinate values get integer labels). Duplicate
+    row or column labels are refused here, so every model family (Gaussian, count, binary)
+    refuses them alike.
 
     Examples
     --------
@@ -55,14 +57,17 @@ def as_dataarray(X, *, name="X"):
         if not np.issubdtype(da.dtype, np.number) and da.dtype != bool:
             raise TypeError(f"{name} must hold numbers, got dtype {da.dtype}")
         _refuse_complex(da.dtype, name)
+        _unique_labels(da, name)  # every path (Gaussian, counts, binary) refuses them
         return da.astype(float)
     if hasattr(X, "to_numpy") and hasattr(X, "index") and hasattr(X, "columns"):  # DataFrame
         raw = X.to_numpy()
         _refuse_complex(raw.dtype, name)
         values = np.asarray(raw, dtype=float)
-        return xr.DataArray(
+        da = xr.DataArray(
             values, dims=("row", "col"), coords={"row": list(X.index), "col": list(X.columns)}
         )
+        _unique_labels(da, name)
+        return da
     if np.iscomplexobj(X):
         _refuse_complex(np.asarray(X).dtype, name)
     try:

@@ -8,10 +8,14 @@ The layout rules (``header="auto"``, ``index_col="auto"``; the full list is in
   mostly text with some numbers -> labels (a number can be a label); mostly numbers with some
   text -> refused at the first text cell, with its line and column (a typo such as ``1.1.1``
   is never turned into a label column). A column of consecutive integers from 0 or 1 is
-  refused as ambiguous (row IDs or data?).
+  refused as ambiguous (row IDs or data?), except under an empty corner cell (pandas'
+  ``to_csv`` layout; :mod:`bnmfzoo._base.labels` holds the rule every text reader shares).
 * **first row** (cells after a label column): all text -> header; all numbers/missing -> data,
-  except below an **empty corner cell** with a label column, which is pandas' ``to_csv``
-  layout (a header of numeric names such as years or IDs); mostly text with some numbers ->
+  except (a) the integers ``0..N-1`` or ``1..N`` (pandas' default column names, written by
+  ``to_csv(index=False)``): a header when N >= 5 or the data are not all integers, refused
+  as ambiguous when line 2 continues the count (:func:`bnmfzoo._base.labels.numeric_header`);
+  (b) below an **empty corner cell** with a label column, which is pandas' ``to_csv`` layout
+  (a header of numeric names such as years or IDs); mostly text with some numbers ->
   header; mostly numbers with some text -> refused at the first text cell (a typo such as
   ``3.1x`` is never turned into a header). A text corner cell over a first row of numbers is
   ambiguous (a header with numeric names, or a data row with a label?) and refused.
@@ -25,6 +29,7 @@ from collections import Counter
 import numpy as np
 import xarray as xr
 
+from bnmfzoo._base.labels import consecutive_ids, integer_start, numeric_header
 from bnmfzoo._base.validation import fmt
 
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
@@ -96,8 +101,12 @@ def _label_column(col0, lines, path, where):
     return mix in ("text", "mostly_text")
 
 
-def _auto_header(first, cols, col0_is_labels, corner, path):
-    """Whether line 1 (``first``: its cells in file columns ``cols``) is a header row."""
+def _auto_header(first, cols, col0_is_labels, corner, path, second=None, integral=None):
+    """Whether line 1 (``first``: its cells in file columns ``cols``) is a header row.
+
+    ``second``: line 2's cells in the same columns; ``integral()``: whether every number below
+    line 1 is an integer (for :func:`~bnmfzoo._base.labels.numeric_header`).
+    """
     mix = _mix(first)
     if mix in ("text", "mostly_text"):
         return True
@@ -106,6 +115,13 @@ def _auto_header(first, cols, col0_is_labels, corner, path):
         raise ValueError(f"{path} line 1, column {cols[i] + 1}: {first[i]!r} is not a number, "
                          "but the other cells of line 1 are numbers (a typo? if line 1 is a "
                          "header row, pass --header)")
+    if integer_start(first) is not None:  # the shared rule for a numeric header
+        decision, reason = numeric_header(first, second,
+                                          integral=integral() if integral else True)
+        if decision is None:
+            raise ValueError(f"{path} line 1: {reason}; pass --header or --no-header")
+        if decision:
+            return True
     if col0_is_labels and corner == "":
         return True  # pandas' to_csv layout: empty corner cell, numeric column names
     if col0_is_labels and corner is not None and not _is_na(corner):
@@ -163,7 +179,7 @@ def _read_delimited(path, *, header="auto", index_col="auto"):
                                                                    for c in cells[1:, 0])
                 if has_gap:  # names and row labels are never missing: line 1 is data
                     has_header = False
-                elif not _consecutive(list(cells[1:, 0])):
+                elif not consecutive_ids(list(cells[1:, 0])):
                     raise ValueError(
                         f"{path} line 1, column 1 is empty and the rest of line 1 and of column "
                         "1 are numbers: a header with numeric column names over a numeric "
@@ -172,8 +188,13 @@ def _read_delimited(path, *, header="auto", index_col="auto"):
                 else:
                     has_header, idx = True, 0  # to_csv layout with a default 0..n-1 index
             else:
-                has_header = _auto_header([first[j] for j in cols], cols, idx is not None,
-                                          first[idx] if idx is not None else None, path)
+                def integral():
+                    return all(_is_na(c) or _is_integral(c) for c in cells[1:, cols].ravel())
+
+                has_header = _auto_header(
+                    [first[j] for j in cols], cols, idx is not None,
+                    first[idx] if idx is not None else None, path,
+                    [cells[1, j] for j in cols] if n_rows > 1 else None, integral)
     else:
         has_header = bool(header)
     names = first if has_header else None
@@ -183,7 +204,7 @@ def _read_delimited(path, *, header="auto", index_col="auto"):
         raise ValueError(f"{path} has a header row but no data rows")
     if index_col == "auto" and idx is None and n_cols > 1 and body.shape[0] >= 3:
         col0 = list(body[:, 0])
-        if all(c != "" and _is_number(c) for c in col0) and _consecutive(col0):
+        if all(c != "" and _is_number(c) for c in col0) and consecutive_ids(col0):
             head = f" {names[0]!r}" if has_header else ""
             raise ValueError(
                 f"the first column{head} of {path} holds consecutive integers "
@@ -271,11 +292,10 @@ def _record_lines(path, sep):
     return np.asarray(lines, dtype=int)
 
 
-def _consecutive(cells):
+def _is_integral(cell):
+    """A number that is an integer; a non-finite one does not decide (True)."""
     try:
-        ints = [float(c) for c in cells]
+        value = float(cell)
     except ValueError:
         return False
-    if not all(np.isfinite(v) and v == int(v) for v in ints):  # "nan" is a number, not an ID
-        return False
-    return ints == [ints[0] + i for i in range(len(ints))] and ints[0] in (0.0, 1.0)
+    return not (value == value and abs(value) != float("inf")) or value == int(value)

@@ -1,6 +1,7 @@
 """Writing results and reports safely, and checking sizes before anything is allocated.
 
-Writes (:func:`write_bytes`, :func:`write_netcdf`):
+Writes (:func:`write_bytes`, :func:`write_netcdf`, :func:`write_files` for several files at once,
+all or none):
 
 * **never through a symlink**: the bytes go to a new temporary file ``<name>.<random>.part``
   in the target's folder (``mkstemp``: ``O_CREAT | O_EXCL``, which never follows a link), then
@@ -105,6 +106,36 @@ def write_bytes(target, data):
         if os.path.lexists(tmp):
             os.remove(tmp)
     return target
+
+
+def write_files(folder, files):
+    """Write ``files`` (``[(name, bytes)]``) into ``folder``: all of them, or none.
+
+    Each file is written into a staging folder ``folder/.write-<random>.part`` first
+    (:func:`write_bytes`), then every one is renamed into place; any error (a full disk:
+    :class:`DiskFull`) or interrupt removes the staging folder, so no file of ``files`` was
+    written or replaced. An existing regular file keeps its mode; a symlink is replaced.
+    Returns the paths written.
+    """
+    import shutil
+
+    folder = Path(folder)
+    stage = Path(tempfile.mkdtemp(prefix=".write-", suffix=".part", dir=folder))
+    try:
+        try:
+            for name, data in files:
+                write_bytes(stage / name, data)
+        except DiskFull as err:  # name the folder, not the staging place
+            raise DiskFull(err.errno, str(err).replace(str(stage), str(folder))) from None
+        targets = []
+        for name, _ in files:
+            target = folder / name
+            os.chmod(stage / name, _mode_for(target))
+            os.replace(stage / name, target)
+            targets.append(target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return targets
 
 
 def nbytes_of(dt):

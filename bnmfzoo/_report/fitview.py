@@ -23,8 +23,12 @@ MAX_POINTS = 20_000
 MAX_ENTRIES = 400_000
 
 
-def _observed(dt):
-    """``(values, rows, cols, shape)`` of the observed entries, or None."""
+def _observed(dt, shape=None):
+    """``(values, rows, cols, shape)`` of the observed entries, or None.
+
+    Entries stored flat (a ``pm.sample`` result of our likelihood terms: dim ``X_obs`` whose
+    coordinate is the row-major flat index) are placed with ``shape``, the factors' ``(D, N)``.
+    """
     if "observed_data" not in dt.children or "X" not in dt["observed_data"]:
         return None
     obs = dt["observed_data"]
@@ -38,17 +42,26 @@ def _observed(dt):
         if len(shape) != 2:
             shape = (int(obs["row_index"].max()) + 1, int(obs["col_index"].max()) + 1)
         return X.values, obs["row_index"].values, obs["col_index"].values, shape
+    if X.ndim == 1 and shape is not None and X.dims[0] in obs.coords:
+        idx = np.asarray(obs[X.dims[0]].values)
+        if np.issubdtype(idx.dtype, np.integer) and (idx.size == 0 or (
+                idx.min() >= 0 and idx.max() < shape[0] * shape[1])):
+            rows, cols = np.divmod(idx, shape[1])
+            return np.asarray(X.values, dtype=float), rows, cols, tuple(shape)
     return None
 
 
-def _draws(dt):
+def _draws(dt, dims=None):
     """``(A, W, noise_sd or None, weights)`` for at most MAX_DRAWS members, or None."""
+    from bnmfzoo.diagnostics._modes._dims import factor_dims
+
     if "particles" in dt.children and {"A", "W", "weight"} <= set(dt["particles"].data_vars):
         p = dt["particles"]
         w = np.asarray(p["weight"].values, float)
         order = np.argsort(w)[::-1][:MAX_DRAWS]
-        A = p["A"].transpose("particle", "row", "factor").values[order]
-        W = p["W"].transpose("particle", "factor", "col").values[order]
+        fd = factor_dims(p, dims=dims, member_dims=("particle",))
+        A = p["A"].transpose("particle", *fd.basis).values[order]
+        W = p["W"].transpose("particle", *fd.weights).values[order]
         return A, W, None, w[order] / w[order].sum()
     if "posterior" not in dt.children or not {"A", "W"} <= set(dt["posterior"].data_vars):
         return None
@@ -57,8 +70,9 @@ def _draws(dt):
     per = max(1, MAX_DRAWS // C)
     idx = np.unique(np.linspace(0, S - 1, min(S, per)).astype(int))
     sub = post.isel(draw=idx)
-    A = sub["A"].transpose("chain", "draw", "row", "factor").values
-    W = sub["W"].transpose("chain", "draw", "factor", "col").values
+    fd = factor_dims(sub, dims=dims)
+    A = sub["A"].transpose("chain", "draw", *fd.basis).values
+    W = sub["W"].transpose("chain", "draw", *fd.weights).values
     A = A.reshape(-1, *A.shape[2:]).astype(float)
     W = W.reshape(-1, *W.shape[2:]).astype(float)
     sd = None
@@ -71,14 +85,19 @@ def _draws(dt):
     return A, W, sd, np.full(A.shape[0], 1.0 / A.shape[0])
 
 
-def fit_data(dt, *, random_seed=0):
+def fit_data(dt, *, random_seed=0, dims=None):
     """Everything the fit view shows, or None when the result has no data or no factors."""
-    observed = _observed(dt)
-    draws = _draws(dt)
+    try:
+        draws = _draws(dt, dims)
+    except ValueError:  # factor dims the result does not tell (the modes section says why)
+        draws = None
+    observed = _observed(dt, None if draws is None else (draws[0].shape[1], draws[1].shape[2]))
     if observed is None or draws is None:
         return None
     y, rows, cols, shape = observed
     A, W, sd, w = draws
+    if shape[0] > A.shape[1] or shape[1] > W.shape[2]:  # data stored in another orientation
+        return None
     rng = np.random.default_rng(random_seed)
     subset = None
     if y.size > MAX_ENTRIES:

@@ -32,18 +32,23 @@ def mode_loadings(dt, modes_tree, *, top=10, max_modes=3):
     """Per mode and factor: the top rows of A and columns of W with mean, sd and 90 % range.
 
     Returns a list of dicts ``{"mode", "weight", "factors": [{"factor", "rows": [...],
-    "cols": [...]}]}``, each entry of ``rows`` / ``cols`` a tuple ``(label, mean, sd, lo, hi)``.
+    "cols": [...]}]}``, each entry of ``rows`` / ``cols`` a tuple ``(label, mean, sd, lo, hi)``;
+    labels are the result's coordinates of its own row, factor and column dims (attrs
+    ``row_dim``, ``factor_dim``, ``col_dim`` of the modes; ``row`` / ``factor`` / ``col`` in our
+    models).
     """
     from bnmfzoo.diagnostics._modes.mode_clustering import _members
 
     m = modes_tree["modes"]
-    A, W, w, _, _, _ = _members(dt, m.attrs["source"])
+    rdim, fdim, cdim = (str(m.attrs.get(f"{r}_dim", r)) for r in ("row", "factor", "col"))
+    A, W, w, _, _, _ = _members(dt, m.attrs["source"],
+                                dims=(rdim, fdim, cdim) if cdim else (rdim, fdim))
     label = m["member_mode"].values.ravel()
     perm = m["member_perm"].values.reshape(label.size, -1)
-    rows = [_plain(v) for v in m["row"].values] if "row" in m.coords else list(range(A.shape[1]))
-    cols = ([_plain(v) for v in m["col"].values] if "col" in m.coords and W is not None
+    rows = [_plain(v) for v in m[rdim].values] if rdim in m.coords else list(range(A.shape[1]))
+    cols = ([_plain(v) for v in m[cdim].values] if cdim in m.coords and W is not None
             else list(range(W.shape[2])) if W is not None else [])
-    factor_names = m["factor"].values if "factor" in m.coords else np.arange(A.shape[2])
+    factor_names = m[fdim].values if fdim in m.coords else np.arange(A.shape[2])
     weight = m["weight"].values if "weight" in m else np.full(m.sizes["mode"], np.nan)
     out = []
     for k in range(min(int(m.sizes["mode"]), max_modes)):
@@ -81,7 +86,7 @@ def _top(stats, labels, top):
     return [(labels[i], float(mean[i]), float(sd[i]), float(lo[i]), float(hi[i])) for i in best]
 
 
-def loadings_html(loadings, *, row_name="row", col_name="column"):
+def loadings_html(loadings, *, row_name="row", col_name="column", factor_name="factor"):
     """HTML tables: for each mode, one block per factor with its top rows and columns."""
     if not loadings:
         return ""
@@ -95,7 +100,8 @@ def loadings_html(loadings, *, row_name="row", col_name="column"):
         parts.append(f"<h3>Mode {mode['mode']}{weight} ({mode['members']} members read)</h3>"
                      "<div class='loadings'>")
         for f in mode["factors"]:
-            parts.append(f"<div class='factor'><h4>factor {html.escape(str(f['factor']))} "
+            parts.append(f"<div class='factor'><h4>{html.escape(factor_name)} "
+                         f"{html.escape(str(f['factor']))} "
                          f"({f['share']:.0%})</h4>")
             for side, name in (("rows", row_name), ("cols", col_name)):
                 if not f[side]:
@@ -110,8 +116,11 @@ def loadings_html(loadings, *, row_name="row", col_name="column"):
     return "".join(parts)
 
 
-def plot_loadings(loadings, *, n_show=8, max_factors=6):
-    """Figure: per factor of the heaviest mode, top rows and columns with 5-95 % bars."""
+def plot_loadings(loadings, *, n_show=8, max_factors=6, names=("row", "column", "factor")):
+    """Figure: per factor of the heaviest mode, top rows and columns with 5-95 % bars.
+
+    ``names`` are what rows, columns and factors are called (the result's dims).
+    """
     import matplotlib.pyplot as plt
 
     mode = loadings[0]
@@ -131,8 +140,8 @@ def plot_loadings(loadings, *, n_show=8, max_factors=6):
             ax.set_yticks(y)
             ax.set_yticklabels([_short(t[0]) for t in items], fontsize=10)
             ax.tick_params(axis="x", labelsize=10)
-            what = "rows (A)" if side == "rows" else "columns (W)"
-            ax.set_title(f"factor {f['factor']}: top {what}", fontsize=11)
+            what = f"{names[0]} (A)" if side == "rows" else f"{names[1]} (W)"
+            ax.set_title(f"{names[2]} {f['factor']}: top {what}", fontsize=11)
     fig.suptitle(f"Mode {mode['mode']}: loadings, mean with 5–95 % range over its members",
                  fontsize=12)
     fig.tight_layout()

@@ -25,6 +25,7 @@ the nonzero counts, with the row and column labels. **Entries not stored are zer
 :func:`bnmfzoo.long_format` for Gaussian data).
 """
 
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -274,6 +275,28 @@ def load_cosmic_signatures(version="v3.4", *, data_home=None):
             "data_type": "real",
         },
     )
+
+
+#: an SBS96 channel in SigProfiler notation: ``A[C>A]A`` (5' base, substitution, 3' base)
+_SBS96 = re.compile(r"^[ACGT]\[(C>[AGT]|T>[ACG])\][ACGT]$")
+
+
+def sbs96_channels(labels):
+    """Whether every label is an SBS96 channel name (``A[C>A]A`` ...), and there are >= 6.
+
+    The catalogues here are **samples x channels** (:func:`load_sbs96`); a matrix whose row
+    labels are the channels holds the genomes in its columns (SigProfiler's file layout) and
+    is transposed for the count models, which put the signatures in ``W``.
+
+    Examples
+    --------
+    >>> sbs96_channels(["A[C>A]A", "A[C>A]C", "T[T>G]T", "C[C>T]G", "G[T>A]A", "A[C>G]T"])
+    True
+    >>> sbs96_channels(["PD3851a", "A[C>A]A"])
+    False
+    """
+    labels = [str(v) for v in labels]
+    return len(labels) >= 6 and all(_SBS96.match(v) for v in labels)
 
 
 def _csr(rows, cols, counts, shape):

@@ -30,7 +30,7 @@ _NAMES = {
     "log_likelihood": ".errors",
     "align": "._modes.alignment",
     "modes": "._modes.mode_clustering",
-    "point_estimate": "._modes.mode_clustering",
+    "point_estimate": "._modes.point_estimate",
     "weight_label": "._modes.point_estimate",
     "mode_masses": "._modes.masses",
     "stacking_weights": "._modes.stacking",

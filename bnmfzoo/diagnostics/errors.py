@@ -39,6 +39,15 @@ def _from_tree(source, var_names, group):
         "S": ("factor_row", "factor_col"),
         "G": ("col", "factor_col"),
     }
+    if roles == ("A", "W") and names.get("W", "W") in source:  # the result's own dim names
+        from bnmfzoo.diagnostics._modes._dims import factor_dims
+
+        try:
+            fd = factor_dims(source, basis=names.get("A", "A"), weights=names.get("W", "W"),
+                             member_dims=("chain", "draw", "particle", "sample"))
+            order.update(A=fd.basis, W=fd.weights)
+        except ValueError:
+            pass  # the variables' own order (A: rows x factors, W: factors x columns)
     mats = []
     for role in roles:
         name = names.get(role, role)

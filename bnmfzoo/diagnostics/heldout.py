@@ -47,9 +47,12 @@ def predict_mean(result):
             return np.asarray(result["variational"]["X_mean"].values, dtype=float)
         if "rao_blackwell" in result.children:
             return np.asarray(result["rao_blackwell"]["X_mean"].values, dtype=float)
+        from bnmfzoo.diagnostics._modes._dims import factor_dims
+
         post = result["posterior"]
-        A = post["A"].transpose("chain", "draw", "row", "factor").values
-        W = post["W"].transpose("chain", "draw", "factor", "col").values
+        fd = factor_dims(post)
+        A = post["A"].transpose("chain", "draw", *fd.basis).values
+        W = post["W"].transpose("chain", "draw", *fd.weights).values
         total = np.zeros((A.shape[2], W.shape[3]))
         for c in range(A.shape[0]):
             for d in range(A.shape[1]):
@@ -161,6 +164,9 @@ def active_components(result, *, threshold=0.01):
         return int(np.round(np.median(result["sample_stats"]["n_active"].values)))
     if "variational" in result.children and "component_mass" in result["variational"].data_vars:
         return int(np.sum(result["variational"]["component_mass"].values >= threshold))
-    A = result["posterior"]["A"].transpose("chain", "draw", "row", "factor").values
+    from bnmfzoo.diagnostics._modes._dims import factor_dims
+
+    post = result["posterior"]
+    A = post["A"].transpose("chain", "draw", *factor_dims(post).basis).values
     mass = A.mean(axis=2)
     return int(np.round(np.median((mass >= threshold).sum(axis=-1))))

@@ -45,7 +45,7 @@ _NAMES = {
     "CollapsedGibbsDirDir": ".binary.collapsed_gibbs",
     "ReplicaExchangeCollapsed": ".binary.replica_exchange",
     "ReplicaExchange": ".tempering.step",
-    "ladder_stats": ".tempering._ladder",
+    "ladder_stats": ".tempering",
     "fit_collapsed_gibbs": ".binary.collapsed_gibbs",
     "fit_cvb0": ".binary.cvb0",
     "fit_particles": ".particles.weighted",

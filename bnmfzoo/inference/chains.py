@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from bnmfzoo._base.validation import fmt
+from bnmfzoo.inference._interrupt import check_complete, stop_on_signals
 
 #: ``pm.sample`` keywords a Dask run forwards to the per-chain tasks (the others are refused)
 TASK_KWARGS = ("init", "initvals", "n_init", "jitter_max_retries", "nuts", "target_accept",
@@ -279,6 +280,15 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         plus ``log_likelihood`` (see above) with labelled observed entries; root attr
         ``dask`` = 1 for a client run.
 
+    Raises
+    ------
+    KeyboardInterrupt
+        (:class:`~bnmfzoo.inference._interrupt.SamplingInterrupted`) on Ctrl-C or SIGTERM
+        during a serial run (sampling stops after the current draw; the previous signal
+        handlers are restored), or when ``pm.sample`` returned fewer chains or draws than
+        asked (it catches a ``KeyboardInterrupt`` itself and returns what it has): a
+        truncated result is never returned.
+
     Examples
     --------
     >>> import functools
@@ -321,9 +331,15 @@ def sample(model, *, step=None, draws=1000, tune=1000, chains=2, random_seed=Non
         steps = _make_steps(step, built)
         options = dict(cores=1, nuts_sampler="pymc", progressbar=progressbar,
                        compute_convergence_checks=compute_convergence_checks)
-        with built, _math(strict_math), _steps_context(pymc_default_steps):
+        kwargs = dict(kwargs)
+        with stop_on_signals(kwargs.pop("callback", None)) as stopper, built, \
+                _math(strict_math), _steps_context(pymc_default_steps):
+            run = {**options, **kwargs}
+            if run["nuts_sampler"] == "pymc":  # external samplers take no per-draw callback
+                run["callback"] = stopper.callback
             dt = pm.sample(draws=draws, tune=tune, chains=chains, step=steps,
-                           random_seed=random_seed, **{**options, **kwargs})
+                           random_seed=random_seed, **run)
+        check_complete(dt, draws, chains)
         return _with_log_likelihood(dt, built, log_likelihood, thin)
     if kwargs.pop("nuts_sampler", "pymc") != "pymc":
         raise ValueError("with client=, chains run PyMC's own NUTS: nuts_sampler must be 'pymc'")

@@ -50,6 +50,13 @@ from bnmfzoo.models._observed import (
     _names,
     observed_product,
 )
+from bnmfzoo.models._recognize_parts import (
+    FactorPrior,
+    Imputed,
+    Parameter,
+    _selection,
+    _users,
+)
 from bnmfzoo.models._value_checks import check_recognized_values
 
 __all__ = ["recognize", "try_recognize", "NotRecognized", "Factorization", "FactorPrior",
@@ -63,74 +70,8 @@ _RECOGNIZED_PRIORS = ("Exponential(lam), HalfNormal(sigma), TruncatedNormal(mu, 
 #: noise kinds whose precision variable our Gibbs steps draw (conjugate Gamma)
 PRECISION_KINDS = ("precision", "row_precision", "col_precision")
 _CACHE_ATTR = "_bnmfzoo_recognized"
-#: likelihood op -> "module:function" reading such models (loaded on first use)
-OTHER_LIKELIHOODS = {"BernoulliRV": "bnmfzoo.models._recognize_binary:recognize_bernoulli",
-                     "UniformRV": "bnmfzoo.models._recognize_terms:recognize_uniform",
-                     "PoissonRV": "bnmfzoo.models._recognize_counts:recognize_counts",
-                     "NegBinomialRV": "bnmfzoo.models._recognize_counts:recognize_counts"}
-#: module reading likelihoods written as a potential (the SILF term), loaded on first use
-POTENTIAL_TERMS = "bnmfzoo.models._recognize_terms"
-
-
-@dataclass(frozen=True, eq=False)
-class Parameter:
-    """One prior parameter, as a PyTensor expression.
-
-    Attributes
-    ----------
-    graph : pytensor.tensor.TensorVariable
-    value : numpy.ndarray or None
-        Its value broadcast to the shape of the variable it parameterizes, when it depends on
-        no random variable; else None.
-    depends_on : tuple of str
-        Names of the free random variables it depends on.
-    """
-
-    graph: object
-    value: np.ndarray | None
-    depends_on: tuple = ()
-
-    @property
-    def constant(self):
-        """True when the parameter depends on no random variable."""
-        return self.value is not None
-
-
-@dataclass(frozen=True, eq=False)
-class FactorPrior:
-    """Prior of one factor.
-
-    Attributes
-    ----------
-    role : str
-        ``"A"``, ``"W"``, ``"F"``, ``"S"`` or ``"G"``.
-    name : str
-        The PyMC variable.
-    family : str
-        ``"exponential"``, ``"halfnormal"``, ``"truncated_normal"`` or ``"gamma"``.
-    shape : tuple of int
-        Shape of the role (``A``: D x R, ``W``: R x N, ``F``: D x K, ``S``: K x L, ``G``: N x L).
-    transposed : bool
-        The variable holds the role's transpose (e.g. ``W`` written as an N x R variable).
-    params : dict
-        ``{"lam"}``, ``{"sigma"}``, ``{"mu", "sigma"}`` or ``{"alpha", "beta"}`` (shape, rate) ->
-        :class:`Parameter`, values in the role's orientation.
-    rate : str or None
-        Name of the :class:`GammaRate` whose elements are this factor's exponential rates.
-    """
-
-    role: str
-    name: str
-    family: str
-    shape: tuple
-    transposed: bool
-    params: dict
-    rate: str | None = None
-
-    @property
-    def constant(self):
-        """True when every parameter is a constant."""
-        return all(p.constant for p in self.params.values())
+#: likelihood ops read by another family's recognizer (:func:`_family_recognizer`)
+OTHER_LIKELIHOODS = ("BernoulliRV", "UniformRV", "PoissonRV", "NegBinomialRV")
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,28 +131,6 @@ class Noise:
     def student(self):
         """True for a Student-t likelihood."""
         return self.nu is not None
-
-
-@dataclass(frozen=True, eq=False)
-class Imputed:
-    """PyMC's automatic imputation variable of the likelihood's missing (NaN) entries.
-
-    Attributes
-    ----------
-    name : str
-        The free variable (``"<likelihood>_unobserved"``).
-    rv : pytensor variable
-    rows, cols : numpy.ndarray of int64
-        The entry of the product each of its elements is (flattened in its own order).
-    offsets : numpy.ndarray or None
-        Count models: the constant offset of each element's mean (``o * (A @ W)[rows, cols]``).
-    """
-
-    name: str
-    rv: object
-    rows: np.ndarray
-    cols: np.ndarray
-    offsets: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -413,63 +332,42 @@ def _gamma_params(rv):
     return alpha, (1.0 / scale if beta is None else beta)
 
 
-def _selection(graph, rv, shape, transposed, memo):
-    """Index map when ``graph`` (broadcast to ``shape``) picks elements of ``rv``, else None."""
-    n_shape = shape_of(rv, memo)
-    n = int(np.prod(n_shape, dtype=np.int64))
-    codes = np.arange(1.0, n + 1).reshape(n_shape)
-    try:
-        got = np.asarray(evaluate(graph, {rv: codes}), dtype=float)
-        oriented = shape[::-1] if transposed else shape
-        got = np.broadcast_to(got, oriented)
-        idx = np.rint(got).astype(np.int64) - 1
-        if idx.min() < 0 or idx.max() >= n or not np.allclose(got, idx + 1, rtol=1e-12):
-            return None
-        test = np.random.default_rng(1).uniform(0.5, 2.0, size=n_shape)
-        got = np.broadcast_to(np.asarray(evaluate(graph, {rv: test}), dtype=float), oriented)
-        if not np.allclose(got, test.ravel()[idx], rtol=1e-12):
-            return None
-    except Exception:  # noqa: BLE001 - not a selection
-        return None
-    return np.ascontiguousarray(idx.T if transposed else idx)
-
-
 def _is_constant(graph, free):
     return not depends_on(graph, free)
 
 
-def _users(model, rv):
-    """Variables and potentials whose graphs depend on ``rv`` (other than ``rv`` itself)."""
-    from pytensor.graph.traversal import ancestors
+def _family_recognizer(op_name):
+    """The recognizer of the family whose likelihood op is ``op_name``.
 
-    rvs = list(model.basic_RVs)
-    out = []
-    for other in rvs + list(model.potentials):
-        if other is rv:
-            continue
-        inputs = other.owner.inputs if other.owner is not None else []
-        if rv in set(ancestors(inputs, blockers=rvs)):  # direct use, not through another RV
-            out.append(other)
-    return out
+    Imported when first needed: the count recognizer loads PyMC, whose import hook registers the
+    step methods, which read this module (it must be fully initialized by then).
+    """
+    if op_name == "BernoulliRV":
+        from bnmfzoo.models._recognize_binary import recognize_bernoulli
+
+        return recognize_bernoulli
+    if op_name == "UniformRV":
+        from bnmfzoo.models._recognize_terms import recognize_uniform
+
+        return recognize_uniform
+    from bnmfzoo.models._recognize_counts import recognize_counts
+
+    return recognize_counts
 
 
 def _recognize(model):
     free = list(model.free_RVs)
     if not any(depends_on(o, free) for o in model.observed_RVs):
         # no observed likelihood: our SILF term is a potential (bnmfzoo.likelihoods.silf)
-        import importlib
+        from bnmfzoo.models._recognize_terms import recognize_silf, silf_potential
 
-        terms = importlib.import_module(POTENTIAL_TERMS)
-        pot = terms.silf_potential(model)
+        pot = silf_potential(model)
         if pot is not None:
-            return terms.recognize_silf(model, pot)
+            return recognize_silf(model, pot)
     obs = _find_likelihood(model, extra_ops=tuple(OTHER_LIKELIHOODS))
-    other = OTHER_LIKELIHOODS.get(type(obs.owner.op).__name__)
-    if other is not None:  # e.g. Bernoulli: bnmfzoo.models._recognize_binary
-        import importlib
-
-        module, _, function = other.partition(":")
-        return getattr(importlib.import_module(module), function)(model, obs)
+    op_name = type(obs.owner.op).__name__
+    if op_name in OTHER_LIKELIHOODS:  # e.g. Bernoulli: bnmfzoo.models._recognize_binary
+        return _family_recognizer(op_name)(model, obs)
     memo = {}
     part = observed_product(model, memo=memo)
     obs, sd, kind, assignment, rank = part.obs, part.sd, part.kind, part.assignment, part.rank

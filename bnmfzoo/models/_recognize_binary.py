@@ -47,15 +47,15 @@ from pytensor.tensor.elemwise import DimShuffle, Elemwise
 from pytensor.tensor.random.op import RandomVariable
 
 from bnmfzoo.models._graph import depends_on, evaluate, probe_env, rv_params
-from bnmfzoo.models._observed import _coords, _entries, _match_product, _views
-from bnmfzoo.models._recognize import (
-    FactorPrior,
+from bnmfzoo.models._observed import (
     NotRecognized,
-    Parameter,
+    _coords,
+    _entries,
+    _match_product,
     _names,
-    _users,
+    _views,
 )
-from bnmfzoo.models._spec import ModelSpec
+from bnmfzoo.models._recognize_parts import FactorPrior, ModelSpec, Parameter, _users
 
 __all__ = ["BernoulliFactorization", "BinaryPriors", "recognize_bernoulli", "BERNOULLI_FAMILIES",
            "NONPARAMETRIC_MEAN_CONCENTRATION"]

@@ -37,7 +37,7 @@ from bnmfzoo.models._graph import (
     shape_of,
 )
 from bnmfzoo.models._observed import NotRecognized, _coords, _names, _probe
-from bnmfzoo.models._recognize import Imputed, _selection, _users
+from bnmfzoo.models._recognize_parts import Imputed, _selection, _users
 
 __all__ = ["CountFactorization", "CountPrior", "RateVariable", "recognize_counts",
            "recognize_poisson", "recognize_negative_binomial"]
@@ -433,6 +433,45 @@ def _count_imputation(model, obs, family, mean, assignment, memo):
     return None
 
 
+#: data already warned about by :func:`_warn_floored` (identities of the float arrays)
+_FLOORED_WARNED = set()
+
+
+def _warn_floored(model, obs):
+    """Warn once when PyMC floored non-integer observed data to a count likelihood's integers.
+
+    ``pm.Poisson(..., observed=pm.Data("X", floats))`` casts the floats to int64 (1.7 -> 1)
+    without a word; the floats are still in the graph, behind the cast. (A plain NumPy array of
+    floats is converted by PyMC before the model holds it: no reader of the model can see it.)
+    """
+    import warnings
+
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.traversal import ancestors
+
+    value = model.rvs_to_values[obs]
+    for var in ancestors([value]):
+        if var is value or not isinstance(var, (SharedVariable, Constant)) \
+                or getattr(var, "dtype", "")[:5] != "float":
+            continue
+        data = np.asarray(var.get_value(borrow=True) if isinstance(var, SharedVariable)
+                          else var.data, dtype=float)
+        if data.size == 0 or id(data) in _FLOORED_WARNED:
+            continue
+        bad = np.isfinite(data) & (data != np.floor(data))
+        if bad.any():
+            _FLOORED_WARNED.add(id(data))
+            first = np.unravel_index(int(np.flatnonzero(bad)[0]), data.shape)
+            x = float(data[first])
+            warnings.warn(
+                f"the observed data of {obs.name!r} ({var.name or 'a float array'}) hold "
+                f"{int(bad.sum())} non-integer values, e.g. {x:g} at {list(map(int, first))}, "
+                f"which PyMC floors to integers for a count likelihood ({x:g} -> "
+                f"{int(np.floor(x))}): counts must be integers; round them yourself, or use a "
+                "likelihood for real values", UserWarning, stacklevel=4)
+
+
 def _recognize_counts(model, obs, family):
     free = list(model.free_RVs)
     memo = {}
@@ -460,6 +499,7 @@ def _recognize_counts(model, obs, family):
                             "them); mark missing cells with likelihoods.poisson(..., mask=)")
     if (values < 0).any() or (values != np.round(values)).any():
         raise NotRecognized(f"the observed data of {obs.name!r} are not non-negative integers")
+    _warn_floored(model, obs)
     flat = rows * np.int64(N) + cols
     if np.unique(flat).size != flat.size:
         raise NotRecognized(f"the likelihood {obs.name!r} observes some entry twice")

@@ -34,7 +34,7 @@ from bnmfzoo.models._observed import (
     _names,
     long_matrix,
 )
-from bnmfzoo.models._recognize import _users
+from bnmfzoo.models._recognize_parts import _users
 
 __all__ = ["TermFactorization", "recognize_uniform", "recognize_silf", "silf_potential"]
 

@@ -19,10 +19,11 @@ Hyperparameters are typed, frozen dataclasses (:class:`GaussianHyper`, :class:`S
 :class:`~bnmfzoo.models._recognize_binary.BinaryPriors`), not dictionaries.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import xarray as xr
+
+from bnmfzoo.models._recognize_parts import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -117,48 +118,6 @@ class UniformHyper:
     epsilon: float
     lambda_A: float | None = None
     lambda_W: float | None = None
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Description of a bnmfzoo model.
-
-    Attributes
-    ----------
-    family : str
-        ``"exponential_gaussian"``, ``"tri_exponential_gaussian"``, ``"silf"``,
-        ``"uniform_noise"``, ``"beta_dir"``, ``"dir_beta"`` or ``"dir_dir"``.
-    X : xarray.DataArray
-        The data (row, col); NaN where not observed.
-    mask : numpy.ndarray of bool
-        True where observed.
-    rank : int or tuple of int
-        R, or (K, L) for the tri-factorization.
-    hyper : GaussianHyper, SilfHyper, UniformHyper or a Bernoulli family's dataclass
-        The hyperparameters as typed fields, exactly as the model uses them (None when a
-        method builds a spec without them).
-    var_names : dict
-        Role -> PyMC variable name (e.g. ``{"A": "A", "W": "W", "tau": "tau"}``).
-    entries : bnmfzoo._base.entries.LongMatrix or None
-        The observed entries in long format when fewer than an eighth of the entries are
-        observed (:data:`bnmfzoo.models._observed.DENSE_MIN_FRACTION`), whatever form the data
-        came in; ``X`` and ``mask`` are then :class:`~bnmfzoo._base.entries.DenseOnDemand` views,
-        built densely only if read, and sparse-aware methods (Gibbs, VB, ICM, multiplicative
-        updates) use ``entries`` instead. None when ``X`` and ``mask`` are dense arrays.
-    """
-
-    family: str
-    X: xr.DataArray
-    mask: np.ndarray
-    rank: object
-    hyper: object = None
-    var_names: dict = field(default_factory=dict)
-    entries: object = None
-
-    @property
-    def X_values(self):
-        """Data as a float array with zeros where unobserved (safe for masked products)."""
-        return np.where(self.mask, np.nan_to_num(self.X.values), 0.0)
 
 
 def find_spec(model):

@@ -16,14 +16,34 @@ import xarray as xr
 
 from bnmfzoo._base.validation import fmt
 from bnmfzoo.diagnostics import distances as _d
+from bnmfzoo.diagnostics._modes._dims import factor_dims
 
-#: factor dim -> (basis variable, its other dim)
+#: factor dim -> (basis variable, its other dim); the pair's dims are read from the result
+#: (:func:`~bnmfzoo.diagnostics._modes._dims.factor_dims`), these are ours
 BASES = {"factor": ("A", "row"), "factor_row": ("F", "row"), "factor_col": ("G", "col")}
+#: the tri-factorization's bases (our names)
+TRI_BASES = {f: b for f, b in BASES.items() if b[0] != "A"}
 #: families whose likelihood is invariant to (A D, D^-1 W) and whose priors do not fix the scale
 SCALE_AMBIGUOUS = {"exponential_gaussian", "tri_exponential_gaussian", "uniform_noise"}
 #: families with a scale-fixing (simplex / bounded) parameterization
 SCALE_FIXED = {"silf", "beta_dir", "dir_beta", "dir_dir"}
 COSTS = ("angle", "l1")
+
+
+def _suffix(fdim, name):
+    """Suffix of the diagnostics of one basis: none for the pair's ``A``, else ``_<dim>``."""
+    return "" if name == "A" else f"_{fdim}"
+
+
+def _bases(post, dims):
+    """``{factor dim: (basis variable, its other dim)}`` of a dataset, in the result's names."""
+    bases = {}
+    if "A" in post:
+        fd = factor_dims(post, dims=dims)
+        bases[fd.factor] = ("A", fd.row)
+    bases.update({f: b for f, b in TRI_BASES.items()
+                  if f in post.dims and b[0] in post and f not in bases})
+    return bases
 
 
 def _basis_values(post, fdim, name, other):
@@ -160,12 +180,15 @@ def align(
     group="posterior",
     rhat_threshold=1.01,
     warn=True,
+    dims=None,
 ):
     """Relabel factors across draws and chains, within each mode, for summaries.
 
-    For each factor dim present (``factor`` with basis ``A``; ``factor_row`` / ``factor_col``
-    with ``F`` / ``G`` for a tri-factorization), every draw's basis columns are matched to a
-    reference by the Hungarian algorithm on their angles (or l1 distances of unit-l1 columns).
+    For each factor dim present (the dim the basis ``A`` and the weights ``W`` share, whatever
+    the model calls it: ``factor`` in ours, ``signature`` or ``k`` in a user's;
+    ``factor_row`` / ``factor_col`` with ``F`` / ``G`` for a tri-factorization), every draw's
+    basis columns are matched to a reference by the Hungarian algorithm on their angles (or l1
+    distances of unit-l1 columns).
     Every variable of the group with that dim (A, W, ``lambda_``, a Bernoulli model's ``Wt``,
     S of a tri-factorization, ...) is permuted consistently. Values are only permuted, never
     rescaled, unless ``normalize`` asks for it.
@@ -214,6 +237,10 @@ def align(
         alignment cannot fix (run longer). Not computed with fewer than 4 draws.
     warn : bool
         Issue the warnings (several modes; entries with R-hat above ``rhat_threshold``).
+    dims : tuple or dict, optional
+        The result's ``(row, factor, col)`` dims, e.g. ``("genome", "signature", "channel")``;
+        default: read from the result (:func:`~bnmfzoo.diagnostics._modes._dims.factor_dims`).
+        Every output keeps these names and their coordinates.
 
     Returns
     -------
@@ -256,10 +283,10 @@ def align(
     post = dt[group].to_dataset()
     if "chain" not in post.dims or "draw" not in post.dims:
         raise ValueError(f"group {group!r} must have dims 'chain' and 'draw'")
-    bases = {f: b for f, b in BASES.items() if f in post.dims and b[0] in post}
+    bases = _bases(post, dims)
     if not bases:
         raise ValueError(
-            f"group {group!r} has no basis to align (need A with dims (row, factor), or F and G "
+            f"group {group!r} has no basis to align (need A (rows x factors) and W, or F and G "
             f"of a tri-factorization); variables: {sorted(post.data_vars)}"
         )
     if normalize == "auto":
@@ -271,7 +298,7 @@ def align(
     diag = {}
     for fdim, info in mode_info.items():
         name, other = bases[fdim]
-        suffix = "" if fdim == "factor" else f"_{fdim}"
+        suffix = _suffix(fdim, name)
         diag[f"mode{suffix}"] = (("chain", "draw"), info["label"])
         diag[f"mode_reference_{name}"] = ((f"mode{suffix}", other, fdim), info["references"])
         if info["references"].shape[0] > 1 and post.sizes["chain"] > 1 and warn:
@@ -287,7 +314,7 @@ def align(
             )
     for fdim, perm in perms.items():
         name, other = bases[fdim]
-        suffix = "" if fdim == "factor" else f"_{fdim}"
+        suffix = _suffix(fdim, name)
         identity = np.arange(perm.shape[-1])
         relabelled = (perm != identity).any(-1)
         switched = np.zeros_like(relabelled)
@@ -327,11 +354,13 @@ def align(
             new_sub = new_sub.isel(chain=0, drop=True).rename({"draw": "particle"})
             out["particles"] = xr.DataTree(pds.assign({v: new_sub[v] for v in names}))
             for fdim, perm in pperms.items():
-                suffix = "" if fdim == "factor" else f"_{fdim}"
+                suffix = _suffix(fdim, pbases[fdim][0])
                 diag[f"particle_permutation{suffix}"] = (("particle", fdim), perm[0])
 
     diag_ds = xr.Dataset(diag).assign_coords(
-        {d: post.coords[d] for d in ("chain", "draw", *bases, "row", "col")
+        {d: post.coords[d] for d in ("chain", "draw", *bases, "row", "col",
+                                     *(other for _, other in bases.values()),
+                                     *(post["W"].dims if "W" in post else ()))
          if d in post.coords}
     )
     if "diagnostics" in dt.children:
@@ -387,13 +416,13 @@ def _align_dataset(post, bases, reference, normalize, cost, n_iter, *, per_membe
             s = basis.values.sum(2)  # (C, S, R)
             scales[fdim] = np.where(s > 0, s, 1.0)
     if normalize:
-        new_vars = _rescale(new_vars, scales)
+        new_vars = _rescale(new_vars, scales, bases)
     new = xr.Dataset({k: v.transpose(*post[k].dims) for k, v in new_vars.items()},
                      attrs=post.attrs)
     return new.assign_coords({c: post.coords[c] for c in post.coords}), perms, refs
 
 
-def _rescale(new_vars, scales):
+def _rescale(new_vars, scales, bases):
     """Unit-l1 basis columns with compensating weights (pair or tri-factorization)."""
     out = dict(new_vars)
 
@@ -404,11 +433,12 @@ def _rescale(new_vars, scales):
         shape[0], shape[1], shape[axis] = factor.shape[0], factor.shape[1], factor.shape[2]
         return var.copy(data=var.values * factor.reshape(shape) ** power)
 
-    if "factor" in scales:
-        s = scales["factor"]
-        out["A"] = scaled("A", "factor", s, -1)
-        if "W" in out and "factor" in out["W"].dims:
-            out["W"] = scaled("W", "factor", s, 1)
+    pair = [f for f, (name, _) in bases.items() if name == "A" and f in scales]
+    if pair:
+        f = pair[0]
+        out["A"] = scaled("A", f, scales[f], -1)
+        if "W" in out and f in out["W"].dims:
+            out["W"] = scaled("W", f, scales[f], 1)
     if "factor_row" in scales and "F" in out:
         out["F"] = scaled("F", "factor_row", scales["factor_row"], -1)
         if "S" in out:

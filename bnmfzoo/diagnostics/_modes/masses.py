@@ -236,8 +236,9 @@ def mode_masses(label, K, *, min_visits=10, max_rhat=1.05, n_batches=N_BATCHES,
         ``n_changes`` (C,), ``rhat`` (K,), ``estimator`` (``"draws"``: a mass estimate from
         chains that cross; ``"draws_unreliable"``: the chains cross, but fewer than
         ``min_visits`` times into some mode or they disagree; ``"share_of_chains"``: no chain
-        changes mode, no mass), ``is_mass`` (bool) and ``message`` (why not a reliable mass,
-        or ``""``).
+        changes mode, no mass; ``"one_mode"``: every draw in one mode and no replica-exchange
+        round trips to show that no other mode holds mass), ``is_mass`` (bool) and
+        ``message`` (why not a reliable mass, or ``""``).
 
     Examples
     --------
@@ -248,9 +249,28 @@ def mode_masses(label, K, *, min_visits=10, max_rhat=1.05, n_batches=N_BATCHES,
     >>> one = mode_masses(np.zeros((2, 50), int), 1, round_trips=[0, 0])
     >>> one["estimator"], one["is_mass"]
     ('draws_unreliable', False)
+    >>> plain = mode_masses(np.zeros((2, 50), int), 1)     # plain chains that agree
+    >>> plain["estimator"], plain["is_mass"], plain["weight"].tolist()
+    ('one_mode', False, [1.0])
+    >>> mode_masses(np.zeros((2, 50), int), 1, round_trips=[12, 15])["is_mass"]
+    True
     """
     out = _masses_of_labels(label, K, min_visits=min_visits, max_rhat=max_rhat,
                             n_batches=n_batches)
+    if K == 1 and (round_trips is None or np.asarray(round_trips).size == 0):
+        C = np.asarray(label).shape[0]
+        nan = np.full(1, np.nan)
+        return dict(out, weight_mcse=nan, weight_low=nan, weight_high=nan.copy(),
+                    estimator="one_mode", is_mass=False,
+                    message=(f"every draw of the {C} chain(s) is in one mode, but no chain was "
+                             "shown to cross between modes (no replica-exchange round trips): "
+                             "chains that agree without ever crossing do not establish that "
+                             "this mode holds all the mass. The masses of modes no chain reached "
+                             "are unknown, not zero. For masses, run replica exchange until it "
+                             f"makes at least {min_round_trips} round trips per chain "
+                             "(ReplicaExchangeGibbs, ReplicaExchangePoisson, "
+                             "ReplicaExchangeCollapsed), or compare modes found from several "
+                             "starts (bnmfzoo.inference.mode_evidence for Gaussian models)."))
     if round_trips is None or out["estimator"] != "draws":
         return out
     rt = np.asarray(round_trips, dtype=float).ravel()
@@ -332,6 +352,9 @@ NOTES = {
              "skewed for a rare mode)",
     "draws_unreliable": "weight: fraction of draws; the chains cross between modes too rarely "
                         "(or disagree) for a reliable mass: run longer",
+    "one_mode": "weight: every draw is in this one mode (fraction of draws 1), NOT shown to be "
+                "its posterior mass: no chain was shown to cross between modes, so modes no "
+                "chain reached have unknown mass; run replica exchange for masses",
     "share_of_chains": "no chain moves between modes: share is the fraction of chains that "
                        "started in each mode, NOT a posterior mass (weight is NaN); run "
                        "replica exchange (ReplicaExchangeGibbs) for masses",

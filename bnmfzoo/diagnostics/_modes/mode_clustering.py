@@ -8,8 +8,9 @@ gives a basis that belongs to no mode and reconstructs nothing. :func:`modes` cl
 members of any result (MCMC draws, weighted particles, RRT mixture components) by the maximum
 matched angle between their basis columns (Masood, Pan & Doshi-Velez 2016, eq. 3: invariant to
 permuting and rescaling the factors), aligns every member to its mode's representative, and
-returns each mode's weight, size, spread and aligned means. :func:`point_estimate` turns the
-heaviest mode into one ``(A, W)`` pair for a point-estimate interface.
+returns each mode's weight, size, spread and aligned means.
+:func:`bnmfzoo.diagnostics.point_estimate` turns the heaviest mode into one ``(A, W)`` pair for
+a point-estimate interface.
 
 Numeric core: the angle cost matrices of all (member, representative) pairs come from one Gram
 product of the unit-l2 columns; the optimal column matchings are solved for the whole stack at
@@ -27,6 +28,7 @@ from scipy.spatial.distance import squareform
 
 from bnmfzoo._base.validation import fmt
 from bnmfzoo.diagnostics import distances as _d
+from bnmfzoo.diagnostics._modes._dims import members
 from bnmfzoo.diagnostics._modes._rare_modes import split_rare
 from bnmfzoo.diagnostics._modes.masses import mode_masses
 from bnmfzoo.diagnostics._modes.masses import note as _note
@@ -296,46 +298,9 @@ def cluster_members(A, *, weights=None, segment_of=None, chain_of=None, threshol
 # --------------------------------------------------------------------------------------------
 
 
-def _has_weighted(dt, group, var="weight"):
-    return group in dt.children and var in dt[group].to_dataset()
-
-
-def _members(dt, source):
+def _members(dt, source, dims=None):
     """Return (A (n,D,R), W (n,R,N) or None, weights (n,), chain_of, draw_of, source)."""
-    if source == "auto":
-        if _has_weighted(dt, "particles") and "A" in dt["particles"].to_dataset():
-            source = "particles"
-        elif _has_weighted(dt, "variational") and "A_mean" in dt["variational"].to_dataset():
-            source = "variational"
-        else:
-            source = "posterior"
-    if source not in dt.children:
-        raise ValueError(f"source={source!r}: the result has no {source!r} group "
-                         f"(groups: {sorted(dt.children)})")
-    ds = dt[source].to_dataset()
-    if source == "posterior":
-        if "A" not in ds:
-            raise ValueError("the posterior has no basis 'A' (dims row, factor) to find modes of")
-        A = ds["A"].transpose("chain", "draw", "row", "factor").values
-        C, S = A.shape[:2]
-        A = A.reshape(C * S, *A.shape[2:])
-        W = None
-        if "W" in ds:
-            W = ds["W"].transpose("chain", "draw", "factor", "col").values.reshape(
-                C * S, A.shape[2], -1)
-        chain_of = np.repeat(np.arange(C), S)
-        draw_of = np.tile(np.arange(S), C)
-        weights = np.full(C * S, 1.0 / (C * S))
-        return A, W, weights, chain_of, draw_of, source
-    dim = "particle" if source == "particles" else "component"
-    a_name, w_name = ("A", "W") if source == "particles" else ("A_mean", "W_mean")
-    if a_name not in ds or "weight" not in ds:
-        raise ValueError(f"group {source!r} needs {a_name!r} and 'weight'")
-    A = ds[a_name].transpose(dim, "row", "factor").values
-    W = ds[w_name].transpose(dim, "factor", "col").values if w_name in ds else None
-    weights = np.asarray(ds["weight"].values, dtype=float)
-    n = A.shape[0]
-    return A, W, weights, np.zeros(n, dtype=int), np.arange(n), source
+    return members(dt, source, dims=dims)[:6]
 
 
 #: above this many cells (D x N) no dense product or data matrix is formed: ``modes`` leaves
@@ -387,7 +352,7 @@ def _rel_error(X, M):
 
 def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments=5,
           weights="auto", n_reference=200, n_iter=2, warn=True, keep_rare=True,
-          min_weight=0.001):
+          min_weight=0.001, dims=None):
     """Cluster the draws, particles or mixture components of a result into modes.
 
     Members are compared by the maximum matched angle between their basis columns (degrees;
@@ -440,12 +405,18 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     min_weight : float
         MCMC only: the floor of a listed mode, 0.001 (0.1 % of the draws) by default; a rarer
         distinct mode is merged into its nearest mode.
+    dims : tuple or dict, optional
+        The result's ``(row, factor, col)`` dims, e.g. ``("genome", "signature", "channel")``;
+        default: read from the result (the dim ``A`` and ``W`` share is the factor dim;
+        :func:`~bnmfzoo.diagnostics._modes._dims.factor_dims`).
 
     Returns
     -------
     xarray.DataTree
         Group ``modes`` (dims ``mode``, ``mode_`` (a copy for the mode-by-mode angle table),
-        ``row``, ``factor``, ``col`` and, for MCMC, ``chain``/``draw``): ``weight``, ``size``
+        the result's own row, factor and column dims with their coordinates (``row``,
+        ``factor``, ``col`` for our models; named in attrs ``row_dim``, ``factor_dim``,
+        ``col_dim``) and, for MCMC, ``chain``/``draw``): ``weight``, ``size``
         (members), ``spread`` (mean angle of members to the representative, degrees),
         ``max_spread``, ``A_mean``/``W_mean`` (weighted means of the aligned members, in
         their own scale), ``reference`` (unit-l2 representative bases), ``angle`` (max matched
@@ -502,7 +473,7 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         raise ValueError(f"threshold must be a positive number of degrees, got {fmt(threshold)}")
     if int(n_reference) < 2:
         raise ValueError(f"n_reference must be at least 2, got {fmt(n_reference)}")
-    A, W, w, chain_of, draw_of, src = _members(result, source)
+    A, W, w, chain_of, draw_of, src, fd = members(result, source, dims=dims)
     if not np.isfinite(A).all() or (A < 0).any():
         raise ValueError("the basis A has negative or non-finite entries")
     segment_of = None
@@ -577,16 +548,16 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
     data["max_spread"] = (("mode",), max_spread)
     data["rel_error"] = (("mode",), rel)
     data["angle"] = (("mode", "mode_"), 0.5 * (ang + ang.T))
-    data["A_mean"] = (("mode", "row", "factor"), A_mean)
-    data["reference"] = (("mode", "row", "factor"), cl["reference"])
+    data["A_mean"] = (("mode", *fd.basis), A_mean)
+    data["reference"] = (("mode", *fd.basis), cl["reference"])
     if W is not None:
-        data["W_mean"] = (("mode", "factor", "col"), W_mean)
+        data["W_mean"] = (("mode", *fd.weights), W_mean)
     coords = {"mode": np.arange(K), "mode_": np.arange(K)}
     if src == "posterior":
         post = result["posterior"]
         C, S = post.sizes["chain"], post.sizes["draw"]
         data["member_mode"] = (("chain", "draw"), label.reshape(C, S))
-        data["member_perm"] = (("chain", "draw", "factor"), perm.reshape(C, S, -1))
+        data["member_perm"] = (("chain", "draw", fd.factor), perm.reshape(C, S, -1))
         data["member_distance"] = (("chain", "draw"), cl["distance"].reshape(C, S))
         data["chain_share"] = (("mode", "chain"), share)
         data["n_visits"] = (("mode",), mass["n_visits"])
@@ -595,27 +566,19 @@ def modes(result, *, source="auto", threshold=15.0, noise_factor=2.0, n_segments
         rt = _round_trips(result, C)
         if rt is not None:
             data["round_trips"] = (("chain",), rt)
-        coords.update({d: post[d].values for d in ("chain", "draw")})
-        Acoords = post["A"]
+        coords.update({d: post[d].values for d in ("chain", "draw") if d in post.coords})
     else:
         dim = "particle" if src == "particles" else "component"
         data["member_mode"] = ((dim,), label)
-        data["member_perm"] = ((dim, "factor"), perm)
+        data["member_perm"] = ((dim, fd.factor), perm)
         data["member_distance"] = ((dim,), cl["distance"])
-        Acoords = result[src]["A" if src == "particles" else "A_mean"]
-    for d in ("row", "factor", "col"):
-        if d in Acoords.coords:
-            coords[d] = Acoords[d].values
-        elif W is not None and src == "posterior" and d in result["posterior"]["W"].coords:
-            coords[d] = result["posterior"]["W"][d].values
-    if "col" not in coords and W is not None:
-        wsrc = result["posterior"]["W"] if src == "posterior" else result[src][
-            "W" if src == "particles" else "W_mean"]
-        if "col" in wsrc.coords:
-            coords["col"] = wsrc["col"].values
+    group = result[src].to_dataset()  # the user's coordinates, where the result has them
+    coords.update({d: group[d].values for d in (fd.row, fd.factor, fd.col)
+                   if d is not None and d in group.coords})
     is_mass = bool(mass is not None and mass["is_mass"] and weighting == "draws")
     ds = xr.Dataset(data, coords=coords,
                     attrs={"source": src, "threshold": float(threshold), "cut": cl["cut"],
+                           "row_dim": fd.row, "factor_dim": fd.factor, "col_dim": fd.col or "",
                            "weighting": weighting, "estimator": estimator,
                            "weight_is_mass": int(is_mass), "min_weight": float(min_weight),
                            "note": _note(estimator, min_weight, src)})
@@ -660,15 +623,3 @@ def describe_modes(ds):
             "angle). R-hat across all chains compares different factorizations and is not a "
             "convergence measure here; summarize per mode (diagnostics.summary does)"
             + (" — some chains move between modes" if mixing else "") + ".")
-
-
-def __getattr__(name):
-    """Lazy access to ``point_estimate`` and ``weight_label`` (in :mod:`.point_estimate`).
-
-    They are kept importable from here; lazily, since that module imports this one.
-    """
-    if name in ("point_estimate", "weight_label"):
-        import importlib
-
-        return getattr(importlib.import_module("bnmfzoo.diagnostics._modes.point_estimate"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,6 +42,21 @@ def _hals(M, A, W, n_iter):
     return A, W
 
 
+def _labelled(m, A, W):
+    """``dims``, ``A_labelled`` and ``W_labelled``: the pair with the result's dims and coords."""
+    import xarray as xr
+
+    names = {"row": m.attrs["row_dim"], "factor": m.attrs["factor_dim"],
+             "col": m.attrs["col_dim"]}
+
+    def da(values, dims):
+        return xr.DataArray(values, dims=dims,
+                            coords={d: m[d].values for d in dims if d in m.coords})
+
+    return {"dims": names, "A_labelled": da(A, (names["row"], names["factor"])),
+            "W_labelled": da(W, (names["factor"], names["col"]))}
+
+
 def _weight_info(m, k):
     """``estimator``, ``weight_is_mass``, ``weight_mcse`` and ``weight_label`` of mode ``k``."""
     return {"estimator": m.attrs["estimator"], "weight_is_mass": bool(m.attrs["weight_is_mass"]),
@@ -81,12 +96,12 @@ def weight_label(m, k, digits=2):
         return label
     names = {"share_of_chains": ("share of chains", share), "stein_weight": ("Stein weight", w),
              "stacking": ("stacking weight", w), "component_weight": ("component weight", w),
-             "draws_unreliable": ("share of draws", w)}
+             "draws_unreliable": ("share of draws", w), "one_mode": ("share of draws", w)}
     name, value = names.get(est, ("weight", w))
     return f"{name} {value:.{digits}f} (not a mass)"
 
 
-def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
+def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01, dims=None):
     """One ``(A, W)`` pair from a result: the heaviest mode's aligned posterior mean.
 
     The members of the heaviest mode (ties: the one whose mean ``A @ W`` fits the observed
@@ -109,6 +124,9 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
         Largest number of HALS sweeps (0: return the aligned means as they are).
     rtol : float
         Relative gap to the mode's mean product that triggers the refinement.
+    dims : tuple or dict, optional
+        The result's ``(row, factor, col)`` dims; default: read from the result
+        (:func:`~bnmfzoo.diagnostics._modes._dims.factor_dims`).
 
     Returns
     -------
@@ -124,7 +142,10 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
         are NaN), ``refined`` (bool; the gaps are NaN and nothing is refined when D x N exceeds
         :data:`MAX_PRODUCT_CELLS`), the :func:`modes` DataTree under ``modes``, and the heaviest
         mode's members aligned and balanced as they were averaged: ``A_draws`` ``(S, D, R)``,
-        ``W_draws`` ``(S, R, N)`` with their normalized weights ``draw_weights`` ``(S,)``.
+        ``W_draws`` ``(S, R, N)`` with their normalized weights ``draw_weights`` ``(S,)``;
+        ``dims`` (``{"row", "factor", "col"}`` -> the result's dim names) and ``A_labelled`` /
+        ``W_labelled``: the returned pair as DataArrays with those dims and the result's
+        coordinates (the factors in the mode's order).
 
     Examples
     --------
@@ -138,10 +159,10 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     >>> bool(np.allclose(Ahat @ What, A0 @ W0))
     True
     """
-    m = modes(result, threshold=threshold, warn=False)["modes"]
+    m = modes(result, threshold=threshold, warn=False, dims=dims)["modes"]
     if "W_mean" not in m:
         raise ValueError("point_estimate needs draws or particles of both A and W")
-    A, W, w, _, _, _ = _members(result, m.attrs["source"])
+    A, W, w, _, _, _ = _members(result, m.attrs["source"], dims=dims)
     label = m["member_mode"].values.ravel()
     perm = m["member_perm"].values.reshape(label.size, -1)
     # NaN weights (chains that never change mode: no mass) fall back to the share of draws
@@ -158,7 +179,7 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
         info = {"mode": int(best), "weight": float(weight[best]), "n_modes": int(weight.size),
                 "rel_gap_means": np.nan, "rel_gap": np.nan, "refined": False,
                 "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk,
-                **_weight_info(m, best)}
+                **_weight_info(m, best), **_labelled(m, Abar, Wbar)}
         return Abar, Wbar, info
     M = _mean_product(wk, Ak, Wk)
     norm = max(np.linalg.norm(M), 1e-300)
@@ -172,5 +193,5 @@ def point_estimate(result, *, threshold=15.0, n_refine=50, rtol=0.01):
     info = {"mode": int(best), "weight": float(weight[best]), "n_modes": int(weight.size),
             "rel_gap_means": gap0, "rel_gap": gap, "refined": refined,
             "modes": m, "A_draws": Ab, "W_draws": Wb, "draw_weights": wk,
-            **_weight_info(m, best)}
+            **_weight_info(m, best), **_labelled(m, A_out, W_out)}
     return A_out, W_out, info

@@ -197,12 +197,25 @@ def chain_weights(result, *, var_name=None):
                                "elpd": [float(v) for v in el["elpd"].values]})
 
 
+def _row_col(post):
+    """The posterior's row and column dims (ours, ``row`` / ``col``, when it does not tell)."""
+    from bnmfzoo.diagnostics._modes._dims import factor_dims
+
+    try:
+        fd = factor_dims(post)
+    except (ValueError, TypeError):
+        return "row", "col"
+    return fd.row, fd.col or "col"
+
+
 def label_observations(result, *, shape=None, row=None, col=None):
     """Give the flat observed-entry dim of a ``pm.sample`` result ``row``/``col`` coordinates.
 
     The library's likelihood terms store observed entries on a 1-D dim ``X_obs`` whose
     coordinate is the row-major flat index of each entry; this adds non-dimension coordinates
-    ``row`` and ``col`` (the data's labels, e.g. a cell line and a drug) and ``row_index`` /
+    ``row`` and ``col`` (the data's labels, e.g. a cell line and a drug; named after the
+    posterior's own row and column dims when they are not ours, e.g. ``cell_line`` and
+    ``drug``) and ``row_index`` /
     ``col_index`` (integer positions) on that dim in ``observed_data``, ``log_likelihood``,
     ``posterior_predictive`` and ``prior_predictive``, so LOO values map back to cells.
 
@@ -221,10 +234,11 @@ def label_observations(result, *, shape=None, row=None, col=None):
         integer flat index).
     """
     post = result["posterior"] if "posterior" in result.children else None
-    if row is None and post is not None and "row" in post.coords:
-        row = post["row"].values
-    if col is None and post is not None and "col" in post.coords:
-        col = post["col"].values
+    rname, cname = _row_col(post)
+    if row is None and post is not None and rname in post.coords:
+        row = post[rname].values
+    if col is None and post is not None and cname in post.coords:
+        col = post[cname].values
     if shape is None:
         if row is None or col is None:
             raise ValueError("label_observations needs shape= or a posterior with row/col coords")
@@ -246,7 +260,7 @@ def label_observations(result, *, shape=None, row=None, col=None):
                     idx.min() < 0 or idx.max() >= D * N)):
                 continue
             i, j = np.divmod(idx, N)
-            new.update({"row": (dim, row[i]), "col": (dim, col[j]),
+            new.update({rname: (dim, row[i]), cname: (dim, col[j]),
                         "row_index": (dim, i), "col_index": (dim, j)})
         if new:
             out[group] = xr.DataTree(ds.assign_coords(new))
@@ -331,7 +345,7 @@ def maybe_add_log_likelihood(result, model, *, max_values=MAX_DEFAULT_LOGLIK_VAL
             return add_log_likelihood(result, model)
         except (ValueError, NotImplementedError, TypeError):
             pass  # e.g. a model without an observed variable PyMC can evaluate
-    labelled = label_observations(result) if "row" in post.coords else result
+    labelled = label_observations(result) if _row_col(post)[0] in post.coords else result
     for group in labelled.children:
         result[group] = labelled[group]
     return result

@@ -88,12 +88,24 @@ def weighted_summary_dataset(ds, weights, *, ci_prob=0.89, dim="particle"):
     return xr.Dataset(out)
 
 
-def _factor_dims(ds):
-    return [d for d in ("factor", "factor_row", "factor_col") if d in ds.dims]
+def _pair_dims(ds, dims, lead, by_mode):
+    """The factor dims of ``A`` and ``W`` in ``ds`` (None: no basis, or ``by_mode=False``)."""
+    if by_mode is False or "A" not in ds or not all(d in ds["A"].dims for d in lead):
+        return None
+    from bnmfzoo.diagnostics._modes._dims import factor_dims
+
+    try:
+        return factor_dims(ds, dims=dims, member_dims=lead)
+    except ValueError as err:
+        if by_mode is True or dims is not None:
+            raise ValueError(f"{err} (or by_mode=False for the unaligned statistics)") from None
+        warnings.warn(f"summary is not split into modes nor aligned: {err}", UserWarning,
+                      stacklevel=4)
+        return None
 
 
-def _permute_members(ds, perm, lead):
-    """Permute every variable with a ``factor`` dim by a per-member permutation.
+def _permute_members(ds, perm, lead, fdim="factor"):
+    """Permute every variable with the factor dim ``fdim`` by a per-member permutation.
 
     ``perm`` has shape ``lead_shape + (R,)`` where ``lead`` are the member dims (``("chain",
     "draw")`` or ``("particle",)``).
@@ -102,7 +114,7 @@ def _permute_members(ds, perm, lead):
 
     out = {}
     for name, var in ds.data_vars.items():
-        if "factor" not in var.dims or not all(d in var.dims for d in lead):
+        if fdim not in var.dims or not all(d in var.dims for d in lead):
             out[name] = var
             continue
         v = var.transpose(*lead, ...)
@@ -110,7 +122,7 @@ def _permute_members(ds, perm, lead):
         p = perm
         if len(lead) == 1:  # (P, ...) -> (1, P, ...) for the (chain, draw) helper
             vals, p = vals[None], perm[None]
-        res = _permute(vals, p, v.dims.index("factor") + (1 if len(lead) == 1 else 0))
+        res = _permute(vals, p, v.dims.index(fdim) + (1 if len(lead) == 1 else 0))
         out[name] = v.copy(data=res[0] if len(lead) == 1 else res).transpose(*var.dims)
     return xr.Dataset(out, coords=ds.coords, attrs=ds.attrs)
 
@@ -136,7 +148,7 @@ def _with_mode(table, k, m):
     return table
 
 
-def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs):
+def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs, dims=None):
     import pandas as pd
 
     if kwargs:
@@ -153,12 +165,13 @@ def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs):
             raise ValueError(f"var_names {missing} not in the particles group "
                              f"(variables: {sorted(ds.data_vars)})")
     groups = [(None, ds, weights, None)]
-    if by_mode and "A" in ds and "factor" in ds["A"].dims and "particle" in ds["A"].dims:
+    fd = _pair_dims(ds, dims, ("particle",), by_mode)
+    if fd is not None:
         from bnmfzoo.diagnostics._modes.mode_clustering import modes
 
-        m = modes(dt, source="particles", warn=False)["modes"]
+        m = modes(dt, source="particles", warn=False, dims=fd)["modes"]
         label = m["member_mode"].values
-        aligned = _permute_members(ds, m["member_perm"].values, ("particle",))
+        aligned = _permute_members(ds, m["member_perm"].values, ("particle",), fd.factor)
         K = m.sizes["mode"]
         if K == 1:
             groups = [(None, aligned, weights, None)]
@@ -186,15 +199,15 @@ def _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs):
     return table.round(round_to) if round_to is not None else table
 
 
-def _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled):
+def _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled, fd):
     """az.summary per mode of an MCMC result (labels aligned within each mode)."""
     import pandas as pd
 
     from bnmfzoo.diagnostics._modes.mode_clustering import chains_by_mode, describe_modes, modes
 
-    m = modes(dt, warn=False)["modes"]
+    m = modes(dt, warn=False, dims=fd)["modes"]
     post = dt[group].to_dataset()
-    aligned = _permute_members(post, m["member_perm"].values, ("chain", "draw"))
+    aligned = _permute_members(post, m["member_perm"].values, ("chain", "draw"), fd.factor)
     label = m["member_mode"].values
     K = m.sizes["mode"]
 
@@ -233,7 +246,7 @@ def _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled):
 
 
 def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_mode="auto",
-            **kwargs):
+            dims=None, **kwargs):
     """Summary table of a result: per mode, with labels aligned, and particle weights exact.
 
     Averages are never taken across modes or across unaligned factor labels:
@@ -275,8 +288,13 @@ def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_m
         Decimals for the weighted table (raw floats by default). For ``az.summary`` the
         default is its own (``"auto"``).
     by_mode : {"auto", True, False}
-        Split into modes and align within them (``"auto"``: when there is a basis ``A`` with
-        a ``factor`` dim). ``False`` gives the unaligned statistics.
+        Split into modes and align within them (``"auto"``: when there is a basis ``A``).
+        ``False`` gives the unaligned statistics.
+    dims : tuple or dict, optional
+        The result's ``(row, factor, col)`` dims, e.g. ``("cell_line", "k", "drug")``;
+        default: read from the result (the dim ``A`` and ``W`` share is the factor dim;
+        :func:`~bnmfzoo.diagnostics._modes._dims.factor_dims`). The table's row names keep
+        the result's coordinates (``A[ACH-000001, k0]``).
     **kwargs
         Passed to :func:`arviz_stats.summary` (e.g. ``kind``, ``ci_kind``, ``fmt``); not
         accepted for a weighted particle summary.
@@ -311,7 +329,7 @@ def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_m
     if not 0 < ci_prob < 1:
         raise ValueError(f"ci_prob must be in (0, 1), got {fmt(ci_prob)}")
     if weighted:
-        return _particle_summary(dt, var_names, ci_prob, round_to, by_mode is not False, kwargs)
+        return _particle_summary(dt, var_names, ci_prob, round_to, by_mode, kwargs, dims)
     group = group or "posterior"
     if group not in dt.children:
         raise ValueError(f"group={group!r} not in the DataTree (groups: {sorted(dt.children)})")
@@ -327,8 +345,7 @@ def summary(dt, *, var_names=None, group=None, ci_prob=None, round_to=None, by_m
         )
         kwargs["kind"] = "stats"
     post = dt[group].to_dataset()
-    use_modes = by_mode is not False and "A" in post and "factor" in post["A"].dims \
-        and "chain" in post.dims and "draw" in post.dims
-    if use_modes:
-        return _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled)
+    fd = _pair_dims(post, dims, ("chain", "draw"), by_mode)
+    if fd is not None:
+        return _mcmc_by_mode(dt, group, var_names, ci_prob, kwargs, resampled, fd)
     return azs.summary(dt, var_names=var_names, group=group, ci_prob=ci_prob, **kwargs)

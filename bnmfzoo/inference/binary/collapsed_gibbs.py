@@ -396,7 +396,7 @@ class CollapsedGibbsBetaDir(_CollapsedStep):
     ``W ~ Beta``, ``pm.Bernoulli(p=A @ W)``; read by :func:`bnmfzoo.models.recognize`).
     ``pm.sample()`` without ``step=`` picks it by itself (:meth:`competence`). Each step does
     one systematic sweep over the observed entries
-    (O(|observed| K), numba) and then draws ``A`` and ``W`` exactly given the assignments.
+    (``O(|observed| K)``, numba) and then draws ``A`` and ``W`` exactly given the assignments.
 
     Parameters
     ----------

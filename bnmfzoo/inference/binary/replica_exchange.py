@@ -14,7 +14,7 @@ from pymc.step_methods.state import dataclass_state
 from bnmfzoo.inference.binary._core import assignment_summary
 from bnmfzoo.inference.binary._tempering import TemperedCollapsed
 from bnmfzoo.inference.binary.collapsed_gibbs import _CollapsedStep
-from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
+from bnmfzoo.inference.tempering import ExchangeState, ReplicaExchange
 
 __all__ = ["ReplicaExchangeCollapsed", "ReplicaExchangeCollapsedState"]
 

@@ -190,9 +190,16 @@ def _xoshiro_step(s0, s1, s2, s3):
 
 
 def seed_state(rng):
-    """A fresh xoshiro256+ state (4 uint64, not all zero) drawn from a numpy Generator."""
-    s = rng.integers(1, 2**63 - 1, size=4, dtype=np.int64).astype(np.uint64)
-    return s
+    """A fresh xoshiro256+ state (4 uint64, not all zero) drawn from a numpy Generator.
+
+    Every word takes all 64 bits: the generator's first output is ``s0 + s3``, which is uniform
+    only when both words are; words below 2**63 made the first uniform of every fresh state
+    the mean of two uniforms (triangular), which biased the first unit of each split.
+    """
+    while True:
+        s = rng.integers(0, 2**64, size=4, dtype=np.uint64)
+        if s.any():
+            return s
 
 
 # ----------------------------------------------------------------------------- the split

@@ -12,6 +12,14 @@ enter only through the exposures, as in the Poisson model. The dispersion ``alph
 by slice sampling its conditional given ``A, W`` (the NB likelihood, O(nonzeros) per
 evaluation).
 
+**Cost bounded by the data's size.** A count ``x`` up to :data:`BIG_NB_COUNT` is split by a
+Polya urn (O(x K)) and its tables drawn one customer at a time (O(x)); a larger one by a
+Dirichlet draw and K binomials (O(K), :mod:`bnmfzoo.inference.counts._exact.variates`) and
+block CRT draws (O(sqrt(r) log(1 + x / r)) blocks for a shape ``r``,
+:mod:`bnmfzoo.inference.counts._exact.crt`: at most ~2e4 blocks, ~10 ms, for 32-bit counts).
+All are exact. The kernel runs in calls of :data:`WORK_PER_CALL` work units and returns to
+Python between them (Ctrl-C and signal handlers run there).
+
 References
 ----------
 Zhou, M. & Carin, L. (2015). Negative binomial process count and mixture modeling. IEEE TPAMI
@@ -24,8 +32,10 @@ import numba
 import numpy as np
 
 from bnmfzoo.inference.counts._core import _next_uniform, exposures, seed_state
+from bnmfzoo.inference.counts._exact.crt import crt
+from bnmfzoo.inference.counts._exact.variates import dirmult_into
 
-__all__ = ["split_crt", "nb_loglik", "slice_log_alpha", "nb_rate_factor"]
+__all__ = ["split_crt", "nb_loglik", "slice_log_alpha", "nb_rate_factor", "BIG_NB_COUNT"]
 
 
 def nb_rate_factor(alpha):
@@ -33,14 +43,33 @@ def nb_rate_factor(alpha):
     return alpha * math.log1p(1.0 / alpha)
 
 
+#: counts above this are split (Dirichlet-multinomial) and their tables drawn (CRT) by the
+#: bounded-cost exact samplers of :mod:`bnmfzoo.inference.counts._exact`; counts up to it by
+#: the Polya urn and one Bernoulli per customer (the draws of every earlier release)
+BIG_NB_COUNT = 64
+#: work units (urn steps, CRT customers or blocks) per call of the split kernel: the caller
+#: returns to Python between calls (Ctrl-C and signal handlers run there), ~10-50 ms apart
+WORK_PER_CALL = 2_000_000
+
+
 @numba.njit(cache=True)
-def _split_crt_kernel(indptr, cols, counts, A, Wt, scale_nz, state, LA, LWt):
+def _split_crt_kernel(indptr, cols, counts, A, Wt, scale_nz, state, LA, LWt, d0, budget,
+                      threshold):
+    """Split and tables of rows ``d0, d0 + 1, ...`` until ``budget`` work units are spent.
+
+    Returns ``(code, next row)``: code 0 ok, 1 a nonzero count with a zero or non-finite NB
+    shape. Counts above ``threshold`` use :func:`dirmult_into` and :func:`crt` (cost O(K) and
+    O(blocks)); the others the urn (O(x K)) and the direct CRT (O(x)), so a row costs at most
+    O(row nonzeros x K x threshold) plus the blocks.
+    """
     D, K = A.shape
-    LWt[:] = 0.0
     r = np.empty(K)
     cum = np.empty(K)
     n = np.zeros(K)
-    for d in range(D):
+    g = np.empty(K)
+    work = np.zeros(1, np.int64)
+    d = d0
+    while d < D and work[0] < budget:
         for k in range(K):
             LA[d, k] = 0.0
         for e in range(indptr[d], indptr[d + 1]):
@@ -52,41 +81,63 @@ def _split_crt_kernel(indptr, cols, counts, A, Wt, scale_nz, state, LA, LWt):
                 R += r[k]
                 n[k] = 0.0
             if not (R > 0.0 and R < np.inf):
-                return 1
-            for t in range(x):  # Polya urn: the Dirichlet-multinomial split
-                tot = 0.0
-                for k in range(K):
-                    tot += r[k] + n[k]
-                    cum[k] = tot
-                v = _next_uniform(state) * tot
-                k = 0
-                while k < K - 1 and v >= cum[k]:
-                    k += 1
-                n[k] += 1.0
+                return 1, d
+            if x > threshold:
+                if dirmult_into(x, r, g, n, state):
+                    return 1, d
+                work[0] += 4 * K
+            else:
+                work[0] += x * K
+                for t in range(x):  # Polya urn: the Dirichlet-multinomial split
+                    tot = 0.0
+                    for k in range(K):
+                        tot += r[k] + n[k]
+                        cum[k] = tot
+                    v = _next_uniform(state) * tot
+                    k = 0
+                    while k < K - 1 and v >= cum[k]:
+                        k += 1
+                    n[k] += 1.0
             for k in range(K):  # CRT(n_k, r_k): tables opened
-                tables = 0.0
-                for i in range(int(n[k])):
-                    if _next_uniform(state) * (r[k] + i) < r[k]:
-                        tables += 1.0
+                m = int(n[k])
+                if m > threshold:
+                    tables = float(crt(m, r[k], state, work))
+                else:
+                    work[0] += m
+                    tables = 0.0
+                    for i in range(m):
+                        if _next_uniform(state) * (r[k] + i) < r[k]:
+                            tables += 1.0
                 LA[d, k] += tables
                 LWt[j, k] += tables
-    return 0
+        d += 1
+    return 0, d
 
 
-def split_crt(data, A, W, scale_nz, rng):
+def split_crt(data, A, W, scale_nz, rng, *, threshold=BIG_NB_COUNT, budget=WORK_PER_CALL):
     """Table counts ``(LA (D, K), LW (K, N))`` of the DirMult split and CRT of every nonzero.
 
-    ``scale_nz`` is ``alpha o_dn`` per nonzero (CSR order).
+    ``scale_nz`` is ``alpha o_dn`` per nonzero (CSR order). Cost O(sum over nonzeros of
+    ``K min(x, threshold)``) plus, for counts above ``threshold``, O(K) for the split and
+    the CRT blocks (:mod:`bnmfzoo.inference.counts._exact.crt`: ~``sqrt(r) log(1 + n / r)``,
+    at most ~2e4 for 32-bit counts): bounded by the number of nonzeros, not their values.
+    The kernel runs in calls of ``budget`` work units and returns to Python between them,
+    so Ctrl-C and signals are seen within ~50 ms. The draws do not depend on ``budget``.
     """
     D, N = data.shape
     K = A.shape[1]
     LA = np.empty((D, K))
-    LWt = np.empty((N, K))
-    code = _split_crt_kernel(data.indptr, data.cols, data.counts, np.ascontiguousarray(A, float),
-                             np.ascontiguousarray(W.T, float),
-                             np.ascontiguousarray(scale_nz, float), seed_state(rng), LA, LWt)
-    if code:
-        raise FloatingPointError("a nonzero count has a zero or non-finite NB shape")
+    LWt = np.zeros((N, K))
+    A = np.ascontiguousarray(A, float)
+    Wt = np.ascontiguousarray(W.T, float)
+    scale_nz = np.ascontiguousarray(scale_nz, float)
+    state = seed_state(rng)
+    d = 0
+    while d < D:
+        code, d = _split_crt_kernel(data.indptr, data.cols, data.counts, A, Wt, scale_nz, state,
+                                    LA, LWt, d, int(budget), int(threshold))
+        if code:
+            raise FloatingPointError("a nonzero count has a zero or non-finite NB shape")
     return LA, np.ascontiguousarray(LWt.T)
 
 

@@ -59,7 +59,7 @@ import numpy as np
 from bnmfzoo.inference.counts._core import _next_uniform, seed_state, split_into
 
 __all__ = ["gibbs_sweeps", "group_moves", "fast_path_ok", "shear_into", "rescale_into",
-           "default_sweeps_per_draw", "gig_one", "gig_sample"]
+           "default_sweeps_per_draw", "sweep_cost", "gig_one", "gig_sample"]
 
 _TINY = np.finfo(float).tiny
 
@@ -335,9 +335,11 @@ def _sweeps_kernel(rows, cols, counts, s, c, mrows, mcols, separable, erows, eco
     """``n_sweeps`` sweeps, in place on ``A``, ``Wt``, ``lam``; returns a code.
 
     0 ok, 1 degenerate mean of a nonzero count, 2 degenerate scale sum, 3 non-finite input or
-    draw.
+    draw. ``np_seed < 0``: numba's generator is not reseeded (a continued run, see
+    :func:`gibbs_sweeps`).
     """
-    np.random.seed(np_seed)
+    if np_seed >= 0:
+        np.random.seed(np_seed)
     D, K = A.shape
     N = Wt.shape[0]
     for d in range(D):
@@ -543,14 +545,23 @@ def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
     lam = _flatten(problem, arrs, state["rates"])
     rows, cols, counts = problem.data.tiled
     s, c, mr, mc, separable, er, ec, eo = arrs["expo"]
-    code = _sweeps_kernel(rows, cols, counts, s, c, mr, mc, separable, er, ec, eo,
-                          arrs["aA"], arrs["bA"], arrs["idxA"], arrs["aWt"], arrs["bW"],
-                          arrs["idxW"], lam, arrs["lam_a"], arrs["lam_b"], arrs["P"],
-                          "A" in update, "W" in update, "rates" in update, bool(rescale),
-                          bool(shear), n_sweeps, int(n_inner), A, Wt, seed_state(rng),
-                          int(rng.integers(0, 2**31 - 1)))
-    if code:
-        raise FloatingPointError(f"gibbs_sweeps: {_ERRORS[code]} (degenerate factors)")
+    xs = seed_state(rng)
+    np_seed = int(rng.integers(0, 2**31 - 1))
+    # calls of ~CALL_SECONDS: back in Python (Ctrl-C, signal handlers) between them; the
+    # generators carry over, so the draws do not depend on the chunking
+    per_call = max(1, int(CALL_SECONDS / sweep_cost(problem)))
+    done = 0
+    while done < n_sweeps:
+        m = min(per_call, n_sweeps - done)
+        code = _sweeps_kernel(rows, cols, counts, s, c, mr, mc, separable, er, ec, eo,
+                              arrs["aA"], arrs["bA"], arrs["idxA"], arrs["aWt"], arrs["bW"],
+                              arrs["idxW"], lam, arrs["lam_a"], arrs["lam_b"], arrs["P"],
+                              "A" in update, "W" in update, "rates" in update, bool(rescale),
+                              bool(shear), m, int(n_inner), A, Wt, xs,
+                              np_seed if done == 0 else -1)
+        if code:
+            raise FloatingPointError(f"gibbs_sweeps: {_ERRORS[code]} (degenerate factors)")
+        done += m
     new = dict(state)
     new.update(A=A, W=np.ascontiguousarray(Wt.T),
                rates=_unflatten(problem, arrs, lam, state["rates"]))
@@ -562,6 +573,9 @@ def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
 STEP_OVERHEAD = 1.2e-4
 #: upper bound of the automatic number of sweeps per draw
 MAX_AUTO_SWEEPS = 20
+#: modelled seconds of compiled sweeps per kernel call of :func:`gibbs_sweeps` (one sweep at
+#: least): Python sees Ctrl-C and signals between calls
+CALL_SECONDS = 0.05
 
 
 def default_sweeps_per_draw(problem):
@@ -588,14 +602,23 @@ def default_sweeps_per_draw(problem):
     """
     if not fast_path_ok(problem):
         return 1
+    cost = sweep_cost(problem)
+    return int(min(MAX_AUTO_SWEEPS, max(1, math.ceil(4 * STEP_OVERHEAD / cost))))
+
+
+def sweep_cost(problem):
+    """Modelled seconds of one compiled Poisson sweep (:func:`default_sweeps_per_draw`).
+
+    Bounded by the data's size whatever the counts: a count above ``BIG_COUNT`` costs K
+    binomials (numba's BTPE, O(1) each).
+    """
     from bnmfzoo.inference.counts._core import BIG_COUNT
 
     D, N = problem.shape
     K = problem.rank
     x = problem.data.counts
     units = float(x[x <= BIG_COUNT].sum() + 4 * K * np.count_nonzero(x > BIG_COUNT))
-    cost = 2e-6 + 15e-9 * units + 20e-9 * (D + N) * K * K
-    return int(min(MAX_AUTO_SWEEPS, max(1, math.ceil(4 * STEP_OVERHEAD / cost))))
+    return 2e-6 + 15e-9 * units + 20e-9 * (D + N) * K * K
 
 
 def group_moves(problem, state, rng, *, rescale=True, shear=True):

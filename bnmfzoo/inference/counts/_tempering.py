@@ -146,6 +146,9 @@ class TemperedCounts:
     >>> fam.sweep(s, 0.5, rng)
     >>> bool(np.isclose(fam.log_target(s, 1.0), fam.loglik(s)))
     True
+    >>> from bnmfzoo.inference.tempering import TemperedPath
+    >>> isinstance(fam, TemperedPath)
+    True
     """
 
     def __init__(self, problem, inner_sweeps=1):

@@ -15,7 +15,7 @@ from bnmfzoo.inference.counts._gibbs import initial_state
 from bnmfzoo.inference.counts._power import PowerCounts
 from bnmfzoo.inference.counts._tempering import TemperedCounts
 from bnmfzoo.inference.counts.gibbs_poisson import GibbsPoisson
-from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
+from bnmfzoo.inference.tempering import ExchangeState, ReplicaExchange
 
 __all__ = ["ReplicaExchangePoisson"]
 

@@ -1,31 +1,22 @@
 """Replica exchange written once, for every family with an exact tempered sweep.
 
 Replica ``i`` of a ladder ``1 = beta_0 > ... > beta_{n-1} > 0`` targets
-``pi_i(x) ~ p0(x) exp(beta_i l(x))``; a family plugs in by providing its **tempered-sweep
-interface**, an object with
-
-``sweep(state, beta, rng)``
-    one exact MCMC sweep of ``p0 exp(beta l)``, in place (``beta = 1``: the family's own step);
-``loglik(state) -> float``
-    ``l(state)``, the term multiplied by ``beta`` (the log-likelihood for the Gaussian family,
-    the whole collapsed log joint for the binary one);
-``copy(state) -> state``
-    an independent copy (annealed start, rungs inserted while tuning);
-``dimension``
-    the number of terms whose fluctuations add up in ``l`` (free parameters, or latent labels):
-    it sets the ladder's initial size (:func:`~bnmfzoo.inference.tempering._ladder.initial_size`).
-``log_target(state, beta) -> float`` (optional)
-    for a family whose tempered targets are another path from ``p0`` to the posterior than
-    ``p0 exp(beta l)``: the log target at ``beta`` up to terms free of ``beta``; the swaps
-    then use it (the count family: :mod:`bnmfzoo.inference.counts._tempering`).
+``pi_i(x) ~ p0(x) exp(beta_i l(x))``. A family plugs in by providing a **tempered sweep**:
+an object with the members of the protocol :class:`TemperedSweep` (``sweep(state, beta, rng)``,
+``loglik(state)``, ``copy(state)``, ``dimension``), and, for a family whose tempered targets
+follow another path from ``p0`` to the posterior, the ``log_target(state, beta)`` of
+:class:`TemperedPath` (the count family's power posterior). Each member is documented on the
+protocol (:mod:`bnmfzoo.inference.tempering.interface`).
 
 Nothing else: states are opaque. The numeric core (:func:`exchange_step`, :class:`ReplicaSet`,
-the ladder and its tuning in :mod:`~bnmfzoo.inference.tempering._ladder`) never imports PyMC or
-a wing; :class:`~bnmfzoo.inference.tempering.step.ReplicaExchange` is the PyMC step base a
-family's step subclasses beside its own PyMC glue (``ReplicaExchangeGibbs`` in
-``gaussian/modes``, ``ReplicaExchangeCollapsed`` in ``binary``), writing only how a chain starts
-(``_first_state``) and how the cold state is written back (``_write_cold``). The design follows
-BlackJAX's ``smc/tempered.py`` (tempering written once over any kernel).
+the ladder and its tuning: :func:`geometric_ladder`, :func:`swap_pass`, :func:`retune_ladder`,
+:class:`LadderTuner`, :func:`initial_size`, :func:`annealed_start`) never imports PyMC or a wing;
+:class:`ReplicaExchange` is the PyMC step base a family's step subclasses beside its own PyMC
+glue (``ReplicaExchangeGibbs`` in ``gaussian/modes``, ``ReplicaExchangeCollapsed`` in
+``binary``, ``ReplicaExchangePoisson`` in ``counts``), writing only how a chain starts
+(``_first_state``) and how the cold state is written back (``_write_cold``). Wings import the
+names listed here only, never the private modules. The design follows BlackJAX's
+``smc/tempered.py`` (tempering written once over any kernel).
 
 Examples
 --------
@@ -54,7 +45,30 @@ True
 """
 
 from bnmfzoo.inference.tempering._exchange import ReplicaSet, exchange_step
-from bnmfzoo.inference.tempering._ladder import ladder_stats
-from bnmfzoo.inference.tempering.step import ReplicaExchange
+from bnmfzoo.inference.tempering._ladder import (
+    LadderTuner,
+    annealed_start,
+    geometric_ladder,
+    initial_size,
+    ladder_stats,
+    retune_ladder,
+    swap_pass,
+)
+from bnmfzoo.inference.tempering.interface import TemperedPath, TemperedSweep
+from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
 
-__all__ = ["ReplicaExchange", "ReplicaSet", "exchange_step", "ladder_stats"]
+__all__ = [
+    "ExchangeState",
+    "LadderTuner",
+    "ReplicaExchange",
+    "ReplicaSet",
+    "TemperedPath",
+    "TemperedSweep",
+    "annealed_start",
+    "exchange_step",
+    "geometric_ladder",
+    "initial_size",
+    "ladder_stats",
+    "retune_ladder",
+    "swap_pass",
+]

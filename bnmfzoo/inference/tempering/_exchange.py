@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bnmfzoo.inference.tempering._ladder import swap_pass
+from bnmfzoo.inference.tempering.interface import log_target_of
 
 __all__ = ["ReplicaSet", "exchange_step"]
 
@@ -121,11 +122,11 @@ def exchange_step(family, replicas, betas, rng, *, after_sweep=None, n_sweeps=1)
 
     Parameters
     ----------
-    family
-        The tempered-sweep interface (:mod:`bnmfzoo.inference.tempering`): ``sweep(state,
-        beta, rng)`` and ``loglik(state)``; optionally ``log_target(state, beta)`` for
-        tempered targets that are not ``prior x exp(beta loglik)`` (used for the swaps,
-        :func:`~bnmfzoo.inference.tempering._ladder.swap_pass`).
+    family : TemperedSweep
+        The family's tempered sweep (:class:`~bnmfzoo.inference.tempering.TemperedSweep`);
+        only ``sweep`` and ``loglik`` are used here, and ``log_target`` for a
+        :class:`~bnmfzoo.inference.tempering.TemperedPath` (used for the swaps,
+        :func:`~bnmfzoo.inference.tempering.swap_pass`).
     replicas : ReplicaSet
         Coldest first, like ``betas``; an accepted swap exchanges two states and their labels.
     betas : numpy.ndarray
@@ -176,7 +177,7 @@ def exchange_step(family, replicas, betas, rng, *, after_sweep=None, n_sweeps=1)
                 infos[i] = value
     logliks = [family.loglik(state) for state in replicas.states]
     prob, accepted = swap_pass(replicas.states, np.asarray(betas), logliks, rng,
-                               replicas.parity, getattr(family, "log_target", None))
+                               replicas.parity, log_target_of(family))
     labels = replicas.labels
     for i in np.flatnonzero(accepted):  # disjoint pairs: labels follow their states
         labels[i], labels[i + 1] = labels[i + 1], labels[i]

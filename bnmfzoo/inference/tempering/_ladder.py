@@ -370,7 +370,8 @@ def annealed_start(state, betas, n_sweeps, sweep, copy):
     path's length does not depend on the ladder, and it is the length that matters: on CCLE
     IC50 rank 3, from 0.05, 800 sweeps ended in the posterior's narrow mode in 4 of 100 runs
     (as did 100 sweeps at each of 8 rungs), 2000 sweeps in 0 of 100, and quenched starts in
-    about 40 of 100 (``benchmarks/speed/annealed_start.py``; ``benchmarks/RESULTS.md`` §3.5).
+    about 40 of 100 (``benchmarks/investigations/annealed_start.py``;
+    ``benchmarks/RESULTS.md`` §3.5).
 
     Examples
     --------

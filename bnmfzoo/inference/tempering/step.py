@@ -28,6 +28,7 @@ from bnmfzoo.inference.tempering._ladder import (
     initial_size,
     nearest_rungs,
 )
+from bnmfzoo.inference.tempering.interface import check_tempered_sweep
 
 __all__ = ["ReplicaExchange", "ExchangeState", "MIN_ROUND_TRIPS"]
 
@@ -109,6 +110,7 @@ class ReplicaExchange(TransformedStep):
                 or n_sweeps < 1:
             raise ValueError(f"n_sweeps must be a positive integer (sweeps of every replica "
                              f"between swap passes), got {n_sweeps!r}")
+        check_tempered_sweep(self.tempered)
         self.n_sweeps = int(n_sweeps)
         self.adapt = bool(adapt)
         self.anneal_start = check_anneal_start(anneal_start)

@@ -229,7 +229,7 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
     (``pm.StudentT(nu, A @ W, sigma)``, through latent per-entry precisions drawn afresh at
     every step; a free ``nu`` is left to another step method) run through the weighted sweep
     of :mod:`bnmfzoo.inference.gaussian.priors._weighted_core`. Each half-sweep costs
-    O(|observed| x R) through the residual, or less
+    ``O(|observed| x R)`` through the residual, or less
     through Gram matrices shared by rows with the same missing-data pattern (fully observed and
     block-missing data; chosen automatically, same draws either way). Draws are written in
     PyMC's value space (``A_log__`` ...). The generator comes from

@@ -27,7 +27,7 @@ class GibbsNMTF(GeneralNMTFMixin, _GibbsFactorization):
     per-entry prior terms (:func:`bnmfzoo.inference.gaussian.priors._prior_nmtf.prior_nmtf_sweep`):
     each conditional is still an exact truncated normal (or Gamma for the rates).
     ``pm.sample()`` without ``step=`` chooses it for such models (:meth:`competence`).
-    Cost O(|observed| x (K + L + K L)) per sweep.
+    Cost ``O(|observed| x (K + L + K L))`` per sweep.
 
     Parameters
     ----------

@@ -104,7 +104,7 @@ class GibbsNoiseSD(TransformedStep):
 
     For ``sigma ~ HalfNormal(s)`` an exact draw (generalized inverse Gaussian in ``sigma^-2``);
     for ``sigma ~ HalfCauchy(beta)`` a two-stage data-augmentation kernel (see the module
-    docstring). Each step costs O(|observed| x R) for the residual. Competent (IDEAL) for such
+    docstring). Each step costs ``O(|observed| x R)`` for the residual. Competent (IDEAL) for such
     a ``sigma`` of a model :func:`bnmfzoo.models.recognize` reads as ``X ~ Normal(A W, sigma)``
     when ``sigma`` is used nowhere else; ``import bnmfzoo`` registers it, so ``pm.sample()``
     assigns it ``sigma`` and :class:`~bnmfzoo.inference.GibbsNMF` the factors and rates.

@@ -30,7 +30,7 @@ from bnmfzoo.inference.gaussian.gibbs._core import (
     nmf_state,
     nmf_sweep,
 )
-from bnmfzoo.inference.tempering._ladder import (
+from bnmfzoo.inference.tempering import (
     LadderTuner,
     geometric_ladder,
     retune_ladder,
@@ -125,6 +125,9 @@ class TemperedGibbs:
     >>> fam = TemperedGibbs(obs, GaussianHyper(lambda_A=0.1, lambda_W=0.1), rank=2)
     >>> fam.dimension
     19
+    >>> from bnmfzoo.inference.tempering import TemperedPath, TemperedSweep
+    >>> isinstance(fam, TemperedSweep), isinstance(fam, TemperedPath)
+    (True, False)
     """
 
     obs: object

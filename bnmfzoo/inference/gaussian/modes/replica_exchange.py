@@ -25,8 +25,7 @@ from bnmfzoo.inference.gaussian.modes._mode_jump import (
 )
 from bnmfzoo.inference.gaussian.modes._symmetry import MOVES, apply_moves
 from bnmfzoo.inference.gaussian.modes._tempering import TemperedGibbs, log_likelihood
-from bnmfzoo.inference.tempering._ladder import ladder_stats
-from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
+from bnmfzoo.inference.tempering import ExchangeState, ReplicaExchange, ladder_stats
 from bnmfzoo.models._spec import get_spec
 
 __all__ = ["ReplicaExchangeGibbs", "ReplicaExchangeState", "ladder_stats"]

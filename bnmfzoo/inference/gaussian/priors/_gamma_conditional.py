@@ -28,8 +28,9 @@ parameters alone, and either way the draw is an exact independent draw of the co
 an MCMC move). The acceptance test compares a standard exponential with minus the
 log-acceptance (``P(E >= t) = exp(-t)``). Acceptance rate measured by Monte Carlo over a grid
 of 41 x 49 parameter sets (``c`` from 0.01 to 100, ``prec m^2 / c`` from 1e-6 to 1e6; the rate
-depends on nothing else; ``python -m benchmarks.speed.gamma_conditional_acceptance``): never
-below 0.60 (choosing by curvature instead gave 0.15 at ``c = 0.01``).
+depends on nothing else;
+``python -m benchmarks.investigations.gamma_conditional_acceptance``): never below 0.60
+(choosing by curvature instead gave 0.15 at ``c = 0.01``).
 
 Special cases: ``c = 0`` is the truncated normal itself; ``prec = 0`` (an entry with no observed
 entry in its row or column) is ``Gamma(c + 1, -lin)``. Non-finite parameters, ``prec < 0``, or

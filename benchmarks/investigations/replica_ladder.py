@@ -1,6 +1,7 @@
 """Benchmark: does the default (data-sized, tuned) ladder of replica exchange swap on real data?
 
-Run with ``python -m benchmarks.speed.replica_ladder [--problems ccle3 gdsc5] [--chains 2]``.
+Run with ``python -m benchmarks.investigations.replica_ladder [--problems ccle3 gdsc5]
+[--chains 2]``.
 
 For each problem: ``ReplicaExchangeGibbs()`` with its defaults (ladder size chosen from the data
 and grown while tuning, ``beta_min = 0.05``), then plain ``GibbsNMF`` with the same number of

@@ -1,6 +1,6 @@
 """Benchmark: why does the default replica-exchange ladder make no round trips on real data?
 
-Run with ``python -m benchmarks.speed.replica_roundtrips --problem ccle3 [--designs ...]``.
+Run with ``python -m benchmarks.investigations.replica_roundtrips --problem ccle3 [--designs ...]``.
 
 Drives the numeric core of replica exchange (:func:`bnmfzoo.inference.tempering.exchange_step`
 over ``ReplicaExchangeGibbs``'s tempered family, the same ladder tuning and annealed start as the

@@ -1,6 +1,6 @@
 """Which mode does a chain start in: quenched random starts against annealed ones (CCLE rank 3).
 
-Run with ``python -m benchmarks.speed.annealed_start [--trials 100] [--sweeps 2000]
+Run with ``python -m benchmarks.investigations.annealed_start [--trials 100] [--sweeps 2000]
 [--beta-min 0.05] [--rungs 8]``.
 
 ``ReplicaExchangeGibbs`` starts its replicas, while PyMC tunes, from one annealed trajectory

@@ -1,6 +1,6 @@
 """Acceptance rate of the Gamma-prior conditional sampler over its parameter range.
 
-Run with ``python -m benchmarks.speed.gamma_conditional_acceptance``.
+Run with ``python -m benchmarks.investigations.gamma_conditional_acceptance``.
 
 ``bnmfzoo.inference.gaussian.priors._gamma_conditional`` draws ``x^c exp(-prec x^2/2 + lin x)``
 by rejection from one of two mode-split envelopes, the one with the smaller mass. Its acceptance

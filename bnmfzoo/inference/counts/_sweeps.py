@@ -503,7 +503,7 @@ def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
     ----------
     problem : CountProblem
         ``family == "poisson"`` (others: loop over
-        :func:`~bnmfzoo.inference.counts._gibbs.gibbs_sweep` and :func:`rescale_state`).
+        :func:`~bnmfzoo.inference.counts._gibbs.gibbs_sweep` and :func:`group_moves`).
     state : dict
         ``"A"`` (D x K), ``"W"`` (K x N), ``"rates"`` (name -> array).
     rng : numpy.random.Generator

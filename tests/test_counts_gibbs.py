@@ -28,11 +28,17 @@ def _single_cell(x, reps):
 
 
 def _chi2_pvalue(observed_rows, pmf):
-    """Chi-square goodness of fit of integer vectors ``observed_rows`` against ``pmf`` (dict)."""
+    """Chi-square goodness of fit of integer vectors ``observed_rows`` against ``pmf`` (dict).
+
+    An outcome outside ``pmf``'s support (impossible under the law) gives p = 0: the test
+    then fails as an assertion on the law, not as a lookup error.
+    """
     keys = list(pmf)
     index = {k: i for i, k in enumerate(keys)}
     counts = np.zeros(len(keys))
     for row in map(tuple, observed_rows.astype(int)):
+        if row not in index:
+            return 0.0
         counts[index[row]] += 1
     expected = np.array([pmf[k] for k in keys]) * len(observed_rows)
     keep = expected >= 5  # pool the small cells (chi-square validity)

@@ -130,7 +130,8 @@ def test_kernel_list_names_existing_tests():
     from benchmarks.mutation.kernels import KERNELS
 
     for _, kind, tests in KERNELS:
-        assert kind in ("exact conditional", "enumeration", "invariance", "SBC only")
+        assert kind in ("exact conditional", "enumeration", "invariance", "exact update",
+                        "SBC only")
         for test in tests.split(", "):
             file, _, name = test.partition("::")
             assert re.search(rf"^def {re.escape(name)}\(", (ROOT / file).read_text(),

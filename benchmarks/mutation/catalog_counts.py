@@ -29,6 +29,7 @@ _VAR = "bnmfzoo/inference/counts/_exact/variates.py"
 _CRT = "bnmfzoo/inference/counts/_exact/crt.py"
 _TE = "tests/test_counts_exact.py::"
 _TIN = "tests/test_interrupts.py::"
+_TXC = "tests/test_exact_conditionals_counts.py::"
 
 MUTATIONS = [
     Mutation(
@@ -355,4 +356,66 @@ MUTATIONS = [
         tests=(_TIN + "test_truncated_result_is_refused",),
         why="a result with all chains but fewer draws (PyMC after a caught Ctrl-C) passes as "
             "complete"),
+    Mutation(
+        id="exact-nb2-multiplier-rate-as-scale", path=_NB2,
+        old="    g = rng.gamma(alpha + x, 1.0 / (alpha + mu))\n",
+        new="    g = rng.gamma(alpha + x, alpha + mu)\n",
+        tests=(_TXC + "test_nb2_multipliers_of_every_cell_are_exact",),
+        why="NB2: the per-cell Gamma multiplier drawn with its rate alpha + mu passed as "
+            "numpy's scale"),
+    Mutation(
+        id="exact-nb2-alpha-prior-shape-off-by-one", path=_NB2,
+        old="            return (a0 - 1.0) * math.log(a) - b0 * a + float(",
+        new="            return a0 * math.log(a) - b0 * a + float(",
+        tests=(_TXC + "test_nb2_alpha_slice_step_keeps_its_exact_conditional",),
+        why="NB2: the dispersion's slice target with the Gamma prior's log density "
+            "a0 log alpha instead of (a0 - 1) log alpha"),
+    Mutation(
+        id="exact-nb-slice-without-jacobian", path=_NB,
+        old="        return logpost(math.exp(u)) + u\n",
+        new="        return logpost(math.exp(u))\n",
+        tests=(_TXC + "test_nb_dispersion_slice_step_keeps_its_exact_conditional",),
+        why="NB dispersion: slice sampling log alpha on the density of alpha, without the "
+            "Jacobian of u = log alpha"),
+    Mutation(
+        id="exact-power-t-rate-as-scale", path=_PW,
+        old="rng.gamma(delta[frac], 1.0 / mu[frac])",
+        new="rng.gamma(delta[frac], mu[frac])",
+        tests=(_TXC + "test_power_sweep_latent_t_and_conjugate_draws_are_exact",),
+        why="power posterior: the latent t_dn drawn with its rate mu_dn passed as numpy's "
+            "scale"),
+    Mutation(
+        id="exact-power-W-rate-misses-t", path=_PW,
+        old="(exposures(expo, A.T, transpose=True) + extra_t).T",
+        new="exposures(expo, A.T, transpose=True).T",
+        tests=(_TXC + "test_power_sweep_latent_t_and_conjugate_draws_are_exact",),
+        why="power posterior: W's conjugate Gamma rate misses sum_d t_dn o_dn A_dk (A's "
+            "keeps it)"),
+    Mutation(
+        id="exact-tempered-up-ratio-off-by-one", path=_TP,
+        old="np.log(mu) - np.log1p(rung.n)",
+        new="np.log(mu) - np.log(rung.n + 2.0)",
+        tests=(_TXC + "test_tempered_rounding_bits_of_every_cell_are_exact[poisson]",),
+        why="tempered Poisson: the rounding bit's ratio P(n + 1) / P(n) written mu / (n + 2)"),
+    Mutation(
+        id="exact-vb-W-reads-old-A", path=_VB,
+        old="    state = VBState(aA, bA, state.aW, state.bW, state.rates)\n",
+        new="    state = VBState(state.aA, state.bA, state.aW, state.bW, state.rates)\n",
+        tests=(_TXC + "test_poisson_vb_update_is_the_stated_coordinate_ascent",),
+        why="VB update order: q(W) updated with the old q(A) (a Jacobi round: same fixed "
+            "points, another path)"),
+    Mutation(
+        id="exact-tempered-bits-share-one-uniform", path=_TP,
+        old="up = rng.random(rung.n.size) * (1.0 + np.exp(-logit)) < 1.0",
+        new="up = rng.random() * (1.0 + np.exp(-logit)) < 1.0",
+        tests=(_TXC + "test_tempered_rounding_bits_of_every_cell_are_exact[poisson]",),
+        why="tempered path: one uniform shared by every cell's rounding bit (each bit's "
+            "marginal exact, the bits comonotone instead of independent)"),
+    Mutation(
+        id="exact-tempered-nb-shape-without-alpha", path=_TP,
+        old="np.log(rung.n + alpha * mu) - np.log1p(rung.n)",
+        new="np.log(rung.n + mu) - np.log1p(rung.n)",
+        tests=(_TXC + "test_tempered_rounding_bits_of_every_cell_are_exact[negative_binomial]",),
+        why="tempered NB: the rounding bit's ratio P(n + 1) / P(n) with the mean mu where the "
+            "NB shape r = alpha mu belongs"),
 ]

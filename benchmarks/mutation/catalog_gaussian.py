@@ -136,9 +136,12 @@ MUTATIONS = [
         id="gauss-vb-A-mean-no-prior-rate", path=_VB,
         old='mu = (-state.rate("A", k) + tau * num) / prec',
         new="mu = (tau * num) / prec",
-        tests=("tests/test_vb.py::test_sparse_sweep_matches_dense_reference",),
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_vb_factor_updates_are_brouwers_formulas[residual]",
+               "tests/test_vb.py::test_sparse_sweep_matches_dense_reference"),
         why="conditional missing a term: q(A)'s truncated-normal location without the prior "
-            "rate"),
+            "rate (the dense-reference test runs the Gram path under kernel='auto' and never "
+            "reached this residual-path line)"),
     Mutation(
         id="gauss-vb-ard-shape-off", path=_VB,
         old='out["AW"] = (p.alpha0 + D + N + 0 * s, p.beta0 + s)',
@@ -180,4 +183,54 @@ MUTATIONS = [
         tests=(_EXACT_NMTF,),
         why="conditional missing a term: the NMTF core S[k, m]'s conditional without its "
             "prior's linear term (an exponential rate)"),
+    # exact conditionals of the NMTF core sweep, stated VB updates
+    # (tests/test_exact_conditionals_gaussian.py)
+    Mutation(
+        id="exact-nmtf-core-drops-rate", path=_CORE,
+        old="lin = tau * (s1 + old * s2) - lam_S",
+        new="lin = tau * (s1 + old * s2)",
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_nmtf_core_sweep_every_entry_follows_its_conditional",),
+        why="conditional missing a term: the compiled NMTF core S[k, m]'s conditional without "
+            "its exponential prior rate"),
+    Mutation(
+        id="exact-vb-gram-mean-no-prior-rate", path=_VB,
+        old="mu = (-state.rate(role, k) + state.tau * num) / prec[k]",
+        new="mu = (state.tau * num) / prec[k]",
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_vb_factor_updates_are_brouwers_formulas[gram]",),
+        why="conditional missing a term: the Gram path's q(A), q(W) truncated-normal location "
+            "without the prior rate"),
+    Mutation(
+        id="exact-gig-ratio-of-uniforms-no-mode-shift",
+        path="bnmfzoo/inference/gaussian/priors/_gig.py",
+        old="x = v / u + c", new="x = v / u",
+        tests=("tests/test_replica_exchange.py::test_gig_draws_match_scipy",),
+        why="wrong term of an exact draw: the GIG ratio-of-uniforms candidate without its mode "
+            "shift (p >= 1 or b > 1: the noise_sd and symmetry-move draws)"),
+    Mutation(
+        id="exact-tempered-tau-rate-at-beta-one", path=_TEMP,
+        old="rate = hyper.beta_tau + 0.5 * beta * state.sse",
+        new="rate = hyper.beta_tau + 0.5 * state.sse",
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_tempered_sweep_every_entry_follows_its_conditional[residual]",),
+        why="a tempered term applied at beta = 1: the hot replicas' tau rate takes the whole "
+            "squared error instead of beta SSE / 2"),
+    Mutation(
+        id="exact-symmetry-rescale-without-jacobian",
+        path="bnmfzoo/inference/gaussian/modes/_symmetry.py",
+        old="c = draw_scales(lam_A * A.sum(axis=0), lam_W * Wt.sum(axis=0), D - N, rng)",
+        new="c = draw_scales(lam_A * A.sum(axis=0), lam_W * Wt.sum(axis=0), 0, rng)",
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_symmetry_moves_keep_every_entry_of_the_prior[rescale]",),
+        why="a Jacobian dropped: the rescaling move's scale drawn without the map's Jacobian "
+            "c^(D - N) (GIG order 0)"),
+    Mutation(
+        id="exact-symmetry-qtransform-prior-sign",
+        path="bnmfzoo/inference/gaussian/modes/_symmetry.py",
+        old="log_ratio = (-(lam_A * (A_new.sum(axis=0) - A.sum(axis=0))).sum()",
+        new="log_ratio = ((lam_A * (A_new.sum(axis=0) - A.sum(axis=0))).sum()",
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_symmetry_moves_keep_every_entry_of_the_prior[qtransform]",),
+        why="wrong sign in an acceptance ratio: the Q-Transform's prior ratio of A inverted"),
 ]

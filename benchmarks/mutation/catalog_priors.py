@@ -38,14 +38,20 @@ MUTATIONS = [
         id="prior-student-lambda-rate-no-nu", path=_WC,
         old="1.0 / (0.5 * (nu + scale * resid * resid))",
         new="1.0 / (0.5 * (scale * resid * resid))",
-        tests=(f"{_SBC}[student]",),
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",
+               f"{_SBC}[student]"),
         why="wrong rate of a conjugate update: the Student-t latent precision's rate misses "
             "the prior's nu / 2"),
     Mutation(
         id="prior-col-tau-applied-per-row", path=_WC,
         old="        return tau[group], tau",
         new="        return tau[obs.rows if plan.axis == \"col\" else obs.cols], tau",
-        tests=(f"{_SBC}[row_tau]", f"{_SBC}[gamma_col_tau]"),
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_weighted_sweep_every_entry_follows_its_conditional[row_tau]",
+               "tests/test_exact_conditionals_gaussian.py::"
+               "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",
+               f"{_SBC}[row_tau]", f"{_SBC}[gamma_col_tau]"),
         why="wrong index: a per-column precision weighs the entries of row j (and per-row "
             "ones the entries of column i)"),
     Mutation(
@@ -84,4 +90,12 @@ MUTATIONS = [
                "test_nmf_prior_sweep_every_entry_follows_its_truncated_normal[gram]",),
         why="conditional missing a term: the Gram-path per-entry prior conditional without the "
             "prior's linear term"),
+    # exact conditionals of the weighted sweep (tests/test_exact_conditionals_gaussian.py)
+    Mutation(
+        id="exact-weighted-drops-prior-precision", path=_WC,
+        old="prec = s2 + Q[i, k]", new="prec = s2",
+        tests=("tests/test_exact_conditionals_gaussian.py::"
+               "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",),
+        why="conditional missing a term: the weighted sweep's per-entry conditional precision "
+            "without the prior's quadratic term (a HalfNormal factor)"),
 ]

@@ -6,10 +6,14 @@ draw, other blocks fixed, against its analytic conditional: KS / chi-square, Bon
 **enumeration** (the kernel's chain against the exactly enumerated posterior of a tiny
 model: every component jointly), **invariance** (exact draws of the target stay exact after
 the kernel, or means against importance sampling: the kernel keeps the right distribution,
-but one conditional can hide behind another), **SBC only** (no fast exact test yet).
+but one conditional can hide behind another), **exact update** (a deterministic update, such
+as one VB coordinate round, against the same round computed by hand, to 1e-10), **SBC only**
+(no fast exact test yet).
 """
 
 _X = "tests/test_exact_conditionals.py::"
+_XC = "tests/test_exact_conditionals_counts.py::"
+_XG = "tests/test_exact_conditionals_gaussian.py::"
 
 #: (kernel, kind, fast test(s))
 KERNELS = [
@@ -27,15 +31,25 @@ KERNELS = [
      "tests/test_counts_sweeps.py::test_gig_matches_scipy"),
     ("counts `_nb_core`: NB split + CRT tables (small counts)", "enumeration",
      "tests/test_counts_gibbs.py::test_nb_augmentation_matches_enumeration"),
-    ("counts `_nb_core`: slice sampler of the NB dispersion", "SBC only",
-     "tests/test_counts_sweeps.py::test_sbc_nb_sweep_with_group_moves"),
-    ("counts `_nb2`: per-cell Gamma multipliers", "invariance",
-     "tests/test_counts_user_models.py::test_imputed_counts_follow_the_posterior_predictive"),
-    ("counts `_power`: power-posterior sweep", "invariance",
+    ("counts `_nb_core`: slice sampler of the NB dispersion", "invariance",
+     _XC + "test_nb_dispersion_slice_step_keeps_its_exact_conditional"),
+    ("counts `_nb2`: per-cell Gamma multipliers", "exact conditional",
+     _XC + "test_nb2_multipliers_of_every_cell_are_exact"),
+    ("counts `_nb2`: slice update of the NB2 dispersion", "invariance",
+     _XC + "test_nb2_alpha_slice_step_keeps_its_exact_conditional"),
+    ("counts `_power`: latent t and conjugate A, W draws at beta", "exact conditional",
+     _XC + "test_power_sweep_latent_t_and_conjugate_draws_are_exact"),
+    ("counts `_power`: the whole power-posterior sweep", "invariance",
      "tests/test_counts_power.py::test_power_sweep_keeps_the_power_posterior"),
+    ("counts `_tempering`: random-rounding bits given A, W (both families)",
+     "exact conditional", _XC + "test_tempered_rounding_bits_of_every_cell_are_exact"),
     ("counts `_tempering`: tempered split (both families)", "invariance",
      "tests/test_counts_gibbs.py::test_tempered_sweep_keeps_its_marginal, "
      "tests/test_counts_tempering_nb.py::test_tempered_sweep_matches_quadrature"),
+    ("counts `_vb_core.vb_iteration` (Poisson VB, not a Gibbs kernel): one coordinate round",
+     "exact update", _XC + "test_poisson_vb_update_is_the_stated_coordinate_ascent"),
+    ("gaussian/variational `_vb_core` (VB, not a Gibbs kernel): one sweep of q(A), q(W)",
+     "exact update", _XG + "test_vb_factor_updates_are_brouwers_formulas"),
     ("gaussian/gibbs `_core` + `_sweep_kernels` + `_gram`: NMF columns of A, rows of W, tau",
      "exact conditional",
      _X + "test_gaussian_gibbs_every_entry_follows_its_truncated_normal"),
@@ -43,22 +57,26 @@ KERNELS = [
      "tests/test_truncnorm.py::test_draws_match_scipy"),
     ("gaussian/gibbs `noise_sd` (sigma ~ HalfNormal / HalfCauchy)", "exact conditional",
      "tests/test_noise_sd.py::test_draws_follow_the_conditional"),
-    ("gaussian/gibbs `_core`: NMTF core S and factors F, G", "SBC only",
-     "tests/test_gibbs_sbc.py::test_sbc_gibbs"),
+    ("gaussian/gibbs `_core`: NMTF factors F, G, core S, tau and ARD rates", "exact conditional",
+     _XG + "test_nmtf_core_sweep_every_entry_follows_its_conditional"),
     ("gaussian/priors `_gamma_conditional`", "exact conditional",
      "tests/test_recognize_weighted.py::test_gamma_conditional_distribution"),
     ("gaussian/priors `_prior_core`: per-entry prior terms (residual and Gram paths)",
      "exact conditional",
      _X + "test_nmf_prior_sweep_every_entry_follows_its_truncated_normal"),
-    ("gaussian/priors `_weighted_core`, `_gig`", "SBC only",
-     "tests/test_recognize_sbc.py::test_sbc_recognized_priors, "
-     "tests/test_recognize_weighted.py::test_sbc_weighted"),
+    ("gaussian/priors `_weighted_core`: Gamma factor priors, per-row / per-column noise "
+     "precisions, Student-t latent precisions", "exact conditional",
+     _XG + "test_weighted_sweep_every_entry_follows_its_conditional"),
+    ("gaussian/priors `_gig` (GIG draws of `noise_sd` and the symmetry moves)",
+     "exact conditional", "tests/test_replica_exchange.py::test_gig_draws_match_scipy"),
     ("gaussian/priors `_prior_nmtf`: F, S, G with per-entry priors, fixed or learned noise",
      "exact conditional",
      _X + "test_nmtf_prior_sweep_every_entry_follows_its_truncated_normal, "
      "tests/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior"),
-    ("gaussian/modes `_tempering`, `_symmetry`", "SBC only",
-     "tests/test_gibbs_sbc.py::test_sbc_gibbs"),
+    ("gaussian/modes `_tempering`: tempered sweep (factors at beta tau, tau, ARD rates)",
+     "exact conditional", _XG + "test_tempered_sweep_every_entry_follows_its_conditional"),
+    ("gaussian/modes `_symmetry`: rescaling and Q-Transform moves", "invariance",
+     _XG + "test_symmetry_moves_keep_every_entry_of_the_prior"),
     ("binary `_core`: collapsed sweeps (Beta-Dirichlet, Dirichlet-Dirichlet), tempered or not",
      "enumeration",
      "tests/test_bernoulli_gibbs.py::test_betadir_sweep_matches_enumerated_posterior, "

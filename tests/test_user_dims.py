@@ -270,3 +270,35 @@ def test_a_basis_without_weights_takes_dims():
     assert _labels_of(m, "genome") == GENOMES and "W_mean" not in m
     ours = xr.DataTree.from_dict({"posterior": post.rename(genome="row", signature="factor")})
     assert factor_dims(ours["posterior"]) == FactorDims("row", "factor", None)
+
+
+def test_tri_factorization_aligns_in_the_users_names():
+    """F S G^T with dims named by the user (cell_line, k_row, k_col, drug): ``align`` reads the
+    two factor dims from the variables (the dim F and S share, the dim S and G share) and gives
+    exactly what it gives for the same draws under our names, renamed."""
+    from bnmfzoo._base.results import build_datatree
+
+    rng = np.random.default_rng(0)
+    F0, G0 = rng.exponential(size=(5, 2)), rng.exponential(size=(4, 3))
+    F = F0 * rng.lognormal(0, 0.05, size=(2, 6, 5, 2))
+    G = G0 * rng.lognormal(0, 0.05, size=(2, 6, 4, 3))
+    S = rng.exponential(size=(2, 6, 2, 3))
+    F[1], S[1] = F[1][..., ::-1], S[1][:, ::-1]  # chain 1: row factors relabelled
+    ours = build_datatree({"F": F, "S": S, "G": G},
+                          dims={"F": ["row", "factor_row"], "S": ["factor_row", "factor_col"],
+                                "G": ["col", "factor_col"]})
+    names = {"row": "cell_line", "factor_row": "k_row", "factor_col": "k_col", "col": "drug"}
+    theirs = build_datatree({"F": F, "S": S, "G": G},
+                            dims={"F": ["cell_line", "k_row"], "S": ["k_row", "k_col"],
+                                  "G": ["drug", "k_col"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # R-hat of 6 draws
+        a = bz.diagnostics.align(ours, normalize=True)
+        b = bz.diagnostics.align(theirs, normalize=True)
+    assert b.posterior["F"].dims == ("chain", "draw", "cell_line", "k_row")
+    assert b.posterior["S"].dims == ("chain", "draw", "k_row", "k_col")
+    for v in ("F", "S", "G"):
+        np.testing.assert_allclose(b.posterior[v].values, a.posterior[v].values, rtol=1e-12)
+    assert b["diagnostics"]["n_relabelled_k_row"].values.tolist() == \
+        a["diagnostics"]["n_relabelled_factor_row"].values.tolist() == [0, 6]
+    assert set(names.values()) <= set(b.posterior.dims)

@@ -35,13 +35,34 @@ def _suffix(fdim, name):
     return "" if name == "A" else f"_{fdim}"
 
 
+def _tri_bases(post):
+    """The tri-factorization's bases in the result's own dim names, or ``{}``.
+
+    ``F`` is (<row>, <factor_row>), ``S`` (<factor_row>, <factor_col>) and ``G`` (<col>,
+    <factor_col>) besides ``chain, draw``: the row factor dim is the one ``F`` and ``S`` share,
+    the column factor dim the one ``S`` and ``G`` share.
+    """
+    if not all(v in post for v in ("F", "S", "G")):
+        return {}
+    own = {v: [d for d in post[v].dims if d not in ("chain", "draw")] for v in ("F", "S", "G")}
+    if any(len(d) != 2 for d in own.values()):
+        return {}
+    f_row = [d for d in own["F"] if d in own["S"]]
+    f_col = [d for d in own["G"] if d in own["S"]]
+    if len(f_row) != 1 or len(f_col) != 1 or f_row == f_col:
+        return {}
+    row = next(d for d in own["F"] if d != f_row[0])
+    col = next(d for d in own["G"] if d != f_col[0])
+    return {f_row[0]: ("F", row), f_col[0]: ("G", col)}
+
+
 def _bases(post, dims):
     """``{factor dim: (basis variable, its other dim)}`` of a dataset, in the result's names."""
     bases = {}
     if "A" in post:
         fd = factor_dims(post, dims=dims)
         bases[fd.factor] = ("A", fd.row)
-    bases.update({f: b for f, b in TRI_BASES.items()
+    bases.update({f: b for f, b in (_tri_bases(post) or TRI_BASES).items()
                   if f in post.dims and b[0] in post and f not in bases})
     return bases
 
@@ -439,12 +460,9 @@ def _rescale(new_vars, scales, bases):
         out["A"] = scaled("A", f, scales[f], -1)
         if "W" in out and f in out["W"].dims:
             out["W"] = scaled("W", f, scales[f], 1)
-    if "factor_row" in scales and "F" in out:
-        out["F"] = scaled("F", "factor_row", scales["factor_row"], -1)
-        if "S" in out:
-            out["S"] = scaled("S", "factor_row", scales["factor_row"], 1)
-    if "factor_col" in scales and "G" in out:
-        out["G"] = scaled("G", "factor_col", scales["factor_col"], -1)
-        if "S" in out:
-            out["S"] = scaled("S", "factor_col", scales["factor_col"], 1)
+    for fdim, (name, _) in bases.items():  # F (factor_row) and G (factor_col), S between them
+        if name in ("F", "G") and fdim in scales and name in out:
+            out[name] = scaled(name, fdim, scales[fdim], -1)
+            if "S" in out and fdim in out["S"].dims:
+                out["S"] = scaled("S", fdim, scales[fdim], 1)
     return out

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
+from _synthetic import tiny_result
 
 from bnmfzoo import cli
 from bnmfzoo._fitcli import atomic_write, read_matrix
@@ -190,19 +191,8 @@ def test_absurd_counts_are_refused(tmp_path, capsys, args, match):
 # -- 4. safe writing -----------------------------------------------------------------------------
 
 
-def _tiny_result(path):
-    from bnmfzoo._base.results import build_datatree
-
-    rng = np.random.default_rng(0)
-    dt = build_datatree({"A": rng.random((2, 20, 6, 2)), "W": rng.random((2, 20, 2, 5)),
-                         "tau": rng.gamma(2.0, size=(2, 20))},
-                        observed_data={"X": rng.random((6, 5))},
-                        attrs={"method": "gibbs", "model": "exponential_gaussian"})
-    return atomic_write(dt, path)
-
-
 def test_report_never_writes_through_symlinks(tmp_path):
-    result = _tiny_result(tmp_path / "r.nc")
+    result = tiny_result(tmp_path / "r.nc")
     out = tmp_path / "rep"
     out.mkdir()
     victims = {name: tmp_path / f"victim_{name}" for name in ("report.html", "fit.png")}

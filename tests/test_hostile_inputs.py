@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 import xarray as xr
+from _synthetic import tiny_result
 
 import bnmfzoo._base.memory as memory
 from bnmfzoo import cli
@@ -57,17 +58,6 @@ def _nc_bomb(path):
         g.create_variable("A", ("chain", "draw", "row", "factor"), float,
                           chunks=(1, 10, 1000, 5), compression="gzip")
     return path
-
-
-def _result(path):
-    from bnmfzoo._base.results import build_datatree
-
-    rng = np.random.default_rng(0)
-    dt = build_datatree({"A": rng.random((2, 20, 6, 2)), "W": rng.random((2, 20, 2, 5)),
-                         "tau": rng.gamma(2.0, size=(2, 20))},
-                        observed_data={"X": rng.random((6, 5))},
-                        attrs={"method": "gibbs", "model": "exponential_gaussian"})
-    return atomic_write(dt, path)
 
 
 def _fit(data, out, *extra):
@@ -120,7 +110,7 @@ def test_netcdf_result_bomb_is_refused_before_the_report_reads_it(tmp_path, caps
 
 def test_report_and_text_sized_against_the_budget(tmp_path, capsys, monkeypatch):
     """Under a small memory budget a real (written) result and a CSV are refused up front."""
-    result = _result(tmp_path / "r.nc")
+    result = tiny_result(tmp_path / "r.nc")
     (tmp_path / "x.csv").write_text("1,2,3\n" * 2000)
     monkeypatch.setattr(memory, "memory_budget", lambda: 5_000)
     _fails(capsys, ["report", result, "--out", tmp_path / "rep"], "the report of",

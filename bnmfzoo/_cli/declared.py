@@ -52,15 +52,20 @@ def check_cells(path, shape):
                      f"({cells:,} cells) and a fit")
 
 
+def _npy_header(fh):
+    """``(shape, dtype)`` from the ``.npy`` header at the position of ``fh`` (nothing loaded)."""
+    fmt_ = np.lib.format
+    version = fmt_.read_magic(fh)
+    read = fmt_.read_array_header_1_0 if version == (1, 0) else fmt_.read_array_header_2_0
+    shape, _, dtype = read(fh, max_header_size=10_000)
+    return shape, dtype
+
+
 def check_npy(path):
     """Read a ``.npy`` header: refuse a pickled, complex, truncated or too large array."""
-    fmt_ = np.lib.format
     with open(path, "rb") as fh:
         try:
-            version = fmt_.read_magic(fh)
-            read = (fmt_.read_array_header_1_0 if version == (1, 0)
-                    else fmt_.read_array_header_2_0)
-            shape, _, dtype = read(fh, max_header_size=10_000)
+            shape, dtype = _npy_header(fh)
         except ValueError as err:
             raise ValueError(f"{path} is not a valid .npy file: {err}") from None
         offset = fh.tell()
@@ -111,7 +116,6 @@ def npz_members(path):
         Not a zip archive, a member that is not a ``.npy`` array, pickled objects, or a member
         declaring more bytes than the archive holds for it (truncated or forged).
     """
-    fmt_ = np.lib.format
     members = {}
     try:
         archive = zipfile.ZipFile(path)
@@ -122,10 +126,7 @@ def npz_members(path):
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
             with archive.open(info) as fh:
                 try:
-                    version = fmt_.read_magic(fh)
-                    read = (fmt_.read_array_header_1_0 if version == (1, 0)
-                            else fmt_.read_array_header_2_0)
-                    shape, _, dtype = read(fh, max_header_size=10_000)
+                    shape, dtype = _npy_header(fh)
                 except ValueError as err:
                     raise ValueError(f"{path}: member {info.filename!r} is not a .npy array: "
                                      f"{err}") from None

@@ -301,19 +301,19 @@ def gamma_sample(a, size, rng):
     return out
 
 
+def _vector_sample(x, weights, name, dirichlet, size, rng):
+    x = _check_count("x", x)
+    weights = _check_weights(name, weights)
+    out = np.empty((int(size), weights.size))
+    _vector_many(x, weights, dirichlet, seed_state(rng), out)
+    return out
+
+
 def multinomial_sample(x, w, size, rng):
     """``size`` draws (rows) of ``Multinomial(x, w / sum(w))`` (:func:`multinomial_into`)."""
-    x = _check_count("x", x)
-    w = _check_weights("w", w)
-    out = np.empty((int(size), w.size))
-    _vector_many(x, w, False, seed_state(rng), out)
-    return out
+    return _vector_sample(x, w, "w", False, size, rng)
 
 
 def dirmult_sample(x, r, size, rng):
     """``size`` draws (rows) of ``DirMult(x, r)`` (:func:`dirmult_into`)."""
-    x = _check_count("x", x)
-    r = _check_weights("r", r)
-    out = np.empty((int(size), r.size))
-    _vector_many(x, r, True, seed_state(rng), out)
-    return out
+    return _vector_sample(x, r, "r", True, size, rng)

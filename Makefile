@@ -8,6 +8,7 @@
 #   make bench   benchmarks/speed/ (minutes; ours vs a baseline, prints ratios)
 #   make reproduce   benchmarks/reproduce/ (paper reproductions; hours on 2 cores)
 #   make mutate  mutation check of the fast tests (benchmarks/mutation/REPORT.md; CPU hours)
+#   make bench-env-sigprofiler   benchmarks/.venv-sigprofiler (SigProfilerExtractor + CPU torch)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -37,9 +38,10 @@ done; \
 exit 1
 endef
 
-.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks docs clean mutate
+.PHONY: help venv demo test test-slow test-all lint bench reproduce notebooks docs clean mutate \
+  bench-env-sigprofiler
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '2,11p' Makefile
 
 $(VPY):
 	@py=$$( $(FIND_PYTHON) ) || { echo "ERROR: bnmfzoo needs Python >= 3.12 (PyMC 6 / ArviZ 1)." \
@@ -64,11 +66,13 @@ lint: $(STAMP)
 
 # The fast suite runs on TEST_WORKERS processes (pytest-xdist; one test file per worker at a time,
 # so a module's fixtures are built once): ~16 CPU minutes, ~9-10 minutes of wall time on 2 cores.
-# The package's doctests are tests/test_doctests.py, so this is what a plain `pytest tests` runs.
+# The package's doctests are tests/house/test_doctests.py, so this is what a plain `pytest tests` runs.
+# benchmarks/ holds the self-tests of the benchmark tools (the mutation harness; a slow size run),
+# which import benchmarks/; tests/ never does.
 TEST_WORKERS ?= 2
 test: $(STAMP) lint
 	$(VPY) -m pytest -m "not slow" -q --durations=15 \
-	  -n $(TEST_WORKERS) --dist loadfile tests
+	  -n $(TEST_WORKERS) --dist loadfile tests benchmarks
 
 test-slow: $(STAMP)
 	$(VPY) -m pytest -m slow -q
@@ -77,7 +81,7 @@ test-all: $(STAMP) lint
 	$(VPY) -m pytest -q
 
 notebooks: $(STAMP)
-	$(VPY) -m pytest -m slow -q -s -rA tests/test_notebooks.py -k full_size
+	$(VPY) -m pytest -m slow -q -s -rA tests/frontends/test_notebooks.py -k full_size
 
 # The docs extra has its own stamp, so `make test` never installs the documentation tools.
 DOCS_STAMP := $(VENV)/.docs-installed-stamp
@@ -110,6 +114,23 @@ reproduce: $(STAMP)
 MUTATE ?=
 mutate: $(STAMP)
 	nice -n 15 $(VPY) -m benchmarks.mutation.run $(MUTATE)
+
+# SigProfilerExtractor for benchmarks/signatures/ only, never a dependency of bnmfzoo: its own venv
+# on the system Python 3.11, where `torch==2.13.0` is the CPU wheel on this machine's disk (a plain
+# `torch` from the package index is a CUDA build of several GB). Torch first, so SigProfiler's
+# `torch` requirement is already met and pulls nothing more.
+SIGPROF_VENV ?= benchmarks/.venv-sigprofiler
+SIGPROF_PY   ?= python3
+SIGPROF_STAMP := $(SIGPROF_VENV)/.installed-stamp
+$(SIGPROF_STAMP):
+	$(SIGPROF_PY) -m venv $(SIGPROF_VENV)
+	nice -n 10 $(SIGPROF_VENV)/bin/python -m pip install --quiet --upgrade pip
+	nice -n 10 $(SIGPROF_VENV)/bin/python -m pip install --quiet "torch==2.13.0"
+	nice -n 10 $(SIGPROF_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "SigProfilerExtractor>=1.4,<1.5"
+	$(SIGPROF_VENV)/bin/python -c "import torch, SigProfilerExtractor; print('torch', torch.__version__)"
+	@touch $(SIGPROF_STAMP)
+
+bench-env-sigprofiler: $(SIGPROF_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache bnmfzoo-demo docs/_build docs/api/generated docs/notebooks

@@ -18,7 +18,7 @@ from bnmfzoo._base.lazy import lazy_namespace
 __version__ = "0.1.0"
 
 _SUBPACKAGES = ("datasets", "models", "likelihoods", "inference", "diagnostics", "plots",
-                "report")
+                "report", "signatures")
 __getattr__, __dir__ = lazy_namespace(
     __name__,
     {"BayesianNMF": ".estimator", "long_format": "._base.entries", "LongMatrix": "._base.entries"},

@@ -268,6 +268,16 @@ def long_counts(e):
     return e.to_scipy(), np.asarray(e.row_labels), np.asarray(e.col_labels)
 
 
+def single_cell_input(X):
+    """``(sparse X, row labels, col labels)`` of an AnnData or ``SparseCounts``, else None.
+
+    Non-integer values are left to the count models' own check (a Gaussian model takes them).
+    """
+    from bnmfzoo.datasets.singlecell import as_sparse_counts
+
+    return as_sparse_counts(X, integral=False)
+
+
 def relabel(dt, rows, cols):
     """Put the data's ``row`` / ``col`` labels on every group of ``dt`` that has those dims.
 

@@ -261,6 +261,13 @@ def read_long(path, *, header="auto", counts=False, shape=None, rank=None):
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     duplicates = "sum" if counts else "refuse"
+    if suffix == ".h5ad" or path.is_dir():  # AnnData or a 10x matrix.mtx folder
+        from bnmfzoo.datasets.singlecell import read_10x_mtx, read_h5ad
+
+        c = (read_h5ad if suffix == ".h5ad" else read_10x_mtx)(path, counts=counts)
+        e = long_format(c.X, row_labels=c.row_labels, col_labels=c.col_labels)
+        return e, ReadInfo(str(path), e.shape, e.shape[0] * e.shape[1] - e.n_observed,
+                           observed=e.n_observed, unlisted_zero=counts)
     if suffix == ".npz":
         import scipy.sparse as sp
 
@@ -433,7 +440,7 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     from bnmfzoo._estimator_counts import COUNT_MODELS
 
     counts = model in COUNT_MODELS
-    if long or Path(data).suffix.lower() == ".npz":
+    if long or Path(data).suffix.lower() in (".npz", ".h5ad") or Path(data).is_dir():
         from bnmfzoo._estimator_counts import long_counts, relabel
         from bnmfzoo._registry import sparse_input_for
 

@@ -265,7 +265,8 @@ def build_parser():
         epilog=_fit_epilog(), formatter_class=_HelpFormatter,
     )
     p.add_argument("data", help="D x N matrix (.csv, .tsv, .txt, .npy, .nc; NaN, NA or empty "
-                                "cells are missing), or sparse data (.npz, or --long)")
+                                "cells are missing), or sparse data (.npz, or --long; single-cell "
+                                "counts: .h5ad or a 10x matrix.mtx folder)")
     p.add_argument("--model", default="exponential_gaussian", choices=list(MODELS),
                    metavar="MODEL", help="one of: " + ", ".join(MODELS)
                    + " (default: %(default)s)")
@@ -340,6 +341,10 @@ def build_parser():
     p.add_argument("result", help="a .nc file written by `bnmfzoo fit` or `bnmfzoo demo`")
     p.add_argument("--out", default=None, help="output folder (default: beside the result)")
     p.set_defaults(func=_cmd_report)
+
+    from bnmfzoo.signatures.command import add_parser as add_signatures
+
+    add_signatures(sub, formatter_class=_HelpFormatter)
     return parser
 
 

@@ -294,7 +294,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             ``cvb0``) then never form a D x N array, and ``reconstruction_err_`` and the
             results' observed data are on the observed entries. Any other method gets the
             dense matrix with a warning stating its size, up to 50 million cells (refused
-            above: :func:`bnmfzoo._registry.sparse_input_for`).
+            above: :func:`bnmfzoo._registry.sparse_input_for`). An ``anndata.AnnData`` (or
+            :class:`~bnmfzoo.datasets.SparseCounts`) is read as its sparse ``X``, its
+            ``obs_names`` / ``var_names`` labelling the results.
         y : None
             Ignored.
 
@@ -310,9 +312,12 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             chains are kept.
         """
         from bnmfzoo._base.entries import is_sparse_input
+        from bnmfzoo._estimator_counts import relabel, single_cell_input
         from bnmfzoo._registry import build_model, method_kwargs, run_method, sparse_input_for
 
         method = self._method()
+        cells = single_cell_input(X)  # AnnData / SparseCounts: sparse X, labels kept
+        X = X if cells is None else cells[0]
         own_dims = _dim_names(X)
         entries = None
         counts = self._counts()
@@ -346,6 +351,8 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
                 delattr(self, name)
             raise
         self.posterior_ = dt = _rename_dims(dt, own_dims)
+        if cells is not None:
+            self.posterior_ = dt = relabel(dt, *cells[1:])
         A, W, info = self._point_estimate(dt)
         A_draws, W_draws = self._factor_draws(dt)
         self.A_ = A

@@ -11,8 +11,8 @@ import numpy as np
 
 from bnmfzoo.diagnostics import sbc
 from bnmfzoo.diagnostics.calibration import run_to_ess
-from bnmfzoo.inference.counts._gibbs import gibbs_sweep
 from bnmfzoo.inference.counts._problem import problem_from_factorization
+from bnmfzoo.inference.counts.sweep import sweep as gibbs_sweep
 from bnmfzoo.models import negative_binomial, poisson, recognize
 
 D, N, K = 3, 4, 2

@@ -320,7 +320,8 @@ WRONG = Case(_gibbs("nmf", False, "gram", wrong=True), 100)
 
 
 # ------------------------------------------------------------------------------------------------
-# user-written Bernoulli models (tests/test_recognize_binary.py): recognition + collapsed step
+# user-written Bernoulli models (tests/models/test_recognize_binary.py): recognition + collapsed
+# step
 # ------------------------------------------------------------------------------------------------
 
 #: hyperparameters of the user-model SBC cases, (K,) = (2,), deliberately not all equal so a
@@ -412,7 +413,8 @@ CASES.update({
 
 
 # ------------------------------------------------------------------------------------------------
-# GibbsNMF's weighted sweep on user-written models (tests/test_recognize_weighted.py): Gamma factor
+# GibbsNMF's weighted sweep on user-written models (tests/models/test_recognize_weighted.py): Gamma
+# factor
 # priors, per-row/column noise precisions, Student-t noise (tests/_weighted_sbc.py)
 # ------------------------------------------------------------------------------------------------
 

@@ -4,12 +4,13 @@
   at) or else ``../shared/data`` beside the project; tests that need it skip with a reason when
   it is absent -- except on CI (``CI`` set to ``true``/``1``/``yes``), where a run that selects
   a real-data test stops at collection with a clear error instead of going green with skips
-  (issue #36; checked by ``tests/test_ci_data.py``).
+  (issue #36; checked by ``tests/house/test_ci_data.py``).
 * PyTensor: a persistent compile cache (set by the Makefile; defaulted here for bare ``pytest``)
   and one BLAS thread, so NUTS runs are not oversubscribed on 2 cores.
 """
 
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault(
@@ -23,6 +24,10 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+# Test files live in one folder per wing or front end; the shared helpers (``_synthetic``,
+# ``_sbc_cases``, ...) stay in ``tests/`` and are imported by name from any of them.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _data_dir():

@@ -20,10 +20,11 @@ import scipy.sparse as sp
 
 import bnmfzoo as bz
 from benchmarks._common import Clock  # noqa: F401 - one BLAS thread
-from bnmfzoo.inference.counts._gibbs import gibbs_sweep, initial_state
 from bnmfzoo.inference.counts._problem import problem_from_factorization
-from bnmfzoo.inference.counts._vb_core import vb_init, vb_iteration
-from bnmfzoo.inference.counts.vb_nb import nb_vb_iteration
+from bnmfzoo.inference.counts.sweep import initial_state
+from bnmfzoo.inference.counts.sweep import sweep as gibbs_sweep
+from bnmfzoo.inference.counts.variational._vb_core import vb_init, vb_iteration
+from bnmfzoo.inference.counts.variational.vb_nb import nb_vb_iteration
 
 
 def _batch_mcse(x, n_batches=40):

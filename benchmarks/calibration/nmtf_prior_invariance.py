@@ -1,6 +1,7 @@
 """False-failure rate and power of the fast GibbsNMTF-with-user-priors invariance test.
 
-``tests/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior`` draws parameters and
+``tests/gaussian/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior`` draws parameters
+and
 data from the prior, runs 3 sweeps from the drawn parameters and compares every scalar with an
 independent prior sample (two-sample KS, Bonferroni at 1%). This script runs the same statistic
 over many seeds (false-failure rate, and a second-level KS of each scalar's p-values across

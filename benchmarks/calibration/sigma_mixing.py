@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import _sigma_sbc as ss  # noqa: E402
 
 from bnmfzoo.diagnostics.calibration import ess_bulk_tail  # noqa: E402
-from bnmfzoo.inference.gaussian.priors._gig import gig_draws  # noqa: E402
+from bnmfzoo.inference.kernels.gig import gig_draws  # noqa: E402
 
 
 def _iat(draws):

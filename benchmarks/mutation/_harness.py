@@ -20,7 +20,8 @@ line and run the (selected) suite against each mutant. Here that is the wrong tr
   one-line command that reproduces it.
 
 So each :class:`Mutation` is an exact text replacement (``old`` must occur exactly once in
-``path``: an entry that no longer applies fails loudly, see ``tests/test_mutation_harness.py``),
+``path``: an entry that no longer applies fails loudly, see
+``benchmarks/mutation/test_harness.py``),
 applied to a private copy of the repository (``bnmfzoo/``, ``tests/``, ``benchmarks/``,
 ``pyproject.toml``, conftest files) with its own ``NUMBA_CACHE_DIR``; the main work tree, its
 index and HEAD are never touched. The copy's tests run with ``PYTHONPATH`` pointing at the copy;
@@ -31,9 +32,9 @@ Catalog format (one module per area, ``benchmarks/mutation/catalog_<area>.py``):
 
     from benchmarks.mutation._harness import Mutation
     MUTATIONS = [
-        Mutation(id="counts-gamma-shape-off-by-one", path="bnmfzoo/inference/counts/_core.py",
+        Mutation(id="counts-gamma-shape-off-by-one", path="bnmfzoo/inference/counts/sweep.py",
                  old="exact text occurring exactly once", new="the mutated text",
-                 tests=("tests/test_counts_gibbs.py::test_sbc_tiny",),
+                 tests=("tests/counts/test_counts_gibbs.py::test_sbc_tiny",),
                  why="conjugate Gamma shape misses the prior shape"),
     ]
 """
@@ -57,7 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: what is copied for each mutant (directories and files, relative to the repository root)
 COPY_DIRS = ("bnmfzoo", "tests", "benchmarks")
 COPY_FILES = ("pyproject.toml", "conftest.py")
-_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info", ".venv*")
 #: pytest arguments of every run: the fast suite only, stop at the first failure, no cache
 PYTEST_ARGS = ("-m", "not slow", "-x", "-q", "-p", "no:cacheprovider",
                "-p", "benchmarks.mutation._guard")

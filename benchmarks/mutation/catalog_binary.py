@@ -5,7 +5,7 @@ from benchmarks.mutation._harness import Mutation
 
 _CORE = "bnmfzoo/inference/binary/_core.py"
 _GIBBS = "bnmfzoo/inference/binary/collapsed_gibbs.py"
-_T = "tests/test_bernoulli_gibbs.py"
+_T = "tests/binary/test_bernoulli_gibbs.py"
 
 MUTATIONS = [
     Mutation(
@@ -26,7 +26,7 @@ MUTATIONS = [
              "        if v[i]:\n            C1[n, k] -= 1.0"),
         tests=(f"{_T}::test_betadir_sweep_keeps_the_enumerated_posterior[1.0]",
                f"{_T}::test_betadir_sweep_matches_enumerated_posterior[1.0]",
-               "tests/test_sufficient_statistics.py::test_collapsed_sweeps_keep_the_counts_current"),
+               "tests/gaussian/test_sufficient_statistics.py::test_collapsed_sweeps_keep_the_counts_current"),
         why="off-by-one count: the row count L keeps the entry's own label while it is "
             "resampled (and then counts it twice; within one sweep the bias is small: the "
             "one-sweep test does not see it, the 25-sweep test does, as L grows each sweep)"),
@@ -56,7 +56,7 @@ MUTATIONS = [
         new="            if blocked_zeros:\n                Q[n, ci] -= 0.0\n",
         tests=(f"{_T}::test_dirdir_sweep_keeps_the_enumerated_posterior[True-1.0]",
                f"{_T}::test_dirdir_sweep_matches_enumerated_posterior[True-1.0]",
-               "tests/test_sufficient_statistics.py::test_collapsed_sweeps_keep_the_counts_current"),
+               "tests/gaussian/test_sufficient_statistics.py::test_collapsed_sweeps_keep_the_counts_current"),
         why="stale count: the blocked zero update keeps the entry's column label in Q while "
             "drawing the pair (within one sweep a small bias: the one-sweep test does not see "
             "it; Q then grows every sweep)"),
@@ -78,7 +78,7 @@ MUTATIONS = [
         id="binary-cvb0-own-count-kept", path=_CORE,
         old="            lk = L[f, k] - qk\n",
         new="            lk = L[f, k]\n",
-        tests=("tests/test_bernoulli_cvb0.py::test_cvb0_update_is_fixed_point",),
+        tests=("tests/binary/test_bernoulli_cvb0.py::test_cvb0_update_is_fixed_point",),
         why="stale count: CVB0 (Eq. 36) leaves the entry's own responsibility in the row count"),
     Mutation(
         id="binary-observed-mask-ignored", path=_GIBBS,

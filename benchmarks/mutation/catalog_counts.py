@@ -4,63 +4,65 @@ path of both families (rounding bits, exposures, swap target)."""
 
 from benchmarks.mutation._harness import Mutation
 
-_CORE = "bnmfzoo/inference/counts/_core.py"
-_GIBBS = "bnmfzoo/inference/counts/_gibbs.py"
-_NB = "bnmfzoo/inference/counts/_nb_core.py"
-_VB = "bnmfzoo/inference/counts/_vb_core.py"
-_SW = "bnmfzoo/inference/counts/_sweeps.py"
-_TP = "bnmfzoo/inference/counts/_tempering.py"
-_PW = "bnmfzoo/inference/counts/_power.py"
-_TPW = "tests/test_counts_power.py"
-_TS = "tests/test_counts_sweeps.py"
-_T = "tests/test_counts_gibbs.py"
-_TV = "tests/test_counts_vb.py"
-_NBVB = "bnmfzoo/inference/counts/vb_nb.py"
-_TNV = "tests/test_counts_vb_nb.py"
-_TNT = "tests/test_counts_tempering_nb.py"
-_TI = ("tests/test_counts_user_models.py::test_imputed_counts_follow_the_posterior_predictive"
+_DATA = "bnmfzoo/inference/counts/_data.py"
+_SWEEP = "bnmfzoo/inference/counts/sweep.py"
+_VB = "bnmfzoo/inference/counts/variational/_vb_core.py"
+_MOVES = "bnmfzoo/inference/counts/gibbs/_moves.py"
+_COMP = "bnmfzoo/inference/counts/gibbs/_compiled.py"
+_TP = "bnmfzoo/inference/counts/tempering/_rounding.py"
+_STREAMS = "bnmfzoo/inference/kernels/streams.py"
+_TPW = "tests/counts/test_counts_power.py"
+_TS = "tests/counts/test_counts_sweeps.py"
+_T = "tests/counts/test_counts_gibbs.py"
+_TV = "tests/counts/test_counts_vb.py"
+_NBVB = "bnmfzoo/inference/counts/variational/vb_nb.py"
+_TNV = "tests/counts/test_counts_vb_nb.py"
+_TNT = "tests/counts/test_counts_tempering_nb.py"
+_TI = ("tests/counts/test_counts_user_models.py::"
+       "test_imputed_counts_follow_the_posterior_predictive"
        "[poisson]")
-_TI2 = ("tests/test_counts_user_models.py::test_imputed_counts_follow_the_posterior_predictive"
+_TI2 = ("tests/counts/test_counts_user_models.py::"
+        "test_imputed_counts_follow_the_posterior_predictive"
         "[nb2]")
-_NB2 = "bnmfzoo/inference/counts/_nb2.py"
-_GP = "bnmfzoo/inference/counts/gibbs_poisson.py"
-_TX = "tests/test_exact_conditionals.py::"
-_VAR = "bnmfzoo/inference/counts/_exact/variates.py"
-_CRT = "bnmfzoo/inference/counts/_exact/crt.py"
-_TE = "tests/test_counts_exact.py::"
-_TIN = "tests/test_interrupts.py::"
-_TXC = "tests/test_exact_conditionals_counts.py::"
+_GP = "bnmfzoo/inference/counts/gibbs/gibbs_poisson.py"
+_TX = "tests/gaussian/test_exact_conditionals.py::"
+_VAR = "bnmfzoo/inference/kernels/variates.py"
+_CRT = "bnmfzoo/inference/kernels/crt.py"
+_TE = "tests/counts/test_counts_exact.py::"
+_TIN = "tests/frontends/test_interrupts.py::"
+_TXC = "tests/counts/test_exact_conditionals_counts.py::"
 
 MUTATIONS = [
     Mutation(
-        id="counts-gamma-shape-misses-prior", path=_CORE,
-        old="    shape = shape_prior + Z\n", new="    shape = 1.0 + Z\n",
+        id="counts-gamma-shape-misses-prior", path=_SWEEP,
+        old="gamma_draws(rng, shape_prior + Z, rate_prior + E)",
+        new="gamma_draws(rng, 1.0 + Z, rate_prior + E)",
         tests=(f"{_T}::test_sbc_counts[poisson-1]",),
         why="conjugate Gamma shape misses the prior shape (assumes an Exponential prior; the "
             "SBC cases use shape 2)"),
     Mutation(
-        id="counts-rate-misses-row-offset", path=_CORE,
+        id="counts-rate-misses-row-offset", path=_DATA,
         old="        base = s[:, None] * (W @ c)[None, :]\n",
         new="        base = np.ones_like(s)[:, None] * (W @ c)[None, :]\n",
         tests=(f"{_T}::test_loglik_sparse_equals_dense_model",
                f"{_T}::test_sbc_counts[poisson-missing-offsets-1]"),
         why="the Gamma rate (exposure) of A misses the row offsets s_d"),
     Mutation(
-        id="counts-split-without-W", path=_CORE,
+        id="counts-split-without-W", path=_SWEEP,
         old="            tot += A[d, k] * Wt[n, k]\n            cum[k] = tot\n",
         new="            tot += A[d, k]\n            cum[k] = tot\n",
         tests=(f"{_T}::test_posterior_means_match_importance_sampling",),
         why="split probabilities proportional to A_dk only, without W_kn (100 SBC simulations "
             "of the 3 x 4 case did not see it)"),
     Mutation(
-        id="counts-stale-A-in-W-rate", path=_GIBBS,
-        old="scale * exposures(expo, A.T, transpose=True).T",
-        new="scale * exposures(expo, state[\"A\"].T, transpose=True).T",
+        id="counts-stale-A-in-W-rate", path=_SWEEP,
+        old="EW = exposures(expo, A.T, transpose=True)",
+        new="EW = exposures(expo, state[\"A\"].T, transpose=True)",
         tests=(f"{_T}::test_posterior_means_match_importance_sampling",),
         why="stale statistic: W's Gamma rate uses the A from before this sweep's A draw (100 "
             "SBC simulations of the 3 x 4 case did not see it: 1 passed)"),
     Mutation(
-        id="counts-tiled-counts-misaligned", path=_CORE,
+        id="counts-tiled-counts-misaligned", path=_DATA,
         old="        return (rows[order].astype(np.int32), self.cols[order].copy(),\n"
             "                self.counts[order].copy())\n",
         new="        old = np.lexsort((cols, rows, cols // TILE_COLUMNS))\n"
@@ -70,27 +72,27 @@ MUTATIONS = [
         why="tiled order: the counts permuted by the order without the count key, so they no "
             "longer belong to their (row, column)"),
     Mutation(
-        id="counts-split-state-not-saved", path=_CORE,
+        id="counts-split-state-not-saved", path=_SWEEP,
         old="    state[0], state[1], state[2], state[3] = s0, s1, s2, s3\n",
         new="",
         tests=(f"{_T}::test_split_keeps_every_count_and_advances_the_generator",),
         why="the split's register copy of the xoshiro state is not written back: the next "
             "sweep replays the same uniforms"),
     Mutation(
-        id="counts-missing-cells-in-mu", path=_CORE,
+        id="counts-missing-cells-in-mu", path=_DATA,
         old="        if rows.size:\n            _missing_correction(",
         new="        if False:\n            _missing_correction(",
         tests=(f"{_T}::test_exposure_skips_missing_cells",
                f"{_T}::test_sbc_counts[poisson-missing-offsets-1]"),
         why="missing cells counted in the -mu term (exposures over every cell)"),
     Mutation(
-        id="counts-crt-off-by-one", path=_NB,
-        old="if _next_uniform(state) * (r[k] + i) < r[k]:",
-        new="if _next_uniform(state) * (r[k] + i + 1) < r[k]:",
+        id="counts-crt-off-by-one", path=_CRT,
+        old="if next_uniform(state) * (r + i) < r:",
+        new="if next_uniform(state) * (r + i + 1) < r:",
         tests=(f"{_T}::test_nb_augmentation_matches_enumeration",),
         why="CRT table probability r / (r + i + 1) instead of r / (r + i)"),
     Mutation(
-        id="counts-nb-rate-factor-missing-alpha", path=_NB,
+        id="counts-nb-rate-factor-missing-alpha", path=_SWEEP,
         old="    return alpha * math.log1p(1.0 / alpha)\n",
         new="    return math.log1p(1.0 / alpha)\n",
         tests=(f"{_T}::test_sbc_counts[nb-1]",),
@@ -127,37 +129,37 @@ MUTATIONS = [
         tests=(f"{_TNT}::test_nb_replica_exchange_cold_chain_matches_gibbs",),
         why="tempered NB swap target: the r log p term of every observed cell dropped"),
     Mutation(
-        id="counts-rescale-without-jacobian", path=_SW,
+        id="counts-rescale-without-jacobian", path=_MOVES,
         old='out["P"] = out["aA"].sum(axis=0) - out["aWt"].sum(axis=0)',
         new='out["P"] = (out["aA"] - 1.0).sum(axis=0) - (out["aWt"] - 1.0).sum(axis=0)',
         tests=(f"{_TS}::test_group_moves_keep_the_prior[rescale]",),
         why="rescaling move: the scale's conditional without the Jacobian c^(D - N) and the "
             "Haar measure dc / c (the exponent is the prior's shapes minus one)"),
     Mutation(
-        id="counts-shear-rate-sign", path=_SW,
+        id="counts-shear-rate-sign", path=_MOVES,
         old="        lin -= bA[d, k] * A[d, j]\n",
         new="        lin += bA[d, k] * A[d, j]\n",
         tests=(f"{_TS}::test_group_moves_keep_the_prior[shear]",),
         why="shear move: the prior rate term of A[:, k] - t A[:, j] with the wrong sign"),
     Mutation(
-        id="counts-shear-skips-shapes-below-one", path=_SW,
+        id="counts-shear-skips-shapes-below-one", path=_MOVES,
         old="        if aWt[n, j] != 1.0:",
         new="        if aWt[n, j] > 1.0:",
         tests=(f"{_TS}::test_group_moves_keep_the_prior[shear]",),
         why="shear move: the log term of W's Gamma prior is skipped for shapes below 1 too "
             "(the fast path for shape-1 priors taken too widely)"),
     Mutation(
-        id="counts-compiled-gamma-shape-misses-prior", path=_SW,
-        old="v = np.random.gamma(aA[d, k] + ZA[d, k], ",
-        new="v = np.random.gamma(1.0 + ZA[d, k], ",
+        id="counts-compiled-gamma-shape-misses-prior", path=_SWEEP,
+        old="v = np.random.gamma(a[i, k] + Z[i, k], ",
+        new="v = np.random.gamma(1.0 + Z[i, k], ",
         tests=(f"{_TS}::test_sbc_compiled_sweeps[poisson]",
                f"{_T}::test_posterior_means_match_importance_sampling[X2-1-400000-20000-compiled]"),
         why="compiled sweep: A's conjugate shape misses the prior shape (the SBC cases use "
             "shape 2; after the count-sorted split the SBC at seed 1 no longer saw it)"),
     Mutation(
-        id="counts-gig-mode-shift-sign", path=_SW,
-        old="            a1 = 2.0 * m * (p - 1.0) / b - 1.0\n",
-        new="            a1 = 2.0 * m * (p + 1.0) / b - 1.0\n",
+        id="counts-gig-mode-shift-sign", path="bnmfzoo/inference/kernels/gig.py",
+        old="        a1 = 2.0 * m * (p - 1.0) / b - 1.0\n",
+        new="        a1 = 2.0 * m * (p + 1.0) / b - 1.0\n",
         tests=(f"{_TS}::test_gig_matches_scipy",),
         why="GIG ratio-of-uniforms bounding box from a wrong cubic (sign typo)"),
     Mutation(
@@ -167,26 +169,27 @@ MUTATIONS = [
         tests=(f"{_TV}::test_bound_below_evidence",),
         why="VB bound without W's prior/entropy terms (a bound that is not one)"),
     Mutation(
-        id="counts-power-no-latent-t", path=_PW,
-        old="exposures(expo, W) + extra)", new="exposures(expo, W))",
+        id="counts-power-no-latent-t", path=_SWEEP,
+        old="scale * _with_extra(exposures(expo, W), extra, rows, cols, W))",
+        new="scale * exposures(expo, W))",
         tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
         why="power posterior: A's Gamma rate misses the latent t_dn o_dn W_kn (the sweep then "
             "targets mu^ceil(beta x) instead of mu^(beta x))"),
     Mutation(
-        id="counts-power-t-wrong-shape", path=_PW,
-        old="rng.gamma(delta[frac], 1.0 / mu[frac])",
-        new="rng.gamma(1.0 - delta[frac], 1.0 / mu[frac])",
+        id="counts-power-t-wrong-shape", path=_SWEEP,
+        old="rng.gamma(rung.delta[frac], 1.0 / mu[frac])",
+        new="rng.gamma(1.0 - rung.delta[frac], 1.0 / mu[frac])",
         tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
         why="power posterior: t_dn drawn with shape 1 - delta instead of delta"),
     Mutation(
-        id="counts-power-exposure-unscaled", path=_PW,
-        old="expo = self._scaled_exposure(beta)", new="expo = self.problem.expo",
+        id="counts-power-exposure-unscaled", path=_SWEEP,
+        old="        expo = power.expo\n", new="        expo = problem.expo\n",
         tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
         why="power posterior: the exposures sum o W, not beta o W (exp(-mu) untempered)"),
     Mutation(
-        id="counts-power-t-without-offsets", path=_PW,
-        old="t_o = rng.gamma(delta[frac], 1.0 / mu[frac]) * self._o[frac]",
-        new="t_o = rng.gamma(delta[frac], 1.0 / mu[frac])",
+        id="counts-power-t-without-offsets", path=_SWEEP,
+        old="t_o = rng.gamma(rung.delta[frac], 1.0 / mu[frac]) * o[frac]",
+        new="t_o = rng.gamma(rung.delta[frac], 1.0 / mu[frac])",
         tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
         why="power posterior: the latent t's exposure misses the cell's offset o_dn"),
     Mutation(
@@ -215,13 +218,13 @@ MUTATIONS = [
         tests=(f"{_TNV}::test_alpha_integrated_bound_lies_below_evidence",),
         why="NB rank-selection bound: the Gaussian entropy of q(log alpha) counted twice"),
     Mutation(
-        id="counts-impute-without-offset", path=_GIBBS,
+        id="counts-impute-without-offset", path=_GP,
         old="imputed.rows, imputed.cols, imputed.offsets)",
         new="imputed.rows, imputed.cols, np.ones_like(imputed.offsets))",
         tests=(_TI,),
         why="PyMC's imputed counts drawn from A @ W without their cell's offset"),
     Mutation(
-        id="counts-impute-without-noise", path=_GIBBS,
+        id="counts-impute-without-noise", path=_GP,
         old="        return rng.poisson(mu)\n", new="        return np.rint(mu).astype(np.int64)\n",
         tests=(_TI,),
         why="imputed counts set to their rounded mean instead of a Poisson draw"),
@@ -233,65 +236,61 @@ MUTATIONS = [
         why="imputed counts drawn from the previous draw's factors (right marginal, wrong "
             "joint with the factors written beside them)"),
     Mutation(
-        id="counts-nb2-multiplier-ignores-mean", path=_NB2,
+        id="counts-nb2-multiplier-ignores-mean", path=_SWEEP,
         old="g = rng.gamma(alpha + x, 1.0 / (alpha + mu))",
         new="g = rng.gamma(alpha + x, 1.0 / alpha)",
         tests=(_TI2,),
         why="NB2: the per-cell Gamma multiplier's rate misses the cell's mean (alpha + mu)"),
     Mutation(
-        id="counts-nb2-exposure-without-multiplier", path=_NB2,
+        id="counts-nb2-exposure-without-multiplier", path=_SWEEP,
         old="rows, cols, offsets * g)", new="rows, cols, offsets)",
         tests=(_TI2,),
         why="NB2: the Gamma rates of A and W sum o W instead of g o W (a Poisson fit)"),
     Mutation(
-        id="counts-nb2-alpha-without-prior", path=_NB2,
+        id="counts-nb2-alpha-without-prior", path=_SWEEP,
         old="return (a0 - 1.0) * math.log(a) - b0 * a + float(",
         new="return float(",
         tests=(_TI2,),
         why="NB2: the dispersion's slice target misses its Gamma prior"),
     Mutation(
-        id="counts-nb2-imputed-as-other-nb", path=_GIBBS,
+        id="counts-nb2-imputed-as-other-nb", path=_GP,
         old='    if family == "nb2":\n        return rng.negative_binomial(alpha,',
         new='    if family == "nb2x":\n        return rng.negative_binomial(alpha,',
         tests=(_TI2,),
         why="NB2: PyMC's imputed counts drawn from the n = alpha mu NB (variance mu (1 + alpha) "
             "/ alpha instead of mu + mu^2 / alpha)"),
-    # exact conditionals of every component (tests/test_exact_conditionals.py)
+    # exact conditionals of every component (tests/gaussian/test_exact_conditionals.py)
     Mutation(
-        id="exact-split-big-rest-not-reduced", path=_CORE,
+        id="exact-split-big-rest-not-reduced", path=_SWEEP,
         old="                rest -= p\n", new="                rest -= 0.0\n",
         tests=(_TX + "test_split_every_component_and_the_joint_are_multinomial",),
         why="sequential-binomial split (counts > BIG_COUNT) keeps the full total as the rest: "
             "component 0 exact, the later ones drawn with p_k / total instead of p_k / rest"),
     Mutation(
-        id="exact-split-small-drops-last", path=_CORE,
+        id="exact-split-small-drops-last", path=_SWEEP,
         old="for j in range(K - 1):  # branchless", new="for j in range(K - 2):  # branchless",
         tests=(_TX + "test_split_every_component_and_the_joint_are_multinomial",),
         why="count-by-count split never reaches the last component (its units go to K - 2)"),
     Mutation(
-        id="exact-split-seed-top-bit", path=_CORE,
+        id="exact-split-seed-top-bit", path=_STREAMS,
         old="s = rng.integers(0, 2**64, size=4, dtype=np.uint64)",
         new="s = rng.integers(1, 2**63 - 1, size=4, dtype=np.uint64)",
         tests=(_TX + "test_split_every_component_and_the_joint_are_multinomial",),
         why="xoshiro256+ seeded with 63-bit words: the first uniform of each fresh state is "
             "triangular, biasing the first unit of every split (the bug the test found)"),
     Mutation(
-        id="exact-compiled-gamma-A-rate-as-scale", path=_SW,
-        old="1.0 / (bA[d, k] + EA[d, k]))", new="(bA[d, k] + EA[d, k]))",
+        id="exact-compiled-gamma-rate-as-scale", path=_SWEEP,
+        old="1.0 / (b[i, k] + E[i, k]))", new="(b[i, k] + E[i, k]))",
         tests=(_TX + "test_compiled_gamma_draws_of_every_entry_are_exact",),
-        why="compiled conjugate draw of A with the rate passed as numpy's scale"),
+        why="compiled conjugate draw of A and W (one kernel) with the rate passed as "
+            "numpy's scale"),
     Mutation(
-        id="exact-compiled-gamma-W-rate-as-scale", path=_SW,
-        old="1.0 / (bWt[n, k] + EWt[n, k]))", new="(bWt[n, k] + EWt[n, k]))",
-        tests=(_TX + "test_compiled_gamma_draws_of_every_entry_are_exact",),
-        why="compiled conjugate draw of W with the rate passed as numpy's scale"),
-    Mutation(
-        id="exact-python-gamma-rate-as-scale", path=_CORE,
-        old="out = rng.gamma(shape, 1.0 / rate)", new="out = rng.gamma(shape, rate)",
+        id="exact-python-gamma-rate-as-scale", path=_VAR,
+        old="rng.gamma(shape, 1.0 / rate)", new="rng.gamma(shape, rate)",
         tests=(_TX + "test_python_gamma_update_is_shape_rate",),
         why="the Python sweep's conjugate draw with the rate passed as numpy's scale"),
     Mutation(
-        id="exact-compiled-rates-rate-as-scale", path=_SW,
+        id="exact-compiled-rates-rate-as-scale", path=_SWEEP,
         old="lam[r] = max(np.random.gamma(sh[r], 1.0 / rt[r]), _TINY)",
         new="lam[r] = max(np.random.gamma(sh[r], rt[r]), _TINY)",
         tests=(_TX + "test_compiled_rate_draws_are_exact[ard]",),
@@ -311,8 +310,8 @@ MUTATIONS = [
             "belong (the pmf ratio tilted)"),
     Mutation(
         id="exact-gamma-small-shape-boost", path=_VAR,
-        old="out += math.log(_open_uniform(state)) / a",
-        new="out += math.log(_open_uniform(state)) * a",
+        old="out += math.log(open_uniform(state)) / a",
+        new="out += math.log(open_uniform(state)) * a",
         tests=(_TE + "test_gamma_matches_scipy[0.5-0]",),
         why="Gamma(a) = Gamma(a + 1) U^(1/a) for a < 1 written with U^a"),
     Mutation(
@@ -337,13 +336,13 @@ MUTATIONS = [
         tests=(_TE + "test_crt_blocks_match_exact_pmf[2000-30.0-0]",),
         why="CRT candidates accepted at their position inside the block, not the customer's"),
     Mutation(
-        id="exact-nb-big-crt-total-shape", path=_NB,
+        id="exact-nb-big-crt-total-shape", path=_SWEEP,
         old="                    tables = float(crt(m, r[k], state, work))\n",
         new="                    tables = float(crt(m, R, state, work))\n",
         tests=(_TE + "test_split_is_exact_with_and_without_the_large_count_path",),
         why="large counts: CRT of a component's customers with the cell's total NB shape"),
     Mutation(
-        id="sweeps-chunks-reseed", path=_SW,
+        id="sweeps-chunks-reseed", path=_COMP,
         old="                              np_seed if done == 0 else -1)\n",
         new="                              np_seed)\n",
         tests=(_TE + "test_compiled_poisson_sweeps_do_not_depend_on_the_chunking",),
@@ -357,37 +356,37 @@ MUTATIONS = [
         why="a result with all chains but fewer draws (PyMC after a caught Ctrl-C) passes as "
             "complete"),
     Mutation(
-        id="exact-nb2-multiplier-rate-as-scale", path=_NB2,
+        id="exact-nb2-multiplier-rate-as-scale", path=_SWEEP,
         old="    g = rng.gamma(alpha + x, 1.0 / (alpha + mu))\n",
         new="    g = rng.gamma(alpha + x, alpha + mu)\n",
         tests=(_TXC + "test_nb2_multipliers_of_every_cell_are_exact",),
         why="NB2: the per-cell Gamma multiplier drawn with its rate alpha + mu passed as "
             "numpy's scale"),
     Mutation(
-        id="exact-nb2-alpha-prior-shape-off-by-one", path=_NB2,
+        id="exact-nb2-alpha-prior-shape-off-by-one", path=_SWEEP,
         old="            return (a0 - 1.0) * math.log(a) - b0 * a + float(",
         new="            return a0 * math.log(a) - b0 * a + float(",
         tests=(_TXC + "test_nb2_alpha_slice_step_keeps_its_exact_conditional",),
         why="NB2: the dispersion's slice target with the Gamma prior's log density "
             "a0 log alpha instead of (a0 - 1) log alpha"),
     Mutation(
-        id="exact-nb-slice-without-jacobian", path=_NB,
+        id="exact-nb-slice-without-jacobian", path=_SWEEP,
         old="        return logpost(math.exp(u)) + u\n",
         new="        return logpost(math.exp(u))\n",
         tests=(_TXC + "test_nb_dispersion_slice_step_keeps_its_exact_conditional",),
         why="NB dispersion: slice sampling log alpha on the density of alpha, without the "
             "Jacobian of u = log alpha"),
     Mutation(
-        id="exact-power-t-rate-as-scale", path=_PW,
-        old="rng.gamma(delta[frac], 1.0 / mu[frac])",
-        new="rng.gamma(delta[frac], mu[frac])",
+        id="exact-power-t-rate-as-scale", path=_SWEEP,
+        old="rng.gamma(rung.delta[frac], 1.0 / mu[frac])",
+        new="rng.gamma(rung.delta[frac], mu[frac])",
         tests=(_TXC + "test_power_sweep_latent_t_and_conjugate_draws_are_exact",),
         why="power posterior: the latent t_dn drawn with its rate mu_dn passed as numpy's "
             "scale"),
     Mutation(
-        id="exact-power-W-rate-misses-t", path=_PW,
-        old="(exposures(expo, A.T, transpose=True) + extra_t).T",
-        new="exposures(expo, A.T, transpose=True).T",
+        id="exact-power-W-rate-misses-t", path=_SWEEP,
+        old="_with_extra(EW, extra, cols, rows, np.asarray(A).T).T",
+        new="EW.T",
         tests=(_TXC + "test_power_sweep_latent_t_and_conjugate_draws_are_exact",),
         why="power posterior: W's conjugate Gamma rate misses sum_d t_dn o_dn A_dk (A's "
             "keeps it)"),

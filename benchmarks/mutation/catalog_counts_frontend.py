@@ -3,7 +3,7 @@
 from benchmarks.mutation._harness import Mutation
 
 _EST = "bnmfzoo/_estimator_counts.py"
-_T = "tests/test_estimator_counts.py::"
+_T = "tests/frontends/test_estimator_counts.py::"
 
 MUTATIONS = [
     Mutation(id="counts-score-counts-missing-cells", path=_EST,
@@ -34,20 +34,20 @@ MUTATIONS = [
     Mutation(id="counts-loader-not-transposed", path="bnmfzoo/datasets/counts.py",
              old="values.T, samples, channels, name=f\"sbs96_{name}\"",
              new="values, samples, channels, name=f\"sbs96_{name}\"",
-             tests=("tests/test_datasets_counts.py::test_sbs96_breast",),
+             tests=("tests/datasets/test_datasets_counts.py::test_sbs96_breast",),
              why="catalogues returned channels x samples with swapped labels"),
     Mutation(id="counts-zero-cells-miss-offsets", path="bnmfzoo/diagnostics/zero_cells.py",
              old="mu = off * (A @ W).ravel()[flat]", new="mu = (A @ W).ravel()[flat]",
-             tests=("tests/test_zero_cells.py::test_sparse_equals_dense_cell_for_cell",),
+             tests=("tests/diagnostics/test_zero_cells.py::test_sparse_equals_dense_cell_for_cell",),
              why="the zero cells' pointwise log-likelihood ignores the row/column offsets"),
     Mutation(id="counts-zero-cells-nb-as-poisson", path="bnmfzoo/diagnostics/zero_cells.py",
              old="if info[\"alpha\"] is None:\n", new="if True:\n",
-             tests=("tests/test_zero_cells.py::test_sparse_equals_dense_cell_for_cell",),
+             tests=("tests/diagnostics/test_zero_cells.py::test_sparse_equals_dense_cell_for_cell",),
              why="NB zero cells scored with the Poisson log P(0) = -mu"),
     Mutation(id="counts-zero-cells-first-draws", path="bnmfzoo/diagnostics/zero_cells.py",
              old=".sel(chain=ll[\"chain\"], draw=ll[\"draw\"])",
              new=".isel(chain=slice(0, ll.sizes[\"chain\"]), draw=slice(0, ll.sizes[\"draw\"]))",
-             tests=("tests/test_zero_cells.py::test_thinned_group_reads_the_matching_draws",),
+             tests=("tests/diagnostics/test_zero_cells.py::test_thinned_group_reads_the_matching_draws",),
              why="a thinned group's zero cells read the posterior's first draws"),
     Mutation(id="counts-zero-cells-not-added", path="bnmfzoo/diagnostics/_modes/stacking.py",
              old="        add_zero_cells(result, model)  # sparse counts",

@@ -1,11 +1,11 @@
 """Mutations of the data-scaled defaults, the outlier rule and the log-likelihood options
-(issue #34), each caught by a fast test of ``tests/test_scale_defaults.py`` or
-``tests/test_step_assignment.py``."""
+(issue #34), each caught by a fast test of ``tests/gaussian/test_scale_defaults.py`` or
+``tests/frontends/test_step_assignment.py``."""
 
 from benchmarks.mutation._harness import Mutation
 
-_SCALE = "tests/test_scale_defaults.py"
-_STEPS = "tests/test_step_assignment.py"
+_SCALE = "tests/gaussian/test_scale_defaults.py"
+_STEPS = "tests/frontends/test_step_assignment.py"
 
 MUTATIONS = [
     Mutation(id="defaults-rate-without-root", path="bnmfzoo/models/gaussian.py",

@@ -8,20 +8,53 @@ _KERN = "bnmfzoo/inference/gaussian/gibbs/_sweep_kernels.py"
 _GRAM = "bnmfzoo/inference/gaussian/gibbs/_gram.py"
 _TEMP = "bnmfzoo/inference/gaussian/modes/_tempering.py"
 _SYM = "bnmfzoo/inference/gaussian/modes/_symmetry.py"
+_MIX = "bnmfzoo/inference/gaussian/gibbs/_mixing.py"
 _VB = "bnmfzoo/inference/gaussian/variational/_vb_core.py"
-_SBC = "tests/test_gibbs_sbc.py::test_sbc_gibbs"
+_SBC = "tests/gaussian/test_gibbs_sbc.py::test_sbc_gibbs"
 #: the Gram path against the residual path: the same draws from the same generator
-_GRAM_SAME = "tests/test_gibbs_gram.py::test_gram_and_residual_paths_give_the_same_chain[plain]"
+_GRAM_SAME = ("tests/gaussian/test_gibbs_gram.py::"
+              "test_gram_and_residual_paths_give_the_same_chain[plain]")
 _PNMTF = "bnmfzoo/inference/gaussian/priors/_prior_nmtf.py"
-_SUFF = "tests/test_sufficient_statistics.py"
-_NMTF_INV = "tests/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior"
-#: every entry of A, W and tau against its exact conditional (tests/test_exact_conditionals.py)
-_EXACT = ("tests/test_exact_conditionals.py::"
+_SUFF = "tests/gaussian/test_sufficient_statistics.py"
+_NMTF_INV = "tests/gaussian/test_nmtf_priors.py::test_nmtf_prior_sweep_keeps_the_posterior"
+#: every entry of A, W and tau against its exact conditional
+#: (tests/gaussian/test_exact_conditionals.py)
+_EXACT = ("tests/gaussian/test_exact_conditionals.py::"
           "test_gaussian_gibbs_every_entry_follows_its_truncated_normal")
-_EXACT_NMTF = ("tests/test_exact_conditionals.py::"
+_EXACT_NMTF = ("tests/gaussian/test_exact_conditionals.py::"
                "test_nmtf_prior_sweep_every_entry_follows_its_truncated_normal")
 
 MUTATIONS = [
+    Mutation(
+        id="gauss-overrelax-clamps-instead-of-rejecting", path=_MIX,
+        old="    if new < 0.0:  # outside the support: rejected\n        return old",
+        new="    if new < 0.0:  # outside the support: rejected\n        return 0.0",
+        tests=("tests/gaussian/test_overrelaxed_gibbs.py::test_overrelaxed_update_keeps_its_truncated_normal",),
+        why="an overrelaxed proposal below 0 is clamped to 0 instead of rejected: an atom at 0"),
+    Mutation(
+        id="gauss-overrelax-wrong-noise-scale", path=_MIX,
+        old="inv_sd * math.sqrt(1.0 - alpha * alpha) * rng.standard_normal()",
+        new="inv_sd * (1.0 - alpha * alpha) * rng.standard_normal()",
+        tests=("tests/gaussian/test_overrelaxed_gibbs.py::test_overrelaxed_update_keeps_its_truncated_normal",),
+        why="Adler's update without the square root: the kernel no longer keeps N(m, s^2)"),
+    Mutation(
+        id="gauss-overrelax-around-zero", path=_MIX,
+        old="new = m + alpha * (old - m) + inv_sd",
+        new="new = m + alpha * old + inv_sd",
+        tests=("tests/gaussian/test_overrelaxed_gibbs.py::test_overrelaxed_update_keeps_its_truncated_normal",),
+        why="the overrelaxed reflection taken about 0 instead of the conditional mean"),
+    Mutation(
+        id="gauss-rescale-move-without-jacobian", path=_MIX,
+        old="gig_draws(float(D - N), 2.0", new="gig_draws(0.0, 2.0",
+        tests=("tests/gaussian/test_overrelaxed_gibbs.py::test_rescaling_move_keeps_every_entry_of_the_prior",),
+        why="the rescaling move's GIG order without the Jacobian c^(D - N)"),
+    Mutation(
+        id="gauss-overrelax-residual-path-variance", path=_KERN,
+        old="inv_sd = 1.0 / np.sqrt(prec) if prec > 0.0 else (",
+        new="inv_sd = 1.0 / prec if prec > 0.0 else (",
+        tests=("tests/gaussian/test_overrelaxed_gibbs.py::test_overrelaxed_sweep_keeps_the_posterior[residual]",
+               "tests/gaussian/test_overrelaxed_gibbs.py::test_gram_and_residual_paths_give_the_same_overrelaxed_chain"),
+        why="the residual path's overrelaxed update given the variance for the sd"),
     Mutation(
         id="gauss-tau-shape-counts-missing", path=_CORE,
         old="shape = hyper.alpha_tau + 0.5 * obs.n_observed",
@@ -56,7 +89,7 @@ MUTATIONS = [
         # the SBC runs its chains to the 25,600-sweep cap under this bug (over 15 min): the
         # kept residual against the recomputed one first
         tests=(f"{_SUFF}::test_nmf_sweep_keeps_the_residual_current[residual]",
-               "tests/test_sweep_kernels.py::"
+               "tests/gaussian/test_sweep_kernels.py::"
                "test_fused_kernel_is_the_two_pass_kernel_bit_for_bit[3]",
                f"{_SBC}[nmf-residual-15]"),
         why="stale sufficient statistic: the residual is not updated after the last factor "
@@ -107,21 +140,21 @@ MUTATIONS = [
         id="gauss-tempered-tau-shape-at-beta-one", path=_TEMP,
         old="shape = hyper.alpha_tau + 0.5 * beta * obs.n_observed",
         new="shape = hyper.alpha_tau + 0.5 * obs.n_observed",
-        tests=("tests/test_replica_exchange.py::test_sbc_replica_exchange[re+moves]",),
+        tests=("tests/tempering/test_replica_exchange.py::test_sbc_replica_exchange[re+moves]",),
         why="a tempered term applied at beta = 1: the hot replicas' tau shape is not tempered"),
     Mutation(
         id="gauss-tempered-factors-at-beta-one", path=_TEMP,
         old="_nmf_halves(state, obs, beta * tau, lam_A, lam_W",
         new="_nmf_halves(state, obs, tau, lam_A, lam_W",
         tests=(f"{_SBC}[nmf-tempered-18]",
-               "tests/test_replica_exchange.py::test_sbc_replica_exchange[re+moves]"),
+               "tests/tempering/test_replica_exchange.py::test_sbc_replica_exchange[re+moves]"),
         why="a tempered term applied at beta = 1: the hot replicas' factor conditionals use "
             "the untempered precision"),
     Mutation(
         id="gauss-qtransform-no-jacobian", path=_SYM,
         old="+ (D - N if jacobian_power is None else jacobian_power) * eps * np.trace(Z))",
         new="+ (0 if jacobian_power is None else jacobian_power) * eps * np.trace(Z))",
-        tests=("tests/test_replica_exchange.py::"
+        tests=("tests/tempering/test_replica_exchange.py::"
                "test_symmetry_moves_keep_the_law_along_the_orbit[moves1]",),
         why="missing Jacobian: the q-transform move's acceptance ratio without |det Q|^(D-N)"),
     Mutation(
@@ -130,15 +163,15 @@ MUTATIONS = [
         new="return p.alpha_tau + 0.5 * p.obs.shape[0] * p.obs.shape[1], p.beta_tau + 0.5 * sse",
         # (not seen by test_elbo_never_decreases / test_elbo_matches_monte_carlo: a
         # non-optimal q(tau) still gives a rising ELBO that matches its Monte Carlo estimate)
-        tests=("tests/test_vb_optimality.py::test_tau_update_maximizes_the_elbo",),
+        tests=("tests/gaussian/test_vb_optimality.py::test_tau_update_maximizes_the_elbo",),
         why="wrong missing-data mask: q(tau)'s shape counts the missing entries (VB)"),
     Mutation(
         id="gauss-vb-A-mean-no-prior-rate", path=_VB,
         old='mu = (-state.rate("A", k) + tau * num) / prec',
         new="mu = (tau * num) / prec",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_vb_factor_updates_are_brouwers_formulas[residual]",
-               "tests/test_vb.py::test_sparse_sweep_matches_dense_reference"),
+               "tests/gaussian/test_vb.py::test_sparse_sweep_matches_dense_reference"),
         why="conditional missing a term: q(A)'s truncated-normal location without the prior "
             "rate (the dense-reference test runs the Gram path under kernel='auto' and never "
             "reached this residual-path line)"),
@@ -146,7 +179,7 @@ MUTATIONS = [
         id="gauss-vb-ard-shape-off", path=_VB,
         old='out["AW"] = (p.alpha0 + D + N + 0 * s, p.beta0 + s)',
         new='out["AW"] = (p.alpha0 + D + 0 * s, p.beta0 + s)',
-        tests=("tests/test_vb_optimality.py::test_ard_update_maximizes_the_elbo",),
+        tests=("tests/gaussian/test_vb_optimality.py::test_ard_update_maximizes_the_elbo",),
         why="wrong shape of a conjugate update: q(lambda)'s shape counts only A's entries"),
     Mutation(
         id="gauss-nmtf-prior-core-no-prior-linear-term", path=_PNMTF,
@@ -184,12 +217,12 @@ MUTATIONS = [
         why="conditional missing a term: the NMTF core S[k, m]'s conditional without its "
             "prior's linear term (an exponential rate)"),
     # exact conditionals of the NMTF core sweep, stated VB updates
-    # (tests/test_exact_conditionals_gaussian.py)
+    # (tests/gaussian/test_exact_conditionals_gaussian.py)
     Mutation(
         id="exact-nmtf-core-drops-rate", path=_CORE,
         old="lin = tau * (s1 + old * s2) - lam_S",
         new="lin = tau * (s1 + old * s2)",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_nmtf_core_sweep_every_entry_follows_its_conditional",),
         why="conditional missing a term: the compiled NMTF core S[k, m]'s conditional without "
             "its exponential prior rate"),
@@ -197,22 +230,22 @@ MUTATIONS = [
         id="exact-vb-gram-mean-no-prior-rate", path=_VB,
         old="mu = (-state.rate(role, k) + state.tau * num) / prec[k]",
         new="mu = (state.tau * num) / prec[k]",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_vb_factor_updates_are_brouwers_formulas[gram]",),
         why="conditional missing a term: the Gram path's q(A), q(W) truncated-normal location "
             "without the prior rate"),
     Mutation(
         id="exact-gig-ratio-of-uniforms-no-mode-shift",
-        path="bnmfzoo/inference/gaussian/priors/_gig.py",
+        path="bnmfzoo/inference/kernels/gig.py",
         old="x = v / u + c", new="x = v / u",
-        tests=("tests/test_replica_exchange.py::test_gig_draws_match_scipy",),
+        tests=("tests/tempering/test_replica_exchange.py::test_gig_draws_match_scipy",),
         why="wrong term of an exact draw: the GIG ratio-of-uniforms candidate without its mode "
             "shift (p >= 1 or b > 1: the noise_sd and symmetry-move draws)"),
     Mutation(
         id="exact-tempered-tau-rate-at-beta-one", path=_TEMP,
         old="rate = hyper.beta_tau + 0.5 * beta * state.sse",
         new="rate = hyper.beta_tau + 0.5 * state.sse",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_tempered_sweep_every_entry_follows_its_conditional[residual]",),
         why="a tempered term applied at beta = 1: the hot replicas' tau rate takes the whole "
             "squared error instead of beta SSE / 2"),
@@ -221,7 +254,7 @@ MUTATIONS = [
         path="bnmfzoo/inference/gaussian/modes/_symmetry.py",
         old="c = draw_scales(lam_A * A.sum(axis=0), lam_W * Wt.sum(axis=0), D - N, rng)",
         new="c = draw_scales(lam_A * A.sum(axis=0), lam_W * Wt.sum(axis=0), 0, rng)",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_symmetry_moves_keep_every_entry_of_the_prior[rescale]",),
         why="a Jacobian dropped: the rescaling move's scale drawn without the map's Jacobian "
             "c^(D - N) (GIG order 0)"),
@@ -230,7 +263,7 @@ MUTATIONS = [
         path="bnmfzoo/inference/gaussian/modes/_symmetry.py",
         old="log_ratio = (-(lam_A * (A_new.sum(axis=0) - A.sum(axis=0))).sum()",
         new="log_ratio = ((lam_A * (A_new.sum(axis=0) - A.sum(axis=0))).sum()",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_symmetry_moves_keep_every_entry_of_the_prior[qtransform]",),
         why="wrong sign in an acceptance ratio: the Q-Transform's prior ratio of A inverted"),
 ]

@@ -6,13 +6,16 @@ from benchmarks.mutation._harness import Mutation
 
 _MASSES = "bnmfzoo/diagnostics/_modes/masses.py"
 _EVID = "bnmfzoo/inference/gaussian/modes/mode_evidence.py"
-_MARKOV = ("tests/test_mode_masses.py::"
+_MARKOV = ("tests/diagnostics/test_mode_masses.py::"
            "test_batch_means_mcse_matches_the_exact_error_of_a_markov_chain")
-_HONEST = "tests/test_mode_masses.py::test_mode_masses_calls_crossing_chains_a_mass_and_others_not"
-_AIS = "tests/test_mode_masses.py::test_ais_mode_evidence_matches_quadrature_on_a_tiny_nmf"
-_CHAINS = "tests/test_modes.py::test_mcmc_modes_chains_and_warning"
-_RARE = "tests/test_modes.py::test_keep_rare_finds_a_mode_visited_in_short_excursions"
-_INTERVAL = "tests/test_mode_masses.py::test_mass_interval_covers_a_rare_mode_at_its_level"
+_HONEST = ("tests/diagnostics/test_mode_masses.py::"
+           "test_mode_masses_calls_crossing_chains_a_mass_and_others_not")
+_AIS = ("tests/diagnostics/test_mode_masses.py::"
+        "test_ais_mode_evidence_matches_quadrature_on_a_tiny_nmf")
+_CHAINS = "tests/diagnostics/test_modes.py::test_mcmc_modes_chains_and_warning"
+_RARE = "tests/diagnostics/test_modes.py::test_keep_rare_finds_a_mode_visited_in_short_excursions"
+_INTERVAL = ("tests/diagnostics/test_mode_masses.py::"
+             "test_mass_interval_covers_a_rare_mode_at_its_level")
 
 MUTATIONS = [
     Mutation(
@@ -82,15 +85,15 @@ MUTATIONS = [
         id="evidence-delta-wrong-sign", path=_EVID,
         old="J = np.diag(p) - np.outer(p, p)  # d p_k / d log Z_j",
         new="J = np.diag(p) + np.outer(p, p)  # d p_k / d log Z_j",
-        tests=("tests/test_mode_masses.py::"
+        tests=("tests/diagnostics/test_mode_masses.py::"
                "test_masses_from_log_evidence_propagates_errors_like_a_simulation",),
         why="delta-method Jacobian of the normalized masses with the wrong sign"),
-    # exact arithmetic of the estimators (tests/test_estimator_arithmetic.py)
+    # exact arithmetic of the estimators (tests/diagnostics/test_estimator_arithmetic.py)
     Mutation(
         id="exact-mcse-ddof0", path=_MASSES,
         old="return float(means.std(ddof=1) / math.sqrt(means.size))",
         new="return float(means.std(ddof=0) / math.sqrt(means.size))",
-        tests=("tests/test_estimator_arithmetic.py::"
+        tests=("tests/diagnostics/test_estimator_arithmetic.py::"
                "test_two_batches_give_half_the_difference_of_their_means",),
         why="batch-means error with the biased sd of the batch means: 2.5 % too small at 20 "
             "batches (sqrt(19 / 20)), 29 % at two"),
@@ -98,7 +101,7 @@ MUTATIONS = [
         id="exact-interval-13pct-narrow", path=_MASSES,
         old="min(float(n), p * (1 - p) / se**2)",
         new="min(float(n), p * (1 - p) / (0.87 * se)**2)",
-        tests=("tests/test_estimator_arithmetic.py::"
+        tests=("tests/diagnostics/test_estimator_arithmetic.py::"
                "test_interval_is_clopper_pearson_of_the_effective_sample",),
         why="Korn-Graubard interval 13 % too narrow (the MCSE scaled by 0.87 in the effective "
             "sample size)"),
@@ -106,7 +109,7 @@ MUTATIONS = [
         id="exact-interval-10pct-narrow-coverage", path=_MASSES,
         old="min(float(n), p * (1 - p) / se**2)",
         new="min(float(n), p * (1 - p) / (0.9 * se)**2)",
-        tests=("tests/test_estimator_arithmetic.py::"
+        tests=("tests/diagnostics/test_estimator_arithmetic.py::"
                "test_mass_interval_coverage_floor_set_by_its_own_error",),
         why="interval 10 % too narrow, named to the coverage test alone: its floor, set by its "
             "own Monte-Carlo error, must see it"),
@@ -114,7 +117,7 @@ MUTATIONS = [
         id="exact-interval-no-t-correction", path=_MASSES,
         old="    if df >= 1:\n        n_eff *=",
         new="    if df >= 10**9:\n        n_eff *=",
-        tests=("tests/test_estimator_arithmetic.py::"
+        tests=("tests/diagnostics/test_estimator_arithmetic.py::"
                "test_interval_widens_as_degrees_of_freedom_or_effective_sample_fall",),
         why="the Korn-Graubard (z / t_df)^2 shrink dropped: the interval no longer widens as "
             "the degrees of freedom fall"),

@@ -8,7 +8,7 @@ _WC = "bnmfzoo/inference/gaussian/priors/_weighted_core.py"
 _GC = "bnmfzoo/inference/gaussian/priors/_gamma_conditional.py"
 _PC = "bnmfzoo/inference/gaussian/priors/_prior_core.py"
 _REC = "bnmfzoo/models/_recognize.py"
-_T = "tests/test_recognize_weighted.py"
+_T = "tests/models/test_recognize_weighted.py"
 _SBC = f"{_T}::test_sbc_weighted"
 
 MUTATIONS = [
@@ -38,7 +38,7 @@ MUTATIONS = [
         id="prior-student-lambda-rate-no-nu", path=_WC,
         old="1.0 / (0.5 * (nu + scale * resid * resid))",
         new="1.0 / (0.5 * (scale * resid * resid))",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",
                f"{_SBC}[student]"),
         why="wrong rate of a conjugate update: the Student-t latent precision's rate misses "
@@ -47,9 +47,9 @@ MUTATIONS = [
         id="prior-col-tau-applied-per-row", path=_WC,
         old="        return tau[group], tau",
         new="        return tau[obs.rows if plan.axis == \"col\" else obs.cols], tau",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_weighted_sweep_every_entry_follows_its_conditional[row_tau]",
-               "tests/test_exact_conditionals_gaussian.py::"
+               "tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",
                f"{_SBC}[row_tau]", f"{_SBC}[gamma_col_tau]"),
         why="wrong index: a per-column precision weighs the entries of row j (and per-row "
@@ -74,11 +74,11 @@ MUTATIONS = [
         new='out = {"beta": a, "alpha": _param(beta, shape, free, transposed, memo)}',
         tests=(f"{_T}::test_recognized_forms",),
         why="misread parameter: a Gamma prior's shape taken as its rate"),
-    # exact conditionals of every entry (tests/test_exact_conditionals.py)
+    # exact conditionals of every entry (tests/gaussian/test_exact_conditionals.py)
     Mutation(
         id="exact-prior-halfsweep-drops-prior", path=_PC,
         old="lin = tau * (s1 + old * s2) + Lin[i, k]", new="lin = tau * (s1 + old * s2)",
-        tests=("tests/test_exact_conditionals.py::"
+        tests=("tests/gaussian/test_exact_conditionals.py::"
                "test_nmf_prior_sweep_every_entry_follows_its_truncated_normal[residual]",),
         why="conditional missing a term: the residual-path per-entry prior conditional without "
             "the prior's linear term"),
@@ -86,15 +86,15 @@ MUTATIONS = [
         id="exact-prior-gram-drops-prior", path=_PC,
         old="lin = tau * (c[k] - t[k] + old * g[k, k]) + Lin[i, k]",
         new="lin = tau * (c[k] - t[k] + old * g[k, k])",
-        tests=("tests/test_exact_conditionals.py::"
+        tests=("tests/gaussian/test_exact_conditionals.py::"
                "test_nmf_prior_sweep_every_entry_follows_its_truncated_normal[gram]",),
         why="conditional missing a term: the Gram-path per-entry prior conditional without the "
             "prior's linear term"),
-    # exact conditionals of the weighted sweep (tests/test_exact_conditionals_gaussian.py)
+    # exact conditionals of the weighted sweep (tests/gaussian/test_exact_conditionals_gaussian.py)
     Mutation(
         id="exact-weighted-drops-prior-precision", path=_WC,
         old="prec = s2 + Q[i, k]", new="prec = s2",
-        tests=("tests/test_exact_conditionals_gaussian.py::"
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
                "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",),
         why="conditional missing a term: the weighted sweep's per-entry conditional precision "
             "without the prior's quadratic term (a HalfNormal factor)"),

@@ -8,7 +8,7 @@ from benchmarks.mutation._harness import Mutation
 _LADDER = "bnmfzoo/inference/tempering/_ladder.py"
 _EXCH = "bnmfzoo/inference/tempering/_exchange.py"
 _STEP = "bnmfzoo/inference/tempering/step.py"
-_GEN = "tests/test_replica_generic.py"
+_GEN = "tests/tempering/test_replica_generic.py"
 _EXACT = f"{_GEN}::test_exchange_keeps_exact_tempered_marginals_and_rejects_a_wrong_ratio"
 _TRIPS = f"{_GEN}::test_round_trips_are_counted_exactly"
 
@@ -18,7 +18,7 @@ MUTATIONS = [
         old="log_ratio = (betas[i] - betas[i + 1]) * (logliks[i + 1] - logliks[i])",
         new="log_ratio = (betas[i + 1] - betas[i]) * (logliks[i + 1] - logliks[i])",
         tests=(_EXACT,
-               "tests/test_replica_exchange.py::"
+               "tests/tempering/test_replica_exchange.py::"
                "test_swap_pass_preserves_exact_tempered_marginals"),
         why="wrong acceptance ratio: the sign of the beta difference flipped, so states of low "
             "likelihood are carried down to beta = 1"),
@@ -39,7 +39,7 @@ MUTATIONS = [
         id="replica-swap-states-not-logliks", path=_LADDER,
         old="            logliks[i], logliks[i + 1] = logliks[i + 1], logliks[i]\n",
         new="",
-        tests=("tests/test_replica_exchange.py::test_swap_pass_accepts_with_the_metropolis_ratio",),
+        tests=("tests/tempering/test_replica_exchange.py::test_swap_pass_accepts_with_the_metropolis_ratio",),
         why="stale sufficient statistic: states are swapped but their log-likelihoods stay, so "
             "the cold chain's recorded log-likelihood (and a later pass) use another state's"),
     Mutation(
@@ -59,7 +59,7 @@ MUTATIONS = [
         id="replica-ladder-tuned-after-tuning", path=_STEP,
         old="betas = self.tuner.update(prob, self.betas, tune=tune, adapt=self.adapt,",
         new="betas = self.tuner.update(prob, self.betas, tune=True, adapt=self.adapt,",
-        tests=("tests/test_replica_step.py::test_ladder_is_frozen_after_tuning",),
+        tests=("tests/tempering/test_replica_step.py::test_ladder_is_frozen_after_tuning",),
         why="the ladder keeps changing during the recorded draws: not a fixed Markov kernel"),
     Mutation(
         id="replica-n-sweeps-ignored", path=_EXCH,

@@ -1,6 +1,6 @@
 """False-failure rate and power of the one-sweep enumeration tests of the collapsed samplers.
 
-``tests/test_bernoulli_gibbs.py::test_{betadir,dirdir}_sweep_keeps_the_enumerated_posterior``
+``tests/binary/test_bernoulli_gibbs.py::test_{betadir,dirdir}_sweep_keeps_the_enumerated_posterior``
 start 20,000 chains from exact draws of an enumerated posterior, run one sweep and reject at
 chi-square p < 1e-3. This script computes the same p-value over many seeds on the current tree
 (false-failure rate and a second-level KS test of the p-values against U(0, 1)), or on a copy

@@ -16,7 +16,8 @@ and lists the catalog entries not yet run. CPU heavy: run it niced, one job at a
 ``--report`` also sorts every entry into three columns from its recorded result: **caught by a
 statistical or exact test** (a test's assertion failed), **caught only by a golden hash, a
 doctest's digits or a crash** (the first failing test is a golden-number test such as
-``tests/test_same_numbers.py`` or ``tests/test_binary_fingerprints.py``, a doctest, or the
+``tests/house/test_same_numbers.py`` or ``tests/binary/test_binary_fingerprints.py``, a doctest, or
+the
 failure was an exception other than an assertion), and **not caught** (including errors and
 entries not run). Only the first column counts as caught. The failure kind is recorded by the
 harness's pytest plugin (:mod:`._guard`); for results recorded before that, it is read from the
@@ -67,7 +68,7 @@ def _record(key, record, catalogs):
 
 
 #: test files whose failures are golden numbers (hashes of seeded draws), not checks of a law
-GOLDEN_FILES = ("tests/test_same_numbers.py", "tests/test_binary_fingerprints.py")
+GOLDEN_FILES = ("tests/house/test_same_numbers.py", "tests/binary/test_binary_fingerprints.py")
 #: the three columns of ``--report``
 STAT, WEAK, MISSED = ("caught by a statistical or exact test",
                       "caught only by a golden hash, a doctest's digits or a crash", "not caught")
@@ -81,7 +82,7 @@ def _weak_test(nodeid):
     path = nodeid.split("::")[0]
     if path in GOLDEN_FILES or "fingerprint" in nodeid or "same_numbers" in nodeid:
         return "golden hash"
-    if path == "tests/test_doctests.py" or path.startswith("bnmfzoo/") or "doctest" in nodeid:
+    if path == "tests/house/test_doctests.py" or path.startswith("bnmfzoo/") or "doctest" in nodeid:
         return "doctest digits"
     return ""
 

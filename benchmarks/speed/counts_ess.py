@@ -11,7 +11,7 @@ and our steps taken out of PyMC's list (``pymc_default_steps``). CPU seconds of 
 on-disk cache once before timing). ``--w-mean 0.05`` gives sparse low counts. ``--likelihood
 nb2``: PyMC's ``NegativeBinomial(mu=A @ W, alpha=alpha)`` written by hand (``alpha ~ Gamma(2,
 1)``) on synthetic NB2 counts with ``alpha = 2``; ours is then the NB2 sweep of
-``bnmfzoo/inference/counts/_nb2.py``.
+``bnmfzoo/inference/counts/sweep.py``.
 
 ESS (bulk, ArviZ) of
 
@@ -29,7 +29,7 @@ the max R-hat of each group is printed: where it is far above 1 the chains sit i
 different modes and the ESS measures their disagreement, not the mixing within a mode. The
 ratio printed is of the median ESS per CPU second (target >= 100 in issue #33).
 ``--loop`` adds the numeric kernel without ``pm.sample``
-(:func:`bnmfzoo.inference.counts._sweeps.gibbs_sweeps`, same sweeps per draw).
+(:func:`bnmfzoo.inference.counts.gibbs._compiled.gibbs_sweeps`, same sweeps per draw).
 
 Run: ``python -m benchmarks.speed.counts_ess`` (``--rows 100 --cols 80 --rank 4``,
 ``--problem sbs96 --rank 4``; the sparse models where the ratio passes 100:
@@ -184,9 +184,9 @@ def main(argv=None):
             res["nuts"] = (cpu, *summarize(n.posterior["A"].values, n.posterior["W"].values,
                                            cells, entries, ref, rows))
     if args.loop:
-        from bnmfzoo.inference.counts._gibbs import initial_state
         from bnmfzoo.inference.counts._problem import counts_spec
-        from bnmfzoo.inference.counts._sweeps import gibbs_sweeps
+        from bnmfzoo.inference.counts.gibbs._compiled import gibbs_sweeps
+        from bnmfzoo.inference.counts.sweep import initial_state
 
         _, prob = counts_spec(model, method="benchmark")
         rng = np.random.default_rng(3)

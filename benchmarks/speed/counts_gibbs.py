@@ -5,11 +5,11 @@ A synthetic UMI-sized sparse count matrix (default 3,774 x 16,791, 2.7 M nonzero
 thread, medians over repeats):
 
 * ``sweep``: our full Gibbs sweep (split of every nonzero, A | Z, W | Z: the Gamma draws and
-  exposures), :func:`bnmfzoo.inference.counts._core.sweep`;
+  exposures), :func:`bnmfzoo.inference.counts.sweep.sweep`;
 * ``split``: the split alone;
 * ``default GibbsPoisson kernel``: one call of
-  :func:`bnmfzoo.inference.counts._sweeps.gibbs_sweeps` (the compiled sweep plus the rescaling
-  and shear moves, what ``GibbsPoisson`` runs by default) on ``bz.models.poisson(X, K)``,
+  :func:`bnmfzoo.inference.counts.gibbs._compiled.gibbs_sweeps` (the compiled sweep plus the
+  rescaling and shear moves, what ``GibbsPoisson`` runs by default) on ``bz.models.poisson(X, K)``,
   and the per-draw ``loglik`` sample stat the step adds;
 * ``sklearn``: one iteration of ``NMF(beta_loss="kullback-leibler", solver="mu")`` on the same
   CSR matrix (the time of ``max_iter=n + 1`` minus ``max_iter=1`` fits, divided by ``n``,
@@ -32,7 +32,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from benchmarks._common import Clock  # noqa: F401 - sets one BLAS thread first
-from bnmfzoo.inference.counts._core import CountMatrix, Exposure, split_counts, sweep
+from bnmfzoo.inference.counts._data import CountMatrix, Exposure
+from bnmfzoo.inference.counts._problem import poisson_problem
+from bnmfzoo.inference.counts.sweep import split_counts, sweep
 
 
 def synthetic_umi(D, N, nnz, K, seed=0):
@@ -72,21 +74,20 @@ def main(argv=None):
     rng = np.random.default_rng(1)
     A = rng.gamma(1.0, 1.0, size=(D, K))
     W = rng.gamma(1.0, 1.0, size=(K, N))
-    prior = {"aA": np.full((D, K), 0.3), "bA": np.full((D, K), 1.0),
-             "aW": np.full((K, N), 0.3), "bW": np.full((K, N), 1.0)}
+    plain = poisson_problem(data, expo, np.full((D, K), 0.3), np.full((D, K), 1.0),
+                            np.full((K, N), 0.3), np.full((K, N), 1.0))
     print(f"data: {D} x {N}, {data.nnz} nonzeros, {int(data.counts.sum())} counts, K = {K}")
-    sweep(data, expo, A, W, prior, rng)  # compile
-    state = {"A": A, "W": W}
+    state = sweep(plain, {"A": A, "W": W, "rates": {}, "alpha": None}, rng)  # compile
 
     def one_sweep():
-        state["A"], state["W"] = sweep(data, expo, state["A"], state["W"], prior, rng)
+        state.update(sweep(plain, state, rng))
 
     # the default path of GibbsPoisson: the compiled multi-sweep kernel with the group moves,
     # on the problem read from bz.models.poisson (its own Gamma priors)
     import bnmfzoo as bz
-    from bnmfzoo.inference.counts._gibbs import initial_state, log_likelihood
-    from bnmfzoo.inference.counts._problem import counts_spec
-    from bnmfzoo.inference.counts._sweeps import gibbs_sweeps
+    from bnmfzoo.inference.counts._problem import counts_spec, log_likelihood
+    from bnmfzoo.inference.counts.gibbs._compiled import gibbs_sweeps
+    from bnmfzoo.inference.counts.sweep import initial_state
 
     _, prob = counts_spec(bz.models.poisson(X, K), method="benchmark")
     kstate = {"s": gibbs_sweeps(prob, initial_state(prob, rng), rng, 1)}  # compile

@@ -8,7 +8,7 @@ On 20 Newsgroups (18,774 x 55,911, 2.4 M nonzeros, scipy.sparse) and the Last.fm
 (1,892 x 17,632, 92,834 nonzeros, 69 M plays), at K = 6 and K = 10, it prints the median CPU
 seconds of
 
-* one Gibbs sweep of the count core (:func:`bnmfzoo.inference.counts._core.sweep`: split of
+* one Gibbs sweep of the count core (:func:`bnmfzoo.inference.counts.sweep.sweep`: split of
   the nonzero counts plus both Gamma draws), median of 10 after 2 warm-up sweeps; and, once
   :class:`bnmfzoo.inference.GibbsPoisson` exists, one sweep through PyMC's step interface
   (``step.step(point)``);

@@ -25,8 +25,9 @@ import pymc as pm
 
 import bnmfzoo as bz
 from benchmarks._common import Clock  # noqa: F401 - one BLAS thread
-from bnmfzoo.inference.counts._gibbs import gibbs_sweep, initial_state
 from bnmfzoo.inference.counts._problem import problem_from_factorization
+from bnmfzoo.inference.counts.sweep import initial_state
+from bnmfzoo.inference.counts.sweep import sweep as gibbs_sweep
 
 
 def main(argv=None):

@@ -94,6 +94,21 @@ def _check_counts(values, name):
     return values
 
 
+def _labelled_sparse(observed):
+    """Sparse ``X`` and labels of an AnnData or ``SparseCounts``; anything else unchanged.
+
+    AnnData: ``X``, ``obs_names``, ``var_names``; ``SparseCounts``: ``X``, ``row_labels``,
+    ``col_labels``.
+    """
+    if type(observed).__name__ == "AnnData":
+        X = observed.X.to_memory() if hasattr(observed.X, "to_memory") else observed.X
+        X = X if sp.issparse(X) else sp.csr_array(np.asarray(X, dtype=np.float64))
+        return X, (np.asarray(observed.obs_names), np.asarray(observed.var_names))
+    if hasattr(observed, "row_labels") and sp.issparse(getattr(observed, "X", None)):
+        return observed.X, (np.asarray(observed.row_labels), np.asarray(observed.col_labels))
+    return observed, None
+
+
 def count_entries(observed, *, mask=None, name="observed"):
     """:class:`CountEntries` of dense, ``scipy.sparse`` or long-format count data.
 
@@ -104,6 +119,7 @@ def count_entries(observed, *, mask=None, name="observed"):
     >>> e.values.tolist(), e.zeros_implicit, e.missing_rows.size
     ([2.0, 1.0], True, 0)
     """
+    observed, labels = _labelled_sparse(observed)
     if isinstance(observed, LongMatrix):
         if mask is not None:
             raise TypeError(f"mask= is not used with long-format {name}: its listed entries "
@@ -131,8 +147,9 @@ def count_entries(observed, *, mask=None, name="observed"):
             rows, cols, values = rows[obs], cols[obs], values[obs]
             miss_r, miss_c = (a.astype(np.int64) for a in np.nonzero(~m))
         order = np.argsort(rows * np.int64(N) + cols, kind="stable")
+        rl, cl = labels or (np.arange(D), np.arange(N))
         return CountEntries((D, N), rows[order], cols[order], values[order], True, miss_r,
-                            miss_c, np.arange(D), np.arange(N))
+                            miss_c, rl, cl)
     da = as_dataarray(observed, name=name)
     X = da.values
     m = ~np.isnan(X)

@@ -8,7 +8,7 @@ signal (the previous handlers are restored afterwards); the per-draw callback
 (:meth:`Stopper.callback`) then raises :class:`_Stop`, which PyMC does not catch, and the
 caller raises :class:`SamplingInterrupted` (a ``KeyboardInterrupt``). A ``KeyboardInterrupt``
 raised by a user's callback stops the same way. The latency is one draw: the compiled count
-sweeps return to Python at bounded intervals (``counts/_nb_core.py``, ``counts/_sweeps.py``).
+sweeps return to Python at bounded intervals (``counts/sweep.py``, ``counts/gibbs/_compiled.py``).
 """
 
 import signal

@@ -22,7 +22,7 @@ such average (the fixed rows of ``T*`` fix the labels).
 
 Plain numpy (a few milliseconds per sweep at 40 x 30); not part of the library. Checked against
 an exact evidence (enumeration of ``S``, prior importance sampling of ``T``) by
-:func:`exact_log_evidence` in ``tests/test_cemgil_chib.py``.
+:func:`exact_log_evidence` in ``tests/counts/test_cemgil_chib.py``.
 """
 
 import itertools

@@ -4,7 +4,7 @@
 * :func:`hpf`: hpfrec's hierarchical Poisson factorization (CAVI, one thread);
 * :func:`ours`: ``BayesianNMF(n_components=K, beta_loss="kullback-leibler")`` with its
   defaults when the estimator has that argument, else the count core's latent-count Gibbs
-  sweep (:func:`bnmfzoo.inference.counts._core.sweep`) run directly with Gamma(1, 1) priors;
+  sweep (:func:`bnmfzoo.inference.counts.sweep.sweep`) run directly with Gamma(1, 1) priors;
 * :func:`match_signatures`: best cosine of each recovered signature to a reference set and the
   one-to-one (Hungarian) matching;
 * :func:`thin` and :func:`heldout_loglik`: the held-out protocol (binomial data thinning).
@@ -84,7 +84,7 @@ def ours(X, K, *, seed=0, draws=200, tune=200, **kwargs):
 
 def count_matrix(X):
     """The core's CSR count matrix of dense or sparse ``X``."""
-    from bnmfzoo.inference.counts._core import CountMatrix
+    from bnmfzoo.inference.counts._data import CountMatrix
 
     C = sp.coo_array(X)
     return CountMatrix.from_entries(C.row, C.col, C.data, X.shape)
@@ -92,20 +92,23 @@ def count_matrix(X):
 
 def core_gibbs(X, K, *, seed=0, draws=200, tune=200, a=1.0, b=1.0, progress=False):
     """Latent-count Gibbs with the core's ``sweep``; returns A and W draws after ``tune``."""
-    from bnmfzoo.inference.counts._core import Exposure, sweep
+    from bnmfzoo.inference.counts._data import Exposure
+    from bnmfzoo.inference.counts._problem import poisson_problem
+    from bnmfzoo.inference.counts.sweep import sweep
 
     rng = np.random.default_rng(seed)
     data = count_matrix(X)
     D, N = X.shape
     expo = Exposure.full(D, N)
-    prior = {"aA": np.full((D, K), a), "bA": np.full((D, K), b), "aW": np.full((K, N), a),
-             "bW": np.full((K, N), b)}
+    prob = poisson_problem(data, expo, np.full((D, K), a), np.full((D, K), b),
+                           np.full((K, N), a), np.full((K, N), b))
     scale = np.sqrt(data.counts.sum() / (D * N * K))
     A = rng.gamma(1.0, scale, (D, K))
     W = rng.gamma(1.0, scale, (K, N))
     As, Ws = [], []
     for it in range(tune + draws):
-        A, W = sweep(data, expo, A, W, prior, rng)
+        s = sweep(prob, {"A": A, "W": W, "rates": {}, "alpha": None}, rng)
+        A, W = s["A"], s["W"]
         if it >= tune:
             As.append(A)
             Ws.append(W)
@@ -114,20 +117,23 @@ def core_gibbs(X, K, *, seed=0, draws=200, tune=200, a=1.0, b=1.0, progress=Fals
 
 def time_core_sweeps(X, K, *, n=10, seed=0):
     """Median CPU seconds of one core Gibbs sweep on ``X`` (after 2 warm-up sweeps)."""
-    from bnmfzoo.inference.counts._core import Exposure, sweep
+    from bnmfzoo.inference.counts._data import Exposure
+    from bnmfzoo.inference.counts._problem import poisson_problem
+    from bnmfzoo.inference.counts.sweep import sweep
 
     rng = np.random.default_rng(seed)
     data = count_matrix(X)
     D, N = X.shape
     expo = Exposure.full(D, N)
-    prior = {"aA": np.ones((D, K)), "bA": np.ones((D, K)), "aW": np.ones((K, N)),
-             "bW": np.ones((K, N))}
+    prob = poisson_problem(data, expo, np.ones((D, K)), np.ones((D, K)), np.ones((K, N)),
+                           np.ones((K, N)))
     scale = np.sqrt(data.counts.sum() / (D * N * K))
     A, W = rng.gamma(1.0, scale, (D, K)), rng.gamma(1.0, scale, (K, N))
     times = []
     for i in range(n + 2):
         t0 = time.process_time()
-        A, W = sweep(data, expo, A, W, prior, rng)
+        s = sweep(prob, {"A": A, "W": W, "rates": {}, "alpha": None}, rng)
+        A, W = s["A"], s["W"]
         if i >= 2:
             times.append(time.process_time() - t0)
     return float(np.median(times))

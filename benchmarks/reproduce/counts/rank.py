@@ -84,7 +84,7 @@ def loo(X, ranks, label):
 
 def nb_synthetic(seeds):
     """NB vs Poisson bound on overdispersed NB data of rank 2 (the case of
-    ``tests/test_counts_vb_nb.py::test_nb_evidence_picks_known_rank_of_overdispersed_data``)."""
+    ``tests/counts/test_counts_vb_nb.py::test_nb_evidence_picks_known_rank_of_overdispersed_data``)."""
     from bnmfzoo.inference import select_rank_nb, select_rank_poisson
 
     picks = {"NB": [], "Poisson": []}

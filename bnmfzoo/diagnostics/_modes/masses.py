@@ -269,8 +269,11 @@ def mode_masses(label, K, *, min_visits=10, max_rhat=1.05, n_batches=N_BATCHES,
                              "are unknown, not zero. For masses, run replica exchange until it "
                              f"makes at least {min_round_trips} round trips per chain "
                              "(ReplicaExchangeGibbs, ReplicaExchangePoisson, "
-                             "ReplicaExchangeCollapsed), or compare modes found from several "
-                             "starts (bnmfzoo.inference.mode_evidence for Gaussian models)."))
+                             "ReplicaExchangeCollapsed), or estimate the masses by tempered "
+                             "SMC with an independent check "
+                             "(bnmfzoo.inference.smc_mode_masses, every family), or compare "
+                             "modes found from several starts "
+                             "(bnmfzoo.inference.mode_evidence for Gaussian models)."))
     if round_trips is None or out["estimator"] != "draws":
         return out
     rt = np.asarray(round_trips, dtype=float).ravel()
@@ -285,9 +288,10 @@ def mode_masses(label, K, *, min_visits=10, max_rhat=1.05, n_batches=N_BATCHES,
                          f"per chain (fewer than {min_round_trips}): the hot replicas rarely or "
                          "never carried a state down to the cold chain, so the weights are "
                          "fractions of draws, NOT posterior masses, and the mass of any mode "
-                         "the cold chain did not reach is unknown (not zero). Run longer, or "
-                         "check the modes found by several starts with "
-                         "bnmfzoo.inference.mode_evidence."))
+                         "the cold chain did not reach is unknown (not zero). Run longer, "
+                         "estimate the masses by tempered SMC "
+                         "(bnmfzoo.inference.smc_mode_masses), or check the modes found by "
+                         "several starts with bnmfzoo.inference.mode_evidence."))
 
 
 def _masses_of_labels(label, K, *, min_visits, max_rhat, n_batches):
@@ -354,7 +358,8 @@ NOTES = {
                         "(or disagree) for a reliable mass: run longer",
     "one_mode": "weight: every draw is in this one mode (fraction of draws 1), NOT shown to be "
                 "its posterior mass: no chain was shown to cross between modes, so modes no "
-                "chain reached have unknown mass; run replica exchange for masses",
+                "chain reached have unknown mass; run replica exchange or "
+                "bnmfzoo.inference.smc_mode_masses for masses",
     "share_of_chains": "no chain moves between modes: share is the fraction of chains that "
                        "started in each mode, NOT a posterior mass (weight is NaN); run "
                        "replica exchange (ReplicaExchangeGibbs) for masses",

@@ -16,7 +16,7 @@ are ``q(A_f) = Dir(g + E[L_f])`` and ``q(W_kn) = Beta(a_k + E[C1_nk], b_k + E[C0
 Memory: the responsibilities ``q`` take ``|observed| x K`` floats, the variational parameters
 of CVB0 themselves (each update subtracts the entry's own ``q`` from the expected counts), on
 top of the ``O((D + N) K)`` counts; the collapsed Gibbs sampler stores one label per entry
-instead. Both are linear in the observed entries (``tests/test_sparse_binary.py``).
+instead. Both are linear in the observed entries (``tests/binary/test_sparse_binary.py``).
 """
 
 import numpy as np

@@ -2,7 +2,8 @@
 
 :func:`problem_from_factorization` turns a
 :class:`~bnmfzoo.models._recognize_counts.CountFactorization` into a :class:`CountProblem` the
-kernels of :mod:`bnmfzoo.inference.counts._core` work on, and :func:`rate_conditionals` gives
+sweep of :mod:`bnmfzoo.inference.counts.sweep` works on, :func:`log_likelihood` its
+log-likelihood in each family, and :func:`rate_conditionals` gives
 the conjugate Gamma conditionals of the rate variables (ARD per factor, Gopalan et al. 2015's
 per-row and per-column rates, or any other Gamma variable whose elements are factor rates).
 """
@@ -11,10 +12,20 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from bnmfzoo.inference.counts._core import CountMatrix, Exposure, nonzero_offsets
+from bnmfzoo.inference.counts._data import (
+    CountMatrix,
+    Exposure,
+    cell_means,
+    nb2_cell_loglik,
+    nb_loglik,
+    nonzero_means,
+    nonzero_offsets,
+    poisson_loglik,
+    total_mean,
+)
 
 __all__ = ["CountProblem", "problem_from_factorization", "prior_rates", "rate_conditionals",
-           "counts_spec", "observed_cells"]
+           "counts_spec", "observed_cells", "log_likelihood", "nb2_loglik", "poisson_problem"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +78,17 @@ class CountProblem:
     def rank(self):
         """K."""
         return self.aA.shape[1]
+
+
+def poisson_problem(data, expo, aA, bA, aW, bW):
+    """A Poisson :class:`CountProblem` with constant Gamma priors, built from arrays.
+
+    For runs of :func:`~bnmfzoo.inference.counts.sweep.sweep` on a :class:`CountMatrix`
+    without a PyMC model (benchmarks); ``aA, bA`` are D x K, ``aW, bW`` K x N.
+    """
+    return CountProblem("poisson", data, expo, nonzero_offsets(data, expo),
+                        np.asarray(aA, float), np.asarray(aW, float), np.asarray(bA, float),
+                        np.asarray(bW, float))
 
 
 def problem_from_factorization(f):
@@ -175,3 +197,21 @@ def counts_spec(model, *, method):
     except AttributeError:  # pragma: no cover
         pass
     return found, problem
+
+
+def nb2_loglik(problem, state):
+    """NB2 log-likelihood of the observed cells at ``state`` (``A``, ``W``, ``alpha``)."""
+    rows, cols, offsets, x = problem.cells
+    mu = cell_means(state["A"], state["W"], rows, cols, offsets)
+    return float(np.sum(nb2_cell_loglik(x, mu, float(state["alpha"]))))
+
+
+def log_likelihood(problem, state):
+    """Log-likelihood of the observed cells at ``state`` (Poisson, NB or NB2)."""
+    A, W = state["A"], state["W"]
+    if problem.family == "nb2":
+        return nb2_loglik(problem, state)
+    if problem.family == "poisson":
+        return poisson_loglik(problem.data, problem.expo, A, W, problem.offsets_nz)
+    mu_nz = nonzero_means(problem.data, A, W, problem.offsets_nz)
+    return nb_loglik(float(state["alpha"]), problem.data, mu_nz, total_mean(problem.expo, A, W))

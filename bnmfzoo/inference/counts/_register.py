@@ -1,6 +1,6 @@
 """Registration of the count wing's Gibbs step in PyMC's automatic step assignment."""
 
-from bnmfzoo.inference.counts.gibbs_poisson import GibbsPoisson
+from bnmfzoo.inference.counts.gibbs.gibbs_poisson import GibbsPoisson
 
 __all__ = ["register_step_methods"]
 

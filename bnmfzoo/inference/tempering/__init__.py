@@ -8,6 +8,10 @@ follow another path from ``p0`` to the posterior, the ``log_target(state, beta)`
 :class:`TemperedPath` (the count family's power posterior). Each member is documented on the
 protocol (:mod:`bnmfzoo.inference.tempering.interface`).
 
+The same interface carries adaptive-tempering sequential Monte Carlo (:func:`smc`, independent
+runs by :func:`smc_runs`, their log normalizing constant by :func:`log_z_summary`): particles
+from the reference, the next ``beta`` from the conditional ESS, the family's sweeps as moves.
+
 Nothing else: states are opaque. The numeric core (:func:`exchange_step`, :class:`ReplicaSet`,
 the ladder and its tuning: :func:`geometric_ladder`, :func:`swap_pass`, :func:`retune_ladder`,
 :class:`LadderTuner`, :func:`initial_size`, :func:`annealed_start`) never imports PyMC or a wing;
@@ -55,6 +59,7 @@ from bnmfzoo.inference.tempering._ladder import (
     swap_pass,
 )
 from bnmfzoo.inference.tempering.interface import TemperedPath, TemperedSweep
+from bnmfzoo.inference.tempering.smc import SMCRun, log_z_summary, smc, smc_runs
 from bnmfzoo.inference.tempering.step import ExchangeState, ReplicaExchange
 
 __all__ = [
@@ -62,6 +67,7 @@ __all__ = [
     "LadderTuner",
     "ReplicaExchange",
     "ReplicaSet",
+    "SMCRun",
     "TemperedPath",
     "TemperedSweep",
     "annealed_start",
@@ -69,6 +75,9 @@ __all__ = [
     "geometric_ladder",
     "initial_size",
     "ladder_stats",
+    "log_z_summary",
     "retune_ladder",
+    "smc",
+    "smc_runs",
     "swap_pass",
 ]

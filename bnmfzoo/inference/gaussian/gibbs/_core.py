@@ -38,6 +38,7 @@ from bnmfzoo.inference.gaussian.gibbs._gram import (
     gram_half_sweep,
     gram_sweep,
 )
+from bnmfzoo.inference.gaussian.gibbs._mixing import check_overrelax, rescale_factors
 from bnmfzoo.inference.gaussian.gibbs._sweep_kernels import factor_half_sweep, reorder
 
 __all__ = [
@@ -252,7 +253,7 @@ def _core_sweep(F, S, G, rows, cols, resid, tau, lam_S, rng):
 
 @numba.njit(cache=True)
 def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csr_perm, tau, lam_A, lam_W,
-                 rng, do_A, do_W):
+                 rng, do_A, do_W, alpha=0.0):
     """Columns of ``A`` then rows of ``W`` (stored as ``Wt``); one numba call per sweep.
 
     ``resid`` is in row-major order; the ``W`` half-sweep works on a column-major copy,
@@ -261,13 +262,13 @@ def _nmf_factors(A, Wt, resid, row_ptr, cols, col_ptr, csc_rows, csr_perm, tau, 
     ``A``, 2: ``W``) after which its factor held a non-finite value (the sweep stops there).
     """
     if do_A:
-        factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng)
+        factor_half_sweep(A, Wt, row_ptr, cols, resid, tau, lam_A, rng, alpha)
         if not all_finite(A):
             return 1
     if do_W:
         scratch = np.empty(resid.size)
         reorder(resid, csr_perm, scratch, True)
-        factor_half_sweep(Wt, A, col_ptr, csc_rows, scratch, tau, lam_W, rng)
+        factor_half_sweep(Wt, A, col_ptr, csc_rows, scratch, tau, lam_W, rng, alpha)
         reorder(scratch, csr_perm, resid, False)
         if not all_finite(Wt):
             return 2
@@ -454,7 +455,7 @@ def _update_tau(state, obs, hyper, rng):
                          f" (squared error of the fit: {fmt(state.sse)})")
 
 
-def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
+def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel, alpha=0.0):
     """Columns of ``A`` then rows of ``W``, each half by the Gram or the residual path."""
     if kernel == "auto":
         path_A, path_W = obs.half_sweep_paths(state.A.shape[1])
@@ -464,13 +465,13 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
     if not (gram_A or gram_W):  # one numba call for the whole sweep
         status = _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols,
                               obs.col_ptr, obs.csc_rows, obs.csr_perm, tau, lam_A, lam_W, rng,
-                              do_A, do_W)
+                              do_A, do_W, alpha)
         state._residual_updated()
         _check_halves(status, ("A", "W"), obs, tau)
         return
     if gram_A and gram_W:  # likewise
         sse_part, status = gram_sweep(state.A, state.Wt, obs.row_patterns, obs.col_patterns,
-                                      tau, lam_A, lam_W, rng)
+                                      tau, lam_A, lam_W, rng, alpha)
         state._gram_updated(sse_part)
         _check_halves(status, ("A", "W"), obs, tau)
         return
@@ -480,12 +481,12 @@ def _nmf_halves(state, obs, tau, lam_A, lam_W, rng, do_A, do_W, kernel):
         if gram:
             U, V, lam, patterns = ((state.A, state.Wt.T, lam_A, obs.row_patterns) if role == "A"
                                    else (state.Wt, state.A.T, lam_W, obs.col_patterns))
-            state._gram_updated(gram_half_sweep(U, V, patterns, tau, lam, rng))
+            state._gram_updated(gram_half_sweep(U, V, patterns, tau, lam, rng, alpha))
             _check_halves(0 if all_finite(U) else 1, (role,), obs, tau)
         else:
             status = _nmf_factors(state.A, state.Wt, state.resid, obs.row_ptr, obs.cols,
                                   obs.col_ptr, obs.csc_rows, obs.csr_perm, tau, lam_A, lam_W,
-                                  rng, role == "A", role == "W")
+                                  rng, role == "A", role == "W", alpha)
             state._residual_updated()
             _check_halves(status, ("A", "W"), obs, tau)
 
@@ -516,11 +517,12 @@ def factor_rates(state, obs, hyper, rng, update):
     return np.full(R, float(hyper.lambda_A)), np.full(R, float(hyper.lambda_W))
 
 
-def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
+def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto", overrelax=0.0,
+              rescale=False):
     """One Gibbs sweep for the exponential-Gaussian NMF, in place.
 
     Order (Brouwer et al. 2017, released code): ARD rates ``lambda_`` -> columns of ``A`` ->
-    rows of ``W`` -> ``tau``.
+    rows of ``W`` -> (the rescaling move, when asked) -> ``tau``.
 
     Parameters
     ----------
@@ -537,6 +539,14 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     kernel : {"auto", "gram", "residual"}
         How each half-sweep computes its sums: through pattern Gram matrices or the residual
         (same draws either way); ``"auto"`` takes the cheaper one for this mask and rank.
+    overrelax : float
+        0 (default): each factor entry drawn afresh from its conditional (Brouwer et al.'s
+        sweep). In (-1, 0): the overrelaxed updates of
+        :func:`~bnmfzoo.inference.gaussian.gibbs._mixing.overrelaxed_scaled` (Adler 1981;
+        Neal 1998), exact, faster mixing of the factors within a mode.
+    rescale : bool
+        After the factors (when both are updated), the exact rescaling move of every factor
+        (:func:`~bnmfzoo.inference.gaussian.gibbs._mixing.rescale_factors`).
 
     Returns
     -------
@@ -568,6 +578,7 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
     tau = 1.0 / float(hyper.sigma) ** 2 if hyper.sigma is not None else float(state.tau)
     if kernel not in ("auto", "gram", "residual"):
         raise ValueError(f"kernel must be 'auto', 'gram' or 'residual', got {kernel!r}")
+    alpha = check_overrelax(overrelax)
     if "A" in update or "W" in update:
         if ard:
             _check_positive_finite("the ARD rates lambda_", lam_A, obs)
@@ -575,7 +586,15 @@ def nmf_sweep(state, obs, hyper, rng, *, update=NMF_BLOCKS, kernel="auto"):
             _check_positive_finite("the rate lambda_A", hyper.lambda_A, obs)
             _check_positive_finite("the rate lambda_W", hyper.lambda_W, obs)
         _check_positive_finite("the noise precision tau", tau, obs)
-        _nmf_halves(state, obs, tau, lam_A, lam_W, rng, "A" in update, "W" in update, kernel)
+        _nmf_halves(state, obs, tau, lam_A, lam_W, rng, "A" in update, "W" in update, kernel,
+                    alpha)
+    if rescale and "A" in update and "W" in update:
+        sse = state.sse  # A W, hence the squared error, is unchanged by the move
+        rescale_factors(state.A, state.Wt, lam_A, lam_W, rng)
+        if not (all_finite(state.A) and all_finite(state.Wt)):
+            raise _nonfinite("a factor after the rescaling move", obs)
+        state._resid = None
+        state._sse = sse
     if "tau" in update:
         _update_tau(state, obs, hyper, rng)
     return state

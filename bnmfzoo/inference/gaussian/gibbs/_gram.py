@@ -35,7 +35,8 @@ import numba
 import numpy as np
 from scipy.sparse import csgraph
 
-from bnmfzoo.inference.gaussian.gibbs.truncnorm import truncnorm_excess
+from bnmfzoo.inference.gaussian.gibbs._mixing import overrelaxed_scaled
+from bnmfzoo.inference.kernels.truncnorm import truncnorm_excess
 
 __all__ = ["MissingPatterns", "missing_patterns", "pattern_structure", "choose_half_sweep",
            "gram_half_sweep", "gram_sweep", "PatternPaths", "all_finite"]
@@ -347,7 +348,7 @@ def _conditional(lin, prec, lam, rng):
 # context, so results changed with the state of numba's cache. The R-long dot product keeps a
 # fixed order (two partial sums).
 @numba.njit(cache=True)
-def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
+def _gram_rows(U, C, G, pattern_of, tau, lam, rng, alpha):
     """Update every ``U[i, k]`` (row by row, ``k`` in order); return ``sum_i U_i (G U_i - 2 c_i)``.
 
     ``t = G_i U_i`` is kept current through the row's updates, so each conditional costs O(R).
@@ -382,7 +383,10 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
         for k in range(R):
             old = u[k]
             lin = tau * (c[k] - t[k] + old * g[k, k]) - lam[k]
-            new = conditional_scaled(lin, inv_sd[p, k], lam[k], rng)
+            if alpha != 0.0:  # overrelaxed (bnmfzoo.inference.gaussian.gibbs._mixing)
+                new = overrelaxed_scaled(old, lin, inv_sd[p, k], lam[k], alpha, rng)
+            else:
+                new = conditional_scaled(lin, inv_sd[p, k], lam[k], rng)
             d = new - old
             if d != 0.0:
                 gk = g[k]
@@ -396,11 +400,11 @@ def _gram_rows(U, C, G, pattern_of, tau, lam, rng):
 
 @numba.njit(cache=True)
 def _gram_half(U, V, varying, always, order, parent, delta_ptr, delta_pos, delta_sign,
-               pattern_of, xm, tau, lam, rng):
+               pattern_of, xm, tau, lam, rng, alpha):
     """One numba call per half-sweep (passing a Generator into numba has a fixed cost)."""
     G = _pattern_grams(V, varying, always, order, parent, delta_ptr, delta_pos, delta_sign)
     C = xm @ V.T  # BLAS reads the transposed layout directly
-    return _gram_rows(U, C, G, pattern_of, tau, lam, rng)
+    return _gram_rows(U, C, G, pattern_of, tau, lam, rng, alpha)
 
 
 # reassociation only (no 'nnan'/'ninf'): x - x cannot be folded to 0, and the sum vectorizes
@@ -419,22 +423,22 @@ def all_finite(U):
 
 
 @numba.njit(cache=True)
-def _gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
+def _gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng, alpha):
     """Both half-sweeps (``A`` then ``W``) in one numba call; patterns as tuples.
 
     Returns ``(squared error - sum(x^2), status)``: status 0, or 1 when ``A`` is not finite
     after its half-sweep (``W`` is then left alone), 2 when ``W`` is not finite after its own.
     """
-    _gram_half(A, np.ascontiguousarray(Wt.T), *row_patterns, tau, lam_A, rng)
+    _gram_half(A, np.ascontiguousarray(Wt.T), *row_patterns, tau, lam_A, rng, alpha)
     if not all_finite(A):
         return math.nan, 1
-    total = _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng)
+    total = _gram_half(Wt, np.ascontiguousarray(A.T), *col_patterns, tau, lam_W, rng, alpha)
     if not all_finite(Wt):
         return total, 2
     return total, 0
 
 
-def gram_half_sweep(U, V, patterns, tau, lam, rng):
+def gram_half_sweep(U, V, patterns, tau, lam, rng, alpha=0.0):
     """Update ``U`` (n x R, in place) given partner ``V`` (R x m) through pattern Gram matrices.
 
     Parameters
@@ -449,6 +453,9 @@ def gram_half_sweep(U, V, patterns, tau, lam, rng):
     lam : numpy.ndarray
         Exponential rate of each column of ``U``.
     rng : numpy.random.Generator
+    alpha : float
+        0: a fresh draw of each entry from its conditional; in (-1, 0): the overrelaxed update
+        of :func:`~bnmfzoo.inference.gaussian.gibbs._mixing.overrelaxed_scaled`.
 
     Returns
     -------
@@ -457,10 +464,10 @@ def gram_half_sweep(U, V, patterns, tau, lam, rng):
         squared error).
     """
     return _gram_half(U, np.ascontiguousarray(V, dtype=float), *patterns.arrays, float(tau), lam,
-                      rng)
+                      rng, float(alpha))
 
 
-def gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
+def gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng, alpha=0.0):
     """:func:`gram_half_sweep` of ``A`` (n x R) then of ``Wt`` (m x R), in one numba call.
 
     Returns ``(squared error minus sum(x^2), status)`` after both halves (see
@@ -469,4 +476,4 @@ def gram_sweep(A, Wt, row_patterns, col_patterns, tau, lam_A, lam_W, rng):
     generator into numba twice.
     """
     return _gram_sweep(A, Wt, row_patterns.arrays, col_patterns.arrays, float(tau), lam_A, lam_W,
-                       rng)
+                       rng, float(alpha))

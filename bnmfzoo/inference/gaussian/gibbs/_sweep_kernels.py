@@ -20,7 +20,7 @@ Where the time goes on large sparse data, and what this module does about it
 None of this changes an operation or its order: each sum has the four interleaved partial sums
 of ``_core._dot_sq`` combined as ``(s0 + s1) + (s2 + s3)``, each residual update is
 ``res - d * b`` once per accepted change, in IEEE arithmetic without fast-math flags, so the
-draws are bit for bit those of the plain two-pass kernel (``tests/test_sweep_kernels.py``).
+draws are bit for bit those of the plain two-pass kernel (``tests/gaussian/test_sweep_kernels.py``).
 """
 
 import numba
@@ -31,6 +31,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from bnmfzoo.inference.gaussian.gibbs._gram import _conditional
+from bnmfzoo.inference.gaussian.gibbs._mixing import overrelaxed_scaled
 
 __all__ = ["factor_half_sweep", "reorder", "PREFETCH_AHEAD"]
 
@@ -163,7 +164,7 @@ def _prefetch_row(V, j):
 
 
 @numba.njit(cache=True)
-def factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng):
+def factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng, alpha=0.0):
     """Update every entry of ``U`` (n_u x R) given partner ``V`` (n_v x R), in place.
 
     The model is ``x_e = U[i] . V[idx[e]] + noise`` for the entries ``e = ptr[i]:ptr[i+1]`` of
@@ -174,7 +175,9 @@ def factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng):
     ``k = 0..R-1``: ``s1 = sum(res * b_k)``, ``s2 = sum(b_k^2)`` (four interleaved partial
     sums, combined as ``(s0 + s1) + (s2 + s3)``, the tail in ``s0``), a draw from the
     conditional, and ``res -= d * b_k`` when the entry changed by ``d != 0`` (fused with the
-    sums of ``k + 1``): the operations of the two-pass kernel, in the same order.
+    sums of ``k + 1``): the operations of the two-pass kernel, in the same order. ``alpha``
+    in (-1, 0) replaces the fresh draws by the overrelaxed updates of
+    :func:`~bnmfzoo.inference.gaussian.gibbs._mixing.overrelaxed_scaled` (0: fresh draws).
     """
     R = U.shape[1]
     nnz = idx.size
@@ -217,7 +220,12 @@ def factor_half_sweep(U, V, ptr, idx, resid, tau, lam, rng):
             old = U[i, k]
             prec = tau * s2
             lin = tau * (s1 + old * s2) - lam[k]
-            new = _conditional(lin, prec, lam[k], rng)
+            if alpha != 0.0:
+                inv_sd = 1.0 / np.sqrt(prec) if prec > 0.0 else (
+                    np.inf if prec <= 0.0 else np.nan)
+                new = overrelaxed_scaled(old, lin, inv_sd, lam[k], alpha, rng)
+            else:
+                new = _conditional(lin, prec, lam[k], rng)
             d_prev = new - old
             if d_prev != 0.0:
                 U[i, k] = new

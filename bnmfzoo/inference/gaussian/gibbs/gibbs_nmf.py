@@ -26,6 +26,7 @@ from bnmfzoo.inference.gaussian.gibbs._core import (
     nmf_sweep,
     observed_entries,
 )
+from bnmfzoo.inference.gaussian.gibbs._mixing import OVERRELAX, check_overrelax
 from bnmfzoo.inference.gaussian.priors._gibbs_prior import GeneralNMFMixin
 from bnmfzoo.models._recognize import try_recognize
 from bnmfzoo.models._spec import spec_from_factorization
@@ -217,7 +218,14 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
     one step is Brouwer et al.'s sweep (2017): ARD rates ``lambda_[k]`` (Gamma), then the
     columns ``A[:, k]`` and rows ``W[k, :]`` for ``k = 1..R`` (each a block of independent
     truncated normals), then the noise precision ``tau`` (Gamma; skipped with a fixed
-    ``sigma``). For other recognized priors - ``HalfNormal``, ``TruncatedNormal(lower=0)``,
+    ``sigma``). By default two exact moves speed the mixing of the factors within their mode
+    (the smallest effective sample size of the aligned factor entries per CPU second is about
+    10x that of the plain sweep on GDSC): each factor entry is updated by an overrelaxed move
+    that leaves its truncated-normal conditional invariant (Adler 1981; Neal 1998), and each
+    sweep ends with an exact rescaling of every factor,
+    ``A[:, k] c``, ``W[k, :] / c`` with ``c`` from its generalized inverse Gaussian conditional
+    (Liu & Sabatti 2000); ``overrelax=0, rescale=False`` gives Brouwer et al.'s plain sweep.
+    For other recognized priors - ``HalfNormal``, ``TruncatedNormal(lower=0)``,
     per-entry exponential rates, Gamma rates per row, column, factor or scalar - the same sweep
     runs with per-entry prior terms
     (:func:`bnmfzoo.inference.gaussian.priors._prior_core.prior_nmf_sweep`), and parameters that
@@ -250,6 +258,11 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
         dependency made the difference.
     rng : numpy.random.Generator or int, optional
         Only used outside ``pm.sample`` (which hands each chain its own generator).
+    overrelax : float
+        ``alpha`` in (-1, 0] of the overrelaxed updates (default -0.9; 0: fresh Gibbs draws).
+        Used with the constructors' priors (exponential rates, ARD).
+    rescale : bool
+        The exact rescaling move after each sweep (default True; constructors' priors).
 
     Notes
     -----
@@ -271,6 +284,11 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
     kind = "nmf"
     factor_roles = ("A", "W")
 
+    def __init__(self, vars=None, *, overrelax=OVERRELAX, rescale=True, **kwargs):
+        self.overrelax = check_overrelax(overrelax)
+        self.rescale = bool(rescale)
+        super().__init__(vars, **kwargs)
+
     @classmethod
     def _roles_of(cls, found):
         if found.kind != "nmf":
@@ -282,7 +300,8 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
                          values.get("lambda_"), self.obs)
 
     def _sweep(self, state):
-        nmf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_roles)
+        nmf_sweep(state, self.obs, self.hyper, self.rng, update=self.update_roles,
+                  overrelax=self.overrelax, rescale=self.rescale)
 
     def _values(self, state):
         return {"A": state.A, "W": state.W, "tau": state.tau, "lambda_": state.lambda_}

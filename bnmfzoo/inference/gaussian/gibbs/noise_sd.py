@@ -9,7 +9,7 @@ observed entries, ``SSR``:
 * ``HalfNormal(s)``: ``tau = sigma^-2`` is generalized inverse Gaussian,
   ``p(tau | A, W) ∝ tau^(p - 1) exp(-(SSR tau + 1 / (s^2 tau)) / 2)`` with ``p = (n - 1)/2``,
   drawn exactly (``tau = sqrt(b / a) * gig(p, sqrt(a b))``, ``a = SSR``, ``b = 1/s^2``; Hörmann &
-  Leydold 2014, :mod:`~bnmfzoo.inference.gaussian.priors._gig`);
+  Leydold 2014, :mod:`~bnmfzoo.inference.kernels.gig`);
 * ``HalfCauchy(beta)``: the scale-mixture representation ``sigma^2 | c ~ InvGamma(1/2, 1/c)``,
   ``c ~ InvGamma(1/2, 1/beta^2)`` (Makalic & Schmidt 2016, "A simple sampler for the horseshoe
   estimator", IEEE Signal Processing Letters 23(1)) gives a two-stage kernel: ``c`` from its
@@ -37,7 +37,7 @@ from pymc.util import get_random_generator
 
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.gaussian.gibbs._core import observed_entries
-from bnmfzoo.inference.gaussian.priors._gig import gig_draws
+from bnmfzoo.inference.kernels.gig import gig_draws
 from bnmfzoo.models._graph import depends_on, evaluate, rv_params
 from bnmfzoo.models._recognize import _users, try_recognize
 

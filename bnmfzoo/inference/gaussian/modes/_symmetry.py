@@ -27,7 +27,7 @@ import math
 import numpy as np
 from scipy.linalg import expm
 
-from bnmfzoo.inference.gaussian.priors._gig import gig_draws
+from bnmfzoo.inference.kernels.gig import gig_draws
 
 __all__ = ["MOVES", "draw_scales", "rescale", "qtransform", "prior_rates", "apply_moves"]
 

@@ -96,7 +96,7 @@ def _log_mean_exp_indicator(log_w, keep):
 
 
 def pareto_k(log_w, keep):
-    """Pareto k-hat of the right tail of the weights ``exp(log_w[keep])`` (NaN below 10 runs).
+    """Pareto k-hat of the right tail of the weights ``exp(log_w[keep])`` (NaN below 25 runs).
 
     Vehtari, Simpson, Gelman, Yao & Gabry (2024), "Pareto smoothed importance sampling",
     JMLR 25: above 0.7 the mean of the weights has no reliable error (its variance may be
@@ -112,7 +112,8 @@ def pareto_k(log_w, keep):
     from arviz_stats.base import array_stats
 
     log_w = np.asarray(log_w, dtype=float)[np.asarray(keep, dtype=bool)]
-    if log_w.size < 10:
+    # the tail holds min(S / 5, 3 sqrt(S)) weights and the fit needs >= 5 of them: S >= 25
+    if log_w.size < 25:
         return math.nan
     return float(array_stats.pareto_khat(log_w[None], log_weights=True, r_eff=1.0))
 

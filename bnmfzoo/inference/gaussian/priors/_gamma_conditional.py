@@ -16,7 +16,7 @@ since ``lin = prec m - c / m``. Either part can be the proposal and the other (b
 value at ``m``) the acceptance probability:
 
 1. **truncated-normal proposal** ``N(m, 1/prec)`` on ``[0, inf)`` (the exact samplers of
-   :mod:`~bnmfzoo.inference.gaussian.gibbs.truncnorm`), accepted with probability
+   :mod:`~bnmfzoo.inference.kernels.truncnorm`), accepted with probability
    ``exp(c (log(x/m) - x/m + 1)) <= 1``;
 2. **Gamma proposal** ``Gamma(c + 1, rate c / m)``, accepted with probability
    ``exp(-prec (x - m)^2 / 2) <= 1``.
@@ -48,7 +48,7 @@ import math
 import numba
 import numpy as np
 
-from bnmfzoo.inference.gaussian.gibbs.truncnorm import truncnorm_excess
+from bnmfzoo.inference.kernels.truncnorm import truncnorm_excess
 
 __all__ = ["sample_gamma_conditional", "gamma_conditional_mode", "MAX_PROPOSALS"]
 

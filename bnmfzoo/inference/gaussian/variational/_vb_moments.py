@@ -2,13 +2,13 @@
 
 Truncated normals are parameterized by mean ``mu`` and precision ``tau`` of the untruncated
 normal, truncated to [0, inf); their moments, entropies and draws come from
-:mod:`bnmfzoo.inference.gaussian.gibbs.truncnorm`. Gamma ``(a, b)`` is shape / rate. Pure NumPy.
+:mod:`bnmfzoo.inference.kernels.truncnorm`. Gamma ``(a, b)`` is shape / rate. Pure NumPy.
 """
 
 import numpy as np
 from scipy import special
 
-from bnmfzoo.inference.gaussian.gibbs.truncnorm import (
+from bnmfzoo.inference.kernels.truncnorm import (
     sample_truncnorm,
     truncnorm_entropy,
     truncnorm_mean_var,

@@ -164,7 +164,7 @@ class NoiseSDQ:
     def draw_sd(self, rng, size):
         """``size`` draws of ``sigma = tau^-1/2`` from q(tau)."""
         if self.family == "halfnormal":
-            from bnmfzoo.inference.gaussian.priors._gig import gig_draws
+            from bnmfzoo.inference.kernels.gig import gig_draws
 
             p, a, b = self.params
             tau = np.sqrt(b / a) * gig_draws(p, np.full(size, np.sqrt(a * b)), rng)

@@ -1,0 +1,1 @@
+"""Mutational-signature benchmarks: ours against SigProfilerExtractor and scikit-learn."""

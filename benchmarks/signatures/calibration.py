@@ -1,0 +1,164 @@
+"""Calibration of P(K | data) and of the reference-assignment probabilities over many cohorts.
+
+Run from the project root::
+
+    nice -n 10 .venv/bin/python -m benchmarks.signatures.calibration [--quick]
+        [--designs flat correlated] [--cohorts 20] [--genomes 100] [--span 2]
+
+For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
+:func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
+``--burden`` median mutations, Poisson counts) are given to
+:func:`bnmfzoo.signatures.evidence.rank_posterior` over the ranks ``K_true - span ..
+K_true + span`` (uniform prior over them). Then:
+
+* **credible sets of ranks**: the smallest set of ranks (most probable first) whose probability
+  reaches ``level`` contains the true K in about ``level`` of the cohorts if the probabilities
+  are calibrated; printed for levels 0.5, 0.8, 0.9, 0.95 with the binomial standard error
+  ``sqrt(q (1 - q) / n)`` of the observed coverage ``q``;
+* **reliability of every reported probability**: all (cohort, rank) pairs binned by their
+  probability; in each bin the mean probability beside the fraction of pairs whose rank is the
+  truth (with its binomial standard error);
+* **reference assignment**: at the most probable rank, the posterior draws of the best run are
+  assigned to COSMIC v3.4 (:func:`bnmfzoo.signatures.assignment.assign`); each extracted
+  signature is paired one to one with a true signature (Hungarian on cosine), and every
+  (signature, reference) probability is scored against "this reference signature is the
+  paired true one". Binned as above.
+
+Results go to ``benchmarks/results/signatures_calibration.json``. The cost is that of
+``rank_posterior`` (two Chib runs per rank) times cohorts times ranks: ``--quick`` (5 cohorts of
+40 genomes, ranks K +- 1) is a smoke run, not a calibration.
+"""
+
+import argparse
+import json
+import time
+import warnings
+
+import numpy as np
+
+from benchmarks._common import RESULTS
+from bnmfzoo.datasets.signature_cohorts import signature_cohort
+
+LEVELS = (0.5, 0.8, 0.9, 0.95)
+BINS = (0.0, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1.0001)
+
+
+def credible_set(ranks, probs, level):
+    order = np.argsort(-np.asarray(probs), kind="stable")
+    cum = np.cumsum(np.asarray(probs)[order])
+    n = int(np.searchsorted(cum, level - 1e-12) + 1)
+    return [int(ranks[i]) for i in order[:n]]
+
+
+def reliability(p, hit):
+    p, hit = np.asarray(p, float), np.asarray(hit, float)
+    rows = []
+    for lo, hi in zip(BINS[:-1], BINS[1:]):
+        sel = (p >= lo) & (p < hi)
+        n = int(sel.sum())
+        if n:
+            q = hit[sel].mean()
+            rows.append(dict(bin=f"[{lo:.2f}, {min(hi, 1):.2f})", n=n, mean_p=float(p[sel].mean()),
+                             frequency=float(q), se=float(np.sqrt(max(q * (1 - q), 1e-12) / n))))
+    return rows
+
+
+def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference):
+    from scipy.optimize import linear_sum_assignment
+
+    from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
+    from bnmfzoo.signatures.evidence import rank_posterior
+
+    c = signature_cohort(design, n_genomes=genomes, burden_median=burden, random_seed=seed)
+    K = c.rank
+    ranks = list(range(max(1, K - span), K + span + 1))
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed)
+    out = dict(seed=seed, K_true=K, ranks=ranks,
+               probability=[float(v) for v in table["probability"]],
+               low=[float(v) for v in table["low"]], high=[float(v) for v in table["high"]],
+               note=table.attrs["note"], cpu=time.process_time() - t0, assignment=[])
+    T_draws, V_draws = table.attrs["draws"]
+    if T_draws is None:
+        return out
+    sig, expo = normalize_draws(T_draws, V_draws)
+    sig, _, _ = align_draws(sig, expo)
+    _, probs = assign(sig, reference, cutoff=0.9)
+    mean = sig.mean(axis=0)
+    truth = c.signatures.values
+    cos = (mean / np.linalg.norm(mean, axis=1, keepdims=True)) @ (
+        truth / np.linalg.norm(truth, axis=1, keepdims=True)).T
+    rows, cols = linear_sum_assignment(-cos)
+    names = [str(v) for v in probs.coords[probs.dims[1]].values]
+    true_names = [str(v) for v in c.signatures.signature.values]
+    for k, t in zip(rows, cols):
+        for j, name in enumerate(names):
+            out["assignment"].append((float(probs.values[k, j]), int(name == true_names[t])))
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--designs", nargs="+", default=["flat"])
+    p.add_argument("--cohorts", type=int, default=20)
+    p.add_argument("--genomes", type=int, default=100)
+    p.add_argument("--burden", type=float, default=2000.0)
+    p.add_argument("--span", type=int, default=2)
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
+    a = p.parse_args(argv)
+    if a.quick:
+        a.cohorts, a.genomes, a.span = 5, 40, 1
+    from bnmfzoo.datasets import load_cosmic_signatures
+
+    ref = load_cosmic_signatures("v3.4").rename(row="signature", col="channel")
+    results = {}
+    for design in a.designs:
+        cohorts = []
+        for seed in range(a.cohorts):
+            r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
+                           n_runs=a.runs, reference=ref)
+            cohorts.append(r)
+            top = r["ranks"][int(np.argmax(r["probability"]))]
+            print(f"{design} seed {seed}: K true {r['K_true']}, most probable {top}, "
+                  f"P(K true) = {r['probability'][r['ranks'].index(r['K_true'])]:.3f}, "
+                  f"CPU {r['cpu']:.0f} s", flush=True)
+        n = len(cohorts)
+        print(f"\n## {design}: {n} cohorts of {a.genomes} genomes")
+        print("| level | coverage of the credible set | se | mean set size |")
+        print("|---|---|---|---|")
+        cover = {}
+        for lev in LEVELS:
+            sets = [credible_set(r["ranks"], r["probability"], lev) for r in cohorts]
+            q = float(np.mean([r["K_true"] in s for r, s in zip(cohorts, sets)]))
+            se = float(np.sqrt(max(q * (1 - q), 1e-12) / n))
+            cover[lev] = dict(coverage=q, se=se, size=float(np.mean([len(s) for s in sets])))
+            print(f"| {lev} | {q:.2f} | {se:.2f} | {cover[lev]['size']:.2f} |")
+        p_all = [pr for r in cohorts for pr in r["probability"]]
+        hit = [int(k == r["K_true"]) for r in cohorts for k in r["ranks"]]
+        rel = reliability(p_all, hit)
+        print("\nreliability of P(K): | bin | n | mean p | frequency (se) |")
+        for row in rel:
+            print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
+                  f"({row['se']:.3f}) |")
+        pa = [x for r in cohorts for x, _ in r["assignment"]]
+        ha = [h for r in cohorts for _, h in r["assignment"]]
+        rel_a = reliability(pa, ha) if pa else []
+        print("\nreliability of the assignment probabilities (pairs with p > 0 and all hits):")
+        for row in rel_a:
+            print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
+                  f"({row['se']:.3f}) |")
+        results[design] = dict(cohorts=[{k: v for k, v in r.items() if k != "assignment"}
+                                        for r in cohorts],
+                               coverage=cover, reliability=rel, assignment_reliability=rel_a)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        with open(a.out, "w") as fh:
+            json.dump(dict(args=vars(a), results=results), fh, indent=1)
+    print(f"\nwritten: {a.out}")
+
+
+if __name__ == "__main__":
+    main()

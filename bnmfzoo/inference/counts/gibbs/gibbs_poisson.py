@@ -1,0 +1,261 @@
+"""``GibbsPoisson``: the latent-count Gibbs sampler as a PyMC step method.
+
+Samples ``A``, ``W`` (and the Gamma rate variables of ARD / hierarchical priors, a learned NB
+dispersion, and PyMC's imputation ``X_unobserved`` of NaN counts) of any model
+:func:`bnmfzoo.models.recognize` reads as a Poisson or Gamma-Poisson factorization of counts:
+:func:`bnmfzoo.models.poisson`, :func:`bnmfzoo.models.negative_binomial`, or the user's own
+``pm.Poisson("X", mu=A @ W, observed=counts)`` or ``pm.NegativeBinomial("X", mu=A @ W,
+alpha=alpha, observed=counts)`` (NB2) with Gamma /
+Exponential priors. ``import bnmfzoo`` registers it, so plain
+``pm.sample()`` chooses it for those variables (:meth:`GibbsPoisson.competence`).
+
+The numeric sweep is :func:`bnmfzoo.inference.counts.sweep.sweep` (Cemgil 2009 for the
+Poisson model; Zhou & Carin 2015's CRT augmentation for the negative binomial); cost per
+sweep O(nonzeros x K + (D + N) K). Each PyMC draw runs ``sweeps_per_draw`` sweeps (the
+Poisson ones all inside one compiled call,
+:func:`bnmfzoo.inference.counts.gibbs._compiled.gibbs_sweeps`)
+followed each by two exact group moves along the directions ``A @ W`` does not see (the
+per-component rescaling ``A_k c, W_k / c`` and the shear ``W_j + t W_k, A_k - t A_j``; Liu &
+Sabatti 2000). A step costs ~0.12 ms outside the sweeps (PyMC's loop, point <-> state, the
+log-likelihood stat) while a compiled sweep of a small matrix costs tens of microseconds, so
+several sweeps per draw raise the ESS per draw at little cost (``benchmarks/RESULTS.md``,
+count section).
+"""
+
+import logging
+from dataclasses import field
+
+import numpy as np
+import pymc as pm
+from pymc.step_methods.compound import StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_random_generator
+
+from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
+from bnmfzoo.inference.counts._data import cell_means
+from bnmfzoo.inference.counts._problem import counts_spec, log_likelihood
+from bnmfzoo.inference.counts.gibbs._compiled import (
+    default_sweeps_per_draw,
+    fast_path_ok,
+    gibbs_sweeps,
+)
+from bnmfzoo.inference.counts.gibbs._moves import group_moves
+from bnmfzoo.inference.counts.sweep import sweep
+
+__all__ = ["GibbsPoisson", "GibbsPoissonState", "impute_counts"]
+
+logger = logging.getLogger("bnmfzoo")
+_NB2_NOTICE = "_bnmfzoo_nb2_notice"
+
+
+def impute_counts(imputed, family, state, rng):
+    """Exact draw of PyMC's imputed (NaN) counts given ``A``, ``W`` and the NB dispersion.
+
+    ``imputed`` (:class:`bnmfzoo.models.Imputed`) lists the cells and their offsets ``o``;
+    the draw is ``Poisson(o * (A @ W)[cells])`` or, for the negative binomial,
+    ``NB(n = alpha o (A @ W)[cells], p = alpha / (1 + alpha))`` (NB2: ``n = alpha``,
+    ``p = alpha / (alpha + o (A @ W)[cells])``). The sweeps see only the
+    observed cells, so drawing these from their conditional right after them is exact Gibbs
+    for the joint posterior of factors and missing counts.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> imp = SimpleNamespace(rows=np.array([0]), cols=np.array([1]), offsets=np.array([2.0]))
+    >>> state = {"A": np.ones((2, 1)), "W": np.full((1, 2), 3.0), "alpha": None}
+    >>> x = [impute_counts(imp, "poisson", state, np.random.default_rng(i))[0] for i in range(400)]
+    >>> bool(abs(np.mean(x) - 6.0) < 0.6)   # mean 6, sd of the mean 0.12
+    True
+    """
+    mu = cell_means(state["A"], state["W"], imputed.rows, imputed.cols, imputed.offsets)
+    if not np.all(np.isfinite(mu)) or np.any(mu < 0):
+        raise FloatingPointError("the means of the imputed counts are not finite and >= 0")
+    if family == "poisson":
+        return rng.poisson(mu)
+    alpha = float(state["alpha"])
+    if family == "nb2":
+        return rng.negative_binomial(alpha, alpha / (alpha + mu))
+    return rng.negative_binomial(np.maximum(alpha * mu, 1e-300), alpha / (1.0 + alpha))
+
+
+@dataclass_state
+class GibbsPoissonState(StepMethodState):
+    """Sampling state of :class:`GibbsPoisson`: the generator (and a step counter).
+
+    Nothing latent persists: the latent counts are drawn afresh every sweep.
+
+    Attributes
+    ----------
+    var_names, rng
+        As in every PyMC step method.
+    n_steps : int
+    """
+
+    n_steps: int = field(default=0)
+
+
+class GibbsPoisson(TransformedStep):
+    """Latent-count Gibbs for Poisson / Gamma-Poisson NMF (Cemgil 2009; Zhou & Carin 2015).
+
+    Parameters
+    ----------
+    vars : list, optional
+        Value variables to update (default: all it can: ``A``, ``W``, rate variables and the
+        NB dispersion); the others are read from the point.
+    model : pymc.Model, optional
+    rng : int or numpy.random.Generator, optional
+    loglik_stat : bool
+        Record the log-likelihood of each draw as the sample stat ``loglik`` (one extra
+        O(nonzeros K) pass per step). Not named ``log_likelihood``: ArviZ's ``az.loo`` reads a
+        ``sample_stats.log_likelihood`` as pointwise values when the result has no
+        ``log_likelihood`` group.
+    sweeps_per_draw : int, optional
+        Gibbs sweeps per PyMC draw (default: ``default_sweeps_per_draw`` of
+        :mod:`bnmfzoo.inference.counts.gibbs._compiled`, a deterministic function of the data's
+        size: enough compiled Poisson sweeps to cost at least 4x the step's own ~0.12 ms, at
+        most 20; 1 for the negative binomial and for large data).
+    rescale, shear : bool
+        After each sweep, the exact rescaling move of every component and the exact shear move
+        of every pair of components (:mod:`bnmfzoo.inference.counts.gibbs._moves`); only when the
+        step updates both ``A`` and ``W``.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> import bnmfzoo as bz
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    >>> with pm.Model() as model:
+    ...     A = pm.Gamma("A", 1.0, 1.0, shape=(6, 2))
+    ...     W = pm.Gamma("W", 1.0, 1.0, shape=(2, 5))
+    ...     _ = pm.Poisson("X", mu=A @ W, observed=X)
+    ...     idata = pm.sample(draws=50, tune=10, chains=1, progressbar=False, random_seed=1,
+    ...                       compute_convergence_checks=False)
+    >>> idata.posterior["A"].shape
+    (1, 50, 6, 2)
+    """
+
+    name = "gibbs_poisson"
+    stats_dtypes_shapes = {"loglik": (np.float64, [])}
+    _state_class = GibbsPoissonState
+    exact_conditionals = True
+
+    def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
+                 sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
+                 initial_point=None, compile_kwargs=None):
+        model = pm.modelcontext(model)
+        self.factorization, self.problem = counts_spec(model, method=type(self).__name__)
+        self._init_variables(model, self.factorization.var_names, vars)
+        self.rng = get_random_generator(rng)
+        self.loglik_stat = bool(loglik_stat)
+        self.n_steps = 0
+        blocks = {"A": "A", "W": "W", "alpha": "alpha"}
+        self._update = tuple(b for r, b in blocks.items() if r in self.update_roles)
+        self._rate_roles = {r for r in self.value_maps if r.startswith("rate:")}
+        if self._rate_roles & self.update_roles:
+            if self._rate_roles - self.update_roles:
+                raise ValueError("GibbsPoisson updates all rate variables or none")
+            self._update += ("rates",)
+        if sweeps_per_draw is None:
+            sweeps_per_draw = default_sweeps_per_draw(self.problem)
+        if isinstance(sweeps_per_draw, bool) or int(sweeps_per_draw) != sweeps_per_draw or \
+                sweeps_per_draw < 1:
+            raise ValueError(f"sweeps_per_draw must be a positive integer, got "
+                             f"{sweeps_per_draw!r}")
+        self.sweeps_per_draw = int(sweeps_per_draw)
+        self._imputed = self.factorization.imputed
+        if (self._imputed is not None and "imputed" not in self.update_roles
+                and self._update):
+            # the sweep draws the factors given the observed cells only (the imputed ones
+            # marginalized out), which is right only when the imputed cells are redrawn from
+            # their conditional right after it
+            raise ValueError(f"{type(self).__name__} must also update {self._imputed.name!r} "
+                             "(PyMC's imputation of the missing counts) when it updates the "
+                             "factors")
+        both = "A" in self._update and "W" in self._update
+        self.rescale = bool(rescale) and both
+        self.shear = bool(shear) and both
+
+    @classmethod
+    def competence(cls, var, has_grad=True):
+        """IDEAL for the variables of a recognized count model, else INCOMPATIBLE.
+
+        NB2 models (``pm.NegativeBinomial(mu=, alpha=)``) are the exception: their exact
+        sweep mixed 2-5x slower per CPU second than PyMC's NUTS (``benchmarks/speed/
+        counts_ess.py --likelihood nb2``), so their continuous variables are only COMPATIBLE
+        and ``pm.sample`` gives them NUTS; PyMC's imputed counts stay IDEAL (drawn exactly
+        given the factors). ``step=GibbsPoisson()`` still runs the NB2 sweep.
+        """
+        from pymc.step_methods.compound import Competence
+
+        try:
+            model = model_of_var(var)
+            if model is None or var not in model.free_RVs:
+                return Competence.INCOMPATIBLE
+            found, _ = counts_spec(model, method=cls.__name__)
+        except Exception:  # noqa: BLE001 - not a count model of ours
+            return Competence.INCOMPATIBLE
+        names = found.var_names
+        if var.name not in set(names.values()):
+            return Competence.INCOMPATIBLE
+        if found.family == "nb2" and var.name != names.get("imputed"):
+            if not getattr(model, _NB2_NOTICE, False):
+                setattr(model, _NB2_NOTICE, True)
+                logger.warning(
+                    "bnmfzoo reads this pm.NegativeBinomial(mu=, alpha=) (NB2) model, but PyMC's "
+                    "NUTS samples its factors: bnmfzoo's exact NB2 Gibbs step mixed 2-5x slower "
+                    "per CPU second in our benchmarks. To use it anyway: "
+                    "pm.sample(step=bnmfzoo.inference.GibbsPoisson())")
+            return Competence.COMPATIBLE
+        return Competence.IDEAL
+
+    def _state_from_point(self, point):
+        state = {"A": self._read(point, "A"), "W": self._read(point, "W"), "rates": {},
+                 "alpha": self.problem.alpha}
+        for role in self._rate_roles:
+            state["rates"][role[5:]] = self._read(point, role)
+        if "alpha" in self.value_maps:
+            state["alpha"] = float(self._read(point, "alpha"))
+        return state
+
+    def _write_imputed(self, point, state):
+        """Draw PyMC's imputed counts from their conditional given ``state`` into ``point``."""
+        if self._imputed is not None and "imputed" in self.update_roles:
+            draw = impute_counts(self._imputed, self.problem.family, state, self.rng)
+            shape = np.shape(point[self._value_name("imputed")])
+            self._write(point, "imputed", draw.reshape(shape))
+
+    def sweep_state(self, state):
+        """One numeric sweep of ``state`` (dict: A, W, rates, alpha)."""
+        return sweep(self.problem, state, self.rng, update=self._update)
+
+    def draw_state(self, state):
+        """``sweeps_per_draw`` sweeps, each followed by the group moves (one PyMC draw)."""
+        if fast_path_ok(self.problem):
+            return gibbs_sweeps(self.problem, state, self.rng, self.sweeps_per_draw,
+                                update=self._update, rescale=self.rescale, shear=self.shear)
+        for _ in range(self.sweeps_per_draw):
+            state = self.sweep_state(state)
+            if self.rescale or self.shear:
+                state = group_moves(self.problem, state, self.rng, rescale=self.rescale,
+                                    shear=self.shear)
+        return state
+
+    def step(self, point):
+        """``sweeps_per_draw`` Gibbs sweeps; the new values are written into a copy of ``point``."""
+        state = self._state_from_point(point)
+        if self._update:  # (only PyMC's imputed counts: drawn given the point's factors)
+            state = self.draw_state(state)
+        new = dict(point)
+        if "A" in self.update_roles:
+            self._write(new, "A", state["A"])
+        if "W" in self.update_roles:
+            self._write(new, "W", state["W"])
+        if "rates" in self._update:
+            for role in self._rate_roles:
+                self._write(new, role, state["rates"][role[5:]])
+        if "alpha" in self.update_roles:
+            self._write(new, "alpha", np.asarray(state["alpha"]))
+        self._write_imputed(new, state)
+        self.n_steps += 1
+        ll = log_likelihood(self.problem, state) if self.loglik_stat else np.nan
+        return new, [{"loglik": np.float64(ll)}]

@@ -1,0 +1,409 @@
+"""Posterior masses of the modes by tempered SMC, checked by annealed importance sampling.
+
+:func:`smc_mode_masses` answers "which good factorizations does the posterior hold, and how
+much mass each" in one call, for the exponential-Gaussian, count (Poisson, negative binomial)
+and Beta-Dir binary models:
+
+1. **SMC** (the estimate): ``n_runs`` independent adaptive-tempering SMC runs
+   (:func:`bnmfzoo.inference.tempering.smc`; Zhou, Johansen & Aston 2016) from exact prior
+   draws to the posterior, moved by the family's exact tempered sweeps (the ones replica
+   exchange uses). The final particles of all runs are clustered into modes (max matched
+   angle between bases, :func:`bnmfzoo.diagnostics._modes.mode_clustering.cluster_members`);
+   each run gives every mode a weighted share, and a mode's **mass** is the mean of the runs'
+   shares, its standard error their spread over ``sqrt(n_runs)`` (runs are independent), and
+   its interval the clustered-proportion interval of
+   :func:`bnmfzoo.diagnostics._modes.masses.mass_interval` with ``n_runs - 1`` degrees of
+   freedom.
+2. **AIS from the prior** (the check, ``mass_check`` and ``check_se``): ``check_runs``
+   independent annealed importance sampling runs (Neal 2001) on a fixed schedule (the first
+   SMC run's, each step cut into ``check_refine``: :func:`ais_schedule`), no resampling, one
+   sweep per step; each run's end is assigned to
+   the nearest SMC mode, and a mode's mass is its share of the importance weights (delta-method
+   standard error of the ratio). It shares no draw with the SMC and never resamples, so it
+   fails differently: SMC collapses onto the modes its moves reach, AIS puts its error in a
+   few large weights (reported as ``check_max_weight_share``). Both follow the same tempering
+   path, so a mode that appears only at the end of the path (a late, first-order-like
+   transition) can be missed by both: agreement is necessary, not sufficient.
+
+**Established** (``result["established"]``) only when every run reached ``beta = 1`` with a
+final ESS of at least 10 % of its particles, the runs' ``log Z`` agree (sd below 2 nats),
+no single AIS weight holds more than half the total, and for every mode holding at least 1 %
+the two estimates agree within two combined standard errors. Otherwise ``statement`` says what
+failed and what to run next, and the masses are reported with ``established = False``. Modes no
+particle reached are not listed: their mass is unknown, not zero (``statement`` says so).
+
+References
+----------
+Zhou, Y., Johansen, A. M. & Aston, J. A. D. (2016). Toward automatic model comparison: an
+adaptive sequential Monte Carlo approach. J. Comput. Graph. Statist. 25(3), 701-726.
+Neal, R. M. (2001). Annealed importance sampling. Statist. Comput. 11, 125-139.
+"""
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from bnmfzoo._base.rng import as_generator
+from bnmfzoo.diagnostics._modes.masses import mass_interval
+from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, cluster_members, matched_angles
+from bnmfzoo.inference.tempering import log_z_summary, smc
+
+__all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
+
+#: modes closer than this multiple of the within-mode angle (:func:`_within_mode_angle`) merge
+NOISE_FACTOR = 2.0
+#: particles used to measure the within-mode angle
+N_NOISE = 100
+#: modes at or above this mass must agree between the estimators for ``established``
+MIN_CHECKED = 0.01
+
+
+@dataclass
+class _Family:
+    """A model's tempered sweep, its exact prior draw and how to read a state's factors."""
+
+    name: str
+    tempered: object
+    draw_prior: object
+    factors: object  # state -> (A (D, K), W (K, N))
+
+
+def _gaussian(model, inner_sweeps):
+    from bnmfzoo.inference.gaussian.gibbs._core import nmf_state, observed_entries
+    from bnmfzoo.inference.gaussian.modes._tempering import TemperedGibbs
+    from bnmfzoo.models._spec import get_spec
+
+    spec = get_spec(model, families="exponential_gaussian", method="smc_mode_masses")
+    h = spec.hyper
+    if h.ard or h.lambda_A is None or h.lambda_W is None:
+        raise ValueError("smc_mode_masses needs exponential priors with fixed rates (no ARD) "
+                         "for the Gaussian model")
+    obs = observed_entries(spec.X, spec.mask)
+    D, N = obs.shape
+    R = spec.rank
+    fam = TemperedGibbs(obs, h, rank=R)
+
+    def draw_prior(rng):
+        A = rng.exponential(1.0 / h.lambda_A, size=(D, R))
+        W = rng.exponential(1.0 / h.lambda_W, size=(R, N))
+        tau = 1.0 if h.sigma is not None else rng.gamma(h.alpha_tau, 1.0 / h.beta_tau)
+        return nmf_state(A, W, tau, None, obs)
+
+    class _Repeat(type(fam)):
+        def sweep(self, state, beta, rng):
+            for _ in range(inner_sweeps):
+                super().sweep(state, beta, rng)
+
+    fam = _Repeat(obs, h, rank=R)
+    return _Family("exponential_gaussian", fam, draw_prior, lambda s: (s.A, s.W))
+
+
+def _counts(model, inner_sweeps):
+    from bnmfzoo.inference.counts._problem import prior_rates, problem_from_factorization
+    from bnmfzoo.inference.counts.tempering._power import PowerCounts
+    from bnmfzoo.inference.counts.tempering._rounding import TemperedCounts
+    from bnmfzoo.models import recognize
+
+    problem = problem_from_factorization(recognize(model))
+    if problem.family not in ("poisson", "negative_binomial"):
+        raise ValueError(f"smc_mode_masses supports Poisson and NB count models, got "
+                         f"{problem.family!r}")
+    poisson = problem.family == "poisson"
+    fam = PowerCounts(problem, inner_sweeps) if poisson else TemperedCounts(problem,
+                                                                             inner_sweeps)
+
+    def draw_prior(rng):
+        rates = {n: np.asarray(rng.gamma(a, 1.0 / np.asarray(b, float), size=shape), float)
+                 for n, (a, b, shape) in problem.rates.items()}
+        bA, bW = prior_rates(problem, rates)
+        A = np.maximum(rng.gamma(problem.aA, 1.0 / bA), np.finfo(float).tiny)
+        W = np.maximum(rng.gamma(problem.aW, 1.0 / bW), np.finfo(float).tiny)
+        alpha = problem.alpha
+        if problem.alpha_prior is not None:
+            alpha = float(rng.gamma(problem.alpha_prior[0], 1.0 / problem.alpha_prior[1]))
+        return {"A": A, "W": W, "rates": rates, "alpha": alpha}
+
+    return _Family("poisson" if poisson else "negative_binomial", fam, draw_prior,
+                   lambda s: (s["A"], s["W"]))
+
+
+def _binary(model, inner_sweeps):
+    from bnmfzoo.inference.binary._core import BetaDirChain
+    from bnmfzoo.inference.binary._recognized import binary_spec
+    from bnmfzoo.inference.binary._tempering import TemperedCollapsed
+    from bnmfzoo.inference.binary.collapsed_gibbs import spec_entries
+
+    spec = binary_spec(model, families=("beta_dir",), method="smc_mode_masses")
+    rows, cols, v, (D, N) = spec_entries(spec)
+    h = spec.hyper
+
+    class _Repeat(TemperedCollapsed):
+        def sweep(self, state, beta, rng):
+            for _ in range(inner_sweeps):
+                state.sweep(rng, beta)
+
+    def draw_prior(rng):  # p0: uniform labels (the collapsed joint is what is tempered)
+        return BetaDirChain(rows, cols, v, D, N, h.gamma, h.alpha, h.beta, rng)
+
+    def factors(s):  # posterior means of the factors given the labels
+        A = (s.g + s.L) / (s.g + s.L).sum(1, keepdims=True)
+        W = ((s.a + s.C1) / (s.a + s.b + s.C1 + s.C0)).T
+        return A, W
+
+    return _Family("beta_dir", _Repeat(dimension=int(v.shape[0])), draw_prior, factors)
+
+
+def family_of_model(model, inner_sweeps=1):
+    """The tempered sweep, prior draw and factor reader of a recognized ``pm.Model``.
+
+    Exponential-Gaussian (fixed rates), Poisson and NB (power or rounding path), Beta-Dir.
+    """
+    import pymc as pm
+
+    from bnmfzoo.models import recognize
+    from bnmfzoo.models._spec import find_spec
+
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"model must be a pymc.Model, got {type(model).__name__}")
+    spec = find_spec(model)
+    fam = spec.family if spec is not None else getattr(recognize(model), "family", None)
+    if fam == "exponential_gaussian":
+        return _gaussian(model, inner_sweeps)
+    if fam in ("poisson", "negative_binomial"):
+        return _counts(model, inner_sweeps)
+    if fam == "beta_dir":
+        return _binary(model, inner_sweeps)
+    raise ValueError(f"smc_mode_masses supports exponential_gaussian, poisson, "
+                     f"negative_binomial and beta_dir models, got {fam!r}")
+
+
+def _check_int(name, value, low):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _within_mode_angle(family, states, weights, n_moves, rng):
+    """Median max matched angle between a particle and itself after ``n_moves`` more sweeps.
+
+    The particles' spread inside a mode: two states of one chain ``n_moves`` sweeps apart are
+    in the same mode in the typical case, so this is the angle below which two particles are
+    not told apart (the rule of :func:`bnmfzoo.diagnostics.modes` for MCMC segments).
+    Measured on up to ``N_NOISE`` particles drawn by weight, at ``beta = 1``.
+    """
+    pick = rng.choice(len(states), size=min(N_NOISE, len(states)), p=weights / weights.sum())
+    d = []
+    for i in pick:
+        s = family.tempered.copy(states[i])
+        before = np.asarray(family.factors(s)[0], float).copy()
+        for _ in range(n_moves):
+            family.tempered.sweep(s, 1.0, rng)
+        after = np.asarray(family.factors(s)[0], float)
+        d.append(matched_angles(_unit_l2(before[None]), _unit_l2(after[None]))[0][0, 0])
+    return float(np.median(d))
+
+
+def _aligned_members(A, W, perm):
+    idx = perm[:, None, :]
+    A_al = np.take_along_axis(A, np.broadcast_to(idx, A.shape), axis=2)
+    W_al = np.take_along_axis(W, np.broadcast_to(perm[:, :, None], W.shape), axis=1)
+    return A_al, W_al
+
+
+def _shares(label, weights, run_of, n_runs, K):
+    out = np.zeros((n_runs, K))
+    for r in range(n_runs):
+        m = run_of == r
+        out[r] = np.bincount(label[m], weights=weights[m], minlength=K)
+    return out
+
+
+def ais_schedule(betas, refine):
+    """An AIS schedule: each interval of an SMC run's adapted ``betas`` cut into ``refine``.
+
+    The SMC's steps carry equal conditional-ESS losses, so refining them gives AIS steps of
+    about equal weight variance (``~ -2 log(cess) / refine^2`` each, so the log-weight
+    variance of a run falls like ``1 / refine``).
+
+    Examples
+    --------
+    >>> ais_schedule([0.0, 0.5, 1.0], 2)
+    array([0.25, 0.5 , 0.75, 1.  ])
+    """
+    b = np.asarray(betas, float)
+    x = np.linspace(0.0, b.size - 1.0, (b.size - 1) * int(refine) + 1)
+    out = np.interp(x, np.arange(b.size), b)[1:]
+    out[-1] = 1.0
+    return out
+
+
+def _ais_check(family, refs, cut, n_runs, schedule, rng):
+    """AIS masses of the SMC modes: ``(mass, se, max weight share, unmatched share, run)``."""
+    sched = schedule
+    run = smc(family.tempered, family.draw_prior, n_runs, rng, resample_below=0.0,
+              n_moves=1, schedule=sched)  # no resampling on a fixed schedule: AIS
+    w = run.weights
+    U = np.stack([family.factors(s)[0] for s in run.states])
+    dist, _ = matched_angles(_unit_l2(U), refs)
+    label = dist.argmin(1)
+    far = dist[np.arange(label.size), label] > cut
+    K = refs.shape[0]
+    mass = np.bincount(label[~far], weights=w[~far], minlength=K)
+    # delta-method standard error of a ratio of means (weights sum to 1)
+    se = np.array([math.sqrt(float(np.sum((w * ((label == k) & ~far) - mass[k] * w) ** 2)))
+                   for k in range(K)])
+    return mass, se, float(w.max()), float(w[far].sum()), run
+
+
+def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
+                    inner_sweeps=1, check_runs=32, check_refine=50, threshold=15.0,
+                    budget_s=None, random_seed=None):
+    """Posterior masses of the modes of an NMF model, with an independent check.
+
+    See the module docstring for the two estimators and when a result is established.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        :func:`bnmfzoo.models.exponential_gaussian` (fixed rates),
+        :func:`bnmfzoo.models.poisson`, :func:`bnmfzoo.models.negative_binomial` or
+        :func:`bnmfzoo.models.beta_dir` (or a user model recognized as one of them).
+    n_runs : int
+        Independent SMC runs (>= 2: the error comes from their spread).
+    n_particles : int
+        Particles per run.
+    n_moves : int
+        Exact tempered sweeps per particle after each reweighting.
+    cess : float
+        Target conditional ESS fraction per step.
+    inner_sweeps : int
+        Sweeps of the family per move.
+    check_runs : int
+        AIS runs of the check (0: no check; then the result is not established).
+    check_refine : int
+        AIS steps (one sweep each) per step of the first SMC run's schedule
+        (:func:`ais_schedule`): the check's log-weight variance falls like ``1 /
+        check_refine``. One AIS run costs ``check_refine / n_moves`` times one particle.
+    threshold : float
+        Smallest max matched angle (degrees) between two modes.
+    budget_s : float, optional
+        CPU seconds allowed: a ValueError before the work starts when one SMC step of all runs
+        would not fit, and the result is not established when the SMC alone used it up.
+    random_seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    dict
+        ``modes``: one dict per mode, heaviest first, with ``mass``, ``se``, ``low``,
+        ``high`` (95 % interval), ``estimator`` (``"smc"``), ``mass_check``, ``check_se``
+        (AIS), ``n_members``, ``A`` and ``W`` (the mode's particles, aligned to its
+        representative: ``(n, D, K)`` and ``(n, K, N)``), ``member_weight`` (their weights,
+        summing to the mass over runs); ``established``; ``statement``; ``log_z`` and
+        ``log_z_se`` (``log int p0 exp(l)``); ``cpu_s``; ``family``; ``settings``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bnmfzoo.models import poisson
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    >>> out = smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2,
+    ...                       check_runs=8, check_refine=2, random_seed=0)
+    >>> m = out["modes"][0]
+    >>> m["estimator"], m["check_estimator"], m["A"].shape[1:], m["low"] <= m["mass"] <= m["high"]
+    ('smc', 'ais_prior', (6, 2), True)
+    """
+    t0 = time.process_time()
+    n_runs = _check_int("n_runs", n_runs, 2)
+    n_particles = _check_int("n_particles", n_particles, 2)
+    n_moves = _check_int("n_moves", n_moves, 1)
+    check_runs = _check_int("check_runs", check_runs, 0)
+    if check_runs == 1:
+        raise ValueError("check_runs must be 0 or an integer >= 2, got 1")
+    if budget_s is not None and not (isinstance(budget_s, (int, float)) and budget_s > 0):
+        raise ValueError(f"budget_s must be a positive number of CPU seconds, got {budget_s!r}")
+    family = family_of_model(model, inner_sweeps)
+    rng = as_generator(random_seed)
+    if budget_s is not None:
+        s = family.draw_prior(rng)
+        t1 = time.process_time()
+        family.tempered.sweep(s, 0.5, rng)
+        per_sweep = max(time.process_time() - t1, 1e-6)
+        one_step = per_sweep * n_moves * n_particles * n_runs
+        if one_step > budget_s - (time.process_time() - t0):
+            raise ValueError(f"budget_s = {budget_s:g} CPU s is too small: one tempering step of "
+                             f"{n_runs} runs x {n_particles} particles x {n_moves} sweeps takes "
+                             f"~{one_step:.1f} s and a run needs tens of steps; raise budget_s "
+                             "or lower n_particles")
+    runs, seeds = [], np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
+    for sd in seeds[:n_runs]:
+        runs.append(smc(family.tempered, family.draw_prior, n_particles,
+                        np.random.default_rng(sd), cess=cess, n_moves=n_moves))
+    factors = [family.factors(s) for r in runs for s in r.states]
+    A = np.stack([f[0] for f in factors])
+    W = np.stack([f[1] for f in factors])
+    run_of = np.repeat(np.arange(n_runs), n_particles)
+    weights = np.concatenate([r.weights for r in runs])
+    noise = _within_mode_angle(family, [s for r in runs for s in r.states], weights,
+                               n_moves, np.random.default_rng(seeds[-1].spawn(1)[0]))
+    cut = max(float(threshold), NOISE_FACTOR * noise)
+    cl = cluster_members(A, weights=weights / n_runs, threshold=cut)
+    label, K = cl["label"], cl["reference"].shape[0]
+    shares = _shares(label, weights, run_of, n_runs, K)
+    mass = shares.mean(0)
+    se = shares.std(0, ddof=1) / math.sqrt(n_runs)
+    log_z, log_z_se, log_z_sd = log_z_summary(runs)
+    A_al, W_al = _aligned_members(A, W, cl["perm"])
+    reasons = []
+    smc_cpu = time.process_time() - t0
+    if check_runs:
+        refine = _check_int("check_refine", check_refine, 1)
+        chk, chk_se, max_share, far, _ = _ais_check(family, cl["reference"], cl["cut"],
+                                                    check_runs,
+                                                    ais_schedule(runs[0].betas, refine),
+                                                    np.random.default_rng(seeds[-1]))
+        if max_share > 0.5:
+            reasons.append(f"one AIS run holds {max_share:.0%} of the check's weight")
+        if far > 0.05:
+            reasons.append(f"{far:.0%} of the AIS weight lies in modes the SMC did not find")
+    else:
+        chk = chk_se = np.full(K, math.nan)
+        reasons.append("no check was run (check_runs=0)")
+    min_ess = min(r.final_ess for r in runs)
+    if min_ess < 0.1:
+        reasons.append(f"a run ended with an ESS of {min_ess:.1%} of its particles")
+    if not log_z_sd < 2.0:
+        reasons.append(f"the runs' log Z disagree (sd {log_z_sd:.2f} nats)")
+    modes = []
+    for k in range(K):
+        lo, hi = mass_interval(mass[k], se[k], n_runs * n_particles, n_runs - 1)
+        agree = abs(mass[k] - chk[k]) <= 2.0 * math.hypot(se[k], chk_se[k]) + 1e-9
+        if mass[k] >= MIN_CHECKED and check_runs and not agree:
+            reasons.append(f"mode {k}: SMC {mass[k]:.3f} +- {se[k]:.3f} vs AIS "
+                           f"{chk[k]:.3f} +- {chk_se[k]:.3f}")
+        m = label == k
+        modes.append({"mass": float(mass[k]), "se": float(se[k]), "low": lo, "high": hi,
+                      "estimator": "smc", "mass_check": float(chk[k]),
+                      "check_se": float(chk_se[k]), "check_estimator": "ais_prior",
+                      "n_members": int(m.sum()), "A": A_al[m], "W": W_al[m],
+                      "member_weight": weights[m] / n_runs})
+    cpu = time.process_time() - t0
+    if budget_s is not None and smc_cpu > budget_s:
+        reasons.append(f"the SMC alone used {smc_cpu:.0f} CPU s of a {budget_s:g} s budget")
+    established = not reasons
+    unknown = ("Modes no particle reached are not listed: their mass is unknown, not zero; "
+               "masses are shares among the modes found.")
+    if established:
+        statement = (f"{K} mode(s); SMC and AIS agree for every mode holding >= "
+                     f"{MIN_CHECKED:.0%}. " + unknown)
+    else:
+        statement = ("Masses NOT established: " + "; ".join(reasons) + ". Run more SMC runs "
+                     "or particles (n_runs, n_particles), more moves (n_moves) or a higher "
+                     "cess. " + unknown)
+    return {"modes": modes, "established": established, "statement": statement,
+            "estimator": "smc", "log_z": log_z, "log_z_se": log_z_se, "cpu_s": cpu,
+            "family": family.name, "final_ess": min_ess,
+            "settings": {"n_runs": n_runs, "n_particles": n_particles, "n_moves": n_moves,
+                         "cess": cess, "check_runs": check_runs,
+                         "n_temperatures": [int(r.betas.size) for r in runs]}}

@@ -1,0 +1,186 @@
+"""The signature workflow: how many signatures, which ones, how sure; one labelled DataTree.
+
+:func:`extract` reads a catalogue (SigProfiler layout or a samples x channels matrix), computes
+the posterior over the number of signatures from Chib's evidence over independent runs
+(:func:`bnmfzoo.signatures.evidence.rank_posterior`), and summarizes the posterior draws at the
+most probable rank: the signatures (normalized, with intervals), the exposures per sample
+(mutations, with intervals) and, given a reference catalogue, the assignment of each signature
+(:func:`bnmfzoo.signatures.assignment.assign`). :func:`write_outputs` writes the result as the
+field's tables (``ranks.tsv``, ``signatures.tsv``, ``assignment.tsv``, ``exposures.tsv``) and
+``report.html``, all or none.
+"""
+
+import time
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws, summarize_draws
+from bnmfzoo.signatures.evidence import rank_posterior
+from bnmfzoo.signatures.formats import CHANNELS, matrix_bytes, read_catalog, read_signatures
+
+__all__ = ["extract", "write_outputs"]
+
+
+def _catalog(catalog):
+    if isinstance(catalog, xr.DataArray) and catalog.ndim == 2 and catalog.shape[1] == 96:
+        if [str(c) for c in catalog.coords[catalog.dims[1]].values] == list(CHANNELS):
+            return read_catalog(catalog.to_pandas().T)
+    if isinstance(catalog, np.ndarray):
+        raise TypeError("catalog must be a file or a labelled table (pandas.DataFrame in "
+                        "SigProfiler's layout, or a samples x channels DataArray), not a bare "
+                        "array: the channels are matched by name")
+    return read_catalog(catalog)
+
+
+def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.9, n_runs=2,
+            n_burn=200, n_keep=300, block_rows=1, random_seed=None, progress=None):
+    """Extract mutational signatures with a posterior over their number.
+
+    Parameters
+    ----------
+    catalog : str, path-like, pandas.DataFrame or xarray.DataArray
+        Counts in SigProfiler's layout (a ``MutationType`` column, one column per sample), a
+        file of it, or a samples x channels DataArray (:func:`bnmfzoo.datasets.load_sbs96`).
+    ranks : iterable of int
+        Numbers of signatures compared (uniform prior over them).
+    reference : str, path-like, pandas.DataFrame or xarray.DataArray, optional
+        A reference catalogue (e.g. COSMIC v3.4 SBS96) for the assignment.
+    cutoff : float
+        Cosine below which a signature matches no reference signature (``novel``).
+    level : float
+        Level of every interval.
+    n_runs : int
+        Independent Chib runs per rank (their spread is the error of the evidence).
+    n_burn, n_keep, block_rows
+        Gibbs burn-in and kept sweeps, and rows per block of Chib's estimate
+        (:func:`bnmfzoo.signatures.evidence.chib_log_evidence`).
+    random_seed : int, optional
+        Same seed, same result.
+    progress : callable, optional
+        Called with a line of text after each run.
+
+    Returns
+    -------
+    xarray.DataTree
+        ``ranks`` (``probability``, ``low``, ``high``, ``log_evidence``, ``se``, ``p_best``
+        along ``rank``), ``signatures`` (``mean``, ``low``, ``high`` along ``signature``,
+        ``channel``), ``exposures`` (``mean``, ``low``, ``high`` along ``sample``,
+        ``signature``), ``assignment`` (with a reference: one row per signature and the
+        match probabilities along ``reference``); the root's attrs hold ``rank`` (the most
+        probable), ``note`` (ranks that cannot be told apart), ``cpu_seconds``.
+
+    Examples
+    --------
+    >>> from bnmfzoo.datasets import load_sbs96
+    >>> dt = extract(load_sbs96("breast"), ranks=[2, 3], random_seed=0)  # doctest: +SKIP
+    >>> dt["ranks"].to_dataframe()  # doctest: +SKIP
+    """
+    t0 = time.process_time()
+    X = _catalog(catalog)
+    ref = None
+    if reference is not None:
+        ref = (reference if isinstance(reference, xr.DataArray)
+               and "signature" in reference.dims else read_signatures(reference))
+        ref = ref.transpose("signature", "channel") if "channel" in ref.dims else ref
+    if not (0 < cutoff <= 1):
+        raise ValueError(f"cutoff must be a cosine in (0, 1], got {cutoff}")
+    if not (0 < level < 1):
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    table = rank_posterior(X.values, ranks, n_runs=n_runs, n_burn=n_burn, n_keep=n_keep,
+                           block_rows=block_rows, level=level, random_seed=random_seed,
+                           progress=progress)
+    if not table["reliable"].any():
+        raise ValueError("no rank has a reliable evidence estimate (" + table.attrs["note"]
+                         + "); run more sweeps (n_keep) or compare fewer ranks")
+    best = int(table["rank"][table["probability"].idxmax()])
+    T_draws, V_draws = table.attrs["draws"]
+    sig, expo = normalize_draws(T_draws, V_draws)
+    sig, expo, moved = align_draws(sig, expo)
+    # order the signatures by total exposure, largest first
+    order = np.argsort(-expo.mean(axis=0).sum(axis=0), kind="stable")
+    sig, expo = sig[:, order], expo[:, :, order]
+    labels = [f"Sig{k + 1}" for k in range(best)]
+    samples = X.coords["row"].values
+    s_mean, s_lo, s_hi = summarize_draws(sig, level)
+    e_mean, e_lo, e_hi = summarize_draws(expo, level)
+    ranks_ds = xr.Dataset(
+        {c: ("rank", table[c].to_numpy()) for c in
+         ("probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
+          "reliable")},
+        coords={"rank": table["rank"].to_numpy()})
+    sig_ds = xr.Dataset({n: (("signature", "channel"), v) for n, v in
+                         (("mean", s_mean), ("low", s_lo), ("high", s_hi))},
+                        coords={"signature": labels, "channel": list(CHANNELS)})
+    sig_ds["draws"] = (("draw", "signature", "channel"), sig)
+    exp_ds = xr.Dataset({n: (("sample", "signature"), v) for n, v in
+                         (("mean", e_mean), ("low", e_lo), ("high", e_hi))},
+                        coords={"sample": samples, "signature": labels})
+    nodes = {"ranks": ranks_ds, "signatures": sig_ds, "exposures": exp_ds}
+    if ref is not None:
+        assign_table, probs = assign(sig, ref, cutoff=cutoff, level=level, labels=labels)
+        a_ds = xr.Dataset.from_dataframe(assign_table.set_index("signature"))
+        a_ds["match_probability"] = probs
+        nodes["assignment"] = a_ds
+    dt = xr.DataTree.from_dict({f"/{k}": v for k, v in nodes.items()})
+    dt.attrs.update(rank=best, note=table.attrs["note"], level=level, cutoff=cutoff,
+                    n_runs=n_runs, n_samples=int(X.shape[0]), n_mutations=int(X.values.sum()),
+                    draws_permuted=int(moved), cpu_seconds=time.process_time() - t0,
+                    method="Poisson NMF, Gibbs sampling; evidence by Chib (1995) over "
+                           "independent runs")
+    return dt
+
+
+def _tables(dt):
+    """The four TSV tables of a result, as ``[(name, bytes)]``."""
+    r = dt["ranks"].to_dataset().to_dataframe().reset_index()
+    cols = ["rank", "probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
+            "reliable"]
+    files = [("ranks.tsv", r[cols].to_csv(sep="\t", index=False, float_format="%.6g",
+                                          lineterminator="\n").encode())]
+    s = dt["signatures"]
+    files.append(("signatures.tsv", matrix_bytes(s["mean"].values,
+                                                 s["signature"].values)))
+    e = dt["exposures"]
+    cols = {"Samples": e["sample"].values}
+    for k in e["signature"].values:
+        for part, suffix in (("mean", ""), ("low", "_low"), ("high", "_high")):
+            cols[f"{k}{suffix}"] = e[part].sel(signature=k).values
+    files.append(("exposures.tsv", pd.DataFrame(cols).to_csv(
+        sep="\t", index=False, float_format="%.6g", lineterminator="\n").encode()))
+    if "assignment" in dt:
+        a = dt["assignment"].to_dataset().drop_vars("match_probability")
+        a = a.drop_dims("reference", errors="ignore").to_dataframe().reset_index()
+        files.append(("assignment.tsv", a.to_csv(sep="\t", index=False, float_format="%.6g",
+                                                 lineterminator="\n").encode()))
+    return files
+
+
+def write_outputs(dt, out_dir):
+    """Write the result's tables and ``report.html`` into ``out_dir``: every file, or none.
+
+    ``ranks.tsv``, ``signatures.tsv``, ``exposures.tsv``, ``assignment.tsv`` (with a
+    reference) and ``report.html``; a folder created here is removed again on failure.
+
+    Returns
+    -------
+    list of pathlib.Path
+    """
+    from pathlib import Path
+
+    from bnmfzoo._cli.safeio import write_files
+    from bnmfzoo.signatures.html import report_html
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output folder {out} exists and is not a folder")
+    files = _tables(dt) + [("report.html", report_html(dt).encode())]
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return write_files(out, files)
+    except BaseException:
+        if created:  # leave no empty folder behind
+            out.rmdir()
+        raise

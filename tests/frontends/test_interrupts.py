@@ -1,0 +1,157 @@
+"""Ctrl-C and SIGTERM stop a fit: ``KeyboardInterrupt`` in Python, one line and exit 130 / 143
+from the ``bnmfzoo`` command within 2 s, and never a result built from truncated chains."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bnmfzoo.inference._interrupt import SamplingInterrupted
+
+ROOT = Path(__file__).resolve().parents[2]
+MAIN = threading.current_thread() is threading.main_thread()
+needs_main = pytest.mark.skipif(not MAIN, reason="signal handlers need the main thread")
+
+
+def _kl_estimator(**kw):
+    from bnmfzoo import BayesianNMF
+
+    return BayesianNMF(n_components=2, beta_loss="kullback-leibler", draws=100_000, tune=10,
+                       chains=2, random_state=0, progressbar=False, **kw)
+
+
+@needs_main
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_signal_during_python_fit_raises_keyboard_interrupt(sig):
+    # the signal comes from inside sampling (draw 5 of chain 0); the fit must stop there,
+    # raise, restore the handlers and leave the estimator unfitted
+    signum = getattr(signal, sig)
+    before = signal.getsignal(signum)
+    seen = []
+
+    def callback(*, trace, draw):
+        seen.append(draw.chain)
+        if len(seen) == 5:
+            signal.raise_signal(signum)
+
+    X = np.random.default_rng(0).poisson(2.0, size=(8, 6))
+    est = _kl_estimator(method_kwargs={"callback": callback})
+    t = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt) as info:
+        est.fit(X)
+    assert time.perf_counter() - t < 60
+    assert isinstance(info.value, SamplingInterrupted) and info.value.signum == signum
+    assert len(seen) == 5 and set(seen) == {0}  # stopped after the draw: chain 1 never ran
+    assert signal.getsignal(signum) is before
+    assert not hasattr(est, "components_") and not hasattr(est, "posterior_")
+
+
+def test_keyboard_interrupt_in_a_callback_stops_every_chain():
+    # PyMC alone would catch it, run chain 1 and return one chain
+    from bnmfzoo.inference import sample
+    from bnmfzoo.models import poisson
+
+    X = np.random.default_rng(0).poisson(2.0, size=(8, 6))
+    seen = []
+
+    def callback(*, trace, draw):
+        seen.append(draw.chain)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sample(poisson(X, 2), draws=1000, tune=0, chains=2, random_seed=1,
+               progressbar=False, callback=callback)
+    assert seen == [0, 0, 0]
+
+
+def test_truncated_result_is_refused():
+    from xarray import DataTree
+
+    from bnmfzoo._base.results import build_datatree
+    from bnmfzoo.inference._interrupt import check_complete
+
+    dt = build_datatree({"A": np.ones((1, 7, 3, 2))})
+    assert isinstance(dt, DataTree)
+    check_complete(dt, draws=7, chains=1)
+    with pytest.raises(KeyboardInterrupt, match="7 of 8 draws in 1 of 1"):
+        check_complete(dt, draws=8, chains=1)
+    with pytest.raises(KeyboardInterrupt, match="1 of 2 chains"):
+        check_complete(dt, draws=7, chains=2)
+
+
+def _env():
+    env = dict(os.environ)
+    env.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache/bnmfzoo/numba"))
+    env.setdefault("PYTENSOR_FLAGS", f"base_compiledir={Path.home()}/.cache/bnmfzoo/pytensor")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("sig,code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_cli_stops_within_two_seconds_on_huge_counts(tmp_path, sig, code):
+    # 25 cells at 2**31 - 1: the negative-binomial fit that used to run for hours, deaf to
+    # signals. Send the signal once sampling started; exit within 2 s (+ 1 s for a loaded
+    # machine), one line on stderr, no output file.
+    rng = np.random.default_rng(0)
+    X = rng.poisson(3.0, size=(30, 20))
+    X.flat[rng.choice(600, 25, replace=False)] = 2**31 - 1
+    data, out = tmp_path / "x.npy", tmp_path / "fit.nc"
+    np.save(data, X)
+    cmd = [sys.executable, "-m", "bnmfzoo.cli", "fit", str(data), "--model",
+           "negative_binomial", "--rank", "2", "--out", str(out), "--draws", "100000"]
+    p = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:  # PyMC announces the sampling on stderr
+            line = p.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "GibbsPoisson" in line:
+                break
+        assert any("GibbsPoisson" in ln for ln in lines), lines
+        time.sleep(1.0)
+        t = time.perf_counter()
+        p.send_signal(getattr(signal, sig))
+        rest = p.stderr.read()
+        p.wait(timeout=30)
+        elapsed = time.perf_counter() - t
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == code
+    assert elapsed < 3.0, f"{elapsed:.2f} s to stop"
+    tail = [ln for ln in rest.splitlines() if ln.strip()]
+    assert len(tail) == 1 and "interrupted" in tail[0] and "Traceback" not in rest, rest
+    assert not out.exists()
+    assert [f.name for f in tmp_path.iterdir()] == ["x.npy"]  # no temporary file left
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("sig,code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_cli_signal_at_start_up_prints_one_line(tmp_path, sig, code):
+    # before the command's own handlers are set (while PyMC is imported)
+    data = tmp_path / "x.npy"
+    np.save(data, np.random.default_rng(0).poisson(2.0, size=(6, 5)))
+    cmd = [sys.executable, "-m", "bnmfzoo.cli", "fit", str(data), "--model", "poisson",
+           "--rank", "2", "--out", str(tmp_path / "fit.nc")]
+    p = subprocess.Popen(cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(0.6)
+    p.send_signal(getattr(signal, sig))
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == code, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "interrupted" in lines[0], err
+    assert not (tmp_path / "fit.nc").exists()

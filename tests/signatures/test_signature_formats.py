@@ -1,0 +1,100 @@
+"""SigProfiler / COSMIC files: reading, channel order, bad input (one line each), writing."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from _sigdata import catalog
+
+from bnmfzoo.signatures.formats import CHANNELS, read_catalog, read_signatures, write_matrix
+
+DATA = Path(os.environ.get("BNMFZOO_DATA", "/nonexistent")) / "counts"
+
+
+def _write(df, path):
+    df.to_csv(path, sep="\t", index=False)
+    return path
+
+
+def test_channels_are_sigprofilers_order():
+    assert len(CHANNELS) == 96 and CHANNELS[:3] == ("A[C>A]A", "A[C>A]C", "A[C>A]G")
+    assert CHANNELS[-1] == "T[T>G]T"
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="needs the data folder")
+def test_real_files_read_in_the_same_channel_order():
+    brca = DATA / "sbs96_21brca_cosmic"
+    X = read_catalog(brca / "Samples_SBS.txt")  # header "Mutation Types"
+    assert X.shape == (21, 96) and int(X.sum()) == 183_916
+    ref = read_signatures(brca / "COSMIC_v3.4_SBS_GRCh37.txt")  # header "Type", CRLF
+    assert ref.shape == (86, 96)
+    np.testing.assert_allclose(ref.sum("channel"), 1.0)
+    raw = pd.read_csv(brca / "Samples_SBS.txt", sep="\t")
+    assert list(raw.iloc[:, 0]) == list(CHANNELS)  # the file's order is ours
+
+
+def test_shuffled_channels_are_reordered_by_name(tmp_path):
+    df, _ = catalog()
+    ref = read_catalog(_write(df, tmp_path / "a.txt"))
+    shuffled = df.iloc[np.random.default_rng(1).permutation(96)]
+    got = read_catalog(_write(shuffled, tmp_path / "b.txt"))
+    assert list(got.col.values) == list(CHANNELS)
+    np.testing.assert_array_equal(got.values, ref.values)
+    assert got.dims == ("row", "col") and got.shape == (30, 96)
+
+
+def test_csv_and_dataframe_inputs(tmp_path):
+    df, _ = catalog()
+    a = read_catalog(df)
+    df.to_csv(tmp_path / "c.csv", index=False)
+    np.testing.assert_array_equal(read_catalog(tmp_path / "c.csv").values, a.values)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda df: df.iloc[:95], "found 95 rows, 1 channel\\(s\\) missing, e.g. 'T\\[T>G\\]T'"),
+    (lambda df: pd.concat([df, df.iloc[:1].assign(MutationType="A[C>Z]A")]),
+     "1 row\\(s\\) that are not SBS96 channels, e.g. 'A\\[C>Z\\]A'"),
+    (lambda df: pd.concat([df.iloc[:95], df.iloc[:1]]), "channel 'A\\[C>A\\]A' appears twice"),
+    (lambda df: df.assign(S3=0), "1 sample\\(s\\) with zero mutations, e.g. 'S3'"),
+    (lambda df: df.astype({"S2": float}).assign(S2=lambda d: d["S2"] + 0.5),
+     "counts must be integers; found '.*' at channel A\\[C>A\\]A, column S2"),
+    (lambda df: df.astype({"S1": object}).assign(S1=["x"] + [1] * 95),
+     "value 'x' at channel A\\[C>A\\]A, column S1 is not a number"),
+    (lambda df: df.assign(S0=-1), "counts must be non-negative"),
+])
+def test_bad_catalogues_one_clear_line(tmp_path, edit, message):
+    df, _ = catalog()
+    path = _write(edit(df), tmp_path / "bad.txt")
+    with pytest.raises(ValueError, match=message) as info:
+        read_catalog(path)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+
+
+def test_missing_file_and_not_a_table(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_catalog(tmp_path / "nope.txt")
+    (tmp_path / "one.txt").write_text("just one column\nA[C>A]A\n")
+    with pytest.raises(ValueError, match="no sample columns"):
+        read_catalog(tmp_path / "one.txt")
+
+
+def test_write_round_trip_in_sigprofiler_layout(tmp_path):
+    df, _ = catalog()
+    X = read_catalog(df)
+    path = write_matrix(X.isel(col=np.random.default_rng(2).permutation(96)), tmp_path / "o.txt")
+    text = path.read_text().splitlines()
+    assert text[0].split("\t")[:2] == ["MutationType", "S0"]
+    assert [ln.split("\t")[0] for ln in text[1:]] == list(CHANNELS)
+    assert "." not in text[1]  # counts are written as integers
+    np.testing.assert_array_equal(read_catalog(path).values, X.values)
+    assert [p.name for p in tmp_path.iterdir()] == ["o.txt"]  # no staging folder left
+
+
+def test_reference_rows_rescaled_and_zero_signature_refused(tmp_path):
+    ref = pd.DataFrame({"Type": list(CHANNELS), "A": 1.0, "B": np.arange(96.0)})
+    got = read_signatures(ref)
+    np.testing.assert_allclose(got.sum("channel"), 1.0)
+    with pytest.raises(ValueError, match="signature 'A' is all zeros"):
+        read_signatures(ref.assign(A=0.0))

@@ -1,0 +1,78 @@
+"""``bnmfzoo.inference.smc_mode_masses``: what it returns, and one clear error per bad input."""
+
+import numpy as np
+import pytest
+
+from bnmfzoo.inference import smc_mode_masses
+from bnmfzoo.inference.smc_masses import ais_schedule
+
+
+@pytest.fixture(scope="module")
+def poisson_out():
+    from bnmfzoo.models import poisson
+
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    return smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2, check_runs=8,
+                           check_refine=2, random_seed=0)
+
+
+def test_result_has_masses_members_interval_estimator_and_statement(poisson_out):
+    out = poisson_out
+    modes = out["modes"]
+    mass = np.array([m["mass"] for m in modes])
+    assert np.all(np.diff(mass) <= 1e-12) and abs(mass.sum() - 1.0) < 1e-9
+    for m in modes:
+        assert m["estimator"] == "smc" and m["check_estimator"] == "ais_prior"
+        assert m["low"] <= m["mass"] <= m["high"]
+        assert m["A"].shape == (m["n_members"], 6, 2) and m["W"].shape == (m["n_members"], 2, 5)
+        assert abs(m["member_weight"].sum() - m["mass"]) < 1e-9
+    assert abs(sum(m["mass_check"] for m in modes) - 1.0) < 1e-9 or not out["established"]
+    assert "unknown, not zero" in out["statement"]
+    assert isinstance(out["established"], bool) and np.isfinite(out["log_z"])
+
+
+def test_same_seed_same_masses(poisson_out):
+    from bnmfzoo.models import poisson
+
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    again = smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2, check_runs=8,
+                            check_refine=2, random_seed=0)
+    assert [m["mass"] for m in again["modes"]] == [m["mass"] for m in poisson_out["modes"]]
+
+
+def test_without_a_check_nothing_is_established():
+    from bnmfzoo.models import beta_dir
+
+    V = (np.random.default_rng(1).random((5, 4)) < 0.4).astype(int)
+    out = smc_mode_masses(beta_dir(V, 2), n_runs=2, n_particles=10, n_moves=1, check_runs=0,
+                          random_seed=0)
+    assert not out["established"] and "no check was run" in out["statement"]
+    assert "NOT established" in out["statement"]
+
+
+def test_ais_schedule_refines_the_smc_schedule():
+    s = ais_schedule([0.0, 0.1, 0.4, 1.0], 3)
+    assert s.size == 9 and s[-1] == 1.0 and np.all(np.diff(s) > 0)
+    assert np.allclose(s[2::3], [0.1, 0.4, 1.0])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_runs": 1}, "n_runs"), ({"n_particles": 1}, "n_particles"),
+    ({"check_runs": 1}, "check_runs"), ({"budget_s": -1}, "budget_s"),
+    ({"budget_s": 1e-4}, "budget_s = 0.0001 CPU s is too small"),
+])
+def test_bad_settings_raise_one_clear_error(kwargs, match):
+    from bnmfzoo.models import poisson
+
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    with pytest.raises(ValueError, match=match):
+        smc_mode_masses(poisson(X, 2), **kwargs)
+
+
+def test_unsupported_models_are_named():
+    from bnmfzoo.models import exponential_gaussian
+
+    with pytest.raises(TypeError, match="pymc.Model"):
+        smc_mode_masses(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="fixed rates"):
+        smc_mode_masses(exponential_gaussian(np.ones((4, 3)), 2, ard=True))

@@ -284,10 +284,11 @@ class GibbsNMF(GeneralNMFMixin, _GibbsFactorization):
     kind = "nmf"
     factor_roles = ("A", "W")
 
-    def __init__(self, vars=None, *, overrelax=OVERRELAX, rescale=True, **kwargs):
+    def __init__(self, vars=None, *, model=None, rng=None, overrelax=OVERRELAX, rescale=True,
+                 **kwargs):
         self.overrelax = check_overrelax(overrelax)
         self.rescale = bool(rescale)
-        super().__init__(vars, **kwargs)
+        super().__init__(vars, model=model, rng=rng, **kwargs)
 
     @classmethod
     def _roles_of(cls, found):

@@ -4,7 +4,7 @@ Reading delimited text (``.csv``, ``.tsv``, ``.txt``) goes through :func:`pandas
 every cell read as text, then these explicit rules (each can be overridden):
 
 * **separator**: tab for ``.tsv``; otherwise the most frequent of ``,``, tab and ``;`` on the
-  first non-blank line.
+  first non-blank line, or runs of blanks when that line has none of them (``numpy.savetxt``).
 * **header** and **row labels** (``header="auto"``, ``index_col="auto"``): decided from the
   kinds of the cells of line 1 and column 1, never silently: all text is names, all numbers is
   data, a minority of text among numbers is a typo refused with its line and column, and a
@@ -261,11 +261,14 @@ def read_long(path, *, header="auto", counts=False, shape=None, rank=None):
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
     duplicates = "sum" if counts else "refuse"
-    if suffix == ".h5ad" or path.is_dir():  # AnnData or a 10x matrix.mtx folder
-        from bnmfzoo.datasets.singlecell import read_10x_mtx, read_h5ad
+    if suffix == ".h5ad" or path.is_dir() or _matrix_file(path):  # AnnData, 10x, Zarr, HDF5
+        from bnmfzoo.datasets.matrixfiles import open_matrix
 
-        c = (read_h5ad if suffix == ".h5ad" else read_10x_mtx)(path, counts=counts)
-        e = long_format(c.X, row_labels=c.row_labels, col_labels=c.col_labels)
+        m = open_matrix(path)
+        X = m.read(counts=counts)
+        rows = np.arange(X.shape[0]) if m.row_labels is None else m.row_labels
+        cols = np.arange(X.shape[1]) if m.col_labels is None else m.col_labels
+        e = long_format(X, row_labels=rows, col_labels=cols)
         return e, ReadInfo(str(path), e.shape, e.shape[0] * e.shape[1] - e.n_observed,
                            observed=e.n_observed, unlisted_zero=counts)
     if suffix == ".npz":
@@ -417,6 +420,20 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     )
 
     out = check_output_path(out)
+    if method == "blocked_gibbs":  # files read block by block (bnmfzoo._cli.blocked)
+        from bnmfzoo._cli.blocked import fit_blocked_file
+
+        if long or shape is not None:
+            raise ValueError("--method blocked_gibbs reads matrix files (.h5ad, Zarr, HDF5, "
+                             "10x folders, .npz, .npy, text matrices), not --long / --shape")
+        return fit_blocked_file(
+            data, model=model, rank=rank, out=out, draws=sample_kwargs.get("draws", 500),
+            tune=sample_kwargs.get("tune", 200), random_seed=random_seed, scheduler=scheduler,
+            block_rows=sample_kwargs.get("block_rows"), transpose=transpose, thin=thin,
+            keep_all=keep_all, verbose=verbose, model_kwargs=model_kwargs,
+            read_other=lambda p: read_matrix(p, header=header, index_col=index_col))
+    if "block_rows" in sample_kwargs:
+        raise ValueError("--block-rows applies to --method blocked_gibbs")
     method = check_method(model, method)
     if scheduler is not None and METHODS[method][1] not in ("step", "nuts") \
             and method != "particles":
@@ -440,7 +457,8 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
     from bnmfzoo._estimator_counts import COUNT_MODELS
 
     counts = model in COUNT_MODELS
-    if long or Path(data).suffix.lower() in (".npz", ".h5ad") or Path(data).is_dir():
+    if long or Path(data).suffix.lower() in (".npz", ".h5ad") or Path(data).is_dir() \
+            or _matrix_file(data):
         from bnmfzoo._estimator_counts import long_counts, relabel
         from bnmfzoo._registry import sparse_input_for
 
@@ -530,6 +548,13 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
               + (f"; {dt.attrs['active_components']}" if "active_components" in dt.attrs
                  else "") + ")")
     return path
+
+
+def _matrix_file(path):
+    """An HDF5 / Zarr matrix file (not netCDF) that :mod:`bnmfzoo.datasets.matrixfiles` reads."""
+    from bnmfzoo.datasets.matrixfiles import is_matrix_file
+
+    return Path(path).suffix.lower() in (".zarr", ".hdf5", ".h5") and is_matrix_file(path)
 
 
 def _transposed_entries(e):

@@ -63,6 +63,7 @@ def _cmd_fit(args):
         model_kwargs=_model_kwargs(args), scheduler=args.scheduler, long=args.long,
         thin=args.thin, keep_all=args.keep_all, log_likelihood=args.log_likelihood,
         shape=args.shape, transpose=args.transpose,
+        **({"block_rows": args.block_rows} if args.block_rows is not None else {}),
     )
     return 0
 
@@ -71,6 +72,8 @@ def _precheck_fit(args):
     """Size the data file from its headers before anything heavy (PyMC) is imported."""
     from bnmfzoo._cli.declared import check_data_size
 
+    if args.method == "blocked_gibbs":  # read block by block: never loaded whole
+        return
     check_data_size(args.data, rank=args.rank or args.truncation)
 
 
@@ -266,7 +269,8 @@ def build_parser():
     )
     p.add_argument("data", help="D x N matrix (.csv, .tsv, .txt, .npy, .nc; NaN, NA or empty "
                                 "cells are missing), or sparse data (.npz, or --long; single-cell "
-                                "counts: .h5ad or a 10x matrix.mtx folder)")
+                                "counts: .h5ad or a 10x matrix.mtx folder; chunked matrices: "
+                                ".zarr, .hdf5, or .h5 holding X or matrix)")
     p.add_argument("--model", default="exponential_gaussian", choices=list(MODELS),
                    metavar="MODEL", help="one of: " + ", ".join(MODELS)
                    + " (default: %(default)s)")
@@ -305,6 +309,12 @@ def build_parser():
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Dask scheduler address (e.g. tcp://10.0.0.5:8786): run each MCMC "
                         "chain (or the particles) as a task there; same result as serial")
+    p.add_argument("--block-rows", type=_int_at_least(1), default=None,
+                   help="--method blocked_gibbs (models poisson, exponential_gaussian; one "
+                        "chain): rows per block (columns when the matrix is wider than tall; "
+                        "default about 4 M stored entries per block). That method reads "
+                        ".h5ad, Zarr, HDF5 and 10x folders block by block, on the "
+                        "--scheduler's workers when given")
     g = p.add_argument_group("data layout (delimited text)")
     g.add_argument("--long", action="store_true",
                    help="the file lists observed entries as row,col,value lines (sparse data; "

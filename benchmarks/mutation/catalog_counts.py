@@ -31,6 +31,8 @@ _CRT = "bnmfzoo/inference/kernels/crt.py"
 _TE = "tests/counts/test_counts_exact.py::"
 _TIN = "tests/frontends/test_interrupts.py::"
 _TXC = "tests/counts/test_exact_conditionals_counts.py::"
+_MARG = "bnmfzoo/inference/counts/gibbs/_marginal.py"
+_TM = "tests/counts/test_counts_marginal.py::"
 
 MUTATIONS = [
     Mutation(
@@ -193,8 +195,8 @@ MUTATIONS = [
         tests=(f"{_TPW}::test_power_sweep_keeps_the_power_posterior",),
         why="power posterior: the latent t's exposure misses the cell's offset o_dn"),
     Mutation(
-        id="counts-nbvb-tables-are-counts", path=_NBVB,
-        old="we = alpha * offsets_nz[e] * _psi_diff(counts[e], alpha * M[e])",
+        id="counts-nbvb-tables-are-counts", path="bnmfzoo/inference/kernels/countvb.py",
+        old="we = alpha * offsets_nz[e] * psi_diff(counts[e], alpha * M[e])",
         new="we = counts[e] / M[e] * offsets_nz[e]",
         tests=(f"{_TNV}::test_nb_fixed_point_is_stationary",),
         why="NB VB: the expected CRT tables replaced by the expected split counts (the "
@@ -343,8 +345,8 @@ MUTATIONS = [
         why="large counts: CRT of a component's customers with the cell's total NB shape"),
     Mutation(
         id="sweeps-chunks-reseed", path=_COMP,
-        old="                              np_seed if done == 0 else -1)\n",
-        new="                              np_seed)\n",
+        old="                              np_seed if done == 0 else -1, bool(marginal),",
+        new="                              np_seed, bool(marginal),",
         tests=(_TE + "test_compiled_poisson_sweeps_do_not_depend_on_the_chunking",),
         why="the compiled sweeps reseed numba's generator at every chunk: the same Gamma "
             "draws repeat and the chain depends on the chunk size"),
@@ -417,4 +419,41 @@ MUTATIONS = [
         tests=(_TXC + "test_tempered_rounding_bits_of_every_cell_are_exact[negative_binomial]",),
         why="tempered NB: the rounding bit's ratio P(n + 1) / P(n) with the mean mu where the "
             "NB shape r = alpha mu belongs"),
+    Mutation(
+        id="counts-marginal-drops-proposal-ratio", path=_MARG,
+        old="log_ratio = f1 - f0 + _logq(u0, mode, L, nu, r) - _logq(u1, mode, L, nu, r)",
+        new="log_ratio = f1 - f0",
+        tests=(_TM + "test_marginal_move_keeps_the_prior",),
+        why="marginal move: the independence proposal's density ratio left out (a Metropolis "
+            "rule for a symmetric proposal)"),
+    Mutation(
+        id="counts-marginal-target-misses-jacobian", path=_MARG,
+        old="        out += a[k] * u[k] - c[k] * math.exp(u[k])\n",
+        new="        out += (a[k] - 1.0) * u[k] - c[k] * math.exp(u[k])\n",
+        tests=(_TM + "test_marginal_move_keeps_the_prior",),
+        why="marginal move: the target of u = log F misses the Jacobian e^u of the log"),
+    Mutation(
+        id="counts-marginal-rate-misses-exposure", path=_MARG,
+        old="            c[k] = E[m, k] + b[m, k]\n",
+        new="            c[k] = b[m, k]\n",
+        tests=(_TM + "test_marginal_move_keeps_the_prior",
+               _TM + "test_sbc_compiled_sweeps_with_marginal_moves[poisson]"),
+        why="marginal move: the row's rate misses the exposure sum_j o_mj G_jk (the zero "
+            "cells' likelihood)"),
+    Mutation(
+        id="counts-marginal-W-move-stale-exposure", path=_COMP,
+        old="                exposure_into(A, c, s, mcols, mrows, separable, ecols, erows, eoffs, "
+            "EWt)\n                code, _acc = marginal_rows_into(tindptr",
+        new="                code, _acc = marginal_rows_into(tindptr",
+        tests=(_TM + "test_sbc_compiled_sweeps_with_marginal_moves[poisson]",
+               _TM + "test_sbc_compiled_sweeps_with_marginal_moves[poisson-missing-offsets]"),
+        why="compiled sweep: the marginal move of W uses the exposures of the A before its own "
+            "marginal move"),
+    Mutation(
+        id="counts-loglik-product-not-renormalized", path=_DATA,
+        old="            if not (p > 1e-150 and p < 1e150):\n",
+        new="            if not (p > 0.0 and p < np.inf):\n",
+        tests=(_TM + "test_loglik_product_form_matches_scipy",),
+        why="log-likelihood: the running product of the means of counts of 1 renormalized "
+            "only once it has under- or overflowed"),
 ]

@@ -65,7 +65,9 @@ MUTATIONS = [
         id="prior-student-tau-ignores-lambda", path=_WC,
         old="sq = resid * resid if lam is None else lam * resid * resid",
         new="sq = resid * resid",
-        tests=(f"{_SBC}[student]",),
+        tests=("tests/gaussian/test_exact_conditionals_gaussian.py::"
+               "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",
+               f"{_SBC}[student]"),
         why="stale sufficient statistic: the Student-t scale's Gamma rate sums r^2 instead of "
             "lambda r^2"),
     Mutation(
@@ -98,4 +100,32 @@ MUTATIONS = [
                "test_weighted_sweep_every_entry_follows_its_conditional[col_tau_student]",),
         why="conditional missing a term: the weighted sweep's per-entry conditional precision "
             "without the prior's quadratic term (a HalfNormal factor)"),
+    # the collapsed Metropolis-Hastings update of Student-t precisions
+    # (tests/gaussian/test_student_collapsed.py)
+    Mutation(
+        id="prior-student-collapsed-proposal-ratio-flipped", path=_WC,
+        old="(np.log1p(z * z / df) - np.log1p(z_old * z_old / df))",
+        new="(np.log1p(z_old * z_old / df) - np.log1p(z * z / df))",
+        tests=("tests/gaussian/test_student_collapsed.py::test_collapsed_precision_keeps_the_conditional",),
+        why="wrong acceptance ratio: the independence proposal's density ratio inverted"),
+    Mutation(
+        id="prior-student-collapsed-always-accepts", path=_WC,
+        old="if np.log(rng.random()) < log_ratio:",
+        new="if np.log(rng.random()) < np.inf:",
+        tests=("tests/gaussian/test_student_collapsed.py::test_collapsed_precision_keeps_the_conditional",),
+        why="missing accept/reject: the Laplace proposal taken as an exact draw"),
+    Mutation(
+        id="prior-student-collapsed-exponent-nu", path=_WC,
+        old="- 0.5 * (nu + 1.0) * acc",
+        new="- 0.5 * nu * acc",
+        tests=("tests/gaussian/test_student_collapsed.py::test_collapsed_precision_keeps_the_conditional",),
+        why="conditional with a wrong term: the marginal Student-t likelihood's exponent "
+            "(nu + 1) / 2 taken as nu / 2"),
+    Mutation(
+        id="prior-student-collapsed-jacobian-dropped", path=_WC,
+        old="        a = alpha[g] + 0.5 * n\n",
+        new="        a = alpha[g] + 0.5 * n - 1.0\n",
+        tests=("tests/gaussian/test_student_collapsed.py::test_collapsed_precision_keeps_the_conditional",),
+        why="missing Jacobian: the target in log tau without the factor tau of the change of "
+            "variables"),
 ]

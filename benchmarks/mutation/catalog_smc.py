@@ -1,13 +1,21 @@
 """Mutations of the adaptive-tempering SMC (``bnmfzoo/inference/tempering/smc.py``): the
 incremental weights, the log normalizing constant, the log-likelihoods after a move, and the
-waste-free population. Each is caught by a fast test against exact answers (a bimodal toy with
-local moves, whose log Z and mode masses are known in closed form)."""
+waste-free population; and of the per-mode bridge sampling (``bnmfzoo/inference/bridge.py``,
+``bnmfzoo/inference/mode_bridge.py``): the bridge iteration, the Jacobians of the families'
+unconstrained parametrisations, the alignment of label-switched copies, draws from a stale
+state. Each is caught by a fast test against exact answers (a bimodal toy with local moves,
+whose log Z and mode masses are known in closed form; tiny models whose evidence is known by
+quadrature or enumeration; two label-switched copies of known mass)."""
 
 from benchmarks.mutation._harness import Mutation
 
 _SMC = "bnmfzoo/inference/tempering/smc.py"
 _T = "tests/tempering/test_smc.py::"
 _EXACT = _T + "test_log_z_and_mode_mass_of_a_bimodal_target_are_exact"
+_BR = "bnmfzoo/inference/bridge.py"
+_MB = "bnmfzoo/inference/mode_bridge.py"
+_TB = "tests/tempering/test_bridge.py::"
+_GAMMA = _TB + "test_bridge_log_z_of_a_product_of_log_gammas_is_exact"
 
 MUTATIONS = [
     Mutation(
@@ -37,4 +45,51 @@ MUTATIONS = [
         new="                family.sweep(s, beta, rng)\n            out.append(family.copy(a))",
         tests=(_T + "test_waste_free_smc_is_exact_too",),
         why="waste-free chains that never move: the population is copies of the ancestors"),
+    Mutation(
+        id="bridge-proposal-count-confused", path=_BR,
+        old="num = logsumexp(a2 - np.logaddexp(ls1 + a2, ls2 + log_r)) - math.log(n2)",
+        new="num = logsumexp(a2 - np.logaddexp(ls1 + a2, ls2 + log_r)) - math.log(n1)",
+        tests=(_GAMMA,),
+        why="wrong bridge iteration: the proposal's average divided by N1 instead of N2, so "
+            "log Z is off by log(N2 / N1) whenever the two counts differ"),
+    Mutation(
+        id="bridge-function-differs-between-terms", path=_BR,
+        old="num = logsumexp(a2 - np.logaddexp(ls1 + a2, ls2 + log_r))",
+        new="num = logsumexp(a2 - np.logaddexp(ls2 + a2, ls2 + log_r))",
+        tests=(_GAMMA, _TB + "test_bridge_iteration_reaches_the_fixed_point"),
+        why="wrong bridge iteration: the proposal's term uses another bridge function (s2 for "
+            "s1) than the target's, so the identity E_q[p a] / E_p[q a] = Z no longer holds"),
+    Mutation(
+        id="bridge-gaussian-jacobian-dropped", path=_MB,
+        old="h.lambda_A * A.sum((1, 2)) + lA.sum((1, 2))",
+        new="h.lambda_A * A.sum((1, 2))",
+        tests=(_TB + "test_gaussian_bridge_log_z_matches_quadrature",),
+        why="the log transform's Jacobian of A missing from the Gaussian log joint: the "
+            "bridge integrates another density"),
+    Mutation(
+        id="bridge-count-jacobian-dropped", path=_MB,
+        old="gammaln(a) + a * lx - b * np.exp(lx))",
+        new="gammaln(a) + (a - 1) * lx - b * np.exp(lx))",
+        tests=(_TB + "test_poisson_bridge_log_z_matches_quadrature",),
+        why="the Gamma prior's density in log coordinates without the Jacobian"),
+    Mutation(
+        id="bridge-beta-dir-jacobian-dropped", path=_MB,
+        old="np.sum(a * lW + b * l1W, axis=(1, 2))",
+        new="np.sum((a - 1) * lW + (b - 1) * l1W, axis=(1, 2))",
+        tests=(_TB + "test_beta_dir_bridge_log_z_matches_enumeration",),
+        why="the logit's Jacobian w (1 - w) missing from the Beta-Dir log joint"),
+    Mutation(
+        id="bridge-draws-not-aligned", path=_MB,
+        old="                    perm = perm[0, 0]\n",
+        new="                    perm = np.arange(param.rank)\n",
+        tests=(_TB + "test_label_switching_copies_are_aligned_and_counted",),
+        why="label-switched draws not permuted to the mode's representative: the proposal "
+            "straddles several copies"),
+    Mutation(
+        id="bridge-stale-state", path=_MB,
+        old="                thetas.append(param.theta(s, perm, rng))",
+        new="                thetas.append(param.theta(starts[k][0], perm, rng))",
+        tests=(_TB + "test_per_mode_bridge_masses_of_a_bimodal_target_are_exact",),
+        why="draws read from the chain's start instead of its current state (a stale state "
+            "after the moves)"),
 ]

@@ -24,6 +24,11 @@ K_true + span`` (uniform prior over them). Then:
   (signature, reference) probability is scored against "this reference signature is the
   paired true one". Binned as above.
 
+A design name ending in ``_nb`` (``flat_nb``) is that design with negative binomial counts
+(``overdispersion=20``). Ranks the variational screen leaves out, or whose estimate is
+unreliable, have no probability: they are in no credible set and out of the reliability
+table, and the number of cohorts whose true K got no probability is printed.
+
 Results go to ``benchmarks/results/signatures_calibration.json``. The cost is that of
 ``rank_posterior`` (two Chib runs per rank) times cohorts times ranks: ``--quick`` (5 cohorts of
 40 genomes, ranks K +- 1) is a smoke run, not a calibration.
@@ -44,8 +49,11 @@ BINS = (0.0, 0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 1.0001)
 
 
 def credible_set(ranks, probs, level):
-    order = np.argsort(-np.asarray(probs), kind="stable")
-    cum = np.cumsum(np.asarray(probs)[order])
+    """Most probable ranks first until ``level``; ranks without a probability (not evaluated
+    or unreliable, NaN) are in no set."""
+    probs = np.nan_to_num(np.asarray(probs, float), nan=0.0)
+    order = np.argsort(-probs, kind="stable")
+    cum = np.cumsum(probs[order])
     n = int(np.searchsorted(cum, level - 1e-12) + 1)
     return [int(ranks[i]) for i in order[:n]]
 
@@ -69,15 +77,21 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference):
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
     from bnmfzoo.signatures.evidence import rank_posterior
 
-    c = signature_cohort(design, n_genomes=genomes, burden_median=burden, random_seed=seed)
+    base, nb = (design[:-3], 20.0) if design.endswith("_nb") else (design, None)
+    c = signature_cohort(base, n_genomes=genomes, burden_median=burden, overdispersion=nb,
+                         random_seed=seed)
     K = c.rank
     ranks = list(range(max(1, K - span), K + span + 1))
     t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed)
+        table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed,
+                               block_burn=20, block_keep=150)
     out = dict(seed=seed, K_true=K, ranks=ranks,
                probability=[float(v) for v in table["probability"]],
+               evaluated=[bool(v) for v in table["evaluated"]],
+               log_evidence=[float(v) for v in table["log_evidence"]],
+               se=[float(v) for v in table["se"]],
                low=[float(v) for v in table["low"]], high=[float(v) for v in table["high"]],
                note=table.attrs["note"], cpu=time.process_time() - t0, assignment=[])
     T_draws, V_draws = table.attrs["draws"]
@@ -107,7 +121,7 @@ def main(argv=None):
     p.add_argument("--genomes", type=int, default=100)
     p.add_argument("--burden", type=float, default=2000.0)
     p.add_argument("--span", type=int, default=2)
-    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--runs", type=int, default=1)
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
     a = p.parse_args(argv)
     if a.quick:
@@ -122,7 +136,9 @@ def main(argv=None):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
                            n_runs=a.runs, reference=ref)
             cohorts.append(r)
-            top = r["ranks"][int(np.argmax(r["probability"]))]
+            probs = np.asarray(r["probability"], float)
+            top = (r["ranks"][int(np.nanargmax(probs))] if np.isfinite(probs).any()
+                   else "none reliable")
             print(f"{design} seed {seed}: K true {r['K_true']}, most probable {top}, "
                   f"P(K true) = {r['probability'][r['ranks'].index(r['K_true'])]:.3f}, "
                   f"CPU {r['cpu']:.0f} s", flush=True)
@@ -137,8 +153,13 @@ def main(argv=None):
             se = float(np.sqrt(max(q * (1 - q), 1e-12) / n))
             cover[lev] = dict(coverage=q, se=se, size=float(np.mean([len(s) for s in sets])))
             print(f"| {lev} | {q:.2f} | {se:.2f} | {cover[lev]['size']:.2f} |")
-        p_all = [pr for r in cohorts for pr in r["probability"]]
-        hit = [int(k == r["K_true"]) for r in cohorts for k in r["ranks"]]
+        # reliability over the ranks that got a probability; how often the truth got none
+        p_all = [pr for r in cohorts for pr in r["probability"] if np.isfinite(pr)]
+        hit = [int(k == r["K_true"]) for r in cohorts
+               for k, pr in zip(r["ranks"], r["probability"]) if np.isfinite(pr)]
+        missed = sum(not np.isfinite(r["probability"][r["ranks"].index(r["K_true"])])
+                     for r in cohorts)
+        print(f"\ntrue K without a probability (not evaluated or unreliable): {missed} of {n}")
         rel = reliability(p_all, hit)
         print("\nreliability of P(K): | bin | n | mean p | frequency (se) |")
         for row in rel:
@@ -153,7 +174,8 @@ def main(argv=None):
                   f"({row['se']:.3f}) |")
         results[design] = dict(cohorts=[{k: v for k, v in r.items() if k != "assignment"}
                                         for r in cohorts],
-                               coverage=cover, reliability=rel, assignment_reliability=rel_a)
+                               coverage=cover, reliability=rel, assignment_reliability=rel_a,
+                               true_rank_without_probability=int(missed))
         RESULTS.mkdir(parents=True, exist_ok=True)
         with open(a.out, "w") as fh:
             json.dump(dict(args=vars(a), results=results), fh, indent=1)

@@ -44,13 +44,15 @@ def _load(name):
     return X, rank
 
 
-def _quantities(A, W):
+def quantities(A, W):
     """The read quantities: (chain, draw, ...) arrays of A, W, signatures, exposures."""
     s = W.sum(axis=-1, keepdims=True)  # (c, d, K, 1)
     return {"A": A, "W": W, "signatures": W / s, "exposures": A * np.swapaxes(s, -1, -2)}
 
 
-def _ess_table(A, W, seconds):
+def ess_table(A, W, seconds, cells=None):
+    """Per quantity: (min ESS/s, median ESS/s, max R-hat, min ESS) after ``align``; with
+    ``cells = (rows, cols)`` also those cells of ``A @ W``."""
     import arviz as az
     import xarray as xr
 
@@ -60,7 +62,11 @@ def _ess_table(A, W, seconds):
         "A": (("chain", "draw", "row", "factor"), A),
         "W": (("chain", "draw", "factor", "col"), W)})})
     al = bz.diagnostics.align(dt, warn=False)["posterior"]
-    q = _quantities(al["A"].values, al["W"].values)
+    Aa, Wa = al["A"].values, al["W"].values
+    q = quantities(Aa, Wa)
+    if cells is not None:
+        i, j = cells
+        q["A@W"] = np.einsum("cdik,cdki->cdi", Aa[:, :, i, :], Wa[:, :, :, j])
     out = {}
     for name, arr in q.items():
         dims = ("chain", "draw") + tuple(f"d{i}" for i in range(arr.ndim - 2))
@@ -72,7 +78,7 @@ def _ess_table(A, W, seconds):
     return out
 
 
-def _arrays(posterior):
+def arrays(posterior):
     return np.asarray(posterior["A"].values), np.asarray(posterior["W"].values)
 
 
@@ -89,14 +95,14 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie):
         t = time.process_time()
         dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
                        progressbar=False, compute_convergence_checks=False)
-        runs["ours"] = (_arrays(dt["posterior"]), time.process_time() - t,
+        runs["ours"] = (arrays(dt["posterior"]), time.process_time() - t,
                         f"{draws}+{tune} x 2")
         t = time.process_time()
         with pymc_default_steps():
             dt = pm.sample(draws=nuts_draws, tune=nuts_draws, chains=2, cores=1,
                            nuts_sampler="pymc", random_seed=seed, progressbar=False,
                            compute_convergence_checks=False)
-        runs["NUTS"] = (_arrays(dt["posterior"]), time.process_time() - t,
+        runs["NUTS"] = (arrays(dt["posterior"]), time.process_time() - t,
                         f"{nuts_draws}+{nuts_draws} x 2")
     if use_nutpie:
         import nutpie
@@ -108,10 +114,10 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie):
         tr = nutpie.sample(compiled, draws=nuts_draws, tune=nuts_draws, chains=2, cores=1,
                            seed=seed, progress_bar=False)
         post = tr.posterior if hasattr(tr, "posterior") else tr["posterior"]
-        runs[f"nutpie {nutpie.__version__}"] = (_arrays(post), time.process_time() - t,
+        runs[f"nutpie {nutpie.__version__}"] = (arrays(post), time.process_time() - t,
                                                 f"{nuts_draws}+{nuts_draws} x 2")
         print(f"nutpie compile: {compile_s:.1f} CPU s (not counted)")
-    tables = {k: _ess_table(*arr, sec) for k, (arr, sec, _) in runs.items()}
+    tables = {k: ess_table(*arr, sec) for k, (arr, sec, _) in runs.items()}
     print(f"\n{name}, rank {rank}, {X.shape[0]} x {X.shape[1]}: ESS per CPU second of the "
           "aligned quantities (min over entries / median)")
     for k, (_, sec, length) in runs.items():

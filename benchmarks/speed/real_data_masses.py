@@ -1,21 +1,26 @@
-"""Posterior masses of the modes of any matrix: tempered SMC, checked by AIS from the prior.
+"""Posterior masses of the modes of any matrix: tempered SMC, checked by per-mode bridge sampling.
 
 Run with::
 
     nice -n 10 python -m benchmarks.speed.real_data_masses --data FILE --rank K \\
         [--model poisson|negative_binomial|exponential_gaussian|beta_dir] [--budget 900] \\
-        [--runs 4] [--particles N] [--moves M] [--check-runs C] [--seed 0]
+        [--runs 4] [--particles N] [--moves M] [--check bridge|ais] [--bridge-draws 500] \\
+        [--prior-chains 8] [--check-runs C] [--seed 0]
 
 ``FILE`` is any matrix file ``bnmfzoo fit`` reads (CSV/TSV with or without header and row
 labels, ``.txt`` with whitespace, ``.npy``, netCDF), through the command line's own reader
-(:func:`bnmfzoo._fitcli.read_matrix`). Without ``--model`` the family follows the data: 0/1
+(:func:`bnmfzoo._fitcli.read_matrix`; a whitespace-separated ``.txt`` it refuses, such as R's
+``write.table`` layout whose header lacks the row-label column, is split on blanks here,
+:func:`_read`). Without ``--model`` the family follows the data: 0/1
 entries -> ``beta_dir``, non-negative integers -> ``poisson``, otherwise
 ``exponential_gaussian``. Both estimators run through
 :func:`bnmfzoo.inference.smc_mode_masses` (SMC: ``--runs`` independent adaptive-tempering runs
-of ``--particles`` particles; check: ``--check-runs`` AIS runs from the prior of the same cost
-per SMC step cut into up to 50 steps). Without ``--particles`` a pilot sweep sets the
-particles and the check's steps so that both are expected to use about 80 % of ``--budget``
-CPU seconds.
+of ``--particles`` particles; check, by default: per-mode bridge sampling from 4 plain chains
+of ``--bridge-draws`` draws per mode, and ``--prior-chains`` plain chains from the prior looking
+for modes the particles missed; ``--check ais``: ``--check-runs`` AIS runs from the prior on
+the SMC's schedule cut into up to 50 steps). Without ``--particles`` a pilot sweep sets the
+particles (and the AIS steps) so that all is expected to use about 80 % of ``--budget`` CPU
+seconds.
 
 Prints a few human lines, then as its **last line one JSON object**::
 
@@ -25,7 +30,7 @@ Prints a few human lines, then as its **last line one JSON object**::
 Bad input (a rank the data do not allow, an all-missing row or column, a budget too small)
 prints one line ``error: ...`` and the JSON ``{"modes": [], "cpu_s": t, "established": false,
 "error": "..."}``: no mass is printed as if it were one. Results in
-``docs/results/modes_and_masses.md`` (section "Masses by SMC on real data").
+``docs/results/modes_and_masses.md`` (sections 3.10 and 3.11).
 """
 
 import argparse
@@ -41,6 +46,57 @@ import benchmarks._common  # noqa: F401  (one BLAS thread, BNMFZOO_DATA)
 MODELS = ("poisson", "negative_binomial", "exponential_gaussian", "beta_dir")
 #: tempering steps of one run per square root of the dimension (cess 0.9; 6.6 on CCLE rank 3)
 STEPS_PER_ROOT_DIM = 7.0
+
+
+def _num(x):
+    """A JSON number, or null when not finite (strict JSON has no NaN)."""
+    return float(x) if math.isfinite(x) else None
+
+
+def _read(path):
+    """The matrix ``bnmfzoo fit`` reads from ``path``; a whitespace-separated text file the
+    command line's reader refuses (a header one field short, as R's ``write.table`` writes it)
+    is split on runs of blanks,
+    with an optional header row and row-label column (non-numeric) dropped."""
+    from pathlib import Path
+
+    from bnmfzoo._fitcli import read_matrix
+
+    try:
+        return np.asarray(read_matrix(path).values, float)
+    except ValueError:
+        p = Path(path)
+        first = next((ln for ln in p.read_text(encoding="utf-8-sig").splitlines()
+                      if ln.strip()), "")
+        if p.suffix.lower() not in (".txt", ".dat", ".tsv", "") or any(c in first for c in
+                                                                    ",;\t"):
+            raise
+    rows = [ln.split() for ln in p.read_text(encoding="utf-8-sig").splitlines() if ln.strip()]
+
+    def num(c):
+        c = c.strip().lower()
+        if c in ("na", "nan", "n/a", "null", "none", "-nan"):
+            return math.nan
+        return float(c)
+
+    def numeric(cells):
+        try:
+            [num(c) for c in cells]
+        except ValueError:
+            return False
+        return True
+
+    if rows and not numeric(rows[0]) and len(rows) > 1:
+        rows = rows[1:]  # header row (it may lack the row-label column's name)
+    if rows and not all(numeric(r[:1]) for r in rows):
+        rows = [r[1:] for r in rows]
+    width = {len(r) for r in rows}
+    if len(width) != 1:
+        raise ValueError(f"{path}: rows of different lengths ({sorted(width)} fields)")
+    try:
+        return np.array([[num(c) for c in r] for r in rows], float)
+    except ValueError as err:
+        raise ValueError(f"{path}: not a numeric matrix ({err})") from None
 
 
 def _guess_model(X):
@@ -79,12 +135,13 @@ def _build(X, rank, model):
     return exponential_gaussian(X, rank)
 
 
-def _pilot(model, budget, runs, moves, check_runs):
+def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
     """``(particles, check_refine, sweep seconds)`` filling about 80 % of ``budget``.
 
     The tempering steps of a run are expected at ``STEPS_PER_ROOT_DIM * sqrt(dimension)``
     (the log-likelihood's sd grows like the root of the dimension; measured 261 steps on CCLE
-    rank 3, dimension 1585). The AIS check gets 40 % of the budget, the SMC the rest.
+    rank 3, dimension 1585). The AIS check gets 40 % of the budget, the SMC the rest; the
+    bridge check (a few thousand sweeps per mode) 10 %.
     """
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -101,8 +158,9 @@ def _pilot(model, budget, runs, moves, check_runs):
     per_sweep = (time.process_time() - t0) / n
     steps = STEPS_PER_ROOT_DIM * math.sqrt(fam.tempered.dimension)
     sweeps = 0.8 * budget / (steps * per_sweep)  # sweeps per tempering step in the budget
-    refine = int(min(50, 0.4 * sweeps / max(check_runs, 1)))
-    particles = int(0.6 * sweeps / (runs * moves))
+    share = 0.4 if check == "ais" else 0.1
+    refine = int(min(50, share * sweeps / max(check_runs, 1)))
+    particles = int((1.0 - share) * sweeps / (runs * moves))
     return particles, refine, per_sweep
 
 
@@ -117,32 +175,42 @@ def main(argv=None):
     p.add_argument("--moves", type=int, default=5)
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--check-runs", type=int)
+    p.add_argument("--check", choices=("bridge", "ais"), default="bridge")
+    p.add_argument("--bridge-draws", type=int, default=500,
+                   help="kept draws per bridge chain (4 chains per mode)")
+    p.add_argument("--prior-chains", type=int, default=8)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     t0 = time.process_time()
     try:
-        from bnmfzoo._fitcli import read_matrix
         from bnmfzoo.inference.smc_masses import smc_mode_masses
 
-        X = np.asarray(read_matrix(a.data).values, float)
+        X = _read(a.data)
         _check_data(X, a.rank)
         model_name = a.model or _guess_model(X)
         model = _build(X, a.rank, model_name)
         check_runs = a.check_runs if a.check_runs is not None else 32
         particles, refine, per_sweep = a.particles, 50, math.nan
         if particles is None:
-            particles, refine, per_sweep = _pilot(model, a.budget, a.runs, a.moves, check_runs)
-            if particles < 20 or refine < 5:
+            particles, refine, per_sweep = _pilot(model, a.budget, a.runs, a.moves, check_runs,
+                                                  a.check)
+            if particles < 20 or (a.check == "ais" and refine < 5):
+                ais = (f" and the check {refine} AIS steps per SMC step (at least 5)"
+                       if a.check == "ais" else "")
                 raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: "
                                  f"one sweep takes {per_sweep * 1e3:.2f} ms, so {a.runs} runs "
-                                 f"would get {particles} particles each (at least 20 needed) "
-                                 f"and the check {refine} AIS steps per SMC step (at least 5)")
+                                 f"would get {particles} particles each (at least 20 needed)"
+                                 + ais)
         print(f"{a.data}: {X.shape[0]} x {X.shape[1]}, {model_name}, rank {a.rank}; "
               f"{a.runs} SMC runs x {particles} particles x {a.moves} sweeps per step, "
-              f"{check_runs} AIS runs x {refine} steps per SMC step; "
+              + (f"{check_runs} AIS runs x {refine} steps per SMC step; " if a.check == "ais"
+                 else f"bridge: 4 chains x {a.bridge_draws} draws per mode, "
+                      f"{a.prior_chains} plain chains from the prior; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
         out = smc_mode_masses(model, n_runs=a.runs, n_particles=particles, n_moves=a.moves,
-                              cess=a.cess, check_runs=check_runs, check_refine=refine,
+                              cess=a.cess, check=a.check, check_runs=check_runs,
+                              check_refine=refine, bridge_draws=a.bridge_draws,
+                              prior_chains=a.prior_chains,
                               budget_s=a.budget,
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
@@ -153,16 +221,24 @@ def main(argv=None):
         return 2
     for k, m in enumerate(out["modes"]):
         print(f"mode {k}: SMC {m['mass']:.4f} [{m['low']:.4f}, {m['high']:.4f}] "
-              f"(se {m['se']:.4f}, {m['n_members']} particles); AIS {m['mass_check']:.4f} "
-              f"+- {m['check_se']:.4f}")
+              f"(se {m['se']:.4f}, {m['n_members']} particles); check {m['mass_check']:.4f} "
+              f"+- {m['check_se']:.4f} ({m['check_estimator']})")
+    if out.get("bridge"):
+        b = out["bridge"]
+        print(f"bridge: log Z per mode {np.round(b['log_z'], 2).tolist()} +- "
+              f"{np.round(b['log_z_se'], 2).tolist()}; total {b['log_z_total']:.2f} +- "
+              f"{b['log_z_total_se']:.2f}; left {np.round(b['left'], 3).tolist()}; "
+              f"autocorrelation time {np.round(b['tau'], 1).tolist()}; {b['cpu_s']:.1f} CPU s; "
+              f"prior chains ending in SMC modes {b['prior_ends_in_smc_modes']} of "
+              f"{b['prior_chains']} ({b['prior_cpu_s']:.1f} CPU s)")
     print(f"log Z {out['log_z']:.2f} +- {out['log_z_se']:.2f}; temperatures "
           f"{out['settings']['n_temperatures']}; min final ESS {out['final_ess']:.2f}")
     print(out["statement"])
     cpu = time.process_time() - t0
     print(json.dumps({
         "modes": [{"mass": m["mass"], "low": m["low"], "high": m["high"],
-                   "estimator": m["estimator"], "mass_check": m["mass_check"],
-                   "check_se": m["check_se"]} for m in out["modes"]],
+                   "estimator": m["estimator"], "mass_check": _num(m["mass_check"]),
+                   "check_se": _num(m["check_se"])} for m in out["modes"]],
         "cpu_s": round(cpu, 2), "established": bool(out["established"])}))
     return 0
 

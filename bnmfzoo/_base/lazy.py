@@ -4,7 +4,23 @@ Importing :mod:`bnmfzoo` must stay cheap: PyMC, PyTensor and numba take seconds 
 public name is imported from its own module on first access.
 """
 
+import os
 from importlib import import_module
+
+#: When this environment variable is ``"1"``, ``bnmfzoo.inference`` does not import PyMC
+#: eagerly (:func:`defer_pymc`).
+DEFER_PYMC = "BNMFZOO_DEFER_PYMC"
+
+
+def defer_pymc():
+    """Keep PyMC and PyTensor out of this process until a module that needs them is imported.
+
+    Called on the Dask workers of the blocked sweeps (which hold a block of data and run only
+    NumPy / numba code) before anything of ``bnmfzoo.inference`` reaches them: PyMC's import
+    costs about 70 MB of resident memory per worker. ``bnmfzoo.inference`` still imports PyMC
+    first when another of its parts (a step module) is imported later in the process.
+    """
+    os.environ[DEFER_PYMC] = "1"
 
 
 def lazy_namespace(package, mapping, submodules=()):

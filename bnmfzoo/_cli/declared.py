@@ -246,12 +246,12 @@ def check_netcdf(path, *, what, copies=DATA_COPIES, max_draws=None):
 def _count_cells(path):
     """Upper bound on the cells of a delimited file, in one pass of constant memory.
 
-    Separators (``,``, tab, ``;``) and line ends are counted.
+    Separators (``,``, tab, ``;``, blank) and line ends are counted.
     """
     cells = 0
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
-            cells += sum(block.count(c) for c in (b",", b"\t", b";", b"\n"))
+            cells += sum(block.count(c) for c in (b",", b"\t", b";", b" ", b"\n"))
     return cells + 1
 
 

@@ -32,6 +32,10 @@ import xarray as xr
 from bnmfzoo._base.labels import consecutive_ids, integer_start, numeric_header
 from bnmfzoo._base.validation import fmt
 
+#: separator of a file whose first line has no ``,``, tab or ``;`` but blanks between its cells
+#: (``numpy.savetxt``'s layout): runs of blanks separate cells, as in :func:`numpy.loadtxt`
+WHITESPACE = r"\s+"
+
 NA_STRINGS = frozenset({"", "na", "nan", "n/a", "null", "none", "-nan"})
 
 
@@ -43,7 +47,9 @@ def _sniff_sep(path, suffix):
             if line.strip():
                 counts = {sep: line.count(sep) for sep in (",", "\t", ";")}
                 best = max(counts, key=counts.get)
-                return best if counts[best] else ","
+                if counts[best]:
+                    return best
+                return WHITESPACE if len(line.split()) > 1 else ","
     return ","
 
 
@@ -274,10 +280,14 @@ def _record_lines(path, sep):
 
     lines, width, first = [], None, None
     with open(path, encoding="utf-8-sig", newline="") as fh:
-        reader = csv.reader(fh, delimiter=sep, skipinitialspace=True)
+        if sep == WHITESPACE:
+            reader = ((i, line.split()) for i, line in enumerate(fh, 1))
+        else:
+            rows = csv.reader(fh, delimiter=sep, skipinitialspace=True)
+            reader = ((rows.line_num, record) for record in rows)
         start = 1
-        for record in reader:
-            line, start = start, reader.line_num + 1
+        for end, record in reader:
+            line, start = start, end + 1
             if not record:
                 continue
             if width is None:

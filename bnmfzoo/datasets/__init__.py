@@ -23,6 +23,7 @@ _NAMES = {
     "read_h5ad": ".singlecell",
     "read_10x_mtx": ".singlecell",
     "write_10x_mtx": ".singlecell",
+    "open_matrix": ".matrixfiles",
     "list_datasets": ".registry",
     "swimmer": ".synthetic",
     "laurberg": ".synthetic",

@@ -20,14 +20,45 @@ by itself for the models they recognize; ``with pymc_default_steps():`` restores
 choice (e.g. for a NUTS baseline).
 """
 
-import pymc  # noqa: F401 - loaded before any step module (see below)
+import os
 
-from bnmfzoo._base.lazy import lazy_namespace
+from bnmfzoo._base.lazy import DEFER_PYMC, lazy_namespace
+
+
+class _PyMCBeforeWings:
+    """Deferred mode: import PyMC just before a part of ``inference`` that may need it.
+
+    Every part but the blocked wing and the kernel floor triggers it, so a step module never
+    starts loading before PyMC (the step registration, below, imports the step modules).
+    """
+
+    LEAN = ("blocked", "kernels")
+
+    def find_spec(self, name, path=None, target=None):
+        import sys
+
+        prefix = __name__ + "."  # this package
+        if name.startswith(prefix) and name[len(prefix):].split(".")[0] not in self.LEAN:
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
+            import pymc  # noqa: F401
+        return None
+
+
+if os.environ.get(DEFER_PYMC) != "1":
+    import pymc  # noqa: F401 - loaded before any step module (see below)
+else:  # a blocked-sweep worker (see below)
+    import sys as _sys
+
+    _sys.meta_path.insert(0, _PyMCBeforeWings())
 
 # ``import bnmfzoo`` registers our step methods as soon as PyMC is loaded; importing PyMC here,
 # before any wing module starts executing, keeps that registration (which imports the step
 # modules) from running inside a step module's own half-finished import (ImportError from a
-# partially initialized module when e.g. ``from bnmfzoo.inference import GibbsNMF`` came first)
+# partially initialized module when e.g. ``from bnmfzoo.inference import GibbsNMF`` came first).
+# A Dask worker of the blocked sweeps (``bnmfzoo._base.lazy.defer_pymc``) holds a block of data
+# and runs NumPy / numba code only: it skips this import (about 70 MB per process) until another
+# part of ``inference`` is imported there (``_PyMCBeforeWings``).
 
 _NAMES = {
     "GibbsNMF": ".gaussian.gibbs.gibbs_nmf",
@@ -59,6 +90,7 @@ _NAMES = {
     "fit_onvi": ".exploration.npvi",
     "GibbsPoisson": ".counts.gibbs.gibbs_poisson",
     "fit_blocked_gibbs": ".blocked.fit",
+    "fit_blocked_vb": ".blocked.fit_vb",
     "ReplicaExchangePoisson": ".counts.tempering.replica_exchange",
     "fit_vb_poisson": ".counts.variational.vb",
     "fit_vb_nb": ".counts.variational.vb_nb",

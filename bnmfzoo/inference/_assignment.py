@@ -1,4 +1,4 @@
-"""What ``pm.sample()`` is told about bnmfzoo's part in its step assignment (issue #34).
+"""What ``pm.sample()`` is told about bnmfzoo's part in its step assignment.
 
 Two things a PyMC user meets once ``import bnmfzoo`` has registered the library's steps:
 
@@ -15,6 +15,9 @@ Two things a PyMC user meets once ``import bnmfzoo`` has registered the library'
   NUTS, the NUTS options are dropped with one warning line saying why (our steps draw from
   exact conditionals and have no step size). When some variables do go to NUTS, PyMC applies
   the options to that part as usual.
+* **Interrupted means no result.** PyMC returns the draws it has after a ``KeyboardInterrupt``;
+  with our steps taking part, :func:`install` makes ``pm.sample`` raise instead
+  (:func:`_interrupt_wrapper`).
 
 Example
 -------
@@ -102,11 +105,14 @@ def _claimed_by_another(var, has_grad):
     """True when another of the library's registered steps wants ``var``."""
     from pymc.step_methods import STEP_METHODS
 
-    for cls in STEP_METHODS:
-        if cls is NotRecognizedNotice or not cls.__module__.startswith("bnmfzoo."):
-            continue
-        if max(cls._competence(var, has_grad)) > Competence.INCOMPATIBLE:
-            return True
+    from bnmfzoo.inference._cost_model import quiet
+
+    with quiet():  # PyMC asks each class itself; its answer is the one announced
+        for cls in STEP_METHODS:
+            if cls is NotRecognizedNotice or not cls.__module__.startswith("bnmfzoo."):
+                continue
+            if max(cls._competence(var, has_grad)) > Competence.INCOMPATIBLE:
+                return True
     return False
 
 
@@ -173,8 +179,47 @@ def _instantiate_steppers_wrapper(original):
     return instantiate_steppers
 
 
+def _uses_our_step(step):
+    methods = getattr(step, "methods", None) or [step]
+    return any(type(m).__module__.startswith("bnmfzoo.") for m in methods)
+
+
+def _interrupt_wrapper(original):
+    """Wrap PyMC's ``_sample_many`` / ``_mp_sample``: with one of our steps, Ctrl-C raises.
+
+    PyMC catches a ``KeyboardInterrupt`` in a chain and returns the draws it has, so a Ctrl-C
+    during ``pm.sample`` would hand back a silently truncated, unconverged result. When our
+    steps take part, SIGINT and SIGTERM are held for the call
+    (:func:`~bnmfzoo.inference._interrupt.stop_on_signals`) and the per-draw callback stops
+    sampling after the current draw, which ``pm.sample`` lets through: it raises
+    :class:`~bnmfzoo.inference._interrupt.SamplingInterrupted` (a ``KeyboardInterrupt``), as
+    does a ``KeyboardInterrupt`` raised by the user's callback.
+    """
+    def sample_chains(*args, **kwargs):
+        from bnmfzoo.inference._interrupt import Stopper, stop_on_signals
+
+        callback = kwargs.get("callback")
+        if not _uses_our_step(kwargs.get("step")) \
+                or isinstance(getattr(callback, "__self__", None), Stopper):
+            # not ours, or bnmfzoo.inference.sample's own stopper is already in charge
+            return original(*args, **kwargs)
+        with stop_on_signals(kwargs.get("callback")) as stopper:
+            kwargs["callback"] = stopper.callback
+            return original(*args, **kwargs)
+
+    sample_chains.__wrapped__ = original
+    sample_chains.__doc__ = original.__doc__
+    sample_chains._bnmfzoo = True
+    return sample_chains
+
+
 def install():
-    """Register :class:`NotRecognizedNotice` and wrap PyMC's ``instantiate_steppers`` (once)."""
+    """Register :class:`NotRecognizedNotice` and wrap PyMC's sampling functions (once).
+
+    ``instantiate_steppers`` (NUTS options with no NUTS), and ``_sample_many`` and
+    ``_mp_sample`` (an interrupted ``pm.sample`` with our steps raises,
+    :func:`_interrupt_wrapper`).
+    """
     from pymc.sampling import mcmc
     from pymc.step_methods import STEP_METHODS
 
@@ -182,3 +227,6 @@ def install():
         STEP_METHODS.append(NotRecognizedNotice)
     if not getattr(mcmc.instantiate_steppers, "_bnmfzoo", False):
         mcmc.instantiate_steppers = _instantiate_steppers_wrapper(mcmc.instantiate_steppers)
+    for name in ("_sample_many", "_mp_sample"):
+        if not getattr(getattr(mcmc, name), "_bnmfzoo", False):
+            setattr(mcmc, name, _interrupt_wrapper(getattr(mcmc, name)))

@@ -14,7 +14,12 @@ and Beta-Dir binary models:
    its interval the clustered-proportion interval of
    :func:`bnmfzoo.diagnostics._modes.masses.mass_interval` with ``n_runs - 1`` degrees of
    freedom.
-2. **AIS from the prior** (the check, ``mass_check`` and ``check_se``): ``check_runs``
+2. **Per-mode bridge sampling** (the default check, ``check="bridge"``: ``mass_check`` and
+   ``check_se``; :mod:`bnmfzoo.inference.mode_bridge`): plain chains at ``beta = 1`` from each
+   mode's particles, aligned to the mode, bridged to a normal proposal (Meng & Wong 1996); it
+   anneals nothing, so it shares no path with the SMC. Plain chains from the prior look for
+   modes no particle reached. Its total evidence is compared with the SMC's ``log Z``.
+3. **AIS from the prior** (``check="ais"``): ``check_runs``
    independent annealed importance sampling runs (Neal 2001) on a fixed schedule (the first
    SMC run's, each step cut into ``check_refine``: :func:`ais_schedule`), no resampling, one
    sweep per step; each run's end is assigned to
@@ -26,9 +31,12 @@ and Beta-Dir binary models:
    transition) can be missed by both: agreement is necessary, not sufficient.
 
 **Established** (``result["established"]``) only when every run reached ``beta = 1`` with a
-final ESS of at least 10 % of its particles, the runs' ``log Z`` agree (sd below 2 nats),
-no single AIS weight holds more than half the total, and for every mode holding at least 1 %
-the two estimates agree within two combined standard errors. Otherwise ``statement`` says what
+final ESS of at least 10 % of its particles, the runs' ``log Z`` agree (sd below 2 nats), for
+every mode holding at least 1 % the two estimates agree within two combined standard errors,
+and the check's own conditions hold (bridge: its total ``log Z`` within two combined errors
+plus half a nat of the SMC's, no mode's chains leaving it more than 5 % of the time, every
+plain chain from the prior ending in a mode the SMC found; AIS: no single weight above half
+the total). Otherwise ``statement`` says what
 failed and what to run next, and the masses are reported with ``established = False``. Modes no
 particle reached are not listed: their mass is unknown, not zero (``statement`` says so).
 
@@ -258,8 +266,9 @@ def _ais_check(family, refs, cut, n_runs, schedule, rng):
 
 
 def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
-                    inner_sweeps=1, check_runs=32, check_refine=50, threshold=15.0,
-                    budget_s=None, random_seed=None):
+                    inner_sweeps=1, check="bridge", check_runs=32, check_refine=50,
+                    bridge_chains=4, bridge_draws=300, bridge_thin=2, prior_chains=8,
+                    prior_sweeps=300, threshold=15.0, budget_s=None, random_seed=None):
     """Posterior masses of the modes of an NMF model, with an independent check.
 
     See the module docstring for the two estimators and when a result is established.
@@ -280,12 +289,23 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
         Target conditional ESS fraction per step.
     inner_sweeps : int
         Sweeps of the family per move.
+    check : {"bridge", "ais", None}
+        The independent estimator: per-mode bridge sampling from plain chains
+        (:func:`bnmfzoo.inference.mode_bridge.bridge_masses`, the default; it anneals nothing),
+        AIS from the prior along the SMC's path, or none (then nothing is established).
     check_runs : int
-        AIS runs of the check (0: no check; then the result is not established).
+        AIS runs of the ``"ais"`` check (0: no check, whatever ``check`` says).
     check_refine : int
         AIS steps (one sweep each) per step of the first SMC run's schedule
         (:func:`ais_schedule`): the check's log-weight variance falls like ``1 /
         check_refine``. One AIS run costs ``check_refine / n_moves`` times one particle.
+    bridge_chains, bridge_draws, bridge_thin : int
+        The bridge check's plain chains per mode (started from the mode's heaviest particles),
+        kept draws per chain and sweeps between them (plus 50 discarded sweeps per chain).
+    prior_chains, prior_sweeps : int
+        Plain chains from exact prior draws and their sweeps, run with the bridge check: a
+        chain that ends in a mode no particle reached adds that mode (SMC mass unknown) and
+        the result is not established.
     threshold : float
         Smallest max matched angle (degrees) between two modes.
     budget_s : float, optional
@@ -312,13 +332,15 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
     ...                       check_runs=8, check_refine=2, random_seed=0)
     >>> m = out["modes"][0]
     >>> m["estimator"], m["check_estimator"], m["A"].shape[1:], m["low"] <= m["mass"] <= m["high"]
-    ('smc', 'ais_prior', (6, 2), True)
+    ('smc', 'bridge', (6, 2), True)
     """
     t0 = time.process_time()
     n_runs = _check_int("n_runs", n_runs, 2)
     n_particles = _check_int("n_particles", n_particles, 2)
     n_moves = _check_int("n_moves", n_moves, 1)
     check_runs = _check_int("check_runs", check_runs, 0)
+    if check not in ("bridge", "ais", None):
+        raise ValueError(f"check must be 'bridge', 'ais' or None, got {check!r}")
     if check_runs == 1:
         raise ValueError("check_runs must be 0 or an integer >= 2, got 1")
     if budget_s is not None and not (isinstance(budget_s, (int, float)) and budget_s > 0):
@@ -357,7 +379,20 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
     A_al, W_al = _aligned_members(A, W, cl["perm"])
     reasons = []
     smc_cpu = time.process_time() - t0
-    if check_runs:
+    extra, bridge_out = None, None
+    if check == "bridge" and check_runs:
+        from bnmfzoo.inference.mode_bridge import bridge_check
+
+        chk, chk_se, extra, br_reasons, bridge_out = bridge_check(
+            model, family, [s for r in runs for s in r.states], label, weights, cl, log_z,
+            log_z_se, np.random.default_rng(seeds[-1]),
+            n_chains=_check_int("bridge_chains", bridge_chains, 2),
+            n_draws=_check_int("bridge_draws", bridge_draws, 8),
+            thin=_check_int("bridge_thin", bridge_thin, 1),
+            prior_chains=_check_int("prior_chains", prior_chains, 0),
+            prior_sweeps=_check_int("prior_sweeps", prior_sweeps, 1))
+        reasons.extend(br_reasons)
+    elif check == "ais" and check_runs:
         refine = _check_int("check_refine", check_refine, 1)
         chk, chk_se, max_share, far, _ = _ais_check(family, cl["reference"], cl["cut"],
                                                     check_runs,
@@ -369,7 +404,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
             reasons.append(f"{far:.0%} of the AIS weight lies in modes the SMC did not find")
     else:
         chk = chk_se = np.full(K, math.nan)
-        reasons.append("no check was run (check_runs=0)")
+        reasons.append("no check was run (check=None or check_runs=0)")
     min_ess = min(r.final_ess for r in runs)
     if min_ess < 0.1:
         reasons.append(f"a run ended with an ESS of {min_ess:.1%} of its particles")
@@ -379,15 +414,25 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
     for k in range(K):
         lo, hi = mass_interval(mass[k], se[k], n_runs * n_particles, n_runs - 1)
         agree = abs(mass[k] - chk[k]) <= 2.0 * math.hypot(se[k], chk_se[k]) + 1e-9
-        if mass[k] >= MIN_CHECKED and check_runs and not agree:
-            reasons.append(f"mode {k}: SMC {mass[k]:.3f} +- {se[k]:.3f} vs AIS "
+        if max(mass[k], chk[k]) >= MIN_CHECKED and check and check_runs and not agree:
+            reasons.append(f"mode {k}: SMC {mass[k]:.3f} +- {se[k]:.3f} vs {check} "
                            f"{chk[k]:.3f} +- {chk_se[k]:.3f}")
         m = label == k
         modes.append({"mass": float(mass[k]), "se": float(se[k]), "low": lo, "high": hi,
                       "estimator": "smc", "mass_check": float(chk[k]),
-                      "check_se": float(chk_se[k]), "check_estimator": "ais_prior",
+                      "check_se": float(chk_se[k]),
+                      "check_estimator": "bridge" if check == "bridge" else "ais_prior",
                       "n_members": int(m.sum()), "A": A_al[m], "W": W_al[m],
                       "member_weight": weights[m] / n_runs})
+    for k, (mk, sk) in enumerate(extra or []):  # modes only plain chains from the prior found
+        reasons.append(f"plain chains from the prior found a mode no SMC particle reached "
+                       f"(bridge mass {mk:.3f} +- {sk:.3f})")
+        D, R = A_al.shape[1:]
+        modes.append({"mass": 0.0, "se": math.nan, "low": 0.0, "high": 1.0,
+                      "estimator": "smc_not_reached", "mass_check": float(mk),
+                      "check_se": float(sk), "check_estimator": "bridge", "n_members": 0,
+                      "A": np.zeros((0, D, R)), "W": np.zeros((0, R, W_al.shape[2])),
+                      "member_weight": np.zeros(0)})
     cpu = time.process_time() - t0
     if budget_s is not None and smc_cpu > budget_s:
         reasons.append(f"the SMC alone used {smc_cpu:.0f} CPU s of a {budget_s:g} s budget")
@@ -395,7 +440,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
     unknown = ("Modes no particle reached are not listed: their mass is unknown, not zero; "
                "masses are shares among the modes found.")
     if established:
-        statement = (f"{K} mode(s); SMC and AIS agree for every mode holding >= "
+        statement = (f"{K} mode(s); SMC and {check} agree for every mode holding >= "
                      f"{MIN_CHECKED:.0%}. " + unknown)
     else:
         statement = ("Masses NOT established: " + "; ".join(reasons) + ". Run more SMC runs "
@@ -403,7 +448,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=200, n_moves=5, cess=0.9,
                      "cess. " + unknown)
     return {"modes": modes, "established": established, "statement": statement,
             "estimator": "smc", "log_z": log_z, "log_z_se": log_z_se, "cpu_s": cpu,
-            "family": family.name, "final_ess": min_ess,
+            "family": family.name, "final_ess": min_ess, "bridge": bridge_out,
             "settings": {"n_runs": n_runs, "n_particles": n_particles, "n_moves": n_moves,
                          "cess": cess, "check_runs": check_runs,
                          "n_temperatures": [int(r.betas.size) for r in runs]}}

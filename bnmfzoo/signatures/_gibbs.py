@@ -5,7 +5,7 @@ Model: each signature (column of ``T``) on the simplex, ``T_k ~ Dirichlet(alpha)
 sources ``S_dkn``, the multinomial split of ``Y_dn`` over the signatures (Cemgil 2009's
 augmentation; with columns of ``T`` summing to 1, ``V_kn`` is the expected number of mutations
 of signature ``k`` in sample ``n`` and the scale of ``T`` is no longer a free direction). One
-sweep draws ``S | T, V`` (sequential binomials, cell by nonzero cell), then ``T_k | S``
+sweep draws ``S | T, V`` (cell by nonzero cell: :func:`_split`), then ``T_k | S``
 (``Dirichlet(alpha + s_dk)``; with the rows before ``fixed_rows`` held fixed, the other rows
 share the remaining mass as ``Dirichlet(alpha + s_dk)`` over them), then ``V_kn | S ~
 Gamma(a_V + s_kn, b_V[n] + 1)``, and returns the source sums ``s_dk = sum_n S_dkn`` and
@@ -14,14 +14,23 @@ average.
 
 A plain kernel of its own (not the count wing's tiled sweep) because Chib needs these
 statistics and runs with some rows of ``T`` held fixed. Random numbers come from numba's
-generator, seeded from the caller's :class:`numpy.random.Generator` by :func:`seed`, so a
-seed gives the same numbers every time.
+generator and a xoshiro256+ stream (Blackman & Vigna 2021), both seeded from the caller's
+:class:`numpy.random.Generator` by :func:`seed`, so a seed gives the same numbers every time.
+No array is allocated per sweep: ``V`` is kept transposed during the run and copied back when
+a draw is kept and at the end.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 __all__ = ["seed", "sweeps"]
+
+
+_STATE = np.array([1, 2, 3, 4], dtype=np.uint64)  # xoshiro256+ state of the uniforms
+#: cells of at most this many counts are split by categorical draws, larger ones by binomials
+SMALL = 150
+#: cells of at most this many counts are split by a linear search per count (no table)
+TINY = 16
 
 
 @njit(cache=True)
@@ -30,40 +39,160 @@ def _seed(value):
 
 
 def seed(rng):
-    """Seed numba's generator from ``rng`` (a :class:`numpy.random.Generator`)."""
+    """Seed numba's generator and the split's uniforms from ``rng`` (a numpy Generator)."""
     _seed(int(rng.integers(2**31 - 1)))
+    _STATE[:] = rng.integers(1, 2**63 - 1, size=4, dtype=np.uint64)
+
+
+@njit(inline="always")
+def _rotl(x, k):
+    return (x << uint64(k)) | (x >> uint64(64 - k))
+
+
+@njit(inline="always")
+def _uniform(st):
+    """A uniform on [0, 1) from xoshiro256+ (Blackman & Vigna 2021), 53 bits; ``st`` in place."""
+    s0, s1, s2, s3 = st[0], st[1], st[2], st[3]
+    result = s0 + s3
+    t = s1 << uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    st[0], st[1], st[2], st[3] = s0, s1, s2, s3
+    return float(result >> uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)
-def _split(rows, cols, counts, T, V, s_dk, s_kn):
+def _split(rows, cols, counts, T, Vt, order, s_dk, s_nk, rate, cdf, tabs, st, tiny, small):
+    """Multinomial split of every nonzero cell; ``Vt`` is ``V`` transposed (N, K).
+
+    Three exact ways to draw ``Multinomial(c, p)``, ``p_k ~ T_dk V_kn``, chosen by the count
+    ``c`` for speed (measured at 96 x 500 genomes, K = 20): ``c <= tiny``, a uniform and a
+    linear search of the cumulative rates per count; ``c <= small``, an alias table (Walker
+    1977; Vose 1991) built for the cell, then one uniform per count; larger cells, conditional
+    binomials ``Binomial(rest, p_k / sum_{j >= k} p_j)`` over the signatures in ``order[n]``
+    (decreasing exposure), stopped as soon as nothing is left. The uniforms come from an inline
+    xoshiro256+ (state ``st``, kept in registers), the binomials from numba's generator.
+    """
     K = T.shape[1]
     s_dk[:] = 0.0
-    s_kn[:] = 0.0
-    p = np.empty(K)
+    s_nk[:] = 0.0
+    cnt = np.zeros(K, dtype=np.int64)
+    prob = np.empty(K)
+    alias, lows, highs = tabs[0], tabs[1], tabs[2]
+    Ku = uint64(K)
+    s0, s1, s2, s3 = st[0], st[1], st[2], st[3]
     for e in range(counts.shape[0]):
         d, n, rem = rows[e], cols[e], counts[e]
         tot = 0.0
         for k in range(K):
-            p[k] = T[d, k] * V[k, n]
-            tot += p[k]
-        for k in range(K - 1):
-            if rem == 0:
-                break
-            q = p[k] / tot if tot > 0.0 else 1.0
-            q = min(max(q, 0.0), 1.0)
-            s = np.random.binomial(rem, q)
-            s_dk[d, k] += s
-            s_kn[k, n] += s
-            rem -= s
-            tot -= p[k]
-        if rem > 0:
-            s_dk[d, K - 1] += rem
-            s_kn[K - 1, n] += rem
+            rate[k] = T[d, k] * Vt[n, k]
+            tot += rate[k]
+            cdf[k] = tot
+        if not (tot > 0.0):
+            # every rate underflowed: the split is uniform in the limit
+            for j in range(K):
+                rate[j] = 1.0
+                cdf[j] = j + 1.0
+            tot = float(K)
+        if rem <= tiny:
+            # a few counts: a linear search of the cumulative rates per count
+            for _ in range(rem):
+                res = s0 + s3
+                t = s1 << uint64(17)
+                s2 ^= s0
+                s3 ^= s1
+                s1 ^= s2
+                s0 ^= s3
+                s2 ^= t
+                s3 = (s3 << uint64(45)) | (s3 >> uint64(19))
+                u = float(res >> uint64(11)) * (1.0 / 9007199254740992.0) * tot
+                j = 0
+                while j < K - 1 and cdf[j] <= u:
+                    j += 1
+                s_dk[d, j] += 1.0
+                s_nk[n, j] += 1.0
+        elif rem <= small:
+            # alias table (Walker 1977; Vose 1991): one uniform per draw, no search
+            scale = K / tot
+            ns = 0
+            nl = 0
+            for j in range(K):
+                prob[j] = rate[j] * scale
+                alias[j] = j
+                if prob[j] < 1.0:
+                    lows[ns] = j
+                    ns += 1
+                else:
+                    highs[nl] = j
+                    nl += 1
+            while ns > 0 and nl > 0:
+                ns -= 1
+                lo = lows[ns]
+                hi = highs[nl - 1]
+                alias[lo] = hi
+                prob[hi] = (prob[hi] + prob[lo]) - 1.0
+                if prob[hi] < 1.0:
+                    nl -= 1
+                    lows[ns] = hi
+                    ns += 1
+            for i in range(nl):
+                prob[highs[i]] = 1.0
+            for i in range(ns):
+                prob[lows[i]] = 1.0
+            for _ in range(rem):
+                # xoshiro256+ inline, its state in registers (see _uniform)
+                res = s0 + s3
+                t = s1 << uint64(17)
+                s2 ^= s0
+                s3 ^= s1
+                s1 ^= s2
+                s0 ^= s3
+                s2 ^= t
+                s3 = (s3 << uint64(45)) | (s3 >> uint64(19))
+                # 53 random bits times K: the integer part picks the column, the rest is
+                # the uniform that decides between it and its alias
+                m = (res >> uint64(11)) * Ku
+                i = np.int64(m >> uint64(53))
+                f = float(np.int64(m & uint64(9007199254740991))) * (1.0 / 9007199254740992.0)
+                j = i if f < prob[i] else alias[i]
+                cnt[j] += 1
+            for k in range(K):
+                if cnt[k] > 0:
+                    s_dk[d, k] += cnt[k]
+                    s_nk[n, k] += cnt[k]
+                    cnt[k] = 0
+        else:
+            for j in range(K - 1):
+                if rem == 0:
+                    break
+                k = order[n, j]
+                q = rate[k] / tot if tot > 0.0 else 1.0
+                q = min(max(q, 0.0), 1.0)
+                s = np.random.binomial(rem, q)
+                s_dk[d, k] += s
+                s_nk[n, k] += s
+                rem -= s
+                tot -= rate[k]
+            if rem > 0:
+                k = order[n, K - 1]
+                s_dk[d, k] += rem
+                s_nk[n, k] += rem
+    st[0], st[1], st[2], st[3] = s0, s1, s2, s3
+
+
+@njit(cache=True)
+def _orders(Vt, order):
+    for n in range(Vt.shape[0]):
+        order[n] = np.argsort(-Vt[n])
 
 
 @njit(cache=True)
 def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_every,
-            out_sdk, out_skn, out_T, out_V):
+            out_sdk, out_skn, out_T, out_V, st, tiny, small):
     """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``."""
     D, K = T.shape
     N = V.shape[1]
@@ -79,10 +208,17 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
             if not (np.isfinite(V[k, n]) and V[k, n] > 0.0):
                 raise ValueError("the Gibbs sweep got a non-finite or non-positive factor")
     s_dk = np.empty((D, K))
+    s_nk = np.empty((N, K))
     s_kn = np.empty((K, N))
+    Vt = np.ascontiguousarray(V.T)
+    order = np.empty((N, K), dtype=np.int64)
+    rate = np.empty(K)
+    cdf = np.empty(K)
+    tabs = np.empty((3, K), dtype=np.int64)
     g = np.empty(D)
     for it in range(n_sweeps):
-        _split(rows, cols, counts, T, V, s_dk, s_kn)
+        _orders(Vt, order)
+        _split(rows, cols, counts, T, Vt, order, s_dk, s_nk, rate, cdf, tabs, st, tiny, small)
         if fixed_rows < D:
             for k in range(K):
                 fixed = 0.0
@@ -94,10 +230,15 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                     tot += g[d]
                 for d in range(fixed_rows, D):
                     T[d, k] = max((1.0 - fixed) * g[d] / tot, 1e-300)
-        for k in range(K):
-            for n in range(N):
-                V[k, n] = max(np.random.gamma(aV + s_kn[k, n], 1.0 / (bV[n] + 1.0)), 1e-300)
-        if keep_every > 0 and it % keep_every == 0:
+        for n in range(N):
+            scale = 1.0 / (bV[n] + 1.0)
+            for k in range(K):
+                Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], scale), 1e-300)
+        keep_now = keep_every > 0 and it % keep_every == 0
+        if keep_now or it == n_sweeps - 1:
+            V[:] = Vt.T
+            s_kn[:] = s_nk.T
+        if keep_now:
             j = it // keep_every
             if j < out_sdk.shape[0]:
                 out_sdk[j] = s_dk
@@ -145,5 +286,6 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1):
     alpha, aV, bV = prior
     _sweeps(rows, cols, counts, T, V, float(alpha), float(aV),
             np.ascontiguousarray(bV, dtype=float), int(fixed_rows), int(n_sweeps),
-            int(thin) if keep else 0, out["s_dk"], out["s_kn"], out["T"], out["V"])
+            int(thin) if keep else 0, out["s_dk"], out["s_kn"], out["T"], out["V"], _STATE,
+            TINY, SMALL)
     return out

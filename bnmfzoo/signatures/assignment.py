@@ -22,7 +22,8 @@ import pandas as pd
 import xarray as xr
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["normalize_draws", "align_draws", "assign", "summarize_draws"]
+__all__ = ["normalize_draws", "align_draws", "assign", "summarize_draws", "probability_text",
+           "assignment_table"]
 
 
 def normalize_draws(T_draws, V_draws):
@@ -65,6 +66,27 @@ def summarize_draws(draws, level=0.9, axis=0):
     return draws.mean(axis=axis), lo, hi
 
 
+def probability_text(p, n_draws):
+    """A Monte-Carlo probability from ``n_draws`` draws, as text.
+
+    ``"<0.005"`` for 0 with 200 draws (no draw is not probability zero: with ``G`` draws,
+    about ``1 / G`` is the resolution), ``">0.995"`` for 1, else 3 decimals.
+
+    Examples
+    --------
+    >>> [probability_text(p, 200) for p in (0.0, 0.5, 1.0)]
+    ['<0.005', '0.500', '>0.995']
+    """
+    tiny = 1.0 / max(int(n_draws), 1)
+    if not np.isfinite(p):
+        return "nan"
+    if p <= 0.0:
+        return f"<{tiny:.2g}"
+    if p >= 1.0:
+        return f">{1.0 - tiny:.4g}"
+    return f"{p:.3f}"
+
+
 def assign(sig, reference, *, cutoff=0.9, level=0.9, labels=None):
     """Posterior assignment of extracted signatures to a reference catalogue.
 
@@ -87,8 +109,11 @@ def assign(sig, reference, *, cutoff=0.9, level=0.9, labels=None):
     table : pandas.DataFrame
         One row per signature: ``signature``, ``best_match``, ``probability``, ``cosine``
         (posterior median of the cosine to ``best_match``), ``cosine_low``, ``cosine_high``,
-        ``second_match``, ``second_probability``, ``p_novel``, ``call`` (the match, or
-        ``novel``).
+        ``second_match`` (the next most probable match; among references that are the best
+        match in no draw, the one of highest median cosine), ``second_probability``,
+        ``p_novel``, ``call`` (the match, or ``novel``). Probabilities are fractions of the
+        ``G`` draws: 0 means "below about 1 / G", not impossible (:func:`probability_text`
+        writes it so); ``attrs["n_draws"]`` is ``G``.
     probabilities : xarray.DataArray
         ``(signature, reference)``: the posterior probability that each reference signature
         is the best match.
@@ -114,9 +139,10 @@ def assign(sig, reference, *, cutoff=0.9, level=0.9, labels=None):
     cos = np.einsum("gkd,jd->gkj", _unit(sig), _unit(ref_vals))  # (G, K, J)
     best = cos.argmax(axis=2)  # (G, K)
     prob = np.stack([np.bincount(best[:, k], minlength=len(names)) / G for k in range(K)])
+    med = np.median(cos, axis=0)  # (K, J): breaks ties among references never best
     rows = []
     for k in range(K):
-        order = np.argsort(-prob[k], kind="stable")
+        order = np.lexsort((-med[k], -prob[k]))
         j, j2 = order[0], order[1] if len(order) > 1 else order[0]
         c = cos[:, k, j]
         lo, hi = np.quantile(c, [(1 - level) / 2, (1 + level) / 2])
@@ -127,8 +153,22 @@ def assign(sig, reference, *, cutoff=0.9, level=0.9, labels=None):
     table = pd.DataFrame(rows, columns=["signature", "best_match", "probability", "cosine",
                                         "cosine_low", "cosine_high", "second_match",
                                         "second_probability", "p_novel", "call"])
-    table.attrs.update(cutoff=cutoff, level=level)
+    table.attrs.update(cutoff=cutoff, level=level, n_draws=G)
     probs = xr.DataArray(prob, dims=("signature", "reference"),
                          coords={"signature": labels, "reference": names},
                          name="match_probability")
     return table, probs
+
+
+def assignment_table(dt):
+    """The assignment of a :func:`~bnmfzoo.signatures.extract` result as a table.
+
+    Probabilities that no draw or every draw gave are written ``<1/G`` or ``>1-1/G``
+    (:func:`probability_text`).
+    """
+    a = dt["assignment"].to_dataset().drop_vars("match_probability")
+    a = a.drop_dims("reference", errors="ignore").to_dataframe().reset_index()
+    G = int(dt.attrs.get("n_draws", 0))
+    for col in ("probability", "second_probability", "p_novel"):
+        a[col] = [probability_text(v, G) for v in a[col]]
+    return a

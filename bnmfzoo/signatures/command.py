@@ -67,6 +67,7 @@ def _run(args):
 
     dt = extract(args.catalog, ranks=args.ranks, reference=args.reference, cutoff=args.cutoff,
                  n_runs=args.runs, n_burn=args.burn, n_keep=args.keep,
+                 screen=not args.all_ranks,
                  block_rows=args.block_rows, random_seed=args.seed, progress=say)
     paths = write_outputs(dt, args.out)
     print(dt.attrs["note"])
@@ -91,12 +92,16 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
     p.add_argument("--cutoff", type=_cosine, default=0.9,
                    help="cosine below which a signature is reported novel (default 0.9)")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--runs", type=_at_least(2), default=2,
-                   help="independent evidence runs per rank (default 2)")
-    p.add_argument("--burn", type=_at_least(1), default=200,
-                   help="Gibbs burn-in sweeps (default 200)")
-    p.add_argument("--keep", type=_at_least(10), default=300,
-                   help="kept Gibbs sweeps per run (default 300)")
+    p.add_argument("--runs", type=_at_least(1), default=2,
+                   help="evidence runs per evaluated rank (default 2: their spread catches "
+                        "a run stuck in another mode; 1: the within-run error only)")
+    p.add_argument("--burn", type=_at_least(1), default=300,
+                   help="Gibbs burn-in sweeps (default 300)")
+    p.add_argument("--keep", type=_at_least(10), default=400,
+                   help="kept Gibbs sweeps per run (default 400)")
+    p.add_argument("--all-ranks", action="store_true",
+                   help="evaluate every rank (default: only where the variational bound and "
+                        "then the evidence point; the others are reported not evaluated)")
     p.add_argument("--block-rows", type=_at_least(1), default=1,
                    help="channels per block of Chib's estimate (default 1; larger is faster "
                         "but its Rao-Blackwell averages degrade)")

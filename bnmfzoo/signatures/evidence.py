@@ -54,6 +54,7 @@ import pandas as pd
 from scipy.special import gammaln, logsumexp
 
 from bnmfzoo.signatures import _gibbs
+from bnmfzoo.signatures.screen import _kl_start, default_prior, vb_bound
 
 __all__ = ["chib_log_evidence", "rank_posterior", "default_prior", "probabilities"]
 
@@ -79,6 +80,26 @@ def _ess(logw, axis=0):
     return w.sum(axis=axis) ** 2 / (w**2).sum(axis=axis)
 
 
+def _log_mean_var(logw, n_batches=10):
+    """Variance of ``log mean(w)`` from batch means of the (autocorrelated) terms ``w``.
+
+    ``logw`` is (G,) or (G, M) (columns independent, variances summed); delta method:
+    ``var(log m) ~ var(batch means) / (n_batches m^2)``. Infinite with fewer than 2 batches.
+    """
+    logw = np.asarray(logw, float)
+    if logw.ndim == 1:
+        logw = logw[:, None]
+    G = logw.shape[0]
+    nb = min(n_batches, G)
+    if nb < 2:
+        return np.inf
+    w = np.exp(logw - logw.max(axis=0, keepdims=True))
+    size = G // nb
+    means = w[:nb * size].reshape(nb, size, -1).mean(axis=1)  # (nb, M)
+    m = w.mean(axis=0)
+    return float((means.var(axis=0, ddof=1) / nb / m**2).sum())
+
+
 def _block_ordinate(s_dk, alpha, T_star, d0, d1, perms, n_perms_total):
     """Log of mean_g mean_sigma of the block's conditional density at ``T*`` (module docstring).
 
@@ -102,7 +123,7 @@ def _block_ordinate(s_dk, alpha, T_star, d0, d1, perms, n_perms_total):
     value = float(logsumexp(logw) - math.log(logw.size))
     ident = float(logsumexp(per[:, 0]) - math.log(logw.size))
     share = 1.0 - math.exp(min(0.0, ident - value - math.log(n_perms_total)))
-    return value, ident, float(_ess(logw)), share
+    return value, ident, float(_ess(logw)), share, _log_mean_var(logw)
 
 
 def _nonzero(Y):
@@ -111,39 +132,9 @@ def _nonzero(Y):
             Y[rows, cols].astype(np.int64))
 
 
-def _kl_start(Y, K, rng, n_iter=50):
-    """A start near a mode: KL multiplicative updates (Lee & Seung 2001) from a random point.
-
-    Returns ``T`` with columns summing to 1 and ``V`` in mutations.
-    """
-    D, N = Y.shape
-    scale = math.sqrt(max(Y.mean(), 1e-3) / K)
-    T = rng.gamma(1.0, scale, (D, K)) + 1e-3
-    V = rng.gamma(1.0, scale, (K, N)) + 1e-3
-    for _ in range(n_iter):
-        R = Y / np.maximum(T @ V, 1e-12)
-        T *= (R @ V.T) / np.maximum(V.sum(axis=1), 1e-12)[None, :]
-        R = Y / np.maximum(T @ V, 1e-12)
-        V *= (T.T @ R) / np.maximum(T.sum(axis=0), 1e-12)[:, None]
-    T, V = np.maximum(T, 1e-6), np.maximum(V, 1e-6)
-    sums = T.sum(axis=0)
-    return T / sums, V * sums[:, None]
-
-
-def default_prior(Y, rank):
-    """``(alpha, a_V, b_V)``: uniform signatures, exposures of prior mean burden / K.
-
-    ``T_k ~ Dirichlet(1, ..., 1)`` (uniform on the simplex); ``V_kn ~ Gamma(1, K / m_n)`` with
-    ``m_n`` the sample's number of mutations, so each sample's expected total is its observed
-    burden (an empirical-Bayes scale, the same rule at every rank).
-    """
-    burden = np.maximum(np.asarray(Y).sum(axis=0), 1.0)
-    return 1.0, 1.0, rank / burden
-
-
 def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows=1,
                       max_perms=5040, n_draws=200, ess_target=50.0, max_extend=3,
-                      random_seed=None):
+                      block_burn=None, block_keep=None, init="vb", random_seed=None):
     """Chib's estimate of ``log p(Y)`` for Poisson NMF of order ``rank`` (module docstring).
 
     Parameters
@@ -165,10 +156,22 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
         ``K! <= max_perms``, else the identity and the transpositions.
     n_draws : int
         Posterior draws of ``T, V`` kept from the first run (thinned), for summaries.
+    block_burn, block_keep : int, optional
+        Burn-in and kept sweeps of each later block's run (default ``n_burn // 4`` and
+        ``n_keep``). Each block's run starts where the previous one stopped, one row more held
+        at ``T*``, so a short burn-in suffices; a block whose terms rest on too few draws is
+        extended (``ess_target``).
     ess_target, max_extend : float, int
         A block (or the exposures' run) whose Rao-Blackwell terms have a Kish effective number
         below ``ess_target`` is run ``n_keep`` sweeps longer, up to ``max_extend`` times
         (only the blocks that need it: the channels with the largest counts).
+    init : {"vb", None} or (T, V), optional
+        Start of the chain: ``"vb"`` the variational means of the same model
+        (:func:`bnmfzoo.signatures.screen.vb_bound`, one restart), ``None`` a short KL-NMF
+        fit from a random point, or given factors (channels in the caller's order). The
+        estimate is valid from any start once the chain has converged; from a crude start the
+        chain needs thousands of sweeps where signatures overlap, and ``T*`` (the mean of the
+        kept draws) is then off the mode and the ordinates rest on a few draws.
     random_seed : int or numpy.random.Generator, optional
 
     Returns
@@ -178,8 +181,10 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
         ``log_ord_V``; ``log_ord_T_no_perm`` (the first block without the relabelling
         average); ``switch_share``; ``min_ess`` (the smallest Kish effective number of
         Rao-Blackwell terms over the blocks and samples: a few draws means the ordinate is
-        underestimated and the evidence too high); ``T_draws`` (G, D, K), ``V_draws``
-        (G, K, N) and ``sweeps`` (the number of Gibbs sweeps run).
+        underestimated and the evidence too high); ``se_within`` (the standard error of the
+        estimate from within the run: batch means of each block's and each sample's
+        Rao-Blackwell terms, delta method, summed over blocks as independent); ``T_draws``
+        (G, D, K), ``V_draws`` (G, K, N) and ``sweeps`` (the number of Gibbs sweeps run).
 
     Examples
     --------
@@ -206,7 +211,17 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
     pri = (alpha, aV, bV)
     data = _nonzero(Y)
     _gibbs.seed(rng)
-    T, V = _kl_start(Y.astype(float), K, rng)
+    if init is None:
+        T, V = _kl_start(Y.astype(float), K, rng)
+    elif isinstance(init, str) and init == "vb":
+        _, T, V = vb_bound(Y, K, prior=pri, n_restarts=1, random_seed=rng)
+    else:
+        T, V = (np.array(a, dtype=float, copy=True) for a in init)
+        if T.shape != (D, K) or V.shape != (K, N):
+            raise ValueError(f"init must be (T, V) of shapes {(D, K)} and {(K, N)}")
+        T = T[order]
+    T, V = np.maximum(T, 1e-12), np.maximum(V, 1e-12)
+    T /= T.sum(axis=0, keepdims=True)
     _gibbs.sweeps(data, T, V, pri, n_burn)
     main = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("s_dk", "TV"))
     T_star, V_star = main["T"].mean(axis=0), main["V"].mean(axis=0)
@@ -214,9 +229,11 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
     T_draws, V_draws = main["T"][::thin][:n_draws], main["V"][::thin][:n_draws]
     n_sweeps = n_burn + n_keep
 
+    b_burn = n_burn // 4 if block_burn is None else int(block_burn)
+    b_keep = n_keep if block_keep is None else int(block_keep)
     perms = _permutations(K, max_perms)
     log_ord_T = log_ord_T_no_perm = 0.0
-    min_ess, share = float(n_keep), 0.0
+    min_ess, share, var_T = float(n_keep), 0.0, 0.0
     for start in range(0, D - 1, block_rows):
         stop = min(start + block_rows, D - 1)
         if start == 0:
@@ -225,26 +242,27 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
             T[:start] = T_star[:start]
             T[start:] *= ((1.0 - T_star[:start].sum(axis=0))
                           / T[start:].sum(axis=0))[None, :]
-            _gibbs.sweeps(data, T, V, pri, n_burn // 4, fixed_rows=start)
-            s_dk = _gibbs.sweeps(data, T, V, pri, n_keep, fixed_rows=start,
+            _gibbs.sweeps(data, T, V, pri, b_burn, fixed_rows=start)
+            s_dk = _gibbs.sweeps(data, T, V, pri, b_keep, fixed_rows=start,
                                  keep=("s_dk",))["s_dk"]
-            n_sweeps += n_burn // 4 + n_keep
+            n_sweeps += b_burn + b_keep
         block_perms, n_total = ((perms, math.factorial(K)) if start == 0
                                 else (np.arange(K)[None, :], 1))
         for extend in range(max_extend + 1):
-            block, ident, ess, sh = _block_ordinate(s_dk, alpha, T_star, start, stop,
-                                                    block_perms, n_total)
+            block, ident, ess, sh, var = _block_ordinate(s_dk, alpha, T_star, start, stop,
+                                                         block_perms, n_total)
             if ess >= ess_target or extend == max_extend:
                 break
-            more = _gibbs.sweeps(data, T, V, pri, n_keep, fixed_rows=start, keep=("s_dk",))
+            more = _gibbs.sweeps(data, T, V, pri, b_keep, fixed_rows=start, keep=("s_dk",))
             s_dk = np.concatenate([s_dk, more["s_dk"]])
-            n_sweeps += n_keep
+            n_sweeps += b_keep
         if start == 0:
             share = sh
             log_ord_T_no_perm += ident
         else:
             log_ord_T_no_perm += block
         log_ord_T += block
+        var_T += var
         min_ess = min(min_ess, ess)
 
     # reduced run with all of T fixed at T*: the samples' exposures are independent given T*
@@ -260,6 +278,7 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
             break
     n_sweeps += n_burn // 2
     log_ord_V = float((logsumexp(per_col, axis=0) - math.log(len(per_col))).sum())
+    var_V = _log_mean_var(per_col)
     min_ess = min(min_ess, float(_ess(per_col).min()))
 
     lam = T_star @ V_star
@@ -273,7 +292,8 @@ def chib_log_evidence(Y, rank, *, prior=None, n_burn=300, n_keep=500, block_rows
     return {"log_evidence": log_lik + log_prior - log_ord_T - log_ord_V, "log_lik": log_lik,
             "log_prior": log_prior, "log_ord_T": log_ord_T, "log_ord_V": log_ord_V,
             "log_ord_T_no_perm": log_ord_T_no_perm, "switch_share": share,
-            "min_ess": min_ess, "T_draws": T_draws, "V_draws": V_draws, "sweeps": n_sweeps}
+            "min_ess": min_ess, "se_within": math.sqrt(var_T + var_V), "T_draws": T_draws,
+            "V_draws": V_draws, "sweeps": n_sweeps}
 
 
 def probabilities(log_z, se, *, n_sim=4000, df=None, level=0.9, random_seed=0):
@@ -297,10 +317,20 @@ def probabilities(log_z, se, *, n_sim=4000, df=None, level=0.9, random_seed=0):
     return p, lo, hi, p_best
 
 
-def rank_posterior(X, ranks=range(2, 13), *, n_runs=3, prior=None, n_burn=300, n_keep=500,
-                   block_rows=1, level=0.9, min_ess=20.0, keep_draws=True, random_seed=None,
-                   progress=None):
-    """``P(K | data)`` for each rank from Chib's evidence over independent runs.
+def rank_posterior(X, ranks=range(2, 13), *, n_runs=2, prior=None, n_burn=300, n_keep=400,
+                   block_rows=1, block_burn=20, block_keep=100, screen=True, window=(1, 1),
+                   level=0.9, min_ess=20.0, keep_draws=True, random_seed=None, progress=None):
+    """``P(K | data)`` for each rank from Chib's evidence, after a variational screen.
+
+    **Screen** (``screen=True``). The variational bound of every rank
+    (:func:`bnmfzoo.signatures.screen.vb_bound`, 2 restarts; seconds) decides where Chib's
+    estimate is spent: the ranks from ``window[0]`` below to ``window[1]`` above the rank of
+    the best bound, and then, while the rank with the highest Chib evidence (reliable or not)
+    is the largest (smallest) one evaluated, the next larger (smaller) requested rank, so a
+    bound that chooses too few or too many cannot hide the evidence's maximum. Ranks never evaluated
+    are reported ``evaluated = False`` with no probability (NaN, never 0): the probabilities
+    are ``P(K | data, K in the evaluated ranks)``, and the note says so. Every Gibbs chain
+    starts from the variational means of its rank.
 
     Parameters
     ----------
@@ -309,9 +339,16 @@ def rank_posterior(X, ranks=range(2, 13), *, n_runs=3, prior=None, n_burn=300, n
     ranks : iterable of int
         Ranks compared, under a uniform prior over them.
     n_runs : int
-        Independent Chib runs per rank (>= 2: their spread is the error).
-    prior, n_burn, n_keep, block_rows
+        Chib runs per evaluated rank. With one, the error of the estimate is its within-run
+        standard error (``se_within`` of :func:`chib_log_evidence`); with more, the larger of
+        that (over ``sqrt(n_runs)``) and the spread between runs, which also catches a run
+        stuck in a poorer mode.
+    prior, n_burn, n_keep, block_rows, block_burn, block_keep
         Passed to :func:`chib_log_evidence`.
+    screen : bool
+        Screen the ranks by the variational bound (above); False evaluates every rank.
+    window : (int, int)
+        Ranks below and above the best bound's rank evaluated first.
     level : float
         Level of the probability intervals (:func:`probabilities`).
     min_ess : float
@@ -330,53 +367,96 @@ def rank_posterior(X, ranks=range(2, 13), *, n_runs=3, prior=None, n_burn=300, n
     -------
     pandas.DataFrame
         One row per rank: ``rank``, ``probability``, ``low``, ``high``, ``log_evidence``
-        (mean over runs), ``se`` (standard error of the mean), ``p_best`` (how often the rank
-        came out highest when the errors are simulated), ``min_ess``, ``switch_share``,
-        ``reliable``; its
-        ``attrs`` hold ``note`` (which ranks cannot be told apart), ``runs`` (every run's
-        estimate) and ``draws``.
+        (mean over runs), ``se`` (its standard error), ``p_best`` (how often the rank came
+        out highest when the errors are simulated), ``min_ess``, ``switch_share``,
+        ``reliable``, ``evaluated``, ``vb_bound``; its ``attrs`` hold ``note`` (which ranks
+        cannot be told apart, which were not evaluated), ``runs`` (every run's estimate) and
+        ``draws``.
     """
     X = np.asarray(X)
     ranks = [int(k) for k in ranks]
     if not ranks or min(ranks) < 1 or len(set(ranks)) != len(ranks):
         raise ValueError(f"ranks must be distinct positive integers, got {ranks}")
-    if n_runs < 2:
-        raise ValueError(f"n_runs must be at least 2 (the error comes from their spread), got "
-                         f"{n_runs}")
+    if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 1):
+        raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}")
+    lo_w, hi_w = (int(w) for w in window)
+    if lo_w < 0 or hi_w < 0:
+        raise ValueError(f"window must be two non-negative integers, got {window}")
+    ranks = sorted(ranks)
     Y = X.T
-    seeds = np.random.SeedSequence(random_seed).spawn(len(ranks) * n_runs)
-    rows, runs, draws = [], [], {}
-    for i, K in enumerate(ranks):
-        values, ess, share = [], [], []
-        for r in range(n_runs):
+    root = np.random.SeedSequence(random_seed)
+    screen_seed, run_seeds = root.spawn(2)
+    seeds = dict(zip(ranks, run_seeds.spawn(len(ranks))))
+    vb = {}
+    if screen:
+        for K, ss in zip(ranks, screen_seed.spawn(len(ranks))):
+            vb[K] = vb_bound(Y, K, prior=None if prior is None else prior(Y, K),
+                             random_seed=np.random.default_rng(ss))
+            if progress is not None:
+                progress(f"rank {K}: variational bound {vb[K][0]:.2f}")
+        best_vb = max(ranks, key=lambda k: vb[k][0])
+        todo = [k for k in ranks if best_vb - lo_w <= k <= best_vb + hi_w]
+    else:
+        todo = list(ranks)
+    results, runs, draws = {}, [], {}
+
+    def evaluate(K):
+        values, within, ess, share = [], [], [], []
+        for r, ss in enumerate(seeds[K].spawn(n_runs)):
             out = chib_log_evidence(Y, K, prior=None if prior is None else prior(Y, K),
                                     n_burn=n_burn, n_keep=n_keep, block_rows=block_rows,
-                                    random_seed=np.random.default_rng(seeds[i * n_runs + r]))
+                                    block_burn=block_burn, block_keep=block_keep,
+                                    init=(vb[K][1], vb[K][2]) if K in vb else "vb",
+                                    random_seed=np.random.default_rng(ss))
             values.append(out["log_evidence"])
+            within.append(out["se_within"])
             ess.append(out["min_ess"])
             share.append(out["switch_share"])
             runs.append({"rank": K, "run": r, "log_evidence": out["log_evidence"],
-                         "min_ess": out["min_ess"], "sweeps": out["sweeps"]})
+                         "se_within": out["se_within"], "min_ess": out["min_ess"],
+                         "sweeps": out["sweeps"]})
             if keep_draws and (K not in draws or out["log_evidence"] > draws[K][0]):
                 draws[K] = (out["log_evidence"], out["T_draws"], out["V_draws"])
             if progress is not None:
                 progress(f"rank {K} run {r + 1}/{n_runs}: log evidence "
-                         f"{out['log_evidence']:.2f}")
-        v = np.asarray(values)
-        rows.append((K, v.mean(), v.std(ddof=1) / math.sqrt(len(v)), min(ess), max(share)))
+                         f"{out['log_evidence']:.2f} (se {out['se_within']:.2f})")
+        v, w = np.asarray(values), np.asarray(within)
+        var = float(np.mean(w**2)) / len(v)
+        if len(v) > 1:
+            var = max(var, float(v.var(ddof=1)) / len(v))
+        results[K] = (v.mean(), math.sqrt(var), min(ess), max(share))
+
+    for K in todo:
+        evaluate(K)
+    while True:  # extend the evaluated ranks while the maximum sits at their edge
+        # unreliable estimates included: biased upwards, they can only extend the search
+        done = sorted(results)
+        top = max(done, key=lambda k: results[k][0])
+        nxt = ([k for k in ranks if k > top and k not in results][:1] if top == max(done)
+               else [])
+        nxt += ([k for k in ranks if k < top and k not in results][-1:] if top == min(done)
+                else [])
+        if not nxt:
+            break
+        for K in nxt:
+            evaluate(K)
+    rows = [(K, *results.get(K, (np.nan, np.nan, np.nan, np.nan)), K in results,
+             vb[K][0] if K in vb else np.nan) for K in ranks]
     table = pd.DataFrame(rows, columns=["rank", "log_evidence", "se", "min_ess",
-                                        "switch_share"])
-    reliable = (table["min_ess"] >= min_ess).to_numpy()
+                                        "switch_share", "evaluated", "vb_bound"])
+    reliable = (table["evaluated"] & (table["min_ess"] >= min_ess)).to_numpy()
     cols = {c: np.full(len(table), np.nan) for c in ("probability", "low", "high", "p_best")}
     if reliable.any():
+        df = n_runs - 1 if n_runs > 1 else None
         out = probabilities(table["log_evidence"][reliable], table["se"][reliable],
-                            df=n_runs - 1, level=level)
+                            df=df, level=level)
         for c, v in zip(cols, out):
             cols[c][reliable] = v
+        _bound_unreliable(table, reliable, cols)
     for i, c in enumerate(("probability", "low", "high")):
         table.insert(1 + i, c, cols[c])
     table.insert(6, "p_best", cols["p_best"])
-    table["reliable"] = reliable
+    table.insert(9, "reliable", reliable)
     table.attrs["note"] = _note(table)
     table.attrs["level"] = level
     table.attrs["runs"] = pd.DataFrame(runs)
@@ -388,21 +468,56 @@ def rank_posterior(X, ranks=range(2, 13), *, n_runs=3, prior=None, n_burn=300, n
     return table
 
 
+def _bound_unreliable(table, reliable, cols):
+    """Bounds where a rank's estimate is unreliable (in place on ``cols``).
+
+    An ordinate resting on a few draws is underestimated, so such an evidence estimate is
+    taken as an upper bound (plus 2 standard errors). An unreliable rank gets no probability
+    but ``low = 0`` and ``high`` = its probability with its evidence at that bound and the
+    reliable ranks at their estimates; a reliable rank's ``low`` falls to its probability when
+    every unreliable rank sits at its bound. Without this the probabilities would be
+    conditional on the reliable ranks only, and a calibration run showed that to be badly
+    overconfident where the unreliable rank is the true one.
+    """
+    bad = (table["evaluated"].to_numpy() & ~reliable
+           & np.isfinite(table["log_evidence"].to_numpy()))
+    if not bad.any():
+        return
+    z = table["log_evidence"].to_numpy()
+    upper = z + 2.0 * np.nan_to_num(table["se"].to_numpy(), nan=0.0)
+    rel_sum = logsumexp(z[reliable])
+    for i in np.flatnonzero(bad):
+        cols["low"][i] = 0.0
+        cols["high"][i] = math.exp(upper[i] - np.logaddexp(upper[i], rel_sum))
+    worst = logsumexp(np.concatenate([z[reliable], upper[bad]]))
+    cols["low"][reliable] = np.minimum(cols["low"][reliable], np.exp(z[reliable] - worst))
+
+
 def _note(table):
     """One sentence: the most probable rank and the ranks it cannot be told apart from."""
-    bad = [int(r) for r in table.loc[~table["reliable"], "rank"]]
+    skipped = [int(r) for r in table.loc[~table["evaluated"], "rank"]]
+    bad = [int(r) for r in table.loc[table["evaluated"] & ~table["reliable"], "rank"]]
     warn = ("" if not bad else
-            "; rank(s) " + ", ".join(map(str, bad)) + " left out: their evidence rests on a "
-            "few Gibbs draws (Rao-Blackwell ESS below the threshold), so it is biased upwards "
-            "by an unknown amount (typical of overfitted ranks; more sweeps may help)")
+            "; rank(s) " + ", ".join(map(str, bad)) + " have no probability: their evidence "
+            "rests on a few Gibbs draws (Rao-Blackwell ESS below the threshold), so it is "
+            "biased upwards by an unknown amount; taken as an upper bound it gives them the "
+            "probability bounds in 'high' and lowers the others' 'low' (typical of overfitted "
+            "ranks; more sweeps may help)")
+    if skipped:
+        warn += ("; rank(s) " + ", ".join(map(str, skipped)) + " not evaluated (their "
+                 "variational bound was far below the best; the probabilities are conditional "
+                 "on the evaluated ranks)")
     if not table["reliable"].any():
         return "no rank has a reliable evidence estimate" + warn
     order = table[table["reliable"]].sort_values("probability", ascending=False)
     top = order.iloc[0]
     rivals = [int(r["rank"]) for _, r in order.iloc[1:].iterrows()
               if r["p_best"] >= 0.05 or r["probability"] >= 0.05]
+    rivals += [int(r["rank"]) for _, r in table[table["evaluated"] & ~table["reliable"]
+                                                 & (table["high"] >= 0.05)].iterrows()]
     text = f"most probable rank {int(top['rank'])} (probability {top['probability']:.3f})"
     if rivals:
-        text += ("; cannot be told apart from rank(s) " + ", ".join(map(str, rivals))
-                 + " (probability >= 0.05, or the estimates' errors could reverse the order)")
+        text += ("; cannot be told apart from rank(s) " + ", ".join(map(str, sorted(rivals)))
+                 + " (probability, or its upper bound, >= 0.05, or the estimates' errors "
+                 "could reverse the order)")
     return text + warn

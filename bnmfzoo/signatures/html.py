@@ -87,7 +87,7 @@ def report_html(dt):
              f"<p class='note'>{html.escape(a['note'])}.</p>",
              _table(ranks.to_dataframe().reset_index()[
                  ["rank", "probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
-                  "reliable"]])]
+                  "reliable", "evaluated", "vb_bound"]])]
     figs = [("P(K | data)", _ranks_figure(ranks))]
     sig = dt["signatures"].to_dataset()
     figs.append((f"signatures at K = {a['rank']}", _signature_figure(sig)))
@@ -98,8 +98,9 @@ def report_html(dt):
         for _, f in figs:
             plt.close(f)
     if "assignment" in dt:
-        t = dt["assignment"].to_dataset().drop_vars("match_probability")
-        t = t.drop_dims("reference", errors="ignore").to_dataframe().reset_index()
+        from bnmfzoo.signatures.assignment import assignment_table
+
+        t = assignment_table(dt)
         parts += ["<h2>Which known signatures</h2>",
                   f"<p class='note'>For each signature, the posterior probability that each "
                   f"reference signature is its best match (by cosine), the cosine to the most "

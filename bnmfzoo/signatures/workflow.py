@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws, summarize_draws
+from bnmfzoo.signatures.assignment import (
+    align_draws,
+    assign,
+    assignment_table,
+    normalize_draws,
+    summarize_draws,
+)
 from bnmfzoo.signatures.evidence import rank_posterior
 from bnmfzoo.signatures.formats import CHANNELS, matrix_bytes, read_catalog, read_signatures
 
@@ -35,7 +41,8 @@ def _catalog(catalog):
 
 
 def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.9, n_runs=2,
-            n_burn=200, n_keep=300, block_rows=1, random_seed=None, progress=None):
+            n_burn=300, n_keep=400, block_rows=1, block_burn=20, block_keep=100,
+            screen=True, window=(1, 1), random_seed=None, progress=None):
     """Extract mutational signatures with a posterior over their number.
 
     Parameters
@@ -52,10 +59,14 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     level : float
         Level of every interval.
     n_runs : int
-        Independent Chib runs per rank (their spread is the error of the evidence).
-    n_burn, n_keep, block_rows
-        Gibbs burn-in and kept sweeps, and rows per block of Chib's estimate
-        (:func:`bnmfzoo.signatures.evidence.chib_log_evidence`).
+        Chib runs per evaluated rank (one: the within-run error; more: also their spread).
+    n_burn, n_keep, block_rows, block_burn, block_keep
+        Gibbs burn-in and kept sweeps, rows per block of Chib's estimate and the sweeps of
+        each block's run (:func:`bnmfzoo.signatures.evidence.chib_log_evidence`).
+    screen, window
+        The variational screen of the ranks
+        (:func:`bnmfzoo.signatures.evidence.rank_posterior`): Chib's estimate only where the
+        bound and then the evidence point; other ranks are reported as not evaluated.
     random_seed : int, optional
         Same seed, same result.
     progress : callable, optional
@@ -89,8 +100,9 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     if not (0 < level < 1):
         raise ValueError(f"level must be in (0, 1), got {level}")
     table = rank_posterior(X.values, ranks, n_runs=n_runs, n_burn=n_burn, n_keep=n_keep,
-                           block_rows=block_rows, level=level, random_seed=random_seed,
-                           progress=progress)
+                           block_rows=block_rows, block_burn=block_burn,
+                           block_keep=block_keep, screen=screen, window=window, level=level,
+                           random_seed=random_seed, progress=progress)
     if not table["reliable"].any():
         raise ValueError("no rank has a reliable evidence estimate (" + table.attrs["note"]
                          + "); run more sweeps (n_keep) or compare fewer ranks")
@@ -108,7 +120,7 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     ranks_ds = xr.Dataset(
         {c: ("rank", table[c].to_numpy()) for c in
          ("probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
-          "reliable")},
+          "reliable", "evaluated", "vb_bound")},
         coords={"rank": table["rank"].to_numpy()})
     sig_ds = xr.Dataset({n: (("signature", "channel"), v) for n, v in
                          (("mean", s_mean), ("low", s_lo), ("high", s_hi))},
@@ -126,9 +138,10 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     dt = xr.DataTree.from_dict({f"/{k}": v for k, v in nodes.items()})
     dt.attrs.update(rank=best, note=table.attrs["note"], level=level, cutoff=cutoff,
                     n_runs=n_runs, n_samples=int(X.shape[0]), n_mutations=int(X.values.sum()),
-                    draws_permuted=int(moved), cpu_seconds=time.process_time() - t0,
-                    method="Poisson NMF, Gibbs sampling; evidence by Chib (1995) over "
-                           "independent runs")
+                    n_draws=int(sig.shape[0]), draws_permuted=int(moved),
+                    cpu_seconds=time.process_time() - t0,
+                    method="Poisson NMF, Gibbs sampling from the variational means; ranks "
+                           "screened by the variational bound, evidence by Chib (1995)")
     return dt
 
 
@@ -136,7 +149,7 @@ def _tables(dt):
     """The four TSV tables of a result, as ``[(name, bytes)]``."""
     r = dt["ranks"].to_dataset().to_dataframe().reset_index()
     cols = ["rank", "probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
-            "reliable"]
+            "reliable", "evaluated", "vb_bound"]
     files = [("ranks.tsv", r[cols].to_csv(sep="\t", index=False, float_format="%.6g",
                                           lineterminator="\n").encode())]
     s = dt["signatures"]
@@ -150,8 +163,7 @@ def _tables(dt):
     files.append(("exposures.tsv", pd.DataFrame(cols).to_csv(
         sep="\t", index=False, float_format="%.6g", lineterminator="\n").encode()))
     if "assignment" in dt:
-        a = dt["assignment"].to_dataset().drop_vars("match_probability")
-        a = a.drop_dims("reference", errors="ignore").to_dataframe().reset_index()
+        a = assignment_table(dt)
         files.append(("assignment.tsv", a.to_csv(sep="\t", index=False, float_format="%.6g",
                                                  lineterminator="\n").encode()))
     return files

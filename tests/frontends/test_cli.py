@@ -40,6 +40,19 @@ def test_read_matrix_formats(tmp_path):
     assert list(labelled["col"].values) == ["s1", "s2", "s3"]
 
 
+def test_read_matrix_whitespace_txt_as_numpy_savetxt_writes_it(tmp_path):
+    X = np.array([[1.0, 2.5, 3.0], [4.0, 5.0, 6.0]])
+    np.savetxt(tmp_path / "x.txt", X)
+    np.testing.assert_array_equal(read_matrix(tmp_path / "x.txt").values, X)
+    (tmp_path / "h.txt").write_text("gene  s1 s2\ng1 1   2\ng2 3 4\n")
+    labelled = read_matrix(tmp_path / "h.txt")
+    assert list(labelled["col"].values) == ["s1", "s2"]
+    np.testing.assert_array_equal(labelled.values, [[1.0, 2.0], [3.0, 4.0]])
+    (tmp_path / "ragged.txt").write_text("1 2 3\n4 5\n")
+    with pytest.raises(ValueError, match="ragged.txt line 2 has 2 fields, expected 3"):
+        read_matrix(tmp_path / "ragged.txt")
+
+
 def test_read_matrix_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         read_matrix(tmp_path / "missing.csv")

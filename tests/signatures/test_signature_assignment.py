@@ -72,3 +72,30 @@ def test_assignment_refuses_other_channels():
     ref = _reference(two_signatures())
     with pytest.raises(ValueError, match="sig must have shape"):
         assign(np.ones((3, 2, 95)), ref)
+
+
+def test_second_match_never_a_bare_zero():
+    """A signature whose draws all pick one reference: the second match is the reference of
+    next highest cosine (not the first name in the catalogue), and its probability, zero draws
+    of 200, is written as below 1/200 rather than 0."""
+    from bnmfzoo.signatures.assignment import probability_text
+
+    W = two_signatures()
+    ref = _reference(W)  # SBSa, SBSb, R0, R1, R2
+    rng = np.random.default_rng(3)
+    # close to SBSb, leaning towards R1 enough that R1 (not SBSa, the first name among the
+    # references no draw picks) has the next highest cosine
+    target = 0.7 * W[1] + 0.3 * ref.sel(signature="R1").values
+    unit = ref.values / np.linalg.norm(ref.values, axis=1, keepdims=True)
+    cos = unit @ (target / np.linalg.norm(target))
+    assert np.argsort(-cos)[:2].tolist() == [1, 3]  # SBSb, then R1
+    sig = target[None, None, :] * rng.gamma(400.0, 1 / 400.0, (200, 1, 96))
+    sig /= sig.sum(axis=2, keepdims=True)
+    table, _ = assign(sig, ref, cutoff=0.9)
+    row = table.iloc[0]
+    assert row["best_match"] == "SBSb" and row["probability"] == 1.0
+    assert row["second_match"] == "R1" and row["second_probability"] == 0.0
+    assert table.attrs["n_draws"] == 200
+    assert probability_text(row["second_probability"], 200) == "<0.005"
+    assert probability_text(row["probability"], 200) == ">0.995"
+    assert probability_text(0.25, 200) == "0.250"

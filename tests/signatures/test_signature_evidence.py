@@ -110,7 +110,8 @@ def test_rank_posterior_table():
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"ranks": []}, "ranks must be distinct"),
     ({"ranks": [2, 2]}, "ranks must be distinct"),
-    ({"n_runs": 1}, "n_runs must be at least 2"),
+    ({"n_runs": 0}, "n_runs must be a positive integer"),
+    ({"window": (-1, 2)}, "window must be two non-negative integers"),
 ])
 def test_rank_posterior_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):

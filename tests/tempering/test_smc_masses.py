@@ -22,7 +22,7 @@ def test_result_has_masses_members_interval_estimator_and_statement(poisson_out)
     mass = np.array([m["mass"] for m in modes])
     assert np.all(np.diff(mass) <= 1e-12) and abs(mass.sum() - 1.0) < 1e-9
     for m in modes:
-        assert m["estimator"] == "smc" and m["check_estimator"] == "ais_prior"
+        assert m["estimator"] in ("smc", "smc_not_reached") and m["check_estimator"] == "bridge"
         assert m["low"] <= m["mass"] <= m["high"]
         assert m["A"].shape == (m["n_members"], 6, 2) and m["W"].shape == (m["n_members"], 2, 5)
         assert abs(m["member_weight"].sum() - m["mass"]) < 1e-9
@@ -47,6 +47,18 @@ def test_without_a_check_nothing_is_established():
     out = smc_mode_masses(beta_dir(V, 2), n_runs=2, n_particles=10, n_moves=1, check_runs=0,
                           random_seed=0)
     assert not out["established"] and "no check was run" in out["statement"]
+
+
+def test_the_ais_check_is_still_available():
+    from bnmfzoo.models import poisson
+
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    out = smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2, check="ais",
+                          check_runs=8, check_refine=2, random_seed=0)
+    assert all(m["check_estimator"] == "ais_prior" for m in out["modes"])
+    assert out["bridge"] is None
+    with pytest.raises(ValueError, match="check must be"):
+        smc_mode_masses(poisson(X, 2), check="bogus")
     assert "NOT established" in out["statement"]
 
 

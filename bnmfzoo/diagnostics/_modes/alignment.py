@@ -346,19 +346,12 @@ def align(
         diag[f"reference_{name}"] = ((other, fdim), refs[fdim])
     n_modes = max([info["references"].shape[0] for info in mode_info.values()] or [1])
     rhat_counts = _rhat_counts(new_post, tuple(bases), rhat_threshold)
-    for vname, (n_above, n_total, worst) in rhat_counts.items():
+    for vname, (n_above, *_) in rhat_counts.items():
         diag[f"n_rhat_above_{vname}"] = ((), n_above)
     n_bad = sum(v[0] for v in rhat_counts.values())
     if warn and n_bad and n_modes == 1:
-        parts = ", ".join(f"{v[0]} of {v[1]} entries of {k} (max {v[2]:.3f})"
-                          for k, v in rhat_counts.items() if v[0])
-        warnings.warn(
-            f"after alignment the chains still disagree: {n_bad} factor entries have R-hat > "
-            f"{rhat_threshold:g} ({parts}). Label switching is undone, so this is slow mixing "
-            "within the mode: these factor entries have not converged; run more draws (or "
-            "more chains) before trusting their summaries.",
-            UserWarning, stacklevel=2,
-        )
+        warnings.warn(_unconverged_message(rhat_counts, rhat_threshold, new_post),
+                      UserWarning, stacklevel=2)
     out = dt.copy()
     out[group] = xr.DataTree(new_post)
 
@@ -392,11 +385,40 @@ def align(
     return out
 
 
+#: effective draws per entry that Vehtari et al. (2021) recommend before trusting a summary
+TARGET_ESS = 400
+
+
+def _unconverged_message(counts, threshold, post):
+    """The warning of aligned chains that still disagree: the slowest entries and what next."""
+    n_bad = sum(v[0] for v in counts.values())
+    parts = ", ".join(f"{v[0]} of {v[1]} entries of {k} (max {v[2]:.3f})"
+                      for k, v in counts.items() if v[0])
+    slow = sorted((e for v in counts.values() for e in v[3]), key=lambda e: -e[1])[:5]
+    named = "; ".join(f"{name}: R-hat {r:.3f}, bulk ESS {ess:.0f}" for name, r, ess in slow)
+    min_ess = min((e[2] for v in counts.values() for e in v[3]), default=np.nan)
+    draws, chains = int(post.sizes["draw"]), int(post.sizes.get("chain", 1))
+    if np.isfinite(min_ess) and min_ess > 0:
+        more = int(np.ceil(draws * TARGET_ESS / min_ess / 100.0) * 100)
+        next_run = (f"run about {more} draws per chain ({chains} chains; now {draws}, bulk "
+                    f"ESS {TARGET_ESS} is the usual target)")
+    else:
+        next_run = f"run many more draws per chain (now {draws})"
+    return (f"after alignment the chains still disagree: {n_bad} factor entries have R-hat > "
+            f"{threshold:g} ({parts}). Slowest: {named}. Label switching is undone, so this "
+            "is slow mixing within the mode: these factor entries have not converged and "
+            f"their summaries are not to be trusted. Next: {next_run}; if the draws "
+            "still disagree, sample the tempered posterior (step=bnmfzoo.inference."
+            "ReplicaExchangeGibbs() for a Gaussian model) and check every entry with "
+            "bnmfzoo.diagnostics.summary(result).")
+
+
 def _rhat_counts(post, fdims, threshold):
-    """``{var: (entries with R-hat > threshold, finite entries, max R-hat)}`` over factor vars.
+    """``{var: (n above threshold, finite entries, max R-hat, slowest)}`` over factor vars.
 
     R-hat is arviz-stats' rank-normalized split R-hat over the chains (Vehtari et al. 2021);
-    entries with no finite R-hat (constant draws) are not counted.
+    entries with no finite R-hat (constant draws) are not counted. ``slowest`` lists up to 3
+    entries above the threshold, worst first, as ``(label, R-hat, bulk ESS)``.
     """
     import arviz_stats as azs
 
@@ -407,11 +429,20 @@ def _rhat_counts(post, fdims, threshold):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         rh = azs.rhat(post[names], sample_dims=["chain", "draw"])
+        ess = azs.ess(post[names], sample_dims=["chain", "draw"], method="bulk")
     out = {}
     for v in names:
-        r = np.asarray(rh[v].values, dtype=float)
-        r = r[np.isfinite(r)]
-        out[v] = (int((r > threshold).sum()), int(r.size), float(r.max()) if r.size else np.nan)
+        full = np.asarray(rh[v].values, dtype=float)
+        r = full[np.isfinite(full)]
+        order = np.argsort(-np.where(np.isfinite(full), full, -np.inf), axis=None)[:3]
+        e = np.asarray(ess[v].values, dtype=float)
+        dims = [d for d in post[v].dims if d not in ("chain", "draw")]
+        slowest = [(f"{v}[{', '.join(str(int(i)) for i in idx)}]"
+                    if dims else v, float(full[idx]), float(e[idx]))
+                   for idx in (np.unravel_index(k, full.shape) for k in order)
+                   if full[idx] > threshold]
+        out[v] = (int((r > threshold).sum()), int(r.size), float(r.max()) if r.size else np.nan,
+                  slowest)
     return out
 
 

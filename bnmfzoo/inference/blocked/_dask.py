@@ -56,6 +56,14 @@ def _sweep_worker(run, blocks, family, cols, sweep, keep):
     return family.fold(out)
 
 
+def _reset(run, b, state):
+    """Put block ``b``'s row state back to a checkpoint; False if the block is not here."""
+    if (run, b) not in _STORE:
+        return False
+    _STORE[(run, b)][1] = state
+    return True
+
+
 def _state(run, b):
     return _entry(run, b)[1]
 
@@ -106,7 +114,8 @@ class DaskExecutor:
             raise RuntimeError("the Dask cluster has no workers")
         self._in_use = {w: int(workers[w].get("metrics", {}).get("memory") or 0)
                         for w in workers}
-        return sorted(workers), {w: workers[w].get("memory_limit") or 0 for w in workers}
+        self._limits = {w: workers[w].get("memory_limit") or 0 for w in workers}
+        return sorted(workers), dict(self._limits)
 
     def _place(self, n_blocks):
         addrs, _ = self._workers()
@@ -136,28 +145,44 @@ class DaskExecutor:
         return self.client.submit(fn, self.run, b, *args, workers=[self.where[b]],
                                   allow_other_workers=False, pure=False)
 
-    def _place_blocks(self, states):
+    def _place_blocks(self, states, only=None):
         futs = []
         for b in range(self.source.n_blocks):
             st = None if states is None else states[b]
-            if self.source.in_memory:
+            if only is not None and b not in only:  # still in place: reset its row state
+                futs.append(self._submit(_reset, b, st))
+            elif self.source.in_memory:
                 futs.append(self._submit(_put, b, self.source.load(b), self.family, st))
             else:
                 futs.append(self._submit(_load, b, self.source, self.family, st))
         return self._gather(futs, "placing the blocks")
 
     # ---------------------------------------------------------------- protocol
+    def _defer_pymc(self):
+        """Keep PyMC out of the workers (and of those their nannies start after a loss)."""
+        from bnmfzoo._base.lazy import defer_pymc
+
+        for nanny in (False, True):
+            try:
+                self.client.run(defer_pymc, nanny=nanny)
+            except Exception:  # noqa: BLE001 - no nannies, or a worker leaving: only memory
+                pass
+
     def start(self, source, family):
         self.source = source
         self.family = family
+        self._defer_pymc()  # before any block function reaches a worker
         self._place(source.n_blocks)
         try:
             return self._place_blocks(None)
         except WorkerLost as err:
-            raise MemoryError(
-                f"{err} while its blocks were loaded: a worker whose process and blocks "
-                "outgrow its memory_limit is restarted by its nanny; use more workers, a "
-                "larger memory_limit or smaller blocks (block_rows)") from None
+            raise MemoryError(self.loss_message(err, "loading the blocks")) from None
+
+    def loss_message(self, err, what):
+        """One line naming the lost worker's blocks, their bytes and its memory limit."""
+        from bnmfzoo.inference.blocked._sources import loss_message
+
+        return loss_message(err, self.where, self.source, getattr(self, "_limits", {}), what)
 
     def _gather(self, futs, what):
         from distributed import wait
@@ -174,7 +199,9 @@ class DaskExecutor:
                                if not f.done() and self.where[b] not in alive})
                 if gone:
                     self.client.cancel(futs)
-                    raise WorkerLost(f"{what}: worker(s) {', '.join(gone)} left") from None
+                    lost = WorkerLost(f"{what}: worker(s) {', '.join(gone)} left")
+                    lost.workers = gone
+                    raise lost from None
                 if time.monotonic() >= deadline:
                     late = [b for b, f in enumerate(futs) if not f.done()]
                     workers = sorted({self.where[b] for b in late})
@@ -219,17 +246,27 @@ class DaskExecutor:
                             "checkpoint")
 
     def restore(self, states):
-        """Place the blocks on the workers alive now, with the checkpointed row states."""
-        try:
-            self.client.run(_drop, self.run)
-        except _lost_errors():
-            pass
+        """Restore the checkpointed row states; only a lost worker's blocks are loaded again.
+
+        The blocks of the workers alive stay where they are (their row states are reset); the
+        lost ones go to the workers that joined since (the nanny's restart), else round robin
+        to the workers alive.
+        """
         try:  # a nanny restarts a lost worker: wait for it rather than crowd the others
             self.client.wait_for_workers(self.n_workers, timeout=min(self.timeout, 120.0))
         except TimeoutError:
             pass
-        self._place(len(states))
-        self._place_blocks(states)
+        self._defer_pymc()
+        addrs, _ = self._workers()
+        fresh = [w for w in addrs if w not in set(self.where)] or addrs
+        lost = [b for b, w in enumerate(self.where) if w not in set(addrs)]
+        for i, b in enumerate(lost):
+            self.where[b] = fresh[i % len(fresh)]
+        self.n_workers = len(addrs)
+        kept = self._place_blocks(states, only=set(lost))
+        missing = {b for b, ok in enumerate(kept) if ok is False}  # a worker restarted in place
+        if missing:
+            self._place_blocks(states, only=missing)
 
     def rows(self):
         futs = [self._submit(_rows, b) for b in range(len(self.where))]

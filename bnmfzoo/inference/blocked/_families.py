@@ -52,14 +52,16 @@ class Summary:
     full: bool
     nbytes: int
     integral: bool
+    total: float = 0.0
 
 
 def summarize(block):
     """The :class:`Summary` of a loaded block."""
     v = block.values
     integral = bool(np.all(v >= 0) and np.all(v == np.floor(v))) if v.size else True
+    total = float(kern.ordered_sum(np.ascontiguousarray(v, dtype=np.float64))) if v.size else 0.0
     return Summary(block.n_rows, block.nnz, float(kern.sum_squares(v)),
-                   bool(block.full), int(block.nbytes), integral)
+                   bool(block.full), int(block.nbytes), integral, total)
 
 
 class _Family:

@@ -14,6 +14,8 @@ observed entries, ``A_ik ~ Exp(lambda_A)``, ``W_kj ~ Exp(lambda_W)``, ``tau ~ Ga
 beta)``; each factor entry is drawn from its truncated-normal conditional.
 """
 
+import math
+
 import numba
 import numpy as np
 
@@ -79,6 +81,39 @@ def sum_squares(values):
     s = 0.0
     for v in values:
         s += float(v) * float(v)
+    return s
+
+
+@numba.njit(cache=True)
+def col_sums(A, out):
+    """``out[k] = sum_i A[i, k]``, rows added in index order (the same bits in every process)."""
+    if not _all_finite(A):
+        raise ValueError("col_sums: non-finite entry")
+    out[:] = 0.0
+    for i in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            out[k] += A[i, k]
+
+
+@numba.njit(cache=True)
+def ordered_sum(x):
+    """``sum(x)`` over a C-contiguous array in index order; refuses a non-finite entry."""
+    s = 0.0
+    for v in x.ravel():
+        if not np.isfinite(v):
+            raise ValueError("ordered_sum: non-finite entry")
+        s += v
+    return s
+
+
+@numba.njit(cache=True)
+def log_factorial_sum(values):
+    """``sum log(x!)`` over non-negative integer counts stored as floats, in index order."""
+    s = 0.0
+    for v in values:
+        if not np.isfinite(v):
+            raise ValueError("log_factorial_sum: non-finite count")
+        s += math.lgamma(float(v) + 1.0)
     return s
 
 

@@ -5,20 +5,54 @@ factors drawn once on the driver; each block has its own random stream, so the c
 bit the same in this process and on any number of Dask workers.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.sparse as sp
 
 from bnmfzoo._base.results import build_datatree
 from bnmfzoo._base.validation import check_int, check_number, check_seed
 from bnmfzoo.inference.blocked._blocks import ArraySource, default_block_rows
-from bnmfzoo.inference.blocked._chain import SerialExecutor, run_chain
+from bnmfzoo.inference.blocked._chain import SerialExecutor, WorkerLost, run_chain
 from bnmfzoo.inference.blocked._families import GaussianFamily, PoissonFamily
+from bnmfzoo.inference.blocked._sources import column_view, swap_axes
 
 MODELS = ("poisson", "exponential_gaussian")
 
 
+@contextmanager
+def executor_for(client, source, family, *, timeout, workers):
+    """The executor of a blocked run: serial without ``client``, else Dask workers.
+
+    ``client`` is a ``distributed.Client`` or a scheduler address (connected here, closed on
+    exit). The workers' memory limits are checked against ``source``'s blocks first.
+    """
+    own_client = None
+    if client is None:
+        executor = SerialExecutor()
+    else:
+        from bnmfzoo.inference.blocked._dask import DaskExecutor, connect
+
+        if isinstance(client, str):
+            client = own_client = connect(client, timeout=min(timeout, 10.0))
+        executor = DaskExecutor(client, timeout=timeout, workers=workers)
+    try:
+        if client is not None:
+            executor.check_memory(source, family)
+        yield executor
+    finally:
+        executor.close()
+        if own_client is not None:
+            own_client.close()
+
+
 def _as_source(X, model, block_rows):
     """A block source for ``X`` (a source passes through; arrays become CSR blocks)."""
+    from bnmfzoo.inference.blocked._sources import as_file_source
+
+    files = as_file_source(X, model, block_rows)  # a path, MatrixFile or FileSource
+    if files is not None:
+        return files, files.row_labels, files.col_labels
     if hasattr(X, "load") and hasattr(X, "n_blocks"):
         return X, None, None
     from bnmfzoo.datasets.singlecell import as_sparse_counts
@@ -65,7 +99,7 @@ def fit_blocked_gibbs(X, rank, *, model="poisson", draws=200, tune=100, random_s
                       client=None, block_rows=None, a=1.0, b=1.0, lambda_A=1.0, lambda_W=1.0,
                       alpha_tau=1.0, beta_tau=1.0, tau=None, keep_rows=False,
                       checkpoint_every=10, timeout=600.0, max_restarts=3, workers=None,
-                      _after_sweep=None):
+                      axis="auto", _after_sweep=None):
     """Gibbs sampling of Poisson or exponential-Gaussian NMF in row blocks, serial or on Dask.
 
     Each sweep is an exact Gibbs sweep of the posterior: every block of rows draws its rows of
@@ -77,12 +111,14 @@ def fit_blocked_gibbs(X, rank, *, model="poisson", draws=200, tune=100, random_s
 
     Parameters
     ----------
-    X : array-like, scipy.sparse matrix, anndata.AnnData or block source
+    X : array-like, scipy.sparse matrix, anndata.AnnData, path or block source
         D x N data. Counts (``model="poisson"``): non-negative integers, every cell observed
         (sparse: the non-zero counts). Gaussian: NaN marks a missing entry; sparse input
-        lists the observed entries (explicit zeros included). A block source
-        (:class:`~bnmfzoo.inference.blocked.SyntheticCountSource`, or a file source from
-        :mod:`bnmfzoo.datasets.singlecell`) lets each worker load its own rows.
+        lists the observed entries (explicit zeros included). A path (``.h5ad``, Zarr, HDF5,
+        10x folder: :func:`bnmfzoo.datasets.matrixfiles.open_matrix`) or a block source
+        (:class:`~bnmfzoo.inference.blocked.FileSource`,
+        :class:`~bnmfzoo.inference.blocked.SyntheticCountSource`) lets each worker read its
+        own rows, so no process holds the whole matrix.
     rank : int
         Number of factors K.
     model : {"poisson", "exponential_gaussian"}
@@ -115,13 +151,20 @@ def fit_blocked_gibbs(X, rank, *, model="poisson", draws=200, tune=100, random_s
     workers : list of str, optional
         Addresses of the workers to use (default: every worker of ``client``); a lost worker's
         blocks move to the ones alive.
+    axis : {"auto", "rows", "cols"}
+        The axis cut into blocks. ``"cols"`` fits ``X^T`` in row blocks (``lambda_A`` and
+        ``lambda_W`` swapped) and swaps the factors back; ``"auto"`` does so when ``X`` has
+        more columns than rows and can be transposed (not a synthetic source).
 
     Returns
     -------
     xarray.DataTree
         ``posterior``: ``W`` (chain, draw, factor, col), ``tau`` (Gaussian), ``A`` with
         ``keep_rows``; group ``rows``: ``A_mean`` and ``A_last`` (row, factor); attributes
-        ``sweep_seconds`` (median), ``bytes_per_sweep``, ``n_blocks``, ``restarts``.
+        ``sweep_seconds`` (median), ``bytes_per_sweep``, ``n_blocks``, ``restarts``. With
+        column blocks: ``posterior`` ``A`` (chain, draw, row, factor) and ``tau``, ``W`` with
+        ``keep_rows``; group ``cols``: ``W_mean`` and ``W_last`` (factor, col); attribute
+        ``blocks="cols"``.
 
     Examples
     --------
@@ -138,6 +181,9 @@ def fit_blocked_gibbs(X, rank, *, model="poisson", draws=200, tune=100, random_s
     tune = check_int(tune, name="tune", minimum=0)
     checkpoint_every = check_int(checkpoint_every, name="checkpoint_every", minimum=0)
     timeout = check_number(timeout, name="timeout", minimum=0)
+    X, by_cols = column_view(X, axis, model)
+    if by_cols:  # fit X^T in row blocks: the priors of A and W trade places
+        lambda_A, lambda_W = lambda_W, lambda_A
     source, row_labels, col_labels = _as_source(X, model, block_rows)
     D, N = source.shape
     K = check_int(rank, name="rank")
@@ -153,26 +199,19 @@ def fit_blocked_gibbs(X, rank, *, model="poisson", draws=200, tune=100, random_s
             alpha_tau=check_number(alpha_tau, name="alpha_tau", minimum=0),
             beta_tau=check_number(beta_tau, name="beta_tau", minimum=0),
             tau=None if tau is None else check_number(tau, name="tau", minimum=0))
-    own_client = None
-    if client is None:
-        executor = SerialExecutor()
-    else:
-        from bnmfzoo.inference.blocked._dask import DaskExecutor, connect
-
-        if isinstance(client, str):
-            client = own_client = connect(client, timeout=min(timeout, 10.0))
-        executor = DaskExecutor(client, timeout=timeout, workers=workers)
-    try:
-        if client is not None:
-            executor.check_memory(source, family)
-        res = run_chain(family, source, executor, draws=draws, tune=tune, keep_rows=keep_rows,
-                        checkpoint_every=checkpoint_every, max_restarts=max_restarts,
-                        after_sweep=_after_sweep)
-    finally:
-        executor.close()
-        if own_client is not None:
-            own_client.close()
-    return _datatree(res, model, row_labels, col_labels, D, N, K)
+    with executor_for(client, source, family, timeout=timeout, workers=workers) as executor:
+        try:
+            res = run_chain(family, source, executor, draws=draws, tune=tune,
+                            keep_rows=keep_rows, checkpoint_every=checkpoint_every,
+                            max_restarts=max_restarts, after_sweep=_after_sweep)
+        except WorkerLost as err:  # lost again and again: name the blocks and the limit
+            if client is None:
+                raise
+            phase = str(err).split(":")[0]
+            raise MemoryError(executor.loss_message(
+                err, f"{phase} (after {max_restarts} restart(s) from the checkpoint)")) from None
+    dt = _datatree(res, model, row_labels, col_labels, D, N, K)
+    return swap_axes(dt) if by_cols else dt
 
 
 def _datatree(res, model, row_labels, col_labels, D, N, K):

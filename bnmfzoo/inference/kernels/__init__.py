@@ -23,8 +23,22 @@ Gamma, binomial, multinomial and Dirichlet-multinomial (:mod:`.variates`)
     stream, bounded cost), their fronts ``gamma_sample``, ``binomial_sample``,
     ``multinomial_sample``, ``dirmult_sample``, and ``gamma_draws`` (conjugate
     ``Gamma(shape, rate)`` draws from a Generator, floored at the smallest positive float).
+Count variational Bayes (:mod:`.countvb`)
+    ``poisson_vb_pass``, ``nb_tables``, ``psi_diff``, ``digamma_series``,
+    ``lgamma_ratio_sum``, ``nonzero_means_into`` (numba passes over the nonzeros of a CSR
+    block, in index order) and ``gamma_kl_elements``; deterministic, shared by the serial and
+    the row-blocked count VB.
 """
 
+from bnmfzoo.inference.kernels.countvb import (
+    digamma_series,
+    gamma_kl_elements,
+    lgamma_ratio_sum,
+    nb_tables,
+    nonzero_means_into,
+    poisson_vb_pass,
+    psi_diff,
+)
 from bnmfzoo.inference.kernels.crt import crt, crt_direct, crt_sample
 from bnmfzoo.inference.kernels.gig import gig_draws, gig_one, gig_sample
 from bnmfzoo.inference.kernels.streams import (
@@ -64,4 +78,6 @@ __all__ = [
     "crt", "crt_direct", "crt_sample",
     "log_gamma", "binomial", "multinomial_into", "dirmult_into", "gamma_sample",
     "binomial_sample", "multinomial_sample", "dirmult_sample", "gamma_draws",
+    "poisson_vb_pass", "nb_tables", "psi_diff", "digamma_series", "lgamma_ratio_sum",
+    "nonzero_means_into", "gamma_kl_elements",
 ]

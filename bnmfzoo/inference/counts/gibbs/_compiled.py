@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from bnmfzoo.inference.counts._data import BIG_COUNT, exposure_into
+from bnmfzoo.inference.counts.gibbs._marginal import NU, marginal_rows_into, transposed
 from bnmfzoo.inference.counts.gibbs._moves import (
     ERRORS,
     problem_arrays,
@@ -51,7 +52,7 @@ def _current_rates(const, idx, lam, out):
 def _sweeps_kernel(rows, cols, counts, s, c, mrows, mcols, separable, erows, ecols, eoffs,
                    aA, bA_const, idxA, aWt, bWt_const, idxWt, lam, lam_a, lam_b, P,
                    upd_A, upd_W, upd_rates, rescale, shear, n_sweeps, n_inner, A, Wt,
-                   state, np_seed):
+                   state, np_seed, marginal, indptr, ccols, ccounts, tindptr, trows, tcounts):
     """``n_sweeps`` sweeps, in place on ``A``, ``Wt``, ``lam``; returns a code.
 
     0 ok, 1 degenerate mean of a nonzero count, 2 degenerate scale sum, 3 non-finite input or
@@ -102,6 +103,20 @@ def _sweeps_kernel(rows, cols, counts, s, c, mrows, mcols, separable, erows, eco
                     return code
             if upd_rates and lam.size:
                 rate_draws_into(lam, lam_a, lam_b, idxA, aA, A, idxWt, aWt, Wt, sh, rt)
+        if marginal:  # Z integrated out: each row of A given W, each column of W given A
+            _current_rates(bA_const, idxA, lam, bA)
+            _current_rates(bWt_const, idxWt, lam, bWt)
+            if upd_A:
+                exposure_into(Wt, s, c, mrows, mcols, separable, erows, ecols, eoffs, EA)
+                code, _acc = marginal_rows_into(indptr, ccols, ccounts, A, Wt, EA, aA, bA, NU)
+                if code:
+                    return code
+            if upd_W:
+                exposure_into(A, c, s, mcols, mrows, separable, ecols, erows, eoffs, EWt)
+                code, _acc = marginal_rows_into(tindptr, trows, tcounts, Wt, A, EWt, aWt, bWt,
+                                                NU)
+                if code:
+                    return code
         if shear and upd_A and upd_W and K > 1:  # changes A_dk W_kn: after Z is discarded
             _current_rates(bA_const, idxA, lam, bA)
             _current_rates(bWt_const, idxWt, lam, bWt)
@@ -135,7 +150,7 @@ def _unflatten(problem, arrs, lam, old):
 
 
 def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
-                 rescale=True, shear=True, n_inner=1):
+                 rescale=True, shear=True, n_inner=1, marginal=False):
     """``n_sweeps`` compiled sweeps of a Poisson ``problem``; returns the new state (a new dict).
 
     Parameters
@@ -159,6 +174,10 @@ def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
     n_inner : int
         Updates of ``A, W`` (rescaling, rates) per split of the counts: repeated exact
         conditionals given the latent counts ``Z``, cheap (no pass over the counts).
+    marginal : bool
+        After each sweep, the independence Metropolis-Hastings move of every row of ``A``
+        given ``W`` and of every column of ``W`` given ``A`` with the counts not split
+        (:mod:`~bnmfzoo.inference.counts.gibbs._marginal`).
 
     Examples
     --------
@@ -187,9 +206,12 @@ def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
     s, c, mr, mc, separable, er, ec, eo = arrs["expo"]
     xs = seed_state(rng)
     np_seed = int(rng.integers(0, 2**31 - 1))
+    data = problem.data
+    tind, trows, tcounts = transposed(data)
+    cost = sweep_cost(problem) + (marginal_cost(problem) if marginal else 0.0)
     # calls of ~CALL_SECONDS: back in Python (Ctrl-C, signal handlers) between them; the
     # generators carry over, so the draws do not depend on the chunking
-    per_call = max(1, int(CALL_SECONDS / sweep_cost(problem)))
+    per_call = max(1, int(CALL_SECONDS / cost))
     done = 0
     while done < n_sweeps:
         m = min(per_call, n_sweeps - done)
@@ -198,7 +220,8 @@ def gibbs_sweeps(problem, state, rng, n_sweeps=1, *, update=("A", "W", "rates"),
                               arrs["idxW"], lam, arrs["lam_a"], arrs["lam_b"], arrs["P"],
                               "A" in update, "W" in update, "rates" in update, bool(rescale),
                               bool(shear), m, int(n_inner), A, Wt, xs,
-                              np_seed if done == 0 else -1)
+                              np_seed if done == 0 else -1, bool(marginal), data.indptr,
+                              data.cols, data.counts, tind, trows, tcounts)
         if code:
             raise FloatingPointError(f"gibbs_sweeps: {ERRORS[code]} (degenerate factors)")
         done += m
@@ -248,6 +271,16 @@ def default_sweeps_per_draw(problem):
         return 1
     cost = sweep_cost(problem)
     return int(min(MAX_AUTO_SWEEPS, max(1, math.ceil(4 * STEP_OVERHEAD / cost))))
+
+
+def marginal_cost(problem):
+    """Modelled seconds of the marginal moves of every row of A and column of W.
+
+    About 10 Newton steps per row, each ~3 ns per nonzero and K^2, for both factors.
+    """
+    K = problem.rank
+    D, N = problem.shape
+    return 2 * 10 * 3e-9 * (problem.data.nnz * K * K + (D + N) * K ** 3)
 
 
 def sweep_cost(problem):

@@ -31,6 +31,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
+from bnmfzoo.inference._cost_model import announce, choose, count_key
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.counts._data import cell_means
 from bnmfzoo.inference.counts._problem import counts_spec, log_likelihood
@@ -45,7 +46,6 @@ from bnmfzoo.inference.counts.sweep import sweep
 __all__ = ["GibbsPoisson", "GibbsPoissonState", "impute_counts"]
 
 logger = logging.getLogger("bnmfzoo")
-_NB2_NOTICE = "_bnmfzoo_nb2_notice"
 
 
 def impute_counts(imputed, family, state, rng):
@@ -118,6 +118,12 @@ class GibbsPoisson(TransformedStep):
         After each sweep, the exact rescaling move of every component and the exact shear move
         of every pair of components (:mod:`bnmfzoo.inference.counts.gibbs._moves`); only when the
         step updates both ``A`` and ``W``.
+    marginal : bool
+        After each sweep, an independence Metropolis-Hastings move of every row of ``A`` given
+        ``W`` and of every column of ``W`` given ``A`` with the latent counts integrated out
+        (:mod:`bnmfzoo.inference.counts.gibbs._marginal`; Poisson models, the compiled path
+        only). Off by default: on the SBS96 catalogues it raised the ESS per sweep of the
+        slowest exposures ~6x at ~7x the cost of a sweep (``docs/results/counts_core.md``).
 
     Examples
     --------
@@ -141,7 +147,7 @@ class GibbsPoisson(TransformedStep):
 
     def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
                  sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
-                 initial_point=None, compile_kwargs=None):
+                 marginal=False, initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         self.factorization, self.problem = counts_spec(model, method=type(self).__name__)
         self._init_variables(model, self.factorization.var_names, vars)
@@ -174,16 +180,24 @@ class GibbsPoisson(TransformedStep):
         both = "A" in self._update and "W" in self._update
         self.rescale = bool(rescale) and both
         self.shear = bool(shear) and both
+        if not isinstance(marginal, bool | np.bool_):
+            raise TypeError(f"marginal must be a bool, got {marginal!r}")
+        if marginal and not fast_path_ok(self.problem):
+            raise ValueError("marginal=True needs a Poisson model (the compiled sweep); got "
+                             f"family {self.problem.family!r}")
+        self.marginal = bool(marginal)
 
     @classmethod
     def competence(cls, var, has_grad=True):
         """IDEAL for the variables of a recognized count model, else INCOMPATIBLE.
 
-        NB2 models (``pm.NegativeBinomial(mu=, alpha=)``) are the exception: their exact
-        sweep mixed 2-5x slower per CPU second than PyMC's NUTS (``benchmarks/speed/
-        counts_ess.py --likelihood nb2``), so their continuous variables are only COMPATIBLE
-        and ``pm.sample`` gives them NUTS; PyMC's imputed counts stay IDEAL (drawn exactly
-        given the factors). ``step=GibbsPoisson()`` still runs the NB2 sweep.
+        The measured cost model (:mod:`bnmfzoo.inference._cost_model`) decides, with one log
+        line saying which sampler and why: where our sweep mixed slower per CPU second than
+        PyMC's NUTS (NB2 models, ``pm.NegativeBinomial(mu=, alpha=)``, and Poisson models of
+        dense counts such as mutational catalogues, more than one count per observed cell on
+        average: :func:`~bnmfzoo.inference._cost_model.count_key`) the continuous variables
+        are only COMPATIBLE and ``pm.sample`` gives them NUTS; PyMC's imputed counts stay IDEAL
+        (drawn exactly given the factors). ``step=GibbsPoisson()`` still runs our sweep.
         """
         from pymc.step_methods.compound import Competence
 
@@ -191,22 +205,22 @@ class GibbsPoisson(TransformedStep):
             model = model_of_var(var)
             if model is None or var not in model.free_RVs:
                 return Competence.INCOMPATIBLE
-            found, _ = counts_spec(model, method=cls.__name__)
+            found, problem = counts_spec(model, method=cls.__name__)
         except Exception:  # noqa: BLE001 - not a count model of ours
             return Competence.INCOMPATIBLE
         names = found.var_names
         if var.name not in set(names.values()):
             return Competence.INCOMPATIBLE
-        if found.family == "nb2" and var.name != names.get("imputed"):
-            if not getattr(model, _NB2_NOTICE, False):
-                setattr(model, _NB2_NOTICE, True)
-                logger.warning(
-                    "bnmfzoo reads this pm.NegativeBinomial(mu=, alpha=) (NB2) model, but PyMC's "
-                    "NUTS samples its factors: bnmfzoo's exact NB2 Gibbs step mixed 2-5x slower "
-                    "per CPU second in our benchmarks. To use it anyway: "
-                    "pm.sample(step=bnmfzoo.inference.GibbsPoisson())")
-            return Competence.COMPATIBLE
-        return Competence.IDEAL
+        if var.name == names.get("imputed"):
+            return Competence.IDEAL
+        # our step or NUTS, from the measured cost model, said in one log line
+        expo = problem.expo
+        observed = (expo.row_offset.size * expo.col_offset.size - expo.rows.size
+                    if expo.kind == "separable" else expo.rows.size)  # missing / observed
+        choice = choose("counts", count_key(found.family, float(problem.data.counts.sum()),
+                                            observed))
+        announce(model, var, set(names.values()) - {names.get("imputed")}, cls.__name__, choice)
+        return Competence.IDEAL if choice.ours else Competence.COMPATIBLE
 
     def _state_from_point(self, point):
         state = {"A": self._read(point, "A"), "W": self._read(point, "W"), "rates": {},
@@ -232,7 +246,8 @@ class GibbsPoisson(TransformedStep):
         """``sweeps_per_draw`` sweeps, each followed by the group moves (one PyMC draw)."""
         if fast_path_ok(self.problem):
             return gibbs_sweeps(self.problem, state, self.rng, self.sweeps_per_draw,
-                                update=self._update, rescale=self.rescale, shear=self.shear)
+                                update=self._update, rescale=self.rescale, shear=self.shear,
+                                marginal=self.marginal)
         for _ in range(self.sweeps_per_draw):
             state = self.sweep_state(state)
             if self.rescale or self.shear:

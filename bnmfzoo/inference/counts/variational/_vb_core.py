@@ -18,39 +18,16 @@ models. Computational Intelligence and Neuroscience, 785152.
 
 import math
 
-import numba
 import numpy as np
-from scipy.special import digamma, gammaln
+from scipy.special import digamma
 
 from bnmfzoo.inference.counts._data import exposures
 from bnmfzoo.inference.counts._problem import rate_conditionals
+from bnmfzoo.inference.kernels.countvb import gamma_kl_elements
+from bnmfzoo.inference.kernels.countvb import poisson_vb_pass as _vb_kernel
 
 __all__ = ["vb_pass", "gamma_entropy_terms", "VBState", "vb_iteration", "vb_bound", "kl_terms",
            "factor_updates"]
-
-
-@numba.njit(cache=True)
-def _vb_kernel(indptr, cols, counts, LA, LWt, SA, SWt):
-    D, K = LA.shape
-    SA[:] = 0.0
-    SWt[:] = 0.0
-    ll = 0.0
-    for d in range(D):
-        for e in range(indptr[d], indptr[d + 1]):
-            n = cols[e]
-            x = counts[e]
-            den = 0.0
-            for k in range(K):
-                den += LA[d, k] * LWt[n, k]
-            if not (den > 0.0 and den < np.inf):
-                return np.nan
-            r = x / den
-            for k in range(K):
-                t = LA[d, k] * LWt[n, k] * r
-                SA[d, k] += t
-                SWt[n, k] += t
-            ll += x * math.log(den) - math.lgamma(x + 1.0)
-    return ll
 
 
 def vb_pass(data, LA, LW):
@@ -72,11 +49,7 @@ def gamma_entropy_terms(a, Eb, Elogb, alpha, beta):
     ``Eb`` and ``Elogb`` are the expectations of the prior rate under its own ``q`` (the
     constant rate and its log when it is fixed).
     """
-    Elogx = digamma(alpha) - np.log(beta)
-    Ex = alpha / beta
-    logp = a * Elogb - gammaln(a) + (a - 1.0) * Elogx - Eb * Ex
-    logq = alpha * np.log(beta) - gammaln(alpha) + (alpha - 1.0) * Elogx - alpha
-    return float(np.sum(logp - logq))
+    return float(np.sum(gamma_kl_elements(a, Eb, Elogb, alpha, beta)))
 
 
 class VBState:

@@ -64,35 +64,12 @@ from bnmfzoo.inference.counts.variational._vb_core import (
     kl_terms,
     vb_init,
 )
+from bnmfzoo.inference.kernels.countvb import digamma_series as _digamma
+from bnmfzoo.inference.kernels.countvb import lgamma_ratio_sum as _lgamma_ratio_sum
+from bnmfzoo.inference.kernels.countvb import nb_tables as _tables_kernel
 
 __all__ = ["fit_vb_nb", "nb_vb_bound", "nb_vb_iteration", "expected_tables",
            "alpha_integrated_bound", "select_rank_nb"]
-
-
-@numba.njit(cache=True)
-def _psi_diff(x, S):
-    """``psi(x + S) - psi(S)`` for an integer ``x >= 0`` (a finite sum up to x = 32)."""
-    if x <= 32:
-        out = 0.0
-        for i in range(x):
-            out += 1.0 / (S + i)
-        return out
-    return _digamma(x + S) - _digamma(S)
-
-
-@numba.njit(cache=True)
-def _tables_kernel(indptr, cols, counts, M, offsets_nz, alpha, LA, LWt, SA, SWt):
-    D, K = LA.shape
-    SA[:] = 0.0
-    SWt[:] = 0.0
-    for d in range(D):
-        for e in range(indptr[d], indptr[d + 1]):
-            n = cols[e]
-            we = alpha * offsets_nz[e] * _psi_diff(counts[e], alpha * M[e])
-            for k in range(K):
-                t = LA[d, k] * LWt[n, k] * we
-                SA[d, k] += t
-                SWt[n, k] += t
 
 
 def _geometric(alpha, beta):
@@ -116,23 +93,6 @@ def expected_tables(problem, LA, LW, M, alpha):
                    np.ascontiguousarray(problem.offsets_nz, float), float(alpha),
                    np.ascontiguousarray(LA, float), np.ascontiguousarray(LW.T, float), SA, SWt)
     return SA, np.ascontiguousarray(SWt.T)
-
-
-@numba.njit(cache=True)
-def _lgamma_ratio_sum(counts, M, a):
-    """``sum lgamma(x + aM) - lgamma(aM)`` (log of a product up to x = 8)."""
-    out = 0.0
-    for e in range(counts.size):
-        x = counts[e]
-        S = a * M[e]
-        if x <= 8 and S < 1e30:  # the product stays below 1e250
-            prod = 1.0
-            for i in range(x):
-                prod *= S + i
-            out += math.log(prod)
-        else:
-            out += math.lgamma(x + S) - math.lgamma(S)
-    return out
 
 
 _LOG_FACTORIALS = weakref.WeakKeyDictionary()
@@ -181,17 +141,6 @@ def nb_vb_bound(problem, state, alpha, M=None):
                           _geometric(state.aW, state.bW), problem.offsets_nz)
     return (nb_loglik(alpha, problem.data, M, _total(problem, state))
             + _log_alpha_prior(problem, alpha) + kl_terms(problem, state))
-
-
-@numba.njit(cache=True)
-def _digamma(y):
-    r = 0.0
-    while y < 6.0:  # recurrence, then the asymptotic series (relative error < 1e-10)
-        r -= 1.0 / y
-        y += 1.0
-    f = 1.0 / (y * y)
-    return (r + math.log(y) - 0.5 / y
-            - f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132)))))
 
 
 @numba.njit(cache=True)

@@ -20,6 +20,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
+from bnmfzoo.inference._cost_model import announce, choose, likelihood_key
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.gaussian.gibbs._core import (
     nmf_state,
@@ -132,8 +133,11 @@ class _GibbsFactorization(TransformedStep):
     def competence(cls, var, has_grad=True):
         """IDEAL for the variables of a recognized model this step updates, else INCOMPATIBLE.
 
-        ``pm.sample()`` asks every class in ``pymc.step_methods.STEP_METHODS`` for each free
-        variable and takes the most competent; NUTS answers PREFERRED for continuous
+        Unless our step was measured slower than NUTS on this kind of model
+        (:mod:`bnmfzoo.inference._cost_model`): then COMPATIBLE, so NUTS takes the variables;
+        either way one log line says which sampler and why. ``pm.sample()`` asks every class
+        in ``pymc.step_methods.STEP_METHODS`` for each free variable and takes the most
+        competent; NUTS answers PREFERRED for continuous
         variables, so IDEAL (as pymc-bart's PGBART does) is what makes the choice ours
         regardless of the list's order. The model is the one in context, or else the one
         ``pm.sample(model=...)`` is assigning steps for.
@@ -151,7 +155,13 @@ class _GibbsFactorization(TransformedStep):
         except Exception:  # noqa: BLE001 - no model in context, or an unreadable graph
             return Competence.INCOMPATIBLE
         if names and var.name in names:
-            return Competence.IDEAL
+            # our step or NUTS, from the measured cost model, said in one log line
+            if cls.kind == "nmf":
+                choice = choose("gaussian", likelihood_key(found))
+            else:
+                choice = choose(f"gaussian_{cls.kind}", "normal")
+            announce(model, var, names, cls.__name__, choice)
+            return Competence.IDEAL if choice.ours else Competence.COMPATIBLE
         return Competence.INCOMPATIBLE
 
     def setup_chain(self, rng, tune, draws):

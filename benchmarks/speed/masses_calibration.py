@@ -1,0 +1,158 @@
+"""Calibration of the SMC mode masses' 95 % interval on problems with a known answer.
+
+Run with::
+
+    nice -n 10 python -m benchmarks.speed.masses_calibration [--problems laurberg0 laurberg4
+        tiled] [--seeds 20] [--particles 250] [--truth-factor 100]
+
+Problems (all ``exponential_gaussian(X, 3, sigma=0.05, lambda_=1)``, two exact factorizations
+``(A, W)`` and ``(A Q, Q W)`` 36.9 degrees apart, :func:`bnmfzoo.datasets.laurberg`):
+
+* ``laurberg0``, ``laurberg4``: ``laurberg(0.5, sigma=0.05)`` with noise seeds 0 and 4
+  (6 x 6). Truth of the mass of the factorization compared: 0.0042 on noise seed 0 (replica
+  exchange, ``docs/results/modes_and_masses.md`` section 3.7); on noise seed 4 it is built here
+  by one pooled SMC run ``--laurberg-truth-factor`` (20) times longer (more particles) than a
+  seed's run (replica exchange gave 0.24-0.25).
+* ``tiled``: a real-size problem, the noiseless laurberg matrix tiled ``10 x 2`` (60 x 12, rank
+  3, both factorizations still exact) plus noise of sd 0.05 (noise seed ``--tiled-noise``),
+  modelled with sigma 0.2 so that the compared mass lies away from 0 and 1 (about 0.08 at
+  noise seed 0); truth built by a pooled run ``--truth-factor`` (100) times longer.
+
+For each sampler seed 0..``--seeds``-1 it runs :func:`bnmfzoo.inference.smc_mode_masses`
+(``--runs`` runs x ``--particles`` particles, 5 sweeps per step, no check) and asks whether the
+95 % interval of the mode nearest the compared factorization covers the truth (a seed whose
+particles never reach that mode counts as a miss). The coverage is printed with its exact
+(Clopper-Pearson) 95 % binomial interval. The last line is one JSON object with the per-problem
+coverage.
+"""
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+import benchmarks._common  # noqa: F401  (one BLAS thread)
+
+SIGMA = 0.05
+#: the model's noise sd on the tiled problem (data noise 0.05): masses away from 0 and 1
+TILED_SIGMA = 0.2
+
+
+def _problem(name, tiled_noise):
+    from bnmfzoo.datasets import laurberg
+
+    if name.startswith("laurberg"):
+        d = laurberg(0.5, sigma=SIGMA, random_seed=int(name[len("laurberg"):]))
+        return d.X, [s[0] for s in d.solutions]
+    d = laurberg(0.5)
+    X = np.tile(d.X, (10, 2))
+    X = X + np.random.default_rng(tiled_noise).normal(0.0, SIGMA, size=X.shape)
+    return X, [np.tile(s[0], (10, 1)) for s in d.solutions]
+
+
+def _model(X):
+    from bnmfzoo.models import exponential_gaussian
+
+    sigma = SIGMA if X.shape[0] == 6 else TILED_SIGMA
+    return exponential_gaussian(X, 3, sigma=sigma, lambda_=1.0)
+
+
+def _mass_of(out, sols, j):
+    """``(mass, low, high)`` of the mode nearest solution ``j`` (None when no mode is)."""
+    from bnmfzoo.diagnostics import angle_distance
+
+    best = None
+    for m in out["modes"]:
+        ref = np.average(m["A"], axis=0, weights=m["member_weight"] + 1e-300)
+        d = [angle_distance(ref, s) for s in sols]
+        if int(np.argmin(d)) == j and (best is None or m["mass"] > best["mass"]):
+            best = m
+    if best is None:
+        return 0.0, math.nan, math.nan
+    return best["mass"], best["low"], best["high"]
+
+
+def _pooled_truth(X, sols, j, particles, runs, seed):
+    from bnmfzoo.diagnostics import angle_distance
+    from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.inference.tempering import smc_runs
+
+    fam = family_of_model(_model(X))
+    rs = smc_runs(fam.tempered, fam.draw_prior, runs, particles, seed, n_moves=5)
+    shares = []
+    for r in rs:
+        near = np.array([int(np.argmin([angle_distance(s.A, t) for t in sols])) == j
+                         for s in r.states])
+        shares.append(float(r.weights[near].sum()))
+    shares = np.array(shares)
+    return float(shares.mean()), float(shares.std(ddof=1) / math.sqrt(len(shares)))
+
+
+def clopper_pearson(k, n, level=0.95):
+    """Exact binomial interval of ``k`` successes in ``n``."""
+    from scipy.stats import beta
+
+    a = 1.0 - level
+    lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    return lo, hi
+
+
+def main(argv=None):
+    from bnmfzoo.inference.smc_masses import smc_mode_masses
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--problems", nargs="+", default=["laurberg0", "laurberg4", "tiled"])
+    p.add_argument("--seeds", type=int, default=20)
+    p.add_argument("--runs", type=int, default=4)
+    p.add_argument("--particles", type=int, default=250)
+    p.add_argument("--tiled-particles", type=int, default=50)
+    p.add_argument("--truth-factor", type=int, default=100, help="tiled problem")
+    p.add_argument("--laurberg-truth-factor", type=int, default=20)
+    p.add_argument("--tiled-noise", type=int, default=0)
+    p.add_argument("--compare", type=int, default=0, help="index of the solution compared")
+    a = p.parse_args(argv)
+    summary = {}
+    for name in a.problems:
+        X, sols = _problem(name, a.tiled_noise)
+        particles = a.tiled_particles if name == "tiled" else a.particles
+        t0 = time.process_time()
+        if name == "laurberg0":
+            truth, truth_se = 0.0042, 0.0003
+            j = a.compare
+        else:
+            factor = a.truth_factor if name == "tiled" else a.laurberg_truth_factor
+            big = particles * factor * a.runs
+            truth_runs = max(a.runs, 10)
+            truth, truth_se = _pooled_truth(X, sols, a.compare, big // truth_runs,
+                                            truth_runs, 10_000)
+            j = a.compare
+        t_truth = time.process_time() - t0
+        print(f"== {name} ({X.shape[0]} x {X.shape[1]}): truth of solution {j} "
+              f"{truth:.4f} +- {truth_se:.4f} ({t_truth:.0f} CPU s)", flush=True)
+        covered, rows = 0, []
+        for seed in range(a.seeds):
+            t1 = time.process_time()
+            out = smc_mode_masses(_model(X), n_runs=a.runs, n_particles=particles, n_moves=5,
+                                  check_runs=0, random_seed=seed)
+            m, lo, hi = _mass_of(out, sols, j)
+            ok = bool(lo <= truth <= hi)
+            covered += ok
+            rows.append((m, lo, hi, ok))
+            print(f"seed {seed:2d}: {m:.4f} [{lo:.4f}, {hi:.4f}] {'covers' if ok else 'MISS'} "
+                  f"({len(out['modes'])} modes, {time.process_time() - t1:.1f} CPU s)",
+                  flush=True)
+        lo_b, hi_b = clopper_pearson(covered, a.seeds)
+        print(f"{name}: coverage {covered}/{a.seeds} = {covered / a.seeds:.2f} "
+              f"(95 % binomial interval {lo_b:.2f}-{hi_b:.2f}); CPU s "
+              f"{time.process_time() - t0:.0f}", flush=True)
+        summary[name] = {"truth": truth, "truth_se": truth_se, "covered": covered,
+                         "seeds": a.seeds, "binomial_95": [lo_b, hi_b],
+                         "median_mass": float(np.median([r[0] for r in rows]))}
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

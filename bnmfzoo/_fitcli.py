@@ -537,6 +537,8 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
         raise Interrupted(*RECEIVED[:1])
     if labels is not None:
         dt = relabel(dt, *labels)
+    if mcmc and not direct:
+        _print_unconverged(dt, method)
     dt.attrs["data_file"] = str(data)
     truncated = model in BINARY_MODELS and (rank is None or bool(
         (model_kwargs or {}).get("nonparametric")))
@@ -548,6 +550,24 @@ def fit_file(data, *, model, rank=None, method=None, out, random_seed=None, prog
               + (f"; {dt.attrs['active_components']}" if "active_components" in dt.attrs
                  else "") + ")")
     return path
+
+
+def _print_unconverged(dt, method):
+    """One line on stderr when the chains have not converged (the estimator's check).
+
+    :func:`bnmfzoo.estimator.unconverged_message` on the heaviest mode's aligned draws
+    (:func:`~bnmfzoo.diagnostics._modes.point_estimate.point_estimate`); results without
+    draws of ``A`` and ``W`` (a tri-factorization) are not checked.
+    """
+    from bnmfzoo.diagnostics._modes.point_estimate import point_estimate
+    from bnmfzoo.estimator import unconverged_message
+
+    post = dt["posterior"] if "posterior" in dt.children else {}
+    if "A" not in post or "W" not in post:
+        return
+    msg = unconverged_message(dt, method, point_estimate(dt)[2])
+    if msg:
+        print(f"warning: {msg}", file=sys.stderr, flush=True)
 
 
 def _matrix_file(path):

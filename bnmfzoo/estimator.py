@@ -9,6 +9,7 @@ Mapping to scikit-learn's ``NMF`` (samples x features ``X ~ W H``): our data are
 
 import logging
 import numbers
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -310,6 +311,14 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             On Ctrl-C or SIGTERM while sampling (:func:`bnmfzoo.inference.sample`): the fit
             stops after the current draw, the estimator is left unfitted, and no truncated
             chains are kept.
+
+        Warns
+        -----
+        UserWarning
+            MCMC methods: when the heaviest mode's aligned chains have not converged (an entry
+            of ``A`` or ``W`` with R-hat above 1.01 or bulk ESS below 400; Vehtari et al.
+            2021), naming the slowest entries, the budget asked and what to run next
+            (:func:`unconverged_message`).
         """
         from bnmfzoo._base.entries import is_sparse_input
         from bnmfzoo._estimator_counts import relabel, single_cell_input
@@ -362,6 +371,9 @@ class BayesianNMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self._mode_draws = (mode_W, mode_w)
         self.n_components_ = W.shape[0]
         self.n_iter_ = _n_iter(dt, method, self.tune, self.draws)
+        msg = unconverged_message(dt, method, info)
+        if msg:
+            warnings.warn(msg, UserWarning, stacklevel=2)
         if counts:
             from bnmfzoo._estimator_counts import kl_error
 
@@ -617,6 +629,44 @@ def _labels(X):
         return tuple(np.asarray(X[d].values) if d in X.coords else np.arange(X.shape[i])
                      for i, d in enumerate(dims))
     return None
+
+
+def unconverged_message(dt, method, info):
+    """The warning of MCMC chains not converged on the factors the estimator reports, or None.
+
+    The check runs on the heaviest mode's draws as :meth:`BayesianNMF._point_estimate`
+    already aligned and balanced them (the draws behind ``components_``), restricted to the
+    chains that stay in that mode: R-hat above 1.01 or bulk ESS below 400 on an entry of ``A``
+    or ``W`` (:func:`align`'s thresholds; R-hat only with two or more chains). The warning is
+    :func:`align`'s: the slowest entries with R-hat and bulk ESS, the budget asked and what to
+    run next. None for methods that are not MCMC. ``info`` is
+    :func:`~bnmfzoo.diagnostics._modes.point_estimate.point_estimate`'s of ``dt``.
+    """
+    import xarray as xr
+
+    from bnmfzoo._registry import METHODS
+    from bnmfzoo.diagnostics._modes.alignment import TARGET_ESS, convergence_message
+
+    if METHODS[method][1] not in ("step", "nuts") or "posterior" not in dt.children:
+        return None
+    post = dt["posterior"]
+    C, S = int(post.sizes.get("chain", 1)), int(post.sizes.get("draw", 1))
+    label = np.asarray(info["modes"]["member_mode"].values).ravel()
+    if label.size != C * S:
+        return None
+    in_mode = (label == info["mode"]).reshape(C, S)
+    keep = in_mode.all(1)  # chains wholly in the heaviest mode (the others: another mode)
+    if not keep.any():
+        return None
+    rows = np.flatnonzero(in_mode.ravel())  # the mode's members, chain-major as A_draws
+    pos = {int(k): i for i, k in enumerate(rows)}
+    take = [pos[c * S + d] for c in np.flatnonzero(keep) for d in range(S)]
+    A = info["A_draws"][take].reshape(int(keep.sum()), S, *info["A_draws"].shape[1:])
+    W = info["W_draws"][take].reshape(int(keep.sum()), S, *info["W_draws"].shape[1:])
+    aligned = xr.Dataset({"A": (("chain", "draw", "row", "factor"), A),
+                          "W": (("chain", "draw", "factor", "col"), W)},
+                         attrs={"chains_asked": C})
+    return convergence_message(aligned, ("factor",), rhat_threshold=1.01, min_ess=TARGET_ESS)
 
 
 def _n_iter(dt, method, tune, draws):

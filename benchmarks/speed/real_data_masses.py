@@ -30,7 +30,7 @@ Prints a few human lines, then as its **last line one JSON object**::
 Bad input (a rank the data do not allow, an all-missing row or column, a budget too small)
 prints one line ``error: ...`` and the JSON ``{"modes": [], "cpu_s": t, "established": false,
 "error": "..."}``: no mass is printed as if it were one. Results in
-``docs/results/modes_and_masses.md`` (sections 3.10 and 3.11).
+``docs/results/masses_smc_bridge.md`` (sections 3.10 and 3.11).
 """
 
 import argparse

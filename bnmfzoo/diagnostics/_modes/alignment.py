@@ -389,23 +389,40 @@ def align(
 TARGET_ESS = 400
 
 
-def _unconverged_message(counts, threshold, post):
-    """The warning of aligned chains that still disagree: the slowest entries and what next."""
+def _unconverged_message(counts, threshold, post, min_ess=None):
+    """The warning of aligned chains that still disagree: the slowest entries and what next.
+
+    ``counts`` is :func:`_rhat_counts`'s; with ``min_ess`` the entries with bulk ESS below it
+    count as unconverged too (the estimator's check, :func:`convergence_message`).
+    """
     n_bad = sum(v[0] for v in counts.values())
-    parts = ", ".join(f"{v[0]} of {v[1]} entries of {k} (max {v[2]:.3f})"
-                      for k, v in counts.items() if v[0])
-    slow = sorted((e for v in counts.values() for e in v[3]), key=lambda e: -e[1])[:5]
-    named = "; ".join(f"{name}: R-hat {r:.3f}, bulk ESS {ess:.0f}" for name, r, ess in slow)
-    min_ess = min((e[2] for v in counts.values() for e in v[3]), default=np.nan)
     draws, chains = int(post.sizes["draw"]), int(post.sizes.get("chain", 1))
-    if np.isfinite(min_ess) and min_ess > 0:
-        more = int(np.ceil(draws * TARGET_ESS / min_ess / 100.0) * 100)
-        next_run = (f"run about {more} draws per chain ({chains} chains; now {draws}, bulk "
+    chains = int(post.attrs.get("chains_asked", chains))  # some chains left out of the check
+    # worst first: largest R-hat (undefined R-hat last), then smallest ESS
+    slow = sorted((e for v in counts.values() for e in v[3]),
+                  key=lambda e: (-e[1] if np.isfinite(e[1]) else np.inf, e[2]))[:5]
+    named = "; ".join(f"{name}: R-hat {r:.3f}, bulk ESS {ess:.0f}" if np.isfinite(r) else
+                      f"{name}: bulk ESS {ess:.0f}" for name, r, ess in slow)
+    min_ess_seen = min((e[2] for v in counts.values() for e in v[3]), default=np.nan)
+    if np.isfinite(min_ess_seen) and min_ess_seen > 0:
+        more = int(np.ceil(draws * TARGET_ESS / min_ess_seen / 100.0) * 100)
+        next_run = (f"run about {more} draws per chain ({chains} chain{'s' * (chains != 1)}; now "
+                    f"{draws}, bulk "
                     f"ESS {TARGET_ESS} is the usual target)")
     else:
         next_run = f"run many more draws per chain (now {draws})"
-    return (f"after alignment the chains still disagree: {n_bad} factor entries have R-hat > "
-            f"{threshold:g} ({parts}). Slowest: {named}. Label switching is undone, so this "
+    if n_bad:
+        parts = ", ".join(f"{v[0]} of {v[1]} entries of {k} (max {v[2]:.3f})"
+                          for k, v in counts.items() if v[0])
+        head = (f"after alignment the chains still disagree: {n_bad} factor entries have "
+                f"R-hat > {threshold:g} ({parts})")
+    else:
+        n_low = sum(v[4] for v in counts.values())
+        head = (f"after alignment {n_low} factor entries have bulk ESS < {min_ess:g} (min "
+                f"{min(v[5] for v in counts.values()):.0f})")
+    return (f"{head}; budget asked: {draws} draws x {chains} chain{'s' * (chains != 1)}. "
+            f"Slowest: {named}. "
+            "Label switching is undone, so this "
             "is slow mixing within the mode: these factor entries have not converged and "
             f"their summaries are not to be trusted. Next: {next_run}; if the draws "
             "still disagree, sample the tempered posterior (step=bnmfzoo.inference."
@@ -413,12 +430,41 @@ def _unconverged_message(counts, threshold, post):
             "bnmfzoo.diagnostics.summary(result).")
 
 
-def _rhat_counts(post, fdims, threshold):
-    """``{var: (n above threshold, finite entries, max R-hat, slowest)}`` over factor vars.
+def convergence_message(post, fdims, *, rhat_threshold=1.01, min_ess=TARGET_ESS):
+    """The unconverged-chains warning of aligned draws, or None when they look converged.
 
-    R-hat is arviz-stats' rank-normalized split R-hat over the chains (Vehtari et al. 2021);
-    entries with no finite R-hat (constant draws) are not counted. ``slowest`` lists up to 3
-    entries above the threshold, worst first, as ``(label, R-hat, bulk ESS)``.
+    Unconverged: an entry of a variable with a factor dim has R-hat above ``rhat_threshold``
+    (over two or more chains; with one chain R-hat is not used) or bulk ESS below ``min_ess``
+    (Vehtari et al. 2021). The message is :func:`align`'s: the slowest entries with their
+    R-hat and bulk ESS, the budget asked and what to run next.
+
+    Parameters
+    ----------
+    post : xarray.Dataset
+        Aligned draws, dims ``chain``, ``draw`` first.
+    fdims : tuple of str
+        The factor dims (variables with one of them are checked).
+    rhat_threshold, min_ess : float
+
+    Returns
+    -------
+    str or None
+    """
+    one_chain = int(post.sizes.get("chain", 1)) < 2  # R-hat undefined: judge by ESS alone
+    counts = _rhat_counts(post, tuple(fdims), np.inf if one_chain else rhat_threshold,
+                          min_ess=min_ess)
+    if not any(v[0] or v[4] for v in counts.values()):
+        return None
+    return _unconverged_message(counts, rhat_threshold, post, min_ess=min_ess)
+
+
+def _rhat_counts(post, fdims, threshold, min_ess=None):
+    """``{var: (n above, finite entries, max R-hat, slowest, n low ESS, min ESS)}``.
+
+    Over the variables with a factor dim. R-hat is arviz-stats' rank-normalized split R-hat
+    over the chains (Vehtari et al. 2021); entries with no finite R-hat (constant draws) are
+    not counted. ``slowest`` lists up to 3 entries above the threshold (or, given ``min_ess``,
+    with bulk ESS below it), worst first, as ``(label, R-hat, bulk ESS)``.
     """
     import arviz_stats as azs
 
@@ -434,15 +480,20 @@ def _rhat_counts(post, fdims, threshold):
     for v in names:
         full = np.asarray(rh[v].values, dtype=float)
         r = full[np.isfinite(full)]
-        order = np.argsort(-np.where(np.isfinite(full), full, -np.inf), axis=None)[:3]
         e = np.asarray(ess[v].values, dtype=float)
+        low = np.isfinite(e) & (e < min_ess) if min_ess is not None else np.zeros(e.shape, bool)
+        # worst first: R-hat, then (ties, e.g. one chain) the smallest ESS
+        by_rhat = (np.where(np.isfinite(full), full, -np.inf) if threshold < np.inf
+                   else np.zeros_like(e))
+        order = np.lexsort((np.where(np.isfinite(e), e, np.inf).ravel(), -by_rhat.ravel()))
         dims = [d for d in post[v].dims if d not in ("chain", "draw")]
         slowest = [(f"{v}[{', '.join(str(int(i)) for i in idx)}]"
                     if dims else v, float(full[idx]), float(e[idx]))
                    for idx in (np.unravel_index(k, full.shape) for k in order)
-                   if full[idx] > threshold]
+                   if full[idx] > threshold or low[idx]][:3]
         out[v] = (int((r > threshold).sum()), int(r.size), float(r.max()) if r.size else np.nan,
-                  slowest)
+                  slowest, int(low.sum()),
+                  float(np.nanmin(e)) if np.isfinite(e).any() else np.nan)
     return out
 
 

@@ -33,6 +33,18 @@ class VBResult:
     bytes_per_iteration: int = 0
     restarts: int = 0
     n_blocks: int = 0
+    alpha: np.ndarray = None
+
+
+def _check_prior(alpha_prior):
+    """``(shape, rate)`` of the dispersion's Gamma prior, both positive."""
+    try:
+        a0, b0 = alpha_prior
+    except (TypeError, ValueError):
+        raise ValueError("alpha_prior must be a pair (shape, rate) of positive numbers, got "
+                         f"{alpha_prior!r}") from None
+    return (check_number(a0, name="alpha_prior[0]", minimum=0),
+            check_number(b0, name="alpha_prior[1]", minimum=0))
 
 
 def run_vb(family, source, executor, *, max_iter, tol, checkpoint_every=10, max_restarts=3,
@@ -47,13 +59,14 @@ def run_vb(family, source, executor, *, max_iter, tol, checkpoint_every=10, max_
     family.check(summaries)
     colstate = family.init_cols(source.shape[1], summaries)
     ckpt = (0, executor.snapshot(), colstate)
-    trace, secs = [], []
+    trace, secs, alphas = [], [], []
     restarts = nbytes = 0
     converged = False
     t = 0
     while t < max_iter:
         t0 = time.perf_counter()
         try:
+            colstate = family.update_alpha(executor, colstate, t)
             stats = executor.sweep(family, colstate.cols, t, keep=False)
         except WorkerLost as err:
             restarts += 1
@@ -66,12 +79,14 @@ def run_vb(family, source, executor, *, max_iter, tol, checkpoint_every=10, max_
             executor.restore(ckpt[1])
             t, colstate = ckpt[0], ckpt[2]
             del trace[t:]
+            del alphas[t:]
             continue
         colstate, bound = family.update_cols(family.reduce(stats), colstate)
         secs.append(time.perf_counter() - t0)
         if t == 0:
             nbytes = executor.stats_nbytes()
         trace.append(bound)
+        alphas.append(colstate.cols.alpha)
         t += 1
         if len(trace) > 1 and abs(trace[-1] - trace[-2]) <= tol * abs(trace[-1]):
             converged = True
@@ -83,12 +98,14 @@ def run_vb(family, source, executor, *, max_iter, tol, checkpoint_every=10, max_
     states = executor.snapshot()
     return VBResult(np.concatenate([st.aA for st in states]),
                     np.concatenate([st.bA for st in states]), colstate.aW, colstate.bW,
-                    np.array(trace), converged, secs, nbytes, restarts, source.n_blocks)
+                    np.array(trace), converged, secs, nbytes, restarts, source.n_blocks,
+                    np.array(alphas))
 
 
-def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_iter=200,
-                   tol=1e-7, random_seed=0, client=None, block_rows=None, checkpoint_every=10,
-                   timeout=600.0, max_restarts=3, workers=None, _after_iteration=None):
+def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, alpha_prior=(2.0, 0.2), a=1.0,
+                   b=1.0, max_iter=200, tol=1e-7, random_seed=0, client=None, block_rows=None,
+                   checkpoint_every=10, timeout=600.0, max_restarts=3, workers=None,
+                   _after_iteration=None):
     """Variational Bayes of Poisson or negative-binomial NMF in row blocks, serial or on Dask.
 
     The mean-field coordinate ascent of Cemgil (2009) (the negative binomial through its
@@ -99,6 +116,14 @@ def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_it
     is updated once on the driver. No step is random after the start (drawn from a stream per
     block), so the result is bit for bit the same with ``client=None`` and with any number of
     workers; the bound (ELBO) never decreases.
+
+    With ``model="negative_binomial"`` and ``alpha=None`` the dispersion is learned as in
+    :func:`bnmfzoo.inference.fit_vb_nb`: a point estimate under ``alpha ~ Gamma(*alpha_prior)``
+    (VB-EM), raised before each iteration by up to three guarded Newton steps in
+    ``log alpha`` from the prior mean. Each step's sums over the non-zeros (the data term and
+    its derivatives) are scalars per block, added in block order like the other statistics
+    (one round trip to the workers per Newton candidate). The ``elbo`` is then a bound on
+    ``log p(X | alpha) + log p(alpha)`` at the estimate.
 
     Parameters
     ----------
@@ -111,7 +136,10 @@ def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_it
     model : {"poisson", "negative_binomial"}
     alpha : float, optional
         The negative binomial's dispersion (``X ~ NB(alpha (A W), alpha / (1 + alpha))``),
-        fixed; required for ``model="negative_binomial"``.
+        fixed; ``None`` (with ``model="negative_binomial"``): learned.
+    alpha_prior : tuple of float
+        Shape and rate of the Gamma prior of a learned ``alpha`` (default ``(2, 0.2)``, that of
+        :func:`bnmfzoo.models.negative_binomial`); ignored when ``alpha`` is given.
     a, b : float
         Gamma shape and rate of ``A`` and ``W``.
     max_iter : int
@@ -140,9 +168,12 @@ def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_it
     xarray.DataTree
         Group ``variational``: ``A_shape``, ``A_rate`` (row, factor), ``W_shape``, ``W_rate``
         (factor, col) of the Gamma factors of ``q``, their means ``A_mean``, ``W_mean`` and
-        ``elbo`` per iteration (the bound at the start of each); attributes ``elbo``,
-        ``converged``, ``n_iter``, ``iter_seconds`` (median), ``bytes_per_iteration``,
-        ``n_blocks``, ``restarts``.
+        ``elbo`` per iteration (the bound at the start of each) and, for the negative
+        binomial, ``alpha`` (the final dispersion) and ``alpha_trace`` (the one of each
+        iteration); attributes ``elbo``, ``converged``, ``n_iter``, ``iter_seconds`` (median),
+        ``bytes_per_iteration`` (the block step's; a learned ``alpha`` adds a few scalars per
+        Newton candidate), ``n_blocks``, ``restarts``, ``alpha`` (and ``alpha_prior`` when
+        learned).
 
     References
     ----------
@@ -160,6 +191,10 @@ def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_it
     (30, 2)
     >>> bool(np.all(np.diff(dt["variational"]["elbo"].values) >= 0))
     True
+    >>> X = np.random.default_rng(0).negative_binomial(2.0, 0.4, size=(30, 8))
+    >>> dt = fit_blocked_vb(X, 2, model="negative_binomial", max_iter=50, block_rows=10)
+    >>> bool(dt["variational"]["alpha"] > 0 and dt["variational"]["alpha_trace"].size == 50)
+    True
     """
     from bnmfzoo.inference.blocked.fit import _as_source, executor_for
 
@@ -175,9 +210,10 @@ def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_it
     K = check_int(rank, name="rank")
     if model == "negative_binomial":
         if alpha is None:
-            raise ValueError("alpha: the blocked negative-binomial VB needs a fixed dispersion "
-                             "(alpha=...); a learned one is fitted by fit_vb_nb")
-        family = NegBinVB(K, seed, check_number(alpha, name="alpha", minimum=0), a=a, b=b)
+            alpha_prior = _check_prior(alpha_prior)
+        else:
+            alpha, alpha_prior = check_number(alpha, name="alpha", minimum=0), None
+        family = NegBinVB(K, seed, alpha, a=a, b=b, alpha_prior=alpha_prior)
     else:
         if alpha is not None:
             raise ValueError("alpha: a dispersion is for model='negative_binomial'")
@@ -203,6 +239,10 @@ def fit_blocked_vb(X, rank, *, model="poisson", alpha=None, a=1.0, b=1.0, max_it
              "iter_seconds": float(np.median(res.iter_seconds)),
              "bytes_per_iteration": int(res.bytes_per_iteration),
              "n_blocks": int(res.n_blocks), "restarts": int(res.restarts)}
-    if alpha is not None:
-        attrs["alpha"] = float(alpha)
+    if model == "negative_binomial":
+        var["alpha"] = ((), np.float64(res.alpha[-1]))
+        var["alpha_trace"] = (("iteration",), res.alpha)
+        attrs["alpha"] = float(res.alpha[-1])
+        if alpha_prior is not None:
+            attrs["alpha_prior"] = [float(v) for v in alpha_prior]
     return build_datatree({}, coords=coords, groups={"variational": var}, attrs=attrs)

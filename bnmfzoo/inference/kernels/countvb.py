@@ -10,6 +10,8 @@ block in index order, so a block's result has the same bits in any process.
   ``E[l_dnk] = alpha o L_A L_W (psi(x + S) - psi(S))`` (Zhou & Carin 2015), with
   :func:`psi_diff` and :func:`digamma_series`;
 * :func:`lgamma_ratio_sum` -- ``sum lgamma(x + aM) - lgamma(aM)``, the NB bound's data term;
+* :func:`alpha_sums` -- the sums in the derivatives of that term in ``log alpha`` (with
+  :func:`trigamma_series`), for the Newton steps of a learned dispersion;
 * :func:`nonzero_means_into` -- ``o sum_k A W`` at each nonzero;
 * :func:`gamma_kl_elements` -- ``E_q log p - E_q log q`` of Gamma factors, element by element.
 
@@ -28,7 +30,7 @@ import numpy as np
 from scipy.special import digamma, gammaln
 
 __all__ = ["poisson_vb_pass", "nb_tables", "psi_diff", "digamma_series", "lgamma_ratio_sum",
-           "nonzero_means_into", "gamma_kl_elements"]
+           "nonzero_means_into", "gamma_kl_elements", "alpha_sums", "trigamma_series"]
 
 
 @numba.njit(cache=True)
@@ -117,6 +119,41 @@ def lgamma_ratio_sum(counts, M, a):
         else:
             out += math.lgamma(x + S) - math.lgamma(S)
     return out
+
+
+@numba.njit(cache=True)
+def trigamma_series(y):
+    """``psi'(y)`` for ``y > 0``: recurrence, then the asymptotic series."""
+    r = 0.0
+    while y < 6.0:
+        r += 1.0 / (y * y)
+        y += 1.0
+    f = 1.0 / (y * y)
+    return r + 1.0 / y + 0.5 * f + f / y * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30)))
+
+
+@numba.njit(cache=True)
+def alpha_sums(counts, M, a):
+    """``sum M (psi(x + aM) - psi(aM))`` and ``sum M^2 (psi'(x + aM) - psi'(aM))``."""
+    g = 0.0
+    h = 0.0
+    for e in range(counts.size):
+        x = counts[e]
+        m = M[e]
+        S = a * m
+        if x <= 32:  # exact finite sums for integer x
+            d1 = 0.0
+            d2 = 0.0
+            for i in range(x):
+                t = 1.0 / (S + i)
+                d1 += t
+                d2 -= t * t
+        else:
+            d1 = digamma_series(x + S) - digamma_series(S)
+            d2 = trigamma_series(x + S) - trigamma_series(S)
+        g += m * d1
+        h += m * m * d2
+    return g, h
 
 
 @numba.njit(cache=True)

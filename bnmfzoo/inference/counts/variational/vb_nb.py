@@ -49,7 +49,6 @@ import math
 import time
 import weakref
 
-import numba
 import numpy as np
 from scipy.special import digamma, gammaln
 
@@ -64,9 +63,10 @@ from bnmfzoo.inference.counts.variational._vb_core import (
     kl_terms,
     vb_init,
 )
-from bnmfzoo.inference.kernels.countvb import digamma_series as _digamma
+from bnmfzoo.inference.kernels.countvb import alpha_sums as _alpha_sums
 from bnmfzoo.inference.kernels.countvb import lgamma_ratio_sum as _lgamma_ratio_sum
 from bnmfzoo.inference.kernels.countvb import nb_tables as _tables_kernel
+from bnmfzoo.inference.kernels.countvb import trigamma_series as _trigamma  # noqa: F401
 
 __all__ = ["fit_vb_nb", "nb_vb_bound", "nb_vb_iteration", "expected_tables",
            "alpha_integrated_bound", "select_rank_nb"]
@@ -143,40 +143,6 @@ def nb_vb_bound(problem, state, alpha, M=None):
             + _log_alpha_prior(problem, alpha) + kl_terms(problem, state))
 
 
-@numba.njit(cache=True)
-def _trigamma(y):
-    r = 0.0
-    while y < 6.0:
-        r += 1.0 / (y * y)
-        y += 1.0
-    f = 1.0 / (y * y)
-    return r + 1.0 / y + 0.5 * f + f / y * (1.0 / 6 - f * (1.0 / 30 - f * (1.0 / 42 - f / 30)))
-
-
-@numba.njit(cache=True)
-def _alpha_sums(counts, M, a):
-    """``sum M (psi(x + aM) - psi(aM))`` and ``sum M^2 (psi'(x + aM) - psi'(aM))``."""
-    g = 0.0
-    h = 0.0
-    for e in range(counts.size):
-        x = counts[e]
-        m = M[e]
-        S = a * m
-        if x <= 32:  # exact finite sums for integer x
-            d1 = 0.0
-            d2 = 0.0
-            for i in range(x):
-                t = 1.0 / (S + i)
-                d1 += t
-                d2 -= t * t
-        else:
-            d1 = _digamma(x + S) - _digamma(S)
-            d2 = _trigamma(x + S) - _trigamma(S)
-        g += m * d1
-        h += m * m * d2
-    return g, h
-
-
 def _alpha_derivatives(problem, a, M, total):
     """First and second derivatives of ``B + log p(alpha)`` in ``u = log alpha``."""
     x_sum = float(problem.data.counts.sum())
@@ -196,7 +162,9 @@ def _update_alpha(problem, alpha, M, total, newton_steps=3):
     Returns ``(alpha, objective without the KL terms at alpha)``.
 
     A step is ``-f'/f''`` when ``f'' < 0`` (else ``0.5 sign f'``), at most 1 in ``u``, halved
-    until the objective rises (at most 30 halvings; otherwise ``alpha`` is kept). Each
+    until the objective rises (at most 30 halvings; otherwise ``alpha`` is kept); a Newton
+    step whose predicted gain ``f'^2 / (2 |f''|)`` is below ``1e-14 (1 + |f|)``, the
+    objective's rounding, is taken as is, so rounding never decides it. Each
     evaluation is O(nonzeros).
     """
 
@@ -210,10 +178,13 @@ def _update_alpha(problem, alpha, M, total, newton_steps=3):
             break
         step = -g / h if h < 0.0 else 0.5 * math.copysign(1.0, g)
         step = max(-1.0, min(1.0, step))
+        # a Newton step whose predicted gain is below the objective's round-off is taken
+        # as is: the comparison below would decide it by rounding alone
+        tiny = h < 0.0 and g * g <= -2e-14 * h * (1.0 + abs(fu0))
         for _ in range(30):
             cand = alpha * math.exp(step)
             fc = f(cand)
-            if np.isfinite(fc) and fc > fu0:
+            if np.isfinite(fc) and (fc > fu0 or tiny):
                 alpha, fu0 = cand, fc
                 break
             step *= 0.5

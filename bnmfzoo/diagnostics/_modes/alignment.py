@@ -426,7 +426,8 @@ def _unconverged_message(counts, threshold, post, min_ess=None):
             "is slow mixing within the mode: these factor entries have not converged and "
             f"their summaries are not to be trusted. Next: {next_run}; if the draws "
             "still disagree, sample the tempered posterior (step=bnmfzoo.inference."
-            "ReplicaExchangeGibbs() for a Gaussian model) and check every entry with "
+            "ReplicaExchangeGibbs(), ReplicaExchangePoisson() or ReplicaExchangeCollapsed() "
+            "for a Gaussian, count or binary model) and check every entry with "
             "bnmfzoo.diagnostics.summary(result).")
 
 

@@ -3,13 +3,19 @@
 Run from the project root::
 
     nice -n 10 .venv/bin/python -m benchmarks.signatures.calibration [--quick]
-        [--designs flat correlated] [--cohorts 20] [--genomes 100] [--span 2]
+        [--method compressive|chib] [--designs flat flat_nb] [--cohorts 20] [--genomes 100]
+        [--span 2]
 
 For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 :func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
-``--burden`` median mutations, Poisson counts) are given to
-:func:`bnmfzoo.signatures.evidence.rank_posterior` over the ranks ``K_true - span ..
-K_true + span`` (uniform prior over them). Then:
+``--burden`` median mutations, Poisson counts) are given to the rank posterior of
+``--method``: ``chib``, :func:`bnmfzoo.signatures.evidence.rank_posterior` over the ranks
+``K_true - span .. K_true + span`` (uniform prior over them); ``compressive``,
+:func:`bnmfzoo.signatures.compressive.compressive_rank_posterior` with the workflow's defaults
+(4 chains of 2,000 + 1,000 sweeps at ``min(2 (K_true + span), 20)`` signatures), whose
+probabilities cover every rank (those no draw visits count as 0 here; the library reports
+them as bounds). The compressive prior's hyperparameters are Zito & Miller (2024)'s defaults,
+not tuned: the sweeps were chosen on cohorts of other seeds (1000 and up). Then:
 
 * **credible sets of ranks**: the smallest set of ranks (most probable first) whose probability
   reaches ``level`` contains the true K in about ``level`` of the cohorts if the probabilities
@@ -17,7 +23,7 @@ K_true + span`` (uniform prior over them). Then:
   ``sqrt(q (1 - q) / n)`` of the observed coverage ``q``;
 * **reliability of every reported probability**: all (cohort, rank) pairs binned by their
   probability; in each bin the mean probability beside the fraction of pairs whose rank is the
-  truth (with its binomial standard error);
+  truth (with its binomial standard error and 90% Clopper-Pearson interval);
 * **reference assignment**: at the most probable rank, the posterior draws of the best run are
   assigned to COSMIC v3.4 (:func:`bnmfzoo.signatures.assignment.assign`); each extracted
   signature is paired one to one with a true signature (Hungarian on cosine), and every
@@ -29,9 +35,11 @@ A design name ending in ``_nb`` (``flat_nb``) is that design with negative binom
 unreliable, have no probability: they are in no credible set and out of the reliability
 table, and the number of cohorts whose true K got no probability is printed.
 
-Results go to ``benchmarks/results/signatures_calibration.json``. The cost is that of
-``rank_posterior`` (two Chib runs per rank) times cohorts times ranks: ``--quick`` (5 cohorts of
-40 genomes, ranks K +- 1) is a smoke run, not a calibration.
+Results go to ``benchmarks/results/signatures_calibration.json`` (``--out``), and each cohort's
+record to the same name with ``.jsonl`` as soon as it finishes. The cost is that of
+``rank_posterior`` (two Chib runs per rank) times cohorts times ranks, or of the compressive
+run (about 25 CPU s per cohort of 100 genomes): ``--quick`` (5 cohorts of 40 genomes, ranks
+K +- 1) is a smoke run, not a calibration.
 """
 
 import argparse
@@ -58,6 +66,15 @@ def credible_set(ranks, probs, level):
     return [int(ranks[i]) for i in order[:n]]
 
 
+def binomial_interval(k, n, level=0.9):
+    """Clopper-Pearson interval of a binomial proportion ``k / n``."""
+    from scipy.stats import beta
+
+    lo = beta.ppf((1 - level) / 2, k, n - k + 1) if k > 0 else 0.0
+    hi = beta.ppf((1 + level) / 2, k + 1, n - k) if k < n else 1.0
+    return float(lo), float(hi)
+
+
 def reliability(p, hit):
     p, hit = np.asarray(p, float), np.asarray(hit, float)
     rows = []
@@ -66,12 +83,26 @@ def reliability(p, hit):
         n = int(sel.sum())
         if n:
             q = hit[sel].mean()
+            ci = binomial_interval(int(hit[sel].sum()), n)
             rows.append(dict(bin=f"[{lo:.2f}, {min(hi, 1):.2f})", n=n, mean_p=float(p[sel].mean()),
-                             frequency=float(q), se=float(np.sqrt(max(q * (1 - q), 1e-12) / n))))
+                             frequency=float(q), se=float(np.sqrt(max(q * (1 - q), 1e-12) / n)),
+                             ci90=ci))
     return rows
 
 
-def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference):
+def _compressive_table(counts, ranks, seed):
+    from bnmfzoo.signatures.compressive import compressive_rank_posterior
+
+    table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=2000,
+                                       n_keep=1000, thin=5)
+    table["evaluated"] = True
+    table["log_evidence"] = table["se"] = np.nan
+    table["probability"] = table["probability"].fillna(0.0)
+    return table
+
+
+def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
+               method="compressive"):
     from scipy.optimize import linear_sum_assignment
 
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
@@ -85,9 +116,17 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference):
     t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed,
-                               block_burn=20, block_keep=150)
-    out = dict(seed=seed, K_true=K, ranks=ranks,
+        if method == "compressive":
+            table = _compressive_table(c.counts.values, ranks, seed)
+            ranks = [int(k) for k in table["rank"]]
+            if K not in ranks:  # the truth is always a scored rank (probability 0 if unvisited)
+                ranks.append(K)
+                table.loc[len(table), ["rank", "probability", "low", "high"]] = (K, 0.0, 0.0,
+                                                                               np.nan)
+        else:
+            table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed,
+                                   block_burn=20, block_keep=150)
+    out = dict(seed=seed, K_true=K, ranks=ranks, method=method,
                probability=[float(v) for v in table["probability"]],
                evaluated=[bool(v) for v in table["evaluated"]],
                log_evidence=[float(v) for v in table["log_evidence"]],
@@ -122,6 +161,7 @@ def main(argv=None):
     p.add_argument("--burden", type=float, default=2000.0)
     p.add_argument("--span", type=int, default=2)
     p.add_argument("--runs", type=int, default=1)
+    p.add_argument("--method", choices=("compressive", "chib"), default="compressive")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
     a = p.parse_args(argv)
     if a.quick:
@@ -134,8 +174,12 @@ def main(argv=None):
         cohorts = []
         for seed in range(a.cohorts):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
-                           n_runs=a.runs, reference=ref)
+                           n_runs=a.runs, reference=ref, method=a.method)
             cohorts.append(r)
+            RESULTS.mkdir(parents=True, exist_ok=True)
+            with open(a.out + "l", "a") as fh:  # one line per cohort as it finishes (.jsonl)
+                fh.write(json.dumps(dict(design=design, **{k: v for k, v in r.items()
+                                                           if k != "assignment"})) + "\n")
             probs = np.asarray(r["probability"], float)
             top = (r["ranks"][int(np.nanargmax(probs))] if np.isfinite(probs).any()
                    else "none reliable")
@@ -143,16 +187,20 @@ def main(argv=None):
                   f"P(K true) = {r['probability'][r['ranks'].index(r['K_true'])]:.3f}, "
                   f"CPU {r['cpu']:.0f} s", flush=True)
         n = len(cohorts)
-        print(f"\n## {design}: {n} cohorts of {a.genomes} genomes")
-        print("| level | coverage of the credible set | se | mean set size |")
-        print("|---|---|---|---|")
+        print(f"\n## {design} ({a.method}): {n} cohorts of {a.genomes} genomes")
+        print("| level | coverage of the credible set | se | 90% interval | mean set size |")
+        print("|---|---|---|---|---|")
         cover = {}
         for lev in LEVELS:
             sets = [credible_set(r["ranks"], r["probability"], lev) for r in cohorts]
-            q = float(np.mean([r["K_true"] in s for r, s in zip(cohorts, sets)]))
+            hits = int(sum(r["K_true"] in s for r, s in zip(cohorts, sets)))
+            q = hits / n
             se = float(np.sqrt(max(q * (1 - q), 1e-12) / n))
-            cover[lev] = dict(coverage=q, se=se, size=float(np.mean([len(s) for s in sets])))
-            print(f"| {lev} | {q:.2f} | {se:.2f} | {cover[lev]['size']:.2f} |")
+            ci = binomial_interval(hits, n)
+            cover[lev] = dict(coverage=q, se=se, ci90=ci,
+                              size=float(np.mean([len(s) for s in sets])))
+            print(f"| {lev} | {q:.2f} | {se:.2f} | {ci[0]:.2f}-{ci[1]:.2f} | "
+                  f"{cover[lev]['size']:.2f} |")
         # reliability over the ranks that got a probability; how often the truth got none
         p_all = [pr for r in cohorts for pr in r["probability"] if np.isfinite(pr)]
         hit = [int(k == r["K_true"]) for r in cohorts
@@ -161,17 +209,17 @@ def main(argv=None):
                      for r in cohorts)
         print(f"\ntrue K without a probability (not evaluated or unreliable): {missed} of {n}")
         rel = reliability(p_all, hit)
-        print("\nreliability of P(K): | bin | n | mean p | frequency (se) |")
+        print("\nreliability of P(K): | bin | n | mean p | frequency (se) | 90% interval |")
         for row in rel:
             print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
-                  f"({row['se']:.3f}) |")
+                  f"({row['se']:.3f}) | {row['ci90'][0]:.3f}-{row['ci90'][1]:.3f} |")
         pa = [x for r in cohorts for x, _ in r["assignment"]]
         ha = [h for r in cohorts for _, h in r["assignment"]]
         rel_a = reliability(pa, ha) if pa else []
         print("\nreliability of the assignment probabilities (pairs with p > 0 and all hits):")
         for row in rel_a:
             print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
-                  f"({row['se']:.3f}) |")
+                  f"({row['se']:.3f}) | {row['ci90'][0]:.3f}-{row['ci90'][1]:.3f} |")
         results[design] = dict(cohorts=[{k: v for k, v in r.items() if k != "assignment"}
                                         for r in cohorts],
                                coverage=cover, reliability=rel, assignment_reliability=rel_a,

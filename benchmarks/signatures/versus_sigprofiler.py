@@ -14,6 +14,9 @@ catalogue and the same candidate ranks (``K_true - 3 .. K_true + 3``; ``--quick`
   NMF, :func:`bnmfzoo.inference.select_rank_nb`; 2 restarts), then
   ``BayesianNMF(K, beta_loss="kullback-leibler")`` with its defaults; the signatures are the
   posterior means ``components_``;
+* **modes**: the same rank, then the Gibbs posterior of the signatures' model
+  (:mod:`bnmfzoo.signatures.modes`) from several starts, the chain of highest mean log joint
+  density kept (a choice made from the data, never from the truth);
 * **scikit-learn** ``NMF(beta_loss="kullback-leibler", solver="mu", init="nndsvda",
   max_iter=1000, tol=1e-6)``, the rank by held-out Poisson log-likelihood: binomial data
   thinning (10 % of each count held out), fit on the rest, the rank with the best held-out
@@ -30,6 +33,12 @@ signatures found, and CPU seconds (this process's ``time.process_time`` for ours
 scikit-learn; ``resource.getrusage(RUSAGE_CHILDREN)`` user + system for SigProfilerExtractor,
 which counts its worker processes too). One table per design, printed and written to
 ``benchmarks/results/signatures_versus_sigprofiler.json``.
+
+Each method's row and signatures are also stored per design, seed, ranks and (for
+SigProfilerExtractor) settings under ``--cache-dir`` (``benchmarks/results/signatures_cache``),
+with a fingerprint of the counts; methods named in ``--reuse`` (default: SigProfilerExtractor
+only) are read from there instead of re-run, so changing ours does not re-run
+SigProfilerExtractor.
 """
 
 import argparse
@@ -85,7 +94,30 @@ def ours(X, ranks, *, seed, how="poisson"):
                         "bound": {int(r): float(e) for r, e in zip(sel["ranks"], sel["elbo"])}})
 
 
-def ours_workflow(X, ranks, *, seed, genomes, channels):
+def ours_modes(X, ranks, *, seed, how="poisson", n_starts=4):
+    """Rank by our VB evidence bound, then the signatures' Gibbs posterior at that rank from
+    several starts, keeping the chain of highest mean log joint density
+    (:func:`bnmfzoo.signatures.modes.best_mode`)."""
+    from bnmfzoo.inference import select_rank_nb, select_rank_poisson
+    from bnmfzoo.signatures.assignment import align_draws, normalize_draws
+    from bnmfzoo.signatures.modes import best_mode
+
+    t0 = time.process_time()
+    select = select_rank_poisson if how == "poisson" else select_rank_nb
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sel = select(X, ranks, restarts=2, random_seed=seed, progressbar=False)
+    K = int(sel["rank"])
+    r = best_mode(np.asarray(X, dtype=np.int64).T, K, n_starts=n_starts, random_seed=seed)
+    sig, expo = normalize_draws(r["T_draws"], r["V_draws"])
+    sig, expo, _ = align_draws(sig, expo)
+    return dict(W=sig.mean(axis=0), K=K, cpu=time.process_time() - t0,
+                detail={"criterion": f"select_rank_{how}", "n_starts": n_starts,
+                        "log_joint": [float(v) for v in r["log_joint"]],
+                        "chosen": int(r["chosen"])})
+
+
+def ours_workflow(X, ranks, *, seed, genomes, channels, n_starts=0):
     """The signatures workflow: P(K | data) by Chib's evidence, signatures at the most probable
     rank (posterior means of the best run's draws)."""
     import xarray as xr
@@ -96,12 +128,13 @@ def ours_workflow(X, ranks, *, seed, genomes, channels):
     cat = xr.DataArray(X, dims=("row", "col"), coords={"row": genomes, "col": channels})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dt = extract(cat, ranks, random_seed=seed)
+        dt = extract(cat, ranks, random_seed=seed, n_starts=n_starts)
     W = dt["signatures"]["mean"].transpose("signature", "channel")
     W = W.sel(channel=channels).values
     ranks_df = dt["ranks"].to_dataset().to_dataframe()
     return dict(W=W, K=int(dt.attrs["rank"]), cpu=time.process_time() - t0,
-                detail={"criterion": "P(K | data), Chib's evidence", "note": dt.attrs["note"],
+                detail={"criterion": dt["ranks"].attrs.get("rank_method", "chib"),
+                        "note": dt.attrs["note"],
                         "probability": {int(k): float(v) for k, v in
                                         ranks_df["probability"].items()}})
 
@@ -208,7 +241,47 @@ def print_table(label, info, rows):
               f"{s['0.9']['recall']:.2f} | {r['cpu']:.1f} |", flush=True)
 
 
-def run_design(label, *, seed, quick, settings, ours_rank, methods):
+# ------------------------------------------------------------------------------------ cache
+def _cache_key(label, seed, method, n, ranks, settings):
+    """File stem of one method's result on one cohort (design, size, seed, ranks, settings)."""
+    key = f"{label}_n{n}_seed{seed}_r{ranks[0]}-{ranks[-1]}_{method}"
+    if settings:
+        key += "_rep{replicates}_it{min_iter}-{max_iter}_conv{test_conv}".format(**settings)
+    return key
+
+
+def _cache_path(cache_dir, key):
+    return Path(cache_dir) / f"{key}.json"
+
+
+def _fingerprint(X):
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(X, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
+def _cache_load(cache_dir, key, X):
+    """A cached row for this exact catalogue (same counts fingerprint), or ``None``."""
+    path = _cache_path(cache_dir, key)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    if data.get("fingerprint") != _fingerprint(X):
+        print(f"  cache {path} is for another catalogue: recomputing", flush=True)
+        return None
+    return data
+
+
+def _cache_store(cache_dir, key, X, row, W):
+    """Write one method's row and its signatures (for re-scoring) as JSON."""
+    path = _cache_path(cache_dir, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"fingerprint": _fingerprint(X), "row": row,
+                                "W": np.asarray(W).tolist()}, indent=1))
+
+
+def run_design(label, *, seed, quick, settings, ours_rank, methods, cache_dir=None,
+               reuse=(), workflow_starts=0):
     design, n, phi = RUNS[label]
     if quick:
         n = min(n, 200)
@@ -223,15 +296,31 @@ def run_design(label, *, seed, quick, settings, ours_rank, methods):
             f"{'NB phi = %g' % phi if phi else 'Poisson'}, {int(X.sum()):,} mutations, "
             f"seed {seed}, candidate ranks {ranks[0]}-{ranks[-1]}")
     print(f"\n# {label}: {info}", flush=True)
+    cache_dir = RESULTS / "signatures_cache" if cache_dir is None else cache_dir
     rows = []
     for m in methods:
+        key = _cache_key(label, seed, m, n, ranks, settings if m == "sigprofiler" else None)
+        cached = _cache_load(cache_dir, key, X) if m in reuse else None
+        if cached is not None:
+            row = dict(cached["row"], cached=str(_cache_path(cache_dir, key)))
+            print(f"  {m}: cached ({row['cached']}): K = {row['K']}, "
+                  f"F1@0.9 = {row['scores']['0.9']['f1']:.3f}, CPU {row['cpu']:.1f} s",
+                  flush=True)
+            rows.append(row)
+            continue
         if m == "ours":
             r = ours(X, ranks, seed=seed, how=ours_rank)
             name = f"ours (BayesianNMF KL, rank by {r['detail']['criterion']})"
+        elif m == "modes":
+            r = ours_modes(X, ranks, seed=seed, how=ours_rank)
+            name = (f"ours (rank by {r['detail']['criterion']}, Gibbs from a consensus and "
+                    f"{r['detail']['n_starts']} random starts, best log joint)")
         elif m == "workflow":
             r = ours_workflow(X, ranks, seed=seed, genomes=[str(v) for v in c.counts.row.values],
-                              channels=[str(v) for v in c.counts.col.values])
-            name = "ours (signatures.extract: P(K | data) by Chib, Gibbs)"
+                              channels=[str(v) for v in c.counts.col.values],
+                              n_starts=workflow_starts)
+            name = (f"ours (signatures.extract defaults, n_starts={workflow_starts}: "
+                    f"{r['detail']['criterion']})")
         elif m == "sklearn":
             r = sklearn_heldout(X, ranks, seed=seed)
             name = "scikit-learn KL-NMF (rank by held-out likelihood)"
@@ -244,6 +333,7 @@ def run_design(label, *, seed, quick, settings, ours_rank, methods):
                     f">= {settings['min_iter']} it)")
         row = dict(method=name, key=m, K=r["K"], K_true=K_true, cpu=r["cpu"],
                    scores=score(r["W"], truth), detail=r["detail"])
+        _cache_store(cache_dir, key, X, row, r["W"])
         print(f"  {m}: K = {r['K']}, F1@0.9 = {row['scores']['0.9']['f1']:.3f}, "
               f"CPU {r['cpu']:.1f} s", flush=True)
         rows.append(row)
@@ -259,14 +349,23 @@ def main(argv=None):
     p.add_argument("--designs", nargs="+", choices=sorted(RUNS),
                    default=["flat", "flat_nb", "correlated", "correlated_nb", "mixed12"])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", nargs="+", choices=["workflow", "ours", "sklearn", "sigprofiler"],
-                   default=["workflow", "ours", "sklearn", "sigprofiler"])
+    p.add_argument("--methods", nargs="+",
+                   choices=["workflow", "ours", "modes", "sklearn", "sigprofiler"],
+                   default=["workflow", "ours", "modes", "sklearn", "sigprofiler"])
     p.add_argument("--ours-rank", choices=["poisson", "nb"], default="poisson")
+    p.add_argument("--workflow-starts", type=int, default=0,
+                   help="n_starts of signatures.extract (the workflow method)")
     p.add_argument("--spe-replicates", type=int, default=10)
     p.add_argument("--spe-min-iter", type=int, default=2000)
     p.add_argument("--spe-max-iter", type=int, default=10000)
     p.add_argument("--spe-test-conv", type=int, default=1000)
     p.add_argument("--out", default=str(RESULTS / "signatures_versus_sigprofiler.json"))
+    p.add_argument("--cache-dir", default=str(RESULTS / "signatures_cache"),
+                   help="each method's result per design and seed is stored here as JSON")
+    p.add_argument("--reuse", nargs="*", default=["sigprofiler"],
+                   choices=["workflow", "ours", "modes", "sklearn", "sigprofiler"],
+                   help="methods whose cached result (same catalogue, ranks and settings) is "
+                        "read instead of re-run (default: sigprofiler only)")
     a = p.parse_args(argv)
     designs = ["flat"] if a.quick else a.designs
     settings = dict(replicates=3 if a.quick else a.spe_replicates, min_iter=a.spe_min_iter,
@@ -281,7 +380,9 @@ def main(argv=None):
     results = []
     for label in designs:
         results.append(run_design(label, seed=a.seed, quick=a.quick, settings=settings,
-                                  ours_rank=a.ours_rank, methods=a.methods))
+                                  ours_rank=a.ours_rank, methods=a.methods,
+                                  cache_dir=a.cache_dir, reuse=set(a.reuse),
+                                  workflow_starts=a.workflow_starts))
         out.write_text(json.dumps({"settings": settings, "results": results}, indent=1))
     print(f"\nwritten: {out}")
 

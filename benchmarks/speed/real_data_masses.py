@@ -175,7 +175,13 @@ def main(argv=None):
     p.add_argument("--moves", type=int, default=5)
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--check-runs", type=int)
-    p.add_argument("--check", choices=("bridge", "ais"), default="bridge")
+    p.add_argument("--check", choices=("auto", "reference", "bridge", "ais"), default="auto",
+                   help="the second estimator (auto: the reference path where the family "
+                        "has one, else the bridge)")
+    p.add_argument("--ref-runs", type=int, default=4,
+                   help="reference check: SMC runs per mode from the fitted reference")
+    p.add_argument("--ref-particles", type=int, default=100,
+                   help="reference check: particles per run")
     p.add_argument("--bridge-draws", type=int, default=500,
                    help="kept draws per bridge chain (4 chains per mode)")
     p.add_argument("--prior-chains", type=int, default=8)
@@ -204,13 +210,18 @@ def main(argv=None):
         print(f"{a.data}: {X.shape[0]} x {X.shape[1]}, {model_name}, rank {a.rank}; "
               f"{a.runs} SMC runs x {particles} particles x {a.moves} sweeps per step, "
               + (f"{check_runs} AIS runs x {refine} steps per SMC step; " if a.check == "ais"
-                 else f"bridge: 4 chains x {a.bridge_draws} draws per mode, "
-                      f"{a.prior_chains} plain chains from the prior; ") +
+                 else (f"reference path: {a.ref_runs} runs x {a.ref_particles} particles "
+                       "per mode (auto: where the family has one, else the bridge), fitted to "
+                       if a.check in ("reference", "auto") else "bridge: ")
+                 + f"4 chains x {a.bridge_draws} draws per mode, "
+                   f"{a.prior_chains} plain chains from the prior; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
         out = smc_mode_masses(model, n_runs=a.runs, n_particles=particles, n_moves=a.moves,
                               cess=a.cess, check=a.check, check_runs=check_runs,
                               check_refine=refine, bridge_draws=a.bridge_draws,
                               prior_chains=a.prior_chains,
+                              reference_runs=a.ref_runs,
+                              reference_particles=a.ref_particles,
                               budget_s=a.budget,
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
@@ -231,6 +242,16 @@ def main(argv=None):
               f"autocorrelation time {np.round(b['tau'], 1).tolist()}; {b['cpu_s']:.1f} CPU s; "
               f"prior chains ending in SMC modes {b['prior_ends_in_smc_modes']} of "
               f"{b['prior_chains']} ({b['prior_cpu_s']:.1f} CPU s)")
+    if out.get("reference"):
+        b = out["reference"]
+        print(f"reference path: log Z per mode {np.round(b['log_z'], 2).tolist()} +- "
+              f"{np.round(b['log_z_se'], 2).tolist()}; runs {np.round(b['run_log_z'], 2).tolist()}"
+              f"; total {b['log_z_total']:.2f} +- {b['log_z_total_se']:.2f}; chain draws left "
+              f"{np.round(b['left'], 3).tolist()}, path particles left "
+              f"{np.round(b['path_left'], 3).tolist()}; temperatures {b['n_temperatures']}; "
+              f"{b['cpu_s']:.1f} CPU s ({b['fit_cpu_s']:.1f} for the fit chains); prior chains "
+              f"ending in SMC modes {b['prior_ends_in_smc_modes']} of {b['prior_chains']} "
+              f"({b['prior_cpu_s']:.1f} CPU s)")
     print(f"log Z {out['log_z']:.2f} +- {out['log_z_se']:.2f}; temperatures "
           f"{out['settings']['n_temperatures']}; min final ESS {out['final_ess']:.2f}")
     print(out["statement"])

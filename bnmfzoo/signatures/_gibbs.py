@@ -10,7 +10,10 @@ sweep draws ``S | T, V`` (cell by nonzero cell: :func:`_split`), then ``T_k | S`
 share the remaining mass as ``Dirichlet(alpha + s_dk)`` over them), then ``V_kn | S ~
 Gamma(a_V + s_kn, b_V[n] + 1)``, and returns the source sums ``s_dk = sum_n S_dkn`` and
 ``s_kn = sum_d S_dkn``: the sufficient statistics of the full conditionals Chib's ordinates
-average.
+average. With ``compressive=`` the exposures' rate of signature ``k`` gains ``a / mu_k`` and
+``mu_k`` is drawn after the exposures from its inverse-gamma conditional (the compressive
+prior of Zito & Miller 2024: :mod:`bnmfzoo.signatures.compressive`); without it, the draws are
+those of the plain model, number for number.
 
 A plain kernel of its own (not the count wing's tiled sweep) because Chib needs these
 statistics and runs with some rows of ``T`` held fixed. Random numbers come from numba's
@@ -19,6 +22,8 @@ generator and a xoshiro256+ stream (Blackman & Vigna 2021), both seeded from the
 No array is allocated per sweep: ``V`` is kept transposed during the run and copied back when
 a draw is kept and at the end.
 """
+
+import time
 
 import numpy as np
 from numba import njit, uint64
@@ -31,6 +36,8 @@ _STATE = np.array([1, 2, 3, 4], dtype=np.uint64)  # xoshiro256+ state of the uni
 SMALL = 150
 #: cells of at most this many counts are split by a linear search per count (no table)
 TINY = 16
+#: seconds of sweeps per compiled call of :func:`sweeps` (the Ctrl-C latency)
+CHUNK_SECONDS = 0.25
 
 
 @njit(cache=True)
@@ -192,10 +199,27 @@ def _orders(Vt, order):
 
 @njit(cache=True)
 def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_every,
-            out_sdk, out_skn, out_T, out_V, st, tiny, small):
-    """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``."""
+            out_sdk, out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu):
+    """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``.
+
+    ``comp = (on, a, a0, b0)``: with ``on > 0`` the exposures' rate of signature ``k`` is
+    ``b_V[n] + a / mu[k]`` and ``mu`` (updated in place) is drawn after the exposures from its
+    inverse-gamma conditional (:func:`sweeps`); with ``on = 0`` ``mu`` is not touched and no
+    random number is spent on it.
+    """
     D, K = T.shape
     N = V.shape[1]
+    on = comp[0] > 0.0
+    a_c, a0, b0 = comp[1], comp[2], comp[3]
+    rk = np.zeros(K)
+    if on:
+        if not (np.isfinite(a_c) and a_c > 0.0 and np.isfinite(a0) and a0 > 0.0
+                and np.isfinite(b0) and b0 > 0.0):
+            raise ValueError("the Gibbs sweep got a non-finite or non-positive hyperprior")
+        for k in range(K):
+            if not (np.isfinite(mu[k]) and mu[k] > 0.0):
+                raise ValueError("the Gibbs sweep got a non-finite or non-positive mu")
+            rk[k] = a_c / mu[k]
     for e in range(counts.shape[0]):
         if not (counts[e] >= 0):
             raise ValueError("the Gibbs sweep got a negative or non-finite count")
@@ -230,10 +254,23 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                     tot += g[d]
                 for d in range(fixed_rows, D):
                     T[d, k] = max((1.0 - fixed) * g[d] / tot, 1e-300)
-        for n in range(N):
-            scale = 1.0 / (bV[n] + 1.0)
+        if on:
+            for n in range(N):
+                for k in range(K):
+                    Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k],
+                                                   1.0 / (bV[n] + rk[k] + 1.0)), 1e-300)
+            # mu_k | V ~ InvGamma(a0 + N a, b0 + a sum_n V_kn) (Zito & Miller 2024)
             for k in range(K):
-                Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], scale), 1e-300)
+                tot = 0.0
+                for n in range(N):
+                    tot += Vt[n, k]
+                mu[k] = max((b0 + a_c * tot) / np.random.gamma(a0 + N * a_c, 1.0), 1e-300)
+                rk[k] = a_c / mu[k]
+        else:
+            for n in range(N):
+                scale = 1.0 / (bV[n] + 1.0)
+                for k in range(K):
+                    Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], scale), 1e-300)
         keep_now = keep_every > 0 and it % keep_every == 0
         if keep_now or it == n_sweeps - 1:
             V[:] = Vt.T
@@ -247,9 +284,11 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
             if j < out_T.shape[0]:
                 out_T[j] = T
                 out_V[j] = V
+            if j < out_mu.shape[0]:
+                out_mu[j] = mu
 
 
-def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1):
+def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compressive=None):
     """Run ``n_sweeps`` sweeps on ``T, V`` in place; return the kept statistics.
 
     Parameters
@@ -265,13 +304,20 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1):
     fixed_rows : int
         Rows ``0 .. fixed_rows - 1`` of ``T`` stay fixed (``D``: only ``V`` moves).
     keep : tuple of str
-        Which of ``"s_dk"``, ``"s_kn"``, ``"TV"`` to keep, every ``thin`` sweeps.
+        Which of ``"s_dk"``, ``"s_kn"``, ``"TV"`` to keep, every ``thin`` sweeps (with
+        ``compressive``, ``"TV"`` keeps ``mu`` too).
+    compressive : tuple, optional
+        ``(a, a0, b0, mu)``: the compressive hyperprior of Zito & Miller (2024),
+        ``V_kn | mu_k ~ Gamma(a_V, b_V[n] + a / mu_k)`` (with ``a_V = a`` and ``b_V = 0``,
+        their ``Gamma(a, a / mu_k)``) and ``mu_k ~ InvGamma(a0, b0)`` (shape, scale), drawn
+        each sweep from ``InvGamma(a0 + N a, b0 + a sum_n V_kn)``; ``mu`` (K,) is updated in
+        place. None (default): the plain model, whose draws are unchanged.
 
     Returns
     -------
     dict
-        ``s_dk`` (G, D, K), ``s_kn`` (G, K, N), ``T`` (G, D, K), ``V`` (G, K, N) for the kinds
-        kept (empty arrays otherwise).
+        ``s_dk`` (G, D, K), ``s_kn`` (G, K, N), ``T`` (G, D, K), ``V`` (G, K, N), ``mu``
+        (G, K) for the kinds kept (empty arrays otherwise).
     """
     rows, cols, counts = data
     D, K = T.shape
@@ -282,10 +328,30 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1):
         "s_kn": np.empty((G if "s_kn" in keep else 0, K, N)),
         "T": np.empty((G if "TV" in keep else 0, D, K)),
         "V": np.empty((G if "TV" in keep else 0, K, N)),
+        "mu": np.empty((G if "TV" in keep and compressive is not None else 0, K)),
     }
     alpha, aV, bV = prior
-    _sweeps(rows, cols, counts, T, V, float(alpha), float(aV),
-            np.ascontiguousarray(bV, dtype=float), int(fixed_rows), int(n_sweeps),
-            int(thin) if keep else 0, out["s_dk"], out["s_kn"], out["T"], out["V"], _STATE,
-            TINY, SMALL)
-    return out
+    if compressive is None:
+        mu, comp = np.ones(K), np.zeros(4)
+    else:
+        a_c, a0, b0, mu = compressive
+        comp = np.array([1.0, a_c, a0, b0], dtype=float)
+        if not (isinstance(mu, np.ndarray) and mu.dtype == np.float64 and mu.shape == (K,)):
+            raise TypeError(f"compressive's mu must be a float64 array of shape ({K},)")
+    bV = np.ascontiguousarray(bV, dtype=float)
+    # in chunks of about CHUNK_SECONDS (multiples of thin), so that Ctrl-C, which Python acts
+    # on only between compiled calls, stops a long run within a chunk; the state (T, V, mu,
+    # the random streams) carries over between chunks, so the draws are those of one call
+    step = int(thin) if keep else 1
+    done, size = 0, step
+    while True:  # at least one call: the kernel checks its inputs even for zero sweeps
+        m, j0 = min(size, int(n_sweeps) - done), done // step
+        t0 = time.perf_counter()
+        _sweeps(rows, cols, counts, T, V, float(alpha), float(aV), bV, int(fixed_rows), m,
+                int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:], out["T"][j0:],
+                out["V"][j0:], _STATE, TINY, SMALL, mu, comp, out["mu"][j0:])
+        done += m
+        if done >= n_sweeps:
+            return out
+        per = (time.perf_counter() - t0) / m
+        size = max(step, int(CHUNK_SECONDS / max(per, 1e-9)) // step * step)

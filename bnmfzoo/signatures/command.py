@@ -7,7 +7,9 @@ __all__ = ["add_parser", "parse_ranks"]
 _EPILOG = """\
 CATALOG is SigProfiler's layout: a MutationType column (A[C>A]A ...) and one column per
 sample (tab-separated; .csv: comma-separated). Writes into DIR: ranks.tsv (rank, probability,
-low, high: P(K | data) from Chib's evidence over independent runs), signatures.tsv
+low, high: P(K | data), by default the fraction of draws of an overfitted model under a
+compressive prior with K active signatures, over several chains; --rank-method chib: from
+Chib's evidence over independent runs), signatures.tsv
 (MutationType + one column per signature, at the most probable rank), exposures.tsv
 (Samples + each signature's mutations with _low/_high), assignment.tsv (with --reference) and
 report.html. All files are written, or none.
@@ -66,6 +68,7 @@ def _run(args):
             print(line, file=sys.stderr, flush=True)
 
     dt = extract(args.catalog, ranks=args.ranks, reference=args.reference, cutoff=args.cutoff,
+                 rank_method=args.rank_method, n_chains=args.chains, k_max=args.k_max,
                  n_runs=args.runs, n_burn=args.burn, n_keep=args.keep,
                  screen=not args.all_ranks,
                  block_rows=args.block_rows, random_seed=args.seed, progress=say)
@@ -92,19 +95,29 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
     p.add_argument("--cutoff", type=_cosine, default=0.9,
                    help="cosine below which a signature is reported novel (default 0.9)")
     p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--rank-method", choices=("compressive", "chib"), default="compressive",
+                   help="how P(K | data) is computed (default compressive: active signatures "
+                        "of an overfitted model, Zito & Miller 2024; chib: Chib's evidence)")
+    p.add_argument("--chains", type=_at_least(1), default=4,
+                   help="compressive: Gibbs chains from different starts (default 4)")
+    p.add_argument("--k-max", type=_at_least(2), default=None,
+                   help="compressive: signatures of the overfitted model (default "
+                        "min(2 x the largest rank, 20))")
     p.add_argument("--runs", type=_at_least(1), default=2,
-                   help="evidence runs per evaluated rank (default 2: their spread catches "
-                        "a run stuck in another mode; 1: the within-run error only)")
-    p.add_argument("--burn", type=_at_least(1), default=300,
-                   help="Gibbs burn-in sweeps (default 300)")
-    p.add_argument("--keep", type=_at_least(10), default=400,
-                   help="kept Gibbs sweeps per run (default 400)")
+                   help="chib: evidence runs per evaluated rank (default 2: their spread "
+                        "catches a run stuck in another mode; 1: the within-run error only)")
+    p.add_argument("--burn", type=_at_least(1), default=None,
+                   help="Gibbs burn-in sweeps (default 2000 compressive, 300 chib)")
+    p.add_argument("--keep", type=_at_least(10), default=None,
+                   help="kept Gibbs sweeps per chain or run (default 1000 compressive, "
+                        "400 chib)")
     p.add_argument("--all-ranks", action="store_true",
-                   help="evaluate every rank (default: only where the variational bound and "
-                        "then the evidence point; the others are reported not evaluated)")
+                   help="chib: evaluate every rank (default: only where the variational "
+                        "bound and then the evidence point; the others are reported not "
+                        "evaluated)")
     p.add_argument("--block-rows", type=_at_least(1), default=1,
-                   help="channels per block of Chib's estimate (default 1; larger is faster "
-                        "but its Rao-Blackwell averages degrade)")
+                   help="chib: channels per block of Chib's estimate (default 1; larger is "
+                        "faster but its Rao-Blackwell averages degrade)")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)

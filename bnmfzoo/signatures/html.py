@@ -86,8 +86,7 @@ def report_html(dt):
              "<h2>How many signatures</h2>",
              f"<p class='note'>{html.escape(a['note'])}.</p>",
              _table(ranks.to_dataframe().reset_index()[
-                 ["rank", "probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
-                  "reliable", "evaluated", "vb_bound"]])]
+                 ["rank"] + [c for c in ranks.data_vars]])]
     figs = [("P(K | data)", _ranks_figure(ranks))]
     sig = dt["signatures"].to_dataset()
     figs.append((f"signatures at K = {a['rank']}", _signature_figure(sig)))

@@ -1,8 +1,11 @@
 """The signature workflow: how many signatures, which ones, how sure; one labelled DataTree.
 
 :func:`extract` reads a catalogue (SigProfiler layout or a samples x channels matrix), computes
-the posterior over the number of signatures from Chib's evidence over independent runs
-(:func:`bnmfzoo.signatures.evidence.rank_posterior`), and summarizes the posterior draws at the
+the posterior over the number of signatures, by default from the active signatures of one
+overfitted run under the compressive prior of Zito & Miller (2024), several chains
+(:func:`bnmfzoo.signatures.compressive.compressive_rank_posterior`), or from Chib's evidence
+over independent runs (``rank_method="chib"``:
+:func:`bnmfzoo.signatures.evidence.rank_posterior`), and summarizes the posterior draws at the
 most probable rank: the signatures (normalized, with intervals), the exposures per sample
 (mutations, with intervals) and, given a reference catalogue, the assignment of each signature
 (:func:`bnmfzoo.signatures.assignment.assign`). :func:`write_outputs` writes the result as the
@@ -23,8 +26,10 @@ from bnmfzoo.signatures.assignment import (
     normalize_draws,
     summarize_draws,
 )
+from bnmfzoo.signatures.compressive import compressive_rank_posterior
 from bnmfzoo.signatures.evidence import rank_posterior
 from bnmfzoo.signatures.formats import CHANNELS, matrix_bytes, read_catalog, read_signatures
+from bnmfzoo.signatures.modes import best_mode
 
 __all__ = ["extract", "write_outputs"]
 
@@ -40,9 +45,19 @@ def _catalog(catalog):
     return read_catalog(catalog)
 
 
-def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.9, n_runs=2,
-            n_burn=300, n_keep=400, block_rows=1, block_burn=20, block_keep=100,
-            screen=True, window=(1, 1), random_seed=None, progress=None):
+#: the columns of ``ranks.tsv`` for each rank method (``rank``, ``probability``, ``low``,
+#: ``high`` first)
+RANK_COLUMNS = {
+    "compressive": ["rank", "probability", "low", "high", "draws", "ess", "mcse"],
+    "chib": ["rank", "probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
+             "reliable", "evaluated", "vb_bound"],
+}
+
+
+def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compressive",
+            cutoff=0.9, level=0.9, n_chains=4, k_max=None, n_runs=2, n_burn=None, n_keep=None,
+            block_rows=1, block_burn=20, block_keep=100, screen=True, window=(1, 1),
+            n_starts=0, random_seed=None, progress=None):
     """Extract mutational signatures with a posterior over their number.
 
     Parameters
@@ -51,22 +66,41 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
         Counts in SigProfiler's layout (a ``MutationType`` column, one column per sample), a
         file of it, or a samples x channels DataArray (:func:`bnmfzoo.datasets.load_sbs96`).
     ranks : iterable of int
-        Numbers of signatures compared (uniform prior over them).
+        Numbers of signatures reported (``"chib"``: compared under a uniform prior over them;
+        ``"compressive"``: every rank a draw visits is reported too).
     reference : str, path-like, pandas.DataFrame or xarray.DataArray, optional
         A reference catalogue (e.g. COSMIC v3.4 SBS96) for the assignment.
+    rank_method : {"compressive", "chib"}
+        ``"compressive"`` (default): ``P(K | data)`` is the fraction of draws of an overfitted
+        model (``k_max`` signatures) under the compressive prior with ``K`` active signatures
+        (:func:`bnmfzoo.signatures.compressive.compressive_rank_posterior`); ``"chib"``: from
+        Chib's evidence of each rank (:func:`bnmfzoo.signatures.evidence.rank_posterior`).
     cutoff : float
         Cosine below which a signature matches no reference signature (``novel``).
     level : float
         Level of every interval.
+    n_chains, k_max
+        ``"compressive"``: chains, and signatures of the overfitted model (default
+        ``min(2 * max(ranks), 20)``).
     n_runs : int
-        Chib runs per evaluated rank (one: the within-run error; more: also their spread).
-    n_burn, n_keep, block_rows, block_burn, block_keep
-        Gibbs burn-in and kept sweeps, rows per block of Chib's estimate and the sweeps of
-        each block's run (:func:`bnmfzoo.signatures.evidence.chib_log_evidence`).
+        ``"chib"``: Chib runs per evaluated rank (one: the within-run error; more: also their
+        spread).
+    n_burn, n_keep
+        Gibbs burn-in and kept sweeps of each chain or run (defaults: 2000 and 1000 for
+        ``"compressive"``, 300 and 400 for ``"chib"``).
+    block_rows, block_burn, block_keep
+        ``"chib"``: rows per block of Chib's estimate and the sweeps of each block's run
+        (:func:`bnmfzoo.signatures.evidence.chib_log_evidence`).
     screen, window
-        The variational screen of the ranks
+        ``"chib"``: the variational screen of the ranks
         (:func:`bnmfzoo.signatures.evidence.rank_posterior`): Chib's estimate only where the
         bound and then the evidence point; other ranks are reported as not evaluated.
+    n_starts : int
+        Chains run again at the most probable rank from ``n_starts`` other starts (the first a
+        consensus of resampled KL-NMF fits, :func:`bnmfzoo.signatures.modes.best_mode`); the
+        draws reported are those of the chain, these or the rank route's, with the highest mean
+        log joint density. Where co-occurring signatures make local modes that blend them,
+        this finds the more probable unblended mode; 0 (default) keeps the rank route's draws.
     random_seed : int, optional
         Same seed, same result.
     progress : callable, optional
@@ -75,9 +109,9 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     Returns
     -------
     xarray.DataTree
-        ``ranks`` (``probability``, ``low``, ``high``, ``log_evidence``, ``se``, ``p_best``
-        along ``rank``), ``signatures`` (``mean``, ``low``, ``high`` along ``signature``,
-        ``channel``), ``exposures`` (``mean``, ``low``, ``high`` along ``sample``,
+        ``ranks`` (``probability``, ``low``, ``high`` along ``rank``, and the method's own
+        columns: :data:`RANK_COLUMNS`), ``signatures`` (``mean``, ``low``, ``high`` along
+        ``signature``, ``channel``), ``exposures`` (``mean``, ``low``, ``high`` along ``sample``,
         ``signature``), ``assignment`` (with a reference: one row per signature and the
         match probabilities along ``reference``); the root's attrs hold ``rank`` (the most
         probable), ``note`` (ranks that cannot be told apart), ``cpu_seconds``.
@@ -99,15 +133,36 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
         raise ValueError(f"cutoff must be a cosine in (0, 1], got {cutoff}")
     if not (0 < level < 1):
         raise ValueError(f"level must be in (0, 1), got {level}")
-    table = rank_posterior(X.values, ranks, n_runs=n_runs, n_burn=n_burn, n_keep=n_keep,
-                           block_rows=block_rows, block_burn=block_burn,
-                           block_keep=block_keep, screen=screen, window=window, level=level,
-                           random_seed=random_seed, progress=progress)
-    if not table["reliable"].any():
-        raise ValueError("no rank has a reliable evidence estimate (" + table.attrs["note"]
-                         + "); run more sweeps (n_keep) or compare fewer ranks")
-    best = int(table["rank"][table["probability"].idxmax()])
+    if rank_method == "compressive":
+        table = compressive_rank_posterior(
+            X.values, ranks, k_max=k_max, n_chains=n_chains,
+            n_burn=2000 if n_burn is None else n_burn,
+            n_keep=1000 if n_keep is None else n_keep, thin=5, level=level,
+            random_seed=random_seed, progress=progress)
+        method = ("Poisson NMF with the compressive prior of Zito & Miller (2024), "
+                  f"{n_chains} Gibbs chains at {table.attrs['k_max']} signatures; P(K) is the "
+                  "fraction of draws with K active signatures")
+    elif rank_method == "chib":
+        table = rank_posterior(X.values, ranks, n_runs=n_runs,
+                               n_burn=300 if n_burn is None else n_burn,
+                               n_keep=400 if n_keep is None else n_keep,
+                               block_rows=block_rows, block_burn=block_burn,
+                               block_keep=block_keep, screen=screen, window=window,
+                               level=level, random_seed=random_seed, progress=progress)
+        if not table["reliable"].any():
+            raise ValueError("no rank has a reliable evidence estimate (" + table.attrs["note"]
+                             + "); run more sweeps (n_keep) or compare fewer ranks")
+        method = ("Poisson NMF, Gibbs sampling from the variational means; ranks screened by "
+                  "the variational bound, evidence by Chib (1995)")
+    else:
+        raise ValueError(f"rank_method must be 'compressive' or 'chib', got {rank_method!r}")
+    best = int(table["rank"][table["probability"].fillna(-1.0).idxmax()])
     T_draws, V_draws = table.attrs["draws"]
+    if n_starts:  # several starts at the chosen rank, the most probable mode kept
+        picked = best_mode(np.asarray(X.values).T, best, n_starts=n_starts - 1,
+                           chains=[(T_draws, V_draws)],
+                           random_seed=np.random.SeedSequence(random_seed).spawn(1)[0])
+        T_draws, V_draws = picked["T_draws"], picked["V_draws"]
     sig, expo = normalize_draws(T_draws, V_draws)
     sig, expo, moved = align_draws(sig, expo)
     # order the signatures by total exposure, largest first
@@ -118,10 +173,9 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     s_mean, s_lo, s_hi = summarize_draws(sig, level)
     e_mean, e_lo, e_hi = summarize_draws(expo, level)
     ranks_ds = xr.Dataset(
-        {c: ("rank", table[c].to_numpy()) for c in
-         ("probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
-          "reliable", "evaluated", "vb_bound")},
+        {c: ("rank", table[c].to_numpy()) for c in RANK_COLUMNS[rank_method][1:]},
         coords={"rank": table["rank"].to_numpy()})
+    ranks_ds.attrs["rank_method"] = rank_method
     sig_ds = xr.Dataset({n: (("signature", "channel"), v) for n, v in
                          (("mean", s_mean), ("low", s_lo), ("high", s_hi))},
                         coords={"signature": labels, "channel": list(CHANNELS)})
@@ -139,17 +193,15 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, cutoff=0.9, level=0.
     dt.attrs.update(rank=best, note=table.attrs["note"], level=level, cutoff=cutoff,
                     n_runs=n_runs, n_samples=int(X.shape[0]), n_mutations=int(X.values.sum()),
                     n_draws=int(sig.shape[0]), draws_permuted=int(moved),
-                    cpu_seconds=time.process_time() - t0,
-                    method="Poisson NMF, Gibbs sampling from the variational means; ranks "
-                           "screened by the variational bound, evidence by Chib (1995)")
+                    cpu_seconds=time.process_time() - t0, rank_method=rank_method,
+                    method=method)
     return dt
 
 
 def _tables(dt):
     """The four TSV tables of a result, as ``[(name, bytes)]``."""
     r = dt["ranks"].to_dataset().to_dataframe().reset_index()
-    cols = ["rank", "probability", "low", "high", "log_evidence", "se", "p_best", "min_ess",
-            "reliable", "evaluated", "vb_bound"]
+    cols = RANK_COLUMNS[dt["ranks"].attrs.get("rank_method", "chib")]
     files = [("ranks.tsv", r[cols].to_csv(sep="\t", index=False, float_format="%.6g",
                                           lineterminator="\n").encode())]
     s = dt["signatures"]

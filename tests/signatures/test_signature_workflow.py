@@ -30,7 +30,7 @@ def small():
 @pytest.fixture(scope="module")
 def tree(small):
     df, _, ref = small
-    return extract(df, ranks=[1, 2, 3], reference=ref, random_seed=0, **KW)
+    return extract(df, ranks=[1, 2, 3], reference=ref, random_seed=0, rank_method="chib", **KW)
 
 
 @pytest.mark.slow
@@ -80,7 +80,7 @@ def _cli(tmp_path, small, ranks, *extra):
 
 
 def test_cli_files_in_the_fields_layout(small, tmp_path, capsys):
-    out = _cli(tmp_path, small, "1", "--burn", "20", "--keep", "60")
+    out = _cli(tmp_path, small, "1", "--burn", "20", "--keep", "60", "--rank-method", "chib")
     ranks = pd.read_csv(out / "ranks.tsv", sep="\t")
     assert list(ranks.columns[:4]) == ["rank", "probability", "low", "high"]
     assert ranks["probability"].tolist() == [1.0]
@@ -99,7 +99,7 @@ def test_cli_files_in_the_fields_layout(small, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_cli_finds_the_two_signatures(small, tmp_path, capsys):
-    out = _cli(tmp_path, small, "1-3", "--burn", "60", "--keep", "200")
+    out = _cli(tmp_path, small, "1-3", "--burn", "60", "--keep", "200", "--rank-method", "chib")
     sig = pd.read_csv(out / "signatures.tsv", sep="\t")
     assert list(sig.columns) == ["MutationType", "Sig1", "Sig2"]
     assert set(pd.read_csv(out / "assignment.tsv", sep="\t")["call"]) == {"SBSa", "SBSb"}

@@ -22,7 +22,8 @@ def test_result_has_masses_members_interval_estimator_and_statement(poisson_out)
     mass = np.array([m["mass"] for m in modes])
     assert np.all(np.diff(mass) <= 1e-12) and abs(mass.sum() - 1.0) < 1e-9
     for m in modes:
-        assert m["estimator"] in ("smc", "smc_not_reached") and m["check_estimator"] == "bridge"
+        assert m["estimator"] in ("smc", "smc_not_reached")
+        assert m["check_estimator"] == "reference_path"  # the default check="auto" for Poisson
         assert m["low"] <= m["mass"] <= m["high"]
         assert m["A"].shape == (m["n_members"], 6, 2) and m["W"].shape == (m["n_members"], 2, 5)
         assert abs(m["member_weight"].sum() - m["mass"]) < 1e-9

@@ -462,26 +462,23 @@ def convergence_message(post, fdims, *, rhat_threshold=1.01, min_ess=TARGET_ESS)
 def _rhat_counts(post, fdims, threshold, min_ess=None):
     """``{var: (n above, finite entries, max R-hat, slowest, n low ESS, min ESS)}``.
 
-    Over the variables with a factor dim. R-hat is arviz-stats' rank-normalized split R-hat
-    over the chains (Vehtari et al. 2021); entries with no finite R-hat (constant draws) are
-    not counted. ``slowest`` lists up to 3 entries above the threshold (or, given ``min_ess``,
-    with bulk ESS below it), worst first, as ``(label, R-hat, bulk ESS)``.
+    Over the variables with a factor dim. R-hat is the rank-normalized split R-hat over the
+    chains and ESS the bulk ESS (Vehtari et al. 2021), arviz-stats' numbers computed for all
+    entries at once (:func:`bnmfzoo.diagnostics._convergence.rhat_ess_bulk`); entries with no
+    finite R-hat (constant draws) are not counted. ``slowest`` lists up to 3 entries above the
+    threshold (or, given ``min_ess``, with bulk ESS below it), worst first, as
+    ``(label, R-hat, bulk ESS)``.
     """
-    import arviz_stats as azs
+    from bnmfzoo.diagnostics._convergence import rhat_ess_bulk
 
     names = [v for v, da in post.data_vars.items()
              if any(f in da.dims for f in fdims) and {"chain", "draw"} <= set(da.dims)]
     if not names or post.sizes["draw"] < 4:
         return {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        rh = azs.rhat(post[names], sample_dims=["chain", "draw"])
-        ess = azs.ess(post[names], sample_dims=["chain", "draw"], method="bulk")
     out = {}
     for v in names:
-        full = np.asarray(rh[v].values, dtype=float)
+        full, e = rhat_ess_bulk(post[v].transpose("chain", "draw", ...).values)
         r = full[np.isfinite(full)]
-        e = np.asarray(ess[v].values, dtype=float)
         low = np.isfinite(e) & (e < min_ess) if min_ess is not None else np.zeros(e.shape, bool)
         # worst first: R-hat, then (ties, e.g. one chain) the smallest ESS
         by_rhat = (np.where(np.isfinite(full), full, -np.inf) if threshold < np.inf

@@ -1,0 +1,73 @@
+"""Mutations of the compressive prior's rank posterior (``bnmfzoo/signatures/compressive.py``)
+and of its conjugate step in the signatures' Gibbs sweep (``bnmfzoo/signatures/_gibbs.py``)."""
+
+from benchmarks.mutation._harness import Mutation
+
+_GIBBS = "bnmfzoo/signatures/_gibbs.py"
+_COMP = "bnmfzoo/signatures/compressive.py"
+_T = "tests/signatures/test_signature_compressive.py"
+_EXACT = f"{_T}::test_compressive_step_targets_the_posterior_of_mu"
+
+MUTATIONS = [
+    Mutation(
+        id="compressive-mu-shape-without-exposures", path=_GIBBS,
+        old="                mu[k] = max((b0 + a_c * tot) / np.random.gamma(a0 + N * a_c, 1.0), "
+            "1e-300)\n",
+        new="                mu[k] = max((b0 + a_c * tot) / np.random.gamma(a0, 1.0), 1e-300)\n",
+        tests=(_EXACT,),
+        why="the inverse-gamma conditional of mu_k forgets the N exposures' Gamma shapes: "
+            "mu_k is drawn far too large"),
+    Mutation(
+        id="compressive-mu-scale-shape-one", path=_GIBBS,
+        old="                mu[k] = max((b0 + a_c * tot) / np.random.gamma(a0 + N * a_c, 1.0), "
+            "1e-300)\n",
+        new="                mu[k] = max((b0 + tot) / np.random.gamma(a0 + N * a_c, 1.0), "
+            "1e-300)\n",
+        tests=(_EXACT,),
+        why="the scale of mu_k's conditional uses sum V instead of a sum V (right only for "
+            "a = 1, the default)"),
+    Mutation(
+        id="compressive-exposure-rate-without-mu", path=_GIBBS,
+        old="                                                   1.0 / (bV[n] + rk[k] + 1.0)), "
+            "1e-300)\n",
+        new="                                                   1.0 / (bV[n] + 1.0)), 1e-300)\n",
+        tests=(_EXACT,),
+        why="the exposures' Gamma rate forgets a / mu_k: the compressive prior no longer "
+            "reaches the exposures"),
+    Mutation(
+        id="compressive-rate-stale-after-mu", path=_GIBBS,
+        old="                mu[k] = max((b0 + a_c * tot) / np.random.gamma(a0 + N * a_c, 1.0), "
+            "1e-300)\n                rk[k] = a_c / mu[k]\n",
+        new="                mu[k] = max((b0 + a_c * tot) / np.random.gamma(a0 + N * a_c, 1.0), "
+            "1e-300)\n",
+        tests=(_EXACT,),
+        why="the exposures' rate a / mu_k is not refreshed after mu_k is drawn: the next "
+            "sweep uses the starting mu for ever"),
+    Mutation(
+        id="compressive-ess-pooled-draws", path=_COMP,
+        old="        ess = float(min(max(ess, 1.0), total))\n",
+        new="        ess = float(total)\n",
+        tests=(f"{_T}::test_table_errors_grow_when_chains_disagree",),
+        why="the Monte-Carlo error uses the number of draws, not their effective number: "
+            "chains that disagree look certain"),
+    Mutation(
+        id="compressive-unvisited-rank-zero", path=_COMP,
+        old="            rows.append((K, math.nan, 0.0, 1.0 - (1.0 - level) ** (1.0 / ess), 0, "
+            "ess,\n",
+        new="            rows.append((K, 0.0, 0.0, 0.0, 0, ess,\n",
+        tests=(f"{_T}::test_table_errors_grow_when_chains_disagree",),
+        why="a rank no draw visits is reported probability 0, not an upper bound"),
+    Mutation(
+        id="compressive-active-at-epsilon", path=_COMP,
+        old="    return (np.asarray(mu) > multiple * epsilon).sum(axis=-1)\n",
+        new="    return (np.asarray(mu) > epsilon).sum(axis=-1)\n",
+        tests=(f"{_T}::test_active_counts_rule",),
+        why="active at mu_k > epsilon: about half the compressed signatures count as active"),
+    Mutation(
+        id="compressive-draws-all-columns", path=_COMP,
+        old="        T_draws[i], V_draws[i] = Ts[c][g][:, act], Vs[c][g][act]\n",
+        new="        T_draws[i], V_draws[i] = Ts[c][g][:, :best], Vs[c][g][:best]\n",
+        tests=(f"{_T}::test_two_signatures_found_with_their_profiles",),
+        why="the signatures at the most probable rank are the first columns, not the active "
+            "ones"),
+]

@@ -1,0 +1,474 @@
+"""Per-mode evidence by tempered SMC from a fitted product-form reference (numeric core).
+
+For each mode of an NMF posterior, :func:`reference_log_z` estimates the evidence ``Z_m`` of
+that mode by adaptive-tempering SMC (:func:`bnmfzoo.inference.tempering.smc`) along the
+geometric path from a **reference** ``q_m`` fitted to the mode to the posterior,
+
+``pi_b ∝ q_m^(1 - b) (p0 L)^b``,  ``0 <= b <= 1``
+
+(variational-reference tempering, Surjanovic et al. 2022; a product-form reference as in the
+"tempering from a variational approximation" of Friel & Pettitt 2008's discussion). In the
+language of :mod:`bnmfzoo.inference.tempering` the reference is the path's ``p0`` and the
+tempered term is ``l'(x) = log p0(x) + log L(x) - log q_m(x)``, so the SMC's ``log Z`` is
+``log int q_m exp(l') = log int p0 L`` over the region the particles stay in: the mode's
+evidence. ``q_m`` is normalized, so no normalizer is added.
+
+**The reference is conjugate to the family's conditionals**, so ``q^(1 - b) p0^b`` is again a
+product of the same family and the family's exact Gibbs sweep runs unchanged with per-entry
+prior arrays:
+
+* Poisson NMF, Gamma priors ``Gamma(a0, b0)``: ``q`` is a product of Gammas ``Gamma(aq, bq)``
+  (one per entry of ``A`` and ``W``), and ``q^(1 - b) p0^b`` is ``Gamma(b a0 + (1 - b) aq,
+  b b0 + (1 - b) bq)``; the likelihood's power ``b`` is the power-posterior sweep
+  (:mod:`bnmfzoo.inference.counts.tempering._power`, per-entry shapes and rates).
+* Exponential-Gaussian NMF, ``Exponential(lam)`` priors: ``q`` is a product of normals
+  truncated to ``[0, inf)``, ``TN(mu, s^2)``; the log density of ``q^(1 - b) p0^b`` is
+  ``-Q u^2 / 2 + l u`` with ``Q = (1 - b) / s^2`` and ``l = (1 - b) mu / s^2 - b lam``, the
+  per-entry prior of :func:`bnmfzoo.inference.gaussian.priors._prior_core.prior_nmf_sweep`,
+  with noise precision ``b tau``. A free ``tau ~ Gamma(a0, b0)`` gets a Gamma reference
+  ``Gamma(aq, bq)`` and the conditional ``Gamma(b a0 + (1 - b) aq + b n / 2, b b0 + (1 - b) bq
+  + b SSE / 2)``.
+
+**Fitting the reference.** Plain chains of the family's sweep at ``b = 1`` start from the
+mode's members; their draws are aligned to the mode's representative (the column permutation
+minimizing the summed angle), and ``q`` matches each entry's mean and variance, the variance
+widened by ``widen`` (heavier than the posterior in every direction, so the importance weights
+stay bounded near ``b = 0``). Only per-entry moments are fitted, so the error of the fit does
+not grow like ``d^2 / n`` (as a full normal's does: :mod:`bnmfzoo.inference.mode_bridge`).
+
+**Label switching.** ``q`` sits on one of the ``K!`` copies of the mode, and the particles
+stay on it, so the run estimates one copy's evidence; the total is ``log K! + logsumexp_m log
+Z_m`` as for the bridge (:func:`bnmfzoo.inference.mode_bridge.bridge_masses`). The share of
+final particles that left their mode is reported: a path that leaks is not a per-mode estimate.
+
+The error of each ``log Z_m`` is the spread of ``n_runs`` independent runs; masses follow by the
+delta method (:func:`bnmfzoo.inference.mode_bridge.masses_from_log_z`).
+
+References
+----------
+Surjanovic, N., Syed, S., Bouchard-Cote, A. & Campbell, T. (2022). Parallel tempering with a
+variational reference. NeurIPS 35.
+Zhou, Y., Johansen, A. M. & Aston, J. A. D. (2016). Toward automatic model comparison: an
+adaptive sequential Monte Carlo approach. J. Comput. Graph. Statist. 25(3), 701-726.
+Friel, N. & Pettitt, A. N. (2008). Marginal likelihood estimation via power posteriors.
+JRSS B 70(3), 589-607.
+"""
+
+import math
+import time
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.inference.tempering import smc
+
+__all__ = ["ReferencePath", "reference_adapter", "reference_log_z", "reference_check",
+           "WIDEN"]
+
+#: variance inflation of the fitted reference over the draws' per-entry variance
+WIDEN = 2.0
+#: a mode whose final path particles left it more often than this is not separated
+MAX_LEFT = 0.05
+
+
+def _gamma_logpdf(x, a, b):
+    return float(np.sum(a * np.log(b) - gammaln(a) + (a - 1.0) * np.log(x) - b * x))
+
+
+def _gamma_fit(draws, widen):
+    """Per-entry ``Gamma(shape, rate)`` with the draws' mean and ``widen`` times their variance."""
+    m = draws.mean(0)
+    v = widen * draws.var(0) + 1e-12 * m ** 2
+    if not (np.all(np.isfinite(m)) and np.all(m > 0) and np.all(np.isfinite(v))):
+        raise ValueError("the mode's draws are not finite and positive")
+    return m ** 2 / v, m / v
+
+
+class _PoissonAdapter:
+    """Poisson NMF with constant Gamma priors: Gamma reference, power-posterior sweep."""
+
+    name = "poisson"
+
+    def __init__(self, tempered, inner_sweeps=1):
+        problem = tempered.problem
+        if problem.family != "poisson":
+            raise ValueError("the reference path supports Poisson count models (the negative "
+                             f"binomial has no power-posterior sweep), got {problem.family!r}")
+        if problem.rates:
+            raise ValueError("the reference path needs constant prior rates (the model has "
+                             "rate variables)")
+        self.problem, self.inner = problem, int(inner_sweeps)
+        self.tempered = tempered
+        D, N = problem.shape
+        K = problem.rank
+        self.aA = np.broadcast_to(problem.aA, (D, K)).astype(float)
+        self.aW = np.broadcast_to(problem.aW, (K, N)).astype(float)
+        self.bA = np.broadcast_to(problem.bA, (D, K)).astype(float)
+        self.bW = np.broadcast_to(problem.bW, (K, N)).astype(float)
+        self.dimension = (D + N) * K
+        self._rung = (None, None)
+
+    def draws(self, state, perm):
+        return np.concatenate([state["A"][:, perm].ravel(), state["W"][perm].ravel()])
+
+    def fit(self, draws, widen):
+        D, N = self.problem.shape
+        K = self.problem.rank
+        a, b = _gamma_fit(draws, widen)
+        n = D * K
+        return {"aA": a[:n].reshape(D, K), "bA": b[:n].reshape(D, K),
+                "aW": a[n:].reshape(K, N), "bW": b[n:].reshape(K, N)}
+
+    def draw_q(self, q, rng):
+        tiny = np.finfo(float).tiny
+        return {"A": np.maximum(rng.gamma(q["aA"], 1.0 / q["bA"]), tiny),
+                "W": np.maximum(rng.gamma(q["aW"], 1.0 / q["bW"]), tiny),
+                "rates": {}, "alpha": None}
+
+    def log_q(self, q, s):
+        return (_gamma_logpdf(s["A"], q["aA"], q["bA"])
+                + _gamma_logpdf(s["W"], q["aW"], q["bW"]))
+
+    def log_p0(self, s):
+        return _gamma_logpdf(s["A"], self.aA, self.bA) + _gamma_logpdf(s["W"], self.aW, self.bW)
+
+    def loglik(self, s):
+        return float(self.tempered.loglik(s))
+
+    def copy(self, s):
+        return self.tempered.copy(s)
+
+    def sweep(self, q, s, beta, rng):
+        from dataclasses import replace
+
+        from bnmfzoo.inference.counts.sweep import power_rung, sweep
+
+        b = float(beta)
+        if not 0.0 < b <= 1.0:
+            raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
+        prob = replace(self.problem, aA=b * self.aA + (1.0 - b) * q["aA"],
+                       bA=b * self.bA + (1.0 - b) * q["bA"],
+                       aW=b * self.aW + (1.0 - b) * q["aW"],
+                       bW=b * self.bW + (1.0 - b) * q["bW"])
+        rung = None
+        if b < 1.0:
+            if self._rung[0] != b:
+                self._rung = (b, power_rung(self.problem, b))
+            rung = self._rung[1]
+        for _ in range(self.inner):
+            s.update(sweep(prob, s, rng, power=rung))
+
+
+class _GaussianAdapter:
+    """Exponential-Gaussian NMF with fixed rates: truncated-normal reference (Gamma for tau)."""
+
+    name = "exponential_gaussian"
+
+    def __init__(self, tempered, inner_sweeps=1):
+        h = tempered.hyper
+        if h.ard or h.lambda_A is None or h.lambda_W is None:
+            raise ValueError("the reference path needs exponential priors with fixed rates")
+        self.tempered, self.h, self.obs = tempered, h, tempered.obs
+        self.inner = int(inner_sweeps)
+        self.K = tempered.rank
+        self.D, self.N = self.obs.shape
+        self.free_tau = h.sigma is None
+        self.dimension = (self.D + self.N) * self.K + int(self.free_tau)
+
+    def draws(self, state, perm):
+        out = [np.asarray(state.A)[:, perm].ravel(), np.asarray(state.W)[perm].ravel()]
+        if self.free_tau:
+            out.append([state.tau])
+        return np.concatenate(out)
+
+    def fit(self, draws, widen):
+        D, N, K = self.D, self.N, self.K
+        n = D * K
+        m = draws.mean(0)
+        sd = np.sqrt(widen * draws.var(0)) + 1e-9 * (np.abs(m) + 1e-300)
+        if not (np.all(np.isfinite(m)) and np.all(np.isfinite(sd)) and np.all(sd > 0)):
+            raise ValueError("the mode's draws are not finite")
+        q = {"muA": m[:n].reshape(D, K), "sA": sd[:n].reshape(D, K),
+             "muW": m[n:n + N * K].reshape(K, N), "sW": sd[n:n + N * K].reshape(K, N)}
+        if self.free_tau:
+            q["a_tau"], q["b_tau"] = (float(v[0]) for v in _gamma_fit(draws[:, -1:], widen))
+        return q
+
+    def draw_q(self, q, rng):
+        from bnmfzoo.inference.gaussian.gibbs._core import nmf_state
+        from bnmfzoo.inference.kernels import sample_truncnorm
+
+        tiny = np.finfo(float).tiny
+        A = np.maximum(sample_truncnorm(q["muA"], q["sA"], rng), tiny)
+        W = np.maximum(sample_truncnorm(q["muW"], q["sW"], rng), tiny)
+        tau = (float(rng.gamma(q["a_tau"], 1.0 / q["b_tau"])) if self.free_tau
+               else 1.0 / self.h.sigma ** 2)
+        return nmf_state(A, W, tau, None, self.obs)
+
+    @staticmethod
+    def _tn_logpdf(x, mu, s):
+        from bnmfzoo.inference.kernels import truncnorm_log_normalizer
+
+        z = (x - mu) / s
+        return float(np.sum(-0.5 * z * z - np.log(s) - 0.5 * math.log(2 * math.pi)
+                            - truncnorm_log_normalizer(mu, s)))
+
+    def log_q(self, q, s):
+        out = self._tn_logpdf(s.A, q["muA"], q["sA"]) + self._tn_logpdf(s.W, q["muW"], q["sW"])
+        if self.free_tau:
+            out += _gamma_logpdf(np.array([s.tau]), q["a_tau"], q["b_tau"])
+        return out
+
+    def log_p0(self, s):
+        h = self.h
+        out = (s.A.size * math.log(h.lambda_A) - h.lambda_A * float(s.A.sum())
+               + s.Wt.size * math.log(h.lambda_W) - h.lambda_W * float(s.Wt.sum()))
+        if self.free_tau:
+            out += _gamma_logpdf(np.array([s.tau]), h.alpha_tau, h.beta_tau)
+        return out
+
+    def loglik(self, s):
+        return float(self.tempered.loglik(s))
+
+    def copy(self, s):
+        return self.tempered.copy(s)
+
+    def sweep(self, q, s, beta, rng):
+        from bnmfzoo.inference.gaussian.gibbs._core import _gamma
+        from bnmfzoo.inference.gaussian.priors._prior_core import (
+            NMFPriorPlan,
+            PriorTerms,
+            prior_nmf_sweep,
+        )
+
+        b = float(beta)
+        if not 0.0 < b <= 1.0:
+            raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
+        h = self.h
+        QA = (1.0 - b) / q["sA"] ** 2
+        LA = (1.0 - b) * q["muA"] / q["sA"] ** 2 - b * h.lambda_A
+        QW = ((1.0 - b) / q["sW"] ** 2).T
+        LW = ((1.0 - b) * q["muW"] / q["sW"] ** 2 - b * h.lambda_W).T
+        ext = {"A": (np.ascontiguousarray(QA), np.ascontiguousarray(LA)),
+               "W": (np.ascontiguousarray(QW), np.ascontiguousarray(LW))}
+        plan = NMFPriorPlan(A=PriorTerms("external"), W=PriorTerms("external"),
+                            noise="external")
+        n = self.obs.n_observed
+        for _ in range(self.inner):
+            tau = float(s.tau)
+            ext["tau"] = b * tau
+            prior_nmf_sweep(s, self.obs, plan, rng, rates={}, update={"A", "W"}, external=ext)
+            s.tau = tau
+            if self.free_tau:
+                shape = b * h.alpha_tau + (1.0 - b) * q["a_tau"] + 0.5 * b * n
+                rate = b * h.beta_tau + (1.0 - b) * q["b_tau"] + 0.5 * b * s.sse
+                s.tau = float(_gamma(shape, rate, rng))
+                if not 0.0 < s.tau < math.inf:
+                    raise FloatingPointError(f"the noise precision tau = {s.tau!r} is not "
+                                             "finite and positive")
+
+
+def reference_adapter(family):
+    """The reference-path adapter of a family.
+
+    ``family`` is a :func:`bnmfzoo.inference.smc_masses.family_of_model` result; a
+    ``ValueError`` names why when the family has none.
+    """
+    inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
+    if family.name == "poisson":
+        return _PoissonAdapter(family.tempered, inner)
+    if family.name == "exponential_gaussian":
+        return _GaussianAdapter(family.tempered, 1)
+    raise ValueError(f"the reference path supports Poisson and exponential-Gaussian models, "
+                     f"not {family.name!r}")
+
+
+class ReferencePath:
+    """The tempered sweep of ``q^(1 - b) (p0 L)^b``.
+
+    A :class:`~bnmfzoo.inference.tempering.TemperedSweep` whose ``p0`` is ``q``:
+    ``loglik = log p0 + log L - log q``.
+
+    Parameters
+    ----------
+    adapter : object
+        :func:`reference_adapter` of the family.
+    q : dict
+        The fitted reference (``adapter.fit``).
+    """
+
+    def __init__(self, adapter, q):
+        self.adapter, self.q = adapter, q
+        self.dimension = adapter.dimension
+
+    def sweep(self, state, beta, rng):
+        """Exact sweep(s) of ``pi_beta`` in place."""
+        self.adapter.sweep(self.q, state, beta, rng)
+
+    def loglik(self, state):
+        """``log p0 + log L - log q`` of ``state``."""
+        a = self.adapter
+        return a.log_p0(state) + a.loglik(state) - a.log_q(self.q, state)
+
+    def copy(self, state):
+        """An independent copy of ``state``."""
+        return self.adapter.copy(state)
+
+    def draw(self, rng):
+        """One exact draw of ``q``."""
+        return self.adapter.draw_q(self.q, rng)
+
+
+def _aligned_draws(family, adapter, ref, starts, rng, cut, n_chains, n_draws, thin, n_burn):
+    """Plain-chain draws (aligned to ``ref``) of one mode and the share that left it."""
+    rows, n_left = [], 0
+    for c in range(n_chains):
+        s = family.tempered.copy(starts[c % len(starts)])
+        for _ in range(n_burn):
+            family.tempered.sweep(s, 1.0, rng)
+        for _ in range(n_draws):
+            for _ in range(thin):
+                family.tempered.sweep(s, 1.0, rng)
+            A = np.asarray(family.factors(s)[0], float)
+            dist, perm = matched_angles(_unit_l2(A[None]), ref[None])
+            if dist[0, 0] > cut:
+                n_left += 1
+                continue
+            rows.append(adapter.draws(s, perm[0, 0]))
+    return np.array(rows), n_left / (n_chains * n_draws)
+
+
+def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100, n_moves=5,
+                    cess=0.9, n_chains=4, n_draws=200, thin=2, n_burn=50, widen=WIDEN,
+                    offset=0.0):
+    """Per-mode evidence along the reference path, and the masses and total it implies.
+
+    Parameters
+    ----------
+    family : object
+        :func:`bnmfzoo.inference.smc_masses.family_of_model` (``tempered``, ``factors``,
+        ``name``).
+    refs : numpy.ndarray
+        ``(M, D, K)`` unit-l2 representatives of the modes.
+    starts : list of list
+        Per mode, states to start its plain chains from.
+    rng : numpy.random.Generator
+    cut : float
+        Max matched angle (degrees) beyond which a state has left its mode.
+    n_runs, n_particles, n_moves, cess : int, int, int, float
+        Independent SMC runs per mode and their settings (:func:`~bnmfzoo.inference.tempering.smc`).
+    n_chains, n_draws, thin, n_burn : int
+        Plain chains per mode for the reference fit: kept draws per chain, sweeps between them,
+        sweeps discarded.
+    widen : float
+        Variance inflation of the reference over the draws' per-entry variance.
+    offset : float
+        ``log evidence - (the prior SMC's log Z)`` of the family (0 for the likelihood
+        families).
+
+    Returns
+    -------
+    dict
+        ``log_z``, ``log_z_se`` (per mode, one copy), ``run_log_z`` (``(M, n_runs)``),
+        ``mass``, ``se``, ``left`` (share of plain-chain draws that left the mode),
+        ``path_left`` (weighted share of final path particles outside the mode),
+        ``n_temperatures``, ``log_z_total`` and ``log_z_total_se`` (``log K! + logsumexp``),
+        ``cpu_s``, ``fit_cpu_s``.
+    """
+    from bnmfzoo.inference.mode_bridge import masses_from_log_z
+
+    t0 = time.process_time()
+    adapter = reference_adapter(family)
+    M, K = refs.shape[0], refs.shape[2]
+    lz, se = np.full(M, -np.inf), np.full(M, np.inf)
+    run_lz = np.full((M, n_runs), np.nan)
+    left, path_left = np.zeros(M), np.zeros(M)
+    temps, fit_cpu = [], 0.0
+    for k in range(M):
+        t1 = time.process_time()
+        draws, left[k] = _aligned_draws(family, adapter, refs[k], starts[k], rng, cut,
+                                        n_chains, n_draws, thin, n_burn)
+        fit_cpu += time.process_time() - t1
+        temps.append([])
+        if draws.shape[0] < 8:
+            continue
+        try:
+            path = ReferencePath(adapter, adapter.fit(draws, widen))
+        except ValueError:
+            continue
+        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs)
+        far = []
+        for r, sd in enumerate(seeds):
+            run = smc(path, path.draw, n_particles, np.random.default_rng(sd), cess=cess,
+                      n_moves=n_moves)
+            run_lz[k, r] = run.log_z
+            temps[k].append(int(run.betas.size))
+            U = _unit_l2(np.stack([np.asarray(family.factors(s)[0], float)
+                                   for s in run.states]))
+            d = matched_angles(U, refs[k:k + 1])[0][:, 0]
+            far.append(float(run.weights[d > cut].sum()))
+        path_left[k] = float(np.mean(far))
+        lz[k] = float(run_lz[k].mean())
+        se[k] = float(run_lz[k].std(ddof=1) / math.sqrt(n_runs)) if n_runs > 1 else math.inf
+    ok = np.isfinite(lz)
+    mass, mse = np.zeros(M), np.full(M, math.nan)
+    if ok.any():
+        mass[ok], mse[ok] = masses_from_log_z(lz[ok], se[ok])
+    total = (float(gammaln(K + 1)) + float(logsumexp(lz[ok])) - offset
+             if ok.any() else -math.inf)
+    total_se = float(math.sqrt(np.sum((mass[ok] * se[ok]) ** 2))) if ok.any() else math.inf
+    return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "mass": mass, "se": mse,
+            "left": left, "path_left": path_left, "n_temperatures": temps,
+            "log_z_total": total, "log_z_total_se": total_se,
+            "cpu_s": time.process_time() - t0, "fit_cpu_s": fit_cpu}
+
+
+def reference_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
+                    n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
+                    thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300):
+    """The reference-path check of :func:`bnmfzoo.inference.smc_mode_masses`.
+
+    Returns ``(mass (K,), se (K,), extra [(mass, se) of modes only plain chains from the
+    prior found], reasons [why not established], details dict)``, as
+    :func:`bnmfzoo.inference.mode_bridge.bridge_check` does.
+    """
+    from bnmfzoo.inference.mode_bridge import (
+        LOG_Z_SLACK,
+        mode_starts,
+        prior_chain_modes,
+    )
+
+    K = clusters["reference"].shape[0]
+    nan = np.full(K, math.nan)
+    try:
+        reference_adapter(family)
+    except ValueError as err:
+        return nan, nan, [], [f"the reference check is not available: {err}"], None
+    refs, cut = clusters["reference"], clusters["cut"]
+    new_refs, new_states, near, prior_cpu = (np.zeros((0,) + refs.shape[1:]), [], None, 0.0)
+    if prior_chains:
+        new_refs, new_states, near, prior_cpu = prior_chain_modes(
+            family, refs, cut, rng, n_chains=prior_chains, n_sweeps=prior_sweeps)
+    starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
+    out = reference_log_z(family, np.concatenate([refs, new_refs]), starts, rng, cut=cut,
+                          n_runs=n_runs, n_particles=n_particles, n_moves=n_moves, cess=cess,
+                          n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
+    reasons = [f"mode {k}: the reference path failed (too few draws in the mode)"
+               for k in np.flatnonzero(~np.isfinite(out["log_z"]))]
+    for k, (lv, pv) in enumerate(zip(out["left"], out["path_left"], strict=True)):
+        if lv > MAX_LEFT or pv > MAX_LEFT:
+            reasons.append(f"mode {k}: {max(lv, pv):.0%} of its chain draws or path particles "
+                           "left it (modes not separated)")
+    d = out["log_z_total"] - log_z
+    comb = math.hypot(log_z_se if np.isfinite(log_z_se) else math.inf, out["log_z_total_se"])
+    if not abs(d) <= 2.0 * comb + LOG_Z_SLACK:
+        reasons.append(f"reference-path log Z {out['log_z_total']:.2f} +- "
+                       f"{out['log_z_total_se']:.2f} vs SMC {log_z:.2f} +- {log_z_se:.2f}")
+    details = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
+    details.update(prior_chains=prior_chains, prior_ends_in_smc_modes=(
+        None if near is None else int(np.sum(near >= 0))), prior_cpu_s=prior_cpu,
+        n_runs=n_runs, n_particles=n_particles, n_chains=n_chains, n_draws=n_draws,
+        widen=widen)
+    extra = list(zip(out["mass"][K:].tolist(), out["se"][K:].tolist(), strict=True))
+    return out["mass"][:K], out["se"][:K], extra, reasons, details

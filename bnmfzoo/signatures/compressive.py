@@ -1,0 +1,274 @@
+"""The posterior over the number of signatures from one overfitted run: a compressive prior.
+
+Model (Zito & Miller 2024): signatures ``T_k ~ Dirichlet(alpha)`` (columns of the D x K_max
+matrix ``T``), exposures ``V_kn | mu_k ~ Gamma(a, a / mu_k)`` (shape, rate: mean ``mu_k``),
+``Y_dn ~ Poisson((T V)_dn)``, and the per-signature exposure scale
+
+    mu_k ~ InvGamma(a N + 1, epsilon a N)        (shape, scale; N samples)
+
+whose prior mean is ``epsilon``. The shape grows with the number of samples, so a signature the
+data do not need is *compressed*: its ``mu_k`` stays near ``epsilon`` (mutations per sample,
+0.001 by default) and it explains essentially no mutation, while a signature the data use has
+``mu_k`` of the order of its mean exposure. Zito & Miller show that the number of such active
+components then estimates the number of signatures (their Theorem 1 and simulations). The
+Gibbs sweep is the latent-source sweep of :mod:`bnmfzoo.signatures._gibbs` with one conjugate
+step more, ``mu_k | V ~ InvGamma(a N + 1 + a N, epsilon a N + a sum_n V_kn)``.
+
+**Active signatures.** In each kept draw, signature ``k`` is active when ``mu_k > c epsilon``
+with ``c = 1.5``: the paper's cutoff (``cutoff_excluded = 1.5 epsilon``), applied per draw
+instead of to the posterior mean, so that every draw has a number of active signatures
+``K_g``. The two scales are far apart (an unused signature's ``mu_k`` has a relative spread of
+about ``1 / sqrt(2 a N)`` around ``epsilon``; a used one's is its exposure, hundreds of
+mutations), so the count does not depend on ``c`` anywhere between about 1.5 and 100.
+
+**P(K | data)** is the fraction of kept draws, pooled over ``n_chains`` chains from different
+starts, with ``K_g = K``. Its Monte-Carlo error is that of the mean of the indicator series
+``[K_g = K]``: ``sqrt(p (1 - p) / ESS)`` with ``ESS`` the multi-chain effective sample size
+(Vehtari et al. 2021, ``arviz_stats.ess(method="mean")``), which falls when the chains
+disagree; the interval is Wilson's score interval with ``ESS`` as the number of trials. A rank
+that no draw visits gets no point estimate (NaN, never 0) but the upper bound
+``1 - (1 - level) ** (1 / ESS)`` (zero successes in ``ESS`` trials). The probability is under
+the compressive prior's implied prior over ``K``, not a uniform prior over the ranks.
+
+**Signatures at the most probable K**: the draws with exactly that many active signatures, each
+reduced to its active columns, aligned across draws and chains by
+:func:`bnmfzoo.signatures.assignment.align_draws`.
+
+References
+----------
+Zito, A. and Miller, J. W. (2024). Compressive Bayesian non-negative matrix factorization for
+mutational signatures analysis. arXiv:2404.10974.
+Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. and Bürkner, P.-C. (2021). Rank-normalization,
+folding, and localization: an improved R-hat for assessing convergence of MCMC. Bayesian
+Analysis 16, 667-718.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from bnmfzoo.signatures import _gibbs
+from bnmfzoo.signatures.screen import _kl_start
+
+__all__ = ["compressive_rank_posterior", "active_counts", "rank_table", "ACTIVE_MULTIPLE"]
+
+#: a signature is active in a draw when its exposure scale mu_k exceeds this times epsilon
+ACTIVE_MULTIPLE = 1.5
+
+
+def active_counts(mu, epsilon, multiple=ACTIVE_MULTIPLE):
+    """Number of active signatures per draw: ``(mu > multiple * epsilon).sum(-1)``.
+
+    Examples
+    --------
+    >>> active_counts(np.array([[1e-3, 50.0, 2.0], [1e-3, 40.0, 1.1e-3]]), 1e-3)
+    array([2, 1])
+    """
+    return (np.asarray(mu) > multiple * epsilon).sum(axis=-1)
+
+
+def _ess(series):
+    """Multi-chain ESS of the mean of ``series`` (chains, draws); NaN for a constant series."""
+    import arviz_stats as azs
+
+    series = np.asarray(series, float)
+    if np.ptp(series) == 0:
+        return math.nan
+    return float(azs.ess(series, method="mean"))
+
+
+def _wilson(p, n, level):
+    z = norm.ppf(0.5 + level / 2)
+    den = 1.0 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
+
+
+def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init):
+    """One chain at ``k_max``; returns the kept ``mu``, ``T``, ``V``.
+
+    ``init="kl"``: a KL-NMF start (every signature active); ``"prior"``: a draw from the prior
+    (every ``mu_k`` near ``epsilon``), as Zito & Miller's sampler starts.
+    """
+    alpha, a, a0, b0 = prior
+    if init == "kl":
+        T, V = _kl_start(Y.astype(float), k_max, rng)
+        mu = V.mean(axis=1)
+    else:
+        T = rng.dirichlet(np.full(Y.shape[0], alpha), size=k_max).T
+        mu = b0 / rng.gamma(a0, 1.0, size=k_max)
+        V = rng.gamma(a, 1.0, size=(k_max, Y.shape[1])) * (mu / a)[:, None]
+    T, V = np.maximum(T, 1e-12), np.maximum(V, 1e-12)
+    T /= T.sum(axis=0, keepdims=True)
+    mu = np.ascontiguousarray(mu, dtype=float)
+    N = Y.shape[1]
+    pri = (alpha, a, np.zeros(N))
+    comp = (a, a0, b0, mu)
+    _gibbs.seed(rng)
+    _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp)
+    out = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("TV",), thin=thin, compressive=comp)
+    return out["mu"], out["T"], out["V"]
+
+
+def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4, n_burn=600,
+                               n_keep=600, thin=3, alpha=0.5, a=1.0, epsilon=1e-3, level=0.9,
+                               n_draws=300, init="kl", random_seed=None, progress=None):
+    """``P(K | data)`` from the active signatures of a compressive-prior run (module docstring).
+
+    Parameters
+    ----------
+    X : array-like, shape (n_samples, n_channels)
+        A catalogue, samples x channels (:func:`bnmfzoo.signatures.read_catalog`).
+    ranks : iterable of int
+        Ranks reported (every rank a draw visits is reported too).
+    k_max : int, optional
+        Signatures of the overfitted model; default ``min(2 * max(ranks), 20)``, at least
+        ``max(ranks) + 1``.
+    n_chains : int
+        Chains, each from its own KL-NMF start (their agreement enters the errors).
+    n_burn, n_keep, thin : int
+        Burn-in sweeps, kept sweeps and thinning of each chain.
+    alpha, a, epsilon : float
+        Dirichlet parameter of the signatures, Gamma shape of the exposures and the compressive
+        prior's mean of ``mu_k`` (Zito & Miller 2024's defaults: 0.5, 1, 0.001).
+    level : float
+        Level of the intervals and of the bound of unvisited ranks.
+    n_draws : int
+        At most this many draws at the most probable rank are kept for the summaries.
+    random_seed : int, optional
+    progress : callable, optional
+        Called with a line of text after each chain.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per rank: ``rank``, ``probability`` (NaN where no draw visits), ``low``,
+        ``high``, ``draws`` (kept draws with that many active signatures), ``ess``, ``mcse``;
+        ``attrs``: ``note``, ``level``, ``draws`` (``(T_draws, V_draws)`` at the most probable
+        rank, channels x signatures and signatures x samples), ``counts`` (chains, draws),
+        ``mu`` (chains, draws, k_max), ``k_max``, ``rhat_ok`` (whether every chain visits the
+        most probable rank).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Y = rng.poisson(rng.gamma(1, 50, (20, 2)) @ rng.dirichlet(np.ones(96), 2))
+    >>> t = compressive_rank_posterior(Y, [1, 2, 3], k_max=4, n_chains=2, n_burn=100,
+    ...                                n_keep=100, random_seed=0)
+    >>> list(t.columns[:4])
+    ['rank', 'probability', 'low', 'high']
+    """
+    X = np.asarray(X)
+    ranks = sorted(int(k) for k in ranks)
+    if not ranks or ranks[0] < 1 or len(set(ranks)) != len(ranks):
+        raise ValueError(f"ranks must be distinct positive integers, got {ranks}")
+    if k_max is None:
+        k_max = max(min(2 * ranks[-1], 20), ranks[-1] + 1)
+    if not (isinstance(k_max, (int, np.integer)) and k_max > ranks[-1]):
+        raise ValueError(f"k_max must be an integer above the largest rank ({ranks[-1]}), "
+                         f"got {k_max!r}")
+    for name, value in (("n_chains", n_chains), ("n_burn", n_burn), ("n_keep", n_keep),
+                        ("thin", thin)):
+        if not (isinstance(value, (int, np.integer)) and value >= 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    for name, value in (("alpha", alpha), ("a", a), ("epsilon", epsilon)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    if not (0 < level < 1):
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    Y = X.T.astype(np.int64)
+    D, N = Y.shape
+    rows, cols = np.nonzero(Y)
+    data = (rows.astype(np.int64), cols.astype(np.int64), Y[rows, cols].astype(np.int64))
+    prior = (float(alpha), float(a), a * N + 1.0, epsilon * a * N)
+    mus, Ts, Vs = [], [], []
+    for c, ss in enumerate(np.random.SeedSequence(random_seed).spawn(n_chains)):
+        mu, T, V = _chain(data, Y, int(k_max), prior, np.random.default_rng(ss), n_burn, n_keep,
+                          thin, init)
+        mus.append(mu)
+        Ts.append(T)
+        Vs.append(V)
+        if progress is not None:
+            k = active_counts(mu, epsilon)
+            progress(f"chain {c + 1}/{n_chains}: active signatures "
+                     + ", ".join(f"{v} ({np.mean(k == v):.2f})" for v in np.unique(k)))
+    mu = np.stack(mus)  # (chains, G, k_max)
+    counts = active_counts(mu, epsilon)  # (chains, G)
+    table = rank_table(counts, ranks, level)
+    best = int(table["rank"][table["probability"].fillna(-1.0).idxmax()])
+    sel = np.argwhere(counts == best)  # (chain, draw) pairs
+    pick = sel[np.unique(np.linspace(0, len(sel) - 1, min(n_draws, len(sel))).astype(int))]
+    T_draws = np.empty((len(pick), D, best))
+    V_draws = np.empty((len(pick), best, N))
+    for i, (c, g) in enumerate(pick):
+        act = np.flatnonzero(mu[c, g] > ACTIVE_MULTIPLE * epsilon)
+        T_draws[i], V_draws[i] = Ts[c][g][:, act], Vs[c][g][act]
+    every_chain = bool((counts == best).any(axis=1).all())
+    table.attrs.update(note=_note(table, best, every_chain, set(ranks), n_chains), level=level,
+                       draws=(T_draws, V_draws), counts=counts, mu=mu, k_max=int(k_max),
+                       every_chain_visits_best=every_chain, epsilon=epsilon)
+    return table
+
+
+def rank_table(counts, ranks, level=0.9):
+    """``P(K | data)`` with Monte-Carlo intervals from the active counts (chains, draws).
+
+    One row per rank of ``ranks`` and per rank some draw visits: ``probability`` (the fraction
+    of draws; NaN where no draw visits), ``low``, ``high`` (Wilson's interval with the
+    multi-chain ESS of the indicator series as the number of trials; for a rank no draw visits,
+    ``0`` and ``1 - (1 - level) ** (1 / ESS)``), ``draws``, ``ess``, ``mcse``. A constant
+    indicator series has no autocorrelation estimate: the ESS of the count series is used, or
+    the number of draws when every draw has the same count.
+
+    Examples
+    --------
+    >>> t = rank_table(np.array([[2, 2, 3, 2], [2, 3, 2, 2]]), [1, 2, 3])
+    >>> t["probability"].round(3).tolist()
+    [nan, 0.75, 0.25]
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 2:
+        raise ValueError(f"counts must be (chains, draws), got shape {counts.shape}")
+    total = counts.size
+    ess_counts = _ess(counts)
+    rows = []
+    for K in sorted(set(int(k) for k in ranks) | {int(v) for v in np.unique(counts)}):
+        ind = (counts == K).astype(float)
+        hits = int(ind.sum())
+        ess = _ess(ind)
+        if not np.isfinite(ess):  # constant: every draw or none has K active signatures
+            ess = ess_counts if np.isfinite(ess_counts) else float(total)
+        ess = float(min(max(ess, 1.0), total))
+        if hits == 0:
+            rows.append((K, math.nan, 0.0, 1.0 - (1.0 - level) ** (1.0 / ess), 0, ess,
+                         math.nan))
+            continue
+        p = hits / total
+        lo, hi = _wilson(p, ess, level)
+        rows.append((K, p, lo, hi, hits, ess, math.sqrt(p * (1 - p) / ess)))
+    return pd.DataFrame(rows, columns=["rank", "probability", "low", "high", "draws", "ess",
+                                       "mcse"])
+
+
+def _note(table, best, every_chain, requested, n_chains):
+    """One sentence: the most probable rank, its rivals, the ranks no draw visited."""
+    row = table.set_index("rank").loc[best]
+    text = (f"most probable rank {best} (probability {row['probability']:.3f}, "
+            f"{row['low']:.3f}-{row['high']:.3f}; compressive prior, active signatures per draw)")
+    rivals = [int(r["rank"]) for _, r in table.iterrows()
+              if r["rank"] != best and np.isfinite(r["probability"])
+              and (r["probability"] >= 0.05 or r["high"] >= row["low"])]
+    if rivals:
+        text += ("; cannot be told apart from rank(s) " + ", ".join(map(str, rivals))
+                 + " (probability >= 0.05, or its interval reaches the top rank's)")
+    if not every_chain:
+        text += (f"; not every one of the {n_chains} chains visits rank {best}: the chains "
+                 "disagree, so the probabilities rest on a few chain-level agreements (see ess)")
+    outside = [int(r) for r in table.loc[table["draws"] > 0, "rank"] if int(r) not in requested]
+    if outside:
+        text += ("; draws also visit rank(s) " + ", ".join(map(str, outside))
+                 + " outside the requested ranks (shown)")
+    return text

@@ -294,7 +294,8 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     n_particles : int
         Particles per run. The default, 500, reached a 0.4 % mode in all 24 seeds measured on
         laurberg (noise seed 0; 20 of 20 evaluation intervals covered the exact mass), where 250
-        missed it in 3 of 20; fewer particles miss light modes (their mass is then unknown, not zero).
+        missed it in 3 of 20; fewer particles miss light modes (their mass is then unknown,
+        not zero).
     n_moves : int
         Exact tempered sweeps per particle after each reweighting.
     cess : float

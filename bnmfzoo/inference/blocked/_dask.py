@@ -86,6 +86,10 @@ def _lost_errors():
     return (FutureCancelledError, CommClosedError, OSError, cf.CancelledError, LookupError)
 
 
+#: seconds to wait for a worker when the cluster has none (starting, or nannies restarting them)
+WAIT_FOR_WORKERS = 30.0
+
+
 class DaskExecutor:
     """Blocks on the workers of ``client``.
 
@@ -108,6 +112,13 @@ class DaskExecutor:
     # ---------------------------------------------------------------- placement
     def _workers(self):
         workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        if not workers:  # none yet, or all being restarted by their nannies: wait a little
+            try:
+                self.client.wait_for_workers(1, timeout=min(self.timeout, WAIT_FOR_WORKERS))
+            except (TimeoutError, OSError):
+                raise RuntimeError("the Dask cluster has no workers (waited "
+                                   f"{min(self.timeout, WAIT_FOR_WORKERS):g} s)") from None
+            workers = self.client.scheduler_info(n_workers=-1)["workers"]
         if self.only is not None:
             workers = {w: v for w, v in workers.items() if w in self.only} or workers
         if not workers:

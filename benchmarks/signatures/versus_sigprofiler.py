@@ -118,8 +118,8 @@ def ours_modes(X, ranks, *, seed, how="poisson", n_starts=4):
 
 
 def ours_workflow(X, ranks, *, seed, genomes, channels, n_starts=0):
-    """The signatures workflow: P(K | data) by Chib's evidence, signatures at the most probable
-    rank (posterior means of the best run's draws)."""
+    """The signatures workflow with its defaults: P(K | data) by its default rank route (the
+    compressive prior), signatures at the most probable rank (posterior means of its draws)."""
     import xarray as xr
 
     from bnmfzoo.signatures.workflow import extract

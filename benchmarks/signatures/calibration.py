@@ -4,7 +4,7 @@ Run from the project root::
 
     nice -n 10 .venv/bin/python -m benchmarks.signatures.calibration [--quick]
         [--method compressive|chib] [--designs flat flat_nb] [--cohorts 20] [--genomes 100]
-        [--span 2]
+        [--span 2] [--likelihood poisson|nb]
 
 For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 :func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
@@ -90,11 +90,11 @@ def reliability(p, hit):
     return rows
 
 
-def _compressive_table(counts, ranks, seed):
+def _compressive_table(counts, ranks, seed, likelihood="poisson"):
     from bnmfzoo.signatures.compressive import compressive_rank_posterior
 
     table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=2000,
-                                       n_keep=1000, thin=5)
+                                       n_keep=1000, thin=5, likelihood=likelihood)
     table["evaluated"] = True
     table["log_evidence"] = table["se"] = np.nan
     table["probability"] = table["probability"].fillna(0.0)
@@ -102,7 +102,7 @@ def _compressive_table(counts, ranks, seed):
 
 
 def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
-               method="compressive"):
+               method="compressive", likelihood="poisson"):
     from scipy.optimize import linear_sum_assignment
 
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
@@ -117,7 +117,7 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "compressive":
-            table = _compressive_table(c.counts.values, ranks, seed)
+            table = _compressive_table(c.counts.values, ranks, seed, likelihood)
             ranks = [int(k) for k in table["rank"]]
             if K not in ranks:  # the truth is always a scored rank (probability 0 if unvisited)
                 ranks.append(K)
@@ -126,7 +126,9 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
         else:
             table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed,
                                    block_burn=20, block_keep=150)
-    out = dict(seed=seed, K_true=K, ranks=ranks, method=method,
+    phi = table.attrs.get("phi")
+    out = dict(seed=seed, K_true=K, ranks=ranks, method=method, likelihood=likelihood,
+               phi_median=None if phi is None else float(np.median(phi)),
                probability=[float(v) for v in table["probability"]],
                evaluated=[bool(v) for v in table["evaluated"]],
                log_evidence=[float(v) for v in table["log_evidence"]],
@@ -162,6 +164,8 @@ def main(argv=None):
     p.add_argument("--span", type=int, default=2)
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--method", choices=("compressive", "chib"), default="compressive")
+    p.add_argument("--likelihood", choices=("poisson", "nb"), default="poisson",
+                   help="compressive route: the counts' likelihood")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
     a = p.parse_args(argv)
     if a.quick:
@@ -174,7 +178,8 @@ def main(argv=None):
         cohorts = []
         for seed in range(a.cohorts):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
-                           n_runs=a.runs, reference=ref, method=a.method)
+                           n_runs=a.runs, reference=ref, method=a.method,
+                           likelihood=a.likelihood)
             cohorts.append(r)
             RESULTS.mkdir(parents=True, exist_ok=True)
             with open(a.out + "l", "a") as fh:  # one line per cohort as it finishes (.jsonl)

@@ -5,7 +5,8 @@ Run with::
     nice -n 10 python -m benchmarks.speed.real_data_masses --data FILE --rank K \\
         [--model poisson|negative_binomial|exponential_gaussian|beta_dir] [--budget 900] \\
         [--runs 4] [--particles N] [--moves M] [--check bridge|ais] [--bridge-draws 500] \\
-        [--prior-chains 8] [--check-runs C] [--seed 0]
+        [--prior-chains 8] [--check-runs C] [--seed 0] \\
+        [--check reference_pt --pt-runs 4 --pt-scans 500 --pt-sweeps 1]
 
 ``FILE`` is any matrix file ``bnmfzoo fit`` reads (CSV/TSV with or without header and row
 labels, ``.txt`` with whitespace, ``.npy``, netCDF), through the command line's own reader
@@ -18,7 +19,10 @@ entries -> ``beta_dir``, non-negative integers -> ``poisson``, otherwise
 of ``--particles`` particles; check, by default: per-mode bridge sampling from 4 plain chains
 of ``--bridge-draws`` draws per mode, and ``--prior-chains`` plain chains from the prior looking
 for modes the particles missed; ``--check ais``: ``--check-runs`` AIS runs from the prior on
-the SMC's schedule cut into up to 50 steps). Without ``--particles`` a pilot sweep sets the
+the SMC's schedule cut into up to 50 steps; ``--check reference_pt``: every mode estimated by
+per-mode SMC and per-mode parallel tempering along a fitted reference path, the SMC from the
+prior finding modes only, :mod:`bnmfzoo.inference.reference_tempering`). Without
+``--particles`` a pilot sweep sets the
 particles (and the AIS steps) so that all is expected to use about 80 % of ``--budget`` CPU
 seconds.
 
@@ -30,7 +34,7 @@ Prints a few human lines, then as its **last line one JSON object**::
 Bad input (a rank the data do not allow, an all-missing row or column, a budget too small)
 prints one line ``error: ...`` and the JSON ``{"modes": [], "cpu_s": t, "established": false,
 "error": "..."}``: no mass is printed as if it were one. Results in
-``docs/results/masses_smc_bridge.md`` (sections 3.10 and 3.11).
+``docs/results/masses_smc_bridge.md`` (sections 3.10-3.13).
 """
 
 import argparse
@@ -164,6 +168,32 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
     return particles, refine, per_sweep
 
 
+def _print_per_mode(out):
+    """The two per-mode estimators of ``--check reference_pt``, mode by mode."""
+    pm = out["per_mode"]
+    s, t = pm["smc"], pm["pt"]
+    if s is None or t is None:
+        return
+    r2 = lambda v: np.round(np.asarray(v, float), 2).tolist()  # noqa: E731
+    print(f"reference-path SMC: log Z per mode {r2(s['log_z'])} +- {r2(s['log_z_se'])}; runs "
+          f"{r2(s['run_log_z'])}; total {s['log_z_total']:.2f} +- {s['log_z_total_se']:.2f}; "
+          f"chain draws left {np.round(s['left'], 3).tolist()}, path particles left "
+          f"{np.round(s['path_left'], 3).tolist()}; temperatures {s['n_temperatures']}; "
+          f"{s['cpu_s']:.1f} CPU s ({s['fit_cpu_s']:.1f} for the fit chains)")
+    print(f"reference-path tempering: log Z per mode {r2(t['log_z'])} +- {r2(t['log_z_se'])};"
+          f" runs {r2(t['run_log_z'])}; total {t['log_z_total']:.2f} +- "
+          f"{t['log_z_total_se']:.2f}; round trips per run {t['round_trips'].tolist()}; rungs "
+          f"{t['n_rungs'].tolist()}; barrier {r2(t['barrier'])}; max rejection "
+          f"{r2(t['max_rejection'])}; b = 1 draws left {np.round(t['pt_left'], 3).tolist()}; "
+          f"{t['cpu_s']:.1f} CPU s (per mode {r2(t['cpu_s_mode'])}; per rung-scan "
+          f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms)")
+    print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
+          f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
+    for k, m in enumerate(out["modes"]):
+        print(f"mode {k}: SMC from the prior {m['smc_prior_mass']:.4f} +- "
+              f"{m['smc_prior_se']:.4f}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True)
@@ -175,9 +205,18 @@ def main(argv=None):
     p.add_argument("--moves", type=int, default=5)
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--check-runs", type=int)
-    p.add_argument("--check", choices=("auto", "reference", "bridge", "ais"), default="auto",
+    p.add_argument("--check", choices=("auto", "reference", "reference_pt", "bridge", "ais"),
+                   default="auto",
                    help="the second estimator (auto: the reference path where the family "
-                        "has one, else the bridge)")
+                        "has one, else the bridge; reference_pt: per-mode SMC and per-mode "
+                        "parallel tempering along the reference path, the SMC from the prior "
+                        "finding modes only)")
+    p.add_argument("--pt-runs", type=int, default=4,
+                   help="reference_pt: parallel-tempering runs per mode")
+    p.add_argument("--pt-scans", type=int, default=500,
+                   help="reference_pt: kept scans per run (after tuning and burn-in)")
+    p.add_argument("--pt-sweeps", type=int, default=1,
+                   help="reference_pt: sweeps per replica per scan")
     p.add_argument("--ref-runs", type=int, default=4,
                    help="reference check: SMC runs per mode from the fitted reference")
     p.add_argument("--ref-particles", type=int, default=100,
@@ -212,7 +251,10 @@ def main(argv=None):
               + (f"{check_runs} AIS runs x {refine} steps per SMC step; " if a.check == "ais"
                  else (f"reference path: {a.ref_runs} runs x {a.ref_particles} particles "
                        "per mode (auto: where the family has one, else the bridge), fitted to "
-                       if a.check in ("reference", "auto") else "bridge: ")
+                       if a.check in ("reference", "auto") else
+                       f"reference path: {a.ref_runs} runs x {a.ref_particles} particles and "
+                       f"{a.pt_runs} tempering runs x {a.pt_scans} scans per mode, fitted to "
+                       if a.check == "reference_pt" else "bridge: ")
                  + f"4 chains x {a.bridge_draws} draws per mode, "
                    f"{a.prior_chains} plain chains from the prior; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
@@ -222,6 +264,7 @@ def main(argv=None):
                               prior_chains=a.prior_chains,
                               reference_runs=a.ref_runs,
                               reference_particles=a.ref_particles,
+                              pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,
                               budget_s=a.budget,
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
@@ -242,7 +285,9 @@ def main(argv=None):
               f"autocorrelation time {np.round(b['tau'], 1).tolist()}; {b['cpu_s']:.1f} CPU s; "
               f"prior chains ending in SMC modes {b['prior_ends_in_smc_modes']} of "
               f"{b['prior_chains']} ({b['prior_cpu_s']:.1f} CPU s)")
-    if out.get("reference"):
+    if out.get("per_mode"):
+        _print_per_mode(out)
+    elif out.get("reference"):
         b = out["reference"]
         print(f"reference path: log Z per mode {np.round(b['log_z'], 2).tolist()} +- "
               f"{np.round(b['log_z_se'], 2).tolist()}; runs {np.round(b['run_log_z'], 2).tolist()}"

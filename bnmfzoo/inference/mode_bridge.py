@@ -45,6 +45,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.inference._mass_verdict import LOG_Z_SLACK, MAX_LEFT, check_reasons  # noqa: F401
 from bnmfzoo.inference.bridge import split_fit_bridge
 
 __all__ = ["bridge_masses", "bridge_parametrisation", "masses_from_log_z"]
@@ -369,14 +370,6 @@ def mode_starts(states, label, weights, k, n):
     return [states[i] for i in idx[:n]]
 
 
-#: the bridge's total log Z and the SMC's agree when within two combined errors plus this
-#: (nats): both are slightly low on the log scale (Jensen), by up to about half a nat at the
-#: spreads of the runs that are established
-LOG_Z_SLACK = 0.5
-#: a mode whose bridge chains leave it more often than this is not separated from the others
-MAX_LEFT = 0.05
-
-
 def bridge_check(model, family, states, label, weights, clusters, log_z, log_z_se, rng, *,
                  n_chains=4, n_draws=300, thin=2, prior_chains=8, prior_sweeps=300):
     """The per-mode bridge check of :func:`bnmfzoo.inference.smc_mode_masses`.
@@ -399,17 +392,10 @@ def bridge_check(model, family, states, label, weights, clusters, log_z, log_z_s
     starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
     out = bridge_masses(family, param, np.concatenate([refs, new_refs]), starts, rng, cut=cut,
                         n_chains=n_chains, n_draws=n_draws, thin=thin)
-    reasons = [f"mode {k}: the bridge failed (too few draws in the mode, or no overlap)"
-               for k in np.flatnonzero(~np.isfinite(out["log_z"]))]
-    for k, lv in enumerate(out["left"]):
-        if lv > MAX_LEFT:
-            reasons.append(f"mode {k}: {lv:.0%} of its bridge draws left it (modes not "
-                           "separated)")
-    d = out["log_z_total"] - log_z
-    comb = math.hypot(log_z_se if np.isfinite(log_z_se) else math.inf, out["log_z_total_se"])
-    if not abs(d) <= 2.0 * comb + LOG_Z_SLACK:
-        reasons.append(f"bridge log Z {out['log_z_total']:.2f} +- {out['log_z_total_se']:.2f} "
-                       f"vs SMC {log_z:.2f} +- {log_z_se:.2f}")
+    reasons = check_reasons("bridge", out["log_z"], out["left"], out["log_z_total"],
+                            out["log_z_total_se"], log_z, log_z_se,
+                            failed="too few draws in the mode, or no overlap",
+                            left_what="bridge draws")
     details = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
     details.update(prior_chains=prior_chains, prior_ends_in_smc_modes=(
         None if near is None else int(np.sum(near >= 0))), prior_cpu_s=prior_cpu,

@@ -25,6 +25,7 @@ _NAMES = {
     "rank_posterior": ".evidence",
     "compressive_rank_posterior": ".compressive",
     "assign": ".assignment",
+    "alternative_signatures": ".alternatives",
     "extract": ".workflow",
     "write_outputs": ".workflow",
 }

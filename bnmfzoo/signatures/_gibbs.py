@@ -15,6 +15,19 @@ average. With ``compressive=`` the exposures' rate of signature ``k`` gains ``a 
 prior of Zito & Miller 2024: :mod:`bnmfzoo.signatures.compressive`); without it, the draws are
 those of the plain model, number for number.
 
+With ``nb=`` the likelihood is negative binomial, as a Gamma-Poisson mixture: ``Y_dn ~
+Poisson(theta_dn (T V)_dn)``, ``theta_dn ~ Gamma(phi, phi)`` (mean 1, variance of the counts
+``lam + lam^2 / phi``), one ``phi ~ Gamma(a_phi, b_phi)`` for the catalogue. The split is
+unchanged (``theta_dn`` cancels from its proportions); the exposures' rate gains
+``sum_d theta_dn T_dk`` in place of 1 (exact Gamma); the signatures' conditional is a Dirichlet
+tilted by ``exp(-sum_d T_dk w_dk)``, ``w_dk = sum_n theta_dn V_kn``, drawn by an independence
+Metropolis-Hastings step whose proposal is the normalized ``Gamma(alpha + s_dk, w_dk)``
+(exactly the Dirichlet when every ``w_dk`` is equal); then ``phi`` with ``theta`` integrated
+out (the negative-binomial likelihood; slice sampling on ``log phi``, Neal 2003) and ``theta_dn
+| phi ~ Gamma(phi + Y_dn, phi + (T V)_dn)`` for every cell, zeros included (Zhou & Carin 2015
+for the Gamma-Poisson construction). A kernel of its own (:func:`_nb_sweeps`): the Poisson
+kernel and its draws are untouched.
+
 A plain kernel of its own (not the count wing's tiled sweep) because Chib needs these
 statistics and runs with some rows of ``T`` held fixed. Random numbers come from numba's
 generator and a xoshiro256+ stream (Blackman & Vigna 2021), both seeded from the caller's
@@ -23,12 +36,13 @@ No array is allocated per sweep: ``V`` is kept transposed during the run and cop
 a draw is kept and at the end.
 """
 
+import math
 import time
 
 import numpy as np
 from numba import njit, uint64
 
-__all__ = ["seed", "sweeps"]
+__all__ = ["seed", "sweeps", "nb_state"]
 
 
 _STATE = np.array([1, 2, 3, 4], dtype=np.uint64)  # xoshiro256+ state of the uniforms
@@ -38,6 +52,9 @@ SMALL = 150
 TINY = 16
 #: seconds of sweeps per compiled call of :func:`sweeps` (the Ctrl-C latency)
 CHUNK_SECONDS = 0.25
+#: the prior of the negative-binomial shape, ``phi ~ Gamma(1, 0.01)`` (shape, rate): mean 100
+#: (nearly Poisson), 5% below phi = 5; the overdispersion of real catalogues is well inside
+PHI_PRIOR = (1.0, 0.01)
 
 
 @njit(cache=True)
@@ -288,7 +305,215 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                 out_mu[j] = mu
 
 
-def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compressive=None):
+@njit(cache=True)
+def _phi_logpost(eta, a_p, b_p, lam, Yd, xs, hs):
+    """``log p(log phi | Y, T, V)`` up to a constant, the cell multipliers integrated out.
+
+    ``sum_dn log NB(Y_dn; phi, lam_dn)`` as a function of ``phi``: ``M phi log phi - sum_dn
+    (phi + Y_dn) log(phi + lam_dn) + sum_x h_x (lgamma(x + phi) - lgamma(phi))`` over the
+    distinct positive counts ``xs`` with multiplicities ``hs``; plus the ``Gamma(a_p, b_p)``
+    prior and the Jacobian of ``eta = log phi``.
+    """
+    if not (-7.0 < eta < 20.0):  # phi in (1e-3, 5e8): outside, density taken as zero
+        return -np.inf
+    phi = math.exp(eta)
+    D, N = lam.shape
+    lp = a_p * eta - b_p * phi + D * N * phi * eta
+    for d in range(D):
+        for n in range(N):
+            lp -= (phi + Yd[d, n]) * math.log(phi + lam[d, n])
+    lg = math.lgamma(phi)
+    for i in range(xs.shape[0]):
+        lp += hs[i] * (math.lgamma(xs[i] + phi) - lg)
+    return lp
+
+
+@njit(cache=True)
+def _phi_slice(phi, a_p, b_p, lam, Yd, xs, hs, width):
+    """One slice-sampling update of ``log phi`` (Neal 2003: stepping out, then shrinkage)."""
+    eta0 = math.log(phi)
+    logy = _phi_logpost(eta0, a_p, b_p, lam, Yd, xs, hs) + math.log(1.0 - np.random.random())
+    left = eta0 - width * np.random.random()
+    right = left + width
+    for _ in range(60):
+        if _phi_logpost(left, a_p, b_p, lam, Yd, xs, hs) <= logy:
+            break
+        left -= width
+    for _ in range(60):
+        if _phi_logpost(right, a_p, b_p, lam, Yd, xs, hs) <= logy:
+            break
+        right += width
+    for _ in range(200):
+        eta = left + (right - left) * np.random.random()
+        if _phi_logpost(eta, a_p, b_p, lam, Yd, xs, hs) > logy:
+            return math.exp(eta)
+        if eta < eta0:
+            left = eta
+        else:
+            right = eta
+    return phi
+
+
+@njit(cache=True)
+def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, out_sdk,
+               out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu, Yd, theta, nbp, xs,
+               hs, out_phi):
+    """The sweeps of :func:`_sweeps` under the negative-binomial likelihood (:func:`sweeps`).
+
+    ``Y_dn ~ Poisson(theta_dn (T V)_dn)``, ``theta_dn ~ Gamma(phi, phi)``. ``Yd`` dense counts
+    (D, N), ``theta`` (D, N) updated in place; ``nbp = [phi, a_phi, b_phi, proposals,
+    accepted]`` (``phi`` and the counts of the signature step's proposals updated in place);
+    ``xs``, ``hs`` the distinct positive counts and their multiplicities. ``comp`` as in
+    :func:`_sweeps`. No rows of ``T`` are held fixed.
+    """
+    D, K = T.shape
+    N = V.shape[1]
+    on = comp[0] > 0.0
+    a_c, a0, b0 = comp[1], comp[2], comp[3]
+    rk = np.zeros(K)
+    if on:
+        if not (np.isfinite(a_c) and a_c > 0.0 and np.isfinite(a0) and a0 > 0.0
+                and np.isfinite(b0) and b0 > 0.0):
+            raise ValueError("the Gibbs sweep got a non-finite or non-positive hyperprior")
+        for k in range(K):
+            if not (np.isfinite(mu[k]) and mu[k] > 0.0):
+                raise ValueError("the Gibbs sweep got a non-finite or non-positive mu")
+            rk[k] = a_c / mu[k]
+    if not (np.isfinite(nbp[0]) and nbp[0] > 0.0 and np.isfinite(nbp[1]) and nbp[1] > 0.0
+            and np.isfinite(nbp[2]) and nbp[2] > 0.0):
+        raise ValueError("the Gibbs sweep got a non-finite or non-positive phi or phi prior")
+    for e in range(counts.shape[0]):
+        if not (counts[e] >= 0):
+            raise ValueError("the Gibbs sweep got a negative or non-finite count")
+    for d in range(D):
+        for n in range(N):
+            if not (np.isfinite(theta[d, n]) and theta[d, n] > 0.0):
+                raise ValueError("the Gibbs sweep got a non-finite or non-positive theta")
+            if not (Yd[d, n] >= 0.0 and np.isfinite(Yd[d, n])):
+                raise ValueError("the Gibbs sweep got a negative or non-finite count")
+        for k in range(K):
+            if not (np.isfinite(T[d, k]) and T[d, k] > 0.0):
+                raise ValueError("the Gibbs sweep got a non-finite or non-positive factor")
+    for k in range(K):
+        for n in range(N):
+            if not (np.isfinite(V[k, n]) and V[k, n] > 0.0):
+                raise ValueError("the Gibbs sweep got a non-finite or non-positive factor")
+    s_dk = np.empty((D, K))
+    s_nk = np.empty((N, K))
+    s_kn = np.empty((K, N))
+    Vt = np.ascontiguousarray(V.T)
+    order = np.empty((N, K), dtype=np.int64)
+    rate = np.empty(K)
+    cdf = np.empty(K)
+    tabs = np.empty((3, K), dtype=np.int64)
+    g = np.empty(D)
+    w = np.empty(D)
+    W = np.empty((D, K))
+    c = np.empty(K)
+    lam = np.empty((D, N))
+    for it in range(n_sweeps):
+        _orders(Vt, order)
+        # the split's proportions T_dk V_kn / (T V)_dn do not depend on theta_dn
+        _split(rows, cols, counts, T, Vt, order, s_dk, s_nk, rate, cdf, tabs, st, tiny, small)
+        # T_k | S, V, theta: prod_d T_dk^(alpha + s_dk - 1) exp(-T_dk w_dk) on the simplex,
+        # w_dk = sum_n theta_dn V_kn. Independence Metropolis-Hastings with the normalized
+        # Gamma(alpha + s_dk, rate w_dk): its density is the target's times
+        # (sum_d T_dk w_dk)^(-A) exp(sum_d T_dk w_dk), A = sum_d (alpha + s_dk)
+        for d in range(D):
+            for k in range(K):
+                W[d, k] = 0.0
+            for n in range(N):
+                th = theta[d, n]
+                for k in range(K):
+                    W[d, k] += th * Vt[n, k]
+        for k in range(K):
+            A = 0.0
+            u_old = 0.0
+            for d in range(D):
+                w[d] = W[d, k]
+                A += alpha + s_dk[d, k]
+                u_old += T[d, k] * w[d]
+            tot = 0.0
+            for d in range(D):
+                g[d] = np.random.gamma(alpha + s_dk[d, k], 1.0 / w[d])
+                tot += g[d]
+            nbp[3] += 1.0
+            if not (tot > 0.0):
+                continue
+            u_new = 0.0
+            for d in range(D):
+                u_new += g[d] / tot * w[d]
+            log_r = -(u_new - u_old) + A * (math.log(u_new) - math.log(u_old))
+            if math.log(1.0 - np.random.random()) < log_r:
+                nbp[4] += 1.0
+                for d in range(D):
+                    T[d, k] = max(g[d] / tot, 1e-300)
+        # V_kn | S, T, theta ~ Gamma(a_V + s_kn, b_V[n] + a / mu_k + sum_d theta_dn T_dk)
+        for n in range(N):
+            for k in range(K):
+                c[k] = 0.0
+            for d in range(D):
+                th = theta[d, n]
+                for k in range(K):
+                    c[k] += th * T[d, k]
+            for k in range(K):
+                Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], 1.0 / (bV[n] + rk[k] + c[k])),
+                               1e-300)
+        if on:  # mu_k | V ~ InvGamma(a0 + N a, b0 + a sum_n V_kn) (Zito & Miller 2024)
+            for k in range(K):
+                vsum = 0.0
+                for n in range(N):
+                    vsum += Vt[n, k]
+                mu[k] = max((b0 + a_c * vsum) / np.random.gamma(a0 + N * a_c, 1.0), 1e-300)
+                rk[k] = a_c / mu[k]
+        # (phi, theta) | Y, T, V as a block: phi with theta integrated out (slice sampler on
+        # log phi), then theta_dn | phi ~ Gamma(phi + Y_dn, phi + (T V)_dn)
+        for d in range(D):
+            for n in range(N):
+                acc = 0.0
+                for k in range(K):
+                    acc += T[d, k] * Vt[n, k]
+                lam[d, n] = acc
+        phi = _phi_slice(nbp[0], nbp[1], nbp[2], lam, Yd, xs, hs, 0.5)
+        nbp[0] = phi
+        for d in range(D):
+            for n in range(N):
+                theta[d, n] = max(np.random.gamma(phi + Yd[d, n], 1.0 / (phi + lam[d, n])),
+                                  1e-300)
+        keep_now = keep_every > 0 and it % keep_every == 0
+        if keep_now or it == n_sweeps - 1:
+            V[:] = Vt.T
+            s_kn[:] = s_nk.T
+        if keep_now:
+            j = it // keep_every
+            if j < out_sdk.shape[0]:
+                out_sdk[j] = s_dk
+            if j < out_skn.shape[0]:
+                out_skn[j] = s_kn
+            if j < out_T.shape[0]:
+                out_T[j] = T
+                out_V[j] = V
+            if j < out_mu.shape[0]:
+                out_mu[j] = mu
+            if j < out_phi.shape[0]:
+                out_phi[j] = phi
+
+
+def nb_state(shape, phi=100.0, prior=PHI_PRIOR):
+    """The state of the negative-binomial kernel: ``(theta, [phi, a_phi, b_phi, 0, 0])``.
+
+    ``theta`` (``shape`` = (D, N)) starts at 1 (the Poisson model), ``phi`` at ``phi``; the
+    last two entries count the signature step's proposals and acceptances.
+    """
+    a_p, b_p = prior
+    for name, v in (("phi", phi), ("prior shape", a_p), ("prior rate", b_p)):
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"nb_state: {name} must be positive and finite, got {v!r}")
+    return np.ones(shape), np.array([float(phi), float(a_p), float(b_p), 0.0, 0.0])
+
+
+def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compressive=None,
+           nb=None):
     """Run ``n_sweeps`` sweeps on ``T, V`` in place; return the kept statistics.
 
     Parameters
@@ -312,12 +537,16 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         their ``Gamma(a, a / mu_k)``) and ``mu_k ~ InvGamma(a0, b0)`` (shape, scale), drawn
         each sweep from ``InvGamma(a0 + N a, b0 + a sum_n V_kn)``; ``mu`` (K,) is updated in
         place. None (default): the plain model, whose draws are unchanged.
+    nb : tuple, optional
+        ``(theta, state)`` from :func:`nb_state`: the negative-binomial likelihood (module
+        docstring), both updated in place; ``"TV"`` keeps ``phi`` too. Needs ``fixed_rows=0``.
+        None (default): Poisson, the draws unchanged.
 
     Returns
     -------
     dict
         ``s_dk`` (G, D, K), ``s_kn`` (G, K, N), ``T`` (G, D, K), ``V`` (G, K, N), ``mu``
-        (G, K) for the kinds kept (empty arrays otherwise).
+        (G, K), ``phi`` (G,) for the kinds kept (empty arrays otherwise).
     """
     rows, cols, counts = data
     D, K = T.shape
@@ -329,6 +558,7 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         "T": np.empty((G if "TV" in keep else 0, D, K)),
         "V": np.empty((G if "TV" in keep else 0, K, N)),
         "mu": np.empty((G if "TV" in keep and compressive is not None else 0, K)),
+        "phi": np.empty(G if "TV" in keep and nb is not None else 0),
     }
     alpha, aV, bV = prior
     if compressive is None:
@@ -339,6 +569,18 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         if not (isinstance(mu, np.ndarray) and mu.dtype == np.float64 and mu.shape == (K,)):
             raise TypeError(f"compressive's mu must be a float64 array of shape ({K},)")
     bV = np.ascontiguousarray(bV, dtype=float)
+    if nb is not None:
+        theta, state = nb
+        if fixed_rows != 0:
+            raise ValueError("the negative-binomial sweep holds no rows fixed (fixed_rows=0)")
+        if not (isinstance(theta, np.ndarray) and theta.dtype == np.float64
+                and theta.shape == (D, N) and isinstance(state, np.ndarray)
+                and state.dtype == np.float64 and state.shape == (5,)):
+            raise TypeError(f"nb must be (theta, state) from nb_state(({D}, {N}))")
+        Yd = np.zeros((D, N))
+        Yd[rows, cols] = counts
+        xs, hs = np.unique(counts[counts > 0], return_counts=True)
+        xs, hs = xs.astype(float), hs.astype(float)
     # in chunks of about CHUNK_SECONDS (multiples of thin), so that Ctrl-C, which Python acts
     # on only between compiled calls, stops a long run within a chunk; the state (T, V, mu,
     # the random streams) carries over between chunks, so the draws are those of one call
@@ -347,9 +589,16 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
     while True:  # at least one call: the kernel checks its inputs even for zero sweeps
         m, j0 = min(size, int(n_sweeps) - done), done // step
         t0 = time.perf_counter()
-        _sweeps(rows, cols, counts, T, V, float(alpha), float(aV), bV, int(fixed_rows), m,
-                int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:], out["T"][j0:],
-                out["V"][j0:], _STATE, TINY, SMALL, mu, comp, out["mu"][j0:])
+        if nb is None:
+            _sweeps(rows, cols, counts, T, V, float(alpha), float(aV), bV, int(fixed_rows), m,
+                    int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
+                    out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
+                    out["mu"][j0:])
+        else:
+            _nb_sweeps(rows, cols, counts, T, V, float(alpha), float(aV), bV, m,
+                       int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
+                       out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
+                       out["mu"][j0:], Yd, theta, state, xs, hs, out["phi"][j0:])
         done += m
         if done >= n_sweeps:
             return out

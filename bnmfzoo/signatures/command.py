@@ -11,7 +11,9 @@ low, high: P(K | data), by default the fraction of draws of an overfitted model 
 compressive prior with K active signatures, over several chains; --rank-method chib: from
 Chib's evidence over independent runs), signatures.tsv
 (MutationType + one column per signature, at the most probable rank), exposures.tsv
-(Samples + each signature's mutations with _low/_high), assignment.tsv (with --reference) and
+(Samples + each signature's mutations with _low/_high), assignment.tsv (with --reference),
+alternatives.tsv (with --alternatives: alternative signature sets and their posterior
+masses under the Gamma-Poisson NMF at that rank; unreached sets' mass is 'unknown') and
 report.html. All files are written, or none.
 
 example:
@@ -49,6 +51,13 @@ def _cosine(text):
     return value
 
 
+def _positive(text):
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def _at_least(low):
     def parse(text):
         value = int(text)
@@ -71,9 +80,16 @@ def _run(args):
                  rank_method=args.rank_method, n_chains=args.chains, k_max=args.k_max,
                  n_runs=args.runs, n_burn=args.burn, n_keep=args.keep,
                  screen=not args.all_ranks,
-                 block_rows=args.block_rows, random_seed=args.seed, progress=say)
+                 block_rows=args.block_rows, likelihood=args.likelihood,
+                 alternatives=args.alternatives, budget_s=args.budget,
+                 alternatives_options={"n_particles": args.particles},
+                 random_seed=args.seed, progress=say)
     paths = write_outputs(dt, args.out)
     print(dt.attrs["note"])
+    if "phi_median" in dt.attrs:
+        lo, hi = dt.attrs["phi_interval"]
+        print(f"negative-binomial shape phi {dt.attrs['phi_median']:.3g} ({lo:.3g}-{hi:.3g}; "
+              "large: nearly Poisson counts)")
     print(f"wrote {', '.join(p.name for p in paths)} to {args.out} "
           f"({dt.attrs['cpu_seconds']:.0f} CPU s)")
     return 0
@@ -98,6 +114,10 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
     p.add_argument("--rank-method", choices=("compressive", "chib"), default="compressive",
                    help="how P(K | data) is computed (default compressive: active signatures "
                         "of an overfitted model, Zito & Miller 2024; chib: Chib's evidence)")
+    p.add_argument("--likelihood", choices=("nb", "poisson"), default=None,
+                   help="the counts' likelihood: nb, negative binomial with one "
+                        "overdispersion for the catalogue (default with compressive), or "
+                        "poisson (faster; the only one of chib)")
     p.add_argument("--chains", type=_at_least(1), default=4,
                    help="compressive: Gibbs chains from different starts (default 4)")
     p.add_argument("--k-max", type=_at_least(2), default=None,
@@ -118,6 +138,15 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
     p.add_argument("--block-rows", type=_at_least(1), default=1,
                    help="chib: channels per block of Chib's estimate (default 1; larger is "
                         "faster but its Rao-Blackwell averages degrade)")
+    p.add_argument("--alternatives", action="store_true",
+                   help="also list alternative signature sets at the most probable rank with "
+                        "their posterior masses (SMC under the Gamma-Poisson NMF at that "
+                        "rank) in alternatives.tsv; minutes of CPU")
+    p.add_argument("--budget", type=_positive, default=None,
+                   help="--alternatives: CPU seconds allowed to the SMC (default: no limit)")
+    p.add_argument("--particles", type=_at_least(2), default=500,
+                   help="--alternatives: SMC particles per run (default 500; fewer miss "
+                        "light alternatives)")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)

@@ -12,7 +12,10 @@ data do not need is *compressed*: its ``mu_k`` stays near ``epsilon`` (mutations
 ``mu_k`` of the order of its mean exposure. Zito & Miller show that the number of such active
 components then estimates the number of signatures (their Theorem 1 and simulations). The
 Gibbs sweep is the latent-source sweep of :mod:`bnmfzoo.signatures._gibbs` with one conjugate
-step more, ``mu_k | V ~ InvGamma(a N + 1 + a N, epsilon a N + a sum_n V_kn)``.
+step more, ``mu_k | V ~ InvGamma(a N + 1 + a N, epsilon a N + a sum_n V_kn)``. With
+``likelihood="nb"`` the counts are negative binomial, ``Y_dn ~ Poisson(theta_dn (T V)_dn)``,
+``theta_dn ~ Gamma(phi, phi)``, one ``phi`` sampled with the rest (the kernel's docstring):
+extra-Poisson variance then goes to ``theta``, not to extra active signatures.
 
 **Active signatures.** In each kept draw, signature ``k`` is active when ``mu_k > c epsilon``
 with ``c = 1.5``: the paper's cutoff (``cutoff_excluded = 1.5 epsilon``), applied per draw
@@ -87,8 +90,8 @@ def _wilson(p, n, level):
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
-def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init):
-    """One chain at ``k_max``; returns the kept ``mu``, ``T``, ``V``.
+def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init, nb=False):
+    """One chain at ``k_max``; returns the kept ``mu``, ``T``, ``V`` and ``phi`` (``nb``).
 
     ``init="kl"``: a KL-NMF start (every signature active); ``"prior"``: a draw from the prior
     (every ``mu_k`` near ``epsilon``), as Zito & Miller's sampler starts.
@@ -107,15 +110,18 @@ def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init):
     N = Y.shape[1]
     pri = (alpha, a, np.zeros(N))
     comp = (a, a0, b0, mu)
+    state = _gibbs.nb_state(Y.shape) if nb else None
     _gibbs.seed(rng)
-    _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp)
-    out = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("TV",), thin=thin, compressive=comp)
-    return out["mu"], out["T"], out["V"]
+    _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp, nb=state)
+    out = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("TV",), thin=thin, compressive=comp,
+                        nb=state)
+    return out["mu"], out["T"], out["V"], out["phi"]
 
 
 def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4, n_burn=600,
                                n_keep=600, thin=3, alpha=0.5, a=1.0, epsilon=1e-3, level=0.9,
-                               n_draws=300, init="kl", random_seed=None, progress=None):
+                               n_draws=300, init="kl", likelihood="poisson", random_seed=None,
+                               progress=None):
     """``P(K | data)`` from the active signatures of a compressive-prior run (module docstring).
 
     Parameters
@@ -138,6 +144,11 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
         Level of the intervals and of the bound of unvisited ranks.
     n_draws : int
         At most this many draws at the most probable rank are kept for the summaries.
+    likelihood : {"poisson", "nb"}
+        ``"nb"``: negative-binomial counts, ``Y_dn ~ Poisson(theta_dn (T V)_dn)`` with
+        ``theta_dn ~ Gamma(phi, phi)`` and one ``phi ~ Gamma(1, 0.01)`` for the catalogue
+        (:mod:`bnmfzoo.signatures._gibbs`): extra-Poisson variance is absorbed by ``theta``
+        instead of extra active signatures. ``"poisson"`` (default here): the model above.
     random_seed : int, optional
     progress : callable, optional
         Called with a line of text after each chain.
@@ -149,6 +160,7 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
         ``high``, ``draws`` (kept draws with that many active signatures), ``ess``, ``mcse``;
         ``attrs``: ``note``, ``level``, ``draws`` (``(T_draws, V_draws)`` at the most probable
         rank, channels x signatures and signatures x samples), ``counts`` (chains, draws),
+        ``phi`` (chains, draws; ``"nb"`` only, else None), ``likelihood``,
         ``mu`` (chains, draws, k_max), ``k_max``, ``rhat_ok`` (whether every chain visits the
         most probable rank).
 
@@ -179,16 +191,19 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
             raise ValueError(f"{name} must be positive and finite, got {value!r}")
     if not (0 < level < 1):
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if likelihood not in ("poisson", "nb"):
+        raise ValueError(f"likelihood must be 'poisson' or 'nb', got {likelihood!r}")
     Y = X.T.astype(np.int64)
     D, N = Y.shape
     rows, cols = np.nonzero(Y)
     data = (rows.astype(np.int64), cols.astype(np.int64), Y[rows, cols].astype(np.int64))
     prior = (float(alpha), float(a), a * N + 1.0, epsilon * a * N)
-    mus, Ts, Vs = [], [], []
+    mus, Ts, Vs, phis = [], [], [], []
     for c, ss in enumerate(np.random.SeedSequence(random_seed).spawn(n_chains)):
-        mu, T, V = _chain(data, Y, int(k_max), prior, np.random.default_rng(ss), n_burn, n_keep,
-                          thin, init)
+        mu, T, V, phi = _chain(data, Y, int(k_max), prior, np.random.default_rng(ss), n_burn,
+                               n_keep, thin, init, nb=likelihood == "nb")
         mus.append(mu)
+        phis.append(phi)
         Ts.append(T)
         Vs.append(V)
         if progress is not None:
@@ -209,7 +224,9 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
     every_chain = bool((counts == best).any(axis=1).all())
     table.attrs.update(note=_note(table, best, every_chain, set(ranks), n_chains), level=level,
                        draws=(T_draws, V_draws), counts=counts, mu=mu, k_max=int(k_max),
-                       every_chain_visits_best=every_chain, epsilon=epsilon)
+                       every_chain_visits_best=every_chain, epsilon=epsilon,
+                       likelihood=likelihood,
+                       phi=np.stack(phis) if likelihood == "nb" else None)
     return table
 
 

@@ -74,6 +74,33 @@ def _ranks_figure(ranks):
     return fig
 
 
+def _alternatives_html(alt):
+    """The report's section on alternative signature sets (one line per set)."""
+    rows = []
+    for name in alt["alternative"].values:
+        d = alt.sel(alternative=name)
+        if "best_match" in alt and bool(np.isfinite(d["mutations"].values).any()):
+            sigs = ", ".join(f"{m} ({c:.2f})" for m, c in zip(d["best_match"].values,
+                                                              d["cosine"].values))
+        elif bool(np.isfinite(d["mutations"].values).any()):
+            sigs = f"{alt.sizes['signature']} signatures (no reference given)"
+        else:
+            sigs = "-"
+        mass = float(d["mass"])
+        rows.append({"alternative": str(name),
+                     "mass": "unknown" if not np.isfinite(mass) else f"{mass:.3f}",
+                     "interval": ("-" if not np.isfinite(mass) or not np.isfinite(
+                         float(d["mass_low"])) else
+                                  f"{float(d['mass_low']):.3f}-{float(d['mass_high']):.3f}"),
+                     "best matches (cosine)": sigs})
+    a = alt.attrs
+    return ["<h2>Alternative signature sets</h2>",
+            f"<p class='note'>{html.escape(a['model'])}. Established: "
+            f"{'yes' if a['established'] else 'no'}. {html.escape(a['statement'])} "
+            f"{html.escape(a['unknown'])}.</p>",
+            _table(pd.DataFrame(rows))]
+
+
 def report_html(dt):
     """The HTML page of a :func:`~bnmfzoo.signatures.extract` result (figures inline)."""
     import matplotlib.pyplot as plt
@@ -106,6 +133,8 @@ def report_html(dt):
                   f"probable one, and <code>p_novel</code>, the probability that no reference "
                   f"reaches cosine {a['cutoff']}; <code>novel</code> when above 0.5.</p>",
                   _table(t)]
+    if "alternatives" in dt:
+        parts += _alternatives_html(dt["alternatives"].to_dataset())
     e = dt["exposures"].to_dataset()
     tot = e["mean"].sum("sample").values
     parts += ["<h2>Exposures</h2>",

@@ -57,7 +57,8 @@ RANK_COLUMNS = {
 def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compressive",
             cutoff=0.9, level=0.9, n_chains=4, k_max=None, n_runs=2, n_burn=None, n_keep=None,
             block_rows=1, block_burn=20, block_keep=100, screen=True, window=(1, 1),
-            n_starts=0, random_seed=None, progress=None):
+            n_starts=0, likelihood=None, alternatives=False, budget_s=None,
+            alternatives_options=None, random_seed=None, progress=None):
     """Extract mutational signatures with a posterior over their number.
 
     Parameters
@@ -101,6 +102,25 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         draws reported are those of the chain, these or the rank route's, with the highest mean
         log joint density. Where co-occurring signatures make local modes that blend them,
         this finds the more probable unblended mode; 0 (default) keeps the rank route's draws.
+    likelihood : {"nb", "poisson"}, optional
+        The counts' likelihood; default ``"nb"`` for ``"compressive"``, ``"poisson"`` for
+        ``"chib"`` (its only one). ``"nb"``: negative binomial, a
+        Gamma(phi, phi) multiplier per cell with one ``phi`` for the catalogue, sampled with
+        the rest (:mod:`bnmfzoo.signatures._gibbs`); real catalogues are overdispersed, and
+        under a Poisson likelihood the extra variance is absorbed by extra active signatures,
+        so ``P(K)`` puts its mass on too many. ``"poisson"``: Poisson counts (faster; right
+        when the counts are Poisson).
+    alternatives : bool or int
+        Also list alternative signature sets with their posterior masses at the most
+        probable rank (``True``) or at the rank given, from SMC under the Gamma-Poisson NMF at
+        that rank, not the compressive model
+        (:func:`bnmfzoo.signatures.alternatives.alternative_signatures`); off by default (it
+        costs minutes).
+    budget_s : float, optional
+        CPU seconds allowed to the alternatives' SMC.
+    alternatives_options : dict, optional
+        Further options of :func:`~bnmfzoo.signatures.alternatives.alternative_signatures`
+        (``n_particles``, ``n_runs``, ...).
     random_seed : int, optional
         Same seed, same result.
     progress : callable, optional
@@ -113,7 +133,9 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         columns: :data:`RANK_COLUMNS`), ``signatures`` (``mean``, ``low``, ``high`` along
         ``signature``, ``channel``), ``exposures`` (``mean``, ``low``, ``high`` along ``sample``,
         ``signature``), ``assignment`` (with a reference: one row per signature and the
-        match probabilities along ``reference``); the root's attrs hold ``rank`` (the most
+        match probabilities along ``reference``), ``alternatives`` (with ``alternatives``:
+        :func:`~bnmfzoo.signatures.alternatives.alternative_signatures`); the root's attrs
+        hold ``rank`` (the most
         probable), ``note`` (ranks that cannot be told apart), ``cpu_seconds``.
 
     Examples
@@ -121,6 +143,7 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
     >>> from bnmfzoo.datasets import load_sbs96
     >>> dt = extract(load_sbs96("breast"), ranks=[2, 3], random_seed=0)  # doctest: +SKIP
     >>> dt["ranks"].to_dataframe()  # doctest: +SKIP
+    >>> dt = extract("catalog.txt", ranks=range(2, 9), likelihood="poisson")  # doctest: +SKIP
     """
     t0 = time.process_time()
     X = _catalog(catalog)
@@ -133,13 +156,26 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         raise ValueError(f"cutoff must be a cosine in (0, 1], got {cutoff}")
     if not (0 < level < 1):
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if not (alternatives is None or isinstance(alternatives, bool) or (
+            isinstance(alternatives, (int, np.integer)) and alternatives >= 1)):
+        raise ValueError(f"alternatives must be True, False or a rank >= 1, got "
+                         f"{alternatives!r}")
+    if likelihood is None:
+        likelihood = "poisson" if rank_method == "chib" else "nb"
+    if likelihood not in ("nb", "poisson"):
+        raise ValueError(f"likelihood must be 'nb' or 'poisson', got {likelihood!r}")
+    if rank_method == "chib" and likelihood != "poisson":
+        raise ValueError("likelihood='nb' needs rank_method='compressive' (Chib's route is "
+                         "Poisson only): pass likelihood='poisson'")
     if rank_method == "compressive":
         table = compressive_rank_posterior(
             X.values, ranks, k_max=k_max, n_chains=n_chains,
             n_burn=2000 if n_burn is None else n_burn,
             n_keep=1000 if n_keep is None else n_keep, thin=5, level=level,
-            random_seed=random_seed, progress=progress)
-        method = ("Poisson NMF with the compressive prior of Zito & Miller (2024), "
+            likelihood=likelihood, random_seed=random_seed, progress=progress)
+        lik = ("negative-binomial (Gamma-Poisson, one shape phi)" if likelihood == "nb"
+               else "Poisson")
+        method = (f"{lik} NMF with the compressive prior of Zito & Miller (2024), "
                   f"{n_chains} Gibbs chains at {table.attrs['k_max']} signatures; P(K) is the "
                   "fraction of draws with K active signatures")
     elif rank_method == "chib":
@@ -189,12 +225,27 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         a_ds = xr.Dataset.from_dataframe(assign_table.set_index("signature"))
         a_ds["match_probability"] = probs
         nodes["assignment"] = a_ds
+    if alternatives is not False and alternatives is not None:
+        from bnmfzoo.signatures.alternatives import alternative_signatures
+
+        alt_rank = best if alternatives is True else alternatives
+        alt_seed = int(np.random.SeedSequence(random_seed).spawn(2)[1].generate_state(1)[0])
+        nodes["alternatives"] = alternative_signatures(
+            X, alt_rank, ref, cutoff=cutoff, budget_s=budget_s, random_seed=alt_seed,
+            **(alternatives_options or {}))
+        if progress is not None:
+            progress("alternatives: " + nodes["alternatives"].attrs["statement"])
     dt = xr.DataTree.from_dict({f"/{k}": v for k, v in nodes.items()})
     dt.attrs.update(rank=best, note=table.attrs["note"], level=level, cutoff=cutoff,
                     n_runs=n_runs, n_samples=int(X.shape[0]), n_mutations=int(X.values.sum()),
                     n_draws=int(sig.shape[0]), draws_permuted=int(moved),
                     cpu_seconds=time.process_time() - t0, rank_method=rank_method,
-                    method=method)
+                    method=method, likelihood=likelihood)
+    if table.attrs.get("phi") is not None:
+        phi = table.attrs["phi"]
+        dt.attrs.update(phi_median=float(np.median(phi)),
+                        phi_interval=[float(v) for v in np.quantile(
+                            phi, [0.5 - level / 2, 0.5 + level / 2])])
     return dt
 
 
@@ -218,6 +269,11 @@ def _tables(dt):
         a = assignment_table(dt)
         files.append(("assignment.tsv", a.to_csv(sep="\t", index=False, float_format="%.6g",
                                                  lineterminator="\n").encode()))
+    if "alternatives" in dt:
+        from bnmfzoo.signatures.alternatives import alternatives_bytes
+
+        alt = dt["alternatives"].to_dataset()
+        files.append(("alternatives.tsv", alternatives_bytes(alt)))
     return files
 
 

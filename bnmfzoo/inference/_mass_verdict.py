@@ -1,0 +1,211 @@
+"""When are the masses of the modes established? The one rule every per-mode check calls.
+
+Two routes, both returning the reasons a result is *not* established (an empty list: it is):
+
+* :func:`check_reasons`: a per-mode estimator (per-mode bridge sampling,
+  :mod:`bnmfzoo.inference.mode_bridge`; per-mode SMC from a fitted reference,
+  :mod:`bnmfzoo.inference.reference_path`) checks the SMC from the prior. Every mode's evidence
+  must be finite, no mode's draws may leave it more than ``MAX_LEFT`` of the time, and the
+  per-mode total ``log K! + logsumexp_m log Z_m`` must agree with the SMC-from-prior ``log Z``
+  within two combined standard errors plus ``LOG_Z_SLACK``. For the reference path that
+  comparison is one-sided, as condition 5 below, and guarded: no mode's final path particles
+  may sit on another label copy more than ``MAX_LEFT`` of the time (else the copies overlap
+  and ``log K!`` over-counts). (The masses are compared mode by mode by
+  :func:`bnmfzoo.inference.smc_mode_masses` itself.)
+* :func:`per_mode_reasons`: two per-mode estimators **of different kinds** along the same
+  reference path ``q^(1 - b) (p0 L)^b`` (adaptive-tempering SMC and non-reversible parallel
+  tempering with stepping stone, :mod:`bnmfzoo.inference.reference_tempering`) estimate every
+  mode, and the SMC from the prior only finds modes. Established when
+
+  1. every mode (those the SMC from the prior found **and** those only plain chains from the
+     prior found) has a finite ``log Z`` by both estimators;
+  2. for every mode holding at least ``MIN_CHECKED`` by either, the masses agree within two
+     combined standard errors, and so do the modes' ``log Z`` (plus ``LOG_Z_SLACK``);
+  3. every mode is separated: no share of fit-chain draws, final SMC particles or
+     parallel-tempering draws at ``b = 1`` outside the mode above ``MAX_LEFT``;
+  4. every parallel-tempering run of every mode made at least ``MIN_ROUND_TRIPS`` round trips
+     (the index process of a replica going from ``b = 1`` to ``b = 0`` and back): its
+     stepping-stone draws at every rung have then been renewed from the exact reference draws
+     many times;
+  5. the SMC-from-prior total is **not significantly above** the per-mode total.
+
+  Why (5) is one-sided: a run of SMC gives an unbiased ``Z``-hat, so ``log Z``-hat is biased
+  *low* (Jensen; by about ``sd^2 / 2`` for a run whose ``log Z``-hat has sd ``sd``) and a noisy
+  run falls far below the truth more often than above it. The per-mode total sums the modes
+  that were found, so it is at most the total evidence (up to its own error). An SMC-from-prior
+  total far **below** the per-mode total is therefore the SMC's own noise, and says nothing
+  against the masses; one significantly **above** it means posterior mass that none of the
+  per-mode estimates holds (a mode never found): not established.
+
+References
+----------
+Syed, S., Bouchard-Cote, A., Deligiannidis, G. & Doucet, A. (2022). Non-reversible parallel
+tempering: a scalable highly parallel MCMC scheme. JRSS B 84(2), 321-350.
+Xie, W., Lewis, P. O., Fan, Y., Kuo, L. & Chen, M.-H. (2011). Improving marginal likelihood
+estimation for Bayesian phylogenetic model selection. Systematic Biology 60(2), 150-160.
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["check_reasons", "per_mode_reasons", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED",
+           "MIN_ROUND_TRIPS"]
+
+#: two log Z agree when within two combined errors plus this (nats): both are slightly low on
+#: the log scale (Jensen), by up to about half a nat at the spreads of the runs established
+LOG_Z_SLACK = 0.5
+#: a mode whose draws leave it more often than this is not separated from the others
+MAX_LEFT = 0.05
+#: modes at or above this mass must agree between the estimators
+MIN_CHECKED = 0.01
+#: round trips every parallel-tempering run of every mode must make
+MIN_ROUND_TRIPS = 10
+
+
+def _finite(x):
+    return x if np.isfinite(x) else math.inf
+
+
+def check_reasons(name, log_z, left, total, total_se, prior_log_z, prior_log_z_se, *,
+                  failed="too few draws in the mode", left_what="draws", swapped=None,
+                  one_sided=False):
+    """Why a per-mode check of the SMC from the prior is not established (``[]``: it is).
+
+    Parameters
+    ----------
+    name : str
+        The check (``"bridge"``, ``"reference path"``), as the reasons name it.
+    log_z : array_like
+        Per-mode ``log Z`` (non-finite: the estimator failed on that mode).
+    left : array_like
+        Per mode, the largest share of the check's draws that left the mode.
+    total, total_se : float
+        The check's total ``log Z`` and its error.
+    prior_log_z, prior_log_z_se : float
+        The SMC-from-prior ``log Z`` and its error.
+    failed, left_what : str
+        Why a mode can fail, and what left it, in the reasons' words.
+    swapped : array_like, optional
+        Per mode, the share of the check's final draws on another label copy of the mode
+        (columns matching the mode's centre in another order). Above ``MAX_LEFT`` the ``K!``
+        copies overlap, so the check's ``log K!`` over-counts its total: a reason.
+    one_sided : bool
+        Compare the totals one-sidedly, for a check whose per-mode estimates are SMC runs
+        (unbiased ``Z``-hat, so ``log Z``-hat biased low, as the SMC from the prior's): only
+        an SMC-from-prior total significantly **above** the check's fails (mass no mode's
+        estimate holds); one far below is the SMC from the prior's own low noise (module
+        docstring, condition 5). The swap guard above is what keeps an over-counted check
+        total from passing. Not for the bridge, whose ratio estimate can err either way.
+
+    Examples
+    --------
+    >>> check_reasons("bridge", [0.0], [0.0], -10.0, 0.1, -10.2, 0.1)
+    []
+    >>> check_reasons("bridge", [0.0, np.nan], [0.1, 0.0], -10.0, 0.1, -15.0, 0.1)[1]
+    'mode 0: 10% of its draws left it (modes not separated)'
+    >>> check_reasons("reference path", [0.0], [0.0], -10.0, 0.1, -15.0, 0.1, one_sided=True)
+    []
+    >>> len(check_reasons("reference path", [0.0], [0.0], -10.0, 0.1, -5.0, 0.1,
+    ...                   one_sided=True))
+    1
+    """
+    reasons = [f"mode {k}: the {name} failed ({failed})"
+               for k in np.flatnonzero(~np.isfinite(np.asarray(log_z, float)))]
+    for k, lv in enumerate(left):
+        if not lv <= MAX_LEFT:
+            reasons.append(f"mode {k}: {lv:.0%} of its {left_what} left it (modes not "
+                           "separated)")
+    for k, sv in enumerate(() if swapped is None else swapped):
+        if not sv <= MAX_LEFT:
+            reasons.append(f"mode {k}: {sv:.0%} of its {left_what} sit on another label copy "
+                           "(the copies overlap, so log K! over-counts)")
+    comb = math.hypot(_finite(prior_log_z_se), _finite(total_se))
+    gap = prior_log_z - total if one_sided else abs(total - prior_log_z)
+    if not gap <= 2.0 * comb + LOG_Z_SLACK:
+        above = " (the SMC from the prior finds mass no mode's estimate holds)" if one_sided else ""
+        reasons.append(f"{name} log Z {total:.2f} +- {total_se:.2f} vs SMC {prior_log_z:.2f} "
+                       f"+- {prior_log_z_se:.2f}{above}")
+    return reasons
+
+
+def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
+                     min_trips=MIN_ROUND_TRIPS):
+    """Why two per-mode estimators along the reference path do not establish the masses.
+
+    See the module docstring for the five conditions.
+
+    Parameters
+    ----------
+    smc, pt : dict
+        Per-mode results of the two estimators: ``log_z``, ``log_z_se``, ``mass``, ``se``,
+        ``log_z_total``, ``log_z_total_se``, and the shares that left each mode: ``left`` and
+        ``path_left`` (SMC), ``left`` and ``pt_left`` (parallel tempering); ``pt`` also
+        ``round_trips`` (``(M, runs)``, per run).
+    prior_log_z, prior_log_z_se : float
+        The SMC-from-prior ``log Z`` and its error (only a total significantly above the
+        per-mode total fails).
+    n_modes : int
+        Modes the SMC from the prior and the plain chains from the prior found together: each
+        must be among the per-mode estimates.
+    min_trips : int
+        Round trips required of every parallel-tempering run.
+
+    Examples
+    --------
+    >>> one = {"log_z": [-5.0], "log_z_se": [0.1], "mass": [1.0], "se": [0.0],
+    ...        "log_z_total": -5.0, "log_z_total_se": 0.1, "left": [0.0], "path_left": [0.0],
+    ...        "pt_left": [0.0], "round_trips": [[12, 15]]}
+    >>> per_mode_reasons(one, one, -9.0, 3.0, 1)
+    []
+    >>> per_mode_reasons(one, one, -2.0, 0.1, 1)[0][:38]
+    'the SMC from the prior finds log Z -2.'
+    """
+    reasons = []
+    lz_s, lz_p = np.asarray(smc["log_z"], float), np.asarray(pt["log_z"], float)
+    if lz_s.size != n_modes or lz_p.size != n_modes:
+        reasons.append(f"{n_modes} modes were found but {lz_s.size} (reference-path SMC) and "
+                       f"{lz_p.size} (reference-path tempering) were estimated")
+        return reasons
+    for k in range(n_modes):
+        for what, lz in (("reference-path SMC", lz_s), ("reference-path tempering", lz_p)):
+            if not np.isfinite(lz[k]):
+                reasons.append(f"mode {k}: the {what} failed (too few draws in the mode)")
+    if reasons:
+        return reasons
+    m_s, m_p = np.asarray(smc["mass"], float), np.asarray(pt["mass"], float)
+    s_s, s_p = np.asarray(smc["se"], float), np.asarray(pt["se"], float)
+    e_s, e_p = np.asarray(smc["log_z_se"], float), np.asarray(pt["log_z_se"], float)
+    for k in range(n_modes):
+        if max(m_s[k], m_p[k]) < MIN_CHECKED:
+            continue
+        if not abs(m_s[k] - m_p[k]) <= 2.0 * math.hypot(s_s[k], s_p[k]) + 1e-9:
+            reasons.append(f"mode {k}: mass {m_s[k]:.3f} +- {s_s[k]:.3f} (reference-path SMC) "
+                           f"vs {m_p[k]:.3f} +- {s_p[k]:.3f} (reference-path tempering)")
+        if not abs(lz_s[k] - lz_p[k]) <= 2.0 * math.hypot(e_s[k], e_p[k]) + LOG_Z_SLACK:
+            reasons.append(f"mode {k}: log Z {lz_s[k]:.2f} +- {e_s[k]:.2f} (reference-path "
+                           f"SMC) vs {lz_p[k]:.2f} +- {e_p[k]:.2f} (reference-path tempering)")
+    shares = {"fit-chain draws": np.maximum(smc["left"], pt["left"]),
+              "final SMC particles": smc["path_left"], "tempering draws at b = 1":
+              pt["pt_left"]}
+    for k in range(n_modes):
+        worst = max(shares, key=lambda w: shares[w][k])
+        if not shares[worst][k] <= MAX_LEFT:
+            reasons.append(f"mode {k}: {shares[worst][k]:.0%} of its {worst} left it (modes "
+                           "not separated)")
+    for k, sv in enumerate(smc.get("swapped", ())):
+        if not sv <= MAX_LEFT:
+            reasons.append(f"mode {k}: {sv:.0%} of its final SMC particles sit on another "
+                           "label copy (the copies overlap, so log K! over-counts)")
+    trips = [np.asarray(t, float) for t in pt["round_trips"]]
+    for k, t in enumerate(trips):
+        if not (t.size and t.min() >= min_trips):
+            reasons.append(f"mode {k}: a tempering run made {t.min() if t.size else 0:.0f} "
+                           f"round trips (at least {min_trips} needed)")
+    total, total_se = float(smc["log_z_total"]), float(smc["log_z_total_se"])
+    comb = math.hypot(_finite(prior_log_z_se), _finite(total_se))
+    if prior_log_z > total + 2.0 * comb + LOG_Z_SLACK:
+        reasons.append(f"the SMC from the prior finds log Z {prior_log_z:.2f} +- "
+                       f"{prior_log_z_se:.2f}, above the per-mode total {total:.2f} +- "
+                       f"{total_se:.2f}: mass the per-mode estimates do not hold")
+    return reasons

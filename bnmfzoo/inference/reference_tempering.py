@@ -1,0 +1,436 @@
+"""Per-mode evidence by non-reversible parallel tempering along a fitted reference path.
+
+The second per-mode estimator of :func:`bnmfzoo.inference.smc_mode_masses`, of a different kind
+from the adaptive-tempering SMC of :mod:`bnmfzoo.inference.reference_path` on the same path
+
+``pi_b ∝ q_m^(1 - b) (p0 L)^b = q_m exp(b l')``,  ``l' = log p0 + log L - log q_m``,
+
+with ``q_m`` a product-form reference fitted to plain-chain draws of mode ``m`` (the same
+adapters, fit and exact tempered sweeps: :func:`~bnmfzoo.inference.reference_path.
+reference_adapter`, :class:`~bnmfzoo.inference.reference_path.ReferencePath`; the reference
+is fitted again here from its own chains, so the two estimators share the recipe, not the
+draws).
+
+**Parallel tempering** (:func:`reference_pt`). Replicas sit on a ladder ``1 = b_0 > ... >
+b_{n-1} = 0``; each scan sweeps every replica at its ``b`` (at ``b = 0`` the replica is an
+exact, independent draw of ``q``: the reference of Surjanovic et al. 2022), then proposes
+swaps of neighbours alternating between even and odd pairs (the non-reversible scheme of Syed
+et al. 2022; :func:`~bnmfzoo.inference.tempering.swap_pass`). The ladder starts from a short
+adaptive SMC's schedule along the path, thinned to about ``2 Lambda + 1`` rungs, and is
+retuned in rounds of doubling length to equal rejection rates
+(:class:`~bnmfzoo.inference.tempering.LadderTuner`, growing where the barrier asks); then it
+is frozen and the draws are kept.
+
+**Stepping stone** (Xie et al. 2011). With the ladder sorted increasingly,
+``log Z = sum_i log mean_t exp((b_{i+1} - b_i) l'(x_t^(i)))`` over the kept draws ``x^(i)``
+of rung ``i``: each factor estimates ``Z_(i+1) / Z_i`` by importance sampling from rung
+``i``, and ``Z_0 = 1`` (``q`` is normalized). Its error is the spread of ``n_runs``
+independent runs.
+
+**Round trips** (:func:`count_round_trips`). A replica's index process completes a round trip
+when, having been at ``b = 1``, it reaches ``b = 0`` and comes back to ``b = 1`` (Syed et al.
+2022, Sec. 3.4; the bookkeeping of :class:`~bnmfzoo.inference.tempering.ReplicaSet`). Each
+trip brings to ``b = 1`` a state renewed from an exact draw of ``q``. The communication
+barrier ``Lambda`` is the sum of the frozen ladder's rejection rates.
+
+A Ctrl-C stops the Python loop over compiled sweeps at once (no result).
+
+References
+----------
+Syed, S., Bouchard-Cote, A., Deligiannidis, G. & Doucet, A. (2022). Non-reversible parallel
+tempering: a scalable highly parallel MCMC scheme. JRSS B 84(2), 321-350.
+Surjanovic, N., Syed, S., Bouchard-Cote, A. & Campbell, T. (2022). Parallel tempering with a
+variational reference. NeurIPS 35.
+Xie, W., Lewis, P. O., Fan, Y., Kuo, L. & Chen, M.-H. (2011). Improving marginal likelihood
+estimation for Bayesian phylogenetic model selection. Systematic Biology 60(2), 150-160.
+"""
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.inference.reference_path import (
+    WIDEN,
+    ReferencePath,
+    fit_chains_and_basins,
+    masses_and_total,
+    reference_adapter,
+)
+from bnmfzoo.inference.tempering import LadderTuner, smc, swap_pass
+
+__all__ = ["PTRun", "reference_pt", "stepping_stone", "count_round_trips", "pilot_ladder",
+           "reference_pt_log_z"]
+
+
+@dataclass
+class PTRun:
+    """One parallel-tempering run along a reference path.
+
+    Attributes
+    ----------
+    betas : numpy.ndarray
+        The frozen ladder, ``1`` first, ``0`` last.
+    log_z : float
+        Stepping-stone ``log Z``.
+    log_ratios : numpy.ndarray
+        Its terms ``log Z_(i+1) / Z_i``, ladder sorted increasingly.
+    round_trips : numpy.ndarray
+        Completed round trips of each replica's index process over the kept scans.
+    rejection : numpy.ndarray
+        Mean swap rejection rate of each neighbour pair of the frozen ladder.
+    barrier : float
+        ``Lambda``: the sum of ``rejection``.
+    left : float
+        Share of the checked ``b = 1`` draws outside the mode (NaN without ``in_mode``).
+    n_scans, n_tune_scans : int
+        Kept scans, and scans spent tuning and burning in.
+    cpu_seconds : float
+    """
+
+    betas: np.ndarray
+    log_z: float
+    log_ratios: np.ndarray
+    round_trips: np.ndarray
+    rejection: np.ndarray
+    barrier: float
+    left: float
+    n_scans: int
+    n_tune_scans: int
+    cpu_seconds: float
+
+
+def count_round_trips(labels):
+    """Completed round trips of each index process from the labels at the rungs.
+
+    ``labels[t, i]`` is the replica at rung ``i`` after scan ``t`` (rung 0: ``b = 1``, the
+    last rung: ``b = 0``). A replica completes a round trip when, having been at rung 0, it
+    reaches the last rung and then rung 0 again.
+
+    Examples
+    --------
+    >>> count_round_trips([[0, 1], [1, 0], [0, 1], [1, 0]]).tolist()
+    [1, 1]
+    >>> count_round_trips([[0, 1, 2], [1, 0, 2], [0, 1, 2]]).tolist()  # 0 never reaches b = 0
+    [0, 0, 0]
+    """
+    lab = np.asarray(labels, dtype=np.int64)
+    if lab.ndim != 2 or lab.shape[1] < 2:
+        raise ValueError(f"labels must be (scans, rungs >= 2), got shape {lab.shape}")
+    n = lab.shape[1]
+    if np.any(np.sort(lab, axis=1) != np.arange(n)):
+        raise ValueError("each row of labels must be a permutation of the replicas")
+    phase = np.zeros(n, dtype=np.int64)  # 0: needs b = 1, 1: needs b = 0, 2: needs b = 1 again
+    trips = np.zeros(n, dtype=np.int64)
+    for cold, hot in zip(lab[:, 0], lab[:, -1], strict=True):
+        if phase[hot] == 1:
+            phase[hot] = 2
+        if phase[cold] == 2:
+            trips[cold] += 1
+        phase[cold] = 1
+    return trips
+
+
+def stepping_stone(betas, logliks):
+    """Stepping-stone ``log Z`` and its terms from the kept ``l'`` of every rung.
+
+    ``betas`` is the ladder (any order, ``0`` and ``1`` included), ``logliks[t, i]`` the
+    ``l'`` of the state at ``betas[i]`` in scan ``t``.
+
+    Examples
+    --------
+    >>> lz, _ = stepping_stone([1.0, 0.0], [[-1.0, -1.0], [-1.0, -1.0]])
+    >>> float(lz)
+    -1.0
+    """
+    b = np.asarray(betas, float)
+    ll = np.asarray(logliks, float)
+    if ll.ndim != 2 or ll.shape[1] != b.size or ll.shape[0] < 1:
+        raise ValueError(f"logliks must be (scans, {b.size}), got shape {ll.shape}")
+    if not np.all(np.isfinite(ll)):
+        raise ValueError("logliks must be finite")
+    order = np.argsort(b)
+    b, ll = b[order], ll[:, order]
+    if b[0] != 0.0 or b[-1] != 1.0:
+        raise ValueError("the ladder must run from 0 to 1")
+    terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0) - math.log(ll.shape[0])
+    return float(terms.sum()), terms
+
+
+def _check_ladder(betas):
+    b = np.asarray(betas, float)
+    if b.ndim != 1 or b.size < 3 or b[0] != 1.0 or b[-1] != 0.0 or \
+            not np.all(np.diff(b) < 0):
+        raise ValueError(f"betas must decrease from 1 to 0 with at least 3 rungs, got {betas!r}")
+    return b.copy()
+
+
+def pilot_ladder(path, rng, *, n_particles=20, cess=0.9, min_rungs=8, max_rungs=200):
+    """A ladder from a short adaptive SMC along ``path``: about ``2 Lambda + 1`` rungs.
+
+    The SMC's steps lose equal conditional ESS, so each carries about the same barrier: at
+    CESS fraction ``c``, ``delta b sd(l') ~ sqrt(1 / c - 1)`` and the rejection rate of a step
+    ``~ delta b sd(l') / sqrt(pi)`` (Syed et al. 2022, Sec. 4). The ladder takes ``2 Lambda +
+    1`` rungs evenly spread over the schedule's steps (swap rate about 1/2, the most round
+    trips per sweep), clipped to ``[min_rungs, max_rungs]``.
+    """
+    run = smc(path, path.draw, int(n_particles), rng, cess=cess, n_moves=1)
+    steps = run.betas.size - 1
+    lam = steps * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
+    n = int(np.clip(math.ceil(2.0 * lam) + 1, min_rungs, max_rungs))
+    x = np.linspace(0.0, steps, n)
+    b = np.interp(x, np.arange(steps + 1), run.betas)
+    b[0], b[-1] = 0.0, 1.0
+    b = np.maximum.accumulate(b)
+    b = np.unique(b)
+    return b[::-1].copy(), lam
+
+
+class _Rungs:
+    """Per-rung copies of the adapter (each keeps its own cached tempered terms)."""
+
+    def __init__(self, adapter_of, q):
+        self.adapter_of, self.q, self.paths = adapter_of, q, {}
+
+    def path(self, b):
+        if b not in self.paths:
+            self.paths[b] = ReferencePath(self.adapter_of(), self.q)
+        return self.paths[b]
+
+
+def _scan(rungs, states, betas, rng, n_sweeps):
+    for i, b in enumerate(betas):
+        if b == 0.0:
+            states[i] = rungs.path(0.0).draw(rng)  # the reference: an exact, independent draw
+        else:
+            p = rungs.path(float(b))
+            for _ in range(n_sweeps):
+                p.sweep(states[i], float(b), rng)
+    ll = [rungs.path(1.0).loglik(s) for s in states]
+    bad = [float(betas[i]) for i, v in enumerate(ll) if not math.isfinite(v)]
+    if bad:
+        raise FloatingPointError(f"the tempered log density l' is not finite at b = {bad}")
+    return ll
+
+
+def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, first_round=16,
+                 n_burn=None, n_sweeps=1, grow=True, max_rungs=200, in_mode=None,
+                 check_every=5):
+    """One non-reversible parallel-tempering run along ``q^(1 - b) (p0 L)^b``.
+
+    Parameters
+    ----------
+    adapter_of : callable
+        ``adapter_of()`` returns a fresh :func:`~bnmfzoo.inference.reference_path.
+        reference_adapter` of the family (one per rung).
+    q : dict
+        The fitted reference (``adapter.fit``).
+    rng : numpy.random.Generator
+    betas : array_like
+        The starting ladder, decreasing from 1 to 0 (:func:`pilot_ladder`).
+    n_scans : int
+        Scans kept on the frozen ladder (stepping stone, round trips, rejection rates).
+    n_tune_rounds, first_round : int
+        Tuning rounds (the first ``first_round`` scans long, each next twice as long).
+    n_burn : int, optional
+        Scans discarded after tuning (default ``n_scans // 10``).
+    n_sweeps : int
+        Exact sweeps of each replica per scan.
+    grow, max_rungs : bool, int
+        Let tuning add rungs where the barrier asks (:class:`~bnmfzoo.inference.tempering.
+        LadderTuner`), up to ``max_rungs``.
+    in_mode : callable, optional
+        ``in_mode(state) -> bool``, checked on the ``b = 1`` replica every ``check_every``
+        kept scans (``PTRun.left``).
+
+    Returns
+    -------
+    PTRun
+    """
+    t0 = time.process_time()
+    betas = _check_ladder(betas)
+    n_scans, n_sweeps = int(n_scans), int(n_sweeps)
+    if n_scans < 2 or n_sweeps < 1:
+        raise ValueError(f"n_scans must be >= 2 and n_sweeps >= 1, got {n_scans}, {n_sweeps}")
+    n_burn = n_scans // 10 if n_burn is None else int(n_burn)
+    rungs = _Rungs(adapter_of, q)
+    states = [rungs.path(0.0).draw(rng) for _ in betas]
+    tuner = LadderTuner(round_length=int(first_round), grow=bool(grow),
+                        max_replicas=int(max_rungs))
+    parity, n_tune = 0, 0
+    while tuner.rounds < int(n_tune_rounds):
+        ll = _scan(rungs, states, betas, rng, n_sweeps)
+        prob, _ = swap_pass(states, betas, ll, rng, parity)
+        parity ^= 1
+        n_tune += 1
+        new = tuner.update(prob, betas, tune=True, adapt=True, where="reference_pt")
+        if new is not betas:
+            near = np.abs(new[:, None] - betas[None, :]).argmin(1)
+            used, out = set(), []
+            for j in near:  # each old state once, copies where rungs were added
+                out.append(states[j] if j not in used else rungs.path(1.0).copy(states[j]))
+                used.add(int(j))
+            states, betas, rungs.paths = out, new, {}
+    for _ in range(n_burn):
+        ll = _scan(rungs, states, betas, rng, n_sweeps)
+        swap_pass(states, betas, ll, rng, parity)
+        parity ^= 1
+    n = betas.size
+    labels = list(range(n))
+    kept_ll = np.empty((n_scans, n))
+    kept_lab = np.empty((n_scans, n), dtype=np.int64)
+    rej, seen, out_of_mode, checked = np.zeros(n - 1), np.zeros(n - 1), 0, 0
+    for t in range(n_scans):
+        ll = _scan(rungs, states, betas, rng, n_sweeps)
+        kept_ll[t] = ll  # before the swaps: rung i's draw of pi_(b_i)
+        prob, acc = swap_pass(states, betas, ll, rng, parity)
+        parity ^= 1
+        for i in np.flatnonzero(acc):
+            labels[i], labels[i + 1] = labels[i + 1], labels[i]
+        kept_lab[t] = labels
+        ok = ~np.isnan(prob)
+        rej[ok] += 1.0 - prob[ok]
+        seen[ok] += 1.0
+        if in_mode is not None and t % int(check_every) == 0:
+            checked += 1
+            out_of_mode += not in_mode(states[0])
+    log_z, terms = stepping_stone(betas, kept_ll)
+    rejection = rej / np.maximum(seen, 1.0)
+    return PTRun(betas=betas, log_z=log_z, log_ratios=terms,
+                 round_trips=count_round_trips(kept_lab), rejection=rejection,
+                 barrier=float(rejection.sum()),
+                 left=out_of_mode / checked if checked else math.nan, n_scans=n_scans,
+                 n_tune_scans=n_tune + n_burn, cpu_seconds=time.process_time() - t0)
+
+
+def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500, n_sweeps=1,
+                       n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
+                       widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0):
+    """Per-mode evidence by parallel tempering along the reference path; masses and total.
+
+    The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
+    arguments for the fit), with ``n_runs`` independent parallel-tempering runs per mode
+    (:func:`reference_pt`) from one ladder (:func:`pilot_ladder`).
+
+    Returns
+    -------
+    dict
+        ``log_z``, ``log_z_se`` (one copy per mode), ``run_log_z`` and ``round_trips``
+        (``(M, n_runs)``; trips per run: the sum over its replicas), ``n_rungs``
+        (``(M, n_runs)``), ``barrier`` and ``max_rejection`` (``(M, n_runs)``), ``rejection``
+        (per mode, the first run's per-pair rates), ``mass``, ``se``, ``left`` (fit-chain
+        draws outside the mode), ``pt_left`` (checked ``b = 1`` draws outside it, worst run),
+        ``log_z_total``, ``log_z_total_se``, ``cpu_s``, ``cpu_s_mode``,
+        ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``.
+    """
+    t0 = time.process_time()
+    adapter = reference_adapter(family)
+    M, K = refs.shape[0], refs.shape[2]
+    nan = np.full((M, n_runs), np.nan)
+    lz, se = np.full(M, -np.inf), np.full(M, np.inf)
+    run_lz, trips, n_rungs, lam, max_rej = nan.copy(), nan.copy(), nan.copy(), nan.copy(), \
+        nan.copy()
+    left, pt_left = np.zeros(M), np.full(M, np.nan)
+    rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
+    # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
+    fits, basins, inside, fit_cpu = fit_chains_and_basins(
+        family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
+    left[:] = basins["left"]
+    for k in range(M):
+        t1 = time.process_time()
+        draws = fits[k][0][inside[k]]
+        rejection.append([])
+        if draws.shape[0] < 8:
+            cpu_mode[k] = time.process_time() - t1
+            continue
+        try:
+            q = adapter.fit(draws, widen)
+        except ValueError:
+            cpu_mode[k] = time.process_time() - t1
+            continue
+        ref = basins["basin_refs"][k]
+
+        def in_mode(s, ref=ref):  # within the cut of a cluster of the mode's basin
+            U = _unit_l2(np.asarray(family.factors(s)[0], float)[None])
+            return bool(matched_angles(U, ref)[0].min() <= cut)
+
+        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
+        betas, _ = pilot_ladder(ReferencePath(reference_adapter(family), q),
+                                np.random.default_rng(seeds[-1]),
+                                n_particles=pilot_particles, max_rungs=max_rungs)
+        far, work = [], 0
+        for r, sd in enumerate(seeds[:n_runs]):
+            run = reference_pt(lambda: reference_adapter(family), q,
+                               np.random.default_rng(sd), betas, n_scans=n_scans,
+                               n_sweeps=n_sweeps, n_tune_rounds=n_tune_rounds,
+                               max_rungs=max_rungs, in_mode=in_mode)
+            run_lz[k, r], trips[k, r] = run.log_z, run.round_trips.sum()
+            n_rungs[k, r], lam[k, r] = run.betas.size, run.barrier
+            max_rej[k, r] = run.rejection.max()
+            far.append(run.left)
+            work += run.betas.size * (run.n_scans + run.n_tune_scans)
+            if r == 0:
+                rejection[k] = run.rejection.tolist()
+        pt_left[k] = float(np.max(far))
+        lz[k] = float(run_lz[k].mean())
+        se[k] = float(run_lz[k].std(ddof=1) / math.sqrt(n_runs)) if n_runs > 1 else math.inf
+        cpu_mode[k] = time.process_time() - t1
+        per_rung[k] = cpu_mode[k] / max(work, 1)
+    mass, mse, total, total_se = masses_and_total(lz, se, K, offset)
+    return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "round_trips": trips,
+            "n_rungs": n_rungs, "barrier": lam, "max_rejection": max_rej,
+            "rejection": rejection, "mass": mass, "se": mse, "left": left,
+            "pt_left": pt_left, "log_z_total": total, "log_z_total_se": total_se,
+            "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
+            "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu}
+
+
+def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
+                   n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
+                   thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300, pt_runs=4,
+                   pt_scans=500, pt_sweeps=1):
+    """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
+
+    The modes are those of the SMC from the prior (``clusters``) and those only plain chains
+    from the prior found (:func:`bnmfzoo.inference.mode_bridge.prior_chain_modes`); every one
+    is estimated by the reference-path SMC
+    (:func:`bnmfzoo.inference.reference_path.reference_log_z`) and by parallel tempering
+    (:func:`reference_pt_log_z`), and the verdict is
+    :func:`bnmfzoo.inference._mass_verdict.per_mode_reasons`.
+
+    Returns
+    -------
+    dict
+        ``smc`` and ``pt`` (the two estimators' per-mode results, over all modes: the SMC's
+        first), ``n_smc_modes``, ``reasons``, ``prior_chains``, ``prior_ends_in_smc_modes``,
+        ``prior_cpu_s``.
+    """
+    from bnmfzoo.inference._mass_verdict import per_mode_reasons
+    from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
+    from bnmfzoo.inference.reference_path import reference_log_z
+
+    K = clusters["reference"].shape[0]
+    try:
+        reference_adapter(family)
+    except ValueError as err:
+        return {"smc": None, "pt": None, "n_smc_modes": K,
+                "reasons": [f"the reference check is not available: {err}"]}
+    refs, cut = clusters["reference"], clusters["cut"]
+    new_refs, new_states, near, prior_cpu = (np.zeros((0,) + refs.shape[1:]), [], None, 0.0)
+    if prior_chains:
+        new_refs, new_states, near, prior_cpu = prior_chain_modes(
+            family, refs, cut, rng, n_chains=prior_chains, n_sweeps=prior_sweeps)
+    starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
+    all_refs = np.concatenate([refs, new_refs])
+    fit = dict(n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
+    smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
+                              n_particles=n_particles, n_moves=n_moves, cess=cess, **fit)
+    pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
+                                n_scans=pt_scans, n_sweeps=pt_sweeps, **fit)
+    reasons = per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0])
+    return {"smc": smc_out, "pt": pt_out, "n_smc_modes": K, "reasons": reasons,
+            "prior_chains": prior_chains, "prior_cpu_s": prior_cpu,
+            "prior_ends_in_smc_modes": None if near is None else int(np.sum(near >= 0))}

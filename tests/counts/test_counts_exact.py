@@ -231,13 +231,19 @@ def test_split_returns_to_python_between_rows():
     split_crt(data, A, W, scale, rng)  # compile
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals need the main thread")
-    timer = threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,))
-    timer.start()
-    t = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        for _ in range(200):
-            split_crt(data, A, W, scale, rng, budget=10_000)
-    timer.join()
+    # Python's own handler for the test's duration: a process started in the background
+    # without job control inherits SIGINT ignored (then no Ctrl-C reaches it at all)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.05, signal.raise_signal, (signal.SIGINT,))
+        timer.start()
+        t = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            for _ in range(200):
+                split_crt(data, A, W, scale, rng, budget=10_000)
+        timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.perf_counter() - t < 2.0
 
 

@@ -88,8 +88,10 @@ def _run(args):
     print(dt.attrs["note"])
     if "phi_median" in dt.attrs:
         lo, hi = dt.attrs["phi_interval"]
-        print(f"negative-binomial shape phi {dt.attrs['phi_median']:.3g} ({lo:.3g}-{hi:.3g}; "
-              "large: nearly Poisson counts)")
+        phi = dt.attrs["phi_median"]
+        print(f"negative-binomial shape phi {phi:.3g} ({lo:.3g}-{hi:.3g}): a cell expecting m "
+              f"mutations has variance m (1 + m / phi), so cells expecting more than {phi:.3g} "
+              "vary over twice as much as Poisson counts")
     print(f"wrote {', '.join(p.name for p in paths)} to {args.out} "
           f"({dt.attrs['cpu_seconds']:.0f} CPU s)")
     return 0

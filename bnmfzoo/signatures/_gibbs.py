@@ -215,14 +215,11 @@ def _orders(Vt, order):
 
 
 @njit(cache=True)
-def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_every,
-            out_sdk, out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu):
-    """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``.
+def _checked_inputs(counts, T, V, mu, comp):
+    """Refuse non-finite or out-of-range inputs of both sweeps (no random number is drawn).
 
-    ``comp = (on, a, a0, b0)``: with ``on > 0`` the exposures' rate of signature ``k`` is
-    ``b_V[n] + a / mu[k]`` and ``mu`` (updated in place) is drawn after the exposures from its
-    inverse-gamma conditional (:func:`sweeps`); with ``on = 0`` ``mu`` is not touched and no
-    random number is spent on it.
+    Returns ``a / mu[k]``, the exposures' extra rate per signature (zeros when the compressive
+    step is off).
     """
     D, K = T.shape
     N = V.shape[1]
@@ -248,6 +245,24 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
         for n in range(N):
             if not (np.isfinite(V[k, n]) and V[k, n] > 0.0):
                 raise ValueError("the Gibbs sweep got a non-finite or non-positive factor")
+    return rk
+
+
+@njit(cache=True)
+def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_every,
+            out_sdk, out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu):
+    """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``.
+
+    ``comp = (on, a, a0, b0)``: with ``on > 0`` the exposures' rate of signature ``k`` is
+    ``b_V[n] + a / mu[k]`` and ``mu`` (updated in place) is drawn after the exposures from its
+    inverse-gamma conditional (:func:`sweeps`); with ``on = 0`` ``mu`` is not touched and no
+    random number is spent on it.
+    """
+    D, K = T.shape
+    N = V.shape[1]
+    on = comp[0] > 0.0
+    a_c, a0, b0 = comp[1], comp[2], comp[3]
+    rk = _checked_inputs(counts, T, V, mu, comp)
     s_dk = np.empty((D, K))
     s_nk = np.empty((N, K))
     s_kn = np.empty((K, N))
@@ -370,34 +385,16 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
     N = V.shape[1]
     on = comp[0] > 0.0
     a_c, a0, b0 = comp[1], comp[2], comp[3]
-    rk = np.zeros(K)
-    if on:
-        if not (np.isfinite(a_c) and a_c > 0.0 and np.isfinite(a0) and a0 > 0.0
-                and np.isfinite(b0) and b0 > 0.0):
-            raise ValueError("the Gibbs sweep got a non-finite or non-positive hyperprior")
-        for k in range(K):
-            if not (np.isfinite(mu[k]) and mu[k] > 0.0):
-                raise ValueError("the Gibbs sweep got a non-finite or non-positive mu")
-            rk[k] = a_c / mu[k]
+    rk = _checked_inputs(counts, T, V, mu, comp)
     if not (np.isfinite(nbp[0]) and nbp[0] > 0.0 and np.isfinite(nbp[1]) and nbp[1] > 0.0
             and np.isfinite(nbp[2]) and nbp[2] > 0.0):
         raise ValueError("the Gibbs sweep got a non-finite or non-positive phi or phi prior")
-    for e in range(counts.shape[0]):
-        if not (counts[e] >= 0):
-            raise ValueError("the Gibbs sweep got a negative or non-finite count")
     for d in range(D):
         for n in range(N):
             if not (np.isfinite(theta[d, n]) and theta[d, n] > 0.0):
                 raise ValueError("the Gibbs sweep got a non-finite or non-positive theta")
             if not (Yd[d, n] >= 0.0 and np.isfinite(Yd[d, n])):
                 raise ValueError("the Gibbs sweep got a negative or non-finite count")
-        for k in range(K):
-            if not (np.isfinite(T[d, k]) and T[d, k] > 0.0):
-                raise ValueError("the Gibbs sweep got a non-finite or non-positive factor")
-    for k in range(K):
-        for n in range(N):
-            if not (np.isfinite(V[k, n]) and V[k, n] > 0.0):
-                raise ValueError("the Gibbs sweep got a non-finite or non-positive factor")
     s_dk = np.empty((D, K))
     s_nk = np.empty((N, K))
     s_kn = np.empty((K, N))

@@ -249,6 +249,33 @@ def _checked_inputs(counts, T, V, mu, comp):
 
 
 @njit(cache=True)
+def _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn, out_T,
+           out_V, out_mu):
+    """Store sweep ``it``'s draw if it is kept; return its index, else -1.
+
+    ``V`` and ``s_kn`` are refreshed from their transposed work copies on kept sweeps and on the
+    last one; no random number is drawn, so the chain's draws do not depend on this.
+    """
+    keep_now = keep_every > 0 and it % keep_every == 0
+    if keep_now or it == n_sweeps - 1:
+        V[:] = Vt.T
+        s_kn[:] = s_nk.T
+    if not keep_now:
+        return -1
+    j = it // keep_every
+    if j < out_sdk.shape[0]:
+        out_sdk[j] = s_dk
+    if j < out_skn.shape[0]:
+        out_skn[j] = s_kn
+    if j < out_T.shape[0]:
+        out_T[j] = T
+        out_V[j] = V
+    if j < out_mu.shape[0]:
+        out_mu[j] = mu
+    return j
+
+
+@njit(cache=True)
 def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_every,
             out_sdk, out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu):
     """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``.
@@ -303,21 +330,8 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                 scale = 1.0 / (bV[n] + 1.0)
                 for k in range(K):
                     Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], scale), 1e-300)
-        keep_now = keep_every > 0 and it % keep_every == 0
-        if keep_now or it == n_sweeps - 1:
-            V[:] = Vt.T
-            s_kn[:] = s_nk.T
-        if keep_now:
-            j = it // keep_every
-            if j < out_sdk.shape[0]:
-                out_sdk[j] = s_dk
-            if j < out_skn.shape[0]:
-                out_skn[j] = s_kn
-            if j < out_T.shape[0]:
-                out_T[j] = T
-                out_V[j] = V
-            if j < out_mu.shape[0]:
-                out_mu[j] = mu
+        _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn,
+               out_T, out_V, out_mu)
 
 
 @njit(cache=True)
@@ -477,23 +491,10 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
             for n in range(N):
                 theta[d, n] = max(np.random.gamma(phi + Yd[d, n], 1.0 / (phi + lam[d, n])),
                                   1e-300)
-        keep_now = keep_every > 0 and it % keep_every == 0
-        if keep_now or it == n_sweeps - 1:
-            V[:] = Vt.T
-            s_kn[:] = s_nk.T
-        if keep_now:
-            j = it // keep_every
-            if j < out_sdk.shape[0]:
-                out_sdk[j] = s_dk
-            if j < out_skn.shape[0]:
-                out_skn[j] = s_kn
-            if j < out_T.shape[0]:
-                out_T[j] = T
-                out_V[j] = V
-            if j < out_mu.shape[0]:
-                out_mu[j] = mu
-            if j < out_phi.shape[0]:
-                out_phi[j] = phi
+        j = _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn,
+                   out_T, out_V, out_mu)
+        if 0 <= j < out_phi.shape[0]:
+            out_phi[j] = phi
 
 
 def nb_state(shape, phi=100.0, prior=PHI_PRIOR):

@@ -3,8 +3,12 @@
 (``bnmfzoo/inference/_mass_verdict.py``): the stepping-stone terms (sign, the draws of the wrong
 rung, the missing ``1 / T``), a stale ``l'`` after the sweeps, the round-trip count, and the
 reasons of the verdict (the one-sided comparison with the SMC from the prior, the round-trip
-rule). Each is caught by a fast test: rank-1 Poisson and exponential-Gaussian log Z against
-quadrature, round trips on constructed index paths, the verdict on constructed inputs."""
+rule); and of the extra local moves of a Poisson rung (HMC on log A, log W in
+``bnmfzoo/inference/counts/tempering/_hmc.py``, the group moves and their glue in ``_local.py``
+and the reference adapter). Each is caught by a fast test: rank-1 Poisson and
+exponential-Gaussian log Z against quadrature, round trips on constructed index paths, the
+verdict on constructed inputs, the moves' invariance against exact draws of a rank-1 rung, the
+HMC density and gradient against direct computations."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -17,7 +21,68 @@ _SS = _T + "test_stepping_stone_of_a_gaussian_path"
 _TRIPS = _T + "test_round_trips_on_constructed_index_paths"
 _VERDICT = _T + "test_per_mode_verdict_each_reason_fires"
 
+_HMC = "bnmfzoo/inference/counts/tempering/_hmc.py"
+_LOC = "bnmfzoo/inference/counts/tempering/_local.py"
+_RP = "bnmfzoo/inference/reference_path.py"
+_H = "tests/tempering/test_reference_hmc.py::"
+_INV = _H + "test_moves_leave_the_rung_invariant"
+_GRAD = _H + "test_gradient_and_density"
+_ADAPT = _H + "test_adapter_runs_the_moves_and_default_is_the_sweep"
+
 MUTATIONS = [
+    Mutation(
+        id="hmc-jacobian-dropped", path=_HMC,
+        old="lp += aA[d, k] * tA[d, k] - rA[d, k] * A[d, k]",
+        new="lp += (aA[d, k] - 1.0) * tA[d, k] - rA[d, k] * A[d, k]",
+        tests=(_INV, _GRAD),
+        why="the log-space Jacobian of A left out of the density: HMC then targets a "
+            "different law of A"),
+    Mutation(
+        id="hmc-likelihood-power-dropped", path=_HMC,
+        old="lp += beta * (x[c] * math.log(m) - m)",
+        new="lp += x[c] * math.log(m) - m",
+        tests=(_INV, _GRAD),
+        why="the nonzero cells' likelihood at power 1 instead of b in the Metropolis test"),
+    Mutation(
+        id="hmc-gradient-sign", path=_HMC,
+        old="r = beta * (x[c] / m - 1.0) * offs[c]",
+        new="r = -beta * (x[c] / m - 1.0) * offs[c]",
+        tests=(_GRAD,),
+        why="the likelihood's gradient with the wrong sign: the kernel stays exact (the test "
+            "uses the density) but its trajectories run downhill and are rejected"),
+    Mutation(
+        id="hmc-accept-inverted", path=_HMC,
+        old="    if log_u < log_acc:",
+        new="    if log_u > log_acc:",
+        tests=(_INV,),
+        why="the Metropolis test inverted: improbable proposals accepted"),
+    Mutation(
+        id="hmc-kinetic-without-mass", path=_HMC,
+        old="            k1 += 0.5 * imWt[n, k] * pWt[n, k] * pWt[n, k]",
+        new="            k1 += 0.5 * pWt[n, k] * pWt[n, k]",
+        tests=(_INV, _GRAD),
+        why="the final kinetic energy without the inverse mass: the Hamiltonian's change "
+            "is wrong, so is the acceptance"),
+    Mutation(
+        id="local-rescale-shape-sign", path=_LOC,
+        old="rescale_into(A, Wt, rA, rWt, aA.sum(0) - aWt.sum(0), seed_state(rng))",
+        new="rescale_into(A, Wt, rA, rWt, aWt.sum(0) - aA.sum(0), seed_state(rng))",
+        tests=(_INV,),
+        why="the rescaling move's power P_k with the wrong sign: the scale drawn from the "
+            "wrong generalized inverse Gaussian"),
+    Mutation(
+        id="local-hmc-state-stale", path=_LOC,
+        old="            A, Wt = np.exp(tA), np.exp(tWt)\n",
+        new="            pass\n",
+        tests=(_INV,),
+        why="an accepted HMC move not written back (a stale state after a move)"),
+    Mutation(
+        id="adapter-moves-discarded", path=_RP,
+        old="        s.update(A=A, W=W)\n",
+        new="",
+        tests=(_ADAPT,),
+        why="the reference adapter drops what its local moves return: the PT runs the sweep "
+            "alone while reporting the HMC's acceptance"),
     Mutation(
         id="pt-stepping-stone-sign", path=_RT,
         old="terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0)",

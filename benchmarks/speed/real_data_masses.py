@@ -186,7 +186,8 @@ def _print_per_mode(out):
           f"{t['n_rungs'].tolist()}; barrier {r2(t['barrier'])}; max rejection "
           f"{r2(t['max_rejection'])}; b = 1 draws left {np.round(t['pt_left'], 3).tolist()}; "
           f"{t['cpu_s']:.1f} CPU s (per mode {r2(t['cpu_s_mode'])}; per rung-scan "
-          f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms)")
+          f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); lowest rung's HMC "
+          f"acceptance {r2(t.get('local_acceptance', [math.nan]))}")
     print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
           f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
     for k, m in enumerate(out["modes"]):
@@ -217,6 +218,12 @@ def main(argv=None):
                    help="reference_pt: kept scans per run (after tuning and burn-in)")
     p.add_argument("--pt-sweeps", type=int, default=1,
                    help="reference_pt: sweeps per replica per scan")
+    p.add_argument("--pt-local", default="sweep",
+                   help="reference_pt, Poisson: each replica's moves per scan, joined by '+' "
+                        "from sweep, shear, rescale (the exact group moves), hmc (HMC on "
+                        "log A, log W)")
+    p.add_argument("--pt-leap", type=int, default=10,
+                   help="reference_pt: leapfrog steps per HMC transition")
     p.add_argument("--ref-runs", type=int, default=4,
                    help="reference check: SMC runs per mode from the fitted reference")
     p.add_argument("--ref-particles", type=int, default=100,
@@ -265,6 +272,7 @@ def main(argv=None):
                               reference_runs=a.ref_runs,
                               reference_particles=a.ref_particles,
                               pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,
+                              pt_local=a.pt_local, pt_leap=a.pt_leap,
                               budget_s=a.budget,
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:

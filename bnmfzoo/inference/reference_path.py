@@ -103,7 +103,9 @@ class _PoissonAdapter:
 
     name = "poisson"
 
-    def __init__(self, tempered, inner_sweeps=1):
+    def __init__(self, tempered, inner_sweeps=1, local="sweep", n_leap=10):
+        from bnmfzoo.inference.counts.tempering._local import RungMoves
+
         problem = tempered.problem
         if problem.family != "poisson":
             raise ValueError("the reference path supports Poisson count models (the negative "
@@ -121,6 +123,11 @@ class _PoissonAdapter:
         self.bW = np.broadcast_to(problem.bW, (K, N)).astype(float)
         self.dimension = (D + N) * K
         self._rung = (None, None)
+        self.moves = RungMoves(problem, local, n_leap=n_leap)
+
+    def freeze(self):
+        """Freeze the adapted step size of the extra moves (:class:`RungMoves`)."""
+        self.moves.freeze()
 
     def draws(self, state, perm):
         return np.concatenate([state["A"][:, perm].ravel(), state["W"][perm].ravel()])
@@ -169,8 +176,12 @@ class _PoissonAdapter:
             if self._rung[0] != b:
                 self._rung = (b, power_rung(self.problem, b))
             rung = self._rung[1]
-        for _ in range(self.inner):
-            s.update(sweep(prob, s, rng, power=rung))
+        if self.moves.sweep:
+            for _ in range(self.inner):
+                s.update(sweep(prob, s, rng, power=rung))
+        A, W = self.moves.run(s["A"], s["W"], prob.aA, prob.bA, prob.aW, prob.bW, b, rng,
+                              ref_shapes=(q["aA"], q["aW"]))
+        s.update(A=A, W=W)
 
 
 class _GaussianAdapter:
@@ -282,15 +293,20 @@ class _GaussianAdapter:
                                              "finite and positive")
 
 
-def reference_adapter(family):
+def reference_adapter(family, local="sweep", n_leap=10):
     """The reference-path adapter of a family.
 
     ``family`` is a :func:`bnmfzoo.inference.smc_masses.family_of_model` result; a
-    ``ValueError`` names why when the family has none.
+    ``ValueError`` names why when the family has none. ``local`` (Poisson only) adds exact
+    moves after each sweep (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`:
+    ``"sweep+rescale"``, ``"sweep+hmc"``, ...; ``n_leap`` leapfrog steps per HMC transition).
     """
     inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
     if family.name == "poisson":
-        return _PoissonAdapter(family.tempered, inner)
+        return _PoissonAdapter(family.tempered, inner, local, n_leap)
+    if local != "sweep":
+        raise ValueError(f"local={local!r} is available for Poisson models only, not "
+                         f"{family.name!r}")
     if family.name == "exponential_gaussian":
         return _GaussianAdapter(family.tempered, 1)
     if family.name == "beta_dir":  # per-label categorical reference (the binary wing)

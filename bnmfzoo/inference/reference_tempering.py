@@ -33,6 +33,15 @@ when, having been at ``b = 1``, it reaches ``b = 0`` and comes back to ``b = 1``
 trip brings to ``b = 1`` a state renewed from an exact draw of ``q``. The communication
 barrier ``Lambda`` is the sum of the frozen ladder's rejection rates.
 
+**Local moves.** Each scan runs the family's exact sweep at every rung; for Poisson models
+``local`` adds the shear and rescaling group moves and HMC on ``log A, log W`` at the slow top
+rungs (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`), whose step sizes adapt
+per rung during tuning and burn-in and are frozen for the kept scans. Even with efficient local
+moves a replica's round trip takes about ``N (2 + 2 sum_i r_i / (1 - r_i))`` scans (``N``
+rungs, rejection rates ``r_i``: the round-trip rate of Syed et al. 2022 under efficient local
+exploration, shared by ``N`` replicas), so a run counts trips only when its
+kept scans are several times that.
+
 A Ctrl-C stops the Python loop over compiled sweeps at once (no result).
 
 References
@@ -89,6 +98,9 @@ class PTRun:
     n_scans, n_tune_scans : int
         Kept scans, and scans spent tuning and burning in.
     cpu_seconds : float
+    local_acceptance : numpy.ndarray or None
+        Each rung's mean acceptance of the HMC local move over the kept scans (NaN at rungs
+        without one; None when not recorded).
     """
 
     betas: np.ndarray
@@ -101,6 +113,7 @@ class PTRun:
     n_scans: int
     n_tune_scans: int
     cpu_seconds: float
+    local_acceptance: np.ndarray | None = None
 
 
 def count_round_trips(labels):
@@ -193,12 +206,50 @@ class _Rungs:
     """Per-rung copies of the adapter (each keeps its own cached tempered terms)."""
 
     def __init__(self, adapter_of, q):
-        self.adapter_of, self.q, self.paths = adapter_of, q, {}
+        self.adapter_of, self.q, self.paths, self.frozen = adapter_of, q, {}, False
+        self.old = {}
 
     def path(self, b):
         if b not in self.paths:
             self.paths[b] = ReferencePath(self.adapter_of(), self.q)
+            moves = getattr(self.paths[b].adapter, "moves", None)
+            if moves is not None and self.old:  # adapt on from the nearest old rung's
+                near = min(self.old, key=lambda c: abs(c - b))
+                moves.start_from(self.old[near])
+            if self.frozen:
+                _freeze(self.paths[b])
         return self.paths[b]
+
+    def retune(self, betas):
+        """After the ladder changed: rungs still on it keep their adapted local moves.
+
+        New rungs start adapting from the nearest old rung's.
+        """
+        keep = set(float(b) for b in betas)
+        self.old = {b: p.adapter.moves for b, p in self.paths.items()
+                    if getattr(p.adapter, "moves", None) is not None}
+        self.paths = {b: p for b, p in self.paths.items()
+                      if b in keep and getattr(p.adapter, "freeze", None) is not None}
+
+    def freeze(self):
+        """Freeze every rung's adapted local move (before the kept scans)."""
+        self.frozen = True
+        for p in self.paths.values():
+            _freeze(p)
+
+    def acceptance(self, betas):
+        """Each rung's mean HMC acceptance since the freeze (NaN without HMC)."""
+        out = []
+        for b in betas:
+            moves = getattr(self.path(float(b)).adapter, "moves", None)
+            out.append(moves.acceptance() if moves is not None else math.nan)
+        return np.array(out)
+
+
+def _freeze(path):
+    freeze = getattr(path.adapter, "freeze", None)
+    if freeze is not None:
+        freeze()
 
 
 def _scan(rungs, states, betas, rng, n_sweeps):
@@ -273,11 +324,13 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
             for j in near:  # each old state once, copies where rungs were added
                 out.append(states[j] if j not in used else rungs.path(1.0).copy(states[j]))
                 used.add(int(j))
-            states, betas, rungs.paths = out, new, {}
-    for _ in range(n_burn):
+            states, betas = out, new
+            rungs.retune(betas)
+    for _ in range(n_burn):  # the local moves keep adapting on the frozen ladder
         ll = _scan(rungs, states, betas, rng, n_sweeps)
         swap_pass(states, betas, ll, rng, parity)
         parity ^= 1
+    rungs.freeze()  # the local moves are fixed kernels from here on
     n = betas.size
     labels = list(range(n))
     kept_ll = np.empty((n_scans, n))
@@ -303,17 +356,23 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
                  round_trips=count_round_trips(kept_lab), rejection=rejection,
                  barrier=float(rejection.sum()),
                  left=out_of_mode / checked if checked else math.nan, n_scans=n_scans,
-                 n_tune_scans=n_tune + n_burn, cpu_seconds=time.process_time() - t0)
+                 n_tune_scans=n_tune + n_burn, cpu_seconds=time.process_time() - t0,
+                 local_acceptance=rungs.acceptance(betas))
 
 
 def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500, n_sweeps=1,
                        n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
-                       widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0):
+                       widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0,
+                       local="sweep", n_leap=10):
     """Per-mode evidence by parallel tempering along the reference path; masses and total.
 
     The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
     arguments for the fit), with ``n_runs`` independent parallel-tempering runs per mode
-    (:func:`reference_pt`) from one ladder (:func:`pilot_ladder`).
+    (:func:`reference_pt`) from one ladder (:func:`pilot_ladder`). ``local`` and ``n_leap``
+    choose each replica's local move (Poisson: ``"sweep+rescale+hmc"`` adds the rescaling
+    move and an HMC transition of ``n_leap`` leapfrog steps after the sweep,
+    :class:`bnmfzoo.inference.counts.tempering._local.RungMoves`; its step size is adapted
+    per rung while the ladder is tuned, then frozen).
 
     Returns
     -------
@@ -324,10 +383,11 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         (per mode, the first run's per-pair rates), ``mass``, ``se``, ``left`` (fit-chain
         draws outside the mode), ``pt_left`` (checked ``b = 1`` draws outside it, worst run),
         ``log_z_total``, ``log_z_total_se``, ``cpu_s``, ``cpu_s_mode``,
-        ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``.
+        ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode,
+        the lowest rung's HMC acceptance over its runs; NaN without HMC).
     """
     t0 = time.process_time()
-    adapter = reference_adapter(family)
+    adapter = reference_adapter(family, local, n_leap)
     M, K = refs.shape[0], refs.shape[2]
     nan = np.full((M, n_runs), np.nan)
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
@@ -335,6 +395,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         nan.copy()
     left, pt_left = np.zeros(M), np.full(M, np.nan)
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
+    acc_local = np.full(M, np.nan)
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
@@ -363,7 +424,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                                 n_particles=pilot_particles, max_rungs=max_rungs)
         far, work = [], 0
         for r, sd in enumerate(seeds[:n_runs]):
-            run = reference_pt(lambda: reference_adapter(family), q,
+            run = reference_pt(lambda: reference_adapter(family, local, n_leap), q,
                                np.random.default_rng(sd), betas, n_scans=n_scans,
                                n_sweeps=n_sweeps, n_tune_rounds=n_tune_rounds,
                                max_rungs=max_rungs, in_mode=in_mode)
@@ -371,6 +432,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             n_rungs[k, r], lam[k, r] = run.betas.size, run.barrier
             max_rej[k, r] = run.rejection.max()
             far.append(run.left)
+            if run.local_acceptance is not None and np.isfinite(run.local_acceptance).any():
+                acc_local[k] = np.fmin(acc_local[k], np.nanmin(run.local_acceptance))
             work += run.betas.size * (run.n_scans + run.n_tune_scans)
             if r == 0:
                 rejection[k] = run.rejection.tolist()
@@ -385,13 +448,14 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "rejection": rejection, "mass": mass, "se": mse, "left": left,
             "pt_left": pt_left, "log_z_total": total, "log_z_total_se": total_se,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
-            "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu}
+            "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
+            "local_acceptance": acc_local}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
                    n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
                    thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300, pt_runs=4,
-                   pt_scans=500, pt_sweeps=1):
+                   pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10):
     """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
 
     The modes are those of the SMC from the prior (``clusters``) and those only plain chains
@@ -429,7 +493,8 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
                               n_particles=n_particles, n_moves=n_moves, cess=cess, **fit)
     pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
-                                n_scans=pt_scans, n_sweeps=pt_sweeps, **fit)
+                                n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
+                                n_leap=pt_leap, **fit)
     reasons = per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0])
     return {"smc": smc_out, "pt": pt_out, "n_smc_modes": K, "reasons": reasons,
             "prior_chains": prior_chains, "prior_cpu_s": prior_cpu,

@@ -362,7 +362,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                     inner_sweeps=1, check="auto", check_runs=32, check_refine=50,
                     bridge_chains=4, bridge_draws=300, bridge_thin=2, prior_chains=8,
                     prior_sweeps=300, reference_runs=4, reference_particles=100, pt_runs=4,
-                    pt_scans=500, pt_sweeps=1,
+                    pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10,
                     threshold=15.0, budget_s=None, random_seed=None):
     """Posterior masses of the modes of an NMF model, with an independent check.
 
@@ -413,6 +413,10 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     pt_runs, pt_scans, pt_sweeps : int
         ``"reference_pt"``: independent parallel-tempering runs per mode, their scans kept on
         the frozen ladder (after tuning and burn-in) and sweeps per replica per scan.
+    pt_local, pt_leap : str, int
+        ``"reference_pt"``, Poisson models: the replicas' local moves per scan (``"sweep"``;
+        ``"sweep+shear+rescale+hmc"`` adds the group moves and, at the top rungs, HMC of
+        ``pt_leap`` leapfrog steps: :class:`bnmfzoo.inference.counts.tempering._local.RungMoves`).
     prior_chains, prior_sweeps : int
         Plain chains from exact prior draws and their sweeps, run with the bridge and
         reference checks: a
@@ -463,6 +467,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     if check == "reference_pt":
         pt_runs, pt_scans = _check_int("pt_runs", pt_runs, 2), _check_int("pt_scans", pt_scans, 2)
         pt_sweeps = _check_int("pt_sweeps", pt_sweeps, 1)
+        pt_leap = _check_int("pt_leap", pt_leap, 1)
     if budget_s is not None and not (isinstance(budget_s, (int, float)) and budget_s > 0):
         raise ValueError(f"budget_s must be a positive number of CPU seconds, got {budget_s!r}")
     family = family_of_model(model, inner_sweeps)
@@ -544,7 +549,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         pm = per_mode_check(
             family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
             np.random.default_rng(seeds[-1]), **reference_kw(), pt_runs=pt_runs,
-            pt_scans=pt_scans, pt_sweeps=pt_sweeps)
+            pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap)
         return _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se,
                                 log_z_sd, family, budget_s, smc_cpu, t0,
                                 (reference_runs, reference_particles))

@@ -19,7 +19,14 @@ import os
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from _quadrature import (
+    GAUSSIAN_SIGMA,
+    GAUSSIAN_X,
+    POISSON_RATE,
+    POISSON_X,
+    gaussian_rank1_log_z,
+    poisson_rank1_log_z,
+)
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
 from bnmfzoo.inference.reference_path import ReferencePath, reference_adapter, reference_log_z
@@ -47,9 +54,8 @@ def test_poisson_mode_log_z_matches_quadrature(seed):
     weights swapped changes the answer."""
     from bnmfzoo.models import poisson
 
-    x, r = np.array([12, 5]), 0.3
-    f = lambda a: r * math.exp(-r * a) * np.prod(r * a**x / (r + a) ** (x + 1))  # noqa: E731
-    exact = math.log(integrate.quad(f, 0, np.inf)[0])
+    x, r = POISSON_X, POISSON_RATE
+    exact = poisson_rank1_log_z(x, r)
     out = _one_mode(poisson(x[None, :], 1, a=1.0, b=r), seed)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
     assert out["log_z_total"] == pytest.approx(out["log_z"][0])  # log 1! = 0
@@ -60,14 +66,8 @@ def test_gaussian_mode_log_z_matches_quadrature(seed):
     """Exponential-Gaussian rank 1 on a 1 x 2 matrix, sigma fixed, rates 1."""
     from bnmfzoo.models import exponential_gaussian
 
-    x, sig = np.array([1.2, 0.4]), 0.5
-
-    def inner(a, xj):
-        return integrate.quad(lambda w: math.exp(-w) * stats.norm.pdf(xj, a * w, sig), 0,
-                              np.inf)[0]
-
-    exact = math.log(integrate.quad(lambda a: math.exp(-a) * inner(a, x[0]) * inner(a, x[1]),
-                                    0, np.inf)[0])
+    x, sig = GAUSSIAN_X, GAUSSIAN_SIGMA
+    exact = gaussian_rank1_log_z(x, sig)
     out = _one_mode(exponential_gaussian(x[None, :], 1, sigma=sig, lambda_=1.0), seed)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
 

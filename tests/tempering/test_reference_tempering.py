@@ -3,7 +3,7 @@
 ``reference_pt_log_z`` runs parallel tempering on ``q^(1-b) (p0 L)^b`` (``q`` fitted to a mode,
 the family's exact sweeps, exact draws of ``q`` at ``b = 0``) and estimates the mode's log Z
 by stepping stone. Checked against quadrature on the rank-1 problems of
-``test_reference_path.py`` (no label switching).
+``tests/_quadrature.py`` (no label switching).
 
 Tolerance: 4 standard errors of the mean of ``R = 8`` independent runs' log Z (a t with 7
 degrees of freedom: ``P(|t_7| > 4) = 0.5 %``). The stepping stone's log Z is low by about half
@@ -18,7 +18,14 @@ import os
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from _quadrature import (
+    GAUSSIAN_SIGMA,
+    GAUSSIAN_X,
+    POISSON_RATE,
+    POISSON_X,
+    gaussian_rank1_log_z,
+    poisson_rank1_log_z,
+)
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
 from bnmfzoo.inference._mass_verdict import check_reasons, per_mode_reasons
@@ -48,15 +55,13 @@ def _one_mode(model, seed, R=8, n_scans=100):
 
 
 def _poisson_exact():
-    x, r = np.array([12, 5]), 0.3
-    f = lambda a: r * math.exp(-r * a) * np.prod(r * a**x / (r + a) ** (x + 1))  # noqa: E731
-    return x, r, math.log(integrate.quad(f, 0, np.inf)[0])
+    return POISSON_X, POISSON_RATE, poisson_rank1_log_z(POISSON_X, POISSON_RATE)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_poisson_mode_log_z_matches_quadrature(seed):
     """Poisson rank 1 on a 1 x 2 matrix, Gamma(1, 0.3) priors, counts (12, 5) (the problem of
-    ``test_reference_path.py``); 8 runs x 100 kept scans."""
+    ``tests/_quadrature.py``); 8 runs x 100 kept scans."""
     from bnmfzoo.models import poisson
 
     x, r, exact = _poisson_exact()
@@ -74,14 +79,8 @@ def test_gaussian_mode_log_z_matches_quadrature(seed):
     """Exponential-Gaussian rank 1 on a 1 x 2 matrix, sigma 0.5 fixed, rates 1."""
     from bnmfzoo.models import exponential_gaussian
 
-    x, sig = np.array([1.2, 0.4]), 0.5
-
-    def inner(a, xj):
-        return integrate.quad(lambda w: math.exp(-w) * stats.norm.pdf(xj, a * w, sig), 0,
-                              np.inf)[0]
-
-    exact = math.log(integrate.quad(lambda a: math.exp(-a) * inner(a, x[0]) * inner(a, x[1]),
-                                    0, np.inf)[0])
+    x, sig = GAUSSIAN_X, GAUSSIAN_SIGMA
+    exact = gaussian_rank1_log_z(x, sig)
     out = _one_mode(exponential_gaussian(x[None, :], 1, sigma=sig, lambda_=1.0), seed)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
 

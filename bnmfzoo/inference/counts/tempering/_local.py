@@ -1,0 +1,176 @@
+"""Extra exact local moves of a Poisson reference-path rung (glue over the numeric kernels).
+
+A rung of the reference path of :mod:`bnmfzoo.inference.reference_path` is ``pi_b ∝ prod
+Gamma(x; a_x, r_x) * L^b`` with per-entry Gamma shapes and rates (``q^(1 - b) p0^b``). After the
+power-posterior latent-count sweep, :class:`RungMoves` can run, each leaving ``pi_b``
+invariant:
+
+* ``"shear"``: the shear group move of every ordered pair of components with the rung's
+  shapes and rates (:func:`bnmfzoo.inference.counts.gibbs._moves.shear_into`; ``A @ W`` is
+  unchanged);
+* ``"rescale"``: the rescaling group move of every component with the rung's shapes and rates
+  (:func:`bnmfzoo.inference.counts.gibbs._moves.rescale_into`; ``A @ W`` is unchanged, so the
+  power of the likelihood does not enter);
+* ``"hmc"``: one HMC transition on ``log A, log W`` with the likelihood evaluated directly
+  (:func:`bnmfzoo.inference.counts.tempering._hmc.hmc_step`), ``n_leap`` leapfrog steps of a
+  size drawn uniformly in ``[0.8, 1.2] eps`` (independently of the state). The diagonal inverse
+  mass is about the rung's variance of ``log x`` (:meth:`RungMoves.run`). While
+  :attr:`RungMoves.adapting`, ``log eps`` moves by ``ADAPT_GAIN (acceptance - target)`` per
+  transition (a constant gain, so a step size shrunk by early states far from the rung recovers)
+  and an exponential average of it is kept; the caller freezes it (:meth:`RungMoves.freeze`:
+  ``eps`` becomes the average) before the draws it keeps, after which the transition is a fixed
+  exact kernel.
+
+**Where.** Measured on breast SBS96 (Poisson, K = 4; ``docs/results/masses_smc_bridge.md``
+§3.17), the sweep alone decorrelates ``l' = log p0 + log L - log q`` slowly only near the
+posterior: integrated autocorrelation times of 30-160 sweeps at ``b >= 0.73``, 1-20 below (and
+swaps decorrelate the low rungs further). So HMC runs at ``b >= HMC_FROM`` only, with
+``TOP_HMC`` transitions at ``b = 1``, where it is slowest.
+"""
+
+import math
+
+import numpy as np
+from scipy.special import polygamma
+
+from bnmfzoo.inference.counts._problem import observed_cells
+from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
+from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
+from bnmfzoo.inference.kernels.streams import seed_state
+
+__all__ = ["RungMoves", "LOCAL_MOVES"]
+
+#: adaptation of ``log eps``: gain per transition and weight of the running average
+ADAPT_GAIN, ADAPT_AVERAGE = 0.1, 0.02
+#: HMC runs at rungs with ``b >= HMC_FROM`` only, ``TOP_HMC`` transitions at ``b = 1``
+HMC_FROM, TOP_HMC = 0.7, 2
+#: the moves ``local`` may join with ``+`` (they run in this order)
+LOCAL_MOVES = ("sweep", "shear", "rescale", "hmc")
+
+
+class RungMoves:
+    """Exact moves of one rung run after (or instead of) the latent-count sweep.
+
+    Parameters
+    ----------
+    problem : CountProblem
+        A Poisson problem (its observed cells, offsets and counts).
+    local : str
+        Moves of :data:`LOCAL_MOVES` joined by ``+`` (``"sweep+rescale+hmc"``); ``"sweep"``
+        is the latent-count sweep the caller runs, the others run here in the order of
+        :data:`LOCAL_MOVES`.
+    n_leap : int
+        Leapfrog steps per HMC transition.
+    eps : float
+        The starting HMC step size.
+    target : float
+        The acceptance rate the step size is adapted to.
+    hmc_from, top_hmc : float, int
+        HMC runs at rungs ``b >= hmc_from`` only, ``top_hmc`` transitions at ``b = 1`` and one
+        elsewhere (where the latent-count sweep's ``l'`` is slow: module docstring).
+    """
+
+    def __init__(self, problem, local="sweep", *, n_leap=10, eps=0.2, target=0.8,
+                 hmc_from=HMC_FROM, top_hmc=TOP_HMC):
+        parts = str(local).split("+")
+        if not parts or len(set(parts)) != len(parts) or not set(parts) <= set(LOCAL_MOVES):
+            raise ValueError(f"local must be moves of {LOCAL_MOVES} joined by '+', got "
+                             f"{local!r}")
+        if isinstance(n_leap, bool) or not isinstance(n_leap, (int, np.integer)) or n_leap < 1:
+            raise ValueError(f"n_leap must be an integer >= 1, got {n_leap!r}")
+        if not (0.0 < float(eps) < math.inf and 0.0 < float(target) < 1.0):
+            raise ValueError(f"eps must be positive and target in (0, 1), got {eps!r}, "
+                             f"{target!r}")
+        self.sweep, self.rescale, self.hmc = "sweep" in parts, "rescale" in parts, \
+            "hmc" in parts
+        self.shear = "shear" in parts
+        self.hmc_from, self.top_hmc, self._mass = float(hmc_from), int(top_hmc), (None,)
+        self.n_leap, self.log_eps, self.target = int(n_leap), math.log(float(eps)), \
+            float(target)
+        self.adapting, self.n_adapt, self.n_try, self.acc_sum = True, 0, 0, 0.0
+        self.log_eps_bar = self.log_eps
+        if self.hmc:
+            rows, cols, offs, x = observed_cells(problem)
+            self.cells = (np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(
+                cols, np.int64), np.ascontiguousarray(offs, float), np.ascontiguousarray(
+                x, float))
+
+    @property
+    def eps(self):
+        """The current HMC step size."""
+        return math.exp(self.log_eps)
+
+    def freeze(self):
+        """Stop adapting and reset the acceptance counters.
+
+        The step size becomes the running average of the adapted log steps.
+        """
+        if self.adapting and self.n_adapt:
+            self.log_eps = self.log_eps_bar
+        self.adapting, self.n_try, self.acc_sum = False, 0, 0.0
+
+    def start_from(self, other):
+        """Start adapting from ``other``'s step size (a neighbouring rung's)."""
+        self.log_eps = self.log_eps_bar = other.log_eps
+
+    def acceptance(self):
+        """Mean HMC acceptance probability since the last :meth:`freeze` (NaN if none)."""
+        return self.acc_sum / self.n_try if self.n_try else math.nan
+
+    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None):
+        """The extra moves on ``(A, W)`` at the rung's shapes and rates; returns new ``(A, W)``.
+
+        ``aA, rA`` (D x K) and ``aW, rW`` (K x N): the Gamma part ``q^(1 - b) p0^b`` of the
+        rung; ``beta``: the likelihood's power. ``ref_shapes``: the reference's Gamma shapes
+        ``(aA (D x K), aW (K x N))``; given, HMC's inverse mass is ``trigamma(a_ref) (1 - b /
+        2)`` (the reference's variance of ``log x`` at ``b = 0``, half of it at ``b = 1``, as
+        the reference is fitted with twice the posterior's variance), else ``trigamma(a)`` of
+        the rung's own shapes.
+        """
+        if not (self.rescale or self.hmc or self.shear):
+            return A, W
+        A = np.array(A, dtype=float, order="C", copy=True)
+        Wt = np.array(np.asarray(W, float).T, order="C", copy=True)
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(Wt)) and np.all(A > 0)
+                and np.all(Wt > 0)):
+            raise FloatingPointError("the factors are not finite and positive")
+        aWt, rWt = np.ascontiguousarray(aW.T, float), np.ascontiguousarray(rW.T, float)
+        aA, rA = np.ascontiguousarray(aA, float), np.ascontiguousarray(rA, float)
+        if self.shear and A.shape[1] > 1:
+            shear_into(A, Wt, aA, rA, aWt, rWt, seed_state(rng))
+        if self.rescale:
+            code = rescale_into(A, Wt, rA, rWt, aA.sum(0) - aWt.sum(0), seed_state(rng))
+            if code:
+                raise FloatingPointError("the rescaling move met a zero or non-finite scale sum")
+        n_hmc = 0 if not self.hmc or beta < self.hmc_from else (
+            self.top_hmc if beta == 1.0 else 1)
+        if n_hmc:
+            if self._mass[0] != beta:  # the inverse mass of this rung
+                if ref_shapes is None:
+                    self._mass = (beta, polygamma(1, aA), polygamma(1, aWt))
+                else:
+                    f = 1.0 - 0.5 * beta
+                    self._mass = (beta, f * polygamma(1, np.ascontiguousarray(ref_shapes[0])),
+                                  f * polygamma(1, np.ascontiguousarray(ref_shapes[1].T)))
+            tA, tWt = np.log(A), np.log(Wt)
+        for _ in range(n_hmc):
+            pA, pWt = rng.standard_normal(tA.shape), rng.standard_normal(tWt.shape)
+            eps = self.eps * rng.uniform(0.8, 1.2)
+            code, log_acc = hmc_step(tA, tWt, pA, pWt, *self.cells, aA, rA, aWt, rWt,
+                                     float(beta), self._mass[1], self._mass[2], eps,
+                                     self.n_leap, math.log(rng.uniform()))
+            if code == 2:
+                raise FloatingPointError(f"HMC: {HMC_ERRORS[2]}")
+            acc = math.exp(log_acc)
+            self.n_try += 1
+            self.acc_sum += acc
+            if self.adapting:
+                self.n_adapt += 1
+                self.log_eps += ADAPT_GAIN * (acc - self.target)
+                w = max(1.0 / self.n_adapt, ADAPT_AVERAGE)
+                self.log_eps_bar = (1.0 - w) * self.log_eps_bar + w * self.log_eps
+        if n_hmc:
+            A, Wt = np.exp(tA), np.exp(tWt)
+            if not (np.all(A > 0) and np.all(Wt > 0)):
+                raise FloatingPointError("HMC moved a factor entry to zero")
+        return A, np.ascontiguousarray(Wt.T)

@@ -1,0 +1,41 @@
+"""Rank-1 evidence problems with an exact log Z by quadrature (shared by the tempering tests).
+
+Both problems are a 1 x 2 matrix at rank 1, so there is no label switching and the evidence is
+a one- or two-dimensional integral that ``scipy.integrate.quad`` computes to near machine
+precision:
+
+* Poisson with ``Gamma(1, r)`` priors on ``a`` and ``w_j``: ``w_j`` integrates in closed form,
+  ``Z = int r e^(-r a) prod_j r a^x_j / (r + a)^(x_j + 1) da``.
+* Exponential-Gaussian with rates 1 and ``sigma`` fixed: ``Z = int e^-a prod_j int e^-w
+  N(x_j; a w, sigma^2) dw da`` (nested quadrature).
+"""
+
+import math
+
+import numpy as np
+from scipy import integrate, stats
+
+#: the Poisson problem of ``test_reference_path.py`` / ``test_reference_tempering.py``: counts
+#: (12, 5) and rate 0.3 put the posterior far from the prior
+POISSON_X, POISSON_RATE = np.array([12, 5]), 0.3
+#: the exponential-Gaussian problem shared by the SMC, bridge and reference-path tests
+GAUSSIAN_X, GAUSSIAN_SIGMA = np.array([1.2, 0.4]), 0.5
+
+
+def poisson_rank1_log_z(x=POISSON_X, r=POISSON_RATE):
+    """Exact log evidence of ``poisson(x[None, :], 1, a=1.0, b=r)`` (``x`` of length 2)."""
+    x = np.asarray(x)
+    f = lambda a: r * math.exp(-r * a) * np.prod(r * a**x / (r + a) ** (x + 1))  # noqa: E731
+    return math.log(integrate.quad(f, 0, np.inf)[0])
+
+
+def gaussian_rank1_log_z(x=GAUSSIAN_X, sig=GAUSSIAN_SIGMA):
+    """Exact log evidence of ``exponential_gaussian(x[None, :], 1, sigma=sig, lambda_=1.0)``."""
+    x = np.asarray(x)
+
+    def inner(a, xj):
+        return integrate.quad(lambda w: math.exp(-w) * stats.norm.pdf(xj, a * w, sig), 0,
+                              np.inf)[0]
+
+    return math.log(integrate.quad(lambda a: math.exp(-a) * inner(a, x[0]) * inner(a, x[1]),
+                                   0, np.inf)[0])

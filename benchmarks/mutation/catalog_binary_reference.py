@@ -9,6 +9,8 @@ tempered target or of every labelling, the frequencies of ``q``."""
 from benchmarks.mutation._harness import Mutation
 
 _REF = "bnmfzoo/inference/binary/_reference.py"
+#: the remove / add step the reference sweep shares with the plain collapsed sweep
+_CORE = "bnmfzoo/inference/binary/_core.py"
 _T = "tests/binary/test_binary_reference_path.py::"
 _COND = _T + "test_kernel_conditional_matches_direct_computation[0.37]"
 _INV = _T + "test_kernel_leaves_the_tempered_target_invariant[0]"
@@ -25,19 +27,17 @@ MUTATIONS = [
         why="the weights of the collapsed conditional and of the reference swapped: the sweep "
             "targets q^b p^(1-b), not q^(1-b) p^b"),
     Mutation(
-        id="binary-ref-stale-ratio-after-remove", path=_REF,
-        old=("            C0[n, k] -= 1.0\n"
-             "        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])\n"
-             "        r1[n, k] = (a[k] + C1[n, k]) * inv\n"
-             "        r0[n, k] = (b[k] + C0[n, k]) * inv\n"),
-        new="            C0[n, k] -= 1.0\n",
+        id="binary-ref-stale-ratio-after-remove", path=_CORE,
+        old="        C0[n, k] += step\n    inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])\n",
+        new=("        C0[n, k] += step\n    if step < 0.0:\n        return\n"
+             "    inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])\n"),
         tests=(_COND, _INV),
         why="stale count: the cached column ratios still hold the entry's own label while its "
             "conditional is computed"),
     Mutation(
-        id="binary-ref-row-count-not-added", path=_REF,
-        old="        z[i] = k\n        L[f, k] += 1.0\n",
-        new="        z[i] = k\n        L[f, k] += 0.0\n",
+        id="binary-ref-row-count-not-added", path=_CORE,
+        old="    L[f, k] += step\n",
+        new="    L[f, k] += min(step, 0.0)\n",
         tests=(_INV, _ENUM),
         why="the row counter loses every label drawn: the counts drift from the labels"),
     Mutation(

@@ -151,6 +151,37 @@ def _categorical(cum, K, t):
 
 
 @numba.njit(cache=True)
+def _column_ratios(C1, C0, a, b):
+    """Eq. 25's column factors ``(a+C1)/(a+b+M)`` and ``(b+C0)/(a+b+M)``, N x K each."""
+    N, K = C1.shape
+    r1 = np.empty((N, K))
+    r0 = np.empty((N, K))
+    for n in range(N):
+        for k in range(K):
+            inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
+            r1[n, k] = (a[k] + C1[n, k]) * inv
+            r0[n, k] = (b[k] + C0[n, k]) * inv
+    return r1, r0
+
+
+@numba.njit(cache=True, inline="always")
+def _move_label(f, n, k, vi, step, L, C1, C0, a, b, r1, r0):
+    """Add ``step`` (+1 or -1) to an entry's counters under label ``k``, in place.
+
+    Entry ``(f, n)`` with value ``vi``; column ``n``'s cached ratios for ``k`` are refreshed in
+    O(1). The collapsed sweeps' remove (``step = -1``) and add (``step = +1``) step.
+    """
+    L[f, k] += step
+    if vi:
+        C1[n, k] += step
+    else:
+        C0[n, k] += step
+    inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
+    r1[n, k] = (a[k] + C1[n, k]) * inv
+    r0[n, k] = (b[k] + C0[n, k]) * inv
+
+
+@numba.njit(cache=True)
 def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta):
     """One systematic collapsed Gibbs sweep of Eq. 25, in place.
 
@@ -173,28 +204,14 @@ def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta):
     beta : float
         Inverse temperature in (0, 1].
     """
-    N, K = C1.shape
+    K = C1.shape[1]
     tempered = beta != 1.0
-    r1 = np.empty((N, K))
-    r0 = np.empty((N, K))
-    for n in range(N):
-        for k in range(K):
-            inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
-            r1[n, k] = (a[k] + C1[n, k]) * inv
-            r0[n, k] = (b[k] + C0[n, k]) * inv
+    r1, r0 = _column_ratios(C1, C0, a, b)
     cum = np.empty(K)
     for i in range(rows.shape[0]):
         f = rows[i]
         n = cols[i]
-        k = z[i]
-        L[f, k] -= 1.0
-        if v[i]:
-            C1[n, k] -= 1.0
-        else:
-            C0[n, k] -= 1.0
-        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
-        r1[n, k] = (a[k] + C1[n, k]) * inv
-        r0[n, k] = (b[k] + C0[n, k]) * inv
+        _move_label(f, n, z[i], v[i], -1.0, L, C1, C0, a, b, r1, r0)
         total = 0.0
         if tempered:
             r = r1 if v[i] else r0
@@ -211,14 +228,7 @@ def betadir_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta):
                 cum[kk] = total
         k = _categorical(cum, K, u[i] * total)
         z[i] = k
-        L[f, k] += 1.0
-        if v[i]:
-            C1[n, k] += 1.0
-        else:
-            C0[n, k] += 1.0
-        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
-        r1[n, k] = (a[k] + C1[n, k]) * inv
-        r0[n, k] = (b[k] + C0[n, k]) * inv
+        _move_label(f, n, k, v[i], 1.0, L, C1, C0, a, b, r1, r0)
 
 
 def _log_dirichlet_multinomial(conc, counts):

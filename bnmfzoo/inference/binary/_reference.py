@@ -42,7 +42,7 @@ import math
 import numba
 import numpy as np
 
-from bnmfzoo.inference.binary._core import BetaDirChain, _categorical
+from bnmfzoo.inference.binary._core import BetaDirChain, _categorical, _column_ratios, _move_label
 
 __all__ = ["PSEUDO", "betadir_reference_sweep", "BetaDirReference"]
 
@@ -76,31 +76,17 @@ def betadir_reference_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta, log_q
         When ``beta`` is outside [0, 1] or an entry's unnormalized conditional is not finite
         (a non-finite ``log_q``).
     """
-    N, K = C1.shape
+    K = C1.shape[1]
     if not (0.0 <= beta <= 1.0):
         raise ValueError("beta must lie in [0, 1]")
-    r1 = np.empty((N, K))
-    r0 = np.empty((N, K))
-    for n in range(N):
-        for k in range(K):
-            inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
-            r1[n, k] = (a[k] + C1[n, k]) * inv
-            r0[n, k] = (b[k] + C0[n, k]) * inv
+    r1, r0 = _column_ratios(C1, C0, a, b)
     lw = np.empty(K)
     cum = np.empty(K)
     w_ref = 1.0 - beta
     for i in range(rows.shape[0]):
         f = rows[i]
         n = cols[i]
-        k = z[i]
-        L[f, k] -= 1.0
-        if v[i]:
-            C1[n, k] -= 1.0
-        else:
-            C0[n, k] -= 1.0
-        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
-        r1[n, k] = (a[k] + C1[n, k]) * inv
-        r0[n, k] = (b[k] + C0[n, k]) * inv
+        _move_label(f, n, z[i], v[i], -1.0, L, C1, C0, a, b, r1, r0)
         r = r1 if v[i] else r0
         top = -np.inf
         for kk in range(K):
@@ -116,14 +102,7 @@ def betadir_reference_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta, log_q
             cum[kk] = total
         k = _categorical(cum, K, u[i] * total)
         z[i] = k
-        L[f, k] += 1.0
-        if v[i]:
-            C1[n, k] += 1.0
-        else:
-            C0[n, k] += 1.0
-        inv = 1.0 / (a[k] + b[k] + C1[n, k] + C0[n, k])
-        r1[n, k] = (a[k] + C1[n, k]) * inv
-        r0[n, k] = (b[k] + C0[n, k]) * inv
+        _move_label(f, n, k, v[i], 1.0, L, C1, C0, a, b, r1, r0)
 
 
 class BetaDirReference:

@@ -1,14 +1,16 @@
 """Alternative signature sets and their masses on real and synthetic catalogues.
 
 Run with ``nice -n 10 .venv/bin/python -m benchmarks.investigations.signature_alternatives
---data breast|correlated [--rank K] [--genomes 100] [--runs 4] [--particles 100]
-[--budget 600] [--check auto|none]``.
+--data breast|escc|correlated [--rank K] [--genomes 100] [--runs 4] [--particles 100]
+[--budget 600] [--check auto|none] [--reference-particles 100] [--prior-chains 8]
+[--threshold 15]``.
 
-``breast``: the 21-genome breast SBS96 catalogue (:func:`bnmfzoo.datasets.load_sbs96`);
-without ``--rank``, the most probable rank of :func:`bnmfzoo.signatures.extract` (ranks 2-10,
-its default rank method, seed 0) is used. ``correlated``: the synthetic design of that name
-(9 signatures, seed 0, ``--genomes`` genomes), at ``--rank`` (default 9). For the chosen rank it
-runs :func:`bnmfzoo.signatures.alternatives.alternative_signatures` (COSMIC v3.4 reference) and
+``breast``, ``escc``: the 21-genome breast or 552-genome ESCC SBS96 catalogue
+(:func:`bnmfzoo.datasets.load_sbs96`); without ``--rank``, the most probable rank of
+:func:`bnmfzoo.signatures.extract` (ranks 2-10, its default rank method, seed 0) is used.
+``correlated``: the synthetic design of that name (9 signatures, seed 0, ``--genomes``
+genomes), at ``--rank`` (default 9). For the chosen rank it runs
+:func:`bnmfzoo.signatures.alternatives.alternative_signatures` (COSMIC v3.4 reference) and
 prints each alternative's mass, interval, check mass, its signatures' best COSMIC matches, and
 the CPU seconds (``time.process_time`` of this single-threaded process).
 """
@@ -27,7 +29,7 @@ def main(argv=None):
     from bnmfzoo.signatures.alternatives import alternative_signatures, alternatives_table
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", choices=("breast", "correlated"), default="breast")
+    p.add_argument("--data", choices=("breast", "escc", "correlated"), default="breast")
     p.add_argument("--rank", type=int, default=None)
     p.add_argument("--genomes", type=int, default=100)
     p.add_argument("--runs", type=int, default=4)
@@ -35,12 +37,18 @@ def main(argv=None):
     p.add_argument("--moves", type=int, default=5)
     p.add_argument("--budget", type=float, default=None)
     p.add_argument("--check", choices=("auto", "none"), default="auto")
+    p.add_argument("--reference-particles", type=int, default=100,
+                   help="the check's particles per reference-path SMC run, per mode")
+    p.add_argument("--prior-chains", type=int, default=8,
+                   help="the check's plain chains from the prior (0: none)")
+    p.add_argument("--threshold", type=float, default=15.0,
+                   help="smallest max matched angle (degrees) between two modes")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)
     ref = load_cosmic_signatures("v3.4").rename(row="signature", col="channel")
     truth = None
-    if a.data == "breast":
-        X = load_sbs96("breast")
+    if a.data in ("breast", "escc"):
+        X = load_sbs96(a.data)
         rank = a.rank
         if rank is None:
             from bnmfzoo.signatures import extract
@@ -60,12 +68,15 @@ def main(argv=None):
     t0 = time.process_time()
     alt = alternative_signatures(X, rank, ref, n_runs=a.runs, n_particles=a.particles,
                                  n_moves=a.moves, budget_s=a.budget, random_seed=a.seed,
-                                 check=None if a.check == "none" else "auto")
+                                 check=None if a.check == "none" else "auto",
+                                 reference_particles=a.reference_particles,
+                                 prior_chains=a.prior_chains, threshold=a.threshold)
     cpu = time.process_time() - t0
     print(f"\n{alt.attrs['model']}; {cpu:.0f} CPU s (SMC and check "
           f"{alt.attrs['masses_cpu_seconds']:.0f}); log Z {alt.attrs['log_z']:.1f} +- "
           f"{alt.attrs['log_z_se']:.1f}; {alt.attrs['n_modes']} mode(s); established "
-          f"{alt.attrs['established']}\n{alt.attrs['statement']}\n{alt.attrs['unknown']}")
+          f"{alt.attrs['established']}\n{alt.attrs['statement']}\n{alt.attrs['unknown']}\n"
+          f"{alt.attrs['tried']}\n{alt.attrs['next']}")
     for name in alt["alternative"].values:
         d = alt.sel(alternative=name)
         line = (f"  {name:10s} mass {float(d['mass']):.3f} ({float(d['mass_low']):.3f}-"

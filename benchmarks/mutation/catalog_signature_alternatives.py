@@ -56,4 +56,18 @@ MUTATIONS = [
         new="[\"0\" if not np.isfinite(v) else",
         tests=(_TSV,),
         why="alternatives.tsv writes an unknown mass as 0"),
+    Mutation(
+        id="sigalt-budget-never-checked", path=_ALT,
+        old="    if need + used <= budget_s:",
+        new="    if True:",
+        tests=(_T + "test_budget_too_small_says_what_fits",),
+        why="the pilot's estimate ignored: an SMC far over budget_s starts anyway"),
+    Mutation(
+        id="sigalt-next-same-particles", path=_ALT,
+        old="        steps.append(f\"twice the particles, n_particles={2 * P} (command line: "
+            "--particles \"",
+        new="        steps.append(f\"twice the particles, n_particles={P} (command line: "
+            "--particles \"",
+        tests=(_T + "test_next_step_follows_the_reason",),
+        why="the advice repeats the settings that were just tried"),
 ]

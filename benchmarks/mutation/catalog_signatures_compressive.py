@@ -70,4 +70,14 @@ MUTATIONS = [
         tests=(f"{_T}::test_two_signatures_found_with_their_profiles",),
         why="the signatures at the most probable rank are the first columns, not the active "
             "ones"),
+    Mutation(
+        id="signatures-budget-never-checked", path=_GIBBS,
+        old="        if _DEADLINE[0] is not None and time.process_time() > _DEADLINE[0]:\n",
+        new="        if _DEADLINE[0] is not None and time.process_time() > _DEADLINE[0] + 1e9:\n",
+        tests=("tests/signatures/test_signature_budget.py::"
+               "test_sweeps_stop_at_the_first_chunk_boundary_after_the_deadline",
+               "tests/signatures/test_signature_budget.py::"
+               "test_too_small_a_budget_stops_the_compressive_run_early"),
+        why="the CPU budget is never checked between chunks: a too-small budget_s runs the "
+            "whole compressive run (and the alternatives) instead of stopping early"),
 ]

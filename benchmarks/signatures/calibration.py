@@ -4,7 +4,7 @@ Run from the project root::
 
     nice -n 10 .venv/bin/python -m benchmarks.signatures.calibration [--quick]
         [--method compressive|chib] [--designs flat flat_nb] [--cohorts 20] [--genomes 100]
-        [--span 2] [--likelihood poisson|nb]
+        [--span 2] [--likelihood nb|poisson] [--a 1] [--epsilon 0.001] [--seed-start 0]
 
 For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 :func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
@@ -12,10 +12,12 @@ For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 ``--method``: ``chib``, :func:`bnmfzoo.signatures.evidence.rank_posterior` over the ranks
 ``K_true - span .. K_true + span`` (uniform prior over them); ``compressive``,
 :func:`bnmfzoo.signatures.compressive.compressive_rank_posterior` with the workflow's defaults
-(4 chains of 2,000 + 1,000 sweeps at ``min(2 (K_true + span), 20)`` signatures), whose
+(4 chains of 2,000 + 1,000 sweeps at ``min(2 (K_true + span), 20)`` signatures; counts
+negative binomial by default, the workflow's, ``--likelihood poisson`` otherwise), whose
 probabilities cover every rank (those no draw visits count as 0 here; the library reports
-them as bounds). The compressive prior's hyperparameters are Zito & Miller (2024)'s defaults,
-not tuned: the sweeps were chosen on cohorts of other seeds (1000 and up). Then:
+them as bounds). The compressive prior's hyperparameters are Zito & Miller (2024)'s defaults
+(``--a 1 --epsilon 0.001``), not tuned: the sweeps were chosen on cohorts of other seeds (1000
+and up). Then:
 
 * **credible sets of ranks**: the smallest set of ranks (most probable first) whose probability
   reaches ``level`` contains the true K in about ``level`` of the cohorts if the probabilities
@@ -28,7 +30,11 @@ not tuned: the sweeps were chosen on cohorts of other seeds (1000 and up). Then:
   assigned to COSMIC v3.4 (:func:`bnmfzoo.signatures.assignment.assign`); each extracted
   signature is paired one to one with a true signature (Hungarian on cosine), and every
   (signature, reference) probability is scored against "this reference signature is the
-  paired true one". Binned as above.
+  paired true one" (*correct*). Binned as above, for every pair and for the reported best
+  match alone (its probability against whether it is the paired true signature); extracted
+  signatures without a true partner are counted, not scored. Each table's expected
+  calibration error, ``sum_b (n_b / n) |mean p_b - frequency_b|`` over the bins (Naeini,
+  Cooper and Hauskrecht 2015), is printed and saved.
 
 A design name ending in ``_nb`` (``flat_nb``) is that design with negative binomial counts
 (``overdispersion=20``). Ranks the variational screen leaves out, or whose estimate is
@@ -36,9 +42,10 @@ unreliable, have no probability: they are in no credible set and out of the reli
 table, and the number of cohorts whose true K got no probability is printed.
 
 Results go to ``benchmarks/results/signatures_calibration.json`` (``--out``), and each cohort's
-record to the same name with ``.jsonl`` as soon as it finishes. The cost is that of
-``rank_posterior`` (two Chib runs per rank) times cohorts times ranks, or of the compressive
-run (about 25 CPU s per cohort of 100 genomes): ``--quick`` (5 cohorts of 40 genomes, ranks
+record, with its assignment pairs, to the same name with ``.jsonl`` as soon as it finishes.
+The cost is that of ``rank_posterior`` (two Chib runs per rank) times cohorts times ranks, or
+of the compressive run (about 35 CPU s per cohort of 100 genomes with the negative binomial,
+4-5 s per cohort of 20 genomes): ``--quick`` (5 cohorts of 40 genomes, ranks
 K +- 1) is a smoke run, not a calibration.
 """
 
@@ -90,11 +97,32 @@ def reliability(p, hit):
     return rows
 
 
-def _compressive_table(counts, ranks, seed, likelihood="poisson"):
+def ece(p, hit):
+    """Expected calibration error over :data:`BINS`: ``sum_b (n_b / n) |mean p_b - freq_b|``
+    (Naeini et al. 2015)."""
+    p, hit = np.asarray(p, float), np.asarray(hit, float)
+    return float(sum(row["n"] * abs(row["mean_p"] - row["frequency"])
+                     for row in reliability(p, hit)) / len(p))
+
+
+def _fmt(x):
+    return "none" if x is None else f"{x:.4f}"
+
+
+def _print_reliability(rows):
+    print("| bin of p | pairs | mean p | fraction correct (se) | 90% interval |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
+              f"({row['se']:.3f}) | {row['ci90'][0]:.3f}-{row['ci90'][1]:.3f} |")
+
+
+def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon=1e-3):
     from bnmfzoo.signatures.compressive import compressive_rank_posterior
 
     table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=2000,
-                                       n_keep=1000, thin=5, likelihood=likelihood)
+                                       n_keep=1000, thin=5, likelihood=likelihood, a=a,
+                                       epsilon=epsilon)
     table["evaluated"] = True
     table["log_evidence"] = table["se"] = np.nan
     table["probability"] = table["probability"].fillna(0.0)
@@ -102,7 +130,7 @@ def _compressive_table(counts, ranks, seed, likelihood="poisson"):
 
 
 def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
-               method="compressive", likelihood="poisson"):
+               method="compressive", likelihood="poisson", a=1.0, epsilon=1e-3):
     from scipy.optimize import linear_sum_assignment
 
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
@@ -117,7 +145,7 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "compressive":
-            table = _compressive_table(c.counts.values, ranks, seed, likelihood)
+            table = _compressive_table(c.counts.values, ranks, seed, likelihood, a, epsilon)
             ranks = [int(k) for k in table["rank"]]
             if K not in ranks:  # the truth is always a scored rank (probability 0 if unvisited)
                 ranks.append(K)
@@ -127,6 +155,8 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
             table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed,
                                    block_burn=20, block_keep=150)
     phi = table.attrs.get("phi")
+    if method != "compressive":
+        likelihood = "poisson"  # Chib's route has the Poisson likelihood only
     out = dict(seed=seed, K_true=K, ranks=ranks, method=method, likelihood=likelihood,
                phi_median=None if phi is None else float(np.median(phi)),
                probability=[float(v) for v in table["probability"]],
@@ -134,7 +164,8 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
                log_evidence=[float(v) for v in table["log_evidence"]],
                se=[float(v) for v in table["se"]],
                low=[float(v) for v in table["low"]], high=[float(v) for v in table["high"]],
-               note=table.attrs["note"], cpu=time.process_time() - t0, assignment=[])
+               note=table.attrs["note"], cpu=time.process_time() - t0, assignment=[],
+               assignment_top=[])
     T_draws, V_draws = table.attrs["draws"]
     if T_draws is None:
         return out
@@ -151,6 +182,15 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     for k, t in zip(rows, cols):
         for j, name in enumerate(names):
             out["assignment"].append((float(probs.values[k, j]), int(name == true_names[t])))
+    paired = dict(zip(rows.tolist(), cols.tolist()))
+    for k in range(len(mean)):  # the reported best match of every extracted signature
+        j = int(np.argmax(probs.values[k]))
+        t = paired.get(k)
+        out["assignment_top"].append(dict(
+            best=names[j], p=float(probs.values[k, j]),
+            truth=None if t is None else true_names[t],
+            cosine_to_truth=None if t is None else float(cos[k, t]),
+            correct=bool(t is not None and names[j] == true_names[t])))
     return out
 
 
@@ -164,8 +204,13 @@ def main(argv=None):
     p.add_argument("--span", type=int, default=2)
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--method", choices=("compressive", "chib"), default="compressive")
-    p.add_argument("--likelihood", choices=("poisson", "nb"), default="poisson",
-                   help="compressive route: the counts' likelihood")
+    p.add_argument("--likelihood", choices=("poisson", "nb"), default="nb",
+                   help="compressive route: the counts' likelihood (default nb, the workflow's)")
+    p.add_argument("--seed-start", type=int, default=0, help="first cohort seed")
+    p.add_argument("--a", type=float, default=1.0,
+                   help="compressive route: Gamma shape of the exposures (Zito & Miller: 1)")
+    p.add_argument("--epsilon", type=float, default=1e-3,
+                   help="compressive route: prior mean of mu_k (Zito & Miller: 0.001)")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
     a = p.parse_args(argv)
     if a.quick:
@@ -176,15 +221,14 @@ def main(argv=None):
     results = {}
     for design in a.designs:
         cohorts = []
-        for seed in range(a.cohorts):
+        for seed in range(a.seed_start, a.seed_start + a.cohorts):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
                            n_runs=a.runs, reference=ref, method=a.method,
-                           likelihood=a.likelihood)
+                           likelihood=a.likelihood, a=a.a, epsilon=a.epsilon)
             cohorts.append(r)
             RESULTS.mkdir(parents=True, exist_ok=True)
             with open(a.out + "l", "a") as fh:  # one line per cohort as it finishes (.jsonl)
-                fh.write(json.dumps(dict(design=design, **{k: v for k, v in r.items()
-                                                           if k != "assignment"})) + "\n")
+                fh.write(json.dumps(dict(design=design, **r)) + "\n")
             probs = np.asarray(r["probability"], float)
             top = (r["ranks"][int(np.nanargmax(probs))] if np.isfinite(probs).any()
                    else "none reliable")
@@ -214,20 +258,37 @@ def main(argv=None):
                      for r in cohorts)
         print(f"\ntrue K without a probability (not evaluated or unreliable): {missed} of {n}")
         rel = reliability(p_all, hit)
-        print("\nreliability of P(K): | bin | n | mean p | frequency (se) | 90% interval |")
-        for row in rel:
-            print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
-                  f"({row['se']:.3f}) | {row['ci90'][0]:.3f}-{row['ci90'][1]:.3f} |")
+        print("\nreliability of P(K) (every rank of every cohort; correct = the rank is the "
+              "true K):")
+        _print_reliability(rel)
+        print(f"expected calibration error of P(K): {ece(p_all, hit):.3f}")
         pa = [x for r in cohorts for x, _ in r["assignment"]]
         ha = [h for r in cohorts for _, h in r["assignment"]]
         rel_a = reliability(pa, ha) if pa else []
-        print("\nreliability of the assignment probabilities (pairs with p > 0 and all hits):")
-        for row in rel_a:
-            print(f"| {row['bin']} | {row['n']} | {row['mean_p']:.3f} | {row['frequency']:.3f} "
-                  f"({row['se']:.3f}) | {row['ci90'][0]:.3f}-{row['ci90'][1]:.3f} |")
+        print("\nreliability of the assignment probabilities: every (extracted signature paired "
+              "with a true one, reference signature) pair; correct = the reference is the paired "
+              "true signature")
+        _print_reliability(rel_a)
+        top = [t for r in cohorts for t in r["assignment_top"] if t["truth"] is not None]
+        pt, ht = [t["p"] for t in top], [int(t["correct"]) for t in top]
+        rel_t = reliability(pt, ht) if top else []
+        print("\nreliability of the reported best match (its probability against whether it is "
+              "the paired true signature):")
+        _print_reliability(rel_t)
+        unpaired = sum(t["truth"] is None for r in cohorts for t in r["assignment_top"])
+        unmatched = sum(r["K_true"] - sum(t["truth"] is not None for t in r["assignment_top"])
+                        for r in cohorts)
+        ece_a, ece_t = (ece(pa, ha) if pa else None), (ece(pt, ht) if top else None)
+        print(f"expected calibration error: all pairs {_fmt(ece_a)}, best match {_fmt(ece_t)}; "
+              f"extracted signatures without a true partner (surplus, not scored) {unpaired}; true "
+              f"signatures without an extracted partner {unmatched}")
         results[design] = dict(cohorts=[{k: v for k, v in r.items() if k != "assignment"}
                                         for r in cohorts],
-                               coverage=cover, reliability=rel, assignment_reliability=rel_a,
+                               coverage=cover, reliability=rel, ece=ece(p_all, hit),
+                               assignment_reliability=rel_a, assignment_ece=ece_a,
+                               best_match_reliability=rel_t, best_match_ece=ece_t,
+                               surplus_signatures=int(unpaired),
+                               true_signatures_unmatched=int(unmatched),
                                true_rank_without_probability=int(missed))
         RESULTS.mkdir(parents=True, exist_ok=True)
         with open(a.out, "w") as fh:

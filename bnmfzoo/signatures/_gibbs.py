@@ -36,13 +36,14 @@ No array is allocated per sweep: ``V`` is kept transposed during the run and cop
 a draw is kept and at the end.
 """
 
+import contextlib
 import math
 import time
 
 import numpy as np
 from numba import njit, uint64
 
-__all__ = ["seed", "sweeps", "nb_state"]
+__all__ = ["seed", "sweeps", "nb_state", "budget", "BudgetExceeded"]
 
 
 _STATE = np.array([1, 2, 3, 4], dtype=np.uint64)  # xoshiro256+ state of the uniforms
@@ -52,6 +53,38 @@ SMALL = 150
 TINY = 16
 #: seconds of sweeps per compiled call of :func:`sweeps` (the Ctrl-C latency)
 CHUNK_SECONDS = 0.25
+#: the process CPU time (``time.process_time``) at which :func:`sweeps` stops; see :func:`budget`
+_DEADLINE = [None]
+
+
+class BudgetExceeded(Exception):
+    """A CPU budget set by :func:`budget` ran out between two chunks of :func:`sweeps`.
+
+    ``done`` of ``n_sweeps`` sweeps had run (callers running several calls as one run add
+    theirs), at ``per_sweep`` seconds each (None after the call's first chunk, whose time
+    includes loading the kernel); ``where`` and ``needed`` (CPU seconds the whole run would
+    take) are filled in by the callers that know them.
+    """
+
+    def __init__(self, done, n_sweeps, per_sweep):
+        super().__init__(f"the CPU budget ran out after {done} of {n_sweeps} sweeps")
+        self.done, self.n_sweeps, self.per_sweep = done, n_sweeps, per_sweep
+        self.where, self.needed = None, None
+
+
+@contextlib.contextmanager
+def budget(deadline):
+    """Stop :func:`sweeps` between chunks once ``time.process_time()`` passes ``deadline``.
+
+    Within the block, :func:`sweeps` raises :class:`BudgetExceeded` at the first chunk boundary
+    after ``deadline`` (None: no limit). A run that finishes in time has the same draws as
+    without a budget.
+    """
+    old, _DEADLINE[0] = _DEADLINE[0], deadline
+    try:
+        yield
+    finally:
+        _DEADLINE[0] = old
 #: the prior of the negative-binomial shape, ``phi ~ Gamma(1, 0.01)`` (shape, rate): mean 100
 #: (nearly Poisson), 5% below phi = 5; the overdispersion of real catalogues is well inside
 PHI_PRIOR = (1.0, 0.01)
@@ -601,4 +634,7 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         if done >= n_sweeps:
             return out
         per = (time.perf_counter() - t0) / m
+        if _DEADLINE[0] is not None and time.process_time() > _DEADLINE[0]:
+            # the first chunk's time includes loading or compiling the kernel: no rate
+            raise BudgetExceeded(done, int(n_sweeps), per if done > m else None)
         size = max(step, int(CHUNK_SECONDS / max(per, 1e-9)) // step * step)

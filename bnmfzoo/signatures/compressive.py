@@ -112,9 +112,15 @@ def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init, nb=False):
     comp = (a, a0, b0, mu)
     state = _gibbs.nb_state(Y.shape) if nb else None
     _gibbs.seed(rng)
-    _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp, nb=state)
-    out = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("TV",), thin=thin, compressive=comp,
-                        nb=state)
+    burnt = 0
+    try:
+        _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp, nb=state)
+        burnt = n_burn
+        out = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("TV",), thin=thin, compressive=comp,
+                            nb=state)
+    except _gibbs.BudgetExceeded as err:  # count the chain's sweeps, burn-in included
+        err.done, err.n_sweeps = err.done + burnt, n_burn + n_keep
+        raise
     return out["mu"], out["T"], out["V"], out["phi"]
 
 
@@ -200,8 +206,15 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
     prior = (float(alpha), float(a), a * N + 1.0, epsilon * a * N)
     mus, Ts, Vs, phis = [], [], [], []
     for c, ss in enumerate(np.random.SeedSequence(random_seed).spawn(n_chains)):
-        mu, T, V, phi = _chain(data, Y, int(k_max), prior, np.random.default_rng(ss), n_burn,
-                               n_keep, thin, init, nb=likelihood == "nb")
+        try:
+            mu, T, V, phi = _chain(data, Y, int(k_max), prior, np.random.default_rng(ss),
+                                   n_burn, n_keep, thin, init, nb=likelihood == "nb")
+        except _gibbs.BudgetExceeded as err:  # the budget of _gibbs.budget ran out
+            err.where = (f"the compressive run (chain {c + 1} of {n_chains}, {err.done} of "
+                         f"{err.n_sweeps} sweeps)")
+            if err.per_sweep is not None:
+                err.needed = err.per_sweep * n_chains * (n_burn + n_keep)
+            raise
         mus.append(mu)
         phis.append(phi)
         Ts.append(T)

@@ -80,24 +80,34 @@ def _alternatives_html(alt):
     for name in alt["alternative"].values:
         d = alt.sel(alternative=name)
         if "best_match" in alt and bool(np.isfinite(d["mutations"].values).any()):
-            sigs = ", ".join(f"{m} ({c:.2f})" for m, c in zip(d["best_match"].values,
-                                                              d["cosine"].values))
+            sigs = ", ".join(f"{m} ({c:.2f})" if call != "novel" else f"novel (nearest {m}, "
+                             f"{c:.2f})" for m, c, call in zip(
+                                 d["best_match"].values, d["cosine"].values, d["call"].values))
         elif bool(np.isfinite(d["mutations"].values).any()):
             sigs = f"{alt.sizes['signature']} signatures (no reference given)"
         else:
             sigs = "-"
-        mass = float(d["mass"])
+        mass, check = float(d["mass"]), float(d["mass_check"])
+        first = d["cosine_to_first"].values
         rows.append({"alternative": str(name),
-                     "mass": "unknown" if not np.isfinite(mass) else f"{mass:.3f}",
-                     "interval": ("-" if not np.isfinite(mass) or not np.isfinite(
+                     "posterior mass": "unknown" if not np.isfinite(mass) else f"{mass:.3f}",
+                     "95% interval": ("-" if not np.isfinite(mass) or not np.isfinite(
                          float(d["mass_low"])) else
                                   f"{float(d['mass_low']):.3f}-{float(d['mass_high']):.3f}"),
-                     "best matches (cosine)": sigs})
+                     "check's mass": (f"{check:.3f}" if np.isfinite(check) else "not run"
+                                      if "no check" in alt.attrs["statement"] else "-"),
+                     "signatures: best reference match (cosine)": sigs,
+                     "lowest cosine to Alt1": (f"{np.nanmin(first):.2f}"
+                                               if np.isfinite(first).any() else "-")})
     a = alt.attrs
     return ["<h2>Alternative signature sets</h2>",
-            f"<p class='note'>{html.escape(a['model'])}. Established: "
+            f"<p class='note'>{html.escape(a['model'])}. Each row is one set of "
+            f"{alt.sizes['signature']} signatures that explains the catalogue; its mass is "
+            "the posterior probability of that set among the sets found. Established: "
             f"{'yes' if a['established'] else 'no'}. {html.escape(a['statement'])} "
-            f"{html.escape(a['unknown'])}.</p>",
+            f"{html.escape(a['unknown'])}. {html.escape(a.get('tried', '')[:1].upper())}"
+            f"{html.escape(a.get('tried', '')[1:])}. "
+            f"{html.escape(a.get('next', ''))}</p>",
             _table(pd.DataFrame(rows))]
 
 

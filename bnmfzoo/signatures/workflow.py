@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bnmfzoo.signatures import _gibbs
 from bnmfzoo.signatures.assignment import (
     align_draws,
     assign,
@@ -117,7 +118,13 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         (:func:`bnmfzoo.signatures.alternatives.alternative_signatures`); off by default (it
         costs minutes).
     budget_s : float, optional
-        CPU seconds allowed to the alternatives' SMC.
+        CPU seconds allowed to the whole call. The Gibbs sweeps check it between chunks of
+        about a quarter of a second (the clock includes compiling the kernels on a first run
+        without numba's cache): when it runs out, a ``ValueError`` says how far the run got
+        and what to run next, and nothing is returned (no unfinished chains are
+        summarized). With ``alternatives``, their SMC gets what is left
+        (:func:`~bnmfzoo.inference.smc_mode_masses`'s ``budget_s``). None (default): no
+        limit; a run that finishes within its budget has the same numbers as without one.
     alternatives_options : dict, optional
         Further options of :func:`~bnmfzoo.signatures.alternatives.alternative_signatures`
         (``n_particles``, ``n_runs``, ...).
@@ -160,6 +167,11 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
             isinstance(alternatives, (int, np.integer)) and alternatives >= 1)):
         raise ValueError(f"alternatives must be True, False or a rank >= 1, got "
                          f"{alternatives!r}")
+    if budget_s is not None and not (isinstance(budget_s, (int, float, np.number))
+                                     and not isinstance(budget_s, bool)
+                                     and np.isfinite(budget_s) and budget_s > 0):
+        raise ValueError(f"budget_s must be a positive number of CPU seconds, got {budget_s!r}")
+    budget = (budget_s, None if budget_s is None else t0 + budget_s, t0)
     if likelihood is None:
         likelihood = "poisson" if rank_method == "chib" else "nb"
     if likelihood not in ("nb", "poisson"):
@@ -168,8 +180,9 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         raise ValueError("likelihood='nb' needs rank_method='compressive' (Chib's route is "
                          "Poisson only): pass likelihood='poisson'")
     if rank_method == "compressive":
-        table = compressive_rank_posterior(
-            X.values, ranks, k_max=k_max, n_chains=n_chains,
+        table = _budgeted(
+            budget, "the compressive run", compressive_rank_posterior, X.values, ranks,
+            k_max=k_max, n_chains=n_chains,
             n_burn=2000 if n_burn is None else n_burn,
             n_keep=1000 if n_keep is None else n_keep, thin=5, level=level,
             likelihood=likelihood, random_seed=random_seed, progress=progress)
@@ -179,12 +192,12 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
                   f"{n_chains} Gibbs chains at {table.attrs['k_max']} signatures; P(K) is the "
                   "fraction of draws with K active signatures")
     elif rank_method == "chib":
-        table = rank_posterior(X.values, ranks, n_runs=n_runs,
-                               n_burn=300 if n_burn is None else n_burn,
-                               n_keep=400 if n_keep is None else n_keep,
-                               block_rows=block_rows, block_burn=block_burn,
-                               block_keep=block_keep, screen=screen, window=window,
-                               level=level, random_seed=random_seed, progress=progress)
+        table = _budgeted(budget, "Chib's evidence runs", rank_posterior, X.values, ranks,
+                          n_runs=n_runs, n_burn=300 if n_burn is None else n_burn,
+                          n_keep=400 if n_keep is None else n_keep,
+                          block_rows=block_rows, block_burn=block_burn,
+                          block_keep=block_keep, screen=screen, window=window,
+                          level=level, random_seed=random_seed, progress=progress)
         if not table["reliable"].any():
             raise ValueError("no rank has a reliable evidence estimate (" + table.attrs["note"]
                              + "); run more sweeps (n_keep) or compare fewer ranks")
@@ -195,7 +208,8 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
     best = int(table["rank"][table["probability"].fillna(-1.0).idxmax()])
     T_draws, V_draws = table.attrs["draws"]
     if n_starts:  # several starts at the chosen rank, the most probable mode kept
-        picked = best_mode(np.asarray(X.values).T, best, n_starts=n_starts - 1,
+        picked = _budgeted(budget, f"the chains from other starts at rank {best}", best_mode,
+                           np.asarray(X.values).T, best, n_starts=n_starts - 1,
                            chains=[(T_draws, V_draws)],
                            random_seed=np.random.SeedSequence(random_seed).spawn(1)[0])
         T_draws, V_draws = picked["T_draws"], picked["V_draws"]
@@ -230,8 +244,14 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
 
         alt_rank = best if alternatives is True else alternatives
         alt_seed = int(np.random.SeedSequence(random_seed).spawn(2)[1].generate_state(1)[0])
+        left = None if budget_s is None else budget_s - (time.process_time() - t0)
+        if left is not None and left <= 0:
+            raise ValueError(f"budget_s = {budget_s:g} CPU s ran out before the alternatives' "
+                             f"SMC (P(K) took {time.process_time() - t0:.1f} s): nothing is "
+                             "returned; raise budget_s (--budget) by the minutes the "
+                             "alternatives need, or run them alone (alternative_signatures)")
         nodes["alternatives"] = alternative_signatures(
-            X, alt_rank, ref, cutoff=cutoff, budget_s=budget_s, random_seed=alt_seed,
+            X, alt_rank, ref, cutoff=cutoff, budget_s=left, random_seed=alt_seed,
             **(alternatives_options or {}))
         if progress is not None:
             progress("alternatives: " + nodes["alternatives"].attrs["statement"])
@@ -247,6 +267,30 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
                         phi_interval=[float(v) for v in np.quantile(
                             phi, [0.5 - level / 2, 0.5 + level / 2])])
     return dt
+
+
+def _budgeted(budget, stage, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with its Gibbs sweeps stopped at the budget's deadline.
+
+    ``budget`` is ``(budget_s, deadline, t0)``; when the sweeps stop
+    (:class:`bnmfzoo.signatures._gibbs.BudgetExceeded`), one ``ValueError`` says where the run
+    was, what the whole run would need, and what to run next.
+    """
+    budget_s, deadline, t0 = budget
+    try:
+        with _gibbs.budget(deadline):
+            return fn(*args, **kwargs)
+    except _gibbs.BudgetExceeded as err:
+        where = err.where or f"{stage} ({err.done} of {err.n_sweeps} sweeps of one run)"
+        need = ("" if err.needed is None else
+                f" At {1e3 * err.per_sweep:.2g} ms per sweep the whole run's sweeps need about "
+                f"{err.needed:.0f} CPU s.")
+        raise ValueError(
+            f"budget_s = {budget_s:g} CPU s ran out after {time.process_time() - t0:.1f} s, in "
+            f"{where}; nothing is returned or written.{need} Raise budget_s (--budget), or "
+            "run fewer sweeps, chains or ranks (n_burn, n_keep, n_chains, ranks; --burn, "
+            "--keep, --chains, --ranks)."
+        ) from None
 
 
 def _tables(dt):

@@ -12,10 +12,14 @@ traceback for the command, no output written) and nothing runs on.
   waits up to 4 s for each worker process) is not part of the 2 s.
 * per-mode bridge chains (``smc_mode_masses(check="bridge")``): Python loops over compiled
   sweeps of microseconds.
-* ``bnmfzoo signatures`` (the compressive screen and Chib's evidence) on a 2,000-sample cohort,
-  where one compiled sweep takes ~0.4 s: the sweeps run in chunks of about
-  ``CHUNK_SECONDS`` (``signatures/_gibbs.py``; before, one call ran all burn-in sweeps, minutes
-  deaf to Ctrl-C).
+* per-mode parallel tempering along the reference path
+  (``smc_mode_masses(check="reference_pt")``): Python loops over scans of compiled sweeps.
+* ``bnmfzoo signatures`` (the compressive screen with its default negative-binomial sweep and
+  with the Poisson one, and Chib's evidence) on a 2,000-sample cohort, where one compiled sweep
+  takes ~0.4 s: the sweeps run in chunks of about ``CHUNK_SECONDS`` (``signatures/_gibbs.py``;
+  before, one call ran all burn-in sweeps, minutes deaf to Ctrl-C).
+* ``bnmfzoo signatures --alternatives`` during the alternatives' SMC (Python loops over
+  particles and compiled sweeps).
 
 Interpreter start-up, imports and compilation come before ``READY`` and are not timed. All are
 slow tests (each child needs 20-60 s to start on a shared machine).
@@ -158,6 +162,42 @@ def test_bridge_chains_stop_within_two_seconds(tmp_path):
     assert err.rstrip().splitlines()[-1] == "KeyboardInterrupt"
 
 
+_REFERENCE_PT = """
+    import time
+    import numpy as np
+    import bnmfzoo.inference.reference_tempering as rt
+    from bnmfzoo.inference import smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    first = rt.reference_pt
+    said = []
+
+    def marked(*args, **kw):
+        if not said:
+            said.append(1)
+            print("READY", flush=True)
+        return first(*args, **kw)
+
+    rt.reference_pt = marked
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    try:
+        smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2,
+                        check="reference_pt", pt_scans=10**7, random_seed=0)
+    except KeyboardInterrupt:
+        print(f"STOPPED {time.time()!r}", flush=True)
+        raise
+    print("RETURNED", flush=True)
+"""
+
+
+def test_reference_pt_stops_within_two_seconds(tmp_path):
+    seen, exited, code, out, err = _interrupt(tmp_path, _REFERENCE_PT)
+    assert seen is not None and seen < 2.0, (seen, err[-2000:])
+    assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
+    assert "RETURNED" not in out and code == -signal.SIGINT
+    assert err.rstrip().splitlines()[-1] == "KeyboardInterrupt"
+
+
 _SIGNATURES = """
     import inspect, sys, time
     import numpy as np
@@ -180,20 +220,55 @@ _SIGNATURES = """
 
     _gibbs.sweeps = marked
     code = main(["signatures", "cohort.txt", "--out", "out", "--ranks", "2-4", "--quiet",
-                 "--rank-method", sys.argv[2]])
+                 "--rank-method", sys.argv[2], *sys.argv[3:]])
     print(f"STOPPED {time.time()!r}" if code == 130 else "RETURNED", flush=True)
     sys.exit(code)
 """
 
 
-@pytest.mark.parametrize("where,method", [("compressive", "compressive"),
-                                          ("evidence", "chib")])
-def test_signatures_command_stops_within_two_seconds(tmp_path, where, method):
-    seen, exited, code, out, err = _interrupt(tmp_path, _SIGNATURES, where, method)
+@pytest.mark.parametrize("where,method,likelihood", [
+    ("compressive", "compressive", ()),  # the default: negative binomial
+    ("compressive", "compressive", ("--likelihood", "poisson")),
+    ("evidence", "chib", ())])
+def test_signatures_command_stops_within_two_seconds(tmp_path, where, method, likelihood):
+    seen, exited, code, out, err = _interrupt(tmp_path, _SIGNATURES, where, method, *likelihood)
     assert code == 130, err[-2000:]
     assert seen is not None and seen < 2.0, seen
     assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert lines == ["bnmfzoo signatures: interrupted; no result written"], err[-2000:]
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["child.py", "cohort.txt"]
+
+
+_ALTERNATIVES = """
+    import sys, time
+    import bnmfzoo.inference as inference
+    from _sigdata import catalog
+    from bnmfzoo.cli import main
+
+    df, _ = catalog(n_samples=40, burden=400, seed=1)
+    df.to_csv("cohort.txt", sep="\\t", index=False)
+    first = inference.smc_mode_masses
+
+    def marked(*args, **kw):
+        print("READY", flush=True)
+        return first(*args, **kw)
+
+    inference.smc_mode_masses = marked  # alternative_signatures imports it when called
+    code = main(["signatures", "cohort.txt", "--out", "out", "--ranks", "2", "--quiet",
+                 "--chains", "1", "--burn", "20", "--keep", "40", "--alternatives",
+                 "--particles", "1000"])
+    print(f"STOPPED {time.time()!r}" if code == 130 else "RETURNED", flush=True)
+    sys.exit(code)
+"""
+
+
+def test_signature_alternatives_stop_within_two_seconds(tmp_path):
+    seen, exited, code, out, err = _interrupt(tmp_path, _ALTERNATIVES)
+    assert code == 130, err[-2000:]
+    assert seen is not None and seen < 2.0, seen
+    assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert lines == ["bnmfzoo signatures: interrupted; no result written"], err[-2000:]
     assert sorted(f.name for f in tmp_path.iterdir()) == ["child.py", "cohort.txt"]

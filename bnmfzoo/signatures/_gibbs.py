@@ -282,6 +282,15 @@ def _checked_inputs(counts, T, V, mu, comp):
 
 
 @njit(cache=True)
+def _workspace(V, D, K):
+    """The split's work arrays for a (D, K) x (K, N) sweep, and ``V`` transposed (a copy)."""
+    N = V.shape[1]
+    return (np.empty((D, K)), np.empty((N, K)), np.empty((K, N)), np.ascontiguousarray(V.T),
+            np.empty((N, K), dtype=np.int64), np.empty(K), np.empty(K),
+            np.empty((3, K), dtype=np.int64), np.empty(D))
+
+
+@njit(cache=True)
 def _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn, out_T,
            out_V, out_mu):
     """Store sweep ``it``'s draw if it is kept; return its index, else -1.
@@ -323,15 +332,7 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
     on = comp[0] > 0.0
     a_c, a0, b0 = comp[1], comp[2], comp[3]
     rk = _checked_inputs(counts, T, V, mu, comp)
-    s_dk = np.empty((D, K))
-    s_nk = np.empty((N, K))
-    s_kn = np.empty((K, N))
-    Vt = np.ascontiguousarray(V.T)
-    order = np.empty((N, K), dtype=np.int64)
-    rate = np.empty(K)
-    cdf = np.empty(K)
-    tabs = np.empty((3, K), dtype=np.int64)
-    g = np.empty(D)
+    s_dk, s_nk, s_kn, Vt, order, rate, cdf, tabs, g = _workspace(V, D, K)
     for it in range(n_sweeps):
         _orders(Vt, order)
         _split(rows, cols, counts, T, Vt, order, s_dk, s_nk, rate, cdf, tabs, st, tiny, small)
@@ -442,15 +443,7 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
                 raise ValueError("the Gibbs sweep got a non-finite or non-positive theta")
             if not (Yd[d, n] >= 0.0 and np.isfinite(Yd[d, n])):
                 raise ValueError("the Gibbs sweep got a negative or non-finite count")
-    s_dk = np.empty((D, K))
-    s_nk = np.empty((N, K))
-    s_kn = np.empty((K, N))
-    Vt = np.ascontiguousarray(V.T)
-    order = np.empty((N, K), dtype=np.int64)
-    rate = np.empty(K)
-    cdf = np.empty(K)
-    tabs = np.empty((3, K), dtype=np.int64)
-    g = np.empty(D)
+    s_dk, s_nk, s_kn, Vt, order, rate, cdf, tabs, g = _workspace(V, D, K)
     w = np.empty(D)
     W = np.empty((D, K))
     c = np.empty(K)

@@ -39,3 +39,41 @@ def gaussian_rank1_log_z(x=GAUSSIAN_X, sig=GAUSSIAN_SIGMA):
 
     return math.log(integrate.quad(lambda a: math.exp(-a) * inner(a, x[0]) * inner(a, x[1]),
                                    0, np.inf)[0])
+
+
+def poisson_rung_grid(x, b, aA, rA, aW, rW, n=4000):
+    """The exact marginal of ``A`` under a rank-1, 1 x 2 Poisson rung, on a log-spaced grid.
+
+    The rung is ``Gamma(A; aA, rA) prod_j Gamma(W_j; aW_j, rW_j) * prod_j Poisson(x_j | A
+    W_j)^b`` (scalars ``aA, rA``, length-2 ``aW, rW``); the ``W_j`` integrate out in closed form.
+    Returns the grid and the probabilities of its cells.
+    """
+    x, aW, rW = np.asarray(x, float), np.asarray(aW, float), np.asarray(rW, float)
+    g = np.exp(np.linspace(-14.0, 6.0, n))
+    lp = ((aA - 1.0 + b * x.sum()) * np.log(g) - rA * g
+          - np.sum((aW + b * x)[None, :] * np.log(rW[None, :] + b * g[:, None]), 1))
+    w = np.exp(lp - lp.max()) * g  # density in log A
+    return g, w / w.sum()
+
+
+def poisson_rung_draws(rng, n, x, b, aA, rA, aW, rW):
+    """``n`` exact draws ``(A (n,), W (n, 2))`` of the rung of :func:`poisson_rung_grid`."""
+    x, aW, rW = np.asarray(x, float), np.asarray(aW, float), np.asarray(rW, float)
+    g, w = poisson_rung_grid(x, b, aA, rA, aW, rW)
+    A = np.exp(np.interp(rng.uniform(size=n), np.cumsum(w), np.log(g)))
+    W = rng.gamma(aW[None, :] + b * x[None, :], 1.0 / (rW[None, :] + b * A[:, None]))
+    return A, W
+
+
+def poisson_rung_cdfs(x, b, aA, rA, aW, rW):
+    """The exact marginal CDFs of ``A``, ``W_1`` and ``W_2`` under the rung."""
+    x, aW, rW = np.asarray(x, float), np.asarray(aW, float), np.asarray(rW, float)
+    g, w = poisson_rung_grid(x, b, aA, rA, aW, rW, 1500)
+    cdf_a = lambda v: np.interp(np.log(v), np.log(g), np.cumsum(w))  # noqa: E731
+
+    def cdf_w(j):
+        sh, rt = aW[j] + b * x[j], rW[j] + b * g
+        return lambda v: np.sum(w[None, :] * stats.gamma.cdf(
+            np.asarray(v)[:, None], sh, scale=1.0 / rt[None, :]), 1)
+
+    return cdf_a, cdf_w(0), cdf_w(1)

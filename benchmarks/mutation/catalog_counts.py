@@ -33,6 +33,8 @@ _TIN = "tests/frontends/test_interrupts.py::"
 _TXC = "tests/counts/test_exact_conditionals_counts.py::"
 _MARG = "bnmfzoo/inference/counts/gibbs/_marginal.py"
 _TM = "tests/counts/test_counts_marginal.py::"
+_HMC = "bnmfzoo/inference/counts/gibbs/_hmc_moves.py"
+_TH = "tests/counts/test_counts_hmc_moves.py::"
 
 MUTATIONS = [
     Mutation(
@@ -456,4 +458,57 @@ MUTATIONS = [
         tests=(_TM + "test_loglik_product_form_matches_scipy",),
         why="log-likelihood: the running product of the means of counts of 1 renormalized "
             "only once it has under- or overflowed"),
+    Mutation(
+        id="counts-hmc-target-misses-jacobian", path=_HMC,
+        old="                lp += aA[d, k] * tA[d, k] - bA[d, k] * A[d, k]\n",
+        new="                lp += (aA[d, k] - 1.0) * tA[d, k] - bA[d, k] * A[d, k]\n",
+        tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
+               _TH + "test_leapfrog_energy_error_is_second_order[cells]"),
+        why="HMC: the log density of log A misses the Jacobian e^theta (the gradient keeps it)"),
+    Mutation(
+        id="counts-hmc-mean-misses-offset", path=_HMC,
+        old="        m *= offs[c]\n",
+        new="",
+        tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
+               _TH + "test_sbc_hmc_kernel[False]"),
+        why="HMC: the cell means miss the exposure offsets (density and gradient alike)"),
+    Mutation(
+        id="counts-hmc-gradient-misses-offset", path=_HMC,
+        old="        r = (x[c] / m - 1.0) * offs[c]\n",
+        new="        r = x[c] / m - 1.0\n",
+        tests=(_TH + "test_leapfrog_energy_error_is_second_order[cells]",),
+        why="HMC: the gradient misses the offset of the zero-count term (exact but slow: "
+            "only the energy error's order shows it)"),
+    Mutation(
+        id="counts-hmc-final-kinetic-misses-mass", path=_HMC,
+        old="                k1 += 0.5 * imA[d, k] * pA[d, k] * pA[d, k]\n",
+        new="                k1 += 0.5 * pA[d, k] * pA[d, k]\n",
+        tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
+               _TH + "test_hmc_transition_keeps_the_prior[dense]"),
+        why="HMC: the final kinetic energy of A ignores the mass"),
+    Mutation(
+        id="counts-hmc-dense-gradient-misses-offset", path=_HMC,
+        old="            R[d, n] = Xd[d, n] / m - Od[d, n]\n",
+        new="            R[d, n] = Xd[d, n] / m - 1.0\n",
+        tests=(_TH + "test_leapfrog_energy_error_is_second_order[dense]",),
+        why="HMC, dense form: the gradient's zero-count term misses the offsets"),
+    Mutation(
+        id="counts-hmc-dense-density-misses-offset", path=_HMC,
+        old="                    lp += Xd[d, n] * math.log(Od[d, n] * m) - Od[d, n] * m\n",
+        new="                    lp += Xd[d, n] * math.log(Od[d, n] * m) - m\n",
+        tests=(_TH + "test_hmc_transition_keeps_the_prior[dense]",),
+        why="HMC, dense form: the log density's mean of a nonzero cell misses its offset"),
+    Mutation(
+        id="counts-hmc-adapts-after-tuning", path=_HMC,
+        old="        if tune:\n",
+        new="        if True:\n",
+        tests=(_TH + "test_tuning_frozen_and_same_seed_same_draws",),
+        why="HMC: the step size and mass keep adapting during the kept draws (not a fixed "
+            "kernel)"),
+    Mutation(
+        id="counts-hmc-stop-tuning-does-not-freeze", path=_GP,
+        old="            self._hmc.freeze()\n",
+        new="",
+        tests=(_TH + "test_tuning_frozen_and_same_seed_same_draws",),
+        why="GibbsPoisson(moves='hmc'): the end of tuning does not fix the averaged step size"),
 ]

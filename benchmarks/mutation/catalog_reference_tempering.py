@@ -124,21 +124,21 @@ MUTATIONS = [
             "b = 1 (half a trip)"),
     Mutation(
         id="verdict-prior-total-two-sided", path=_V,
-        old="    if prior_log_z > total + 2.0 * comb + LOG_Z_SLACK:",
-        new="    if abs(prior_log_z - total) > 2.0 * comb + LOG_Z_SLACK:",
+        old="    if prior_log_z > total + f * comb + LOG_Z_SLACK:",
+        new="    if abs(prior_log_z - total) > f * comb + LOG_Z_SLACK:",
         tests=(_VERDICT,),
         why="the SMC-from-prior total compared two-sided: its low bias (log of an unbiased "
             "Z-hat) then fails results the per-mode estimators establish"),
     Mutation(
         id="verdict-round-trips-best-run", path=_V,
-        old="if not (t.size and t.min() >= min_trips):",
-        new="if not (t.size and t.max() >= min_trips):",
+        old="skip and not (t.size and t.min() >= min_trips):",
+        new="skip and not (t.size and t.max() >= min_trips):",
         tests=(_VERDICT,),
         why="the round-trip rule applied to the best tempering run of a mode, not to every run"),
     Mutation(
         id="verdict-light-mode-rule-inverted", path=_V,
-        old="        if max(m_s[k], m_p[k]) < MIN_CHECKED:\n            continue",
-        new="        if min(m_s[k], m_p[k]) < MIN_CHECKED:\n            continue",
+        old="        if k in skip or max(m_s[k], m_p[k]) < MIN_CHECKED:\n            continue",
+        new="        if k in skip or min(m_s[k], m_p[k]) < MIN_CHECKED:\n            continue",
         tests=(_VERDICT,),
         why="a mode is skipped when either estimator puts it below 1 %: a mode one estimator "
             "calls heavy and the other empty passes"),

@@ -1,5 +1,6 @@
-"""Mutations of the compressive prior's rank posterior (``bnmfzoo/signatures/compressive.py``)
-and of its conjugate step in the signatures' Gibbs sweep (``bnmfzoo/signatures/_gibbs.py``)."""
+"""Mutations of the compressive prior's rank posterior (``bnmfzoo/signatures/compressive.py``),
+of its conjugate step in the signatures' Gibbs sweep (``bnmfzoo/signatures/_gibbs.py``) and of
+the random compression shape's update (``bnmfzoo/signatures/_shape.py``)."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -7,6 +8,11 @@ _GIBBS = "bnmfzoo/signatures/_gibbs.py"
 _COMP = "bnmfzoo/signatures/compressive.py"
 _T = "tests/signatures/test_signature_compressive.py"
 _EXACT = f"{_T}::test_compressive_step_targets_the_posterior_of_mu"
+_SHAPE = "bnmfzoo/signatures/_shape.py"
+_S = "tests/signatures/test_signature_shape.py"
+_DENS = f"{_S}::test_shape_log_density_is_the_collapsed_conditional"
+_GEW = f"{_S}::test_sweep_with_a_random_shape_keeps_the_prior"
+_NODATA = f"{_S}::test_shape_without_data_targets_its_marginal"
 
 MUTATIONS = [
     Mutation(
@@ -59,7 +65,8 @@ MUTATIONS = [
         why="a rank no draw visits is reported probability 0, not an upper bound"),
     Mutation(
         id="compressive-active-at-epsilon", path=_COMP,
-        old="    return (np.asarray(mu) > multiple * epsilon).sum(axis=-1)\n",
+        old="    return (np.asarray(mu) > np.asarray(multiple)[..., None] * epsilon)"
+            ".sum(axis=-1)\n",
         new="    return (np.asarray(mu) > epsilon).sum(axis=-1)\n",
         tests=(f"{_T}::test_active_counts_rule",),
         why="active at mu_k > epsilon: about half the compressed signatures count as active"),
@@ -80,4 +87,50 @@ MUTATIONS = [
                "test_too_small_a_budget_stops_the_compressive_run_early"),
         why="the CPU budget is never checked between chunks: a too-small budget_s runs the "
             "whole compressive run (and the alternatives) instead of stopping early"),
+    Mutation(
+        id="shape-missing-jacobian", path=_SHAPE,
+        old="    lp = c0 * eta - d0 * a\n",
+        new="    lp = (c0 - 1.0) * eta - d0 * a\n",
+        tests=(_DENS, _GEW),
+        why="the slice sampler on log a forgets the Jacobian: a is drawn from its density in a, "
+            "not in log a (too small)"),
+    Mutation(
+        id="shape-without-mu-prior", path=_SHAPE,
+        old="        lp -= (aN + 2.0) * math.log(mu[k]) + epsilon * aN / mu[k]\n",
+        new="        lp -= 0.0\n",
+        tests=(_DENS, _GEW),
+        why="a's conditional forgets that mu_k's inverse-gamma prior depends on a"),
+    Mutation(
+        id="shape-without-source-lgamma", path=_SHAPE,
+        old="                lp += math.lgamma(a + s) - lga\n",
+        new="                lp += 0.0\n",
+        tests=(_DENS, _GEW),
+        why="the Gamma-Poisson marginal of the sources' sums loses Gamma(a + s) / Gamma(a)"),
+    Mutation(
+        id="shape-slice-shrinks-wrong-side", path=_SHAPE,
+        old="        if eta < eta0:\n            left = eta\n",
+        new="        if eta > eta0:\n            left = eta\n",
+        tests=(f"{_S}::test_shape_slice_step_keeps_its_conditional",),
+        why="the slice's shrinkage cuts the side holding the current point"),
+    Mutation(
+        id="shape-mu-prior-stale", path=_SHAPE,
+        old="    comp[1], comp[2], comp[3] = a_c, a_c * N + 1.0, comp[7] * a_c * N\n",
+        new="    comp[1] = a_c\n",
+        tests=(_GEW, _NODATA),
+        why="after a is drawn, mu's prior InvGamma(a N + 1, epsilon a N) keeps the starting a"),
+    Mutation(
+        id="shape-exposures-keep-old-shape", path=_GIBBS,
+        old="                a_c = shape_step(comp, s_nk, mu, cr, rk, N)\n"
+            "                aV, a0, b0 = a_c, comp[2], comp[3]\n",
+        new="                a_c = shape_step(comp, s_nk, mu, cr, rk, N)\n"
+            "                a0, b0 = comp[2], comp[3]\n",
+        tests=(_GEW, _NODATA),
+        why="the Poisson sweep's exposures keep the starting shape after a is drawn"),
+    Mutation(
+        id="shape-nb-rate-ignores-theta", path=_GIBBS,
+        old="            a_c = shape_step(comp, s_nk, mu, C, rk, N)\n",
+        new="            a_c = shape_step(comp, s_nk, mu, C * 0.0 + 1.0, rk, N)\n",
+        tests=(_GEW,),
+        why="the negative-binomial sweep's update of a uses the Poisson rate 1 in place of "
+            "sum_d theta_dn T_dk for the exposures integrated out"),
 ]

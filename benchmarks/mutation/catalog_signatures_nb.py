@@ -28,8 +28,8 @@ MUTATIONS = [
         why="theta's Gamma shape forgets the cell's count"),
     Mutation(
         id="nb-exposure-rate-poisson", path=_GIBBS,
-        old="1.0 / (bV[n] + rk[k] + c[k])),",
-        new="1.0 / (bV[n] + rk[k] + 1.0)),",
+        old="1.0 / (bn + rk[k] + C[n, k])),",
+        new="1.0 / (bn + rk[k] + 1.0)),",
         tests=(_GEWEKE,),
         why="the exposures' rate is the Poisson one (sum_d T_dk = 1), not sum_d theta_dn T_dk"),
     Mutation(
@@ -71,8 +71,8 @@ MUTATIONS = [
         why="the slice sampler shrinks the bracket on the wrong side of the current point"),
     Mutation(
         id="nb-option-ignored", path=_COMP,
-        old='n_keep, thin, init, nb=likelihood == "nb")',
-        new="n_keep, thin, init, nb=False)",
+        old='init, nb=likelihood == "nb", shape=shape)',
+        new="init, nb=False, shape=shape)",
         tests=(_E2E,),
         why="likelihood='nb' runs the Poisson model"),
 ]

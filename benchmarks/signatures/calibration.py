@@ -4,7 +4,8 @@ Run from the project root::
 
     nice -n 10 .venv/bin/python -m benchmarks.signatures.calibration [--quick]
         [--method compressive|chib] [--designs flat flat_nb] [--cohorts 20] [--genomes 100]
-        [--span 2] [--likelihood nb|poisson] [--a 1] [--epsilon 0.001] [--seed-start 0]
+        [--span 2] [--likelihood nb|poisson] [--a 1|random] [--epsilon 0.001]
+        [--seed-start 0]
 
 For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 :func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
@@ -155,10 +156,14 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
             table = rank_posterior(c.counts.values, ranks, n_runs=n_runs, random_seed=seed,
                                    block_burn=20, block_keep=150)
     phi = table.attrs.get("phi")
+    a_draws = table.attrs.get("a")
     if method != "compressive":
         likelihood = "poisson"  # Chib's route has the Poisson likelihood only
     out = dict(seed=seed, K_true=K, ranks=ranks, method=method, likelihood=likelihood,
                phi_median=None if phi is None else float(np.median(phi)),
+               a_median=None if a_draws is None else float(np.median(a_draws)),
+               a_interval=None if a_draws is None else [
+                   float(v) for v in np.quantile(a_draws, [0.05, 0.95])],
                probability=[float(v) for v in table["probability"]],
                evaluated=[bool(v) for v in table["evaluated"]],
                log_evidence=[float(v) for v in table["log_evidence"]],
@@ -194,6 +199,10 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     return out
 
 
+def _shape_arg(text):
+    return "random" if text == "random" else float(text)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
@@ -207,8 +216,9 @@ def main(argv=None):
     p.add_argument("--likelihood", choices=("poisson", "nb"), default="nb",
                    help="compressive route: the counts' likelihood (default nb, the workflow's)")
     p.add_argument("--seed-start", type=int, default=0, help="first cohort seed")
-    p.add_argument("--a", type=float, default=1.0,
-                   help="compressive route: Gamma shape of the exposures (Zito & Miller: 1)")
+    p.add_argument("--a", type=_shape_arg, default=1.0,
+                   help="compressive route: Gamma shape of the exposures (Zito & Miller: 1), "
+                        "or 'random': learned, a ~ Gamma(1, 1) (the authors' random-a option)")
     p.add_argument("--epsilon", type=float, default=1e-3,
                    help="compressive route: prior mean of mu_k (Zito & Miller: 0.001)")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
@@ -232,9 +242,12 @@ def main(argv=None):
             probs = np.asarray(r["probability"], float)
             top = (r["ranks"][int(np.nanargmax(probs))] if np.isfinite(probs).any()
                    else "none reliable")
+            shape = ("" if r["a_median"] is None else
+                     f", a {r['a_median']:.3g} ({r['a_interval'][0]:.3g}-"
+                     f"{r['a_interval'][1]:.3g})")
             print(f"{design} seed {seed}: K true {r['K_true']}, most probable {top}, "
-                  f"P(K true) = {r['probability'][r['ranks'].index(r['K_true'])]:.3f}, "
-                  f"CPU {r['cpu']:.0f} s", flush=True)
+                  f"P(K true) = {r['probability'][r['ranks'].index(r['K_true'])]:.3f}"
+                  f"{shape}, CPU {r['cpu']:.0f} s", flush=True)
         n = len(cohorts)
         print(f"\n## {design} ({a.method}): {n} cohorts of {a.genomes} genomes")
         print("| level | coverage of the credible set | se | 90% interval | mean set size |")

@@ -35,6 +35,10 @@ iteration on the same matrix in the same run (target <= 1/5). Run from the proje
     python -m benchmarks.speed.converged_counts --nutpie-path DIR          # all five rows
     python -m benchmarks.speed.converged_counts --data breast4 --nuts-draws 300
     python -m benchmarks.speed.converged_counts --data --umi                # UMI cost only
+    python -m benchmarks.speed.converged_counts --data breast4 --ours hmc   # ours = HMC moves
+
+``--ours hmc`` runs ours as ``step=GibbsPoisson(moves="hmc")`` (HMC on the log factors,
+:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`) instead of ``pm.sample()``'s own choice.
 
 nutpie is not a dependency; install it beside the environment (``pip install --target DIR
 nutpie==0.16.11`` plus its pyarrow, arro3-core, obstore) and pass ``--nutpie-path DIR``.
@@ -80,9 +84,10 @@ def nmf_start(X, rank):
     return np.maximum(A, 1e-3), np.maximum(est.components_, 1e-3)
 
 
-def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf"):
+def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ours="default"):
     import pymc as pm
 
+    from bnmfzoo.inference import GibbsPoisson
     from bnmfzoo.inference._step_glue import pymc_default_steps
     from bnmfzoo.models import poisson
 
@@ -103,9 +108,14 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf"):
         # numba kernels load from (or fill) their on-disk cache once: not timed
         pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
                   compute_convergence_checks=False)
+        if ours != "default":
+            pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
+                      compute_convergence_checks=False, step=GibbsPoisson(moves="hmc"))
+        # ours: plain pm.sample(), or (--ours hmc) step=GibbsPoisson(moves="hmc")
+        mine = {} if ours == "default" else {"step": GibbsPoisson(moves="hmc")}
         t = time.process_time()
         dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
-                       progressbar=False, compute_convergence_checks=False, **start)
+                       progressbar=False, compute_convergence_checks=False, **start, **mine)
         runs["ours"] = (arrays(dt["posterior"]), time.process_time() - t,
                         f"{draws}+{tune} x 2")
         del dt
@@ -211,6 +221,9 @@ def main(argv=None):
     parser.add_argument("--init", choices=("nmf", "default"), default="nmf",
                         help="nmf: every chain starts at scikit-learn's KL-NMF solution (the "
                              "mixing within one mode is measured); default: each sampler's own")
+    parser.add_argument("--ours", choices=("default", "hmc"), default="default",
+                        help="default: plain pm.sample() (the cost model's choice); hmc: "
+                             "step=GibbsPoisson(moves='hmc')")
     parser.add_argument("--umi", action="store_true", help="also the UMI-size cost check")
     parser.add_argument("--umi-draws", type=int, default=10)
     parser.add_argument("--umi-repeats", type=int, default=3)
@@ -225,7 +238,7 @@ def main(argv=None):
         use_nutpie = False
     for name in args.data:
         run(name, args.draws, args.tune, args.nuts_draws, args.seed, use_nutpie, args.cells,
-            args.init)
+            args.init, args.ours)
     if args.umi:
         umi_cost(6, args.umi_draws, 3, args.umi_repeats)
 

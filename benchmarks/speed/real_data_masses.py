@@ -26,6 +26,17 @@ prior finding modes only, :mod:`bnmfzoo.inference.reference_tempering`). Without
 particles (and the AIS steps) so that all is expected to use about 80 % of ``--budget`` CPU
 seconds.
 
+**The default route** (``--check auto``), per family: Poisson with constant prior rates ->
+``reference_pt`` with the exact local moves (``sweep+shear+rescale+hmc``, 20 leapfrog steps,
+2,500 kept scans, 2 sweeps per SMC step, the SMC from the prior given 12 % of the pilot's
+sweeps: it only finds modes); exponential-Gaussian and Beta-Dir -> the reference path against
+the SMC from the prior; negative binomial -> the bridge. ``--budget`` caps the whole command
+(CPU seconds, reading and pilot included): when it runs out, the JSON says
+``"established": false`` with ``why_not`` (what ran, what to run next), and lists no mode when
+the SMC from the prior itself did not finish. A mode the reference-path SMC bounds below 0.1 %
+gets no second estimator and carries ``"note": "below 1 %: ..."`` and its ``"bound"``. Results
+of the default command on unseen matrices: ``docs/results/masses_default_route.md``.
+
 Prints a few human lines, then as its **last line one JSON object**::
 
     {"modes": [{"mass": m, "low": l, "high": h, "estimator": "smc", "mass_check": m2,
@@ -50,6 +61,41 @@ import benchmarks._common  # noqa: F401  (one BLAS thread, BNMFZOO_DATA)
 MODELS = ("poisson", "negative_binomial", "exponential_gaussian", "beta_dir")
 #: tempering steps of one run per square root of the dimension (cess 0.9; 6.6 on CCLE rank 3)
 STEPS_PER_ROOT_DIM = 7.0
+#: share of the pilot's sweeps for the SMC from the prior on the ``reference_pt`` route
+PT_PRIOR_SHARE = 0.12
+#: ``--check auto`` for Poisson models with constant prior rates: two per-mode estimators
+#: along the reference path with the exact local moves (established breast SBS96 K = 4 in
+#: 729 CPU s; ``docs/results/masses_default_route.md``); other families: the library's auto
+POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc", "pt_leap": 20,
+                 "pt_scans": 2500, "moves": 2}
+#: the route settings when neither ``--check`` nor the option is given
+ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 5}
+
+
+def _route(model, a):
+    """Resolve ``--check auto`` and the route options not given (``None``) in place of ``a``.
+
+    ``auto``: :data:`POISSON_ROUTE` where the Poisson reference path with local moves exists
+    (constant prior rates), else the library's ``"auto"`` (the reference path for
+    exponential-Gaussian and Beta-Dir models, the bridge for negative binomial ones).
+    """
+    defaults = dict(ROUTE_DEFAULTS)
+    if a.check == "auto":
+        from bnmfzoo.inference.reference_path import reference_adapter
+        from bnmfzoo.inference.smc_masses import family_of_model
+
+        fam = family_of_model(model)
+        try:
+            if fam.name != "poisson":
+                raise ValueError(fam.name)
+            reference_adapter(fam, POISSON_ROUTE["pt_local"], POISSON_ROUTE["pt_leap"])
+            defaults.update(POISSON_ROUTE)
+            a.check = "reference_pt"
+        except ValueError:
+            pass
+    for k, v in defaults.items():
+        if k != "check" and getattr(a, k) is None:
+            setattr(a, k, v)
 
 
 def _num(x):
@@ -140,12 +186,15 @@ def _build(X, rank, model):
 
 
 def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
-    """``(particles, check_refine, sweep seconds)`` filling about 80 % of ``budget``.
+    """``(particles, check_refine, sweep seconds, budget for 20 particles)`` filling about 80 %
+    of ``budget``.
 
     The tempering steps of a run are expected at ``STEPS_PER_ROOT_DIM * sqrt(dimension)``
     (the log-likelihood's sd grows like the root of the dimension; measured 261 steps on CCLE
     rank 3, dimension 1585). The AIS check gets 40 % of the budget, the SMC the rest; the
-    bridge check (a few thousand sweeps per mode) 10 %.
+    bridge check (a few thousand sweeps per mode) 10 %. With ``reference_pt`` the SMC from
+    the prior only finds modes and gets ``PT_PRIOR_SHARE`` (the per-mode SMC and tempering
+    the rest: on breast SBS96 K = 4, 62 particles x 2 moves, as in the established run).
     """
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -164,30 +213,37 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
     sweeps = 0.8 * budget / (steps * per_sweep)  # sweeps per tempering step in the budget
     share = 0.4 if check == "ais" else 0.1
     refine = int(min(50, share * sweeps / max(check_runs, 1)))
-    particles = int((1.0 - share) * sweeps / (runs * moves))
-    return particles, refine, per_sweep
+    smc_share = PT_PRIOR_SHARE if check == "reference_pt" else 1.0 - share
+    particles = int(smc_share * sweeps / (runs * moves))
+    return particles, refine, per_sweep, budget * 20.0 * runs * moves / (smc_share * sweeps)
 
 
 def _print_per_mode(out):
-    """The two per-mode estimators of ``--check reference_pt``, mode by mode."""
+    """The two per-mode estimators of ``--check reference_pt``, mode by mode (the
+    reference-path SMC alone when the budget ran out in the tempering)."""
     pm = out["per_mode"]
     s, t = pm["smc"], pm["pt"]
-    if s is None or t is None:
+    if s is None:
         return
     r2 = lambda v: np.round(np.asarray(v, float), 2).tolist()  # noqa: E731
     print(f"reference-path SMC: log Z per mode {r2(s['log_z'])} +- {r2(s['log_z_se'])}; runs "
           f"{r2(s['run_log_z'])}; total {s['log_z_total']:.2f} +- {s['log_z_total_se']:.2f}; "
           f"chain draws left {np.round(s['left'], 3).tolist()}, path particles left "
           f"{np.round(s['path_left'], 3).tolist()}; temperatures {s['n_temperatures']}; "
-          f"{s['cpu_s']:.1f} CPU s ({s['fit_cpu_s']:.1f} for the fit chains)")
-    print(f"reference-path tempering: log Z per mode {r2(t['log_z'])} +- {r2(t['log_z_se'])};"
-          f" runs {r2(t['run_log_z'])}; total {t['log_z_total']:.2f} +- "
-          f"{t['log_z_total_se']:.2f}; round trips per run {t['round_trips'].tolist()}; rungs "
-          f"{t['n_rungs'].tolist()}; barrier {r2(t['barrier'])}; max rejection "
-          f"{r2(t['max_rejection'])}; b = 1 draws left {np.round(t['pt_left'], 3).tolist()}; "
-          f"{t['cpu_s']:.1f} CPU s (per mode {r2(t['cpu_s_mode'])}; per rung-scan "
-          f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); lowest rung's HMC "
-          f"acceptance {r2(t.get('local_acceptance', [math.nan]))}")
+          f"{s['cpu_s']:.1f} CPU s ({s['fit_cpu_s']:.1f} for the fit chains; per mode "
+          f"{r2(s.get('cpu_s_mode', [math.nan]))}); lowest HMC acceptance of a temperature "
+          f"{r2(s.get('local_acceptance', [math.nan]))}; skipped (bounded below 0.1 %) "
+          f"{pm.get('skipped', [])}")
+    if t is not None:
+            print(f"reference-path tempering: log Z per mode {r2(t['log_z'])} +- "
+              f"{r2(t['log_z_se'])}; runs {r2(t['run_log_z'])}; total {t['log_z_total']:.2f} +- "
+              f"{t['log_z_total_se']:.2f}; round trips per run {t['round_trips'].tolist()}; "
+              f"rungs {t['n_rungs'].tolist()}; barrier {r2(t['barrier'])}; max rejection "
+              f"{r2(t['max_rejection'])}; b = 1 draws left "
+              f"{np.round(t['pt_left'], 3).tolist()}; {t['cpu_s']:.1f} CPU s (per mode "
+              f"{r2(t['cpu_s_mode'])}; per rung-scan "
+              f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); lowest rung's HMC "
+              f"acceptance {r2(t.get('local_acceptance', [math.nan]))}")
     print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
           f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
     for k, m in enumerate(out["modes"]):
@@ -203,27 +259,33 @@ def main(argv=None):
     p.add_argument("--budget", type=float, default=900.0, help="CPU seconds (default 900)")
     p.add_argument("--runs", type=int, default=4)
     p.add_argument("--particles", type=int)
-    p.add_argument("--moves", type=int, default=5)
+    p.add_argument("--moves", type=int,
+                   help="sweeps per particle per step (default 5; 2 on the Poisson route)")
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--check-runs", type=int)
     p.add_argument("--check", choices=("auto", "reference", "reference_pt", "bridge", "ais"),
                    default="auto",
-                   help="the second estimator (auto: the reference path where the family "
-                        "has one, else the bridge; reference_pt: per-mode SMC and per-mode "
-                        "parallel tempering along the reference path, the SMC from the prior "
-                        "finding modes only)")
+                   help="the second estimator (auto: Poisson with constant prior rates -> "
+                        "reference_pt with the local moves sweep+shear+rescale+hmc, 20 leapfrog "
+                        "steps, 2,500 scans; other families: the reference path where the "
+                        "family has one, else the bridge; reference_pt: per-mode SMC and "
+                        "per-mode parallel tempering along the reference path, the SMC from "
+                        "the prior finding modes only)")
     p.add_argument("--pt-runs", type=int, default=4,
                    help="reference_pt: parallel-tempering runs per mode")
-    p.add_argument("--pt-scans", type=int, default=500,
-                   help="reference_pt: kept scans per run (after tuning and burn-in)")
+    p.add_argument("--pt-scans", type=int,
+                   help="reference_pt: kept scans per run (after tuning and burn-in; default "
+                        "500, 2500 on the Poisson route)")
     p.add_argument("--pt-sweeps", type=int, default=1,
                    help="reference_pt: sweeps per replica per scan")
-    p.add_argument("--pt-local", default="sweep",
+    p.add_argument("--pt-local",
                    help="reference_pt, Poisson: each replica's moves per scan, joined by '+' "
                         "from sweep, shear, rescale (the exact group moves), hmc (HMC on "
-                        "log A, log W)")
-    p.add_argument("--pt-leap", type=int, default=10,
-                   help="reference_pt: leapfrog steps per HMC transition")
+                        "log A, log W); default sweep, sweep+shear+rescale+hmc on the Poisson "
+                        "route")
+    p.add_argument("--pt-leap", type=int,
+                   help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
+                        "the Poisson route)")
     p.add_argument("--ref-runs", type=int, default=4,
                    help="reference check: SMC runs per mode from the fitted reference")
     p.add_argument("--ref-particles", type=int, default=100,
@@ -241,18 +303,20 @@ def main(argv=None):
         _check_data(X, a.rank)
         model_name = a.model or _guess_model(X)
         model = _build(X, a.rank, model_name)
+        _route(model, a)
         check_runs = a.check_runs if a.check_runs is not None else 32
         particles, refine, per_sweep = a.particles, 50, math.nan
         if particles is None:
-            particles, refine, per_sweep = _pilot(model, a.budget, a.runs, a.moves, check_runs,
-                                                  a.check)
+            particles, refine, per_sweep, need = _pilot(model, a.budget, a.runs, a.moves,
+                                                        check_runs, a.check)
             if particles < 20 or (a.check == "ais" and refine < 5):
                 ais = (f" and the check {refine} AIS steps per SMC step (at least 5)"
                        if a.check == "ais" else "")
                 raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: "
                                  f"one sweep takes {per_sweep * 1e3:.2f} ms, so {a.runs} runs "
                                  f"would get {particles} particles each (at least 20 needed)"
-                                 + ais)
+                                 + ais + "; it needs at least --budget "
+                                 f"{math.ceil(need / 60) * 60:g} (or fewer --runs)")
         print(f"{a.data}: {X.shape[0]} x {X.shape[1]}, {model_name}, rank {a.rank}; "
               f"{a.runs} SMC runs x {particles} particles x {a.moves} sweeps per step, "
               + (f"{check_runs} AIS runs x {refine} steps per SMC step; " if a.check == "ais"
@@ -273,7 +337,7 @@ def main(argv=None):
                               reference_particles=a.ref_particles,
                               pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,
                               pt_local=a.pt_local, pt_leap=a.pt_leap,
-                              budget_s=a.budget,
+                              budget_s=a.budget - (time.process_time() - t0),
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
         msg = " ".join(str(err).split())
@@ -312,8 +376,11 @@ def main(argv=None):
     print(json.dumps({
         "modes": [{"mass": m["mass"], "low": m["low"], "high": m["high"],
                    "estimator": m["estimator"], "mass_check": _num(m["mass_check"]),
-                   "check_se": _num(m["check_se"])} for m in out["modes"]],
-        "cpu_s": round(cpu, 2), "established": bool(out["established"])}))
+                   "check_se": _num(m["check_se"]),
+                   **({"bound": _num(m["bound"]), "note": m["note"]} if m.get("note") else {})}
+                  for m in out["modes"]],
+        "cpu_s": round(cpu, 2), "established": bool(out["established"]),
+        **({} if out["established"] else {"why_not": " ".join(out["statement"].split())})}))
     return 0
 
 

@@ -10,7 +10,8 @@ from benchmarks.speed.real_data_masses import main
 
 X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
 FAST = ["--rank", "2", "--runs", "2", "--particles", "10", "--moves", "1",
-        "--bridge-draws", "20", "--prior-chains", "2"]
+        "--bridge-draws", "20", "--prior-chains", "2", "--check", "reference"]
+KEYS = {"modes", "cpu_s", "established"}
 
 
 def _write(tmp_path, fmt):
@@ -41,7 +42,8 @@ def _last_json(capsys):
 def test_every_format_prints_the_json_line(tmp_path, capsys, fmt):
     rc = main(["--data", str(_write(tmp_path, fmt)), *FAST])
     out = _last_json(capsys)
-    assert rc == 0 and set(out) == {"modes", "cpu_s", "established"}
+    assert rc == 0 and KEYS <= set(out) <= KEYS | {"why_not"}
+    assert ("why_not" in out) == (not out["established"])
     assert out["modes"] and abs(sum(m["mass"] for m in out["modes"]) - 1.0) < 1e-9
     for m in out["modes"]:
         assert set(m) == {"mass", "low", "high", "estimator", "mass_check", "check_se"}
@@ -66,3 +68,43 @@ def test_an_all_missing_row_is_refused(tmp_path, capsys):
     p.write_text("\n".join(rows) + "\n")
     assert main(["--data", str(p), *FAST]) == 2
     assert "all-missing row" in capsys.readouterr().out
+
+
+def test_a_budget_that_runs_out_prints_no_mass(tmp_path, capsys):
+    """A budget the first tempering step fits in but the SMC from the prior does not: the
+    budget is a cap on the whole call, the JSON holds no mode and says why, promptly."""
+    big = np.random.default_rng(1).poisson(3.0, size=(40, 30))
+    p = tmp_path / "big.npy"
+    np.save(p, big)
+    rc = main(["--data", str(p), "--rank", "3", "--runs", "2", "--particles", "200",
+               "--moves", "5", "--budget", "4"])
+    out = _last_json(capsys)
+    assert rc == 0 and out["modes"] == [] and not out["established"]
+    assert "ran out" in out["why_not"] and "Raise budget_s" in out["why_not"]
+    assert out["cpu_s"] < 4.0 + 3.0  # the cap, the reading and the pilot's compile
+
+
+def test_auto_picks_the_route_per_family(capsys):
+    """``--check auto``: Poisson with constant rates -> reference_pt with the local moves;
+    Gaussian -> the library's auto; options given on the command line are kept."""
+    from argparse import Namespace
+
+    from benchmarks.speed.real_data_masses import POISSON_ROUTE, _build, _route
+
+    def ns(**kw):
+        return Namespace(**{"check": "auto", "pt_local": None, "pt_leap": None,
+                            "pt_scans": None, "moves": None, **kw})
+
+    a = ns()
+    _route(_build(X.astype(float), 2, "poisson"), a)
+    assert a.check == "reference_pt" and a.pt_local == POISSON_ROUTE["pt_local"]
+    assert (a.pt_leap, a.pt_scans, a.moves) == (20, 2500, 2)
+    a = ns(pt_scans=300, moves=3)
+    _route(_build(X.astype(float), 2, "poisson"), a)
+    assert (a.pt_scans, a.moves) == (300, 3)
+    a = ns()
+    _route(_build(X.astype(float) + 0.5, 2, "exponential_gaussian"), a)
+    assert a.check == "auto" and (a.pt_local, a.pt_scans, a.moves) == ("sweep", 500, 5)
+    a = ns()
+    _route(_build(X.astype(float), 2, "negative_binomial"), a)
+    assert a.check == "auto"

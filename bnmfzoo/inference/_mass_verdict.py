@@ -29,6 +29,32 @@ Two routes, both returning the reasons a result is *not* established (an empty l
      many times;
   5. the SMC-from-prior total is **not significantly above** the per-mode total.
 
+  A mode whose mass the reference-path SMC bounds below ``NEGLIGIBLE`` (:func:`mass_upper_bounds`)
+  gets no parallel tempering (``skipped``): conditions 1, 2 (for the tempering), 3 (for the
+  tempering's draws) and 4 do not apply to it, and it is reported as below 1 % with its bound.
+
+**The multiple of the combined standard error.** "Within two combined standard errors" is a
+95 % rule when the errors are known. Here each error is the spread of a few independent runs
+(4 by default: 3 degrees of freedom), and the ratio of a difference to such an estimated error
+follows Student's t, not the normal: at 3 degrees of freedom ``|t| > 2`` happens 14 % of the
+time, not 5 %. :func:`agreement_factor` therefore takes the t quantile 0.975 at the
+Welch-Satterthwaite degrees of freedom of the combined error (:func:`welch_dof`), never less
+than 2 (the normal rule, kept for errors with many degrees of freedom). This **loosens** the
+rule (3.18 instead of 2 at 3 degrees of freedom each side, about 2.45 at 3 + 3): it is the
+nominal 5 % false-failure rate of the rule, stated as statistics, not fitted to a failure.
+
+**Why skipping a negligible mode is safe.** Must-show agreement is required only of modes
+holding at least ``MIN_CHECKED`` (1 %). :func:`mass_upper_bounds` bounds a mode's mass by
+``expit(log Z_k - log Z_top + margin)`` (its mass is at most its share against the heaviest
+mode alone), with the margin the t quantile times the combined error of the two means, plus the
+low bias of an SMC ``log Z``-hat (``sd_k^2 / 2``, Jensen, for the light mode; the heavy mode's
+bias only lowers the ratio, so it is left out) plus ``LOG_Z_SLACK``. A mode is skipped when that
+upper end is below ``NEGLIGIBLE`` = 0.1 %: the bound would have to be wrong by a further factor
+of 10 (2.3 nats beyond its margin) for the mode to reach 1 %, and the other modes' masses move
+by at most its mass, far below their errors. The mode still gets the reference-path SMC and the
+separation checks, its fit chains still enter the basin rule, and nothing about it is claimed as
+established by two estimators.
+
   Why (5) is one-sided: a run of SMC gives an unbiased ``Z``-hat, so ``log Z``-hat is biased
   *low* (Jensen; by about ``sd^2 / 2`` for a run whose ``log Z``-hat has sd ``sd``) and a noisy
   run falls far below the truth more often than above it. The per-mode total sums the modes
@@ -49,8 +75,9 @@ import math
 
 import numpy as np
 
-__all__ = ["check_reasons", "per_mode_reasons", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED",
-           "MIN_ROUND_TRIPS"]
+__all__ = ["check_reasons", "per_mode_reasons", "agreement_factor", "welch_dof",
+           "mass_upper_bounds", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED", "MIN_ROUND_TRIPS",
+           "NEGLIGIBLE"]
 
 #: two log Z agree when within two combined errors plus this (nats): both are slightly low on
 #: the log scale (Jensen), by up to about half a nat at the spreads of the runs established
@@ -61,6 +88,85 @@ MAX_LEFT = 0.05
 MIN_CHECKED = 0.01
 #: round trips every parallel-tempering run of every mode must make
 MIN_ROUND_TRIPS = 10
+#: a mode whose mass is bounded below this gets no second per-mode estimator
+NEGLIGIBLE = 1e-3
+
+
+def welch_dof(se1, dof1, se2, dof2):
+    """Welch-Satterthwaite degrees of freedom of ``hypot(se1, se2)``.
+
+    ``dof`` of an error from ``R`` independent runs is ``R - 1``; ``math.inf`` for a known
+    error.
+
+    Examples
+    --------
+    >>> welch_dof(1.0, 3, 1.0, 3)
+    6.0
+    >>> welch_dof(1.0, 3, 0.0, math.inf)
+    3.0
+    """
+    v1, v2 = float(se1) ** 2, float(se2) ** 2
+    den = (v1 * v1 / dof1 if v1 > 0 else 0.0) + (v2 * v2 / dof2 if v2 > 0 else 0.0)
+    return (v1 + v2) ** 2 / den if den > 0 else math.inf
+
+
+def agreement_factor(dof=math.inf):
+    """How many combined standard errors two estimates may differ by: ``max(2, t_0.975(dof))``.
+
+    See the module docstring (the t quantile where the errors come from a few runs).
+
+    Examples
+    --------
+    >>> agreement_factor(), round(agreement_factor(3), 3), round(agreement_factor(6), 3)
+    (2.0, 3.182, 2.447)
+    """
+    from scipy.stats import t as student_t
+
+    d = float(dof)
+    if not d > 0:
+        return math.inf
+    return 2.0 if math.isinf(d) else max(2.0, float(student_t.ppf(0.975, d)))
+
+
+def _agree(diff, se1, dof1, se2, dof2, slack=0.0):
+    comb = math.hypot(se1, se2)
+    return abs(diff) <= agreement_factor(welch_dof(se1, dof1, se2, dof2)) * comb + slack + 1e-9
+
+
+def mass_upper_bounds(run_log_z):
+    """Upper ends of the modes' masses from per-mode SMC runs: ``(M,)``, NaN where unbounded.
+
+    ``run_log_z`` is ``(M, R)``: each mode's ``R`` independent runs' ``log Z``-hat. The bound
+    of mode ``k`` is ``expit(d_k + margin_k)`` with ``d_k`` the difference of its mean ``log Z``
+    and the heaviest mode's, ``margin_k = agreement_factor(welch) * hypot(se_k, se_top) +
+    sd_k^2 / 2 + LOG_Z_SLACK`` (module docstring). The heaviest mode's bound is 1; a mode
+    with a non-finite run is not bounded (NaN).
+
+    Examples
+    --------
+    >>> b = mass_upper_bounds([[-10.0, -10.1, -9.9, -10.0], [-60.0, -61.0, -59.0, -60.0]])
+    >>> float(b[0]), bool(b[1] < 1e-15)
+    (1.0, True)
+    """
+    lz = np.atleast_2d(np.asarray(run_log_z, float))
+    M, R = lz.shape
+    out = np.full(M, math.nan)
+    ok = np.all(np.isfinite(lz), axis=1)
+    if R < 2 or not ok.any():
+        return out
+    mean = np.where(ok, lz.mean(1), -np.inf)
+    sd = lz.std(1, ddof=1)
+    se = sd / math.sqrt(R)
+    top = int(np.argmax(mean))
+    for k in np.flatnonzero(ok):
+        if k == top:
+            out[k] = 1.0
+            continue
+        f = agreement_factor(welch_dof(se[k], R - 1, se[top], R - 1))
+        x = mean[k] - mean[top] + f * math.hypot(se[k], se[top]) + 0.5 * sd[k] ** 2 \
+            + LOG_Z_SLACK
+        out[k] = 1.0 / (1.0 + math.exp(-x)) if x < 700 else 1.0
+    return out
 
 
 def _finite(x):
@@ -130,7 +236,7 @@ def check_reasons(name, log_z, left, total, total_se, prior_log_z, prior_log_z_s
 
 
 def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
-                     min_trips=MIN_ROUND_TRIPS):
+                     min_trips=MIN_ROUND_TRIPS, *, skipped=(), prior_dof=math.inf):
     """Why two per-mode estimators along the reference path do not establish the masses.
 
     See the module docstring for the five conditions.
@@ -150,6 +256,13 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
         must be among the per-mode estimates.
     min_trips : int
         Round trips required of every parallel-tempering run.
+    skipped : sequence of int
+        Modes bounded below ``NEGLIGIBLE`` that got no parallel tempering
+        (:func:`mass_upper_bounds`): only the reference-path SMC's conditions apply to them.
+    prior_dof : float
+        Degrees of freedom of ``prior_log_z_se`` (runs - 1; ``math.inf``: known). The other
+        errors' come from the number of runs in ``run_log_z`` of ``smc`` and ``pt`` (the
+        agreement multiple is :func:`agreement_factor`).
 
     Examples
     --------
@@ -162,6 +275,7 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
     'the SMC from the prior finds log Z -2.'
     """
     reasons = []
+    skip = {int(k) for k in skipped}
     lz_s, lz_p = np.asarray(smc["log_z"], float), np.asarray(pt["log_z"], float)
     if lz_s.size != n_modes or lz_p.size != n_modes:
         reasons.append(f"{n_modes} modes were found but {lz_s.size} (reference-path SMC) and "
@@ -169,29 +283,32 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
         return reasons
     for k in range(n_modes):
         for what, lz in (("reference-path SMC", lz_s), ("reference-path tempering", lz_p)):
-            if not np.isfinite(lz[k]):
+            if not np.isfinite(lz[k]) and not (k in skip and lz is lz_p):
                 reasons.append(f"mode {k}: the {what} failed (too few draws in the mode)")
     if reasons:
         return reasons
     m_s, m_p = np.asarray(smc["mass"], float), np.asarray(pt["mass"], float)
     s_s, s_p = np.asarray(smc["se"], float), np.asarray(pt["se"], float)
     e_s, e_p = np.asarray(smc["log_z_se"], float), np.asarray(pt["log_z_se"], float)
+    d_s, d_p = _dof(smc), _dof(pt)
     for k in range(n_modes):
-        if max(m_s[k], m_p[k]) < MIN_CHECKED:
+        if k in skip or max(m_s[k], m_p[k]) < MIN_CHECKED:
             continue
-        if not abs(m_s[k] - m_p[k]) <= 2.0 * math.hypot(s_s[k], s_p[k]) + 1e-9:
+        if not _agree(m_s[k] - m_p[k], s_s[k], d_s, s_p[k], d_p):
             reasons.append(f"mode {k}: mass {m_s[k]:.3f} +- {s_s[k]:.3f} (reference-path SMC) "
                            f"vs {m_p[k]:.3f} +- {s_p[k]:.3f} (reference-path tempering)")
-        if not abs(lz_s[k] - lz_p[k]) <= 2.0 * math.hypot(e_s[k], e_p[k]) + LOG_Z_SLACK:
+        if not _agree(lz_s[k] - lz_p[k], e_s[k], d_s, e_p[k], d_p, LOG_Z_SLACK):
             reasons.append(f"mode {k}: log Z {lz_s[k]:.2f} +- {e_s[k]:.2f} (reference-path "
                            f"SMC) vs {lz_p[k]:.2f} +- {e_p[k]:.2f} (reference-path tempering)")
     shares = {"fit-chain draws": np.maximum(smc["left"], pt["left"]),
               "final SMC particles": smc["path_left"], "tempering draws at b = 1":
               pt["pt_left"]}
     for k in range(n_modes):
-        worst = max(shares, key=lambda w: shares[w][k])
-        if not shares[worst][k] <= MAX_LEFT:
-            reasons.append(f"mode {k}: {shares[worst][k]:.0%} of its {worst} left it (modes "
+        shares_k = shares if k not in skip else {  # no tempering draws
+            w: v for w, v in shares.items() if not w.startswith("tempering")}
+        worst = max(shares_k, key=lambda w: shares_k[w][k])
+        if not shares_k[worst][k] <= MAX_LEFT:
+            reasons.append(f"mode {k}: {shares_k[worst][k]:.0%} of its {worst} left it (modes "
                            "not separated)")
     for k, sv in enumerate(smc.get("swapped", ())):
         if not sv <= MAX_LEFT:
@@ -199,13 +316,20 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
                            "label copy (the copies overlap, so log K! over-counts)")
     trips = [np.asarray(t, float) for t in pt["round_trips"]]
     for k, t in enumerate(trips):
-        if not (t.size and t.min() >= min_trips):
+        if k not in skip and not (t.size and t.min() >= min_trips):
             reasons.append(f"mode {k}: a tempering run made {t.min() if t.size else 0:.0f} "
                            f"round trips (at least {min_trips} needed)")
     total, total_se = float(smc["log_z_total"]), float(smc["log_z_total_se"])
     comb = math.hypot(_finite(prior_log_z_se), _finite(total_se))
-    if prior_log_z > total + 2.0 * comb + LOG_Z_SLACK:
+    f = agreement_factor(welch_dof(_finite(prior_log_z_se), prior_dof, _finite(total_se), d_s))
+    if prior_log_z > total + f * comb + LOG_Z_SLACK:
         reasons.append(f"the SMC from the prior finds log Z {prior_log_z:.2f} +- "
                        f"{prior_log_z_se:.2f}, above the per-mode total {total:.2f} +- "
                        f"{total_se:.2f}: mass the per-mode estimates do not hold")
     return reasons
+
+
+def _dof(out):
+    """Degrees of freedom of a per-mode estimator's errors: its runs per mode minus one."""
+    r = np.asarray(out.get("run_log_z", np.zeros((0, 0))), float)
+    return float(r.shape[1] - 1) if r.ndim == 2 and r.shape[1] > 1 else math.inf

@@ -74,15 +74,37 @@ from scipy.special import gammaln, logsumexp
 
 from bnmfzoo.diagnostics._modes.basins import mode_basins
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.inference._mass_budget import check_budget
 from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "reference_adapter", "reference_log_z", "reference_check",
-           "WIDEN"]
+           "WIDEN", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
 WIDEN = 2.0
 #: a mode whose final path particles left it more often than this is not separated
 MAX_LEFT = 0.05
+
+
+#: per family: the local moves, leapfrog steps and kept tempering scans per run that the
+#: per-mode estimators of ``check="reference_pt"`` use by default (breast SBS96, Poisson K = 4:
+#: with the plain sweep the reference-path SMC's log Z lands 1-2 nats low and the tempering
+#: makes too few round trips; ``docs/results/masses_reference_moves.md``)
+LOCAL_DEFAULTS = {"poisson": ("sweep+shear+rescale+hmc", 20, 2500)}
+
+
+def local_defaults(family_name):
+    """``(local, n_leap, pt_scans)``: the default local moves of a family's reference path.
+
+    Poisson models get the group moves and HMC (:data:`LOCAL_DEFAULTS`); every other family
+    the plain sweep, 10 leapfrog steps (unused) and 500 kept scans.
+
+    Examples
+    --------
+    >>> local_defaults("exponential_gaussian")
+    ('sweep', 10, 500)
+    """
+    return LOCAL_DEFAULTS.get(family_name, ("sweep", 10, 500))
 
 
 def _gamma_logpdf(x, a, b):
@@ -336,7 +358,8 @@ class ReferencePath:
         self.dimension = adapter.dimension
 
     def sweep(self, state, beta, rng):
-        """Exact sweep(s) of ``pi_beta`` in place."""
+        """Exact sweep(s) of ``pi_beta`` in place (after the CPU budget's check)."""
+        check_budget()
         self.adapter.sweep(self.q, state, beta, rng)
 
     def loglik(self, state):
@@ -421,7 +444,7 @@ def masses_and_total(lz, se, K, offset=0.0):
 
 def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100, n_moves=5,
                     cess=0.9, n_chains=4, n_draws=200, thin=2, n_burn=50, widen=WIDEN,
-                    offset=0.0):
+                    offset=0.0, local="sweep", n_leap=10):
     """Per-mode evidence along the reference path, and the masses and total it implies.
 
     Parameters
@@ -446,6 +469,15 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     offset : float
         ``log evidence - (the prior SMC's log Z)`` of the family (0 for the likelihood
         families).
+    local, n_leap : str, int
+        Poisson models: each SMC move is the latent-count sweep (``"sweep"``) or adds exact
+        moves after it (``"sweep+shear+rescale+hmc"``: the group moves and, at ``b >= 0.7``,
+        HMC of ``n_leap`` leapfrog steps;
+        :class:`bnmfzoo.inference.counts.tempering._local.RungMoves`). HMC's step size is set
+        at each temperature from the population's acceptance at the previous one and fixed for
+        all of that temperature's moves (:meth:`~bnmfzoo.inference.counts.tempering._local.
+        RungMoves.per_temperature`), so each move is an exact kernel of its temperature given
+        the past; every run starts from the same initial step, so the runs stay independent.
 
     Returns
     -------
@@ -458,15 +490,22 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         copies overlap and ``log K!`` over-counts), ``n_temperatures``, ``log_z_total`` and
         ``log_z_total_se``
         (``log K! + logsumexp``), ``joined`` (pairs of modes whose chains cross both ways),
-        ``basin_groups`` (the clusters of each basin), ``cpu_s``, ``fit_cpu_s``.
+        ``basin_groups`` (the clusters of each basin), ``cpu_s``, ``cpu_s_mode`` (the SMC
+        runs' CPU seconds per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode, the lowest
+        mean HMC acceptance of one temperature over its runs; NaN without HMC),
+        ``local_steps`` (per mode, the last run's ``(b, HMC step, mean acceptance)`` of each
+        temperature with HMC).
     """
     t0 = time.process_time()
-    adapter = reference_adapter(family)
+    adapter = reference_adapter(family, local, n_leap)
+    moves = getattr(adapter, "moves", None)
+    if moves is not None:
+        moves.per_temperature()
     M, K = refs.shape[0], refs.shape[2]
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
     run_lz = np.full((M, n_runs), np.nan)
     left, path_left, swapped = np.zeros(M), np.zeros(M), np.zeros(M)
-    temps = []
+    temps, cpu_mode, acc_local, steps = [], np.zeros(M), np.full(M, np.nan), [[]] * M
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
@@ -482,10 +521,16 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs)
         far, swap = [], []
         center = _label_center(fits[k][1][inside[k]], refs[k])
+        t1 = time.process_time()
         for r, sd in enumerate(seeds):
+            if moves is not None:
+                moves.reset()
             run = smc(path, path.draw, n_particles, np.random.default_rng(sd), cess=cess,
                       n_moves=n_moves)
             run_lz[k, r] = run.log_z
+            if moves is not None and moves.steps():
+                steps[k] = moves.steps()
+                acc_local[k] = np.fmin(acc_local[k], min(a for _, _, a in steps[k]))
             temps[k].append(int(run.betas.size))
             U = _unit_l2(np.stack([np.asarray(family.factors(s)[0], float)
                                    for s in run.states]))
@@ -497,6 +542,7 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             # on another label copy: then the copies overlap and log K! over-counts
             p = matched_angles(U, center[None])[1][:, 0]
             swap.append(float(run.weights[np.any(p != np.arange(K), axis=1)].sum()))
+        cpu_mode[k] = time.process_time() - t1
         path_left[k] = float(np.mean(far))
         swapped[k] = float(np.mean(swap))
         lz[k] = float(run_lz[k].mean())
@@ -507,7 +553,8 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             "n_temperatures": temps,
             "log_z_total": total, "log_z_total_se": total_se,
             "joined": basins["joined"], "basin_groups": basins["groups"],
-            "cpu_s": time.process_time() - t0, "fit_cpu_s": fit_cpu}
+            "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode, "fit_cpu_s": fit_cpu,
+            "local_acceptance": acc_local, "local_steps": steps}
 
 
 def reference_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,

@@ -363,7 +363,7 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
 def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500, n_sweeps=1,
                        n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
                        widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0,
-                       local="sweep", n_leap=10):
+                       local="sweep", n_leap=10, skip=()):
     """Per-mode evidence by parallel tempering along the reference path; masses and total.
 
     The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
@@ -372,7 +372,10 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     choose each replica's local move (Poisson: ``"sweep+rescale+hmc"`` adds the rescaling
     move and an HMC transition of ``n_leap`` leapfrog steps after the sweep,
     :class:`bnmfzoo.inference.counts.tempering._local.RungMoves`; its step size is adapted
-    per rung while the ladder is tuned, then frozen).
+    per rung while the ladder is tuned, then frozen). Modes in ``skip`` (bounded below
+    :data:`~bnmfzoo.inference._mass_verdict.NEGLIGIBLE` by the reference-path SMC) get their
+    fit chains (the basin rule needs every mode's) but no tempering: ``log_z`` ``-inf``, NaN
+    runs and trips.
 
     Returns
     -------
@@ -400,11 +403,12 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
+    skip = {int(k) for k in skip}
     for k in range(M):
         t1 = time.process_time()
         draws = fits[k][0][inside[k]]
         rejection.append([])
-        if draws.shape[0] < 8:
+        if draws.shape[0] < 8 or k in skip:
             cpu_mode[k] = time.process_time() - t1
             continue
         try:
@@ -455,7 +459,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
                    n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
                    thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300, pt_runs=4,
-                   pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10):
+                   pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10,
+                   prior_dof=math.inf):
     """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
 
     The modes are those of the SMC from the prior (``clusters``) and those only plain chains
@@ -463,16 +468,27 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     is estimated by the reference-path SMC
     (:func:`bnmfzoo.inference.reference_path.reference_log_z`) and by parallel tempering
     (:func:`reference_pt_log_z`), and the verdict is
-    :func:`bnmfzoo.inference._mass_verdict.per_mode_reasons`.
+    :func:`bnmfzoo.inference._mass_verdict.per_mode_reasons`. ``pt_local`` and ``pt_leap``
+    choose the local moves of both estimators (the SMC's move at each temperature and each
+    replica's scan).
+
+    A mode whose mass the reference-path SMC bounds below
+    :data:`~bnmfzoo.inference._mass_verdict.NEGLIGIBLE`
+    (:func:`~bnmfzoo.inference._mass_verdict.mass_upper_bounds`) gets no parallel tempering
+    (the rule and why it is safe: :mod:`bnmfzoo.inference._mass_verdict`). When the CPU
+    budget (:mod:`bnmfzoo.inference._mass_budget`) runs out during the tempering, ``pt`` is
+    None and the reason says so; during the reference-path SMC it propagates.
 
     Returns
     -------
     dict
         ``smc`` and ``pt`` (the two estimators' per-mode results, over all modes: the SMC's
-        first), ``n_smc_modes``, ``reasons``, ``prior_chains``, ``prior_ends_in_smc_modes``,
-        ``prior_cpu_s``.
+        first), ``n_smc_modes``, ``reasons``, ``upper`` (per mode, the bound on its mass),
+        ``skipped`` (the modes bounded below ``NEGLIGIBLE``), ``prior_chains``,
+        ``prior_ends_in_smc_modes``, ``prior_cpu_s``.
     """
-    from bnmfzoo.inference._mass_verdict import per_mode_reasons
+    from bnmfzoo.inference._mass_budget import BudgetExhausted
+    from bnmfzoo.inference._mass_verdict import NEGLIGIBLE, mass_upper_bounds, per_mode_reasons
     from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
     from bnmfzoo.inference.reference_path import reference_log_z
 
@@ -491,11 +507,24 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     all_refs = np.concatenate([refs, new_refs])
     fit = dict(n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
     smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
-                              n_particles=n_particles, n_moves=n_moves, cess=cess, **fit)
-    pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
-                                n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
-                                n_leap=pt_leap, **fit)
-    reasons = per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0])
+                              n_particles=n_particles, n_moves=n_moves, cess=cess,
+                              local=pt_local, n_leap=pt_leap, **fit)
+    upper = mass_upper_bounds(smc_out["run_log_z"])
+    skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
+    t1 = time.process_time()
+    try:
+        pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
+                                    n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
+                                    n_leap=pt_leap, skip=skipped, **fit)
+        reasons = per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],
+                                   skipped=skipped, prior_dof=prior_dof)
+    except BudgetExhausted as err:
+        pt_out = None
+        todo = all_refs.shape[0] - len(skipped)
+        reasons = [f"{err} during the parallel tempering of {todo} mode(s), after "
+                   f"{time.process_time() - t1:.0f} CPU s of it (the reference-path SMC took "
+                   f"{smc_out['cpu_s']:.0f} s): raise budget_s or lower pt_scans / pt_runs"]
     return {"smc": smc_out, "pt": pt_out, "n_smc_modes": K, "reasons": reasons,
+            "upper": upper, "skipped": skipped,
             "prior_chains": prior_chains, "prior_cpu_s": prior_cpu,
             "prior_ends_in_smc_modes": None if near is None else int(np.sum(near >= 0))}

@@ -67,9 +67,13 @@ plain chain from the prior ending in a mode the SMC found; reference: the same, 
 final path particles, too, staying in their mode and on their label copy, and the totals
 compared one-sidedly, as in 4.: an SMC-from-prior total far below the per-mode total is the
 SMC's own low noise, one significantly above it fails; AIS: no single weight above half the
-total). Otherwise ``statement`` says what
-failed and what to run next, and the masses are reported with ``established = False``. Modes no
-particle reached are not listed: their mass is unknown, not zero (``statement`` says so).
+total). The agreement multiple is :func:`bnmfzoo.inference._mass_verdict.agreement_factor`: two
+standard errors, or the t quantile where an error is the spread of a few runs. Otherwise
+``statement`` says what failed and what to run next, and the masses are reported with
+``established = False``. Modes no particle reached are not listed: their mass is unknown, not
+zero (``statement`` says so). With ``check="reference_pt"`` a mode the reference-path SMC
+bounds below 0.1 % gets no tempering and is reported as below 1 % with its bound (``note``,
+``bound``; the rule and why it is safe: :mod:`bnmfzoo.inference._mass_verdict`).
 
 References
 ----------
@@ -91,6 +95,13 @@ import numpy as np
 from bnmfzoo._base.rng import as_generator
 from bnmfzoo.diagnostics._modes.masses import mass_interval
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, cluster_members, matched_angles
+from bnmfzoo.inference._mass_budget import (
+    BudgetedSweep,
+    BudgetExhausted,
+    nothing_established,
+    with_budget,
+)
+from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
 from bnmfzoo.inference.tempering import log_z_summary, smc
 
 __all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
@@ -317,14 +328,18 @@ def _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_
     ms, ss = (nan, nan) if smc_o is None else (smc_o["mass"], smc_o["se"])
     mp, sp = (nan, nan) if pt_o is None else (pt_o["mass"], pt_o["se"])
     D, R = A_al.shape[1:]
-    modes = []
+    modes, upper = [], pm.get("upper", nan)
     for k in range(M):
         lo, hi = (mass_interval(ms[k], ss[k], ref_size[0] * ref_size[1], ref_size[0] - 1)
                   if np.isfinite(ss[k]) else (0.0, 1.0))
-        m = label == k
+        m, skip = label == k, k in pm.get("skipped", ())
         modes.append({"mass": float(ms[k]), "se": float(ss[k]), "low": lo, "high": hi,
-                      "estimator": "reference_path", "mass_check": float(mp[k]),
-                      "check_se": float(sp[k]), "check_estimator": "reference_tempering",
+                      "estimator": "reference_path", "bound": float(upper[k]),
+                      "mass_check": math.nan if skip else float(mp[k]),
+                      "check_se": math.nan if skip else float(sp[k]),
+                      "check_estimator": "none: below 1 %" if skip else "reference_tempering",
+                      "note": (f"below 1 %: the reference-path SMC bounds its mass by "
+                               f"{upper[k]:.1e}, so no second estimator" if skip else ""),
                       "smc_prior_mass": float(mass[k]) if k < K else math.nan,
                       "smc_prior_se": float(se[k]) if k < K else math.nan,
                       "n_members": int(m.sum()),
@@ -358,11 +373,12 @@ def _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_
                          "n_temperatures": [int(r.betas.size) for r in runs]}}
 
 
+@with_budget
 def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                     inner_sweeps=1, check="auto", check_runs=32, check_refine=50,
                     bridge_chains=4, bridge_draws=300, bridge_thin=2, prior_chains=8,
                     prior_sweeps=300, reference_runs=4, reference_particles=100, pt_runs=4,
-                    pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10,
+                    pt_scans=None, pt_sweeps=1, pt_local=None, pt_leap=None,
                     threshold=15.0, budget_s=None, random_seed=None):
     """Posterior masses of the modes of an NMF model, with an independent check.
 
@@ -414,9 +430,13 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         ``"reference_pt"``: independent parallel-tempering runs per mode, their scans kept on
         the frozen ladder (after tuning and burn-in) and sweeps per replica per scan.
     pt_local, pt_leap : str, int
-        ``"reference_pt"``, Poisson models: the replicas' local moves per scan (``"sweep"``;
-        ``"sweep+shear+rescale+hmc"`` adds the group moves and, at the top rungs, HMC of
-        ``pt_leap`` leapfrog steps: :class:`bnmfzoo.inference.counts.tempering._local.RungMoves`).
+        ``"reference_pt"``, Poisson models: the local moves of both per-mode estimators (each
+        reference-path SMC step's move and each replica's scan): ``"sweep"``, or
+        ``"sweep+shear+rescale+hmc"``, which adds the group moves and, at the top rungs, HMC of
+        ``pt_leap`` leapfrog steps (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`).
+        ``None`` (``pt_scans`` too): the family's defaults,
+        :func:`bnmfzoo.inference.reference_path.local_defaults` (Poisson: the moves, 20
+        leapfrog steps, 2,500 scans; other families: the sweep and 500 scans).
     prior_chains, prior_sweeps : int
         Plain chains from exact prior draws and their sweeps, run with the bridge and
         reference checks: a
@@ -425,8 +445,12 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     threshold : float
         Smallest max matched angle (degrees) between two modes.
     budget_s : float, optional
-        CPU seconds allowed: a ValueError before the work starts when one SMC step of all runs
-        would not fit, and the result is not established when the SMC alone used it up.
+        CPU seconds allowed for the whole call, a cap (:mod:`bnmfzoo.inference._mass_budget`:
+        checked at every sweep of the family and of the reference path, so the overrun is one
+        sweep): a ValueError before the work starts when one SMC step of all runs would not
+        fit; when it runs out during the SMC from the prior, no mode is listed (every mass
+        unknown) and ``statement`` says what to run; during a check, the masses found so far
+        are returned unchecked (``mass_check`` NaN), not established, with the reason.
     random_seed : int or numpy.random.Generator, optional
 
     Returns
@@ -464,13 +488,18 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                          f"or None, got {check!r}")
     if check_runs == 1:
         raise ValueError("check_runs must be 0 or an integer >= 2, got 1")
+    if budget_s is not None and not (isinstance(budget_s, (int, float)) and budget_s > 0):
+        raise ValueError(f"budget_s must be a positive number of CPU seconds, got {budget_s!r}")
+    family = family_of_model(model, inner_sweeps)
+    from bnmfzoo.inference.reference_path import local_defaults
+
+    dl, dn, ds = local_defaults(family.name)  # the family's local moves where not given
+    pt_local = dl if pt_local is None else pt_local
+    pt_leap, pt_scans = dn if pt_leap is None else pt_leap, ds if pt_scans is None else pt_scans
     if check == "reference_pt":
         pt_runs, pt_scans = _check_int("pt_runs", pt_runs, 2), _check_int("pt_scans", pt_scans, 2)
         pt_sweeps = _check_int("pt_sweeps", pt_sweeps, 1)
         pt_leap = _check_int("pt_leap", pt_leap, 1)
-    if budget_s is not None and not (isinstance(budget_s, (int, float)) and budget_s > 0):
-        raise ValueError(f"budget_s must be a positive number of CPU seconds, got {budget_s!r}")
-    family = family_of_model(model, inner_sweeps)
     if check == "auto":
         from bnmfzoo.inference.reference_path import reference_adapter
 
@@ -491,17 +520,24 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                              f"{n_runs} runs x {n_particles} particles x {n_moves} sweeps takes "
                              f"~{one_step:.1f} s and a run needs tens of steps; raise budget_s "
                              "or lower n_particles")
+        family.tempered = BudgetedSweep(family.tempered)  # checked at every sweep from here
     runs, seeds = [], np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
-    for sd in seeds[:n_runs]:
-        runs.append(smc(family.tempered, family.draw_prior, n_particles,
-                        np.random.default_rng(sd), cess=cess, n_moves=n_moves))
+    try:
+        for sd in seeds[:n_runs]:
+            runs.append(smc(family.tempered, family.draw_prior, n_particles,
+                            np.random.default_rng(sd), cess=cess, n_moves=n_moves))
+        weights = np.concatenate([r.weights for r in runs])
+        noise = _within_mode_angle(family, [s for r in runs for s in r.states], weights,
+                                   n_moves, np.random.default_rng(seeds[-1].spawn(1)[0]))
+    except BudgetExhausted as err:
+        return nothing_established(err, family, "the SMC from the prior", len(runs), n_runs, t0,
+                                   f"Raise budget_s (the SMC from the prior alone needs more "
+                                   f"than {err.used_s:.0f} CPU s) or lower n_particles "
+                                   f"({n_particles}) or n_moves ({n_moves})")
     factors = [family.factors(s) for r in runs for s in r.states]
     A = np.stack([f[0] for f in factors])
     W = np.stack([f[1] for f in factors])
     run_of = np.repeat(np.arange(n_runs), n_particles)
-    weights = np.concatenate([r.weights for r in runs])
-    noise = _within_mode_angle(family, [s for r in runs for s in r.states], weights,
-                               n_moves, np.random.default_rng(seeds[-1].spawn(1)[0]))
     cut = max(float(threshold), NOISE_FACTOR * noise)
     cl = cluster_members(A, weights=weights / n_runs, threshold=cut)
     label, K = cl["label"], cl["reference"].shape[0]
@@ -524,66 +560,76 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                     prior_chains=_check_int("prior_chains", prior_chains, 0),
                     prior_sweeps=_check_int("prior_sweeps", prior_sweeps, 1))
 
-    if check == "bridge" and check_runs:
-        from bnmfzoo.inference.mode_bridge import bridge_check
+    try:
+        if check == "bridge" and check_runs:
+            from bnmfzoo.inference.mode_bridge import bridge_check
 
-        chk, chk_se, extra, br_reasons, bridge_out = bridge_check(
-            model, family, [s for r in runs for s in r.states], label, weights, cl, log_z,
-            log_z_se, np.random.default_rng(seeds[-1]),
-            n_chains=_check_int("bridge_chains", bridge_chains, 2),
-            n_draws=_check_int("bridge_draws", bridge_draws, 8),
-            thin=_check_int("bridge_thin", bridge_thin, 1),
-            prior_chains=_check_int("prior_chains", prior_chains, 0),
-            prior_sweeps=_check_int("prior_sweeps", prior_sweeps, 1))
-        reasons.extend(br_reasons)
-    elif check == "reference" and check_runs:
-        from bnmfzoo.inference.reference_path import reference_check
+            chk, chk_se, extra, br_reasons, bridge_out = bridge_check(
+                model, family, [s for r in runs for s in r.states], label, weights, cl, log_z,
+                log_z_se, np.random.default_rng(seeds[-1]),
+                n_chains=_check_int("bridge_chains", bridge_chains, 2),
+                n_draws=_check_int("bridge_draws", bridge_draws, 8),
+                thin=_check_int("bridge_thin", bridge_thin, 1),
+                prior_chains=_check_int("prior_chains", prior_chains, 0),
+                prior_sweeps=_check_int("prior_sweeps", prior_sweeps, 1))
+            reasons.extend(br_reasons)
+        elif check == "reference" and check_runs:
+            from bnmfzoo.inference.reference_path import reference_check
 
-        chk, chk_se, extra, br_reasons, bridge_out = reference_check(
-            family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
-            np.random.default_rng(seeds[-1]), **reference_kw())
-        reasons.extend(br_reasons)
-    elif check == "reference_pt" and check_runs:
-        from bnmfzoo.inference.reference_tempering import per_mode_check
+            chk, chk_se, extra, br_reasons, bridge_out = reference_check(
+                family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
+                np.random.default_rng(seeds[-1]), **reference_kw())
+            reasons.extend(br_reasons)
+        elif check == "reference_pt" and check_runs:
+            from bnmfzoo.inference.reference_tempering import per_mode_check
 
-        pm = per_mode_check(
-            family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
-            np.random.default_rng(seeds[-1]), **reference_kw(), pt_runs=pt_runs,
-            pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap)
-        return _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se,
-                                log_z_sd, family, budget_s, smc_cpu, t0,
-                                (reference_runs, reference_particles))
-    elif check == "ais" and check_runs:
-        refine = _check_int("check_refine", check_refine, 1)
-        chk, chk_se, max_share, far, _ = _ais_check(family, cl["reference"], cl["cut"],
-                                                    check_runs,
-                                                    ais_schedule(runs[0].betas, refine),
-                                                    np.random.default_rng(seeds[-1]))
-        if max_share > 0.5:
-            reasons.append(f"one AIS run holds {max_share:.0%} of the check's weight")
-        if far > 0.05:
-            reasons.append(f"{far:.0%} of the AIS weight lies in modes the SMC did not find")
-    else:
+            pm = per_mode_check(
+                family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
+                np.random.default_rng(seeds[-1]), **reference_kw(), pt_runs=pt_runs,
+                pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap,
+                prior_dof=n_runs - 1)
+            return _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se,
+                                    log_z_sd, family, budget_s, smc_cpu, t0,
+                                    (reference_runs, reference_particles))
+        elif check == "ais" and check_runs:
+            refine = _check_int("check_refine", check_refine, 1)
+            chk, chk_se, max_share, far, _ = _ais_check(family, cl["reference"], cl["cut"],
+                                                        check_runs,
+                                                        ais_schedule(runs[0].betas, refine),
+                                                        np.random.default_rng(seeds[-1]))
+            if max_share > 0.5:
+                reasons.append(f"one AIS run holds {max_share:.0%} of the check's weight")
+            if far > 0.05:
+                reasons.append(f"{far:.0%} of the AIS weight lies in modes the SMC did not find")
+        else:
+            chk = chk_se = np.full(K, math.nan)
+            reasons.append("no check was run (check=None or check_runs=0)")
+    except BudgetExhausted as err:  # what the SMC from the prior found, unchecked
         chk = chk_se = np.full(K, math.nan)
-        reasons.append("no check was run (check=None or check_runs=0)")
+        extra, bridge_out = None, None
+        reasons.append(f"{err} during the {check} check, after "
+                       f"{time.process_time() - t0 - smc_cpu:.0f} CPU s of it (the SMC from "
+                       f"the prior took {smc_cpu:.0f} s): raise budget_s")
+        check = "none: the budget ran out"
     min_ess = min(r.final_ess for r in runs)
     if min_ess < 0.1:
         reasons.append(f"a run ended with an ESS of {min_ess:.1%} of its particles")
     if not log_z_sd < 2.0:
         reasons.append(f"the runs' log Z disagree (sd {log_z_sd:.2f} nats)")
-    modes = []
+    modes, chk_dof = [], reference_runs - 1 if check == "reference" else math.inf
     for k in range(K):
         lo, hi = mass_interval(mass[k], se[k], n_runs * n_particles, n_runs - 1)
-        agree = abs(mass[k] - chk[k]) <= 2.0 * math.hypot(se[k], chk_se[k]) + 1e-9
-        if max(mass[k], chk[k]) >= MIN_CHECKED and check and check_runs and not agree:
+        f = agreement_factor(welch_dof(se[k], n_runs - 1, chk_se[k], chk_dof))
+        agree = abs(mass[k] - chk[k]) <= f * math.hypot(se[k], chk_se[k]) + 1e-9
+        if max(mass[k], chk[k]) >= MIN_CHECKED and np.isfinite(chk[k]) and not agree:
             reasons.append(f"mode {k}: SMC {mass[k]:.3f} +- {se[k]:.3f} vs {check} "
                            f"{chk[k]:.3f} +- {chk_se[k]:.3f}")
         m = label == k
         modes.append({"mass": float(mass[k]), "se": float(se[k]), "low": lo, "high": hi,
                       "estimator": "smc", "mass_check": float(chk[k]),
                       "check_se": float(chk_se[k]),
-                      "check_estimator": {"bridge": "bridge", "reference": "reference_path"}
-                      .get(check, "ais_prior"),
+                      "check_estimator": {"bridge": "bridge", "reference": "reference_path",
+                                          "ais": "ais_prior"}.get(check, check or "none"),
                       "n_members": int(m.sum()), "A": A_al[m], "W": W_al[m],
                       "member_weight": weights[m] / n_runs})
     for k, (mk, sk) in enumerate(extra or []):  # modes only plain chains from the prior found

@@ -13,7 +13,9 @@ Gamma(a_V + s_kn, b_V[n] + 1)``, and returns the source sums ``s_dk = sum_n S_dk
 average. With ``compressive=`` the exposures' rate of signature ``k`` gains ``a / mu_k`` and
 ``mu_k`` is drawn after the exposures from its inverse-gamma conditional (the compressive
 prior of Zito & Miller 2024: :mod:`bnmfzoo.signatures.compressive`); without it, the draws are
-those of the plain model, number for number.
+those of the plain model, number for number. With ``shape=`` the compression shape ``a`` is
+random too, ``a ~ Gamma(c0, d0)``, drawn with the exposures integrated out just before them
+(:mod:`bnmfzoo.signatures._shape`); ``mu_k``'s prior then follows the current ``a``.
 
 With ``nb=`` the likelihood is negative binomial, as a Gamma-Poisson mixture: ``Y_dn ~
 Poisson(theta_dn (T V)_dn)``, ``theta_dn ~ Gamma(phi, phi)`` (mean 1, variance of the counts
@@ -42,6 +44,8 @@ import time
 
 import numpy as np
 from numba import njit, uint64
+
+from bnmfzoo.signatures._shape import check_shape_prior, poisson_rates, shape_comp, shape_step
 
 __all__ = ["seed", "sweeps", "nb_state", "budget", "BudgetExceeded"]
 
@@ -263,6 +267,7 @@ def _checked_inputs(counts, T, V, mu, comp):
         if not (np.isfinite(a_c) and a_c > 0.0 and np.isfinite(a0) and a0 > 0.0
                 and np.isfinite(b0) and b0 > 0.0):
             raise ValueError("the Gibbs sweep got a non-finite or non-positive hyperprior")
+        check_shape_prior(comp)
         for k in range(K):
             if not (np.isfinite(mu[k]) and mu[k] > 0.0):
                 raise ValueError("the Gibbs sweep got a non-finite or non-positive mu")
@@ -319,20 +324,24 @@ def _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, ou
 
 @njit(cache=True)
 def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_every,
-            out_sdk, out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu):
+            out_sdk, out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu, out_a=None):
     """``n_sweeps`` sweeps in place; the statistics of every sweep go to the ``out_*``.
 
     ``comp = (on, a, a0, b0)``: with ``on > 0`` the exposures' rate of signature ``k`` is
     ``b_V[n] + a / mu[k]`` and ``mu`` (updated in place) is drawn after the exposures from its
     inverse-gamma conditional (:func:`sweeps`); with ``on = 0`` ``mu`` is not touched and no
-    random number is spent on it.
+    random number is spent on it. ``comp = (1, a, a0, b0, 1, c0, d0, epsilon)``: the shape
+    ``a`` (also the exposures' shape, in place of ``aV``) is random, drawn before the
+    exposures (:func:`bnmfzoo.signatures._shape.shape_step`), its kept draws in ``out_a``.
     """
     D, K = T.shape
     N = V.shape[1]
     on = comp[0] > 0.0
+    rnd = on and comp.shape[0] >= 8 and comp[4] > 0.0
     a_c, a0, b0 = comp[1], comp[2], comp[3]
     rk = _checked_inputs(counts, T, V, mu, comp)
     s_dk, s_nk, s_kn, Vt, order, rate, cdf, tabs, g = _workspace(V, D, K)
+    cr = poisson_rates(bV, K, rnd)
     for it in range(n_sweeps):
         _orders(Vt, order)
         _split(rows, cols, counts, T, Vt, order, s_dk, s_nk, rate, cdf, tabs, st, tiny, small)
@@ -348,6 +357,9 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                 for d in range(fixed_rows, D):
                     T[d, k] = max((1.0 - fixed) * g[d] / tot, 1e-300)
         if on:
+            if rnd:  # (a, V) as a block: a with V integrated out, then V | a
+                a_c = shape_step(comp, s_nk, mu, cr, rk, N)
+                aV, a0, b0 = a_c, comp[2], comp[3]
             for n in range(N):
                 for k in range(K):
                     Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k],
@@ -364,8 +376,10 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                 scale = 1.0 / (bV[n] + 1.0)
                 for k in range(K):
                     Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], scale), 1e-300)
-        _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn,
-               out_T, out_V, out_mu)
+        j = _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn,
+                   out_T, out_V, out_mu)
+        if out_a is not None and 0 <= j < out_a.shape[0]:
+            out_a[j] = a_c
 
 
 @njit(cache=True)
@@ -420,18 +434,20 @@ def _phi_slice(phi, a_p, b_p, lam, Yd, xs, hs, width):
 @njit(cache=True)
 def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, out_sdk,
                out_skn, out_T, out_V, st, tiny, small, mu, comp, out_mu, Yd, theta, nbp, xs,
-               hs, out_phi):
+               hs, out_phi, out_a=None):
     """The sweeps of :func:`_sweeps` under the negative-binomial likelihood (:func:`sweeps`).
 
     ``Y_dn ~ Poisson(theta_dn (T V)_dn)``, ``theta_dn ~ Gamma(phi, phi)``. ``Yd`` dense counts
     (D, N), ``theta`` (D, N) updated in place; ``nbp = [phi, a_phi, b_phi, proposals,
     accepted]`` (``phi`` and the counts of the signature step's proposals updated in place);
     ``xs``, ``hs`` the distinct positive counts and their multiplicities. ``comp`` as in
-    :func:`_sweeps`. No rows of ``T`` are held fixed.
+    :func:`_sweeps` (a random shape ``a`` included, ``out_a`` its kept draws). No rows of ``T``
+    are held fixed.
     """
     D, K = T.shape
     N = V.shape[1]
     on = comp[0] > 0.0
+    rnd = on and comp.shape[0] >= 8 and comp[4] > 0.0
     a_c, a0, b0 = comp[1], comp[2], comp[3]
     rk = _checked_inputs(counts, T, V, mu, comp)
     if not (np.isfinite(nbp[0]) and nbp[0] > 0.0 and np.isfinite(nbp[1]) and nbp[1] > 0.0
@@ -446,7 +462,7 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
     s_dk, s_nk, s_kn, Vt, order, rate, cdf, tabs, g = _workspace(V, D, K)
     w = np.empty(D)
     W = np.empty((D, K))
-    c = np.empty(K)
+    C = np.empty((N, K))
     lam = np.empty((D, N))
     for it in range(n_sweeps):
         _orders(Vt, order)
@@ -488,13 +504,21 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
         # V_kn | S, T, theta ~ Gamma(a_V + s_kn, b_V[n] + a / mu_k + sum_d theta_dn T_dk)
         for n in range(N):
             for k in range(K):
-                c[k] = 0.0
+                C[n, k] = 0.0
             for d in range(D):
                 th = theta[d, n]
                 for k in range(K):
-                    c[k] += th * T[d, k]
+                    C[n, k] += th * T[d, k]
+        if rnd:  # (a, V) as a block: a with V integrated out, then V | a
+            for n in range(N):
+                for k in range(K):
+                    C[n, k] += bV[n]  # C is then the whole rate besides a / mu_k
+            a_c = shape_step(comp, s_nk, mu, C, rk, N)
+            aV, a0, b0 = a_c, comp[2], comp[3]
+        for n in range(N):
+            bn = 0.0 if rnd else bV[n]
             for k in range(K):
-                Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], 1.0 / (bV[n] + rk[k] + c[k])),
+                Vt[n, k] = max(np.random.gamma(aV + s_nk[n, k], 1.0 / (bn + rk[k] + C[n, k])),
                                1e-300)
         if on:  # mu_k | V ~ InvGamma(a0 + N a, b0 + a sum_n V_kn) (Zito & Miller 2024)
             for k in range(K):
@@ -521,6 +545,8 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
                    out_T, out_V, out_mu)
         if 0 <= j < out_phi.shape[0]:
             out_phi[j] = phi
+        if out_a is not None and 0 <= j < out_a.shape[0]:
+            out_a[j] = a_c
 
 
 def nb_state(shape, phi=100.0, prior=PHI_PRIOR):
@@ -537,7 +563,7 @@ def nb_state(shape, phi=100.0, prior=PHI_PRIOR):
 
 
 def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compressive=None,
-           nb=None):
+           nb=None, shape=None):
     """Run ``n_sweeps`` sweeps on ``T, V`` in place; return the kept statistics.
 
     Parameters
@@ -565,12 +591,19 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         ``(theta, state)`` from :func:`nb_state`: the negative-binomial likelihood (module
         docstring), both updated in place; ``"TV"`` keeps ``phi`` too. Needs ``fixed_rows=0``.
         None (default): Poisson, the draws unchanged.
+    shape : numpy.ndarray, optional
+        ``[a, c0, d0, epsilon]`` from :func:`bnmfzoo.signatures._shape.shape_state`: the
+        compression shape ``a`` is random, ``a ~ Gamma(c0, d0)``, with ``mu_k ~ InvGamma(a N +
+        1, epsilon a N)`` and exposures ``Gamma(a, b_V[n] + a / mu_k)`` at the current ``a``
+        (the ``a``, ``a0``, ``b0`` of ``compressive`` and the ``a_V`` of ``prior`` are not
+        used); ``a`` is updated in place; ``"TV"`` keeps it too. Needs ``compressive``. None
+        (default): ``a`` fixed, the draws unchanged.
 
     Returns
     -------
     dict
         ``s_dk`` (G, D, K), ``s_kn`` (G, K, N), ``T`` (G, D, K), ``V`` (G, K, N), ``mu``
-        (G, K), ``phi`` (G,) for the kinds kept (empty arrays otherwise).
+        (G, K), ``phi`` (G,), ``a`` (G,) for the kinds kept (empty arrays otherwise).
     """
     rows, cols, counts = data
     D, K = T.shape
@@ -583,15 +616,21 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         "V": np.empty((G if "TV" in keep else 0, K, N)),
         "mu": np.empty((G if "TV" in keep and compressive is not None else 0, K)),
         "phi": np.empty(G if "TV" in keep and nb is not None else 0),
+        "a": np.empty(G if "TV" in keep and shape is not None else 0),
     }
     alpha, aV, bV = prior
     if compressive is None:
         mu, comp = np.ones(K), np.zeros(4)
+        if shape is not None:
+            raise ValueError("a random shape (shape=) needs the compressive step (compressive=)")
     else:
         a_c, a0, b0, mu = compressive
         comp = np.array([1.0, a_c, a0, b0], dtype=float)
         if not (isinstance(mu, np.ndarray) and mu.dtype == np.float64 and mu.shape == (K,)):
             raise TypeError(f"compressive's mu must be a float64 array of shape ({K},)")
+    if shape is not None:
+        comp = shape_comp(shape, N)
+        aV = comp[1]
     bV = np.ascontiguousarray(bV, dtype=float)
     if nb is not None:
         theta, state = nb
@@ -614,15 +653,20 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         m, j0 = min(size, int(n_sweeps) - done), done // step
         t0 = time.perf_counter()
         if nb is None:
-            _sweeps(rows, cols, counts, T, V, float(alpha), float(aV), bV, int(fixed_rows), m,
+            args = (rows, cols, counts, T, V, float(alpha), float(aV), bV, int(fixed_rows), m,
                     int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
                     out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
                     out["mu"][j0:])
+            _sweeps(*args, *(() if shape is None else (out["a"][j0:],)))
         else:
-            _nb_sweeps(rows, cols, counts, T, V, float(alpha), float(aV), bV, m,
-                       int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
-                       out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
-                       out["mu"][j0:], Yd, theta, state, xs, hs, out["phi"][j0:])
+            args = (rows, cols, counts, T, V, float(alpha), float(aV), bV, m,
+                    int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
+                    out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
+                    out["mu"][j0:], Yd, theta, state, xs, hs, out["phi"][j0:])
+            _nb_sweeps(*args, *(() if shape is None else (out["a"][j0:],)))
+        if shape is not None:  # the drawn shape carries over to the next chunk and call
+            shape[0] = comp[1]
+            aV = comp[1]
         done += m
         if done >= n_sweeps:
             return out

@@ -1,6 +1,7 @@
 """The ``bnmfzoo signatures`` sub-command (parser and runner; imports the workflow lazily)."""
 
 import argparse
+import math
 
 __all__ = ["add_parser", "parse_ranks"]
 
@@ -62,6 +63,15 @@ def _positive(text):
     return value
 
 
+def _shape(text):
+    if text == "random":
+        return text
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number or 'random', got {text}")
+    return value
+
+
 def _at_least(low):
     def parse(text):
         value = int(text)
@@ -84,7 +94,7 @@ def _run(args):
                  rank_method=args.rank_method, n_chains=args.chains, k_max=args.k_max,
                  n_runs=args.runs, n_burn=args.burn, n_keep=args.keep,
                  screen=not args.all_ranks,
-                 block_rows=args.block_rows, likelihood=args.likelihood,
+                 block_rows=args.block_rows, likelihood=args.likelihood, shape=args.shape,
                  alternatives=args.alternatives, budget_s=args.budget,
                  alternatives_options={"n_particles": args.particles},
                  random_seed=args.seed, progress=say)
@@ -96,6 +106,9 @@ def _run(args):
         print(f"negative-binomial shape phi {phi:.3g} ({lo:.3g}-{hi:.3g}): a cell expecting m "
               f"mutations has variance m (1 + m / phi), so cells expecting more than {phi:.3g} "
               "vary over twice as much as Poisson counts")
+    if "shape_median" in dt.attrs:
+        lo, hi = dt.attrs["shape_interval"]
+        print(f"exposure shape a {dt.attrs['shape_median']:.3g} ({lo:.3g}-{hi:.3g}; learned)")
     print(f"wrote {', '.join(p.name for p in paths)} to {args.out} "
           f"({dt.attrs['cpu_seconds']:.0f} CPU s)")
     return 0
@@ -124,6 +137,9 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
                    help="the counts' likelihood: nb, negative binomial with one "
                         "overdispersion for the catalogue (default with compressive), or "
                         "poisson (faster; the only one of chib)")
+    p.add_argument("--shape", type=_shape, default=1.0,
+                   help="compressive: Gamma shape a of the exposures (default 1, Zito & "
+                        "Miller's), or 'random' to learn it (a ~ Gamma(1, 1))")
     p.add_argument("--chains", type=_at_least(1), default=4,
                    help="compressive: Gibbs chains from different starts (default 4)")
     p.add_argument("--k-max", type=_at_least(2), default=None,

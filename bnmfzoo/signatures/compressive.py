@@ -15,14 +15,26 @@ Gibbs sweep is the latent-source sweep of :mod:`bnmfzoo.signatures._gibbs` with 
 step more, ``mu_k | V ~ InvGamma(a N + 1 + a N, epsilon a N + a sum_n V_kn)``. With
 ``likelihood="nb"`` the counts are negative binomial, ``Y_dn ~ Poisson(theta_dn (T V)_dn)``,
 ``theta_dn ~ Gamma(phi, phi)``, one ``phi`` sampled with the rest (the kernel's docstring):
-extra-Poisson variance then goes to ``theta``, not to extra active signatures.
+extra-Poisson variance then goes to ``theta``, not to extra active signatures. With
+``a="random"`` the shape ``a`` is learned, ``a ~ Gamma(1, 1)`` as in the authors' package
+(``CompressiveNMF_randa``), ``mu_k``'s prior following the current ``a``
+(:mod:`bnmfzoo.signatures._shape`): a smaller ``a`` spreads a signature's exposures more and
+charges less for an active signature.
 
 **Active signatures.** In each kept draw, signature ``k`` is active when ``mu_k > c epsilon``
 with ``c = 1.5``: the paper's cutoff (``cutoff_excluded = 1.5 epsilon``), applied per draw
 instead of to the posterior mean, so that every draw has a number of active signatures
 ``K_g``. The two scales are far apart (an unused signature's ``mu_k`` has a relative spread of
 about ``1 / sqrt(2 a N)`` around ``epsilon``; a used one's is its exposure, hundreds of
-mutations), so the count does not depend on ``c`` anywhere between about 1.5 and 100.
+mutations), so the count does not depend on ``c`` anywhere between about 1.5 and 100. That
+holds for ``a N`` in the tens or more. A learned ``a`` can be far smaller (sparse exposures,
+where many samples lack a signature, give ``a`` of 0.05 or less), and then an unused
+signature's ``mu_k``, which follows its prior ``InvGamma(a N + 1, epsilon a N)``, often exceeds
+``1.5 epsilon`` (with ``a N = 1``, in 14 % of draws). With ``a="random"`` the cutoff of each
+draw is therefore ``max(1.5, t) epsilon``, ``t`` the ``1 - ACTIVE_TAIL`` quantile of
+``mu_k / epsilon`` under that prior at the draw's ``a`` (``ACTIVE_TAIL = 0.001``: an unused
+signature is counted active in 0.1 % of draws; ``t`` is 1.4 at ``a N = 100``, 22 at ``a N =
+1``).
 
 **P(K | data)** is the fraction of kept draws, pooled over ``n_chains`` chains from different
 starts, with ``K_g = K``. Its Monte-Carlo error is that of the mean of the indicator series
@@ -52,24 +64,47 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from bnmfzoo.signatures import _gibbs
+from bnmfzoo.signatures import _gibbs, _shape
 from bnmfzoo.signatures.screen import _kl_start
 
-__all__ = ["compressive_rank_posterior", "active_counts", "rank_table", "ACTIVE_MULTIPLE"]
+__all__ = ["compressive_rank_posterior", "active_counts", "rank_table", "ACTIVE_MULTIPLE",
+           "ACTIVE_TAIL", "active_cutoffs"]
 
 #: a signature is active in a draw when its exposure scale mu_k exceeds this times epsilon
 ACTIVE_MULTIPLE = 1.5
+#: with a random shape a, also above the (1 - ACTIVE_TAIL) prior quantile of mu_k at that a
+ACTIVE_TAIL = 1e-3
+
+
+def active_cutoffs(a, n_samples, multiple=ACTIVE_MULTIPLE, tail=ACTIVE_TAIL):
+    """Cutoffs of ``mu_k / epsilon`` for draws with shape ``a`` (array): ``max(multiple, t)``.
+
+    ``t`` is the ``1 - tail`` quantile of ``mu / epsilon`` when ``mu ~ InvGamma(a N + 1,
+    epsilon a N)``, i.e. ``a N / G`` with ``G`` the ``tail`` quantile of ``Gamma(a N + 1)``.
+
+    Examples
+    --------
+    >>> active_cutoffs(np.array([1.0, 0.05]), 20).round(1)
+    array([ 2.1, 22. ])
+    """
+    from scipy.special import gammaincinv
+
+    aN = np.asarray(a, float) * n_samples
+    return np.maximum(multiple, aN / gammaincinv(aN + 1.0, tail))
 
 
 def active_counts(mu, epsilon, multiple=ACTIVE_MULTIPLE):
     """Number of active signatures per draw: ``(mu > multiple * epsilon).sum(-1)``.
+
+    ``multiple`` may be an array of one cutoff per draw (``mu.shape[:-1]``:
+    :func:`active_cutoffs`).
 
     Examples
     --------
     >>> active_counts(np.array([[1e-3, 50.0, 2.0], [1e-3, 40.0, 1.1e-3]]), 1e-3)
     array([2, 1])
     """
-    return (np.asarray(mu) > multiple * epsilon).sum(axis=-1)
+    return (np.asarray(mu) > np.asarray(multiple)[..., None] * epsilon).sum(axis=-1)
 
 
 def _ess(series):
@@ -90,9 +125,11 @@ def _wilson(p, n, level):
     return max(0.0, mid - half), min(1.0, mid + half)
 
 
-def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init, nb=False):
-    """One chain at ``k_max``; returns the kept ``mu``, ``T``, ``V`` and ``phi`` (``nb``).
+def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init, nb=False, shape=None):
+    """One chain at ``k_max``; returns the kept ``mu``, ``T``, ``V``, ``phi`` and ``a``.
 
+    ``phi`` with ``nb``; ``a`` with ``shape`` (a state of
+    :func:`bnmfzoo.signatures._shape.shape_state`: ``a`` random).
     ``init="kl"``: a KL-NMF start (every signature active); ``"prior"``: a draw from the prior
     (every ``mu_k`` near ``epsilon``), as Zito & Miller's sampler starts.
     """
@@ -114,20 +151,20 @@ def _chain(data, Y, k_max, prior, rng, n_burn, n_keep, thin, init, nb=False):
     _gibbs.seed(rng)
     burnt = 0
     try:
-        _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp, nb=state)
+        _gibbs.sweeps(data, T, V, pri, n_burn, compressive=comp, nb=state, shape=shape)
         burnt = n_burn
         out = _gibbs.sweeps(data, T, V, pri, n_keep, keep=("TV",), thin=thin, compressive=comp,
-                            nb=state)
+                            nb=state, shape=shape)
     except _gibbs.BudgetExceeded as err:  # count the chain's sweeps, burn-in included
         err.done, err.n_sweeps = err.done + burnt, n_burn + n_keep
         raise
-    return out["mu"], out["T"], out["V"], out["phi"]
+    return out["mu"], out["T"], out["V"], out["phi"], out["a"]
 
 
 def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4, n_burn=600,
                                n_keep=600, thin=3, alpha=0.5, a=1.0, epsilon=1e-3, level=0.9,
-                               n_draws=300, init="kl", likelihood="poisson", random_seed=None,
-                               progress=None):
+                               n_draws=300, init="kl", likelihood="poisson", a_prior=None,
+                               random_seed=None, progress=None):
     """``P(K | data)`` from the active signatures of a compressive-prior run (module docstring).
 
     Parameters
@@ -145,7 +182,15 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
         Burn-in sweeps, kept sweeps and thinning of each chain.
     alpha, a, epsilon : float
         Dirichlet parameter of the signatures, Gamma shape of the exposures and the compressive
-        prior's mean of ``mu_k`` (Zito & Miller 2024's defaults: 0.5, 1, 0.001).
+        prior's mean of ``mu_k`` (Zito & Miller 2024's defaults: 0.5, 1, 0.001). ``a`` may be
+        ``"random"``: learned, with prior ``a_prior``, starting at 1. Where signatures are
+        absent from many samples, the learned ``a`` is small (0.02-0.05 on synthetic cohorts
+        of the field's designs), the compression weakens with it, and the true signatures are
+        split into several active ones: ``P(K)`` then overshoots with confidence at 100
+        samples, so fixed ``a = 1`` stays the default.
+    a_prior : tuple of float, optional
+        ``(shape, rate)`` of the Gamma prior of a random ``a``; default ``(1, 1)``, the
+        authors' (:data:`bnmfzoo.signatures._shape.SHAPE_PRIOR`). Only with ``a="random"``.
     level : float
         Level of the intervals and of the bound of unvisited ranks.
     n_draws : int
@@ -166,7 +211,8 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
         ``high``, ``draws`` (kept draws with that many active signatures), ``ess``, ``mcse``;
         ``attrs``: ``note``, ``level``, ``draws`` (``(T_draws, V_draws)`` at the most probable
         rank, channels x signatures and signatures x samples), ``counts`` (chains, draws),
-        ``phi`` (chains, draws; ``"nb"`` only, else None), ``likelihood``,
+        ``phi`` (chains, draws; ``"nb"`` only, else None), ``a`` (chains, draws; a random
+        ``a`` only, else None), ``likelihood``,
         ``mu`` (chains, draws, k_max), ``k_max``, ``rhat_ok`` (whether every chain visits the
         most probable rank).
 
@@ -192,9 +238,19 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
                         ("thin", thin)):
         if not (isinstance(value, (int, np.integer)) and value >= 1):
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    for name, value in (("alpha", alpha), ("a", a), ("epsilon", epsilon)):
-        if not (np.isfinite(value) and value > 0):
+    random_a = isinstance(a, str)
+    if random_a and a != "random":
+        raise ValueError(f"a must be a positive number or 'random', got {a!r}")
+    if a_prior is not None and not random_a:
+        raise ValueError("a_prior is the prior of a random shape: pass a='random' with it")
+    a_prior = _shape.SHAPE_PRIOR if a_prior is None else tuple(a_prior)
+    for name, value in (("alpha", alpha), ("a", 1.0 if random_a else a), ("epsilon", epsilon),
+                        ("a_prior's shape", a_prior[0]), ("a_prior's rate", a_prior[-1])):
+        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
+                and value > 0):
             raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    if len(a_prior) != 2:
+        raise ValueError(f"a_prior must be (shape, rate), got {a_prior!r}")
     if not (0 < level < 1):
         raise ValueError(f"level must be in (0, 1), got {level}")
     if likelihood not in ("poisson", "nb"):
@@ -203,12 +259,15 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
     D, N = Y.shape
     rows, cols = np.nonzero(Y)
     data = (rows.astype(np.int64), cols.astype(np.int64), Y[rows, cols].astype(np.int64))
-    prior = (float(alpha), float(a), a * N + 1.0, epsilon * a * N)
-    mus, Ts, Vs, phis = [], [], [], []
+    a0 = 1.0 if random_a else float(a)  # a random a starts at 1
+    prior = (float(alpha), a0, a0 * N + 1.0, epsilon * a0 * N)
+    mus, Ts, Vs, phis, shapes = [], [], [], [], []
     for c, ss in enumerate(np.random.SeedSequence(random_seed).spawn(n_chains)):
+        shape = _shape.shape_state(a0, epsilon, a_prior) if random_a else None
         try:
-            mu, T, V, phi = _chain(data, Y, int(k_max), prior, np.random.default_rng(ss),
-                                   n_burn, n_keep, thin, init, nb=likelihood == "nb")
+            mu, T, V, phi, a_draws = _chain(data, Y, int(k_max), prior,
+                                            np.random.default_rng(ss), n_burn, n_keep, thin,
+                                            init, nb=likelihood == "nb", shape=shape)
         except _gibbs.BudgetExceeded as err:  # the budget of _gibbs.budget ran out
             err.where = (f"the compressive run (chain {c + 1} of {n_chains}, {err.done} of "
                          f"{err.n_sweeps} sweeps)")
@@ -217,14 +276,16 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
             raise
         mus.append(mu)
         phis.append(phi)
+        shapes.append(a_draws)
         Ts.append(T)
         Vs.append(V)
         if progress is not None:
-            k = active_counts(mu, epsilon)
+            k = active_counts(mu, epsilon, _cut(a_draws if random_a else None, N))
             progress(f"chain {c + 1}/{n_chains}: active signatures "
                      + ", ".join(f"{v} ({np.mean(k == v):.2f})" for v in np.unique(k)))
     mu = np.stack(mus)  # (chains, G, k_max)
-    counts = active_counts(mu, epsilon)  # (chains, G)
+    cut = _cut(np.stack(shapes) if random_a else None, N)  # (chains, G) or a number
+    counts = active_counts(mu, epsilon, cut)  # (chains, G)
     table = rank_table(counts, ranks, level)
     best = int(table["rank"][table["probability"].fillna(-1.0).idxmax()])
     sel = np.argwhere(counts == best)  # (chain, draw) pairs
@@ -232,15 +293,21 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
     T_draws = np.empty((len(pick), D, best))
     V_draws = np.empty((len(pick), best, N))
     for i, (c, g) in enumerate(pick):
-        act = np.flatnonzero(mu[c, g] > ACTIVE_MULTIPLE * epsilon)
+        act = np.flatnonzero(mu[c, g] > (cut[c, g] if random_a else cut) * epsilon)
         T_draws[i], V_draws[i] = Ts[c][g][:, act], Vs[c][g][act]
     every_chain = bool((counts == best).any(axis=1).all())
     table.attrs.update(note=_note(table, best, every_chain, set(ranks), n_chains), level=level,
                        draws=(T_draws, V_draws), counts=counts, mu=mu, k_max=int(k_max),
                        every_chain_visits_best=every_chain, epsilon=epsilon,
                        likelihood=likelihood,
-                       phi=np.stack(phis) if likelihood == "nb" else None)
+                       phi=np.stack(phis) if likelihood == "nb" else None,
+                       a=np.stack(shapes) if random_a else None)
     return table
+
+
+def _cut(a_draws, n_samples):
+    """The draws' cutoffs of ``mu / epsilon``: 1.5 for a fixed ``a`` (None), else per draw."""
+    return ACTIVE_MULTIPLE if a_draws is None else active_cutoffs(a_draws, n_samples)
 
 
 def rank_table(counts, ranks, level=0.9):

@@ -58,7 +58,7 @@ RANK_COLUMNS = {
 def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compressive",
             cutoff=0.9, level=0.9, n_chains=4, k_max=None, n_runs=2, n_burn=None, n_keep=None,
             block_rows=1, block_burn=20, block_keep=100, screen=True, window=(1, 1),
-            n_starts=0, likelihood=None, alternatives=False, budget_s=None,
+            n_starts=0, likelihood=None, shape=1.0, alternatives=False, budget_s=None,
             alternatives_options=None, random_seed=None, progress=None):
     """Extract mutational signatures with a posterior over their number.
 
@@ -111,6 +111,13 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         under a Poisson likelihood the extra variance is absorbed by extra active signatures,
         so ``P(K)`` puts its mass on too many. ``"poisson"``: Poisson counts (faster; right
         when the counts are Poisson).
+    shape : float or "random"
+        ``"compressive"``: the Gamma shape ``a`` of the exposures, which also sets how hard
+        the prior compresses an unused signature (default 1, Zito & Miller's); ``"random"``
+        learns it, ``a ~ Gamma(1, 1)`` (:mod:`bnmfzoo.signatures._shape`), reported as
+        ``shape_median`` and ``shape_interval``; not the default, because a learned ``a``
+        weakens the compression and over-counts signatures absent from many samples
+        (:func:`bnmfzoo.signatures.compressive.compressive_rank_posterior`).
     alternatives : bool or int
         Also list alternative signature sets with their posterior masses at the most
         probable rank (``True``) or at the rank given, from SMC under the Gamma-Poisson NMF at
@@ -185,7 +192,7 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
             k_max=k_max, n_chains=n_chains,
             n_burn=2000 if n_burn is None else n_burn,
             n_keep=1000 if n_keep is None else n_keep, thin=5, level=level,
-            likelihood=likelihood, random_seed=random_seed, progress=progress)
+            likelihood=likelihood, a=shape, random_seed=random_seed, progress=progress)
         lik = ("negative-binomial (Gamma-Poisson, one shape phi)" if likelihood == "nb"
                else "Poisson")
         method = (f"{lik} NMF with the compressive prior of Zito & Miller (2024), "
@@ -261,6 +268,11 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
                     n_draws=int(sig.shape[0]), draws_permuted=int(moved),
                     cpu_seconds=time.process_time() - t0, rank_method=rank_method,
                     method=method, likelihood=likelihood)
+    if table.attrs.get("a") is not None:
+        a = table.attrs["a"]
+        dt.attrs.update(shape_median=float(np.median(a)),
+                        shape_interval=[float(v) for v in np.quantile(
+                            a, [0.5 - level / 2, 0.5 + level / 2])])
     if table.attrs.get("phi") is not None:
         phi = table.attrs["phi"]
         dt.attrs.update(phi_median=float(np.median(phi)),

@@ -21,7 +21,13 @@ import os
 
 import numpy as np
 import pytest
-from _quadrature import POISSON_RATE, POISSON_X, poisson_rank1_log_z
+from _quadrature import (
+    POISSON_RATE,
+    POISSON_X,
+    poisson_rank1_log_z,
+    poisson_rung_cdfs,
+    poisson_rung_draws,
+)
 from scipy import stats
 from scipy.special import gammaln
 
@@ -59,37 +65,12 @@ def _log_pi(A, W, b=B):
     return float(out + b * np.sum(X * np.log(mu) - mu - gammaln(X + 1)))
 
 
-def _a_marginal(n=4000):
-    """Grid over A (log-spaced) and the exact marginal's probabilities of the cells."""
-    g = np.exp(np.linspace(-14.0, 6.0, n))
-    a, r = AA[0, 0], RA[0, 0]
-    lp = ((a - 1.0 + B * X.sum()) * np.log(g) - r * g
-          - np.sum((AW[0] + B * X)[None, :] * np.log(RW[0][None, :] + B * g[:, None]), 1))
-    w = np.exp(lp - lp.max()) * g  # density in log A
-    w /= w.sum()
-    return g, w
-
-
 def _exact_draws(rng, n):
-    g, w = _a_marginal()
-    cdf = np.cumsum(w)
-    u = rng.uniform(size=n)
-    logg = np.log(g)
-    A = np.exp(np.interp(u, cdf, logg))
-    W = rng.gamma(AW[0][None, :] + B * X[None, :], 1.0 / (RW[0][None, :] + B * A[:, None]))
-    return A, W
+    return poisson_rung_draws(rng, n, X, B, AA[0, 0], RA[0, 0], AW[0], RW[0])
 
 
 def _marginal_cdfs():
-    g, w = _a_marginal(1500)
-    cdf_a = lambda v: np.interp(np.log(v), np.log(g), np.cumsum(w))  # noqa: E731
-
-    def cdf_w(n):
-        sh, rt = AW[0, n] + B * X[n], RW[0, n] + B * g
-        return lambda v: np.sum(w[None, :] * stats.gamma.cdf(
-            np.asarray(v)[:, None], sh, scale=1.0 / rt[None, :]), 1)
-
-    return cdf_a, cdf_w(0), cdf_w(1)
+    return poisson_rung_cdfs(X, B, AA[0, 0], RA[0, 0], AW[0], RW[0])
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -212,8 +212,8 @@ def test_smc_mode_masses_reference_pt_route():
                    [1, 2, 35, 41, 0], [0, 1, 18, 22, 2], [2, 0, 30, 28, 1]])
     kw = dict(check="reference_pt", n_runs=2, n_particles=20, n_moves=1, bridge_draws=20,
               bridge_chains=2, reference_runs=2, reference_particles=20, prior_chains=0,
-              pt_runs=2, pt_scans=40, random_seed=0)
-    out = smc_mode_masses(poisson(X2, 2), **kw)
+              pt_runs=2, pt_scans=40, random_seed=0, pt_local="sweep")  # the moves' route:
+    out = smc_mode_masses(poisson(X2, 2), **kw)  # test_reference_smc_moves.py
     m = out["modes"][0]
     assert m["estimator"] == "reference_path" and m["check_estimator"] == "reference_tempering"
     assert abs(sum(x["mass"] for x in out["modes"]) - 1.0) < 1e-9

@@ -21,6 +21,17 @@ invariant:
   ``eps`` becomes the average) before the draws it keeps, after which the transition is a fixed
   exact kernel.
 
+**In SMC** (:meth:`RungMoves.per_temperature`) the target changes at every tempering step, so
+the step size is not adapted by the chain: every transition at temperature ``b_t`` uses one
+step size, set before the first of them from the mean acceptance of all particles' HMC
+transitions at the previous temperature (:func:`bnmfzoo.inference.counts.tempering._step_rule.
+next_log_step`). Given the population's past the move at ``b_t`` is therefore a fixed
+``pi_(b_t)``-invariant kernel, which is what the SMC's incremental weights need; adapting the
+kernels from the particle system's past keeps the estimates consistent as the number of
+particles grows (Beskos, Jasra, Kantas & Thiery 2016), as adapting the temperatures from the
+weights already does. Each SMC run restarts from the initial step (:meth:`RungMoves.reset`),
+so independent runs stay independent.
+
 **Where.** Measured on breast SBS96 (Poisson, K = 4; ``docs/results/masses_smc_bridge.md``
 §3.17), the sweep alone decorrelates ``l' = log p0 + log L - log q`` slowly only near the
 posterior: integrated autocorrelation times of 30-160 sweeps at ``b >= 0.73``, 1-20 below (and
@@ -36,6 +47,7 @@ from scipy.special import polygamma
 from bnmfzoo.inference.counts._problem import observed_cells
 from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
 from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
+from bnmfzoo.inference.counts.tempering._step_rule import next_log_step
 from bnmfzoo.inference.kernels.streams import seed_state
 
 __all__ = ["RungMoves", "LOCAL_MOVES"]
@@ -89,6 +101,8 @@ class RungMoves:
             float(target)
         self.adapting, self.n_adapt, self.n_try, self.acc_sum = True, 0, 0, 0.0
         self.log_eps_bar = self.log_eps
+        self.log_eps0, self.population, self._temp = self.log_eps, False, math.nan
+        self._t_sum, self._t_n, self.history = 0.0, 0, []
         if self.hmc:
             rows, cols, offs, x = observed_cells(problem)
             self.cells = (np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(
@@ -109,6 +123,42 @@ class RungMoves:
             self.log_eps = self.log_eps_bar
         self.adapting, self.n_try, self.acc_sum = False, 0, 0.0
 
+    def per_temperature(self):
+        """Adapt the step size between temperatures from the population (SMC), never within.
+
+        From now on, :meth:`run` sets the step size once at each new ``beta``
+        (:func:`~bnmfzoo.inference.counts.tempering._step_rule.next_log_step` of the mean
+        acceptance over every transition at the previous ``beta``) and keeps it for every
+        transition at that ``beta``; ``beta`` falling below the last one starts a new run
+        (:meth:`reset`). :attr:`history` lists ``(beta, step, mean acceptance)`` of every
+        temperature with HMC transitions.
+        """
+        self.freeze()
+        self.population = True
+        self.reset()
+
+    def reset(self):
+        """Back to the initial step size, for a new SMC run (the history is cleared)."""
+        self.log_eps, self._temp, self._t_sum, self._t_n = self.log_eps0, math.nan, 0.0, 0
+        self.history = []
+
+    def _next_temperature(self, beta):
+        if beta < self._temp:  # a new run
+            self.reset()
+        elif self._t_n:
+            acc = self._t_sum / self._t_n
+            self.history.append((self._temp, self.eps, acc))
+            self.log_eps = next_log_step(self.log_eps, acc, self.target)
+        self._temp, self._t_sum, self._t_n = beta, 0.0, 0
+
+    def steps(self):
+        """Each temperature's ``(beta, step, mean HMC acceptance)`` so far, the current one too.
+
+        Only temperatures with HMC transitions are listed (:meth:`per_temperature`).
+        """
+        cur = [(self._temp, self.eps, self._t_sum / self._t_n)] if self._t_n else []
+        return self.history + cur
+
     def start_from(self, other):
         """Start adapting from ``other``'s step size (a neighbouring rung's)."""
         self.log_eps = self.log_eps_bar = other.log_eps
@@ -127,6 +177,8 @@ class RungMoves:
         the reference is fitted with twice the posterior's variance), else ``trigamma(a)`` of
         the rung's own shapes.
         """
+        if self.population and beta != self._temp:
+            self._next_temperature(float(beta))
         if not (self.rescale or self.hmc or self.shear):
             return A, W
         A = np.array(A, dtype=float, order="C", copy=True)
@@ -164,6 +216,8 @@ class RungMoves:
             acc = math.exp(log_acc)
             self.n_try += 1
             self.acc_sum += acc
+            self._t_n += 1
+            self._t_sum += acc
             if self.adapting:
                 self.n_adapt += 1
                 self.log_eps += ADAPT_GAIN * (acc - self.target)

@@ -1,0 +1,94 @@
+"""Mutations of the default route's cost rules: the CPU budget that caps a whole
+``smc_mode_masses`` call (``bnmfzoo/inference/_mass_budget.py``, its checks in
+``smc_masses.py`` and the reference path's sweep, the catch in ``reference_tempering.py``), the
+negligible-mode rule (``mass_upper_bounds`` and the skip in ``per_mode_check`` and
+``per_mode_reasons``) and the t quantile of the agreement rule (``agreement_factor``,
+``welch_dof``). Each is caught by a fast test of ``tests/tempering/test_mass_budget_and_skip.py``
+(constructed runs, the route with the bound forced, tiny budgets)."""
+
+from benchmarks.mutation._harness import Mutation
+
+_B = "bnmfzoo/inference/_mass_budget.py"
+_V = "bnmfzoo/inference/_mass_verdict.py"
+_RT = "bnmfzoo/inference/reference_tempering.py"
+_SM = "bnmfzoo/inference/smc_masses.py"
+_RP = "bnmfzoo/inference/reference_path.py"
+_T = "tests/tempering/test_mass_budget_and_skip.py::"
+_TQ = _T + "test_agreement_factor_is_the_t_quantile_never_below_two"
+_TV = _T + "test_verdict_uses_the_t_quantile_of_four_runs"
+_UB = _T + "test_mass_upper_bounds_on_constructed_runs"
+_SKIPV = _T + "test_skipped_mode_needs_no_tempering_but_an_unskipped_one_does"
+_ROUTE = _T + "test_route_skips_the_second_estimator_of_a_bounded_mode"
+_SCOPE = _T + "test_budget_scope_and_budgeted_sweep"
+_TINY = _T + "test_tiny_budget_stops_the_smc_from_the_prior_promptly_with_no_mass"
+_PTB = _T + "test_budget_running_out_in_the_tempering_returns_unchecked_masses"
+
+MUTATIONS = [
+    Mutation(
+        id="budget-check-ignored", path=_B,
+        old="        if used > d[1]:",
+        new="        if used > 1e30 * d[1]:",
+        tests=(_SCOPE, _TINY),
+        why="the budget never fires: the call overruns it"),
+    Mutation(
+        id="budget-family-not-wrapped", path=_SM,
+        old="        family.tempered = BudgetedSweep(family.tempered)",
+        new="        family.tempered = family.tempered",
+        tests=(_TINY,),
+        why="the SMC from the prior's sweeps are not checked: only a step-size precheck"),
+    Mutation(
+        id="budget-reference-sweep-unchecked", path=_RP,
+        old="        check_budget()\n        self.adapter.sweep(self.q, state, beta, rng)",
+        new="        self.adapter.sweep(self.q, state, beta, rng)",
+        tests=(_PTB,),
+        why="the reference path's sweeps (per-mode SMC, tempering scans) never check the budget"),
+    Mutation(
+        id="budget-tempering-not-caught", path=_RT,
+        old="    except BudgetExhausted as err:\n        pt_out = None",
+        new="    except ValueError as err:\n        pt_out = None",
+        tests=(_PTB,),
+        why="a budget that runs out in the tempering loses the reference-path SMC's masses"),
+    Mutation(
+        id="budget-check-stage-not-caught", path=_SM,
+        old="    except BudgetExhausted as err:  # what the SMC from the prior found, unchecked",
+        new="    except ValueError as err:  # what the SMC from the prior found, unchecked",
+        tests=(_T + "test_budget_running_out_in_the_reference_check_keeps_the_prior_masses_"
+                    "unchecked",),
+        why="a budget that runs out in the check loses the SMC from the prior's masses"),
+    Mutation(
+        id="skip-rule-inverted", path=_RT,
+        old="np.flatnonzero(upper < NEGLIGIBLE)",
+        new="np.flatnonzero(upper >= NEGLIGIBLE)",
+        tests=(_ROUTE,),
+        why="the heavy modes lose their second estimator and the negligible ones keep it"),
+    Mutation(
+        id="skip-bound-margin-sign", path=_V,
+        old="        x = mean[k] - mean[top] + f * math.hypot(se[k], se[top])",
+        new="        x = mean[k] - mean[top] - f * math.hypot(se[k], se[top])",
+        tests=(_UB,),
+        why="the lower end taken for the upper bound: modes near 1 % skipped"),
+    Mutation(
+        id="skip-bound-jensen-dropped", path=_V,
+        old="+ 0.5 * sd[k] ** 2 \\",
+        new="+ 0.0 * sd[k] ** 2 \\",
+        tests=(_UB,),
+        why="the low bias of a noisy SMC log Z-hat left out of the bound"),
+    Mutation(
+        id="skip-tempering-still-required", path=_V,
+        old="            if not np.isfinite(lz[k]) and not (k in skip and lz is lz_p):",
+        new="            if not np.isfinite(lz[k]):",
+        tests=(_SKIPV,),
+        why="a skipped mode is then reported as a failed tempering"),
+    Mutation(
+        id="t-quantile-dropped", path=_V,
+        old="    return 2.0 if math.isinf(d) else max(2.0, float(student_t.ppf(0.975, d)))",
+        new="    return 2.0",
+        tests=(_TQ, _TV),
+        why="the normal rule on 4 runs: a 14 % nominal false-failure rate, not 5 %"),
+    Mutation(
+        id="welch-dof-squared-missing", path=_V,
+        old="    return (v1 + v2) ** 2 / den if den > 0 else math.inf",
+        new="    return (v1 + v2) / den if den > 0 else math.inf",
+        tests=(_TQ,),
+        why="the Welch-Satterthwaite degrees of freedom miscomputed"),
+]

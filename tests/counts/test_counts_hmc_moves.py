@@ -1,0 +1,271 @@
+"""HMC on ``log A, log W`` of Poisson NMF (``GibbsPoisson(moves="hmc")``): exactness of the
+transition, energy conservation of the leapfrog, SBC of the frozen kernel, tuning frozen after
+PyMC's tuning, same seed same draws, argument and non-finite guards."""
+
+import math
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+import bnmfzoo as bz
+from bnmfzoo.inference.counts.gibbs._hmc_moves import HmcAdapter, hmc_cells, hmc_transition
+
+D, N, K = 3, 4, 2
+SHAPE, RATE = 2.0, 1.0
+OFFS = np.array([0.5, 1.0, 2.0])  # row offsets: they enter the density and the gradient
+
+
+def _cells():
+    rows, cols = (a.ravel().astype(np.int64) for a in np.indices((D, N)))
+    return rows, cols, OFFS[rows].astype(float)
+
+
+def _data(x, form):
+    """The kernel's data arguments: the cells, and their dense form when ``form == "dense"``."""
+    rows, cols, offs = _cells()
+    Xd, Od = np.zeros((0, 0)), np.zeros((0, 0))
+    if form == "dense":
+        Xd, Od = x.reshape(D, N).copy(), offs.reshape(D, N).copy()
+    return rows, cols, offs, x, Xd, Od
+
+
+def _prior():
+    return (np.full((D, K), SHAPE), np.full((D, K), RATE), np.full((N, K), SHAPE),
+            np.full((N, K), RATE))
+
+
+def _moved_prior_draws(seed, M=2000, n_moves=3, eps=0.3, n_leap=8, form="cells"):
+    """Prior draws of ``(A, W)``, counts given them, ``n_moves`` transitions of each with a
+    fixed kernel: returns the moved ``(A, W)`` and the acceptance rate."""
+    rng = np.random.default_rng(seed)
+    rows, cols, offs = _cells()
+    prior = _prior()
+    imA, imWt = np.full((D, K), 0.25), np.full((N, K), 0.25)
+    outA, outW, acc = np.empty((M, D, K)), np.empty((M, K, N)), 0
+    for m in range(M):
+        A = rng.gamma(SHAPE, 1 / RATE, size=(D, K))
+        W = rng.gamma(SHAPE, 1 / RATE, size=(K, N))
+        x = rng.poisson(offs * (A @ W)[rows, cols]).astype(float)
+        tA, tWt = np.log(A), np.ascontiguousarray(np.log(W).T)
+        gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+        for _ in range(n_moves):
+            code, _ = hmc_transition(tA, tWt, rng.standard_normal((D, K)),
+                                     rng.standard_normal((N, K)), *_data(x, form), *prior,
+                                     imA, imWt, eps * rng.uniform(0.8, 1.2), n_leap,
+                                     math.log(rng.uniform()), gA, gWt)
+            assert code in (0, 1)
+            acc += code == 0
+        outA[m], outW[m] = np.exp(tA), np.exp(tWt).T
+    return outA, outW, acc / (M * n_moves)
+
+
+def _prior_pvalues(seed, form="cells"):
+    A, W, acc = _moved_prior_draws(seed, form=form)
+    ref = np.random.default_rng(10_000 + seed)
+    rA = ref.gamma(SHAPE, 1 / RATE, size=(200_000, K))
+    rW = ref.gamma(SHAPE, 1 / RATE, size=(200_000, K))
+    cell = A[:, 0, :] * W[:, :, 0]  # the two components of cell (0, 0)
+    rcell = rA * rW
+    gam = stats.gamma(SHAPE, scale=1 / RATE).cdf
+    p = [stats.kstest(A[:, 0, 0], gam).pvalue, stats.kstest(W[:, 1, 2], gam).pvalue,
+         stats.ks_2samp(cell.sum(1), rcell.sum(1)).pvalue,
+         stats.ks_2samp(cell[:, 0] / cell.sum(1), rcell[:, 0] / rcell.sum(1)).pvalue]
+    return np.array(p), acc
+
+
+@pytest.mark.parametrize("form", ["cells", "dense"])
+def test_hmc_transition_keeps_the_prior(form):
+    """Prior draws, counts from them (row offsets 0.5, 1, 2), three fixed-kernel transitions:
+    the moved draws must still follow the prior (the transition leaves each posterior
+    invariant). 2,000 draws, 3 x 4, K = 2, Gamma(2, 1) priors (about 8 counts per cell: the
+    posterior is far from the prior, so a wrong target moves the draws off it). KS of two
+    entries against Gamma(2, 1) and two-sample KS (against 200,000 prior draws) of the cell
+    ``(A @ W)[0, 0]`` and of its first component's share; Bonferroni level 0.001 each
+    (false-failure rate at most 0.4%; 1/160 over seeds 0-39 and 100-219, 29 Nov 2026, the dense
+    form failing on the same seed 22 as it gives the same draws up to rounding; and
+    each statistic's p-values uniform over seeds 100-219: KS p 0.16-0.76). The transitions
+    must move: acceptance > 0.6 (a kernel that never moves would pass the KS trivially). Both
+    forms of the likelihood: the loop over cells and the dense matrix products.
+    """
+    p, acc = _prior_pvalues(7, form)
+    assert acc > 0.6, acc
+    assert p.min() > 0.001, p
+
+
+def _energy_error(eps, seed=3, form="cells"):
+    rng = np.random.default_rng(seed)
+    rows, cols, offs = _cells()
+    A = rng.gamma(SHAPE, 1.0, size=(D, K))
+    W = rng.gamma(SHAPE, 1.0, size=(K, N))
+    x = rng.poisson(offs * (A @ W)[rows, cols]).astype(float)
+    zA, zW = rng.standard_normal((D, K)), rng.standard_normal((N, K))
+    tA, tWt = np.log(A), np.ascontiguousarray(np.log(W).T)
+    im = (np.full((D, K), 0.3), np.full((N, K), 0.3))
+    _, la = hmc_transition(tA, tWt, zA.copy(), zW.copy(), *_data(x, form), *_prior(),
+                           *im, eps, int(round(0.2 / eps)), 0.0, np.empty((D, K)),
+                           np.empty((N, K)))
+    return -la  # log_u = 0: rejected unless the energy fell; -log_acc = max(dH, 0)
+
+
+@pytest.mark.parametrize("form", ["cells", "dense"])
+def test_leapfrog_energy_error_is_second_order(form):
+    """Same trajectory length 0.2, step 0.02 then 0.01: the leapfrog's energy error falls
+    4x (second order) when the gradient is the density's; a gradient that misses a term
+    (an offset, a Jacobian) leaves a first-order error (ratio about 2). Deterministic."""
+    errs = []
+    for seed in range(3, 9):  # |dH| from above: a trajectory whose energy rose
+        e1, e2 = _energy_error(0.02, seed, form), _energy_error(0.01, seed, form)
+        if e1 > 0 and e2 > 0:
+            errs.append(e1 / e2)
+    assert len(errs) >= 2, errs
+    assert all(3.0 < r < 5.5 for r in errs), errs
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_sbc_hmc_kernel(dense):
+    """SBC (100 simulations, ESS-thinned; ``tests/_counts_cases.py``) of the HMC kernel with
+    the mass of the chain's start and a fixed step (what ``GibbsPoisson(moves="hmc")`` runs
+    after tuning) on the 3 x 4, K = 2 case with a missing cell, row offsets and sparse input.
+    Bonferroni level 0.01 over the 12 cells of ``A @ W`` (about 1% false failures; 0/10 over
+    seeds 2-11 for the cells' form, 29 Nov 2026). Both forms of the likelihood."""
+    from _counts_cases import run_case
+
+    held = {}
+
+    def move(problem, state, rng):
+        A = np.ascontiguousarray(state["A"], float)
+        Wt = np.ascontiguousarray(np.asarray(state["W"], float).T)
+        if held.get("problem") is not problem:
+            from bnmfzoo.inference.counts.gibbs._moves import problem_arrays
+
+            arrs = problem_arrays(problem)
+            hmc = HmcAdapter(hmc_cells(problem, dense), tuple(
+                np.ascontiguousarray(arrs[k], float) for k in ("aA", "bA", "aWt", "bW")), 8)
+            hmc.start(A, Wt)
+            hmc.state["log_eps"] = math.log(0.25)
+            held.update(problem=problem, hmc=hmc)
+        A, Wt = held["hmc"].transition(A, Wt, rng, tune=False)
+        return dict(state, A=A, W=np.ascontiguousarray(Wt.T))
+
+    result = run_case("poisson-missing-offsets", 2, sweep=move)
+    assert (result.ess >= 30).mean() >= 0.9, (result.ess < 30).sum()
+    assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
+
+
+def _sample(seed, draws=30, tune=60, **kw):
+    X = np.random.default_rng(2).poisson(4.0, size=(6, 5))
+    with bz.models.poisson(X, 2):
+        step = bz.inference.GibbsPoisson(moves="hmc", n_leap=8, **kw)
+        dt = pm.sample(draws=draws, tune=tune, chains=1, step=step, random_seed=seed,
+                       progressbar=False, compute_convergence_checks=False)
+    return dt, step
+
+
+def test_tuning_frozen_and_same_seed_same_draws():
+    """After PyMC's tuning the step size and mass no longer change (the kept draws come from
+    one fixed exact kernel); the same seed gives the same draws, another seed others."""
+    dt, step = _sample(1)
+    s = step.hmc_state
+    eps, imA = s["log_eps"], s["imA"].copy()
+    assert s["n_tuned"] == 60 and s["n_try"] == 30  # 60 tuning transitions, 30 kept
+    X = np.random.default_rng(2).poisson(4.0, size=(6, 5))
+    with bz.models.poisson(X, 2):
+        point = {"A_log__": np.zeros((6, 2)), "W_log__": np.zeros((2, 5))}
+        for _ in range(5):
+            point, _ = step.step(point)
+    assert step.hmc_state["log_eps"] == eps and np.array_equal(step.hmc_state["imA"], imA)
+    assert 0.5 < s["acc_sum"] / s["n_try"] <= 1.0
+    again, _ = _sample(1)
+    other, _ = _sample(2)
+    a = dt.posterior["A"].values
+    assert np.array_equal(a, again.posterior["A"].values)
+    assert not np.array_equal(a, other.posterior["A"].values)
+    assert np.unique(a[0, :, 0, 0]).size > 10  # it moves
+
+
+def test_snapshot_restores_the_tuning_and_continues_exactly():
+    """``step.sampling_state`` holds the HMC tuning state: restored mid-tuning, the step
+    continues with the same draws (generator, step size, mass windows all restored)."""
+    X = np.random.default_rng(2).poisson(4.0, size=(6, 5))
+    with bz.models.poisson(X, 2):
+        step = bz.inference.GibbsPoisson(moves="hmc", n_leap=8, rng=3)
+        point = {"A_log__": np.zeros((6, 2)), "W_log__": np.zeros((2, 5))}
+        for _ in range(60):  # past the first mass window (50 tuning transitions)
+            point, _ = step.step(point)
+        snap = step.sampling_state
+        runs = []
+        for _ in range(2):
+            step.sampling_state = snap
+            p = dict(point)
+            for _ in range(5):
+                p, _ = step.step(p)
+            runs.append(p["A_log__"])
+    assert snap.hmc_state["n_tuned"] == 60 and snap.hmc_state["window_end"] == 150
+    assert np.array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], point["A_log__"])
+
+
+def test_hmc_arguments_and_guards():
+    """One clear error per bad argument; non-finite input: code 2 from the kernel, a
+    ``FloatingPointError`` from the step."""
+    X = np.random.default_rng(2).poisson(4.0, size=(6, 5))
+    with bz.models.poisson(X, 2):
+        with pytest.raises(ValueError, match="moves"):
+            bz.inference.GibbsPoisson(moves="nuts")
+        with pytest.raises(ValueError, match="n_leap"):
+            bz.inference.GibbsPoisson(moves="hmc", n_leap=0)
+        with pytest.raises(ValueError, match="marginal"):
+            bz.inference.GibbsPoisson(moves="hmc", marginal=True)
+        step = bz.inference.GibbsPoisson(moves="hmc")
+        with pytest.raises(FloatingPointError, match="finite"):
+            step.step({"A_log__": np.full((6, 2), np.nan), "W_log__": np.zeros((2, 5))})
+    with bz.models.poisson(X, 2, ard=True):
+        with pytest.raises(ValueError, match="rate variables"):
+            bz.inference.GibbsPoisson(moves="hmc")
+    with bz.models.negative_binomial(X, 2):
+        with pytest.raises(ValueError, match="Poisson"):
+            bz.inference.GibbsPoisson(moves="hmc")
+    rows, cols, offs = _cells()
+    x = np.ones(rows.size)
+    good = {"tA": np.zeros((D, K)), "tWt": np.zeros((N, K)), "imA": np.ones((D, K)),
+            "imWt": np.ones((N, K))}
+    for bad, val in (("tA", np.nan), ("tWt", np.inf), ("imA", np.nan), ("imWt", 0.0)):
+        arr = {k: v.copy() for k, v in good.items()}
+        arr[bad][0, 0] = val
+        code, _ = hmc_transition(arr["tA"], arr["tWt"], np.zeros((D, K)), np.zeros((N, K)),
+                                 *_data(x, "cells"), *_prior(), arr["imA"], arr["imWt"], 0.1,
+                                 3, -1.0, np.empty((D, K)), np.empty((N, K)))
+        assert code == 2, bad
+    code, _ = hmc_transition(good["tA"], good["tWt"], np.zeros((D, K)), np.zeros((N, K)),
+                             *_data(x, "dense"), *_prior(), good["imA"], good["imWt"],
+                             math.nan, 3, -1.0, np.empty((D, K)), np.empty((N, K)))
+    assert code == 2
+
+
+@pytest.mark.slow
+def test_hmc_moves_agree_with_nuts():
+    """``GibbsPoisson(moves="hmc")`` and PyMC's NUTS: posterior means of ``A @ W`` agree
+    within 4 joint MCSE per entry (4 x 3, K = 2, Gamma(2, 1) priors, as the sweep's
+    ``test_agrees_with_nuts``; 12 entries, a correct pair fails with probability about
+    12 x 6e-5 < 0.1%)."""
+    import arviz_stats as azs
+
+    from bnmfzoo.inference import pymc_default_steps
+
+    X = np.random.default_rng(4).poisson(3.0, size=(4, 3))
+    with bz.models.poisson(X, 2, a=2.0, b=1.0) as model:
+        AW = pm.Deterministic("AW", model["A"] @ model["W"])
+        ours = pm.sample(draws=4000, tune=500, chains=2, random_seed=1, progressbar=False,
+                         compute_convergence_checks=False,
+                         step=bz.inference.GibbsPoisson(moves="hmc", n_leap=16))
+        with pymc_default_steps():
+            nuts = pm.sample(draws=2000, tune=1000, chains=2, random_seed=2, progressbar=False,
+                             nuts_sampler="pymc", compute_convergence_checks=False)
+    del AW
+    g = ours.posterior["AW"]
+    n = nuts.posterior["AW"]
+    diff = np.abs(g.mean(("chain", "draw")) - n.mean(("chain", "draw"))).values
+    se = np.sqrt(azs.mcse(g, method="mean").values ** 2 + azs.mcse(n, method="mean").values ** 2)
+    assert np.all(diff <= 4 * se), (diff, se)

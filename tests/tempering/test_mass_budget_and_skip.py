@@ -1,0 +1,237 @@
+"""The default route's cost rules: the CPU budget caps the whole call, negligible modes get no
+second estimator, and the agreement multiple is the t quantile of the runs' spread.
+
+* Budget (:mod:`bnmfzoo.inference._mass_budget`): a tiny budget stops the SMC from the prior
+  promptly with no mode listed; a budget that runs out during the parallel tempering returns
+  the reference-path SMC's masses with no check and the reason.
+* Skip rule (:func:`bnmfzoo.inference._mass_verdict.mass_upper_bounds`): bounds on constructed
+  runs, and the route: a mode bounded below 0.1 % gets no tempering and says so, a mode above
+  still gets it.
+* t quantile (:func:`bnmfzoo.inference._mass_verdict.agreement_factor`): exact values and the
+  verdict on constructed runs. All deterministic: no statistical tolerance here (the rule's
+  false-failure rate over seeds is measured in ``docs/results/masses_default_route.md``).
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from bnmfzoo.inference import _mass_verdict as verdict
+from bnmfzoo.inference._mass_budget import (
+    BudgetedSweep,
+    BudgetExhausted,
+    budget_scope,
+    check_budget,
+)
+from bnmfzoo.inference._mass_verdict import (
+    agreement_factor,
+    mass_upper_bounds,
+    per_mode_reasons,
+    welch_dof,
+)
+from bnmfzoo.inference.smc_masses import family_of_model
+
+X2 = np.array([[40, 38, 2, 1, 39], [20, 22, 1, 0, 19], [30, 29, 0, 2, 31],
+               [1, 2, 35, 41, 0], [0, 1, 18, 22, 2], [2, 0, 30, 28, 1]])
+PT_KW = dict(check="reference_pt", n_runs=2, n_particles=20, n_moves=1, bridge_draws=20,
+             bridge_chains=2, reference_runs=2, reference_particles=20, prior_chains=0,
+             pt_runs=2, pt_scans=40, random_seed=0)
+
+
+# ------------------------------------------------------------------------------------------
+# the t quantile
+# ------------------------------------------------------------------------------------------
+
+
+def test_agreement_factor_is_the_t_quantile_never_below_two():
+    assert agreement_factor() == 2.0 and agreement_factor(math.inf) == 2.0
+    assert agreement_factor(3) == pytest.approx(3.182446, abs=1e-6)  # t_0.975, 3 dof
+    assert agreement_factor(6) == pytest.approx(2.446912, abs=1e-6)
+    assert agreement_factor(1000) == 2.0  # 1.962 < 2: the normal rule is kept
+    assert welch_dof(0.3, 3, 0.3, 3) == pytest.approx(6.0)
+    assert welch_dof(0.3, 3, 0.0, math.inf) == pytest.approx(3.0)
+    assert welch_dof(0.1, 3, 1.0, 3) == pytest.approx(3.06, abs=0.01)  # the larger error rules
+
+
+def _runs(center, spread, n=4):
+    return np.asarray(center, float)[:, None] + np.asarray(spread, float)[None, :n]
+
+
+def _est(run_lz, mass, mse):
+    r = np.asarray(run_lz, float)
+    M, R = r.shape
+    return {"log_z": r.mean(1), "log_z_se": r.std(1, ddof=1) / math.sqrt(R), "mass": mass,
+            "se": mse, "run_log_z": r,
+            "log_z_total": float(np.logaddexp.reduce(np.nan_to_num(r.mean(1), nan=-np.inf))),
+            "log_z_total_se": 0.1, "left": [0.0] * M, "path_left": [0.0] * M,
+            "pt_left": [0.0] * M, "round_trips": [[20] * R] * M}
+
+
+def test_verdict_uses_the_t_quantile_of_four_runs():
+    """Two estimators of 4 runs each (se 0.5 each from their spread: Welch 6 dof, t = 2.447).
+    A gap of 2.6 combined se (+ the 0.5 nat slack) is within the t rule and outside the
+    normal rule's 2; a gap of 2.6 se with errors known (no runs) fails."""
+    dev = np.array([-0.5, 0.5, -0.5, 0.5]) * math.sqrt(3.0)  # sd 1, se 0.5 over 4 runs
+    comb = math.hypot(0.5, 0.5)
+    a = _est(_runs([-10.0], dev), [1.0], [0.0])
+    b = _est(_runs([-10.0 - 2.3 * comb - 0.5], dev), [1.0], [0.0])
+    assert per_mode_reasons(a, b, -50.0, 1.0, 1) == []
+    for d in (a, b):
+        del d["run_log_z"]  # the same errors, now taken as known: the normal rule
+    assert any("log Z" in r for r in per_mode_reasons(a, b, -50.0, 1.0, 1))
+    c = _est(_runs([-10.0 - 2.6 * comb - 0.5], dev), [1.0], [0.0])
+    assert any("log Z" in r for r in per_mode_reasons(_est(_runs([-10.0], dev), [1.0], [0.0]),
+                                                      c, -50.0, 1.0, 1))
+
+
+# ------------------------------------------------------------------------------------------
+# the skip rule
+# ------------------------------------------------------------------------------------------
+
+
+def test_mass_upper_bounds_on_constructed_runs():
+    tight = np.array([-0.05, 0.05, -0.05, 0.05])
+    wide = np.array([-3.0, 3.0, -3.0, 3.0])  # sd 3.46: Jensen allowance sd^2 / 2 = 6 nats
+    b = mass_upper_bounds(np.stack([-100.0 + tight, -152.0 + tight, -104.0 + tight,
+                                    -114.0 + tight, -114.0 + wide]))
+    assert b[0] == 1.0  # the heaviest mode
+    assert b[1] < 1e-20  # e^-52: bounded far below the cut
+    assert 1e-3 < b[2] < 0.05  # e^-4 (1.8 %): not negligible, still checked
+    assert b[3] < 1e-3  # e^-14 with tight runs: negligible
+    assert b[4] > 1e-3  # e^-14 with wide runs: the t margin and Jensen's bias keep it
+    assert np.isnan(mass_upper_bounds([[-1.0, -1.1], [np.nan, -3.0]])[1])  # failed: unbounded
+
+
+def test_skipped_mode_needs_no_tempering_but_an_unskipped_one_does():
+    tight = np.array([-0.05, 0.05, -0.05, 0.05])
+    smc = _est(np.stack([-10.0 + tight, -80.0 + tight]), [1.0, 0.0], [0.0, 0.0])
+    pt = _est(np.stack([-10.0 + tight, np.full(4, np.nan)]), [1.0, 0.0], [0.0, np.nan])
+    pt["log_z"][1], pt["pt_left"], pt["round_trips"] = -np.inf, [0.0, np.nan], [[20] * 4,
+                                                                                 [np.nan] * 4]
+    assert per_mode_reasons(smc, pt, -50.0, 1.0, 2, skipped=[1]) == []
+    reasons = per_mode_reasons(smc, pt, -50.0, 1.0, 2)
+    assert any("mode 1: the reference-path tempering failed" in r for r in reasons)
+
+
+@pytest.fixture(scope="module")
+def route_results():
+    """The reference_pt route with the bound forced below / above the cut (the same seed)."""
+    from bnmfzoo.inference import smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    mp = pytest.MonkeyPatch()
+    real = verdict.mass_upper_bounds
+    out = {}
+    try:
+        for name, value in (("below", 1e-6), ("above", 0.5)):
+            mp.setattr(verdict, "mass_upper_bounds",
+                       lambda r, v=value: np.full(np.shape(r)[0], v))
+            out[name] = smc_mode_masses(poisson(X2, 2), **PT_KW)
+    finally:
+        mp.undo()
+    assert verdict.mass_upper_bounds is real
+    return out
+
+
+def test_route_skips_the_second_estimator_of_a_bounded_mode(route_results):
+    below, above = route_results["below"], route_results["above"]
+    m = below["modes"][0]
+    assert math.isnan(m["mass_check"]) and math.isnan(m["check_se"])
+    assert m["check_estimator"] == "none: below 1 %" and "below 1 %" in m["note"]
+    assert m["bound"] == 1e-6 and m["mass"] > 0  # its estimate is kept, never 0
+    assert np.all(np.isnan(below["per_mode"]["pt"]["run_log_z"]))
+    assert below["per_mode"]["skipped"] == list(range(len(below["modes"])))
+    a = above["modes"][0]
+    assert np.isfinite(a["mass_check"]) and a["check_estimator"] == "reference_tempering"
+    assert a["note"] == "" and np.all(np.isfinite(above["per_mode"]["pt"]["run_log_z"]))
+    # the reference-path SMC is the same draws either way: only the tempering was skipped
+    assert a["mass"] == m["mass"]
+
+
+# ------------------------------------------------------------------------------------------
+# the budget
+# ------------------------------------------------------------------------------------------
+
+
+def test_budget_scope_and_budgeted_sweep():
+    from bnmfzoo.models import poisson
+
+    fam = family_of_model(poisson(X2, 2))
+    wrapped = BudgetedSweep(fam.tempered)
+    assert wrapped.dimension == fam.tempered.dimension and wrapped.problem is fam.tempered.problem
+    rng = np.random.default_rng(0)
+    s = fam.draw_prior(rng)
+    check_budget()  # no scope: no cap
+    with budget_scope(None):
+        wrapped.sweep(s, 1.0, rng)
+    with budget_scope(1e-9, start=time.process_time() - 1.0):
+        for call in (lambda: wrapped.sweep(s, 1.0, rng), lambda: wrapped.loglik(s),
+                     lambda: wrapped.copy(s)):
+            with pytest.raises(BudgetExhausted, match="ran out"):
+                call()
+    assert issubclass(BudgetExhausted, BaseException)
+    assert not issubclass(BudgetExhausted, Exception)  # no `except Exception` swallows it
+
+
+def test_tiny_budget_stops_the_smc_from_the_prior_promptly_with_no_mass():
+    from bnmfzoo.inference import smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    model = poisson(np.random.default_rng(1).poisson(3.0, size=(40, 30)), 3)
+    fam = family_of_model(model)  # compiled before the clock starts
+    fam.tempered.sweep(fam.draw_prior(np.random.default_rng(0)), 0.5, np.random.default_rng(0))
+    t0 = time.process_time()
+    out = smc_mode_masses(model, n_runs=2, n_particles=100, n_moves=2, budget_s=1.0,
+                          random_seed=0)
+    used = time.process_time() - t0
+    assert out["modes"] == [] and not out["established"]
+    assert "ran out" in out["statement"] and "the SMC from the prior" in out["statement"]
+    assert "unknown, not zero" in out["statement"]
+    assert used < 1.0 + 0.5 and out["cpu_s"] < 1.5  # one sweep past the cap at most
+
+
+def test_budget_running_out_in_the_tempering_returns_unchecked_masses(monkeypatch):
+    """The budget cap inside the per-mode parallel tempering (reference_pt's scans check it
+    through the reference path's sweep): masses of the reference-path SMC, no check, why."""
+    from bnmfzoo.inference import reference_tempering, smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    real = reference_tempering.reference_pt
+
+    def slow_pt(*args, **kwargs):  # the tempering finds the budget used up at its first scan
+        with budget_scope(1e-9, start=time.process_time() - 1.0):
+            return real(*args, **kwargs)
+
+    monkeypatch.setattr(reference_tempering, "reference_pt", slow_pt)
+    out = smc_mode_masses(poisson(X2, 2), **PT_KW)
+    assert not out["established"] and out["per_mode"]["pt"] is None
+    assert "ran out" in out["statement"] and "parallel tempering" in out["statement"]
+    m = out["modes"][0]
+    assert m["estimator"] == "reference_path" and math.isnan(m["mass_check"])
+    assert abs(sum(x["mass"] for x in out["modes"]) - 1.0) < 1e-9
+
+
+def test_budget_running_out_in_the_reference_check_keeps_the_prior_masses_unchecked(
+        monkeypatch):
+    """check="reference" (the library's auto for Poisson): the budget runs out in the check;
+    the SMC from the prior's masses are returned with no check, named so, not established."""
+    from bnmfzoo.inference import reference_path, smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    def out_of_budget(*args, **kwargs):
+        raise BudgetExhausted(10.0, 10.5)
+
+    monkeypatch.setattr(reference_path, "reference_log_z", out_of_budget)
+    try:
+        out = smc_mode_masses(poisson(X2, 2), n_runs=2, n_particles=20, n_moves=1,
+                              bridge_draws=20, bridge_chains=2, prior_chains=0, random_seed=0)
+    except BudgetExhausted:
+        out = None
+    assert out is not None, "the budget's exception escaped the call: no result at all"
+    assert not out["established"] and "ran out" in out["statement"]
+    assert "during the reference check" in out["statement"]
+    for m in out["modes"]:
+        assert m["estimator"] == "smc" and math.isnan(m["mass_check"])
+        assert m["check_estimator"] == "none: the budget ran out"

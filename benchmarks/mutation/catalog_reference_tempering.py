@@ -24,6 +24,8 @@ _VERDICT = _T + "test_per_mode_verdict_each_reason_fires"
 _HMC = "bnmfzoo/inference/counts/tempering/_hmc.py"
 _LOC = "bnmfzoo/inference/counts/tempering/_local.py"
 _RP = "bnmfzoo/inference/reference_path.py"
+_BAS = "bnmfzoo/diagnostics/_modes/basins.py"
+_DUP = "tests/tempering/test_duplicate_modes.py::"
 _H = "tests/tempering/test_reference_hmc.py::"
 _INV = _H + "test_moves_leave_the_rung_invariant"
 _GRAD = _H + "test_gradient_and_density"
@@ -142,4 +144,25 @@ MUTATIONS = [
         tests=(_VERDICT,),
         why="a mode is skipped when either estimator puts it below 1 %: a mode one estimator "
             "calls heavy and the other empty passes"),
+    Mutation(
+        id="duplicate-guard-disabled", path=_RP,
+        old='"duplicates": duplicate_modes(cross_path, cross_fit, max_share=DUPLICATE_SHARE),',
+        new='"duplicates": [],',
+        tests=(_DUP + "test_a_mode_passed_twice_is_joined_by_the_reference_path",
+               _DUP + "test_per_mode_route_drops_a_prior_chain_copy"),
+        why="no duplicate guard: a mode the plain chains from the prior reached again is "
+            "estimated twice, its mass split between the copies and the total log 2 too high"),
+    Mutation(
+        id="duplicate-guard-one-sided", path=_BAS,
+        old="if s[i, j] > max_share and s[j, i] > max_share}",
+        new="if s[i, j] > max_share or s[j, i] > max_share}",
+        tests=(_DUP + "test_duplicates_on_constructed_modes",),
+        why="a mode whose members drifted into another's basin (one direction) is called a "
+            "copy and dropped: a leak the per-mode checks must report becomes a lost mode"),
+    Mutation(
+        id="duplicate-copy-not-dropped", path=_RT,
+        old="drop = sorted({j for _, j in dup if j >= K})",
+        new="drop = []",
+        tests=(_DUP + "test_per_mode_route_drops_a_prior_chain_copy",),
+        why="the per-mode route finds the copy but keeps it: masses 0.5 / 0.5 for one mode"),
 ]

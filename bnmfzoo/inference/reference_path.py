@@ -72,18 +72,23 @@ import time
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from bnmfzoo.diagnostics._modes.basins import mode_basins
+from bnmfzoo.diagnostics._modes.basins import basin_shares, duplicate_modes, mode_basins
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import check_budget
 from bnmfzoo.inference.tempering import smc
 
-__all__ = ["ReferencePath", "reference_adapter", "reference_log_z", "reference_check",
-           "WIDEN", "local_defaults"]
+__all__ = ["ReferencePath", "reference_adapter", "reference_log_z", "reference_check", "drop_modes",
+           "WIDEN", "DUPLICATE_SHARE", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
 WIDEN = 2.0
 #: a mode whose final path particles left it more often than this is not separated
 MAX_LEFT = 0.05
+#: two modes each holding more than this share of the other's members (final path particles
+#: or fit-chain draws) in its basin are one mode reached twice: a majority, so that two
+#: distinct modes a little more than the cut apart, whose broad members partly fall within the
+#: cut of the other's clusters, are not taken for copies (copies share ~100 %)
+DUPLICATE_SHARE = 0.5
 
 
 #: per family: the local moves, leapfrog steps and kept tempering scans per run that the
@@ -490,6 +495,13 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         copies overlap and ``log K!`` over-counts), ``n_temperatures``, ``log_z_total`` and
         ``log_z_total_se``
         (``log K! + logsumexp``), ``joined`` (pairs of modes whose chains cross both ways),
+        ``cross_path`` and ``cross_fit`` (``(M, M)``: row ``j``, column ``i``, the share of mode
+        ``j``'s final path particles (weighted; NaN when it got no path) and of its fit-chain
+        draws inside mode ``i``'s basin, :func:`~bnmfzoo.diagnostics._modes.basins.
+        basin_shares`), ``duplicates`` (pairs of modes each holding more than
+        :data:`DUPLICATE_SHARE` of the other's members in its basin: one mode reached twice,
+        :func:`~bnmfzoo.diagnostics._modes.basins.duplicate_modes`; the masses and total above
+        still count both, :func:`drop_modes` joins them),
         ``basin_groups`` (the clusters of each basin), ``cpu_s``, ``cpu_s_mode`` (the SMC
         runs' CPU seconds per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode, the lowest
         mean HMC acceptance of one temperature over its runs; NaN without HMC),
@@ -505,10 +517,12 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
     run_lz = np.full((M, n_runs), np.nan)
     left, path_left, swapped = np.zeros(M), np.zeros(M), np.zeros(M)
+    cross_path = np.full((M, M), np.nan)
     temps, cpu_mode, acc_local, steps = [], np.zeros(M), np.full(M, np.nan), [[]] * M
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
+    cross_fit = np.stack([basin_shares(f[1], basins["basin_refs"], cut) for f in fits])
     for k in range(M):
         draws = fits[k][0][inside[k]]
         temps.append([])
@@ -519,7 +533,7 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         except ValueError:
             continue
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs)
-        far, swap = [], []
+        far, swap, ends, end_w = [], [], [], []
         center = _label_center(fits[k][1][inside[k]], refs[k])
         t1 = time.process_time()
         for r, sd in enumerate(seeds):
@@ -538,6 +552,8 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             # of the mode's basin (the clusters its chains connect both ways)
             d = matched_angles(U, basins["basin_refs"][k])[0].min(1)
             far.append(float(run.weights[d > cut].sum()))
+            ends.append(U)
+            end_w.append(run.weights / n_runs)
             # a particle whose columns best match the mode's centre in another order sits
             # on another label copy: then the copies overlap and log K! over-counts
             p = matched_angles(U, center[None])[1][:, 0]
@@ -545,6 +561,8 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         cpu_mode[k] = time.process_time() - t1
         path_left[k] = float(np.mean(far))
         swapped[k] = float(np.mean(swap))
+        cross_path[k] = basin_shares(np.concatenate(ends), basins["basin_refs"], cut,
+                                     np.concatenate(end_w))
         lz[k] = float(run_lz[k].mean())
         se[k] = float(run_lz[k].std(ddof=1) / math.sqrt(n_runs)) if n_runs > 1 else math.inf
     mass, mse, total, total_se = masses_and_total(lz, se, K, offset)
@@ -553,8 +571,35 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             "n_temperatures": temps,
             "log_z_total": total, "log_z_total_se": total_se,
             "joined": basins["joined"], "basin_groups": basins["groups"],
+            "cross_path": cross_path, "cross_fit": cross_fit,
+            "duplicates": duplicate_modes(cross_path, cross_fit, max_share=DUPLICATE_SHARE),
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode, "fit_cpu_s": fit_cpu,
             "local_acceptance": acc_local, "local_steps": steps}
+
+
+def drop_modes(out, drop, K, offset=0.0):
+    """:func:`reference_log_z`'s result without the modes ``drop`` (copies of kept modes).
+
+    A mode that :func:`~bnmfzoo.diagnostics._modes.basins.duplicate_modes` finds to be a copy
+    of another is the same region of the posterior reached twice, so both per-mode estimates
+    are of one evidence: keeping one copy's estimate and dropping the other counts that
+    evidence once (with both, its mass is split between the copies and the total is ``log 2``
+    too high). Per-mode entries are restricted to the kept modes (in order), and the masses
+    and total are recomputed over them (:func:`masses_and_total`); the ``(M, M)`` shares and
+    the pairs keep the original numbering, and ``dropped`` lists the dropped modes.
+    """
+    drop = {int(j) for j in drop}
+    keep = [k for k in range(len(out["log_z"])) if k not in drop]
+    new = dict(out)
+    for key in ("log_z", "log_z_se", "run_log_z", "left", "path_left", "swapped", "cpu_s_mode",
+                "local_acceptance"):
+        new[key] = np.asarray(out[key])[keep]
+    for key in ("n_temperatures", "local_steps"):
+        new[key] = [out[key][k] for k in keep]
+    new["mass"], new["se"], new["log_z_total"], new["log_z_total_se"] = masses_and_total(
+        new["log_z"], new["log_z_se"], K, offset)
+    new["dropped"] = sorted(drop)
+    return new
 
 
 def reference_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
@@ -591,6 +636,10 @@ def reference_check(family, states, label, weights, clusters, log_z, log_z_se, r
                             swapped=out["swapped"], one_sided=True)
     reasons += [f"modes {k} and {j}: plain chains cross between them both ways, so they are one "
                 "mode (the basin rule); their union's mass is the sum" for k, j in out["joined"]]
+    reasons += [f"modes {k} and {j}: each holds more than {DUPLICATE_SHARE:.0%} of the other's "
+                "draws "
+                "or path particles in its basin, so they are one mode counted twice"
+                for k, j in out["duplicates"]]
     details = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
     details.update(prior_chains=prior_chains, prior_ends_in_smc_modes=(
         None if near is None else int(np.sum(near >= 0))), prior_cpu_s=prior_cpu,

@@ -63,6 +63,7 @@ from scipy.special import logsumexp
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference.reference_path import (
+    DUPLICATE_SHARE,
     WIDEN,
     ReferencePath,
     fit_chains_and_basins,
@@ -479,18 +480,29 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     budget (:mod:`bnmfzoo.inference._mass_budget`) runs out during the tempering, ``pt`` is
     None and the reason says so; during the reference-path SMC it propagates.
 
+    A mode only the plain chains from the prior found that holds more than
+    :data:`~bnmfzoo.inference.reference_path.DUPLICATE_SHARE` of an earlier mode's members in its
+    basin, and the earlier mode more than that of its (:func:`~bnmfzoo.diagnostics._modes.
+    basins.duplicate_modes`), or that the basin rule joins with it (``joined``: both lie in one
+    basin), is that mode reached twice: it is dropped before the
+    masses (:func:`~bnmfzoo.inference.reference_path.drop_modes`), so the evidence is counted
+    once. Two such modes of the SMC from the prior are not joined (their members and masses
+    come from the SMC's clustering); the run is then not established.
+
     Returns
     -------
     dict
         ``smc`` and ``pt`` (the two estimators' per-mode results, over all modes: the SMC's
         first), ``n_smc_modes``, ``reasons``, ``upper`` (per mode, the bound on its mass),
         ``skipped`` (the modes bounded below ``NEGLIGIBLE``), ``prior_chains``,
-        ``prior_ends_in_smc_modes``, ``prior_cpu_s``.
+        ``prior_ends_in_smc_modes``, ``prior_cpu_s``, ``duplicates`` (the pairs found, in the
+        numbering before dropping) and ``dropped`` (the modes dropped as copies; ``smc`` and
+        ``pt`` hold the kept modes only).
     """
     from bnmfzoo.inference._mass_budget import BudgetExhausted
     from bnmfzoo.inference._mass_verdict import NEGLIGIBLE, mass_upper_bounds, per_mode_reasons
     from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
-    from bnmfzoo.inference.reference_path import reference_log_z
+    from bnmfzoo.inference.reference_path import drop_modes, reference_log_z
 
     K = clusters["reference"].shape[0]
     try:
@@ -509,6 +521,19 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
                               n_particles=n_particles, n_moves=n_moves, cess=cess,
                               local=pt_local, n_leap=pt_leap, **fit)
+    # a mode only the plain chains from the prior found that is a copy of an earlier mode
+    # (each holds the other's members in its basin, or the basin rule joined them) is that
+    # mode reached twice: estimate once
+    dup = sorted(set(smc_out["duplicates"]) | set(smc_out["joined"]))
+    drop = sorted({j for _, j in dup if j >= K})
+    if drop:
+        keep = [k for k in range(all_refs.shape[0]) if k not in drop]
+        smc_out = drop_modes(smc_out, drop, all_refs.shape[2])
+        all_refs, starts = all_refs[keep], [starts[k] for k in keep]
+    same = [f"modes {i} and {j} of the SMC from the prior: each holds more than "
+            f"{DUPLICATE_SHARE:.0%} of the other's fit-chain draws or path particles in its "
+            "basin (or the basin rule "
+            "joins them), so they are one mode counted twice" for i, j in dup if j < K]
     upper = mass_upper_bounds(smc_out["run_log_z"])
     skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
     t1 = time.process_time()
@@ -516,15 +541,15 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
         pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
                                     n_leap=pt_leap, skip=skipped, **fit)
-        reasons = per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],
-                                   skipped=skipped, prior_dof=prior_dof)
+        reasons = same + per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],
+                                          skipped=skipped, prior_dof=prior_dof)
     except BudgetExhausted as err:
         pt_out = None
         todo = all_refs.shape[0] - len(skipped)
-        reasons = [f"{err} during the parallel tempering of {todo} mode(s), after "
+        reasons = same + [f"{err} during the parallel tempering of {todo} mode(s), after "
                    f"{time.process_time() - t1:.0f} CPU s of it (the reference-path SMC took "
                    f"{smc_out['cpu_s']:.0f} s): raise budget_s or lower pt_scans / pt_runs"]
     return {"smc": smc_out, "pt": pt_out, "n_smc_modes": K, "reasons": reasons,
-            "upper": upper, "skipped": skipped,
+            "upper": upper, "skipped": skipped, "duplicates": dup, "dropped": drop,
             "prior_chains": prior_chains, "prior_cpu_s": prior_cpu,
             "prior_ends_in_smc_modes": None if near is None else int(np.sum(near >= 0))}

@@ -35,7 +35,8 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["chain_connected_modes", "outside_share", "mode_basins"]
+__all__ = ["chain_connected_modes", "outside_share", "mode_basins", "basin_shares",
+           "duplicate_modes"]
 
 
 def chain_connected_modes(label, chain_of, n_clusters, *, min_moves=1):
@@ -197,3 +198,75 @@ def mode_basins(A, chain_of, start_mode, refs, cut):
     basin_refs = [cl["reference"][sc["mode_of"] == comp[k]] for k in range(M)]
     return {"inside": inside, "left": left, "reference": centred, "basin_refs": basin_refs,
             "joined": joined, "groups": sc["groups"], "moves": sc["moves"]}
+
+
+def basin_shares(A, basin_refs, cut, weights=None):
+    """Weighted share of the members ``A`` that lie within ``cut`` of each mode's basin.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        ``(n, D, K)`` bases (a mode's final path particles or its fit-chain draws).
+    basin_refs : list of numpy.ndarray
+        Per mode, the representatives ``(m, D, K)`` of the clusters in its basin
+        (``basin_refs`` of :func:`mode_basins`).
+    cut : float
+        Max matched angle (degrees): a member is in a basin when it is within ``cut`` of one
+        of the basin's clusters.
+    weights : array_like, optional
+        ``(n,)`` member weights (default equal).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(M,)`` share of the members inside each mode's basin (NaN when ``A`` is empty).
+    """
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+
+    A = np.asarray(A, float)
+    if A.ndim != 3:
+        raise ValueError(f"A must be (n, D, K), got shape {A.shape}")
+    w = np.ones(A.shape[0]) if weights is None else np.asarray(weights, float)
+    if w.shape != (A.shape[0],) or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be (n,) finite and non-negative")
+    if A.shape[0] == 0 or w.sum() <= 0:
+        return np.full(len(basin_refs), np.nan)
+    U = _unit_l2(A)
+    out = np.zeros(len(basin_refs))
+    for i, br in enumerate(basin_refs):
+        br = np.asarray(br, float)
+        if br.shape[0]:
+            out[i] = float(w[matched_angles(U, br)[0].min(1) <= cut].sum() / w.sum())
+    return out
+
+
+def duplicate_modes(*shares, max_share):
+    """Pairs of modes that are one mode: each holds members inside the other's basin.
+
+    Modes ``i < j`` are one mode when, for one of the ``shares`` matrices (``shares[j, i]``:
+    the share of mode ``j``'s members inside mode ``i``'s basin, :func:`basin_shares`; e.g. one
+    for the final path particles and one for the fit-chain draws), both ``shares[j, i]`` and
+    ``shares[i, j]`` exceed ``max_share``. Two distinct modes keep their members inside their
+    own basins (a member counted in another's basin has left its mode, which the per-mode
+    checks already bound by ``max_share``), so both shares above it mean the two basins cover
+    the same members: two copies of one mode, whose evidence a per-mode estimator would
+    otherwise count twice.
+
+    Returns
+    -------
+    list of tuple
+        ``(i, j)`` with ``i < j``, in order.
+
+    Examples
+    --------
+    >>> s = np.array([[1.0, 0.9, 0.0], [0.8, 1.0, 0.0], [0.0, 0.01, 1.0]])
+    >>> duplicate_modes(s, max_share=0.05)
+    [(0, 1)]
+    """
+    pairs = set()
+    for s in shares:
+        s = np.nan_to_num(np.asarray(s, float), nan=0.0)
+        M = s.shape[0]
+        pairs |= {(i, j) for i in range(M) for j in range(i + 1, M)
+                  if s[i, j] > max_share and s[j, i] > max_share}
+    return sorted(pairs)

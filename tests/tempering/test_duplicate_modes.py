@@ -1,0 +1,132 @@
+"""A mode reached twice is estimated once (the per-mode route's duplicate guard).
+
+Two modes whose members each lie inside the other's basin (more than ``DUPLICATE_SHARE``, a
+majority, of them, within the cut of one of the basin's clusters after the best column
+permutation) are one mode
+counted twice: their per-mode evidences are of one region, so keeping both splits its mass
+between the copies and raises the total by ``log 2``. These tests pass one mode twice (same
+start, and a column-permuted copy) and two genuinely distinct modes (40 degrees apart, no
+member of one near the other) and check that only the first is flagged, and that dropping the
+copy counts the evidence once.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from bnmfzoo.diagnostics._modes.basins import basin_shares, duplicate_modes
+from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
+from bnmfzoo.inference.reference_path import (
+    DUPLICATE_SHARE,
+    MAX_LEFT,
+    drop_modes,
+    reference_log_z,
+)
+from bnmfzoo.inference.smc_masses import family_of_model
+
+
+def _members(B, n, rng, noise=0.02):
+    return _unit_l2(np.abs(B[None] + noise * rng.standard_normal((n,) + B.shape)))
+
+
+def _rotated(B, deg):
+    """``B`` with column 0 turned ``deg`` degrees towards a unit direction orthogonal to it."""
+    v = np.zeros(B.shape[0])
+    v[-1] = 1.0
+    v -= (v @ B[:, 0]) * B[:, 0]
+    v /= np.linalg.norm(v)
+    out = B.copy()
+    t = math.radians(deg)
+    out[:, 0] = math.cos(t) * B[:, 0] + math.sin(t) * v
+    return out
+
+
+def test_duplicates_on_constructed_modes():
+    """Member noise 0.02 per entry puts members ~2 degrees from their centre, far inside the
+    15-degree cut; the distinct mode is 40 degrees away, so none of its members is within the
+    cut of the other basin (shares exactly 0 and 1, no tolerance involved)."""
+    rng = np.random.default_rng(0)
+    B0 = _unit_l2(np.array([[1.0, 0.1], [0.9, 0.2], [0.8, 0.1], [0.1, 1.0], [0.2, 0.9],
+                            [0.0, 0.0]])[None])[0]
+    B1 = _unit_l2(_rotated(B0, 40.0)[None])[0]
+    cut = 15.0
+    same = [_members(B0, 200, rng), _members(B0[:, ::-1], 200, rng)]  # a label copy too
+    other = [_members(B0, 200, rng), _members(B1, 200, rng)]
+    for members, dup in ((same, [(0, 1)]), (other, [])):
+        refs = [m[:1] for m in members]
+        s = np.stack([basin_shares(m, refs, cut) for m in members])
+        assert duplicate_modes(s, max_share=DUPLICATE_SHARE) == dup, s
+    s_other = np.stack([basin_shares(m, [m[:1] for m in other], cut) for m in other])
+    np.testing.assert_array_equal(s_other, np.eye(2))
+    # one direction alone (a mode whose members drifted into another's basin) is not a copy,
+    # nor a minority each way (broad modes a little more than the cut apart)
+    assert duplicate_modes(np.array([[1.0, 0.0], [0.9, 1.0]]), max_share=DUPLICATE_SHARE) == []
+    assert duplicate_modes(np.array([[1.0, 0.3], [0.3, 1.0]]), max_share=DUPLICATE_SHARE) == []
+    # either estimator's shares (path particles or fit draws) can show the copy
+    assert duplicate_modes(np.eye(2), np.ones((2, 2)), max_share=DUPLICATE_SHARE) == [(0, 1)]
+    with pytest.raises(ValueError, match="weights"):
+        basin_shares(same[0], [B0[None]], cut, weights=-np.ones(200))
+
+
+#: two far-apart components (rows 0-2 load on component 0, rows 3-5 on component 1)
+_X2 = np.array([[40, 38, 2, 1, 39], [20, 22, 1, 0, 19], [30, 29, 0, 2, 31],
+                [1, 2, 35, 41, 0], [0, 1, 18, 22, 2], [2, 0, 30, 28, 1]])
+
+
+def test_a_mode_passed_twice_is_joined_by_the_reference_path():
+    """Rank-2 Poisson with separated components has one mode up to labels. Passing it twice
+    (the second time with its columns swapped, as a prior chain ending in a label copy would)
+    makes both copies' draws and path particles lie in each other's basins: flagged, and
+    dropping the copy removes exactly the ``log 2`` the double count added to the total."""
+    from bnmfzoo.models import poisson
+
+    fam = family_of_model(poisson(_X2, 2))
+    rng = np.random.default_rng(3)
+    s = fam.draw_prior(rng)
+    for _ in range(200):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    refs = np.concatenate([ref, ref[:, :, ::-1]])
+    out = reference_log_z(fam, refs, [[s], [s]], rng, cut=30.0, n_runs=2, n_particles=40,
+                          n_moves=2, n_draws=40)
+    assert out["duplicates"] == [(0, 1)], (out["cross_path"], out["cross_fit"])
+    assert np.all(out["cross_fit"] > 1 - MAX_LEFT) and np.all(out["cross_path"] > 1 - MAX_LEFT)
+    one = drop_modes(out, [1], 2)
+    assert one["dropped"] == [1] and one["log_z"].shape == (1,) and one["mass"][0] == 1.0
+    assert one["log_z_total"] == pytest.approx(math.log(2) + out["log_z"][0])
+    lse = np.logaddexp(out["log_z"][0], out["log_z"][1])
+    assert out["log_z_total"] - one["log_z_total"] == pytest.approx(lse - out["log_z"][0])
+
+
+def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
+    """The plain chains from the prior return a label copy of the SMC's one mode as a "new"
+    mode: the per-mode route drops it before the masses (the tempering is stopped at once by
+    an exhausted budget; only the reference-path SMC's masses are checked here)."""
+    from bnmfzoo.inference import mode_bridge, reference_tempering
+    from bnmfzoo.inference._mass_budget import BudgetExhausted
+    from bnmfzoo.models import poisson
+
+    fam = family_of_model(poisson(_X2, 2))
+    rng = np.random.default_rng(4)
+    s = fam.draw_prior(rng)
+    for _ in range(200):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+
+    def copy_of_mode_0(family, refs, cut, rng, **kw):
+        return refs[:, :, ::-1].copy(), [[s]], np.array([-1]), 0.0
+
+    def no_time(*a, **k):
+        raise BudgetExhausted(1.0, 2.0)
+
+    monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
+    monkeypatch.setattr(reference_tempering, "reference_pt_log_z", no_time)
+    clusters = {"reference": ref, "cut": 30.0}
+    pm = reference_tempering.per_mode_check(
+        fam, [s], np.array([0]), np.array([1.0]), clusters, -50.0, 1.0, rng, n_runs=2,
+        n_particles=40, n_moves=2, n_draws=40, prior_chains=1)
+    assert pm["duplicates"] == [(0, 1)] and pm["dropped"] == [1]
+    assert pm["smc"]["log_z"].shape == (1,) and pm["smc"]["mass"][0] == 1.0
+    assert pm["smc"]["log_z_total"] == pytest.approx(math.log(2) + pm["smc"]["log_z"][0])
+    assert not any("counted twice" in r for r in pm["reasons"])

@@ -511,4 +511,38 @@ MUTATIONS = [
         new="",
         tests=(_TH + "test_tuning_frozen_and_same_seed_same_draws",),
         why="GibbsPoisson(moves='hmc'): the end of tuning does not fix the averaged step size"),
+    Mutation(
+        id="counts-hmc-kept-lengths-stop-at-uturn", path=_HMC,
+        old="            return int(leaps[rng.integers(len(leaps))]), False\n",
+        new="            return int(leaps[rng.integers(len(leaps))]), True\n",
+        tests=(_TH + "test_learned_lengths_drawn_independently_of_the_state_and_capped",),
+        why="HMC with learned lengths: the kept transitions stop at their U-turn (the length "
+            "then depends on the state: the kernel is not reversible)"),
+    Mutation(
+        id="counts-hmc-tuning-ignores-max-leap", path=_HMC,
+        old="        return self.max_leap, True\n",
+        new="        return 4 * self.max_leap, True\n",
+        tests=(_TH + "test_learned_lengths_drawn_independently_of_the_state_and_capped",),
+        why="HMC with learned lengths: tuning trajectories run past max_leap (a draw's cost "
+            "unbounded)"),
+    Mutation(
+        id="counts-hmc-lengths-ignore-step-size", path=_HMC,
+        old="    return np.clip(np.ceil(t / eps), 1, max_leap).astype(np.int64)\n",
+        new="    return np.clip(np.ceil(t), 1, max_leap).astype(np.int64)\n",
+        tests=(_TH + "test_learned_lengths_drawn_independently_of_the_state_and_capped",),
+        why="HMC with learned lengths: the trajectory times become steps without dividing by "
+            "the step size"),
+    Mutation(
+        id="counts-hmc-uturn-ignores-direction", path=_HMC,
+        old="    return dot < 0.0, along and pos * vel < 0.0\n",
+        new="    return dot < 0.0, along\n",
+        tests=(_TH + "test_uturn_along_the_slow_direction_runs_longer",),
+        why="HMC with learned lengths: the U-turn along the slow direction counts as reached "
+            "at once (lengths of the bulk only: ESCC does not converge)"),
+    Mutation(
+        id="counts-hmc-dual-averaging-sign", path=_HMC,
+        old="eta * (self.target - acc)",
+        new="eta * (acc - self.target)",
+        tests=(_TH + "test_step_size_tuned_to_the_target_acceptance",),
+        why="HMC: dual averaging drives the step size away from the target acceptance"),
 ]

@@ -17,6 +17,16 @@ _FIXED = _T + "test_step_is_fixed_within_a_temperature_and_set_between"
 _KEEP = _T + "test_each_temperature_keeps_its_rung"
 _QUAD = _T + "test_smc_with_moves_matches_quadrature"
 _ROUTE = _T + "test_reference_pt_route_moves_both_estimators"
+# the large-matrix route (HMC only, dense kernel, modes by restarts)
+_DENSE = "bnmfzoo/inference/counts/tempering/_hmc_dense.py"
+_LR = "bnmfzoo/inference/large_route.py"
+_L = "tests/tempering/test_large_route.py::"
+_LKEEP = _L + "test_hmc_only_moves_keep_the_rung"
+_LCELL = _L + "test_dense_kernel_matches_the_cell_loop"
+_LQUAD = _L + "test_large_route_estimators_match_quadrature"
+_LCHOICE = _L + "test_route_choice"
+_LEND = _L + "test_large_mode_masses_says_what_it_did_not_check"
+_LKL = _L + "test_kl_start_moves_towards_the_data"
 
 MUTATIONS = [
     Mutation(
@@ -77,4 +87,59 @@ MUTATIONS = [
         new="                              **fit)",
         tests=(_ROUTE,),
         why="check='reference_pt' gives the local moves to the PT only, not to the SMC"),
+    Mutation(
+        id="dense-hmc-gamma-rate-sign", path=_DENSE,
+        old="    gA[:, :] = aA - rA * A + A * (R @ Wt)",
+        new="    gA[:, :] = aA + rA * A + A * (R @ Wt)",
+        tests=(_LCELL,),
+        why="the Gamma term's sign in the gradient (at b < 1 mostly the reference's rate): the "
+            "kernel stays exact through the Metropolis test but its trajectories are wrong"),
+    Mutation(
+        id="dense-hmc-likelihood-power-dropped", path=_DENSE,
+        old="    lp += beta * like",
+        new="    lp += like",
+        tests=(_LKEEP, _LCELL),
+        why="the density tests the full likelihood at every b: the move targets the posterior, "
+            "not the rung"),
+    Mutation(
+        id="dense-hmc-stale-density", path=_DENSE,
+        old="    lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)",
+        new="    lp = dense_log_density(tA, tWt, M, X, Of, aA, rA, aWt, rWt, beta)",
+        tests=(_LKEEP,),
+        why="the proposal's density read at the old factors (stale): the Metropolis test no "
+            "longer sees the prior terms' change"),
+    Mutation(
+        id="hmc-move-result-stale", path=_LOC,
+        old="        if n_hmc:\n            A, Wt = np.exp(tA), np.exp(tWt)\n",
+        new="        if False:\n            A, Wt = np.exp(tA), np.exp(tWt)\n",
+        tests=(_LKEEP, _LQUAD),
+        why="the HMC move's result dropped: the state (and its log-likelihood) stays the old "
+            "one, so without the sweep nothing moves A W"),
+    Mutation(
+        id="hmc-only-above-0.7-without-sweep", path=_LOC,
+        old="            hmc_from = HMC_FROM if self.sweep else 0.0",
+        new="            hmc_from = HMC_FROM",
+        tests=(_LKEEP, _LQUAD),
+        why="without the latent-count sweep HMC still runs only at b >= 0.7: below it no move "
+            "changes A W"),
+    Mutation(
+        id="large-route-state-not-updated", path=_LR,
+        old="        state.update(A=A, W=W)\n\n    def loglik",
+        new="        pass\n\n    def loglik",
+        tests=(_LQUAD, _LEND),
+        why="the restarts' and fit chains' moves never written back: every draw is the start "
+            "(a stale state and log-likelihood)"),
+    Mutation(
+        id="kl-start-without-prior-shape", path=_LR,
+        old="        W = np.maximum((W * (A.T @ R) + aW) / (A.T @ Of + bW), tiny)",
+        new="        W = np.maximum((W * (A.T @ R)) / (A.T @ Of + bW), tiny)",
+        tests=(_LEND,),
+        why="plain KL updates: a column of zeros underflows to the smallest float, where HMC "
+            "in log space cannot leave it"),
+    Mutation(
+        id="route-choice-inverted", path=_LR,
+        old="    faster = cs > ratio * ch",
+        new="    faster = ch > ratio * cs",
+        tests=(_LCHOICE,),
+        why="the large route chosen when the sweep is the faster move"),
 ]

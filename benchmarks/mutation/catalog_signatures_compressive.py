@@ -13,6 +13,9 @@ _S = "tests/signatures/test_signature_shape.py"
 _DENS = f"{_S}::test_shape_log_density_is_the_collapsed_conditional"
 _GEW = f"{_S}::test_sweep_with_a_random_shape_keeps_the_prior"
 _NODATA = f"{_S}::test_shape_without_data_targets_its_marginal"
+_C = "tests/signatures/test_signature_strength.py"
+_C_NODATA = f"{_C}::test_random_a_with_a_fixed_strength_targets_its_marginal_without_data"
+_C_GEW = f"{_C}::test_sweep_with_a_random_shape_and_a_fixed_strength_keeps_the_prior"
 
 MUTATIONS = [
     Mutation(
@@ -96,8 +99,8 @@ MUTATIONS = [
             "not in log a (too small)"),
     Mutation(
         id="shape-without-mu-prior", path=_SHAPE,
-        old="        lp -= (aN + 2.0) * math.log(mu[k]) + epsilon * aN / mu[k]\n",
-        new="        lp -= 0.0\n",
+        old="            lp -= (aN + 2.0) * math.log(mu[k]) + epsilon * aN / mu[k]\n",
+        new="            lp -= 0.0\n",
         tests=(_DENS, _GEW),
         why="a's conditional forgets that mu_k's inverse-gamma prior depends on a"),
     Mutation(
@@ -114,8 +117,8 @@ MUTATIONS = [
         why="the slice's shrinkage cuts the side holding the current point"),
     Mutation(
         id="shape-mu-prior-stale", path=_SHAPE,
-        old="    comp[1], comp[2], comp[3] = a_c, a_c * N + 1.0, comp[7] * a_c * N\n",
-        new="    comp[1] = a_c\n",
+        old="        comp[2], comp[3] = a_c * N + 1.0, comp[7] * a_c * N\n",
+        new="        pass\n",
         tests=(_GEW, _NODATA),
         why="after a is drawn, mu's prior InvGamma(a N + 1, epsilon a N) keeps the starting a"),
     Mutation(
@@ -133,4 +136,52 @@ MUTATIONS = [
         tests=(_GEW,),
         why="the negative-binomial sweep's update of a uses the Poisson rate 1 in place of "
             "sum_d theta_dn T_dk for the exposures integrated out"),
+    Mutation(
+        id="strength-ignored", path=_COMP,
+        old="    cs = a0 if strength is None else float(strength)  # the compression strength\n",
+        new="    cs = a0  # the compression strength\n",
+        tests=(f"{_C}::test_strength_sets_the_kernels_mu_prior",),
+        why="strength= is accepted but mu's prior stays InvGamma(a N + 1, epsilon a N)"),
+    Mutation(
+        id="strength-mu-prior-follows-a", path=_SHAPE,
+        old="    follow = not (comp.shape[0] >= 9 and comp[8] > 0.0)\n",
+        new="    follow = True\n",
+        tests=(_C_NODATA, _C_GEW),
+        why="with a fixed strength, the random a's step still treats mu's prior as following "
+            "a, and re-sets it after each draw of a"),
+    Mutation(
+        id="strength-mu-prior-refreshed", path=_SHAPE,
+        old="    if follow:\n        comp[2], comp[3] = a_c * N + 1.0, comp[7] * a_c * N\n",
+        new="    if True:\n        comp[2], comp[3] = a_c * N + 1.0, comp[7] * a_c * N\n",
+        tests=(_C_NODATA, _C_GEW),
+        why="the fixed strength's mu-prior is overwritten by InvGamma(a N + 1, epsilon a N) "
+            "after the first draw of a"),
+    Mutation(
+        id="strength-logpost-keeps-mu-prior", path=_SHAPE,
+        old="        if follow:\n            lp -= (aN + 2.0) * math.log(mu[k])",
+        new="        if True:\n            lp -= (aN + 2.0) * math.log(mu[k])",
+        tests=(f"{_C}::test_shape_log_density_with_a_fixed_strength", _C_NODATA),
+        why="a's conditional keeps the a-dependent factor of mu's prior although the prior is "
+            "fixed by the strength (half of it: the normalising constant is dropped)"),
+    Mutation(
+        id="strength-comp-uses-a", path=_SHAPE,
+        old="    return np.array([1.0, a, c * N + 1.0, eps * c * N, 1.0, shape[1], shape[2], "
+            "eps, c])\n",
+        new="    return np.array([1.0, a, a * N + 1.0, eps * a * N, 1.0, shape[1], shape[2], "
+            "eps, c])\n",
+        tests=(_C_NODATA, _C_GEW),
+        why="the kernels' state puts the starting a in mu's prior in place of the strength"),
+    Mutation(
+        id="strength-cutoff-ignored", path=_COMP,
+        old="    if strength is not None:\n        return float(active_cutoffs(",
+        new="    if False:\n        return float(active_cutoffs(",
+        tests=(f"{_C}::test_strength_activity_cutoff_and_result",),
+        why="a small strength widens mu's prior but the activity cutoff stays 1.5 epsilon: "
+            "unused signatures count as active"),
+    Mutation(
+        id="strength-charge-without-exponent", path=_COMP,
+        old="    return float(-(log_comp + a * N * math.log(m) + a * N))\n",
+        new="    return float(-(log_comp + a * N * math.log(m)))\n",
+        tests=(f"{_C}::test_compression_charge_against_quadrature",),
+        why="the plain prior's exp(-a S / m) = exp(-a N) is dropped from the charge"),
 ]

@@ -71,8 +71,8 @@ MUTATIONS = [
         why="the slice sampler shrinks the bracket on the wrong side of the current point"),
     Mutation(
         id="nb-option-ignored", path=_COMP,
-        old='init, nb=likelihood == "nb", shape=shape)',
-        new="init, nb=False, shape=shape)",
+        old='init, nb=likelihood == "nb", shape=shape,',
+        new="init, nb=False, shape=shape,",
         tests=(_E2E,),
         why="likelihood='nb' runs the Poisson model"),
 ]

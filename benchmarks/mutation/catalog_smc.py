@@ -86,6 +86,15 @@ MUTATIONS = [
         why="label-switched draws not permuted to the mode's representative: the proposal "
             "straddles several copies"),
     Mutation(
+        id="prior-chain-modes-end-states", path=_MB,
+        old="    U = np.stack(means)\n",
+        new="    U = _unit_l2(np.stack([np.asarray(family.factors(s)[0], float) for s in ends]))\n",
+        tests=("tests/tempering/test_prior_chain_modes.py::"
+               "test_one_broad_mode_is_not_split_by_noisy_end_states",),
+        why="plain chains from the prior compared by their single end states, not their "
+            "aligned means: one broad mode's noisy draws lie beyond the cut and become new "
+            "modes (one mode counted twice)"),
+    Mutation(
         id="bridge-stale-state", path=_MB,
         old="                thetas.append(param.theta(s, perm, rng))",
         new="                thetas.append(param.theta(starts[k][0], perm, rng))",

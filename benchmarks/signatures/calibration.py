@@ -118,12 +118,13 @@ def _print_reliability(rows):
               f"({row['se']:.3f}) | {row['ci90'][0]:.3f}-{row['ci90'][1]:.3f} |")
 
 
-def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon=1e-3):
+def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon=1e-3,
+                       strength=None):
     from bnmfzoo.signatures.compressive import compressive_rank_posterior
 
     table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=2000,
                                        n_keep=1000, thin=5, likelihood=likelihood, a=a,
-                                       epsilon=epsilon)
+                                       epsilon=epsilon, strength=strength)
     table["evaluated"] = True
     table["log_evidence"] = table["se"] = np.nan
     table["probability"] = table["probability"].fillna(0.0)
@@ -131,7 +132,7 @@ def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon
 
 
 def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
-               method="compressive", likelihood="poisson", a=1.0, epsilon=1e-3):
+               method="compressive", likelihood="poisson", a=1.0, epsilon=1e-3, strength=None):
     from scipy.optimize import linear_sum_assignment
 
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
@@ -146,7 +147,8 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "compressive":
-            table = _compressive_table(c.counts.values, ranks, seed, likelihood, a, epsilon)
+            table = _compressive_table(c.counts.values, ranks, seed, likelihood, a, epsilon,
+                                       strength)
             ranks = [int(k) for k in table["rank"]]
             if K not in ranks:  # the truth is always a scored rank (probability 0 if unvisited)
                 ranks.append(K)
@@ -160,6 +162,7 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     if method != "compressive":
         likelihood = "poisson"  # Chib's route has the Poisson likelihood only
     out = dict(seed=seed, K_true=K, ranks=ranks, method=method, likelihood=likelihood,
+               strength=strength,
                phi_median=None if phi is None else float(np.median(phi)),
                a_median=None if a_draws is None else float(np.median(a_draws)),
                a_interval=None if a_draws is None else [
@@ -172,7 +175,7 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
                note=table.attrs["note"], cpu=time.process_time() - t0, assignment=[],
                assignment_top=[])
     T_draws, V_draws = table.attrs["draws"]
-    if T_draws is None:
+    if T_draws is None or T_draws.shape[-1] == 0:  # no draw, or no active signature
         return out
     sig, expo = normalize_draws(T_draws, V_draws)
     sig, _, _ = align_draws(sig, expo)
@@ -221,6 +224,10 @@ def main(argv=None):
                         "or 'random': learned, a ~ Gamma(1, 1) (the authors' random-a option)")
     p.add_argument("--epsilon", type=float, default=1e-3,
                    help="compressive route: prior mean of mu_k (Zito & Miller: 0.001)")
+    p.add_argument("--strength", type=lambda t: t if t == "unit" else float(t), default=None,
+                   help="compressive route: compression strength c apart from the exposures' "
+                        "shape, mu_k ~ InvGamma(c N + 1, epsilon c N), or 'unit': c = 1 / N "
+                        "(default: c = a)")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
     a = p.parse_args(argv)
     if a.quick:
@@ -234,7 +241,8 @@ def main(argv=None):
         for seed in range(a.seed_start, a.seed_start + a.cohorts):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
                            n_runs=a.runs, reference=ref, method=a.method,
-                           likelihood=a.likelihood, a=a.a, epsilon=a.epsilon)
+                           likelihood=a.likelihood, a=a.a, epsilon=a.epsilon,
+                           strength=a.strength)
             cohorts.append(r)
             RESULTS.mkdir(parents=True, exist_ok=True)
             with open(a.out + "l", "a") as fh:  # one line per cohort as it finishes (.jsonl)

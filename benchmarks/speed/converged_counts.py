@@ -38,7 +38,8 @@ iteration on the same matrix in the same run (target <= 1/5). Run from the proje
     python -m benchmarks.speed.converged_counts --data breast4 --ours hmc   # ours = HMC moves
 
 ``--ours hmc`` runs ours as ``step=GibbsPoisson(moves="hmc")`` (HMC on the log factors,
-:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`) instead of ``pm.sample()``'s own choice.
+:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`, trajectory lengths learned during tuning;
+``--n-leap L`` fixes them) instead of ``pm.sample()``'s own choice.
 
 nutpie is not a dependency; install it beside the environment (``pip install --target DIR
 nutpie==0.16.11`` plus its pyarrow, arro3-core, obstore) and pass ``--nutpie-path DIR``.
@@ -84,7 +85,8 @@ def nmf_start(X, rank):
     return np.maximum(A, 1e-3), np.maximum(est.components_, 1e-3)
 
 
-def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ours="default"):
+def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ours="default",
+        n_leap=None):
     import pymc as pm
 
     from bnmfzoo.inference import GibbsPoisson
@@ -110,14 +112,22 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ou
                   compute_convergence_checks=False)
         if ours != "default":
             pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
-                      compute_convergence_checks=False, step=GibbsPoisson(moves="hmc"))
+                      compute_convergence_checks=False,
+                      step=GibbsPoisson(moves="hmc", n_leap=n_leap))
         # ours: plain pm.sample(), or (--ours hmc) step=GibbsPoisson(moves="hmc")
-        mine = {} if ours == "default" else {"step": GibbsPoisson(moves="hmc")}
+        mine = {} if ours == "default" else {
+            "step": GibbsPoisson(moves="hmc", n_leap=n_leap)}
         t = time.process_time()
         dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
                        progressbar=False, compute_convergence_checks=False, **start, **mine)
         runs["ours"] = (arrays(dt["posterior"]), time.process_time() - t,
                         f"{draws}+{tune} x 2")
+        if "step" in mine and mine["step"].hmc_state is not None:
+            s = mine["step"].hmc_state  # the last chain's frozen tuning
+            leaps = s["leaps"] if s["leaps"] is not None else [mine["step"]._hmc.n_leap]
+            print(f"ours (last chain): step size {np.exp(s['log_eps']):.3f}, leapfrog steps "
+                  f"per transition mean {np.mean(leaps):.1f}, quartiles "
+                  f"{np.percentile(leaps, [25, 50, 75])}")
         del dt
         t = time.process_time()
         with pymc_default_steps():
@@ -224,6 +234,9 @@ def main(argv=None):
     parser.add_argument("--ours", choices=("default", "hmc"), default="default",
                         help="default: plain pm.sample() (the cost model's choice); hmc: "
                              "step=GibbsPoisson(moves='hmc')")
+    parser.add_argument("--n-leap", type=int, default=None,
+                        help="with --ours hmc: a fixed number of leapfrog steps (default: "
+                             "learned during tuning)")
     parser.add_argument("--umi", action="store_true", help="also the UMI-size cost check")
     parser.add_argument("--umi-draws", type=int, default=10)
     parser.add_argument("--umi-repeats", type=int, default=3)
@@ -238,7 +251,7 @@ def main(argv=None):
         use_nutpie = False
     for name in args.data:
         run(name, args.draws, args.tune, args.nuts_draws, args.seed, use_nutpie, args.cells,
-            args.init, args.ours)
+            args.init, args.ours, args.n_leap)
     if args.umi:
         umi_cost(6, args.umi_draws, 3, args.umi_repeats)
 

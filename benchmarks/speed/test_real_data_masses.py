@@ -108,3 +108,106 @@ def test_auto_picks_the_route_per_family(capsys):
     a = ns()
     _route(_build(X.astype(float), 2, "negative_binomial"), a)
     assert a.check == "auto"
+
+
+@pytest.mark.parametrize("fmt, content, args, match", [
+    ("npy", np.array([[1.0, 2.0, np.inf], [3.0, 4.0, 5.0], [1.0, 1.0, 1.0]] * 3), ["--rank", "2"],
+     "infinite entry (row 0, column 2"),
+    ("npy", np.arange(10.0), ["--rank", "1"], "2-dimensional"),
+    ("npy", X, ["--rank", "2", "--budget", "-5"], "--budget must be positive"),
+    ("npy", X, ["--rank", "2", "--runs", "0"], "--runs must be positive"),
+    ("npy", X / 7.0, ["--rank", "2", "--model", "beta_dir"], "needs binary data"),
+])
+def test_more_bad_input_is_one_clear_line(tmp_path, capsys, fmt, content, args, match):
+    """Infinite entries (not taken for missing ones), a 1-D array (not read as text: no
+    encoding error), a non-positive budget or count, non-binary data for Beta-Dir."""
+    p = tmp_path / "x.npy"
+    np.save(p, content)
+    rc = main(["--data", str(p), *args])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert rc == 2 and lines[-2].startswith("error:") and match in lines[-2], lines
+    assert "utf-8" not in lines[-2]
+    out = json.loads(lines[-1])
+    assert out["modes"] == [] and not out["established"] and match in out["error"]
+
+
+def test_an_unexpected_failure_still_ends_with_the_json(tmp_path, capsys, monkeypatch):
+    """A failure inside the estimators (here a planted RuntimeError) gives one error line
+    and the JSON as the last line, no mode, not established; the traceback on stderr."""
+    import bnmfzoo.inference.smc_masses as sm
+
+    def boom(*a, **k):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(sm, "smc_mode_masses", boom)
+    rc = main(["--data", str(_write(tmp_path, "npy")), *FAST])
+    cap = capsys.readouterr()
+    lines = cap.out.strip().splitlines()
+    out = json.loads(lines[-1])
+    assert rc == 3 and lines[-2] == "error: unexpected failure: RuntimeError: planted"
+    assert out["modes"] == [] and not out["established"] and "planted" in out["error"]
+    assert "Traceback" in cap.err
+
+
+def test_masses_in_the_json_lie_in_unit_interval(tmp_path, capsys, monkeypatch):
+    """A sole mode's mass summed to 1 + 2e-16 (seen on an all-zero matrix) is printed as 1,
+    within its interval; a NaN is null (strict JSON); a mode no SMC particle reached (only the
+    check's plain chains from the prior found it; seen on a 50 x 30 Gaussian matrix with
+    missing entries) has mass null, not 0, with a note."""
+    import bnmfzoo.inference.smc_masses as sm
+
+    mode = {"mass": 1.0 + 2e-16, "low": 0.98, "high": 1.0, "se": 0.01, "n_members": 10,
+            "estimator": "smc", "mass_check": float("nan"), "check_se": float("nan"),
+            "check_estimator": "none"}
+    unreached = {"mass": 0.0, "low": 0.0, "high": 1.0, "se": float("nan"), "n_members": 0,
+                 "estimator": "smc_not_reached", "mass_check": 0.002, "check_se": 0.002,
+                 "check_estimator": "reference_path"}
+    fake = {"modes": [mode, unreached], "log_z": -1.0, "log_z_se": 0.1,
+            "settings": {"n_temperatures": []},
+            "final_ess": 0.5, "statement": "Masses NOT established: planted.",
+            "established": False}
+    monkeypatch.setattr(sm, "smc_mode_masses", lambda *a, **k: fake)
+    assert main(["--data", str(_write(tmp_path, "npy")), *FAST]) == 0
+    out = _last_json(capsys)
+    m, u = out["modes"]
+    assert m["mass"] == 1.0 and m["low"] <= m["mass"] <= m["high"] and m["mass_check"] is None
+    assert u["mass"] is None and (u["low"], u["high"]) == (0.0, 1.0) and "unknown" in u["note"]
+    assert u["mass_check"] == 0.002
+
+
+def test_the_pilot_measures_the_tempering_steps():
+    """The pilot's steps (a 16-particle SMC, 1 sweep per step, times 1.25) against a full
+    SMC from the prior (100 particles x 5 sweeps) on a 20 x 12 Gaussian matrix at rank 2:
+    within a factor 1.5 either way (the guess from the dimension was 1.7 times too few on a
+    60 x 40 one). Step counts do not depend on timings: seeded, deterministic."""
+    import math
+
+    from benchmarks.speed.real_data_masses import _build, _measured_steps
+    from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.inference.tempering.smc import smc
+
+    r = np.random.default_rng(5)
+    G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
+    fam = family_of_model(_build(G, 2, "exponential_gaussian"))
+    steps, cost = _measured_steps(fam, 1e-5, 5, 1e4, 7.0 * math.sqrt(fam.tempered.dimension))
+    full = len(smc(fam.tempered, fam.draw_prior, 100, np.random.default_rng(2), n_moves=5)
+               .betas) - 1
+    assert full / 1.5 <= steps <= 1.5 * full, (steps, full)
+    assert cost >= 1e-5
+
+
+def test_the_pilot_keeps_a_lower_bound_when_its_short_smc_runs_out():
+    """A short SMC that runs past 5 % of the budget stops there (the cap) and its steps so far
+    (x 1.25) are a lower bound on the steps, used instead of a smaller guess."""
+    import time
+
+    from benchmarks.speed.real_data_masses import PILOT_STEP_FACTOR, _build, _measured_steps
+    from bnmfzoo.inference.smc_masses import family_of_model
+
+    r = np.random.default_rng(6)
+    G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
+    fam = family_of_model(_build(G, 2, "exponential_gaussian"))
+    t0 = time.process_time()
+    steps, cost = _measured_steps(fam, 1e-6, 5, 2.0, 1.0)  # 5 % of 2 s: 0.1 CPU s
+    assert time.process_time() - t0 < 0.1 + 0.5
+    assert steps > 1.0 and steps >= PILOT_STEP_FACTOR and cost > 1e-6

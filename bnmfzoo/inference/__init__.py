@@ -89,6 +89,7 @@ _NAMES = {
     "fit_npvi": ".exploration.npvi",
     "fit_onvi": ".exploration.npvi",
     "GibbsPoisson": ".counts.gibbs.gibbs_poisson",
+    "HmcPoisson": ".counts.gibbs.hmc_poisson",
     "fit_blocked_gibbs": ".blocked.fit",
     "fit_blocked_vb": ".blocked.fit_vb",
     "ReplicaExchangePoisson": ".counts.tempering.replica_exchange",

@@ -44,7 +44,7 @@ import time
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.diagnostics._modes.mode_clustering import _aligned_mean, _unit_l2, matched_angles
 from bnmfzoo.inference._mass_verdict import LOG_Z_SLACK, MAX_LEFT, check_reasons  # noqa: F401
 from bnmfzoo.inference.bridge import split_fit_bridge
 
@@ -331,33 +331,59 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
             "cpu_s": time.process_time() - t0}
 
 
-def prior_chain_modes(family, refs, cut, rng, *, n_chains=8, n_sweeps=300):
+def prior_chain_modes(family, refs, cut, rng, *, n_chains=8, n_sweeps=300, n_keep=50):
     """Plain chains (``beta = 1``) from exact prior draws: modes the references do not hold.
 
-    Each chain's last state is compared with ``refs`` (max matched angle); states farther than
-    ``cut`` from every reference are grouped greedily into new modes. Returns ``(new refs
-    (m, D, K), their end states (list of lists), nearest-reference index of every chain end
-    (-1: new), cpu seconds)``.
+    Each chain is summarised by its **aligned mean**: the bases of up to ``n_keep`` states of
+    its second half (every ``step``-th sweep, the last one included), unit-l2, aligned to the
+    chain's end state and averaged (:func:`~bnmfzoo.diagnostics._modes.mode_clustering.
+    _aligned_mean`, two refinements). A single state is one noisy draw of its mode: in a broad
+    mode it lies several degrees from the mode's mean, and two single draws of one mode lie
+    about ``sqrt(2)`` times that apart, so comparing end states made one mode look like two.
+    The chain means are compared with ``refs`` (max matched angle, degrees); means farther than
+    ``cut`` from every reference are grouped greedily into new modes, each represented by the
+    aligned mean of its chains' means. No random numbers are drawn beyond the chains' own.
+
+    Returns
+    -------
+    tuple
+        ``(new refs (m, D, K), their end states (list of lists: the chains' starts for the
+        per-mode estimators), nearest-reference index of every chain (-1: new), cpu
+        seconds)``.
     """
     t0 = time.process_time()
-    ends = []
+    keep_from = n_sweeps // 2
+    step = max(1, -(-(n_sweeps - keep_from) // max(1, n_keep)))
+    ends, means = [], []
     for _ in range(n_chains):
         s = family.draw_prior(rng)
-        for _ in range(n_sweeps):
+        kept = []
+        for i in range(n_sweeps):
             family.tempered.sweep(s, 1.0, rng)
+            if i >= keep_from and (n_sweeps - 1 - i) % step == 0:
+                kept.append(np.array(family.factors(s)[0], float))
+        if not kept:
+            kept = [np.array(family.factors(s)[0], float)]
         ends.append(s)
-    U = _unit_l2(np.stack([np.asarray(family.factors(s)[0], float) for s in ends]))
+        U = _unit_l2(np.stack(kept))
+        means.append(_aligned_mean(U, np.ones(len(kept)), U[-1], 2))
+    U = np.stack(means)
     dist, _ = matched_angles(U, refs)
     near = np.where(dist.min(1) <= cut, dist.argmin(1), -1)
-    new_refs, new_states = [], []
+    new_refs, new_states, members = [], [], []
     for i in np.flatnonzero(near < 0):
         if new_refs:
             d, _ = matched_angles(U[i:i + 1], np.stack(new_refs))
             if d.min() <= cut:
-                new_states[int(d.argmin())].append(ends[i])
+                j = int(d.argmin())
+                new_states[j].append(ends[i])
+                members[j].append(U[i])
+                new_refs[j] = _aligned_mean(np.stack(members[j]), np.ones(len(members[j])),
+                                            members[j][0], 2)
                 continue
         new_refs.append(U[i])
         new_states.append([ends[i]])
+        members.append([U[i]])
     D, K = U.shape[1:]
     return (np.stack(new_refs) if new_refs else np.zeros((0, D, K)), new_states, near,
             time.process_time() - t0)

@@ -424,7 +424,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             return bool(matched_angles(U, ref)[0].min() <= cut)
 
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
-        betas, _ = pilot_ladder(ReferencePath(reference_adapter(family), q),
+        pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's
+        # routes keep their pilot (and draws); without the sweep HMC is the only move
+        betas, _ = pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
                                 np.random.default_rng(seeds[-1]),
                                 n_particles=pilot_particles, max_rungs=max_rungs)
         far, work = [], 0

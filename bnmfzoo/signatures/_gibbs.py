@@ -563,7 +563,7 @@ def nb_state(shape, phi=100.0, prior=PHI_PRIOR):
 
 
 def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compressive=None,
-           nb=None, shape=None):
+           nb=None, shape=None, strength=None):
     """Run ``n_sweeps`` sweeps on ``T, V`` in place; return the kept statistics.
 
     Parameters
@@ -598,6 +598,9 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         (the ``a``, ``a0``, ``b0`` of ``compressive`` and the ``a_V`` of ``prior`` are not
         used); ``a`` is updated in place; ``"TV"`` keeps it too. Needs ``compressive``. None
         (default): ``a`` fixed, the draws unchanged.
+    strength : float, optional
+        With ``shape``: ``mu_k ~ InvGamma(c N + 1, epsilon c N)`` whatever ``a``
+        (:func:`bnmfzoo.signatures._shape.shape_comp`). None (default): it follows ``a``.
 
     Returns
     -------
@@ -628,8 +631,8 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         comp = np.array([1.0, a_c, a0, b0], dtype=float)
         if not (isinstance(mu, np.ndarray) and mu.dtype == np.float64 and mu.shape == (K,)):
             raise TypeError(f"compressive's mu must be a float64 array of shape ({K},)")
-    if shape is not None:
-        comp = shape_comp(shape, N)
+    if shape is not None or strength is not None:  # a strength needs a random shape
+        comp = shape_comp(shape, N, strength)
         aV = comp[1]
     bV = np.ascontiguousarray(bV, dtype=float)
     if nb is not None:

@@ -72,6 +72,15 @@ def _shape(text):
     return value
 
 
+def _strength(text):
+    if text == "unit":
+        return text
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number or 'unit', got {text}")
+    return value
+
+
 def _at_least(low):
     def parse(text):
         value = int(text)
@@ -95,6 +104,7 @@ def _run(args):
                  n_runs=args.runs, n_burn=args.burn, n_keep=args.keep,
                  screen=not args.all_ranks,
                  block_rows=args.block_rows, likelihood=args.likelihood, shape=args.shape,
+                 strength=args.strength,
                  alternatives=args.alternatives, budget_s=args.budget,
                  alternatives_options={"n_particles": args.particles},
                  random_seed=args.seed, progress=say)
@@ -106,6 +116,9 @@ def _run(args):
         print(f"negative-binomial shape phi {phi:.3g} ({lo:.3g}-{hi:.3g}): a cell expecting m "
               f"mutations has variance m (1 + m / phi), so cells expecting more than {phi:.3g} "
               "vary over twice as much as Poisson counts")
+    if "strength" in dt.attrs:
+        print(f"compression strength c {dt.attrs['strength']:.3g} (mu_k ~ InvGamma(c N + 1, "
+              "epsilon c N))")
     if "shape_median" in dt.attrs:
         lo, hi = dt.attrs["shape_interval"]
         print(f"exposure shape a {dt.attrs['shape_median']:.3g} ({lo:.3g}-{hi:.3g}; learned)")
@@ -140,6 +153,10 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
     p.add_argument("--shape", type=_shape, default=1.0,
                    help="compressive: Gamma shape a of the exposures (default 1, Zito & "
                         "Miller's), or 'random' to learn it (a ~ Gamma(1, 1))")
+    p.add_argument("--strength", type=_strength, default=None,
+                   help="compressive: compression strength c apart from the exposures' shape, "
+                        "mu_k ~ InvGamma(c N + 1, epsilon c N); 'unit' is c = 1 / N "
+                        "(default: c = a, Zito & Miller's)")
     p.add_argument("--chains", type=_at_least(1), default=4,
                    help="compressive: Gibbs chains from different starts (default 4)")
     p.add_argument("--k-max", type=_at_least(2), default=None,

@@ -58,7 +58,8 @@ RANK_COLUMNS = {
 def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compressive",
             cutoff=0.9, level=0.9, n_chains=4, k_max=None, n_runs=2, n_burn=None, n_keep=None,
             block_rows=1, block_burn=20, block_keep=100, screen=True, window=(1, 1),
-            n_starts=0, likelihood=None, shape=1.0, alternatives=False, budget_s=None,
+            n_starts=0, likelihood=None, shape=1.0, strength=None, alternatives=False,
+            budget_s=None,
             alternatives_options=None, random_seed=None, progress=None):
     """Extract mutational signatures with a posterior over their number.
 
@@ -118,6 +119,13 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         ``shape_median`` and ``shape_interval``; not the default, because a learned ``a``
         weakens the compression and over-counts signatures absent from many samples
         (:func:`bnmfzoo.signatures.compressive.compressive_rank_posterior`).
+    strength : float or "unit", optional
+        ``"compressive"``: a compression strength ``c`` apart from the exposures' shape,
+        ``mu_k ~ InvGamma(c N + 1, epsilon c N)``; ``"unit"`` is ``c = 1 / N`` (about 20-30
+        nats charged per active signature at any cohort size, against about ``a N (log(m /
+        epsilon) - 1.39)`` by default; :mod:`bnmfzoo.signatures.compressive`). None (default):
+        ``c = a``, Zito & Miller's prior. ``"unit"`` splits flat, high-burden signatures into
+        several active ones, so it is not the default.
     alternatives : bool or int
         Also list alternative signature sets with their posterior masses at the most
         probable rank (``True``) or at the rank given, from SMC under the Gamma-Poisson NMF at
@@ -183,6 +191,8 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         likelihood = "poisson" if rank_method == "chib" else "nb"
     if likelihood not in ("nb", "poisson"):
         raise ValueError(f"likelihood must be 'nb' or 'poisson', got {likelihood!r}")
+    if rank_method == "chib" and strength is not None:
+        raise ValueError("strength is an option of rank_method='compressive'")
     if rank_method == "chib" and likelihood != "poisson":
         raise ValueError("likelihood='nb' needs rank_method='compressive' (Chib's route is "
                          "Poisson only): pass likelihood='poisson'")
@@ -192,7 +202,8 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
             k_max=k_max, n_chains=n_chains,
             n_burn=2000 if n_burn is None else n_burn,
             n_keep=1000 if n_keep is None else n_keep, thin=5, level=level,
-            likelihood=likelihood, a=shape, random_seed=random_seed, progress=progress)
+            likelihood=likelihood, a=shape, strength=strength, random_seed=random_seed,
+            progress=progress)
         lik = ("negative-binomial (Gamma-Poisson, one shape phi)" if likelihood == "nb"
                else "Poisson")
         method = (f"{lik} NMF with the compressive prior of Zito & Miller (2024), "
@@ -268,6 +279,8 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
                     n_draws=int(sig.shape[0]), draws_permuted=int(moved),
                     cpu_seconds=time.process_time() - t0, rank_method=rank_method,
                     method=method, likelihood=likelihood)
+    if table.attrs.get("strength") is not None:
+        dt.attrs.update(strength=float(table.attrs["strength"]))
     if table.attrs.get("a") is not None:
         a = table.attrs["a"]
         dt.attrs.update(shape_median=float(np.median(a)),

@@ -10,7 +10,14 @@ import pytest
 from scipy import stats
 
 import bnmfzoo as bz
-from bnmfzoo.inference.counts.gibbs._hmc_moves import HmcAdapter, hmc_cells, hmc_transition
+from bnmfzoo.inference.counts.gibbs._hmc_moves import (
+    HmcAdapter,
+    hmc_cells,
+    hmc_trajectory,
+    hmc_transition,
+    leaps_from_times,
+    slow_direction,
+)
 
 D, N, K = 3, 4, 2
 SHAPE, RATE = 2.0, 1.0
@@ -154,21 +161,25 @@ def test_sbc_hmc_kernel(dense):
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
 
 
-def _sample(seed, draws=30, tune=60, **kw):
+def _sample(seed, draws=30, tune=60, n_leap=8, **kw):
     X = np.random.default_rng(2).poisson(4.0, size=(6, 5))
     with bz.models.poisson(X, 2):
-        step = bz.inference.GibbsPoisson(moves="hmc", n_leap=8, **kw)
+        step = bz.inference.GibbsPoisson(moves="hmc", n_leap=n_leap, **kw)
         dt = pm.sample(draws=draws, tune=tune, chains=1, step=step, random_seed=seed,
                        progressbar=False, compute_convergence_checks=False)
     return dt, step
 
 
-def test_tuning_frozen_and_same_seed_same_draws():
-    """After PyMC's tuning the step size and mass no longer change (the kept draws come from
-    one fixed exact kernel); the same seed gives the same draws, another seed others."""
-    dt, step = _sample(1)
+@pytest.mark.parametrize("n_leap", [8, None])
+def test_tuning_frozen_and_same_seed_same_draws(n_leap):
+    """After PyMC's tuning the step size, mass and learned lengths no longer change (the kept
+    draws come from one fixed exact kernel); the same seed gives the same draws, another seed
+    others. A fixed ``n_leap`` and learned lengths (``None``, the default)."""
+    dt, step = _sample(1, n_leap=n_leap)
     s = step.hmc_state
     eps, imA = s["log_eps"], s["imA"].copy()
+    leaps = None if s["leaps"] is None else s["leaps"].copy()
+    assert (leaps is None) == (n_leap is not None)
     assert s["n_tuned"] == 60 and s["n_try"] == 30  # 60 tuning transitions, 30 kept
     X = np.random.default_rng(2).poisson(4.0, size=(6, 5))
     with bz.models.poisson(X, 2):
@@ -176,9 +187,11 @@ def test_tuning_frozen_and_same_seed_same_draws():
         for _ in range(5):
             point, _ = step.step(point)
     assert step.hmc_state["log_eps"] == eps and np.array_equal(step.hmc_state["imA"], imA)
+    if leaps is not None:
+        assert np.array_equal(step.hmc_state["leaps"], leaps) and not s["times"]
     assert 0.5 < s["acc_sum"] / s["n_try"] <= 1.0
-    again, _ = _sample(1)
-    other, _ = _sample(2)
+    again, _ = _sample(1, n_leap=n_leap)
+    other, _ = _sample(2, n_leap=n_leap)
     a = dt.posterior["A"].values
     assert np.array_equal(a, again.posterior["A"].values)
     assert not np.array_equal(a, other.posterior["A"].values)
@@ -216,6 +229,8 @@ def test_hmc_arguments_and_guards():
             bz.inference.GibbsPoisson(moves="nuts")
         with pytest.raises(ValueError, match="n_leap"):
             bz.inference.GibbsPoisson(moves="hmc", n_leap=0)
+        with pytest.raises(ValueError, match="max_leap"):
+            bz.inference.GibbsPoisson(moves="hmc", max_leap=2.5)
         with pytest.raises(ValueError, match="marginal"):
             bz.inference.GibbsPoisson(moves="hmc", marginal=True)
         step = bz.inference.GibbsPoisson(moves="hmc")
@@ -245,11 +260,12 @@ def test_hmc_arguments_and_guards():
 
 
 @pytest.mark.slow
-def test_hmc_moves_agree_with_nuts():
+@pytest.mark.parametrize("n_leap", [16, None])
+def test_hmc_moves_agree_with_nuts(n_leap):
     """``GibbsPoisson(moves="hmc")`` and PyMC's NUTS: posterior means of ``A @ W`` agree
     within 4 joint MCSE per entry (4 x 3, K = 2, Gamma(2, 1) priors, as the sweep's
     ``test_agrees_with_nuts``; 12 entries, a correct pair fails with probability about
-    12 x 6e-5 < 0.1%)."""
+    12 x 6e-5 < 0.1%). A fixed number of steps and learned lengths (the default)."""
     import arviz_stats as azs
 
     from bnmfzoo.inference import pymc_default_steps
@@ -259,7 +275,7 @@ def test_hmc_moves_agree_with_nuts():
         AW = pm.Deterministic("AW", model["A"] @ model["W"])
         ours = pm.sample(draws=4000, tune=500, chains=2, random_seed=1, progressbar=False,
                          compute_convergence_checks=False,
-                         step=bz.inference.GibbsPoisson(moves="hmc", n_leap=16))
+                         step=bz.inference.GibbsPoisson(moves="hmc", n_leap=n_leap))
         with pymc_default_steps():
             nuts = pm.sample(draws=2000, tune=1000, chains=2, random_seed=2, progressbar=False,
                              nuts_sampler="pymc", compute_convergence_checks=False)
@@ -269,3 +285,157 @@ def test_hmc_moves_agree_with_nuts():
     diff = np.abs(g.mean(("chain", "draw")) - n.mean(("chain", "draw"))).values
     se = np.sqrt(azs.mcse(g, method="mean").values ** 2 + azs.mcse(n, method="mean").values ** 2)
     assert np.all(diff <= 4 * se), (diff, se)
+
+
+# --- trajectory lengths learned during tuning (the default, ``n_leap=None``) ---------------
+
+
+def _tuned_adapter(seed, n_tune=200, max_leap=64):
+    """An :class:`HmcAdapter` with learned lengths, tuned on one data set of the 3 x 4 case
+    (``n_tune`` tuning transitions: mass windows end at 50 and 150), then frozen."""
+    rng = np.random.default_rng(seed)
+    rows, cols, offs = _cells()
+    A = rng.gamma(SHAPE, 1 / RATE, size=(D, K))
+    W = rng.gamma(SHAPE, 1 / RATE, size=(K, N))
+    x = rng.poisson(offs * (A @ W)[rows, cols]).astype(float)
+    hmc = HmcAdapter(_data(x, "cells"), _prior(), None, max_leap=max_leap)
+    Wt = np.ascontiguousarray(W.T)
+    hmc.start(A, Wt)
+    for _ in range(n_tune):
+        A, Wt = hmc.transition(A, Wt, rng, tune=True)
+    hmc.freeze()
+    hmc.last_point = (A, Wt)  # where the tuning chain stopped
+    return hmc
+
+
+def _frozen_prior_pvalues(seed, M=2000, n_moves=3):
+    """The frozen learned-length kernel applied to prior draws and counts from them (the
+    kernel tuned once on another data set: its step size, mass, direction and lengths do not
+    depend on the state it moves): KS p-values as :func:`_prior_pvalues`, acceptance, and the
+    mean number of leapfrog steps drawn."""
+    hmc = _tuned_adapter(1000 + seed)
+    rng = np.random.default_rng(seed)
+    rows, cols, offs = _cells()
+    outA, outW = np.empty((M, D, K)), np.empty((M, K, N))
+    for m in range(M):
+        A = rng.gamma(SHAPE, 1 / RATE, size=(D, K))
+        W = rng.gamma(SHAPE, 1 / RATE, size=(K, N))
+        x = rng.poisson(offs * (A @ W)[rows, cols]).astype(float)
+        hmc.cells = _data(x, "cells")
+        Wt = np.ascontiguousarray(W.T)
+        for _ in range(n_moves):
+            A, Wt = hmc.transition(A, Wt, rng, tune=False)
+        outA[m], outW[m] = A, Wt.T
+    ref = np.random.default_rng(10_000 + seed)
+    rA = ref.gamma(SHAPE, 1 / RATE, size=(200_000, K))
+    rW = ref.gamma(SHAPE, 1 / RATE, size=(200_000, K))
+    cell, rcell = outA[:, 0, :] * outW[:, :, 0], rA * rW
+    gam = stats.gamma(SHAPE, scale=1 / RATE).cdf
+    p = [stats.kstest(outA[:, 0, 0], gam).pvalue, stats.kstest(outW[:, 1, 2], gam).pvalue,
+         stats.ks_2samp(cell.sum(1), rcell.sum(1)).pvalue,
+         stats.ks_2samp(cell[:, 0] / cell.sum(1), rcell[:, 0] / rcell.sum(1)).pvalue]
+    return np.array(p), hmc.acceptance(), float(np.mean(hmc.state["leaps"]))
+
+
+def test_learned_lengths_frozen_kernel_keeps_the_prior():
+    """After tuning, the kernel with learned lengths (steps drawn from the tuning's U-turn
+    times, independently of the state) keeps each posterior: moved prior draws still follow
+    the prior. Same statistics and Bonferroni level 0.001 each as
+    :func:`test_hmc_transition_keeps_the_prior` (false-failure rate at most 0.4%; measured
+    1/60 over seeds 0-59, 29 Nov 2026, seed 50 at p = 0.00025; each statistic's p-values
+    uniform over the 60 seeds, KS p 0.07-0.66). The lengths' independence of the state is
+    checked directly by the next test. Acceptance above 0.6 and
+    more than one step on average: the draws must move."""
+    p, acc, mean_leaps = _frozen_prior_pvalues(7)
+    assert acc > 0.6, acc
+    assert mean_leaps > 1.5, mean_leaps
+    assert p.min() > 0.001, p
+
+
+def _recorded_calls(monkeypatch):
+    """Replace the kernel by a recorder of ``(n_leap, stop_uturn)`` around the real one."""
+    import bnmfzoo.inference.counts.gibbs._hmc_moves as hm
+
+    calls, real = [], hm.hmc_trajectory
+
+    def record(*args):
+        calls.append((int(args[17]), bool(args[21])))
+        return real(*args)
+
+    monkeypatch.setattr(hm, "hmc_trajectory", record)
+    return calls
+
+
+def test_learned_lengths_drawn_independently_of_the_state_and_capped(monkeypatch):
+    """Kept transitions draw their number of steps from the frozen lengths with the generator
+    alone: from two different states the same seed gives the same numbers of steps, none
+    stopping at a U-turn; tuning trajectories stop at a U-turn or at ``max_leap``, and every
+    learned length lies in ``[1, max_leap]``."""
+    hmc = _tuned_adapter(3, max_leap=6)
+    leaps = hmc.state["leaps"]
+    assert leaps.min() >= 1 and leaps.max() <= 6
+    calls = _recorded_calls(monkeypatch)
+    runs = []
+    for scale in (1.0, 3.0):
+        rng = np.random.default_rng(11)
+        A, Wt = np.full((D, K), scale), np.full((N, K), 1.0 / scale)
+        for _ in range(20):
+            A, Wt = hmc.transition(A, Wt, rng, tune=False)
+        runs.append(calls[-20:])
+    assert runs[0] == runs[1]
+    assert all(not uturn and n in set(leaps.tolist()) for n, uturn in runs[0])
+    assert len({n for n, _ in runs[0]}) > 1  # drawn, not one fixed length
+    rng = np.random.default_rng(12)
+    A, Wt = np.ones((D, K)), np.ones((N, K))
+    hmc.state["times"] = []
+    for _ in range(10):
+        A, Wt = hmc.transition(A, Wt, rng, tune=True)
+    assert all(n == 6 and uturn for n, uturn in calls[-10:])
+    assert np.array_equal(leaps_from_times([0.05, 0.5, 100.0], 0.1, 64), [1, 5, 64])
+
+
+def test_uturn_along_the_slow_direction_runs_longer():
+    """With a direction ``u`` a tuning trajectory stops only once it has turned back both as
+    a whole and along ``u``: never earlier than without ``u``, and later on some starts when
+    ``u`` is a slow entry (small inverse mass); :func:`slow_direction` finds the direction of
+    largest variance of a window's states. Deterministic."""
+    rng = np.random.default_rng(5)
+    rows, cols, offs = _cells()
+    A = rng.gamma(SHAPE, 1.0, size=(D, K))
+    W = rng.gamma(SHAPE, 1.0, size=(K, N))
+    x = rng.poisson(offs * (A @ W)[rows, cols]).astype(float)
+    th = rng.standard_normal((50, D * K + N * K)) * np.r_[5.0, np.ones(D * K + N * K - 1)]
+    u = slow_direction(th, np.ones(D * K + N * K))
+    assert abs(abs(u[0]) - 1.0) < 0.05  # the wide first entry
+    uA, uWt = np.zeros((D, K)), np.zeros((N, K))
+    uA[0, 0] = 1.0
+    imA = np.full((D, K), 0.3)
+    imA[0, 0] = 0.003  # a slow entry: a tenth of the others' frequency
+    longer = 0
+    for seed in range(10):
+        steps = []
+        for dirs in ((np.zeros((0, 0)), np.zeros((0, 0))), (uA, uWt)):
+            z = np.random.default_rng(seed)
+            tA, tWt = np.log(A), np.ascontiguousarray(np.log(W).T)
+            _, _, n = hmc_trajectory(tA, tWt, z.standard_normal((D, K)),
+                                     z.standard_normal((N, K)), *_data(x, "cells"),
+                                     *_prior(), imA, np.full((N, K), 0.3),
+                                     0.05, 400, 0.0, np.empty((D, K)), np.empty((N, K)),
+                                     True, *dirs)
+            steps.append(n)
+        assert steps[1] >= steps[0], steps
+        longer += steps[1] > steps[0]
+    assert longer >= 2, longer
+
+
+def test_step_size_tuned_to_the_target_acceptance():
+    """Dual averaging: tuned on one data set of the 3 x 4 case (200 tuning transitions), 200
+    kept transitions continuing the chain accept at a rate near the target 0.8: within [0.5,
+    0.99] (0.67-0.97 over seeds 0-39, 29 Nov 2026; a step size driven away from the target
+    gives 0 or 1 there)."""
+    hmc = _tuned_adapter(4)
+    rng = np.random.default_rng(4)
+    A, Wt = hmc.last_point
+    for _ in range(200):
+        A, Wt = hmc.transition(A, Wt, rng, tune=False)
+    assert 0.5 <= hmc.acceptance() <= 0.99, hmc.acceptance()

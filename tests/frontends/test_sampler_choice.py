@@ -57,6 +57,7 @@ def _nb2():
     (lambda: bz.models.exponential_gaussian(X, 2), "GibbsNMF", ["A", "W", "tau"]),
     (_student, "GibbsNMF", ["A", "W", "tau"]),
     (lambda: bz.models.poisson(SPARSE, 2), "GibbsPoisson", ["A", "W"]),
+    (lambda: bz.models.poisson(COUNTS, 2), "HmcPoisson", ["A", "W"]),
 ])
 def test_measured_faster_gets_our_step_and_says_why(make, step, names, caplog):
     model = make()
@@ -84,16 +85,22 @@ def test_nb2_is_handed_to_nuts_and_announced(caplog):
     assert "--likelihood nb2" in msg and "pm.sample(step=bnmfzoo.inference.GibbsPoisson())" in msg
 
 
-def test_dense_counts_are_handed_to_nuts_and_sparse_ones_kept(caplog):
-    # the same model on dense counts (a catalogue) gets NUTS; on sparse counts our step
+def test_dense_counts_get_hmc_moves_and_sparse_ones_the_sweep(caplog):
+    # the same model on dense counts (a catalogue) gets our HMC moves (HmcPoisson, measured
+    # faster than NUTS there); on sparse counts our sweep; dense counts with rate variables
+    # (ARD, which the HMC moves do not take) NUTS, as the sweep loses there
     with caplog.at_level(logging.INFO, logger="bnmfzoo"):
         dense = _assign(bz.models.poisson(COUNTS, 2))
         sparse = _assign(bz.models.poisson(SPARSE, 2))
-    assert dense == {"NUTS": ["A", "W"]} and sparse == {"GibbsPoisson": ["A", "W"]}
+        ard = _assign(bz.models.poisson(COUNTS, 2, ard=True))
+    assert dense == {"HmcPoisson": ["A", "W"]} and sparse == {"GibbsPoisson": ["A", "W"]}
+    assert set(ard) == {"NUTS"} and {"A", "W"} <= set(ard["NUTS"])
     msgs = [r.getMessage() for r in _lines(caplog)]
-    assert len(msgs) == 2 and msgs[0].startswith("PyMC's NUTS samples A, W, not bnmfzoo's ")
-    assert f"measured {MEASURED['counts', 'poisson_dense'].ratio:g}x PyMC NUTS" in msgs[0]
+    assert len(msgs) == 3 and msgs[0].startswith("bnmfzoo's HmcPoisson samples A, W: measured ")
+    assert f"measured {MEASURED['counts', 'poisson_dense_hmc'].ratio:g}x PyMC NUTS" in msgs[0]
     assert "dense catalogues" in msgs[0] and "sparse counts" in msgs[1]
+    assert msgs[2].startswith("PyMC's NUTS samples ")
+    assert f"measured {MEASURED['counts', 'poisson_dense'].ratio:g}x PyMC NUTS" in msgs[2]
     assert _cost_model.count_key("poisson", 30.0, 30) == "poisson"  # exactly 1 per cell: sparse
     assert _cost_model.count_key("poisson", 31.0, 30) == "poisson_dense"
     assert _cost_model.count_key("negative_binomial", 1e6, 30) == "negative_binomial"

@@ -52,4 +52,4 @@ def test_step_module_first_then_registered(statement):
             "print(sorted(c.__name__ for c in STEP_METHODS if c.__module__.startswith('bnmfzoo')))")
     assert _run(code) == str(sorted(["GibbsNMF", "GibbsNMTF", "GibbsNoiseSD",
                                      "CollapsedGibbsBetaDir", "CollapsedGibbsDirDir",
-                                     "GibbsPoisson", "NotRecognizedNotice"]))
+                                     "GibbsPoisson", "HmcPoisson", "NotRecognizedNotice"]))

@@ -23,7 +23,7 @@ count section).
 """
 
 import logging
-from dataclasses import field
+from dataclasses import dataclass, field
 
 import numpy as np
 import pymc as pm
@@ -44,7 +44,7 @@ from bnmfzoo.inference.counts.gibbs._hmc_moves import HmcAdapter, hmc_cells
 from bnmfzoo.inference.counts.gibbs._moves import group_moves, problem_arrays
 from bnmfzoo.inference.counts.sweep import sweep
 
-__all__ = ["GibbsPoisson", "GibbsPoissonState", "impute_counts"]
+__all__ = ["GibbsPoisson", "GibbsPoissonState", "impute_counts", "recognized_counts"]
 
 logger = logging.getLogger("bnmfzoo")
 
@@ -98,6 +98,46 @@ class GibbsPoissonState(StepMethodState):
     hmc_state: dict | None = field(default=None)
 
 
+@dataclass(frozen=True)
+class RecognizedCounts:
+    """What the count steps' competence reads of a model (:func:`recognized_counts`)."""
+
+    model: object
+    names: dict
+    key: str
+    hmc_default: bool
+
+
+def recognized_counts(var):
+    """The count model of ``var``, its cost-model key and whether HMC moves are its default.
+
+    ``None`` when ``var`` is not a variable of a recognized count model.
+
+    ``hmc_default``: a Poisson model of dense counts
+    (:func:`~bnmfzoo.inference._cost_model.count_key` ``"poisson_dense"``) with fixed Gamma
+    priors on both ``A`` and ``W`` (no rate variables), which
+    :class:`~bnmfzoo.inference.counts.gibbs.hmc_poisson.HmcPoisson` samples when the cost
+    model's ``("counts", "poisson_dense_hmc")`` entry says it beats NUTS.
+    """
+    try:
+        model = model_of_var(var)
+        if model is None or var not in model.free_RVs:
+            return None
+        found, problem = counts_spec(model, method="GibbsPoisson")
+    except Exception:  # noqa: BLE001 - not a count model of ours
+        return None
+    names = found.var_names
+    if var.name not in set(names.values()):
+        return None
+    expo = problem.expo
+    observed = (expo.row_offset.size * expo.col_offset.size - expo.rows.size
+                if expo.kind == "separable" else expo.rows.size)  # missing / observed
+    key = count_key(found.family, float(problem.data.counts.sum()), observed)
+    hmc = (key == "poisson_dense" and fast_path_ok(problem) and not problem.rate_of
+           and {"A", "W"} <= set(names) and choose("counts", "poisson_dense_hmc").ours)
+    return RecognizedCounts(model, names, key, bool(hmc))
+
+
 class GibbsPoisson(TransformedStep):
     """Latent-count Gibbs for Poisson / Gamma-Poisson NMF (Cemgil 2009; Zhou & Carin 2015).
 
@@ -132,13 +172,17 @@ class GibbsPoisson(TransformedStep):
         ``"sweep"`` (default): the latent-count sweeps above. ``"hmc"``: instead, Hamiltonian
         Monte Carlo on ``log A, log W`` with the likelihood evaluated directly
         (:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`): ``sweeps_per_draw`` transitions
-        (default 1) of ``n_leap`` leapfrog steps per draw; step size and diagonal mass tuned
-        during PyMC's tuning draws, then frozen. Poisson models with fixed Gamma priors
-        (no rate variables). On dense counts (SBS96 catalogues) it mixes the attribution of
-        counts between signatures far faster per CPU second than the sweep
-        (``docs/results/counts_dense.md``).
-    n_leap : int
-        Leapfrog steps per HMC transition (``moves="hmc"``).
+        (default 1) per draw; step size, diagonal mass and the distribution of the number of
+        leapfrog steps tuned during PyMC's tuning draws, then frozen. Poisson models with
+        fixed Gamma priors (no rate variables). On dense counts (SBS96 catalogues) it mixes
+        the attribution of counts between signatures far faster per CPU second than the
+        sweep (``docs/results/counts_dense.md``).
+    n_leap : int, optional
+        Leapfrog steps per HMC transition (``moves="hmc"``). Default: learned during tuning
+        (trajectory lengths to a U-turn, then drawn from their distribution independently of
+        the state, as eHMC; Wu, Stoehr & Robert 2018).
+    max_leap : int
+        Most leapfrog steps of a transition whose length is learned (bounds a draw's cost).
 
     Examples
     --------
@@ -162,8 +206,8 @@ class GibbsPoisson(TransformedStep):
 
     def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
                  sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
-                 marginal=False, moves="sweep", n_leap=64, initial_point=None,
-                 compile_kwargs=None):
+                 marginal=False, moves="sweep", n_leap=None, max_leap=1024,
+                 initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         self.factorization, self.problem = counts_spec(model, method=type(self).__name__)
         self._init_variables(model, self.factorization.var_names, vars)
@@ -207,12 +251,15 @@ class GibbsPoisson(TransformedStep):
         self.marginal = bool(marginal)
         self.hmc_state, self._hmc, self.tune = None, None, True
         if moves == "hmc":
-            self._init_hmc(n_leap)
+            self._init_hmc(n_leap, max_leap)
 
-    def _init_hmc(self, n_leap):
+    def _init_hmc(self, n_leap, max_leap):
         """Checks and constants of ``moves="hmc"``."""
-        if isinstance(n_leap, bool) or not isinstance(n_leap, int | np.integer) or n_leap < 1:
-            raise ValueError(f"n_leap must be an integer >= 1, got {n_leap!r}")
+        for name, val in (("n_leap", n_leap), ("max_leap", max_leap)):
+            if val is None and name == "n_leap":
+                continue
+            if isinstance(val, bool) or not isinstance(val, int | np.integer) or val < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
         if not fast_path_ok(self.problem):
             raise ValueError("moves='hmc' needs a Poisson model; got family "
                              f"{self.problem.family!r}")
@@ -225,7 +272,8 @@ class GibbsPoisson(TransformedStep):
         arrs = problem_arrays(self.problem)
         prior = tuple(np.ascontiguousarray(arrs[k], dtype=float)
                       for k in ("aA", "bA", "aWt", "bW"))
-        self._hmc = HmcAdapter(hmc_cells(self.problem), prior, int(n_leap))
+        self._hmc = HmcAdapter(hmc_cells(self.problem), prior, n_leap,
+                               max_leap=int(max_leap))
 
     def setup_chain(self, rng, tune, draws):
         """A new chain: HMC's tuning (``moves="hmc"``) starts afresh at its first point."""
@@ -266,30 +314,25 @@ class GibbsPoisson(TransformedStep):
         PyMC's NUTS (NB2 models, ``pm.NegativeBinomial(mu=, alpha=)``, and Poisson models of
         dense counts such as mutational catalogues, more than one count per observed cell on
         average: :func:`~bnmfzoo.inference._cost_model.count_key`) the continuous variables
-        are only COMPATIBLE and ``pm.sample`` gives them NUTS; PyMC's imputed counts stay IDEAL
-        (drawn exactly given the factors). ``step=GibbsPoisson()`` still runs our sweep.
+        are only COMPATIBLE and ``pm.sample`` gives them NUTS, or, for dense Poisson models
+        with fixed Gamma priors, :class:`~bnmfzoo.inference.counts.gibbs.hmc_poisson.
+        HmcPoisson` (HMC moves, measured faster than NUTS there; it says so). PyMC's imputed
+        counts stay IDEAL (drawn exactly given the factors), except where ``HmcPoisson``
+        takes the model. ``step=GibbsPoisson()`` still runs our sweep.
         """
         from pymc.step_methods.compound import Competence
 
-        try:
-            model = model_of_var(var)
-            if model is None or var not in model.free_RVs:
-                return Competence.INCOMPATIBLE
-            found, problem = counts_spec(model, method=cls.__name__)
-        except Exception:  # noqa: BLE001 - not a count model of ours
+        found = recognized_counts(var)
+        if found is None:
             return Competence.INCOMPATIBLE
-        names = found.var_names
-        if var.name not in set(names.values()):
-            return Competence.INCOMPATIBLE
-        if var.name == names.get("imputed"):
+        if found.hmc_default:  # HmcPoisson takes every variable and says so
+            return Competence.COMPATIBLE
+        if var.name == found.names.get("imputed"):
             return Competence.IDEAL
         # our step or NUTS, from the measured cost model, said in one log line
-        expo = problem.expo
-        observed = (expo.row_offset.size * expo.col_offset.size - expo.rows.size
-                    if expo.kind == "separable" else expo.rows.size)  # missing / observed
-        choice = choose("counts", count_key(found.family, float(problem.data.counts.sum()),
-                                            observed))
-        announce(model, var, set(names.values()) - {names.get("imputed")}, cls.__name__, choice)
+        choice = choose("counts", found.key)
+        announce(found.model, var, set(found.names.values()) - {found.names.get("imputed")},
+                 cls.__name__, choice)
         return Competence.IDEAL if choice.ours else Competence.COMPATIBLE
 
     def _state_from_point(self, point):

@@ -47,6 +47,7 @@ from scipy.special import polygamma
 from bnmfzoo.inference.counts._problem import observed_cells
 from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
 from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
+from bnmfzoo.inference.counts.tempering._hmc_dense import hmc_step_dense
 from bnmfzoo.inference.counts.tempering._step_rule import next_log_step
 from bnmfzoo.inference.kernels.streams import seed_state
 
@@ -77,13 +78,21 @@ class RungMoves:
         The starting HMC step size.
     target : float
         The acceptance rate the step size is adapted to.
-    hmc_from, top_hmc : float, int
+    hmc_from, top_hmc : float or None, int
         HMC runs at rungs ``b >= hmc_from`` only, ``top_hmc`` transitions at ``b = 1`` and one
-        elsewhere (where the latent-count sweep's ``l'`` is slow: module docstring).
+        elsewhere (where the latent-count sweep's ``l'`` is slow: module docstring). ``None``:
+        :data:`HMC_FROM` with the sweep, ``0`` without it (HMC is then the only move that
+        changes ``A @ W``, so it runs at every rung).
+    dense : bool or None
+        HMC by dense matrix products over the whole ``D x N`` grid
+        (:func:`bnmfzoo.inference.counts.tempering._hmc_dense.hmc_step_dense`: the same exact
+        transition, several times cheaper on a mostly observed matrix) instead of the loop over
+        the observed cells. ``None``: dense without the sweep (the large-matrix route), the cell
+        loop with it (so the draws of the sweep routes are unchanged).
     """
 
     def __init__(self, problem, local="sweep", *, n_leap=10, eps=0.2, target=0.8,
-                 hmc_from=HMC_FROM, top_hmc=TOP_HMC):
+                 hmc_from=None, top_hmc=TOP_HMC, dense=None):
         parts = str(local).split("+")
         if not parts or len(set(parts)) != len(parts) or not set(parts) <= set(LOCAL_MOVES):
             raise ValueError(f"local must be moves of {LOCAL_MOVES} joined by '+', got "
@@ -96,6 +105,8 @@ class RungMoves:
         self.sweep, self.rescale, self.hmc = "sweep" in parts, "rescale" in parts, \
             "hmc" in parts
         self.shear = "shear" in parts
+        if hmc_from is None:
+            hmc_from = HMC_FROM if self.sweep else 0.0
         self.hmc_from, self.top_hmc, self._mass = float(hmc_from), int(top_hmc), (None,)
         self.n_leap, self.log_eps, self.target = int(n_leap), math.log(float(eps)), \
             float(target)
@@ -108,6 +119,12 @@ class RungMoves:
             self.cells = (np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(
                 cols, np.int64), np.ascontiguousarray(offs, float), np.ascontiguousarray(
                 x, float))
+        self.dense = (not self.sweep) if dense is None else bool(dense)
+        if self.hmc and self.dense:
+            D, N = problem.shape
+            X, Of = np.zeros((D, N)), np.zeros((D, N))
+            X[rows, cols], Of[rows, cols] = x, offs
+            self.grid = (X, Of)
 
     @property
     def eps(self):
@@ -208,9 +225,10 @@ class RungMoves:
         for _ in range(n_hmc):
             pA, pWt = rng.standard_normal(tA.shape), rng.standard_normal(tWt.shape)
             eps = self.eps * rng.uniform(0.8, 1.2)
-            code, log_acc = hmc_step(tA, tWt, pA, pWt, *self.cells, aA, rA, aWt, rWt,
-                                     float(beta), self._mass[1], self._mass[2], eps,
-                                     self.n_leap, math.log(rng.uniform()))
+            step, data = (hmc_step_dense, self.grid) if self.dense else (hmc_step, self.cells)
+            code, log_acc = step(tA, tWt, pA, pWt, *data, aA, rA, aWt, rWt, float(beta),
+                                 self._mass[1], self._mass[2], eps, self.n_leap,
+                                 math.log(rng.uniform()))
             if code == 2:
                 raise FloatingPointError(f"HMC: {HMC_ERRORS[2]}")
             acc = math.exp(log_acc)

@@ -1,0 +1,413 @@
+"""Mode masses of large Poisson count matrices: modes by restarts, HMC as the move (glue).
+
+On a count matrix with millions of mutations (ESCC SBS96: 96 x 552, 6.9 M) one latent-count
+sweep costs tens of milliseconds, while HMC on ``log A, log W`` with the Poisson likelihood
+evaluated directly (:mod:`bnmfzoo.inference.counts.tempering._hmc`) costs ``O(cells K)`` per
+gradient whatever the counts. This route keeps both per-mode estimators of
+:func:`bnmfzoo.inference.reference_tempering.per_mode_check` (the reference-path SMC and the
+reference-path parallel tempering, each exact for its target) and changes two things:
+
+* **the moves**: the exact group moves and HMC at every temperature, no latent-count sweep
+  (``local = "shear+rescale+hmc"``), when HMC decorrelates ``l'`` faster per CPU second
+  (:func:`choose_moves` measures both on the data);
+* **how modes are found**: instead of an SMC from the prior (whose moves would be the sweep),
+  ``n_starts`` draws from the prior are each run by KL multiplicative updates
+  (:func:`kl_nmf_start`; Lee & Seung 2001, with the prior's rates) and a short HMC chain at
+  ``b = 1``; their end states are grouped into modes by the matched angle. **Modes those starts
+  never reached are unknown, not zero**: the masses are those of the modes found, relative to
+  each other, and the result says so. There is no SMC from the prior, so no check of the total
+  evidence against it.
+
+References
+----------
+Lee, D. D. & Seung, H. S. (2001). Algorithms for non-negative matrix factorization. NIPS 13.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from bnmfzoo.inference._mass_budget import BudgetExhausted, check_budget, with_budget
+from bnmfzoo.inference.counts._problem import observed_cells
+
+__all__ = ["kl_nmf_start", "HmcTempered", "move_costs", "choose_route", "restart_modes",
+           "large_mode_masses", "TAU_RATIO", "LARGE_LOCAL"]
+
+#: the moves of the large route: the exact group moves and HMC at every temperature
+LARGE_LOCAL = "shear+rescale+hmc"
+#: HMC-only moves need at most this many times the latent-count sweep route's moves to
+#: decorrelate ``l'`` (measured on ESCC SBS96, K = 4: ``tau`` at ``b = 1`` 23-37 HMC moves
+#: against 11-24 sweep moves, a ratio of 1.5-2.1; ``docs/results/masses_large.md`` §2), so
+#: they are faster per CPU second when the sweep route's move costs more than this many times
+#: theirs
+TAU_RATIO = 2.5
+
+
+def kl_nmf_start(problem, state, n_iter=300):
+    """``state`` moved by ``n_iter`` KL multiplicative updates towards the mode in ``log x``.
+
+    ``A <- (A sum_n (X/mu) o W + aA) / (sum_n o W + bA)`` and the same for ``W``: the
+    minorise-maximise step of Lee & Seung (2001) for the Poisson likelihood with the Gamma
+    prior's density on ``log x`` (``a log x - b x``), so it climbs to the posterior mode of
+    ``(log A, log W)``, where HMC runs. Every update keeps the factors positive and away from
+    zero (a row or column of zeros gets ``a / (b + ...)``, not an underflow). The
+    observed cells' offsets ``o`` are used; unobserved cells carry no weight. Returns a new
+    state dict (``A``, ``W`` floored at the smallest positive float).
+    """
+    D, N = problem.shape
+    rows, cols, offs, x = observed_cells(problem)
+    X, Of = np.zeros((D, N)), np.zeros((D, N))
+    X[rows, cols], Of[rows, cols] = x, offs
+    K = problem.rank
+    aA, bA = (np.broadcast_to(np.asarray(v, float), (D, K)) for v in (problem.aA, problem.bA))
+    aW, bW = (np.broadcast_to(np.asarray(v, float), (K, N)) for v in (problem.aW, problem.bW))
+    A, W = np.array(state["A"], float), np.array(state["W"], float)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(W)) and np.all(A > 0)
+            and np.all(W > 0)):
+        raise ValueError("state must hold finite positive factors A and W")
+    tiny = np.finfo(float).tiny
+    for _ in range(int(n_iter)):
+        R = X / np.maximum(Of * (A @ W), tiny) * Of
+        A = np.maximum((A * (R @ W.T) + aA) / (Of @ W.T + bA), tiny)
+        R = X / np.maximum(Of * (A @ W), tiny) * Of
+        W = np.maximum((W * (A.T @ R) + aW) / (A.T @ Of + bW), tiny)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(W))):
+        raise FloatingPointError("the KL updates met a non-finite value")
+    out = dict(state)
+    out.update(A=A, W=W)
+    return out
+
+
+class HmcTempered:
+    """The tempered target ``p0 L^b`` of a Poisson family moved by HMC and the group moves only.
+
+    ``sweep(state, b, rng)``: the exact group moves and HMC transitions of
+    :class:`~bnmfzoo.inference.counts.tempering._local.RungMoves` (``local``) at the prior's
+    shapes and rates with the likelihood's power ``b`` (no latent-count sweep); ``loglik``,
+    ``copy`` and every other attribute are the wrapped tempered sweep's. HMC's step size adapts
+    until :meth:`freeze` (then the move is a fixed exact kernel of ``p0 L^b``). Each call first
+    checks the CPU budget (:func:`~bnmfzoo.inference._mass_budget.check_budget`).
+    """
+
+    def __init__(self, tempered, local=LARGE_LOCAL, n_leap=20):
+        from bnmfzoo.inference.counts.tempering._local import RungMoves
+
+        self._inner = tempered
+        self.dimension = tempered.dimension
+        p = tempered.problem
+        D, N = p.shape
+        K = p.rank
+        self.prior = tuple(np.broadcast_to(np.asarray(v, float), sh).copy() for v, sh in (
+            (p.aA, (D, K)), (p.bA, (D, K)), (p.aW, (K, N)), (p.bW, (K, N))))
+        self.moves = RungMoves(p, local, n_leap=n_leap)
+        if self.moves.sweep or not self.moves.hmc:
+            raise ValueError(f"local must hold hmc and not sweep, got {local!r}")
+
+    def __getattr__(self, name):
+        if name == "_inner":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def freeze(self):
+        """Fix HMC's step size (the adapted average) from now on."""
+        self.moves.freeze()
+
+    def sweep(self, state, beta, rng):
+        """The group moves and HMC at ``b = beta`` on ``state``'s factors, in place."""
+        check_budget()
+        aA, bA, aW, bW = self.prior
+        A, W = self.moves.run(state["A"], state["W"], aA, bA, aW, bW, float(beta), rng)
+        state.update(A=A, W=W)
+
+    def loglik(self, state):
+        """The wrapped sweep's log-likelihood."""
+        check_budget()
+        return self._inner.loglik(state)
+
+    def copy(self, state):
+        """The wrapped sweep's copy."""
+        check_budget()
+        return self._inner.copy(state)
+
+
+def move_costs(family, rng, n_leap=20, repeats=5):
+    """CPU seconds of one move at ``b = 0.7`` (medians of ``repeats``).
+
+    HMC runs at a tiny step, so every trajectory runs its ``n_leap`` steps. Returns
+    ``{"sweep": the latent-count sweep with the group moves and an HMC transition over the
+    observed cells (the sweep route's move at b >= 0.7), "hmc": the group moves and a dense HMC
+    transition (the large route's move)}``.
+    """
+    from bnmfzoo.inference.reference_path import ReferencePath, reference_adapter
+
+    out = {}
+    for name, local in (("sweep", "sweep+shear+rescale+hmc"), ("hmc", LARGE_LOCAL)):
+        ad = reference_adapter(family, local, n_leap)
+        ad.moves.freeze()
+        ad.moves.log_eps = math.log(1e-6)  # full trajectories (none stopped by an overflow)
+        q = {"aA": ad.aA, "bA": ad.bA, "aW": ad.aW, "bW": ad.bW}
+        path = ReferencePath(ad, q)
+        s = kl_nmf_start(family.tempered.problem, family.draw_prior(rng), n_iter=50)
+        path.sweep(s, 0.7, rng)
+        ts = []
+        for _ in range(int(repeats)):
+            t = time.process_time()
+            path.sweep(s, 0.7, rng)
+            ts.append(time.process_time() - t)
+        out[name] = float(np.median(ts))
+    return out
+
+
+def choose_route(sweep_fits, costs, ratio=TAU_RATIO):
+    """``(large, why)``: whether the large route runs, and one line saying why.
+
+    The large route runs when the sweep route cannot start within the budget (``sweep_fits``
+    false) and the HMC-only move is faster per CPU second: the sweep route's move costs more
+    than ``ratio`` times the HMC-only move (:data:`TAU_RATIO`). Where the sweep route fits it
+    is kept (its draws and calibration are the measured ones).
+
+    >>> choose_route(False, {"sweep": 0.060, "hmc": 0.008})[0]
+    True
+    >>> choose_route(True, {"sweep": 0.060, "hmc": 0.008})[0]
+    False
+    """
+    cs, ch = float(costs["sweep"]), float(costs["hmc"])
+    if not (cs > 0 and ch > 0 and math.isfinite(cs) and math.isfinite(ch)):
+        raise ValueError(f"costs must be positive finite seconds, got {costs!r}")
+    faster = cs > ratio * ch
+    what = (f"move at b = 0.7: sweep route {cs * 1e3:.2f} ms, HMC only {ch * 1e3:.2f} ms "
+            f"(ratio {cs / ch:.1f}; HMC only needs at most {ratio:g}x the moves)")
+    if sweep_fits:
+        return False, f"sweep route: it fits the budget; {what}"
+    if faster:
+        return True, (f"large route (HMC only, modes by restarts): the sweep route does not fit "
+                      f"the budget and HMC only is faster per CPU s; {what}")
+    return False, (f"no route fits: the sweep route does not fit the budget and HMC only is not "
+                   f"faster per CPU s; {what}")
+
+
+def restart_modes(family, tempered, rng, *, cut, n_starts=8, n_kl=300, n_hmc=60):
+    """Modes reached by ``n_starts`` restarts: prior draw, KL updates, HMC chain at ``b = 1``.
+
+    Each start's chain is summarised by the aligned mean of the bases of the second half of its
+    chain (as :func:`bnmfzoo.inference.mode_bridge.prior_chain_modes`); means within ``cut``
+    degrees (max matched angle) of a mode's are grouped into it (greedily, in order).
+
+    Returns
+    -------
+    tuple
+        ``(refs (M, D, K), states (the end state of every start), label (its mode),
+        counts (starts per mode), cpu seconds)``.
+    """
+    from bnmfzoo.diagnostics._modes.mode_clustering import (
+        _aligned_mean,
+        _unit_l2,
+        matched_angles,
+    )
+
+    t0 = time.process_time()
+    states, means = [], []
+    for i in range(int(n_starts)):
+        s = kl_nmf_start(tempered.problem, family.draw_prior(rng), n_iter=n_kl)
+        kept = []
+        for j in range(int(n_hmc)):
+            tempered.sweep(s, 1.0, rng)
+            if j >= n_hmc // 2:
+                kept.append(np.array(family.factors(s)[0], float))
+        if i == 0:
+            tempered.freeze()  # adapted on the first start's chain, fixed from here on
+        U = _unit_l2(np.stack(kept))
+        states.append(s)
+        means.append(_aligned_mean(U, np.ones(len(kept)), U[-1], 2))
+    refs, members, label = [], [], []
+    for u in means:
+        if refs:
+            d, _ = matched_angles(u[None], np.stack(refs))
+            j = int(d[0].argmin())
+            if d[0, j] <= cut:
+                members[j].append(u)
+                refs[j] = _aligned_mean(np.stack(members[j]), np.ones(len(members[j])),
+                                        members[j][0], 2)
+                label.append(j)
+                continue
+        refs.append(u)
+        members.append([u])
+        label.append(len(refs) - 1)
+    label = np.array(label)
+    return (np.stack(refs), states, label, np.bincount(label, minlength=len(refs)),
+            time.process_time() - t0)
+
+
+def _sizes(left, n_modes, runs, moves, steps, cost, share, low, high):
+    """How many units (particles or scans) fit ``share`` of ``left`` CPU seconds."""
+    n = share * left / max(n_modes * runs * moves * steps * cost, 1e-12)
+    return int(np.clip(n, low, high))
+
+
+@with_budget
+def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_runs=4,
+                      n_particles=None, n_moves=2, pt_runs=4, pt_scans=None, n_leap=20,
+                      cut=15.0, n_chains=4, n_draws=100, thin=2, n_burn=30, move_cost=None,
+                      route_note=""):
+    """Mode masses of a large Poisson matrix: modes by restarts, two per-mode estimators by HMC.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A Poisson NMF with constant prior rates.
+    budget_s : float, optional
+        CPU seconds for the whole call (a cap: :mod:`bnmfzoo.inference._mass_budget`).
+    random_seed : int, optional
+    n_starts : int
+        Restarts that find the modes (:func:`restart_modes`).
+    n_runs, n_particles, n_moves : int
+        Reference-path SMC runs per mode, particles (default: about 30 % of the budget left
+        after the restarts, clipped to 20-100) and moves per temperature.
+    pt_runs, pt_scans : int
+        Reference-path parallel-tempering runs per mode and kept scans (default: about 80 % of
+        the budget left after the SMC, at least 50).
+    n_leap : int
+        Leapfrog steps per HMC transition.
+    cut : float
+        Max matched angle (degrees) of one mode.
+    n_chains, n_draws, thin, n_burn : int
+        Fit chains per mode (:func:`bnmfzoo.inference.reference_path.reference_log_z`).
+    move_cost : float, optional
+        CPU seconds of one move (:func:`move_costs`' ``"hmc"``; measured when not given).
+    route_note : str
+        Why this route was chosen, repeated in the statement.
+
+    Returns
+    -------
+    dict
+        ``modes`` (per mode: ``mass``, ``se``, ``low``, ``high``, ``estimator``,
+        ``mass_check``, ``check_se``, ``check_estimator``, ``bound``, ``note``, ``n_starts``),
+        ``established``, ``statement``, ``smc`` and ``pt`` (the two estimators' results),
+        ``costs`` (CPU seconds per mode, per particle-move and per rung-scan), ``cpu_s``.
+    """
+    from types import SimpleNamespace
+
+    from bnmfzoo.diagnostics._modes.masses import mass_interval
+    from bnmfzoo.inference._mass_verdict import (
+        NEGLIGIBLE,
+        mass_upper_bounds,
+        per_mode_reasons,
+    )
+    from bnmfzoo.inference.reference_path import drop_modes, reference_log_z
+    from bnmfzoo.inference.reference_tempering import reference_pt_log_z
+    from bnmfzoo.inference.smc_masses import family_of_model
+
+    t0 = time.process_time()
+    family = family_of_model(model)
+    if family.name != "poisson":
+        raise ValueError(f"the large route needs a Poisson model, got {family.name!r}")
+    if family.tempered.problem.rates:
+        raise ValueError("the large route needs constant prior rates (the model has rate "
+                         "variables)")
+    tempered = HmcTempered(family.tempered, LARGE_LOCAL, n_leap)
+    hfam = SimpleNamespace(name=family.name, tempered=tempered, draw_prior=family.draw_prior,
+                           factors=family.factors)
+    rng = np.random.default_rng(random_seed)
+    budget = math.inf if budget_s is None else float(budget_s)
+    unknown = (f"Modes the {n_starts} restarts never reached are unknown, not zero: masses are "
+               "shares among the modes found, and with no SMC from the prior the total "
+               "evidence is not checked against one.")
+    base = {"estimator": "reference_path", "route": "large", "route_note": route_note,
+            "smc": None, "pt": None, "modes": [], "established": False}
+
+    def stop(err, stage, found=""):
+        return {**base, "statement": f"Masses NOT established: {err} during {stage}{found}. "
+                "Raise the budget. " + unknown, "cpu_s": time.process_time() - t0}
+
+    try:
+        if move_cost is None:
+            move_cost = move_costs(family, rng, n_leap)["hmc"]
+        refs, states, label, counts, find_cpu = restart_modes(
+            family, tempered, rng, cut=cut, n_starts=n_starts)
+    except BudgetExhausted as err:
+        return stop(err, "the restarts")
+    M = refs.shape[0]
+    starts = [[states[i] for i in np.flatnonzero(label == k)][:n_chains] for k in range(M)]
+    # a guess of the SMC's temperatures per run: 4 sqrt(dimension) (ESCC SBS96, K = 4,
+    # dimension 2,592: 170-200 measured, docs/results/masses_large.md §2)
+    steps = math.ceil(4.0 * math.sqrt(tempered.dimension))
+    if n_particles is None:
+        n_particles = _sizes(budget - (time.process_time() - t0), M, n_runs, n_moves, steps,
+                             1.3 * move_cost, 0.3, 20, 100)  # l' and copies: ~30 % more
+    try:
+        smc_out = reference_log_z(hfam, refs, starts, rng, cut=cut, n_runs=n_runs,
+                                  n_particles=n_particles, n_moves=n_moves, n_chains=n_chains,
+                                  n_draws=n_draws, thin=thin, n_burn=n_burn,
+                                  local=LARGE_LOCAL, n_leap=n_leap)
+    except BudgetExhausted as err:
+        return stop(err, "the reference-path SMC", f" ({M} mode(s) from the restarts, starts "
+                    f"per mode {counts.tolist()}; {n_runs} runs x {n_particles} particles x "
+                    f"{n_moves} moves per temperature per mode; restarts {find_cpu:.0f} CPU s)")
+    dup = sorted(set(smc_out["duplicates"]) | set(smc_out["joined"]))
+    drop = sorted({j for _, j in dup})
+    if drop:  # one mode reached by several restarts' groups: estimate it once
+        keep = [k for k in range(M) if k not in drop]
+        smc_out = drop_modes(smc_out, drop, refs.shape[2])
+        refs, starts, counts = refs[keep], [starts[k] for k in keep], counts[keep]
+        M = len(keep)
+    upper = mass_upper_bounds(smc_out["run_log_z"])
+    skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
+    temps = max(max(t) for t in smc_out["n_temperatures"] if t) if any(
+        smc_out["n_temperatures"]) else steps
+    done = float(sum(n_particles * n_moves * sum(t) for t in smc_out["n_temperatures"]))
+    if done > 0:  # the measured CPU seconds per particle-move (l' included)
+        move_cost = max(move_cost, float(np.sum(smc_out["cpu_s_mode"])) / done)
+    if pt_scans is None:
+        # rungs of the pilot ladder: 2 Lambda + 1 with Lambda = steps sqrt(1/c - 1) / sqrt(pi)
+        # (reference_tempering.pilot_ladder, c = 0.9); 60 % of what is left (the PT's own fit
+        # chains, pilot, tuning and burn-in take the rest), 48 tuning scans per run
+        rungs = 2.0 * temps * math.sqrt(1.0 / 0.9 - 1.0) / math.sqrt(math.pi) + 1.0
+        heavy = max(1, M - len(skipped))
+        pt_scans = max(50, int((_sizes(budget - (time.process_time() - t0), heavy, pt_runs, 1,
+                                       rungs, move_cost, 0.6, 0, 10**6) - 48) / 1.1))
+    t1 = time.process_time()
+    try:
+        pt_out = reference_pt_log_z(hfam, refs, starts, rng, cut=cut, n_runs=pt_runs,
+                                    n_scans=pt_scans, n_tune_rounds=2, n_chains=n_chains,
+                                    n_draws=n_draws, thin=thin, n_burn=n_burn,
+                                    local=LARGE_LOCAL, n_leap=n_leap, skip=skipped)
+        reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M, skipped=skipped)
+    except BudgetExhausted as err:
+        pt_out = None
+        reasons = [f"{err} during the parallel tempering, after {time.process_time() - t1:.0f} "
+                   f"CPU s of it: raise the budget or lower pt_scans"]
+    nan = np.full(M, math.nan)
+    mp, sp = (nan, nan) if pt_out is None else (pt_out["mass"], pt_out["se"])
+    modes = []
+    for k in range(M):
+        ms, ss, skip = float(smc_out["mass"][k]), float(smc_out["se"][k]), k in skipped
+        lo, hi = (mass_interval(ms, ss, n_runs * n_particles, n_runs - 1) if np.isfinite(ss)
+                  else (0.0, 1.0))
+        modes.append({"mass": ms, "se": ss, "low": lo, "high": hi,
+                      "estimator": "reference_path", "bound": float(upper[k]),
+                      "mass_check": math.nan if skip else float(mp[k]),
+                      "check_se": math.nan if skip else float(sp[k]),
+                      "check_estimator": "none: below 1 %" if skip else "reference_tempering",
+                      "note": (f"below 1 %: the reference-path SMC bounds its mass by "
+                               f"{upper[k]:.1e}, so no second estimator" if skip else ""),
+                      "n_starts": int(counts[k])})
+    n_moves_run = np.array([n_particles * n_moves * np.sum(t) for t in
+                            smc_out["n_temperatures"]], float)
+    costs = {"restarts_s": find_cpu, "smc_s_per_mode": np.asarray(smc_out["cpu_s_mode"]),
+             "smc_s_per_particle_move": np.asarray(smc_out["cpu_s_mode"]) / np.maximum(
+                 n_moves_run, 1), "move_s": move_cost,
+             "pt_s_per_mode": None if pt_out is None else pt_out["cpu_s_mode"],
+             "pt_s_per_rung_scan": None if pt_out is None else pt_out["cpu_s_per_rung_scan"]}
+    established = not reasons
+    head = (f"{M} mode(s) from {n_starts} restarts (starts per mode {counts.tolist()}); "
+            + ("the reference-path SMC and parallel tempering agree for every mode holding "
+               ">= 1 %." if established else "Masses NOT established: " + "; ".join(reasons)
+               + "."))
+    return {**base, "modes": modes, "established": established,
+            "statement": head + " " + unknown + (f" Route: {route_note}." if route_note else ""),
+            "smc": smc_out, "pt": pt_out, "skipped": skipped, "dropped": drop, "costs": costs,
+            "settings": {"n_starts": n_starts, "n_runs": n_runs, "n_particles": n_particles,
+                         "n_moves": n_moves, "pt_runs": pt_runs, "pt_scans": pt_scans,
+                         "n_leap": n_leap, "local": LARGE_LOCAL},
+            "cpu_s": time.process_time() - t0}

@@ -522,7 +522,11 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
-    cross_fit = np.stack([basin_shares(f[1], basins["basin_refs"], cut) for f in fits])
+    cross_fit = []
+    for f in fits:  # checked after the basin rule and per mode: many modes cannot overrun the cap
+        check_budget()
+        cross_fit.append(basin_shares(f[1], basins["basin_refs"], cut))
+    cross_fit = np.stack(cross_fit)
     for k in range(M):
         draws = fits[k][0][inside[k]]
         temps.append([])

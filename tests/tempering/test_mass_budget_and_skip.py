@@ -235,3 +235,34 @@ def test_budget_running_out_in_the_reference_check_keeps_the_prior_masses_unchec
     for m in out["modes"]:
         assert m["estimator"] == "smc" and math.isnan(m["mass_check"])
         assert m["check_estimator"] == "none: the budget ran out"
+
+
+def test_budget_is_checked_between_the_basin_rule_and_the_basin_shares(monkeypatch):
+    """The basin rule and the modes' basin shares take seconds when a rank has empty
+    components (about a hundred modes): the budget is checked right after the basin rule and
+    before each mode's shares, so a budget that ran out there stops the call, not the shares."""
+    from bnmfzoo.inference import reference_path, smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    state = {"basins_done": False, "shares": 0}
+    real_basins, real_shares = reference_path.mode_basins, reference_path.basin_shares
+
+    def basins(*args, **kwargs):
+        out = real_basins(*args, **kwargs)
+        state["basins_done"] = True
+        return out
+
+    def shares(*args, **kwargs):
+        state["shares"] += 1
+        return real_shares(*args, **kwargs)
+
+    def check():  # the budget runs out while the basin rule runs
+        if state["basins_done"]:
+            raise BudgetExhausted(10.0, 10.5)
+
+    monkeypatch.setattr(reference_path, "mode_basins", basins)
+    monkeypatch.setattr(reference_path, "basin_shares", shares)
+    monkeypatch.setattr(reference_path, "check_budget", check)
+    out = smc_mode_masses(poisson(X2, 2), **PT_KW)
+    assert state["basins_done"] and state["shares"] == 0
+    assert not out["established"] and "ran out" in out["statement"]

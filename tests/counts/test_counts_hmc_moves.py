@@ -439,3 +439,22 @@ def test_step_size_tuned_to_the_target_acceptance():
     for _ in range(200):
         A, Wt = hmc.transition(A, Wt, rng, tune=False)
     assert 0.5 <= hmc.acceptance() <= 0.99, hmc.acceptance()
+
+
+def test_default_leap_cap_bounds_a_transition_on_large_matrices():
+    """Ctrl-C is seen between transitions: on a matrix so large that 1024 leapfrog steps would
+    take seconds, the default cap (shapes only, so draws stay reproducible) is lower; on the
+    catalogues it stays 1024, and an explicit max_leap is kept as given."""
+    from bnmfzoo.inference.counts.gibbs._hmc_moves import MAX_LEAP, HmcAdapter
+
+    def cells(D, N):
+        rows = np.zeros(0, np.int64)
+        return (rows, rows, np.zeros(0), np.zeros(0), np.zeros((D, N)), np.zeros((D, N)))
+
+    def prior(D, N, K):
+        return (np.ones((D, K)), np.ones((D, K)), np.ones((N, K)), np.ones((N, K)))
+
+    assert HmcAdapter(cells(21, 96), prior(21, 96, 4)).max_leap == MAX_LEAP
+    big = HmcAdapter(cells(3000, 1000), prior(3000, 1000, 8))
+    assert 8 <= big.max_leap <= 20  # 3e8 work units / (3,004,000 x 8) = 12
+    assert HmcAdapter(cells(3000, 1000), prior(3000, 1000, 8), max_leap=500).max_leap == 500

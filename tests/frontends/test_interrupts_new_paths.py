@@ -272,3 +272,45 @@ def test_signature_alternatives_stop_within_two_seconds(tmp_path):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert lines == ["bnmfzoo signatures: interrupted; no result written"], err[-2000:]
     assert sorted(f.name for f in tmp_path.iterdir()) == ["child.py", "cohort.txt"]
+
+
+_HMC_POISSON = """
+    import time
+    import numpy as np
+    import pymc as pm
+    import bnmfzoo  # noqa: F401  (registers the steps)
+    from bnmfzoo.inference.counts.gibbs import _hmc_moves
+
+    first, calls = _hmc_moves.HmcAdapter.transition, []
+
+    def marked(self, *args, **kw):
+        calls.append(1)
+        if len(calls) == 60:  # after the first mass window: trajectories to the U-turn
+            print("READY", flush=True)
+        return first(self, *args, **kw)
+
+    _hmc_moves.HmcAdapter.transition = marked
+    rng = np.random.default_rng(0)
+    X = rng.poisson(rng.gamma(1, 1, (3000, 8)) @ rng.gamma(1, 1, (8, 1000)) * 3)
+    with pm.Model():
+        A = pm.Gamma("A", 1.0, 1.0, shape=(3000, 8))
+        W = pm.Gamma("W", 1.0, 1.0, shape=(8, 1000))
+        pm.Poisson("X", mu=A @ W, observed=X)
+        try:
+            pm.sample(draws=200, tune=200, chains=1, progressbar=False,
+                      compute_convergence_checks=False)
+        except BaseException:
+            print(f"STOPPED {time.time()!r}", flush=True)
+            raise
+    print("RETURNED", flush=True)
+"""
+
+
+def test_hmc_poisson_on_a_large_dense_matrix_stops_within_two_seconds(tmp_path):
+    """pm.sample's default for dense Poisson counts (HmcPoisson) on 3000 x 1000 at K = 8: one
+    gradient takes ~65 ms, so 1024 leapfrog steps took 12 s before the default cap
+    (``_hmc_moves.leap_cap``) bounded a transition's work."""
+    seen, exited, code, out, err = _interrupt(tmp_path, _HMC_POISSON)
+    assert seen is not None and seen < 2.0, (seen, err[-2000:])
+    assert exited is not None, f"no exit 120 s after the signal: {err[-3000:]}"
+    assert "RETURNED" not in out and code != 0

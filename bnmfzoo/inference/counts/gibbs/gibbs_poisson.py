@@ -181,8 +181,11 @@ class GibbsPoisson(TransformedStep):
         Leapfrog steps per HMC transition (``moves="hmc"``). Default: learned during tuning
         (trajectory lengths to a U-turn, then drawn from their distribution independently of
         the state, as eHMC; Wu, Stoehr & Robert 2018).
-    max_leap : int
+    max_leap : int, optional
         Most leapfrog steps of a transition whose length is learned (bounds a draw's cost).
+        Default: 1024, fewer on matrices so large that one transition would take more than
+        about a second, so Ctrl-C is seen within that
+        (:func:`~bnmfzoo.inference.counts.gibbs._hmc_moves.leap_cap`).
 
     Examples
     --------
@@ -206,7 +209,7 @@ class GibbsPoisson(TransformedStep):
 
     def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
                  sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
-                 marginal=False, moves="sweep", n_leap=None, max_leap=1024,
+                 marginal=False, moves="sweep", n_leap=None, max_leap=None,
                  initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         self.factorization, self.problem = counts_spec(model, method=type(self).__name__)
@@ -256,7 +259,7 @@ class GibbsPoisson(TransformedStep):
     def _init_hmc(self, n_leap, max_leap):
         """Checks and constants of ``moves="hmc"``."""
         for name, val in (("n_leap", n_leap), ("max_leap", max_leap)):
-            if val is None and name == "n_leap":
+            if val is None:
                 continue
             if isinstance(val, bool) or not isinstance(val, int | np.integer) or val < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
@@ -273,7 +276,7 @@ class GibbsPoisson(TransformedStep):
         prior = tuple(np.ascontiguousarray(arrs[k], dtype=float)
                       for k in ("aA", "bA", "aWt", "bW"))
         self._hmc = HmcAdapter(hmc_cells(self.problem), prior, n_leap,
-                               max_leap=int(max_leap))
+                               max_leap=None if max_leap is None else int(max_leap))
 
     def setup_chain(self, rng, tune, draws):
         """A new chain: HMC's tuning (``moves="hmc"``) starts afresh at its first point."""

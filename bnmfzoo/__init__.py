@@ -13,9 +13,18 @@ models they recognize (:func:`bnmfzoo.models.recognize`): they are added to PyMC
 import hook), so importing bnmfzoo stays cheap.
 """
 
+import logging as _logging
+
 from bnmfzoo._base.lazy import lazy_namespace
 
 __version__ = "0.1.0"
+
+# The library's log lines (which sampler pm.sample() chose, and why) are shown the way PyMC
+# shows its own: at INFO on standard error, unless the program has configured logging itself.
+if not _logging.root.handlers:
+    _logging.getLogger(__name__).setLevel(_logging.INFO)
+    if not _logging.getLogger(__name__).handlers:
+        _logging.getLogger(__name__).addHandler(_logging.StreamHandler())
 
 _SUBPACKAGES = ("datasets", "models", "likelihoods", "inference", "diagnostics", "plots",
                 "report", "signatures")

@@ -391,13 +391,14 @@ def _interruptible():
 
 @contextmanager
 def _quiet_logs(quiet):
-    """Silence PyMC's (and PyTensor's) log messages below ERROR while ``quiet``."""
+    """While ``quiet``: PyMC's and PyTensor's log lines below ERROR, bnmfzoo's below WARNING."""
     if quiet:
         import pymc  # noqa: F401  (pymc sets its logger's level on import: import it first)
-    loggers = [logging.getLogger(name) for name in ("pymc", "pytensor")] if quiet else []
+    names = {"pymc": logging.ERROR, "pytensor": logging.ERROR, "bnmfzoo": logging.WARNING}
+    loggers = [logging.getLogger(name) for name in names] if quiet else []
     levels = [lg.level for lg in loggers]
     for lg in loggers:
-        lg.setLevel(logging.ERROR)
+        lg.setLevel(names[lg.name])
     try:
         yield
     finally:

@@ -15,35 +15,19 @@ alone. Results: ``docs/results/masses_large.md`` §2.
 
 import argparse
 import json
-import math
 import time
 
 import numpy as np
 
+from benchmarks.investigations.sbs96_local_moves import fixed_b_chain, matched_row
+
 DATA = "/work/shared/data/counts/sbs96_escc/ESCC_SBS96.txt"
-
-
-def iat(x, c=5.0):
-    """Integrated autocorrelation time by Sokal's adaptive window."""
-    x = np.asarray(x, float) - np.mean(x)
-    n = x.size
-    f = np.fft.rfft(x, 2 * n)
-    acf = np.fft.irfft(f * np.conj(f))[:n]
-    if acf[0] <= 0:
-        return math.nan
-    acf /= acf[0]
-    tau = 1.0
-    for m in range(1, n):
-        tau = 1.0 + 2.0 * acf[1:m + 1].sum()
-        if m >= c * tau:
-            return float(tau)
-    return float(tau)
 
 
 def setup(data=DATA, rank=4, seed=0, n_draws=200):
     """``(family, q, rng, start state, setup CPU s)``: a KL-NMF start, HMC chains, reference."""
     from benchmarks.speed.real_data_masses import _build, _read
-    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
     from bnmfzoo.inference.large_route import kl_nmf_start
     from bnmfzoo.inference.reference_path import WIDEN, ReferencePath, reference_adapter
     from bnmfzoo.inference.smc_masses import family_of_model
@@ -62,8 +46,7 @@ def setup(data=DATA, rank=4, seed=0, n_draws=200):
     rows = []
     for _ in range(n_draws):
         path.sweep(s, 1.0, rng)
-        _, perm = matched_angles(_unit_l2(np.asarray(s["A"], float)[None]), ref[None])
-        rows.append(ad.draws(s, perm[0, 0]))
+        rows.append(matched_row(ad, s, ref))
     q = ad.fit(np.array(rows), WIDEN)
     return fam, q, rng, s
 
@@ -107,20 +90,9 @@ def main(argv=None):
     for move in a.moves.split(","):
         res = []
         for b in (float(x) for x in a.betas.split(",")):
-            ad = reference_adapter(fam, move, a.leap)
-            path = ReferencePath(ad, q)
-            s = path.copy(s0)
-            for _ in range(a.burn):  # HMC's step size adapts here, frozen afterwards
-                path.sweep(s, b, rng)
-            ad.freeze()
-            ll = np.empty(a.steps)
-            c = time.process_time()
-            for t in range(a.steps):
-                path.sweep(s, b, rng)
-                ll[t] = path.loglik(s)
-            ms = 1e3 * (time.process_time() - c) / a.steps
-            tau = iat(ll)
-            acc = ad.moves.acceptance()
+            # HMC's step size adapts during the burn-in, frozen afterwards
+            tau, cpu, acc, ad = fixed_b_chain(fam, q, move, a.leap, s0, b, a.burn, a.steps, rng)
+            ms = 1e3 * cpu
             res.append({"b": b, "tau": tau, "ms": ms, "tau_ms": tau * ms, "acc": acc,
                         "hmc_step": ad.moves.eps})
             print(f"{move:24s} b={b:.2f} tau={tau:7.1f} ms/step={ms:7.2f} tau*ms={tau * ms:8.1f}"

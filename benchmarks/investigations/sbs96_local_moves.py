@@ -42,9 +42,39 @@ def iat(x, c=5.0):
     return float(tau)
 
 
+def matched_row(ad, s, ref):
+    """The reference adapter's draws of state ``s``, its components matched to ``ref``."""
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+
+    _, perm = matched_angles(_unit_l2(np.asarray(s["A"], float)[None]), ref[None])
+    return ad.draws(s, perm[0, 0])
+
+
+def fixed_b_chain(fam, q, move, leap, s0, b, burn, steps, rng):
+    """A fixed-``b`` chain of the local moves ``move`` on the reference path ``q``.
+
+    From a copy of ``s0``: ``burn`` steps (the HMC step size adapts), then frozen, ``steps``
+    steps recording ``l'``. Returns ``(tau of l', CPU s per step, acceptance, adapter)``.
+    """
+    from bnmfzoo.inference.reference_path import ReferencePath, reference_adapter
+
+    ad = reference_adapter(fam, move, n_leap=leap)
+    path = ReferencePath(ad, q)
+    s = path.copy(s0)
+    for _ in range(burn):
+        path.sweep(s, b, rng)
+    ad.freeze()
+    ll = np.empty(steps)
+    c0 = time.process_time()
+    for t in range(steps):
+        path.sweep(s, b, rng)
+        ll[t] = path.loglik(s)
+    return iat(ll), (time.process_time() - c0) / steps, ad.moves.acceptance(), ad
+
+
 def setup(seed=0, rank=4):
     from benchmarks.speed.real_data_masses import _build, _read
-    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
     from bnmfzoo.inference.reference_path import WIDEN, ReferencePath, reference_adapter
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -64,14 +94,13 @@ def setup(seed=0, rank=4):
         for _ in range(200):
             for _ in range(2):
                 fam.tempered.sweep(t, 1.0, rng)
-            _, perm = matched_angles(_unit_l2(np.asarray(t["A"], float)[None]), ref[None])
-            rows.append(ad.draws(t, perm[0, 0]))
+            rows.append(matched_row(ad, t, ref))
     q = ad.fit(np.array(rows), WIDEN)
     return fam, q, lambda: ReferencePath(reference_adapter(fam), q), rng
 
 
 def main(argv=None):
-    from bnmfzoo.inference.reference_path import ReferencePath, reference_adapter
+    from bnmfzoo.inference.reference_path import reference_adapter
     from bnmfzoo.inference.reference_tempering import _Rungs, _scan, pilot_ladder
     from bnmfzoo.inference.tempering import swap_pass
 
@@ -112,20 +141,12 @@ def main(argv=None):
                 accs.append(math.nan)
                 continue
             name, _, leap = move.partition(":")
-            ad = reference_adapter(fam, name, n_leap=int(leap or a.leap))
-            path = ReferencePath(ad, q)
-            s = path.copy(states[i])
-            for _ in range(60):  # adaptation of the HMC step size (frozen afterwards)
-                path.sweep(s, b, rng)
-            ad.freeze()
-            ll = np.empty(a.steps)
-            c0 = time.process_time()
-            for t in range(a.steps):
-                path.sweep(s, b, rng)
-                ll[t] = path.loglik(s)
-            cpus.append((time.process_time() - c0) / a.steps)
-            taus.append(iat(ll))
-            accs.append(ad.moves.acceptance())
+            # 60 steps adapt the HMC step size (frozen afterwards)
+            tau, cpu, acc, _ = fixed_b_chain(fam, q, name, int(leap or a.leap), states[i], b,
+                                             60, a.steps, rng)
+            cpus.append(cpu)
+            taus.append(tau)
+            accs.append(acc)
         out["moves"][move] = {"tau": taus, "cpu_ms": [1e3 * c for c in cpus], "acc": accs}
         tm = np.array(taus[:-1])
         ok = np.isfinite(tm)

@@ -34,7 +34,11 @@ _TXC = "tests/counts/test_exact_conditionals_counts.py::"
 _MARG = "bnmfzoo/inference/counts/gibbs/_marginal.py"
 _TM = "tests/counts/test_counts_marginal.py::"
 _HMC = "bnmfzoo/inference/counts/gibbs/_hmc_moves.py"
+_HK = "bnmfzoo/inference/counts/_hmc_kernels.py"  # the gradients HMC shares
 _TH = "tests/counts/test_counts_hmc_moves.py::"
+_THR = "tests/counts/test_counts_hmc_rescale.py::"
+_HSP = "bnmfzoo/inference/counts/gibbs/_hmc_sparse.py"
+_THS = "tests/counts/test_counts_hmc_sparse.py::"
 
 MUTATIONS = [
     Mutation(
@@ -459,43 +463,43 @@ MUTATIONS = [
         why="log-likelihood: the running product of the means of counts of 1 renormalized "
             "only once it has under- or overflowed"),
     Mutation(
-        id="counts-hmc-target-misses-jacobian", path=_HMC,
-        old="                lp += aA[d, k] * tA[d, k] - bA[d, k] * A[d, k]\n",
-        new="                lp += (aA[d, k] - 1.0) * tA[d, k] - bA[d, k] * A[d, k]\n",
+        id="counts-hmc-target-misses-jacobian", path=_HK,
+        old="                lp += aWt[n, k] * tWt[n, k] - rWt[n, k] * Wt[n, k]\n",
+        new="                lp += (aWt[n, k] - 1.0) * tWt[n, k] - rWt[n, k] * Wt[n, k]\n",
         tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
                _TH + "test_leapfrog_energy_error_is_second_order[cells]"),
-        why="HMC: the log density of log A misses the Jacobian e^theta (the gradient keeps it)"),
+        why="HMC: the log density of log W misses the Jacobian e^theta (the gradient keeps it)"),
     Mutation(
-        id="counts-hmc-mean-misses-offset", path=_HMC,
+        id="counts-hmc-mean-misses-offset", path=_HK,
         old="        m *= offs[c]\n",
         new="",
         tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
                _TH + "test_sbc_hmc_kernel[False]"),
         why="HMC: the cell means miss the exposure offsets (density and gradient alike)"),
     Mutation(
-        id="counts-hmc-gradient-misses-offset", path=_HMC,
-        old="        r = (x[c] / m - 1.0) * offs[c]\n",
-        new="        r = x[c] / m - 1.0\n",
+        id="counts-hmc-gradient-misses-offset", path=_HK,
+        old="        r = beta * (x[c] / m - 1.0) * offs[c]\n",
+        new="        r = beta * (x[c] / m - 1.0)\n",
         tests=(_TH + "test_leapfrog_energy_error_is_second_order[cells]",),
         why="HMC: the gradient misses the offset of the zero-count term (exact but slow: "
             "only the energy error's order shows it)"),
     Mutation(
-        id="counts-hmc-final-kinetic-misses-mass", path=_HMC,
-        old="                k1 += 0.5 * imA[d, k] * pA[d, k] * pA[d, k]\n",
-        new="                k1 += 0.5 * pA[d, k] * pA[d, k]\n",
+        id="counts-hmc-final-kinetic-misses-mass", path=_HK,
+        old="            k1 += 0.5 * imA[d, k] * pA[d, k] * pA[d, k]\n",
+        new="            k1 += 0.5 * pA[d, k] * pA[d, k]\n",
         tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
                _TH + "test_hmc_transition_keeps_the_prior[dense]"),
         why="HMC: the final kinetic energy of A ignores the mass"),
     Mutation(
-        id="counts-hmc-dense-gradient-misses-offset", path=_HMC,
-        old="            R[d, n] = Xd[d, n] / m - Od[d, n]\n",
-        new="            R[d, n] = Xd[d, n] / m - 1.0\n",
+        id="counts-hmc-dense-gradient-misses-offset", path=_HK,
+        old="            R[d, n] = beta * (X[d, n] / m - Of[d, n])\n",
+        new="            R[d, n] = beta * (X[d, n] / m - 1.0)\n",
         tests=(_TH + "test_leapfrog_energy_error_is_second_order[dense]",),
         why="HMC, dense form: the gradient's zero-count term misses the offsets"),
     Mutation(
-        id="counts-hmc-dense-density-misses-offset", path=_HMC,
-        old="                    lp += Xd[d, n] * math.log(Od[d, n] * m) - Od[d, n] * m\n",
-        new="                    lp += Xd[d, n] * math.log(Od[d, n] * m) - m\n",
+        id="counts-hmc-dense-density-misses-offset", path=_HK,
+        old="                    lp += beta * (X[d, n] * math.log(Of[d, n] * m) - Of[d, n] * m)\n",
+        new="                    lp += beta * (X[d, n] * math.log(Of[d, n] * m) - m)\n",
         tests=(_TH + "test_hmc_transition_keeps_the_prior[dense]",),
         why="HMC, dense form: the log density's mean of a nonzero cell misses its offset"),
     Mutation(
@@ -545,4 +549,71 @@ MUTATIONS = [
         new="eta * (acc - self.target)",
         tests=(_TH + "test_step_size_tuned_to_the_target_acceptance",),
         why="HMC: dual averaging drives the step size away from the target acceptance"),
+    Mutation(
+        id="counts-hmc-rescale-gig-index-sign", path=_HMC,
+        old="prior[0].sum(axis=0) - prior[2].sum(axis=0))",
+        new="prior[2].sum(axis=0) - prior[0].sum(axis=0))",
+        tests=(_THR + "test_rescaling_move_keeps_the_prior_and_moves_the_scales",),
+        why="HMC's rescaling move: the GIG index of the scale's conditional has its sign "
+            "flipped (the Jacobian c^(D - N) read as c^(N - D))"),
+    Mutation(
+        id="counts-hmc-rescale-draws-on-the-generator", path=_HMC,
+        old="                                         s[\"gig_stream\"]):\n",
+        new="                                         rng):\n",
+        tests=(_THR + "test_rescaling_draws_leave_the_generator_alone",),
+        why="HMC's rescaling move draws on the chain's generator: how many uniforms its "
+            "rejection sampler used (a function of the state) shifts the next momenta and "
+            "numbers of steps"),
+    Mutation(
+        id="counts-hmc-slow-exposure-picks-the-fastest", path=_HMC,
+        old="        a = vecs[:, 0]\n",
+        new="        a = vecs[:, -1]\n",
+        tests=(_THR + "test_slow_exposure_direction_finds_the_slow_attribution",),
+        why="HMC with learned lengths: the slow direction is the fastest combination of the "
+            "total exposures"),
+    Mutation(
+        id="counts-hmc-last-window-ignores-term-buffer", path=_HMC,
+        old="    last = int(n_tune) - TERM_BUFFER\n",
+        new="    last = int(n_tune)\n",
+        tests=(_THR + "test_mass_windows_fit_the_tuning_draws",),
+        why="HMC: the last mass window runs to the end of tuning (no draws left to tune the "
+            "step size and measure the trajectory times under the final mass)"),
+    Mutation(
+        id="counts-hmc-kept-lengths-not-stretched", path=_HMC,
+        old="            if math.isfinite(stretch) and stretch > 1.0:  # the slow direction",
+        new="            if False:  # the slow direction",
+        tests=(_THR + "test_kept_lengths_stretched_to_the_slow_time",),
+        why="HMC with learned lengths: the kept draws use the bulk's U-turn times (too short "
+            "for the attribution between signatures: ESCC K = 8 at min ESS 76-122)"),
+    Mutation(
+        id="counts-hmc-term-buffer-keeps-direction", path=_HMC,
+        old="        if s[\"window_end\"] == -1 and SLOW_RULE == \"exposures\":\n",
+        new="        if False:\n",
+        tests=(_THR + "test_kept_lengths_stretched_to_the_slow_time",),
+        why="HMC with learned lengths: after the last window the tuning trajectories still "
+            "stop along the slow direction, so the stretch is applied on top of it"),
+    Mutation(
+        id="counts-hmc-sparse-missing-cells-not-given-back", path=_HSP,
+        old="            r = offs[c]\n",
+        new="            r = 0.0\n",
+        tests=(_THS + "test_sparse_gradient_equals_all_cells[False-True]",
+               _THS + "test_sparse_gradient_matches_finite_differences"),
+        why="HMC, sparse form: the gradient of a missing cell's mean (taken out of the total "
+            "mean) is not given back"),
+    Mutation(
+        id="counts-hmc-sparse-total-misses-row-offsets", path=_HSP,
+        old="            gA[d, k] = aA[d, k] - bA[d, k] * A[d, k] + (gA[d, k] - rc[d] * sW[k]) "
+            "* A[d, k]\n",
+        new="            gA[d, k] = aA[d, k] - bA[d, k] * A[d, k] + (gA[d, k] - sW[k]) * A[d, k]\n",
+        tests=(_THS + "test_sparse_gradient_equals_all_cells[True-False]",
+               _THS + "test_sparse_gradient_matches_finite_differences"),
+        why="HMC, sparse form: the total mean's gradient on log A misses the row offsets"),
+    Mutation(
+        id="counts-hmc-sparse-density-missing-sign", path=_HSP,
+        old="                lp += m\n",
+        new="                lp -= m\n",
+        tests=(_THS + "test_sparse_gradient_equals_all_cells[False-True]",
+               _THS + "test_sparse_gradient_matches_finite_differences"),
+        why="HMC, sparse form: the log density subtracts a missing cell's mean twice instead "
+            "of giving it back"),
 ]

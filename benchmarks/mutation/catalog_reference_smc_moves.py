@@ -19,6 +19,7 @@ _QUAD = _T + "test_smc_with_moves_matches_quadrature"
 _ROUTE = _T + "test_reference_pt_route_moves_both_estimators"
 # the large-matrix route (HMC only, dense kernel, modes by restarts)
 _DENSE = "bnmfzoo/inference/counts/tempering/_hmc_dense.py"
+_HK = "bnmfzoo/inference/counts/_hmc_kernels.py"  # the shared gradients
 _LR = "bnmfzoo/inference/large_route.py"
 _L = "tests/tempering/test_large_route.py::"
 _LKEEP = _L + "test_hmc_only_moves_keep_the_rung"
@@ -27,6 +28,7 @@ _LQUAD = _L + "test_large_route_estimators_match_quadrature"
 _LCHOICE = _L + "test_route_choice"
 _LEND = _L + "test_large_mode_masses_says_what_it_did_not_check"
 _LKL = _L + "test_kl_start_moves_towards_the_data"
+_LZERO = _L + "test_kl_start_keeps_a_zero_column_at_its_prior_shape"
 
 MUTATIONS = [
     Mutation(
@@ -88,9 +90,9 @@ MUTATIONS = [
         tests=(_ROUTE,),
         why="check='reference_pt' gives the local moves to the PT only, not to the SMC"),
     Mutation(
-        id="dense-hmc-gamma-rate-sign", path=_DENSE,
-        old="    gA[:, :] = aA - rA * A + A * (R @ Wt)",
-        new="    gA[:, :] = aA + rA * A + A * (R @ Wt)",
+        id="dense-hmc-gamma-rate-sign", path=_HK,
+        old="    gA[:, :] = aA - rA * A + (R @ Wt) * A",
+        new="    gA[:, :] = aA + rA * A + (R @ Wt) * A",
         tests=(_LCELL,),
         why="the Gamma term's sign in the gradient (at b < 1 mostly the reference's rate): the "
             "kernel stays exact through the Metropolis test but its trajectories are wrong"),
@@ -101,6 +103,14 @@ MUTATIONS = [
         tests=(_LKEEP, _LCELL),
         why="the density tests the full likelihood at every b: the move targets the posterior, "
             "not the rung"),
+    Mutation(
+        id="dense-hmc-kinetic-without-mass", path=_DENSE,
+        old="    k1 = 0.5 * (np.sum(imA * pA * pA) + np.sum(imWt * pWt * pWt))",
+        new="    k1 = 0.5 * (np.sum(pA * pA) + np.sum(imWt * pWt * pWt))",
+        tests=("tests/tempering/test_reference_hmc.py::"
+               "test_small_steps_conserve_the_hamiltonian[True]",),
+        why="the dense move's final kinetic energy of A without the inverse mass: the "
+            "Hamiltonian's change, and so the acceptance, is wrong"),
     Mutation(
         id="dense-hmc-stale-density", path=_DENSE,
         old="    lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)",
@@ -133,7 +143,7 @@ MUTATIONS = [
         id="kl-start-without-prior-shape", path=_LR,
         old="        W = np.maximum((W * (A.T @ R) + aW) / (A.T @ Of + bW), tiny)",
         new="        W = np.maximum((W * (A.T @ R)) / (A.T @ Of + bW), tiny)",
-        tests=(_LEND,),
+        tests=(_LZERO,),
         why="plain KL updates: a column of zeros underflows to the smallest float, where HMC "
             "in log space cannot leave it"),
     Mutation(

@@ -21,7 +21,7 @@ _SS = _T + "test_stepping_stone_of_a_gaussian_path"
 _TRIPS = _T + "test_round_trips_on_constructed_index_paths"
 _VERDICT = _T + "test_per_mode_verdict_each_reason_fires"
 
-_HMC = "bnmfzoo/inference/counts/tempering/_hmc.py"
+_HK = "bnmfzoo/inference/counts/_hmc_kernels.py"  # gradient and leapfrog
 _LOC = "bnmfzoo/inference/counts/tempering/_local.py"
 _RP = "bnmfzoo/inference/reference_path.py"
 _BAS = "bnmfzoo/diagnostics/_modes/basins.py"
@@ -29,40 +29,41 @@ _DUP = "tests/tempering/test_duplicate_modes.py::"
 _H = "tests/tempering/test_reference_hmc.py::"
 _INV = _H + "test_moves_leave_the_rung_invariant"
 _GRAD = _H + "test_gradient_and_density"
+_CONS = _H + "test_small_steps_conserve_the_hamiltonian[False]"
 _ADAPT = _H + "test_adapter_runs_the_moves_and_default_is_the_sweep"
 
 MUTATIONS = [
     Mutation(
-        id="hmc-jacobian-dropped", path=_HMC,
+        id="hmc-jacobian-dropped", path=_HK,
         old="lp += aA[d, k] * tA[d, k] - rA[d, k] * A[d, k]",
         new="lp += (aA[d, k] - 1.0) * tA[d, k] - rA[d, k] * A[d, k]",
         tests=(_INV, _GRAD),
         why="the log-space Jacobian of A left out of the density: HMC then targets a "
             "different law of A"),
     Mutation(
-        id="hmc-likelihood-power-dropped", path=_HMC,
+        id="hmc-likelihood-power-dropped", path=_HK,
         old="lp += beta * (x[c] * math.log(m) - m)",
         new="lp += x[c] * math.log(m) - m",
         tests=(_INV, _GRAD),
         why="the nonzero cells' likelihood at power 1 instead of b in the Metropolis test"),
     Mutation(
-        id="hmc-gradient-sign", path=_HMC,
+        id="hmc-gradient-sign", path=_HK,
         old="r = beta * (x[c] / m - 1.0) * offs[c]",
         new="r = -beta * (x[c] / m - 1.0) * offs[c]",
         tests=(_GRAD,),
         why="the likelihood's gradient with the wrong sign: the kernel stays exact (the test "
             "uses the density) but its trajectories run downhill and are rejected"),
     Mutation(
-        id="hmc-accept-inverted", path=_HMC,
+        id="hmc-accept-inverted", path=_HK,
         old="    if log_u < log_acc:",
         new="    if log_u > log_acc:",
         tests=(_INV,),
         why="the Metropolis test inverted: improbable proposals accepted"),
     Mutation(
-        id="hmc-kinetic-without-mass", path=_HMC,
+        id="hmc-kinetic-without-mass", path=_HK,
         old="            k1 += 0.5 * imWt[n, k] * pWt[n, k] * pWt[n, k]",
         new="            k1 += 0.5 * pWt[n, k] * pWt[n, k]",
-        tests=(_INV, _GRAD),
+        tests=(_CONS, _INV, _GRAD),
         why="the final kinetic energy without the inverse mass: the Hamiltonian's change "
             "is wrong, so is the acceptance"),
     Mutation(

@@ -16,6 +16,7 @@ _NODATA = f"{_S}::test_shape_without_data_targets_its_marginal"
 _C = "tests/signatures/test_signature_strength.py"
 _C_NODATA = f"{_C}::test_random_a_with_a_fixed_strength_targets_its_marginal_without_data"
 _C_GEW = f"{_C}::test_sweep_with_a_random_shape_and_a_fixed_strength_keeps_the_prior"
+_R = "tests/signatures/test_signature_convergence.py"
 
 MUTATIONS = [
     Mutation(
@@ -184,4 +185,24 @@ MUTATIONS = [
         new="    return float(-(log_comp + a * N * math.log(m)))\n",
         tests=(f"{_C}::test_compression_charge_against_quadrature",),
         why="the plain prior's exp(-a S / m) = exp(-a N) is dropped from the charge"),
+    Mutation(
+        id="rhat-note-never", path=_COMP,
+        old="    if rhat > RHAT_LIMIT:\n",
+        new="    if rhat > 10 * RHAT_LIMIT:\n",
+        tests=(f"{_R}::test_a_weak_compression_still_compressing_is_flagged",),
+        why="the note stays silent when the chains' counts still drift (R-hat about 2)"),
+    Mutation(
+        id="rhat-unsplit-chains", path=_COMP,
+        old="        value = float(azs.rhat(counts, method=\"rank\"))\n",
+        new="        value = float(azs.rhat(counts, method=\"identity\"))\n",
+        tests=(f"{_R}::test_counts_rhat_cases",),
+        why="the classic R-hat without splitting the chains: a drift that every chain shares "
+            "(all still compressing from the same start) is not seen"),
+    Mutation(
+        id="rhat-stuck-apart-is-fine", path=_COMP,
+        old="        return math.inf  # every half-chain constant but not all equal: no mixing at "
+            "all\n",
+        new="        return 1.0  # every half-chain constant but not all equal: no mixing at all\n",
+        tests=(f"{_R}::test_counts_rhat_cases",),
+        why="chains stuck at different counts (no within-chain variance) count as converged"),
 ]

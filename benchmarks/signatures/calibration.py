@@ -5,20 +5,20 @@ Run from the project root::
     nice -n 10 .venv/bin/python -m benchmarks.signatures.calibration [--quick]
         [--method compressive|chib] [--designs flat flat_nb] [--cohorts 20] [--genomes 100]
         [--span 2] [--likelihood nb|poisson] [--a 1|random] [--epsilon 0.001]
-        [--seed-start 0]
+        [--seed-start 0] [--strength unit] [--burn 2000] [--keep 1000]
 
 For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 :func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
-``--burden`` median mutations, Poisson counts) are given to the rank posterior of
-``--method``: ``chib``, :func:`bnmfzoo.signatures.evidence.rank_posterior` over the ranks
-``K_true - span .. K_true + span`` (uniform prior over them); ``compressive``,
+``--burden`` median mutations, Poisson counts) are given to the rank posterior of ``--method``:
+``chib``, :func:`bnmfzoo.signatures.evidence.rank_posterior` over the ranks ``K_true - span ..
+K_true + span`` (uniform prior over them); ``compressive``,
 :func:`bnmfzoo.signatures.compressive.compressive_rank_posterior` with the workflow's defaults
-(4 chains of 2,000 + 1,000 sweeps at ``min(2 (K_true + span), 20)`` signatures; counts
-negative binomial by default, the workflow's, ``--likelihood poisson`` otherwise), whose
-probabilities cover every rank (those no draw visits count as 0 here; the library reports
-them as bounds). The compressive prior's hyperparameters are Zito & Miller (2024)'s defaults
-(``--a 1 --epsilon 0.001``), not tuned: the sweeps were chosen on cohorts of other seeds (1000
-and up). Then:
+(4 chains of 2,000 + 1,000 sweeps, ``--burn`` and ``--keep``, at ``min(2 (K_true + span), 20)``
+signatures; counts negative binomial by default, the workflow's, ``--likelihood poisson``
+otherwise), whose probabilities cover every rank (those no draw visits count as 0 here; the
+library reports them as bounds). The compressive prior's hyperparameters are Zito & Miller
+(2024)'s defaults (``--a 1 --epsilon 0.001``), not tuned: the sweeps were chosen on cohorts of
+other seeds (1000 and up). Then:
 
 * **credible sets of ranks**: the smallest set of ranks (most probable first) whose probability
   reaches ``level`` contains the true K in about ``level`` of the cohorts if the probabilities
@@ -119,11 +119,11 @@ def _print_reliability(rows):
 
 
 def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon=1e-3,
-                       strength=None):
+                       strength=None, sweeps=(2000, 1000)):
     from bnmfzoo.signatures.compressive import compressive_rank_posterior
 
-    table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=2000,
-                                       n_keep=1000, thin=5, likelihood=likelihood, a=a,
+    table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=sweeps[0],
+                                       n_keep=sweeps[1], thin=5, likelihood=likelihood, a=a,
                                        epsilon=epsilon, strength=strength)
     table["evaluated"] = True
     table["log_evidence"] = table["se"] = np.nan
@@ -132,7 +132,8 @@ def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon
 
 
 def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
-               method="compressive", likelihood="poisson", a=1.0, epsilon=1e-3, strength=None):
+               method="compressive", likelihood="poisson", a=1.0, epsilon=1e-3, strength=None,
+               sweeps=(2000, 1000)):
     from scipy.optimize import linear_sum_assignment
 
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
@@ -148,7 +149,7 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
         warnings.simplefilter("ignore")
         if method == "compressive":
             table = _compressive_table(c.counts.values, ranks, seed, likelihood, a, epsilon,
-                                       strength)
+                                       strength, sweeps)
             ranks = [int(k) for k in table["rank"]]
             if K not in ranks:  # the truth is always a scored rank (probability 0 if unvisited)
                 ranks.append(K)
@@ -161,8 +162,12 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     a_draws = table.attrs.get("a")
     if method != "compressive":
         likelihood = "poisson"  # Chib's route has the Poisson likelihood only
+    counts = table.attrs.get("counts")
     out = dict(seed=seed, K_true=K, ranks=ranks, method=method, likelihood=likelihood,
-               strength=strength,
+               strength=strength, sweeps=list(sweeps), rhat=table.attrs.get("rhat"),
+               chain_counts=None if counts is None else [
+                   {int(k): int(n) for k, n in zip(*np.unique(ch, return_counts=True))}
+                   for ch in counts],
                phi_median=None if phi is None else float(np.median(phi)),
                a_median=None if a_draws is None else float(np.median(a_draws)),
                a_interval=None if a_draws is None else [
@@ -228,6 +233,10 @@ def main(argv=None):
                    help="compressive route: compression strength c apart from the exposures' "
                         "shape, mu_k ~ InvGamma(c N + 1, epsilon c N), or 'unit': c = 1 / N "
                         "(default: c = a)")
+    p.add_argument("--burn", type=int, default=2000,
+                   help="compressive route: burn-in sweeps per chain (the workflow's 2,000)")
+    p.add_argument("--keep", type=int, default=1000,
+                   help="compressive route: kept sweeps per chain, thinned by 5 (1,000)")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
     a = p.parse_args(argv)
     if a.quick:
@@ -242,7 +251,7 @@ def main(argv=None):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
                            n_runs=a.runs, reference=ref, method=a.method,
                            likelihood=a.likelihood, a=a.a, epsilon=a.epsilon,
-                           strength=a.strength)
+                           strength=a.strength, sweeps=(a.burn, a.keep))
             cohorts.append(r)
             RESULTS.mkdir(parents=True, exist_ok=True)
             with open(a.out + "l", "a") as fh:  # one line per cohort as it finishes (.jsonl)

@@ -127,7 +127,8 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ou
             leaps = s["leaps"] if s["leaps"] is not None else [mine["step"]._hmc.n_leap]
             print(f"ours (last chain): step size {np.exp(s['log_eps']):.3f}, leapfrog steps "
                   f"per transition mean {np.mean(leaps):.1f}, quartiles "
-                  f"{np.percentile(leaps, [25, 50, 75])}")
+                  f"{np.percentile(leaps, [25, 50, 75])}, slow time "
+                  f"{s.get('slow_time', float('nan')):.2f}")
         del dt
         t = time.process_time()
         with pymc_default_steps():

@@ -101,6 +101,8 @@ from bnmfzoo.inference._mass_budget import (
     nothing_established,
     with_budget,
 )
+from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
+from bnmfzoo.inference._mass_result import unsupported_rank
 from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
 from bnmfzoo.inference.tempering import log_z_summary, smc
 
@@ -311,68 +313,6 @@ def _ais_check(family, refs, cut, n_runs, schedule, rng):
     return mass, se, float(w.max()), float(w[far].sum()), run
 
 
-def _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se, log_z_sd,
-                     family, budget_s, smc_cpu, t0, ref_size):
-    """The result of ``check="reference_pt"``: per-mode masses, the SMC from the prior beside."""
-    reasons, notes = list(pm["reasons"]), []
-    K, n_runs = mass.size, len(runs)
-    if budget_s is not None and smc_cpu > budget_s:
-        reasons.append(f"the SMC alone used {smc_cpu:.0f} CPU s of a {budget_s:g} s budget")
-    min_ess = min(r.final_ess for r in runs)
-    if min_ess < 0.1 or not log_z_sd < 2.0:
-        notes.append(f"the SMC from the prior (mode finding only) ended with an ESS of "
-                     f"{min_ess:.1%} and its runs' log Z sd {log_z_sd:.2f} nats")
-    smc_o, pt_o = pm["smc"], pm["pt"]
-    M = K if smc_o is None else len(smc_o["log_z"])
-    nan = np.full(M, math.nan)
-    ms, ss = (nan, nan) if smc_o is None else (smc_o["mass"], smc_o["se"])
-    mp, sp = (nan, nan) if pt_o is None else (pt_o["mass"], pt_o["se"])
-    D, R = A_al.shape[1:]
-    modes, upper = [], pm.get("upper", nan)
-    for k in range(M):
-        lo, hi = (mass_interval(ms[k], ss[k], ref_size[0] * ref_size[1], ref_size[0] - 1)
-                  if np.isfinite(ss[k]) else (0.0, 1.0))
-        m, skip = label == k, k in pm.get("skipped", ())
-        modes.append({"mass": float(ms[k]), "se": float(ss[k]), "low": lo, "high": hi,
-                      "estimator": "reference_path", "bound": float(upper[k]),
-                      "mass_check": math.nan if skip else float(mp[k]),
-                      "check_se": math.nan if skip else float(sp[k]),
-                      "check_estimator": "none: below 1 %" if skip else "reference_tempering",
-                      "note": (f"below 1 %: the reference-path SMC bounds its mass by "
-                               f"{upper[k]:.1e}, so no second estimator" if skip else ""),
-                      "smc_prior_mass": float(mass[k]) if k < K else math.nan,
-                      "smc_prior_se": float(se[k]) if k < K else math.nan,
-                      "n_members": int(m.sum()),
-                      "A": A_al[m] if k < K else np.zeros((0, D, R)),
-                      "W": W_al[m] if k < K else np.zeros((0, R, W_al.shape[2])),
-                      "member_weight": weights[m] / n_runs if k < K else np.zeros(0)})
-    established = not reasons
-    unknown = ("Modes neither the SMC from the prior nor plain chains from the prior reached "
-               "are not listed: their mass is unknown, not zero; masses are shares among the "
-               "modes found.")
-    total = "" if smc_o is None else (f" Per-mode total log Z {smc_o['log_z_total']:.2f} +- "
-                                      f"{smc_o['log_z_total_se']:.2f}; SMC from the prior "
-                                      f"{log_z:.2f} +- {log_z_se:.2f}.")
-    if established:
-        statement = (f"{M} mode(s); the reference-path SMC and parallel tempering agree for "
-                     f"every mode holding >= {MIN_CHECKED:.0%}." + total + " " + unknown)
-    else:
-        statement = ("Masses NOT established: " + "; ".join(reasons) + ". Run longer "
-                     "tempering (pt_scans), more reference runs or particles "
-                     "(reference_runs, reference_particles) or longer fit chains "
-                     "(bridge_draws)." + total + " " + unknown)
-    if notes:
-        statement += " Note: " + "; ".join(notes) + "."
-    details = {"smc": smc_o, "pt": pt_o, **{k: v for k, v in pm.items()
-                                             if k not in ("smc", "pt")}}
-    return {"modes": modes, "established": established, "statement": statement,
-            "estimator": "reference_path", "log_z": log_z, "log_z_se": log_z_se,
-            "cpu_s": time.process_time() - t0, "family": family.name, "final_ess": min_ess,
-            "bridge": None, "reference": smc_o, "per_mode": details,
-            "settings": {"n_runs": n_runs, "n_particles": runs[0].log_weights.size,
-                         "n_temperatures": [int(r.betas.size) for r in runs]}}
-
-
 @with_budget
 def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                     inner_sweeps=1, check="auto", check_runs=32, check_refine=50,
@@ -545,6 +485,9 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     mass = shares.mean(0)
     se = shares.std(0, ddof=1) / math.sqrt(n_runs)
     log_z, log_z_se, log_z_sd = log_z_summary(runs)
+    refused = unsupported_rank(K, label.size, A.shape[2], family, log_z, log_z_se, t0)
+    if refused is not None:  # before the check, whose work grows with the modes
+        return refused
     A_al, W_al = _aligned_members(A, W, cl["perm"])
     reasons = []
     smc_cpu = time.process_time() - t0

@@ -155,7 +155,8 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
                         "Miller's), or 'random' to learn it (a ~ Gamma(1, 1))")
     p.add_argument("--strength", type=_strength, default=None,
                    help="compressive: compression strength c apart from the exposures' shape, "
-                        "mu_k ~ InvGamma(c N + 1, epsilon c N); 'unit' is c = 1 / N "
+                        "mu_k ~ InvGamma(c N + 1, epsilon c N); 'unit' is c = 1 / N, which "
+                        "compresses slowly: give it --burn 6000 or more "
                         "(default: c = a, Zito & Miller's)")
     p.add_argument("--chains", type=_at_least(1), default=4,
                    help="compressive: Gibbs chains from different starts (default 4)")

@@ -124,8 +124,10 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
         ``mu_k ~ InvGamma(c N + 1, epsilon c N)``; ``"unit"`` is ``c = 1 / N`` (about 20-30
         nats charged per active signature at any cohort size, against about ``a N (log(m /
         epsilon) - 1.39)`` by default; :mod:`bnmfzoo.signatures.compressive`). None (default):
-        ``c = a``, Zito & Miller's prior. ``"unit"`` splits flat, high-burden signatures into
-        several active ones, so it is not the default.
+        ``c = a``, Zito & Miller's prior. ``"unit"`` compresses slowly: give it ``n_burn``
+        of 6,000 or more (2,000 leaves an overcount on cohorts of 100 genomes; the note's
+        R-hat flags it). Converged, it is no better calibrated than the default on
+        co-occurring signatures, so it is not the default.
     alternatives : bool or int
         Also list alternative signature sets with their posterior masses at the most
         probable rank (``True``) or at the rank given, from SMC under the Gamma-Poisson NMF at

@@ -343,7 +343,9 @@ def test_learned_lengths_frozen_kernel_keeps_the_prior():
     the prior. Same statistics and Bonferroni level 0.001 each as
     :func:`test_hmc_transition_keeps_the_prior` (false-failure rate at most 0.4%; measured
     1/60 over seeds 0-59, 29 Nov 2026, seed 50 at p = 0.00025; each statistic's p-values
-    uniform over the 60 seeds, KS p 0.07-0.66). The lengths' independence of the state is
+    uniform over the 60 seeds, KS p 0.07-0.66; with the rescaling move and the lengths
+    stretched to the slow time, the default since, 1/60 again, seed 15 at p = 5e-5, KS p
+    0.41-0.97). The lengths' independence of the state is
     checked directly by the next test. Acceptance above 0.6 and
     more than one step on average: the draws must move."""
     p, acc, mean_leaps = _frozen_prior_pvalues(7)

@@ -129,3 +129,20 @@ def test_choose_rules():
     for m in MEASURED.values():  # every entry says how to measure it again
         assert m.command.startswith("python -m benchmarks.") and m.ratio > 0
     assert _cost_model.logger.name == "bnmfzoo"
+
+
+@pytest.mark.parametrize("configured", [False, True])
+def test_the_choice_line_is_shown_unless_logging_is_configured(configured):
+    """The line saying which sampler and why is INFO on the ``bnmfzoo`` logger; like PyMC's own
+    lines it reaches standard error in a plain program (``import bnmfzoo`` gives the logger a
+    handler at INFO), and a program that configured logging itself keeps its own settings."""
+    import subprocess
+    import sys
+
+    setup = "import logging; logging.basicConfig(level=logging.ERROR); " if configured else ""
+    code = (setup + "import logging, bnmfzoo; from bnmfzoo.inference import _cost_model as c; "
+            "c.logger.info('the choice line')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert ("the choice line" in done.stderr) is not configured, done.stderr

@@ -130,3 +130,53 @@ def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
     assert pm["smc"]["log_z"].shape == (1,) and pm["smc"]["mass"][0] == 1.0
     assert pm["smc"]["log_z_total"] == pytest.approx(math.log(2) + pm["smc"]["log_z"][0])
     assert not any("counted twice" in r for r in pm["reasons"])
+
+
+def test_reference_check_drops_a_prior_chain_copy(monkeypatch):
+    """The ``reference`` route (Gaussian, Beta-Dir, the library's Poisson default) does the
+    same: a label copy of the SMC's one mode returned by the plain chains from the prior is
+    dropped before the masses, so the result lists no extra mode, gives no copy as a reason
+    and counts the mode's evidence once (before, it was refused: 60 x 40 Gaussian, rank 3)."""
+    from bnmfzoo.inference import mode_bridge
+    from bnmfzoo.inference.reference_path import reference_check
+    from bnmfzoo.models import poisson
+
+    fam = family_of_model(poisson(_X2, 2))
+    rng = np.random.default_rng(4)
+    s = fam.draw_prior(rng)
+    for _ in range(200):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+
+    def copy_of_mode_0(family, refs, cut, rng, **kw):
+        return refs[:, :, ::-1].copy(), [[s]], np.array([-1]), 0.0
+
+    monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
+    mass, _, extra, reasons, details = reference_check(
+        fam, [s], np.array([0]), np.array([1.0]), {"reference": ref, "cut": 30.0}, -50.0, 1.0,
+        rng, n_runs=2, n_particles=40, n_moves=2, n_draws=40, prior_chains=1)
+    assert details["dropped"] == [1] and extra == [] and mass.tolist() == [1.0]
+    assert details["log_z_total"] == pytest.approx(math.log(2) + details["log_z"][0])
+    assert not any("counted twice" in r or "one mode" in r for r in reasons), reasons
+
+
+def test_a_rank_with_empty_components_is_refused_in_one_line():
+    """Rank-2 counts fitted at K = 4: the two components the data do not support point
+    anywhere, so the SMC from the prior's particles scatter into more modes than a quarter of
+    them; the call refuses the rank at once (before any check, no mode listed) and names rank
+    3. At K = 2 the same particles form a few modes and nothing is refused."""
+    from bnmfzoo.inference._mass_result import MAX_MODE_SHARE
+    from bnmfzoo.inference.smc_masses import smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    rng = np.random.default_rng(31)
+    X = rng.poisson(rng.gamma(2, 3, (24, 2)) @ rng.gamma(2, 1, (2, 12)))
+    out = smc_mode_masses(poisson(X, 4), n_runs=2, n_particles=30, n_moves=1, random_seed=0)
+    u = out["unsupported_rank"]
+    assert u["n_modes"] > MAX_MODE_SHARE * u["n_particles"] and u["suggested_rank"] == 3
+    assert out["modes"] == [] and not out["established"]
+    assert "rank 4 has components the data do not support" in out["statement"]
+    assert "fit rank 3" in out["statement"]
+    two = smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=30, n_moves=1, check=None,
+                          random_seed=0)
+    assert "unsupported_rank" not in two and len(two["modes"]) <= 0.25 * 60

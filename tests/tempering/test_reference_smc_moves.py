@@ -21,14 +21,9 @@ import os
 
 import numpy as np
 import pytest
-from _quadrature import (
-    POISSON_RATE,
-    POISSON_X,
-    poisson_rank1_log_z,
-    poisson_rung_cdfs,
-    poisson_rung_draws,
-)
-from scipy import stats
+from _poisson_rung import AA, AW, RA, RW, X, moved_exact_draws, rung_ks_pvalues, swept_start
+from _poisson_rung import rung_problem as _problem
+from _quadrature import POISSON_RATE, POISSON_X, poisson_rank1_log_z, poisson_rung_draws
 from scipy.special import ndtr
 
 from bnmfzoo.inference.counts.tempering._local import HMC_FROM, RungMoves
@@ -42,19 +37,6 @@ SEEDS = range(100, 140) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]
 #: measured once with BNMFZOO_SEED_SCAN=1 (seeds 100-139)
 SEED_SCAN_RESULT = ("targets kept 40 of 40 passed; log Z against quadrature with the moves "
                     "40 of 40 passed (1,372 s wall for the 40, shared machine, load 7-8)")
-
-X = np.asarray(POISSON_X, float)
-#: the rung's Gamma part (the reference's shapes and rates mixed with the prior's)
-AA, RA = np.array([[2.0]]), np.array([[0.5]])
-AW, RW = np.array([[1.5, 0.8]]), np.array([[0.4, 1.2]])
-
-
-def _problem():
-    from bnmfzoo.inference.counts._problem import problem_from_factorization
-    from bnmfzoo.models import poisson, recognize
-
-    return problem_from_factorization(recognize(poisson(X[None, :], 1, a=1.0,
-                                                        b=POISSON_RATE)))
 
 
 def test_step_rule_hits_the_target_of_its_model():
@@ -111,18 +93,9 @@ def test_each_temperature_keeps_its_rung(seed):
                       top_hmc=1)
     moves.per_temperature()
     for b in (0.0, 0.3, 0.6, 1.0):
-        A0, W0 = poisson_rung_draws(rng, 1500, X, b, AA[0, 0], RA[0, 0], AW[0], RW[0])
-        A1, W1 = np.empty_like(A0), np.empty_like(W0)
-        for i in range(A0.size):
-            a, w = np.array([[A0[i]]]), W0[i][None, :].copy()
-            for _ in range(2):
-                a, w = moves.run(a, w, AA, RA, AW, RW, b, rng)
-            A1[i], W1[i] = a[0, 0], w[0]
+        A0, _, A1, W1 = moved_exact_draws(moves, rng, b, 1500, 2)
         assert np.mean(A1 != A0) > 0.5  # the kernel moves (the test is not vacuous)
-        cdfs = poisson_rung_cdfs(X, b, AA[0, 0], RA[0, 0], AW[0], RW[0])
-        for name, v, cdf in zip(("A", "W1", "W2"), (A1, W1[:, 0], W1[:, 1]), cdfs,
-                                strict=True):
-            p = stats.kstest(v, cdf).pvalue
+        for name, p in rung_ks_pvalues(A1, W1, b):
             assert p >= 1e-3, (b, name, p, moves.steps())
 
 
@@ -130,18 +103,10 @@ def test_each_temperature_keeps_its_rung(seed):
 def test_smc_with_moves_matches_quadrature(seed):
     """``reference_log_z(local="sweep+shear+rescale+hmc")`` on the rank-1 Poisson problem of
     ``tests/_quadrature.py`` (counts (12, 5), Gamma(1, 0.3) priors): 8 runs x 100 particles."""
-    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
     from bnmfzoo.inference.reference_path import reference_log_z
-    from bnmfzoo.inference.smc_masses import family_of_model
-    from bnmfzoo.models import poisson
 
     exact = poisson_rank1_log_z(POISSON_X, POISSON_RATE)
-    fam = family_of_model(poisson(X[None, :], 1, a=1.0, b=POISSON_RATE))
-    rng = np.random.default_rng(seed)
-    s = fam.draw_prior(rng)
-    for _ in range(20):
-        fam.tempered.sweep(s, 1.0, rng)
-    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    fam, ref, s, rng = swept_start(seed)
     out = reference_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=8, n_particles=100,
                           n_moves=2, n_draws=100, local="sweep+shear+rescale+hmc", n_leap=5)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)

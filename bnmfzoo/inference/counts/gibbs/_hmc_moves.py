@@ -37,15 +37,32 @@ attribution of counts between overlapping signatures, far wider than the rest, a
 of all entries together comes at the time of the bulk, too early for it (on the 552 x 96 ESCC
 catalogue the chains then do not converge, ``docs/results/counts_dense.md``). So, once a mass
 window has ended, a trajectory runs until it has turned back both as a whole and along the
-first principal direction of that window's states in the metric of the mass
-(:func:`slow_direction`). At the end of tuning the step size becomes its average and
+slow direction of that window: the gradient of the combination of the components' log total
+exposures that moves least from one state to the next (:func:`slow_exposure_direction`; the
+first principal direction of the states, :func:`slow_direction`, was noise in 5,000
+dimensions from 100 states). From that combination's lag-one autocorrelation at the window's
+trajectory times, :func:`slow_time` estimates the quarter period that decorrelates it; after
+the last window (which ends :data:`TERM_BUFFER` tuning draws before the end of tuning when
+PyMC says how many there are, :func:`next_window_end`) the tuning trajectories stop at the
+bulk's U-turn, and the kept draws stretch those times to the slow time when it is longer (by
+at most :data:`SLOW_FACTOR_MAX`). At the end of tuning the step size becomes its average and
 everything is frozen: the kept draws come from one fixed exact kernel (a mixture over the
 drawn number of steps and step-size jitter).
+
+**Rescaling** (``rescale=True``, the default): after each HMC transition each component's
+scale, the direction ``A[:, k] c, W[k] / c`` along which the likelihood is constant, is drawn
+from its exact conditional, a generalized inverse Gaussian given the Gamma priors (Liu &
+Sabatti 2000; :func:`~bnmfzoo.inference.counts.gibbs._moves.rescale_into`), on a random stream
+of its own seeded once from the chain's generator (so the generator's draws, and the numbers
+of steps, stay independent of the state). On ESCC at K = 8 that ridge held the slowest
+entries of ``A`` and ``W`` (ESS of the log scales 86-91 of 2,000 draws without it).
 
 References
 ----------
 Duane, S., Kennedy, A. D., Pendleton, B. J. & Roweth, D. (1987). Hybrid Monte Carlo.
 Physics Letters B 195(2), 216-222.
+Liu, J. S. & Sabatti, C. (2000). Generalised Gibbs sampler and multigrid Monte Carlo for
+Bayesian computation. Biometrika 87, 353-369.
 Hoffman, M. D. & Gelman, A. (2014). The No-U-Turn sampler: adaptively setting path lengths
 in Hamiltonian Monte Carlo. Journal of Machine Learning Research 15, 1593-1623.
 Neal, R. M. (2011). MCMC using Hamiltonian dynamics. In Handbook of Markov Chain Monte Carlo,
@@ -60,7 +77,19 @@ import numba
 import numpy as np
 from scipy.special import polygamma
 
+from bnmfzoo.inference.counts._hmc_kernels import finite as _finite
+from bnmfzoo.inference.counts._hmc_kernels import (
+    grad_cells,
+    grad_dense,
+    kick,
+    kick_drift,
+    kinetic,
+    momentum,
+)
 from bnmfzoo.inference.counts._problem import observed_cells
+from bnmfzoo.inference.counts.gibbs._hmc_sparse import grad_sparse, sparse_cells
+from bnmfzoo.inference.counts.gibbs._moves import rescale_into
+from bnmfzoo.inference.kernels.streams import seed_state
 
 __all__ = ["hmc_transition", "hmc_trajectory", "HmcAdapter", "HMC_ERRORS", "hmc_cells",
            "leaps_from_times"]
@@ -85,99 +114,31 @@ MAX_TRANSITION_WORK = 3e8
 MIN_TIMES = 20
 #: tuning steps at which the mass windows end (then doubling): 50, 150, 350, 750, ...
 FIRST_WINDOW = 50
+#: when the number of tuning draws is known, the last mass window is extended to end this
+#: many draws before the end of tuning (as Stan's windows): the last mass comes from the
+#: latest states and the step size and trajectory times are measured under it
+TERM_BUFFER = 50
 #: bounds of the adapted inverse mass
 MASS_BOUNDS = (1e-8, 1e3)
 
 
 @numba.njit(cache=True)
-def _grad_into(tA, tWt, rows, cols, offs, x, aA, bA, aWt, bWt, A, Wt, gA, gWt, want_lp):
-    """Gradient of ``log pi`` at ``(tA, tWt)`` into ``gA, gWt``.
-
-    ``A, Wt``: work buffers. Returns ``log pi`` if ``want_lp`` else 0, NaN if a mean is not
-    positive and finite.
-    """
-    D, K = tA.shape
-    N = tWt.shape[0]
-    lp = 0.0
-    for d in range(D):
-        for k in range(K):
-            A[d, k] = math.exp(tA[d, k])
-            gA[d, k] = aA[d, k] - bA[d, k] * A[d, k]
-            if want_lp:
-                lp += aA[d, k] * tA[d, k] - bA[d, k] * A[d, k]
-    for n in range(N):
-        for k in range(K):
-            Wt[n, k] = math.exp(tWt[n, k])
-            gWt[n, k] = aWt[n, k] - bWt[n, k] * Wt[n, k]
-            if want_lp:
-                lp += aWt[n, k] * tWt[n, k] - bWt[n, k] * Wt[n, k]
-    for c in range(rows.shape[0]):
-        d = rows[c]
-        n = cols[c]
-        m = 0.0
-        for k in range(K):
-            m += A[d, k] * Wt[n, k]
-        m *= offs[c]
-        if not (m > 0.0 and m < np.inf):
-            return np.nan
-        if want_lp:
-            if x[c] > 0.0:
-                lp += x[c] * math.log(m) - m
-            else:
-                lp -= m
-        r = (x[c] / m - 1.0) * offs[c]
-        for k in range(K):
-            gA[d, k] += r * Wt[n, k] * A[d, k]
-            gWt[n, k] += r * A[d, k] * Wt[n, k]
-    return lp if want_lp else 0.0
-
-
-@numba.njit(cache=True)
-def _grad_dense_into(tA, tWt, Xd, Od, aA, bA, aWt, bWt, gA, gWt, want_lp):
-    """:func:`_grad_into` on dense ``D x N`` counts ``Xd`` and offsets ``Od``.
-
-    ``Od`` is 0 at missing cells (whose counts are 0): ``mu = Od * (A @ W)``, and the
-    likelihood's gradient term ``X / mu - 1`` times ``o`` is ``Xd / (A @ W) - Od``: three
-    matrix products (BLAS).
-    """
-    A = np.exp(tA)
-    Wt = np.exp(tWt)
-    M = A @ np.ascontiguousarray(Wt.T)
-    lp = 0.0
-    if want_lp:
-        lp = np.sum(aA * tA - bA * A) + np.sum(aWt * tWt - bWt * Wt)
-    D, N = M.shape
-    R = np.empty((D, N))
-    for d in range(D):
-        for n in range(N):
-            m = M[d, n]
-            if not (m > 0.0 and m < np.inf):
-                return np.nan
-            R[d, n] = Xd[d, n] / m - Od[d, n]
-            if want_lp:
-                if Xd[d, n] > 0.0:
-                    lp += Xd[d, n] * math.log(Od[d, n] * m) - Od[d, n] * m
-                else:
-                    lp -= Od[d, n] * m
-    gA[:, :] = aA - bA * A + (R @ Wt) * A
-    gWt[:, :] = aWt - bWt * Wt + (np.ascontiguousarray(R.T) @ A) * Wt
-    return lp if want_lp else 0.0
-
-
-@numba.njit(cache=True)
 def _grad(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt, want_lp):
-    """The dense gradient when ``Xd`` is given (non-empty), else the cells' one."""
+    """Gradient of ``log pi`` at ``(tA, tWt)`` into ``gA, gWt`` (``A, Wt``: work buffers).
+
+    On the dense counts ``Xd`` and offsets ``Od`` (0 at missing cells) when given (non-empty,
+    three matrix products), else over the cells (:mod:`bnmfzoo.inference.counts._hmc_kernels`
+    with ``beta = 1``). Returns ``log pi`` if ``want_lp`` else 0, NaN if a mean is not positive
+    and finite. When ``Od`` alone is given (one row: the separable offsets), from the nonzero
+    and missing cells only (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_sparse`).
+    """
     if Xd.shape[0] > 0:
-        return _grad_dense_into(tA, tWt, Xd, Od, aA, bA, aWt, bWt, gA, gWt, want_lp)
-    return _grad_into(tA, tWt, rows, cols, offs, x, aA, bA, aWt, bWt, A, Wt, gA, gWt, want_lp)
-
-
-@numba.njit(cache=True)
-def _finite(a):
-    for v in a.ravel():
-        if not math.isfinite(v):
-            return False
-    return True
+        return grad_dense(tA, tWt, Xd, Od, aA, bA, aWt, bWt, 1.0, A, Wt, gA, gWt, want_lp)[0]
+    if Od.shape[0] > 0:
+        return grad_sparse(tA, tWt, rows, cols, offs, x, Od[0], aA, bA, aWt, bWt, A, Wt, gA,
+                           gWt, want_lp)
+    return grad_cells(tA, tWt, rows, cols, offs, x, aA, bA, aWt, bWt, 1.0, A, Wt, gA, gWt,
+                      want_lp)
 
 
 @numba.njit(cache=True)
@@ -234,40 +195,20 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
     qWt = tWt.copy()
     pA = zA
     pWt = zWt
-    k0 = 0.0
-    for d in range(D):
-        for k in range(K):
-            pA[d, k] = zA[d, k] / math.sqrt(imA[d, k])
-            k0 += 0.5 * imA[d, k] * pA[d, k] * pA[d, k]
-    for n in range(N):
-        for k in range(K):
-            pWt[n, k] = zWt[n, k] / math.sqrt(imWt[n, k])
-            k0 += 0.5 * imWt[n, k] * pWt[n, k] * pWt[n, k]
+    k0 = momentum(pA, pWt, imA, imWt)
     lp = lp0
     ok = True
     steps = 0
     turned_bulk, turned_along = False, uA.size == 0
     for s in range(n_leap):
         steps = s + 1
-        for d in range(D):
-            for k in range(K):
-                pA[d, k] += 0.5 * eps * gA[d, k]
-                qA[d, k] += eps * imA[d, k] * pA[d, k]
-        for n in range(N):
-            for k in range(K):
-                pWt[n, k] += 0.5 * eps * gWt[n, k]
-                qWt[n, k] += eps * imWt[n, k] * pWt[n, k]
+        kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
         lp = _grad(qA, qWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt,
                    s == n_leap - 1)
         if not (math.isfinite(lp) and _finite(gA) and _finite(gWt)):
             ok = False
             break
-        for d in range(D):
-            for k in range(K):
-                pA[d, k] += 0.5 * eps * gA[d, k]
-        for n in range(N):
-            for k in range(K):
-                pWt[n, k] += 0.5 * eps * gWt[n, k]
+        kick(pA, pWt, gA, gWt, eps)
         if stop_uturn and s < n_leap - 1:
             bulk, along = _turned(qA, qWt, tA, tWt, pA, pWt, imA, imWt, uA, uWt)
             turned_bulk = turned_bulk or bulk
@@ -278,14 +219,7 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
             break
     log_acc = -np.inf
     if ok:
-        k1 = 0.0
-        for d in range(D):
-            for k in range(K):
-                k1 += 0.5 * imA[d, k] * pA[d, k] * pA[d, k]
-        for n in range(N):
-            for k in range(K):
-                k1 += 0.5 * imWt[n, k] * pWt[n, k] * pWt[n, k]
-        log_acc = (lp - k1) - (lp0 - k0)
+        log_acc = (lp - kinetic(pA, pWt, imA, imWt)) - (lp0 - k0)
         if not math.isfinite(log_acc):
             log_acc = -np.inf
     if log_acc > -np.inf and log_u < log_acc:
@@ -328,20 +262,40 @@ def _turned(qA, qWt, tA, tWt, pA, pWt, imA, imWt, uA, uWt):
 #: ``DENSE_MAX_CELLS``: 2.3-4.3x faster per gradient than the loop over cells on the SBS96
 #: catalogues (``docs/results/counts_dense.md``)
 DENSE_SHARE, DENSE_MAX_CELLS = 0.5, 20_000_000
+#: the sparse gradient (nonzero and missing cells, :mod:`~bnmfzoo.inference.counts.gibbs.
+#: _hmc_sparse`) replaces the loop over every observed cell when the nonzero plus missing
+#: cells are at most this share of the observed ones
+SPARSE_SHARE = 0.9
 
 
-def hmc_cells(problem, dense=None):
+def hmc_cells(problem, dense=None, sparse=None):
     """``(rows, cols, offsets, counts, Xd, Od)`` for :func:`hmc_transition`.
 
     The observed cells (contiguous), and their dense ``D x N`` counts ``Xd`` and offsets ``Od``
     (0 at missing cells) when ``dense`` (default: when most cells are observed and nonzero,
-    :data:`DENSE_SHARE`), else empty ``(0, 0)`` arrays.
+    :data:`DENSE_SHARE`), else empty ``(0, 0)`` arrays. When ``sparse`` (default: not dense,
+    separable offsets and the nonzero plus missing cells at most :data:`SPARSE_SHARE` of the
+    observed ones), the sparse form instead (:func:`~bnmfzoo.inference.counts.gibbs.
+    _hmc_sparse.sparse_cells`): the nonzero then the missing cells, ``Xd`` empty and ``Od``
+    one row holding the row then the column offsets; the gradient then costs
+    O((nonzeros + missing + D + N) K) and the zeros are never listed.
     """
-    rows, cols, offs, x = observed_cells(problem)
     D, N = problem.shape
+    e = problem.expo
+    separable = e.kind == "separable"
+    n_obs = D * N - e.rows.size if separable else e.rows.size
     if dense is None:
-        dense = (rows.size >= DENSE_SHARE * D * N and np.count_nonzero(x) >= DENSE_SHARE *
-                 rows.size and D * N <= DENSE_MAX_CELLS)
+        dense = (n_obs >= DENSE_SHARE * D * N and problem.data.nnz >= DENSE_SHARE * n_obs
+                 and D * N <= DENSE_MAX_CELLS)
+    if sparse is None:
+        sparse = (not dense and separable
+                  and problem.data.nnz + e.rows.size <= SPARSE_SHARE * n_obs)
+    if sparse:
+        if dense:
+            raise ValueError("hmc_cells: dense and sparse cannot both be True")
+        rows, cols, offs, x, rc = sparse_cells(problem)
+        return rows, cols, offs, x, np.zeros((0, 0)), np.ascontiguousarray(rc[None, :])
+    rows, cols, offs, x = observed_cells(problem)
     Xd, Od = np.zeros((0, 0)), np.zeros((0, 0))
     if dense:
         Xd, Od = np.zeros((D, N)), np.zeros((D, N))
@@ -354,9 +308,10 @@ def hmc_cells(problem, dense=None):
 def leap_cap(cells, n_factors, max_work=MAX_TRANSITION_WORK):
     """Most leapfrog steps of one transition such that it stays within ``max_work`` units.
 
-    One gradient costs about ``(cells + D + N) * K`` units, ``cells`` the dense ``D x N`` block
-    or the observed cells; the cap depends on the shapes only (never on timings), so draws
-    stay reproducible. At least 8, at most :data:`MAX_LEAP`.
+    One gradient costs about ``(cells + D + N) * K`` units, ``cells`` the dense ``D x N`` block,
+    the observed cells, or in the sparse form the nonzero and missing cells; the cap depends on
+    the shapes only (never on timings), so draws stay reproducible. At least 8, at most
+    :data:`MAX_LEAP`.
 
     Examples
     --------
@@ -367,7 +322,8 @@ def leap_cap(cells, n_factors, max_work=MAX_TRANSITION_WORK):
     """
     rows, Xd = cells[0], cells[4]
     n_cells = Xd.size if Xd.size else rows.size
-    D_plus_N = sum(Xd.shape) if Xd.size else 0
+    # the sparse form's offsets row has D + N entries (the cells' form has none)
+    D_plus_N = sum(Xd.shape) if Xd.size else cells[5].size if cells[5] is not None else 0
     work = max(1.0, float(n_cells + D_plus_N) * n_factors)
     return int(min(MAX_LEAP, max(8, max_work // work)))
 
@@ -388,13 +344,15 @@ def conditional_shape_mass(cells, A, Wt, aA, aWt):
             np.ascontiguousarray(polygamma(1, aWt + Wt * sWt)))
 
 
-def slow_direction(theta, inv_mass):
+def slow_direction(theta, inv_mass, scale_dirs=None):
     """The direction of largest variance of tuning states in the metric of the mass.
 
     ``theta``: states (draws x entries); ``inv_mass``: the diagonal inverse mass. Returns the
     first principal direction ``u`` of ``theta / sqrt(inv_mass)`` as ``u / sqrt(inv_mass)``
     (so that its dot product with ``q - theta_0`` is the displacement along ``u`` in the
     preconditioned space), or an empty array when fewer than 3 states or non-finite ones.
+    ``scale_dirs`` (directions x entries, disjoint supports), when given, are projected out
+    of the states first: directions another move mixes (:func:`rescale_directions`).
 
     A diagonal mass leaves a correlated direction (the attribution of counts between
     overlapping signatures) much wider than the others after preconditioning; the states of
@@ -404,8 +362,119 @@ def slow_direction(theta, inv_mass):
     z = (theta - theta.mean(axis=0)) / np.sqrt(inv_mass)
     if z.shape[0] < 3 or not np.all(np.isfinite(z)):
         return np.zeros(0)
+    for v in () if scale_dirs is None else scale_dirs:
+        w = v / np.sqrt(inv_mass)
+        z = z - np.outer(z @ w, w / (w @ w))
     u = np.linalg.svd(z, full_matrices=False)[2][0]
     return u / np.sqrt(inv_mass)
+
+
+def rescale_directions(D, N, K):
+    """The ``K`` rescaling directions of ``theta = (log A, log W.T)`` (flattened row-major).
+
+    Along direction ``k`` (``+1`` on ``log A[:, k]``, ``-1`` on ``log W[k, :]``) the
+    likelihood is constant: the rescaling move (:func:`~bnmfzoo.inference.counts.gibbs.
+    _moves.rescale_into`) draws the position on it exactly.
+    """
+    v = np.zeros((K, D * K + N * K))
+    for k in range(K):
+        v[k, k:D * K:K] = 1.0
+        v[k, D * K + k::K] = -1.0
+    return v
+
+
+#: the slow direction of a mass window: ``"exposures"`` (:func:`slow_exposure_direction` and
+#: :func:`slow_time`) or ``"principal"`` (:func:`slow_direction`, the former rule: no stretch)
+SLOW_RULE = "exposures"
+#: the kept trajectory times are stretched by at most this factor (:func:`slow_time`)
+SLOW_FACTOR_MAX = 8.0
+
+
+def slow_exposure_direction(theta, D, N, K, with_rate=False):
+    """The gradient of the slowest-mixing combination of the components' log total exposures.
+
+    ``theta``: consecutive tuning states (draws x entries, ``(log A, log W.T)`` flattened).
+    Each state's log total exposures ``e_k = log sum_d A_dk + log sum_n W_kn`` (invariant
+    under the rescaling of a component) are the summaries of how counts are attributed
+    between components; the combination ``a . e`` whose increments are smallest relative to
+    its spread (the smallest generalized eigenvalue of ``cov(e_t+1 - e_t)`` against
+    ``cov(e)``, the slowest linear feature of the window) is the direction along which the
+    chain moves most slowly. Returns its gradient at the window's mean state, ``a_k A_dk /
+    sum_d A_dk`` on ``log A`` and ``a_k W_kn / sum_n W_kn`` on ``log W`` (flattened as
+    ``theta``): its dot product with ``q - theta_0`` is, to first order, the change of
+    ``a . e``. Empty when fewer than ``K + 3`` states or non-finite ones. With ``with_rate``,
+    also that eigenvalue ``lam = var(f_t+1 - f_t) / var(f)`` of ``f = a . e`` (``2 (1 - rho)``,
+    ``rho`` its lag-one autocorrelation).
+    """
+    from scipy.linalg import eigh
+
+    if theta.shape[0] < K + 3 or not np.all(np.isfinite(theta)):
+        return (np.zeros(0), math.nan) if with_rate else np.zeros(0)
+    A = np.exp(theta[:, :D * K]).reshape(-1, D, K)
+    Wt = np.exp(theta[:, D * K:]).reshape(-1, N, K)
+    sA, sW = A.sum(axis=1), Wt.sum(axis=1)
+    e = np.log(sA) + np.log(sW)
+    c0 = np.cov(e, rowvar=False).reshape(K, K)
+    c1 = np.cov(np.diff(e, axis=0), rowvar=False).reshape(K, K)
+    ridge = 1e-10 * max(np.trace(c0), 1e-300)
+    try:
+        lams, vecs = eigh(c1 + ridge * np.eye(K), c0 + ridge * np.eye(K))
+        a = vecs[:, 0]
+    except np.linalg.LinAlgError:
+        return (np.zeros(0), math.nan) if with_rate else np.zeros(0)
+    mA, mW = A.mean(axis=0), Wt.mean(axis=0)
+    uA = a * mA / mA.sum(axis=0)
+    uWt = a * mW / mW.sum(axis=0)
+    u = np.concatenate([uA.ravel(), uWt.ravel()])
+    if not np.all(np.isfinite(u)):
+        u = np.zeros(0)
+    return (u, float(lams[0])) if with_rate else u
+
+
+def slow_time(lam, mean_time):
+    """Trajectory time that decorrelates a direction with increment ratio ``lam``.
+
+    Along a Gaussian direction of width ``sigma`` (in the metric of the mass) an HMC
+    trajectory of time ``tau`` with a fresh momentum gives consecutive states the correlation
+    ``rho = cos(tau / sigma)`` (Neal 2011, section 5.4.1). From the window's ``rho = 1 - lam /
+    2`` at its mean trajectory time ``mean_time``, ``sigma = mean_time / arccos(rho)``, and a
+    quarter period ``pi sigma / 2`` makes consecutive states uncorrelated along it. Never
+    below ``mean_time`` and at most :data:`SLOW_FACTOR_MAX` times it; ``nan`` when not
+    measured.
+
+    Examples
+    --------
+    >>> round(slow_time(2.0, 1.0), 3), round(slow_time(2 * (1 - math.cos(0.25)), 1.0), 3)
+    (1.0, 6.283)
+    """
+    if not (math.isfinite(lam) and math.isfinite(mean_time) and mean_time > 0.0):
+        return math.nan
+    rho = min(max(1.0 - lam / 2.0, -1.0), 1.0)
+    angle = math.acos(rho)
+    if angle <= 0.0:
+        return SLOW_FACTOR_MAX * mean_time
+    return mean_time * min(max(0.5 * math.pi / angle, 1.0), SLOW_FACTOR_MAX)
+
+
+def next_window_end(end, n_tune=None):
+    """The tuning step at which the mass window after the one ending at ``end`` ends.
+
+    Doubling windows (``2 end + FIRST_WINDOW``); with ``n_tune`` known, a window after which
+    the next would not end by ``n_tune - TERM_BUFFER`` is extended to that step (Stan's rule),
+    and no window follows one ending there (``-1``).
+
+    Examples
+    --------
+    >>> [next_window_end(e) for e in (50, 150)], next_window_end(50, 300), next_window_end(250, 300)
+    ([150, 350], 250, -1)
+    """
+    nxt = 2 * end + FIRST_WINDOW
+    if n_tune is None:
+        return nxt
+    last = int(n_tune) - TERM_BUFFER
+    if 2 * nxt + FIRST_WINDOW > last:
+        return last if last > end else -1
+    return nxt
 
 
 def leaps_from_times(times, eps, max_leap):
@@ -435,25 +504,37 @@ class HmcAdapter:
         Most leapfrog steps of one transition when ``n_leap`` is learned (default
         :func:`leap_cap`: :data:`MAX_LEAP`, fewer on matrices so large that a transition would
         take more than about a second, the interval at which Ctrl-C is seen).
+    rescale : bool
+        After each HMC transition, the exact rescaling move of every component
+        (:func:`~bnmfzoo.inference.counts.gibbs._moves.rescale_into`: a generalized inverse
+        Gaussian draw per component), in tuning and after; the slow direction is then sought
+        apart from the rescaling directions (default ``True``).
     """
 
-    def __init__(self, cells, prior, n_leap=None, target=0.8, max_leap=None):
+    def __init__(self, cells, prior, n_leap=None, target=0.8, max_leap=None, rescale=True):
         self.cells, self.prior = cells, prior
         self.n_leap = None if n_leap is None else int(n_leap)
         self.target = float(target)
         self.max_leap = (leap_cap(cells, prior[0].shape[1]) if max_leap is None
                          else int(max_leap))
+        self.rescale = bool(rescale)
+        # the rescaling move's GIG index per component: sum_d a_dk - sum_n a_kn
+        self._gig_p = np.ascontiguousarray(prior[0].sum(axis=0) - prior[2].sum(axis=0))
         self.state = None
 
-    def start(self, A, Wt):
-        """Fresh tuning state at ``(A, W.T)`` (a chain's start)."""
+    def start(self, A, Wt, n_tune=None):
+        """Fresh tuning state at ``(A, W.T)`` (a chain's start).
+
+        ``n_tune``: the chain's number of tuning draws when known (the last mass window then
+        ends :data:`TERM_BUFFER` draws before the end of tuning, :func:`next_window_end`).
+        """
         imA, imWt = conditional_shape_mass(self.cells, A, Wt, self.prior[0], self.prior[2])
         self.state = {"imA": imA, "imWt": imWt, "log_eps": math.log(0.1),
                       "log_eps_bar": math.log(0.1), "n_adapt": 0, "n_tuned": 0,
                       "window_end": FIRST_WINDOW, "window": [], "acc_sum": 0.0, "n_try": 0,
                       "da_mu": math.log(1.0), "da_hbar": 0.0, "da_t": 0,
                       "times": [], "times_before": [], "leaps": None,
-                      "uA": np.zeros((0, 0)), "uWt": np.zeros((0, 0))}
+                      "uA": np.zeros((0, 0)), "uWt": np.zeros((0, 0)), "n_tune": n_tune}
 
     def freeze(self):
         """End of tuning: the averaged step size, the learned leapfrog steps; counters reset."""
@@ -463,6 +544,9 @@ class HmcAdapter:
         s["log_eps"] = s["log_eps_bar"]
         times = s["times"] if len(s["times"]) >= MIN_TIMES else s["times_before"] + s["times"]
         if self.n_leap is None and times:
+            stretch = s.get("slow_time", math.nan) / float(np.mean(times))
+            if math.isfinite(stretch) and stretch > 1.0:  # the slow direction's time
+                times = [t * stretch for t in times]
             s["leaps"] = leaps_from_times(times, math.exp(s["log_eps"]), self.max_leap)
         s.update(n_adapt=0, window=[], acc_sum=0.0, n_try=0, times=[], times_before=[])
 
@@ -476,12 +560,20 @@ class HmcAdapter:
         DK = s["imA"].size
         s["imA"] = np.ascontiguousarray(v[:DK].reshape(s["imA"].shape))
         s["imWt"] = np.ascontiguousarray(v[DK:].reshape(s["imWt"].shape))
-        u = slow_direction(th, v)
+        D, K = s["imA"].shape
+        if SLOW_RULE == "exposures":
+            u, lam = slow_exposure_direction(th, D, s["imWt"].shape[0], K, with_rate=True)
+            # the quarter period of the slowest exposure combination at this window's times
+            s["slow_time"] = slow_time(lam, float(np.mean(s["times"])) if s["times"]
+                                       else math.nan)
+        else:
+            u = slow_direction(th, v, rescale_directions(D, s["imWt"].shape[0], K)
+                               if self.rescale else None)
         if u.size:
             s["uA"] = np.ascontiguousarray(u[:DK].reshape(s["imA"].shape))
             s["uWt"] = np.ascontiguousarray(u[DK:].reshape(s["imWt"].shape))
         s["window"], s["n_adapt"] = [], 0
-        s["window_end"] = 2 * s["window_end"] + FIRST_WINDOW
+        s["window_end"] = next_window_end(s["window_end"], s.get("n_tune"))
         # a new metric: the step size's dual averaging restarts (as Stan's does) and the
         # trajectory times measured under the old mass are kept only as a fallback
         s.update(da_mu=math.log(10.0) + s["log_eps_bar"], da_hbar=0.0, da_t=0,
@@ -507,10 +599,15 @@ class HmcAdapter:
         eps = math.exp(s["log_eps"]) * rng.uniform(0.8, 1.2)
         n_leap, uturn = self._leaps(rng, tune)
         gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+        uA, uWt = s["uA"], s["uWt"]
+        if s["window_end"] == -1 and SLOW_RULE == "exposures":
+            # after the last mass window: the bulk's U-turn times, which the kept draws
+            # stretch to the slow direction's time (:meth:`freeze`)
+            uA, uWt = uA[:0], uWt[:0]
         code, log_acc, steps = hmc_trajectory(tA, tWt, zA, zWt, *self.cells, *self.prior,
                                               s["imA"], s["imWt"], eps, n_leap,
                                               math.log(rng.uniform()), gA, gWt, uturn,
-                                              s["uA"], s["uWt"])
+                                              uA, uWt)
         if code == 2:
             raise FloatingPointError(f"GibbsPoisson(moves='hmc'): {HMC_ERRORS[2]}")
         acc = math.exp(log_acc)
@@ -526,7 +623,17 @@ class HmcAdapter:
                                 np.concatenate([gA.ravel(), gWt.ravel()])))
             if s["n_tuned"] == s["window_end"]:
                 self._end_window()
-        return np.exp(tA), np.exp(tWt)
+        A, Wt = np.exp(tA), np.exp(tWt)
+        if self.rescale and s.get("gig_stream") is None:
+            # the rescaling draws use a stream of their own, seeded once from the generator:
+            # the generator's draws (momenta, step sizes, numbers of steps) stay independent of
+            # how many uniforms the rejection sampler of each state used
+            s["gig_stream"] = seed_state(rng)
+        if self.rescale and rescale_into(A, Wt, self.prior[1], self.prior[3], self._gig_p,
+                                         s["gig_stream"]):
+            raise FloatingPointError("GibbsPoisson(moves='hmc'): a component's scale sum is "
+                                     "zero or not finite")
+        return A, Wt
 
     def _dual_average(self, acc):
         """Dual averaging of ``log eps`` towards the target acceptance.

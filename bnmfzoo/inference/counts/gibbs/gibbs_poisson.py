@@ -173,14 +173,16 @@ class GibbsPoisson(TransformedStep):
         Monte Carlo on ``log A, log W`` with the likelihood evaluated directly
         (:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`): ``sweeps_per_draw`` transitions
         (default 1) per draw; step size, diagonal mass and the distribution of the number of
-        leapfrog steps tuned during PyMC's tuning draws, then frozen. Poisson models with
+        leapfrog steps tuned during PyMC's tuning draws, then frozen; after each transition
+        the exact rescaling move of every component. Poisson models with
         fixed Gamma priors (no rate variables). On dense counts (SBS96 catalogues) it mixes
         the attribution of counts between signatures far faster per CPU second than the
         sweep (``docs/results/counts_dense.md``).
     n_leap : int, optional
         Leapfrog steps per HMC transition (``moves="hmc"``). Default: learned during tuning
-        (trajectory lengths to a U-turn, then drawn from their distribution independently of
-        the state, as eHMC; Wu, Stoehr & Robert 2018).
+        (trajectory lengths to a U-turn, stretched to the time that decorrelates the slowest
+        combination of the components' total exposures, then drawn from their distribution
+        independently of the state, as eHMC; Wu, Stoehr & Robert 2018).
     max_leap : int, optional
         Most leapfrog steps of a transition whose length is learned (bounds a draw's cost).
         Default: 1024, fewer on matrices so large that one transition would take more than
@@ -252,7 +254,7 @@ class GibbsPoisson(TransformedStep):
             raise ValueError("marginal=True needs a Poisson model (the compiled sweep); got "
                              f"family {self.problem.family!r}")
         self.marginal = bool(marginal)
-        self.hmc_state, self._hmc, self.tune = None, None, True
+        self.hmc_state, self._hmc, self.tune, self._n_tune = None, None, True, None
         if moves == "hmc":
             self._init_hmc(n_leap, max_leap)
 
@@ -281,7 +283,7 @@ class GibbsPoisson(TransformedStep):
     def setup_chain(self, rng, tune, draws):
         """A new chain: HMC's tuning (``moves="hmc"``) starts afresh at its first point."""
         super().setup_chain(rng, tune, draws)
-        self.hmc_state = None
+        self.hmc_state, self._n_tune = None, int(tune)
 
     def stop_tuning(self):
         """End of PyMC's tuning: HMC's step size and mass are frozen (``moves="hmc"``)."""
@@ -299,7 +301,7 @@ class GibbsPoisson(TransformedStep):
             raise FloatingPointError("GibbsPoisson(moves='hmc'): the factors are not finite "
                                      "and positive")
         if self.hmc_state is None:
-            self._hmc.start(A, Wt)
+            self._hmc.start(A, Wt, self._n_tune)
             self.hmc_state = self._hmc.state
         self._hmc.state = self.hmc_state
         for _ in range(self.sweeps_per_draw):

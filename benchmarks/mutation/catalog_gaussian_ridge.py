@@ -1,0 +1,46 @@
+"""Mutations of the Gaussian reference path's rescaling move and of the ``reference`` route's
+handling of a mode the plain chains from the prior reached twice
+(``bnmfzoo/inference/reference_path.py``): the move left out of the path's sweep, the Jacobian
+of the group move with the wrong sign, the slice drawn at the wrong level, and a prior-chain
+copy kept (refused instead of dropped). Each is caught by a fast test of
+``tests/tempering/test_gaussian_rescale.py`` (an exact-target test of the move, the log Z of a
+2 x 40 rank-1 matrix against quadrature) or ``tests/tempering/test_duplicate_modes.py``."""
+
+from benchmarks.mutation._harness import Mutation
+
+_RP = "bnmfzoo/inference/reference_path.py"
+_T = "tests/tempering/test_gaussian_rescale.py::"
+_LAW = _T + "test_rescaling_move_keeps_the_log_scale_law"
+_RIDGE = _T + "test_reference_path_log_z_on_a_scale_ridge_matches_quadrature"
+_COPY = "tests/tempering/test_duplicate_modes.py::test_reference_check_drops_a_prior_chain_copy"
+
+MUTATIONS = [
+    Mutation(
+        id="rescale-move-not-in-path-sweep", path=_RP,
+        old=("            s.tau = tau\n"
+             "            rescale_components(s, *ext[\"A\"], *ext[\"W\"], rng)\n"),
+        new="            s.tau = tau\n",
+        tests=(_RIDGE,),
+        why="the path's sweeps move along the scale ridge in hundreds of sweeps: the particles "
+            "stay where the reference put them and log Z comes out low"),
+    Mutation(
+        id="rescale-jacobian-sign", path=_RP,
+        old="    d = float(A.shape[0] - Wt.shape[0])\n",
+        new="    d = float(Wt.shape[0] - A.shape[0])\n",
+        tests=(_LAW, _RIDGE),
+        why="the Jacobian c^(D - N) of the group move inverted: the scale's law is wrong"),
+    Mutation(
+        id="rescale-slice-level", path=_RP,
+        old="    y = f(0.0) - rng.exponential()\n",
+        new="    y = f(0.0) - 2.0 * rng.exponential()\n",
+        tests=(_LAW,),
+        why="the slice drawn under f(u)^(1/2): the move samples a flattened law"),
+    Mutation(
+        id="reference-check-keeps-prior-copy", path=_RP,
+        old=("    drop = sorted({j for _, j in dup if j >= K})\n    if drop:\n"
+             "        out = drop_modes("),
+        new="    drop = []\n    if drop:\n        out = drop_modes(",
+        tests=(_COPY,),
+        why="a prior-chain copy of an SMC mode is kept: the result is refused (one mode counted "
+            "twice) instead of estimating the mode once"),
+]

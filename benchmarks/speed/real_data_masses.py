@@ -340,10 +340,21 @@ def _print_per_mode(out):
               f"{m['smc_prior_se']:.4f}")
 
 
-def _large(model, a, t0, per_sweep):
+def _large(model, a, t0, per_sweep, need):
     """The large-matrix Poisson route when the measured costs choose it (else None): prints
-    its lines and the JSON, returns the exit code."""
-    from bnmfzoo.inference.large_route import choose_route, large_mode_masses, move_costs
+    its lines and the JSON, returns the exit code.
+
+    ``need``: the CPU s the sweep route needs for 20 particles per run. The large route's
+    move is ``sweep / hmc`` times cheaper but may need up to :data:`TAU_RATIO` times the
+    moves, so a budget below ``need * TAU_RATIO * hmc / sweep`` fits neither route: refused
+    in one line, naming that budget (the route is not started).
+    """
+    from bnmfzoo.inference.large_route import (
+        TAU_RATIO,
+        choose_route,
+        large_mode_masses,
+        move_costs,
+    )
     from bnmfzoo.inference.smc_masses import family_of_model
 
     costs = move_costs(family_of_model(model), np.random.default_rng(a.seed))
@@ -351,6 +362,12 @@ def _large(model, a, t0, per_sweep):
     print(f"route: {why}; one latent-count sweep {per_sweep * 1e3:.2f} ms", flush=True)
     if not large:
         return None
+    large_need = need * TAU_RATIO * costs["hmc"] / costs["sweep"]
+    if a.budget - (time.process_time() - t0) < large_need:
+        raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: the "
+                         f"large route's move takes {costs['hmc'] * 1e3:.2f} ms, and 20 "
+                         f"particles per run need at least --budget "
+                         f"{math.ceil(large_need / 60) * 60:g} (or fewer --runs)")
     out = large_mode_masses(model, budget_s=a.budget - (time.process_time() - t0),
                             random_seed=a.seed, move_cost=costs["hmc"], route_note=why,
                             n_runs=a.runs, pt_runs=a.pt_runs, n_particles=a.particles)
@@ -464,7 +481,7 @@ def _main(argv=None):
             particles, refine, per_sweep, need = _pilot(model, a.budget, a.runs, a.moves,
                                                         check_runs, a.check)
             if particles < 20 and auto and a.check == "reference_pt":
-                large = _large(model, a, t0, per_sweep)
+                large = _large(model, a, t0, per_sweep, need)
                 if large is not None:
                     return large
             if particles < 20 or (a.check == "ais" and refine < 5):

@@ -211,3 +211,21 @@ def test_the_pilot_keeps_a_lower_bound_when_its_short_smc_runs_out():
     steps, cost = _measured_steps(fam, 1e-6, 5, 2.0, 1.0)  # 5 % of 2 s: 0.1 CPU s
     assert time.process_time() - t0 < 0.1 + 0.5
     assert steps > 1.0 and steps >= PILOT_STEP_FACTOR and cost > 1e-6
+
+
+def test_a_budget_too_small_for_the_large_route_is_one_line(tmp_path, capsys, monkeypatch):
+    """Where the measured move costs choose the large route (forced here, so the test does not
+    depend on timings), a budget that fits neither route is refused in one line naming the
+    large route's need, before the route starts (it used to run and report nothing)."""
+    from bnmfzoo.inference import large_route
+
+    monkeypatch.setattr(large_route, "move_costs", lambda family, rng: {"sweep": 2e-4,
+                                                                         "hmc": 2e-5})
+    monkeypatch.setattr(large_route, "large_mode_masses", lambda *a, **k: pytest.fail(
+        "the large route started on a budget too small for it"))
+    rc = main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--budget", "0.001"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("route: large route"), lines[0]
+    assert rc == 2 and lines[-2].startswith("error:") and "too small" in lines[-2], lines[-2:]
+    assert "large route's move takes 0.02 ms" in lines[-2]
+    assert json.loads(lines[-1])["modes"] == []

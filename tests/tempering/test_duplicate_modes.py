@@ -99,12 +99,9 @@ def test_a_mode_passed_twice_is_joined_by_the_reference_path():
     assert out["log_z_total"] - one["log_z_total"] == pytest.approx(lse - out["log_z"][0])
 
 
-def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
-    """The plain chains from the prior return a label copy of the SMC's one mode as a "new"
-    mode: the per-mode route drops it before the masses (the tempering is stopped at once by
-    an exhausted budget; only the reference-path SMC's masses are checked here)."""
-    from bnmfzoo.inference import mode_bridge, reference_tempering
-    from bnmfzoo.inference._mass_budget import BudgetExhausted
+def _one_mode_and_its_label_copy():
+    """A rank-2 Poisson family at a state inside its mode, the mode's unit-l2 reference and a
+    stand-in for the plain chains from the prior that returns a label copy of that mode."""
     from bnmfzoo.models import poisson
 
     fam = family_of_model(poisson(_X2, 2))
@@ -116,6 +113,18 @@ def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
 
     def copy_of_mode_0(family, refs, cut, rng, **kw):
         return refs[:, :, ::-1].copy(), [[s]], np.array([-1]), 0.0
+
+    return fam, s, ref, rng, copy_of_mode_0
+
+
+def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
+    """The plain chains from the prior return a label copy of the SMC's one mode as a "new"
+    mode: the per-mode route drops it before the masses (the tempering is stopped at once by
+    an exhausted budget; only the reference-path SMC's masses are checked here)."""
+    from bnmfzoo.inference import mode_bridge, reference_tempering
+    from bnmfzoo.inference._mass_budget import BudgetExhausted
+
+    fam, s, ref, rng, copy_of_mode_0 = _one_mode_and_its_label_copy()
 
     def no_time(*a, **k):
         raise BudgetExhausted(1.0, 2.0)
@@ -139,17 +148,8 @@ def test_reference_check_drops_a_prior_chain_copy(monkeypatch):
     and counts the mode's evidence once (before, it was refused: 60 x 40 Gaussian, rank 3)."""
     from bnmfzoo.inference import mode_bridge
     from bnmfzoo.inference.reference_path import reference_check
-    from bnmfzoo.models import poisson
 
-    fam = family_of_model(poisson(_X2, 2))
-    rng = np.random.default_rng(4)
-    s = fam.draw_prior(rng)
-    for _ in range(200):
-        fam.tempered.sweep(s, 1.0, rng)
-    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
-
-    def copy_of_mode_0(family, refs, cut, rng, **kw):
-        return refs[:, :, ::-1].copy(), [[s]], np.array([-1]), 0.0
+    fam, s, ref, rng, copy_of_mode_0 = _one_mode_and_its_label_copy()
 
     monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
     mass, _, extra, reasons, details = reference_check(

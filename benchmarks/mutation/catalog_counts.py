@@ -37,6 +37,8 @@ _HMC = "bnmfzoo/inference/counts/gibbs/_hmc_moves.py"
 _HK = "bnmfzoo/inference/counts/_hmc_kernels.py"  # the gradients HMC shares
 _TH = "tests/counts/test_counts_hmc_moves.py::"
 _THR = "tests/counts/test_counts_hmc_rescale.py::"
+_HF = "bnmfzoo/inference/counts/_hmc_fused.py"  # HmcPoisson's dense gradient
+_THF = "tests/counts/test_counts_hmc_fused.py::"
 _HSP = "bnmfzoo/inference/counts/gibbs/_hmc_sparse.py"
 _THS = "tests/counts/test_counts_hmc_sparse.py::"
 
@@ -564,6 +566,29 @@ MUTATIONS = [
         why="HMC's rescaling move draws on the chain's generator: how many uniforms its "
             "rejection sampler used (a function of the state) shifts the next momenta and "
             "numbers of steps"),
+    Mutation(
+        id="counts-hmc-fused-residual-misses-offset", path=_HF,
+        old="            m[n] = Xr[n] / m[n] - Or[n]  # the residual",
+        new="            m[n] = Xr[n] / m[n] - 1.0  # the residual",
+        tests=(_THF + "test_fused_gradient_equals_the_reference_forms[False-shape2]",
+               _THF + "test_fused_leapfrog_on_a_catalogue_sized_matrix_is_second_order"),
+        why="HmcPoisson's fused dense gradient: the residual X / (A W) - o without the offsets "
+            "(and counting missing cells): the leapfrog follows another density"),
+    Mutation(
+        id="counts-hmc-fused-w-gradient-without-jacobian", path=_HF,
+        old="            gWt[n, k] = aWt[n, k] - rWt[n, k] * w + gW[k, n] * w\n",
+        new="            gWt[n, k] = aWt[n, k] - rWt[n, k] * w + gW[k, n]\n",
+        tests=(_THF + "test_fused_gradient_equals_the_reference_forms[False-shape2]",
+               _THF + "test_fused_leapfrog_on_a_catalogue_sized_matrix_is_second_order"),
+        why="HmcPoisson's fused dense gradient: the likelihood's gradient on log W without the "
+            "chain rule's factor W (the gradient in W, not in log W)"),
+    Mutation(
+        id="counts-hmc-fused-overflow-unguarded", path=_HF,
+        old="    if not math.isfinite(total):\n",
+        new="    if False:\n",
+        tests=(_THF + "test_fused_gradient_guards",),
+        why="HmcPoisson's fused dense gradient: an overflowed mean (finite factors, infinite "
+            "product) leaves a finite gradient, so a trajectory runs on through it"),
     Mutation(
         id="counts-hmc-slow-exposure-picks-the-fastest", path=_HMC,
         old="        a = vecs[:, 0]\n",

@@ -88,11 +88,11 @@ MEASURED = {
         "(docs/results/counts_core.md)",
         "python -m benchmarks.speed.converged_counts --data breast4"),
     ("counts", "poisson_dense_hmc"): Measured(
-        8.0, "dense catalogues, Poisson with fixed Gamma priors, HMC on log A, log W with "
+        14.7, "dense catalogues, Poisson with fixed Gamma priors, HMC on log A, log W with "
         "trajectory lengths learned during tuning and an exact rescaling move (HmcPoisson): "
         "breast and ESCC SBS96, K = 4 and 8, aligned factor entries, normalized signatures, "
-        "exposures and A @ W: smallest over entries 8.0-124x, medians 3.0-54x (nutpie 0.16: "
-        "smallest 1.1-28x, medians 0.5-29x) (docs/results/counts_dense.md)",
+        "exposures and A @ W: smallest over entries 14.7-269x, medians 6.3-121x (nutpie 0.16: "
+        "smallest 1.8-67x, medians 0.9-53x) (docs/results/counts_dense.md)",
         "python -m benchmarks.speed.converged_counts --data breast4 breast8 --ours hmc (ESCC: "
         "--data escc4 escc8 --draws 1000 --tune 300 --nuts-draws 100)"),
     ("counts", "negative_binomial"): Measured(

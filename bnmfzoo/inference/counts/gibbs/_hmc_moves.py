@@ -77,10 +77,10 @@ import numba
 import numpy as np
 from scipy.special import polygamma
 
+from bnmfzoo.inference.counts._hmc_fused import grad_fused
 from bnmfzoo.inference.counts._hmc_kernels import finite as _finite
 from bnmfzoo.inference.counts._hmc_kernels import (
     grad_cells,
-    grad_dense,
     kick,
     kick_drift,
     kinetic,
@@ -124,16 +124,29 @@ MASS_BOUNDS = (1e-8, 1e3)
 
 @numba.njit(cache=True)
 def _grad(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt, want_lp):
-    """Gradient of ``log pi`` at ``(tA, tWt)`` into ``gA, gWt`` (``A, Wt``: work buffers).
+    """:func:`_grad_into` with its dense buffers allocated here (for one-off calls)."""
+    Nd = tWt.shape[0] if Xd.shape[0] > 0 else 0
+    K = tA.shape[1]
+    return _grad_into(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt,
+                      want_lp, np.empty((K, Nd)), np.empty((K, Nd)), np.empty(Nd))
+
+
+@numba.njit(cache=True)
+def _grad_into(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt, want_lp,
+               W, gW, m):
+    """Gradient of ``log pi`` at ``(tA, tWt)`` into ``gA, gWt``; ``A, Wt, W, gW, m``: buffers.
 
     On the dense counts ``Xd`` and offsets ``Od`` (0 at missing cells) when given (non-empty,
-    three matrix products), else over the cells (:mod:`bnmfzoo.inference.counts._hmc_kernels`
-    with ``beta = 1``). Returns ``log pi`` if ``want_lp`` else 0, NaN if a mean is not positive
-    and finite. When ``Od`` alone is given (one row: the separable offsets), from the nonzero
-    and missing cells only (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_sparse`).
+    one fused pass over the rows: :func:`~bnmfzoo.inference.counts._hmc_fused.grad_fused`, with
+    ``W, gW`` of shape ``K x N`` and ``m`` of length ``N``), else over the cells
+    (:mod:`bnmfzoo.inference.counts._hmc_kernels` with ``beta = 1``). Returns ``log pi`` if
+    ``want_lp`` else 0, NaN if a mean is not positive and finite (or, dense, their sum not
+    finite; a zero mean makes the gradient non-finite). When ``Od`` alone is given (one row:
+    the separable offsets), from the nonzero and missing cells only
+    (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_sparse`).
     """
     if Xd.shape[0] > 0:
-        return grad_dense(tA, tWt, Xd, Od, aA, bA, aWt, bWt, 1.0, A, Wt, gA, gWt, want_lp)[0]
+        return grad_fused(tA, tWt, Xd, Od, aA, bA, aWt, bWt, A, W, gW, m, gA, gWt, want_lp)
     if Od.shape[0] > 0:
         return grad_sparse(tA, tWt, rows, cols, offs, x, Od[0], aA, bA, aWt, bWt, A, Wt, gA,
                            gWt, want_lp)
@@ -186,7 +199,10 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
             return 2, -np.inf, 0
     A = np.empty((D, K))
     Wt = np.empty((N, K))
-    lp0 = _grad(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt, True)
+    Nd = N if Xd.shape[0] > 0 else 0  # the fused dense gradient's buffers
+    W, gW, m = np.empty((K, Nd)), np.empty((K, Nd)), np.empty(Nd)
+    lp0 = _grad_into(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt,
+                     True, W, gW, m)
     if not math.isfinite(lp0) or not (_finite(gA) and _finite(gWt)):
         return 2, -np.inf, 0
     g0A = gA.copy()
@@ -203,8 +219,8 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
     for s in range(n_leap):
         steps = s + 1
         kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
-        lp = _grad(qA, qWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt,
-                   s == n_leap - 1)
+        lp = _grad_into(qA, qWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA,
+                        gWt, s == n_leap - 1, W, gW, m)
         if not (math.isfinite(lp) and _finite(gA) and _finite(gWt)):
             ok = False
             break
@@ -214,8 +230,8 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
             turned_bulk = turned_bulk or bulk
             turned_along = turned_along or along
         if stop_uturn and s < n_leap - 1 and turned_bulk and turned_along:
-            lp = _grad(qA, qWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA, gWt,
-                       True)  # the log density at the end (the gradient is unchanged)
+            lp = _grad_into(qA, qWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA,
+                            gWt, True, W, gW, m)  # the log density at the end (same gradient)
             break
     log_acc = -np.inf
     if ok:

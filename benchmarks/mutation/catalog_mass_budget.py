@@ -23,6 +23,10 @@ _SCOPE = _T + "test_budget_scope_and_budgeted_sweep"
 _TINY = _T + "test_tiny_budget_stops_the_smc_from_the_prior_promptly_with_no_mass"
 _PTB = _T + "test_budget_running_out_in_the_tempering_returns_unchecked_masses"
 _BAS = _T + "test_budget_is_checked_between_the_basin_rule_and_the_basin_shares"
+_LRN = ("benchmarks/speed/test_real_data_masses.py::"
+        "test_the_large_route_is_refused_from_its_full_predicted_cost")
+_LRG = ("benchmarks/speed/test_real_data_masses.py::"
+        "test_large_route_need_grows_with_the_barrier_and_the_move")
 
 MUTATIONS = [
     Mutation(
@@ -99,4 +103,24 @@ MUTATIONS = [
         new="    return (v1 + v2) / den if den > 0 else math.inf",
         tests=(_TQ,),
         why="the Welch-Satterthwaite degrees of freedom miscomputed"),
+    Mutation(
+        id="large-route-full-cost-unchecked", path="benchmarks/speed/real_data_masses.py",
+        old='    if a.budget - used < max(large_need, full["total_s"]):',
+        new="    if a.budget - used < large_need:",
+        tests=(_LRN,),
+        why="only the large route's floor (20 particles) is checked: a budget below its full "
+            "predicted cost is spent to say not established (ESCC SBS96, 900 CPU s)"),
+    Mutation(
+        id="large-route-need-without-tempering", path="bnmfzoo/inference/large_route.py",
+        old='"pt_s": pt_s, "total_s": smc_s + pt_s}',
+        new='"pt_s": pt_s, "total_s": smc_s}',
+        tests=(_LRN,),
+        why="the predicted cost leaves out the tempering (barrier x scans x runs), the larger "
+            "part on ESCC SBS96"),
+    Mutation(
+        id="large-route-need-barrier-linear-scans", path="bnmfzoo/inference/large_route.py",
+        old="    kept = math.ceil(trips * (2.0 + 2.0 * lam))",
+        new="    kept = math.ceil(trips * 2.0)",
+        tests=(_LRN, _LRG),
+        why="the scans for the round trips no longer grow with the barrier"),
 ]

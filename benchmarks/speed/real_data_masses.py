@@ -340,19 +340,30 @@ def _print_per_mode(out):
               f"{m['smc_prior_se']:.4f}")
 
 
+def _minute(seconds):
+    """``seconds`` rounded up to a whole minute, as a ``--budget`` value."""
+    return f"{math.ceil(seconds / 60) * 60:g}"
+
+
 def _large(model, a, t0, per_sweep, need):
     """The large-matrix Poisson route when the measured costs choose it (else None): prints
     its lines and the JSON, returns the exit code.
 
     ``need``: the CPU s the sweep route needs for 20 particles per run. The large route's
     move is ``sweep / hmc`` times cheaper but may need up to :data:`TAU_RATIO` times the
-    moves, so a budget below ``need * TAU_RATIO * hmc / sweep`` fits neither route: refused
-    in one line, naming that budget (the route is not started).
+    moves, so a budget below ``need * TAU_RATIO * hmc / sweep`` fits neither route; nor does
+    one below the large route's full predicted cost of one mode
+    (:func:`~bnmfzoo.inference.large_route.large_route_need`: its reference-path SMC and
+    ``pt_runs`` tempering runs of ``2 Lambda + 1`` rungs x the scans of 10 round trips, from
+    the measured HMC move). Either is refused in one line naming the budget it would need
+    (the route is not started).
     """
+    from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
     from bnmfzoo.inference.large_route import (
         TAU_RATIO,
         choose_route,
         large_mode_masses,
+        large_route_need,
         move_costs,
     )
     from bnmfzoo.inference.smc_masses import family_of_model
@@ -363,11 +374,22 @@ def _large(model, a, t0, per_sweep, need):
     if not large:
         return None
     large_need = need * TAU_RATIO * costs["hmc"] / costs["sweep"]
-    if a.budget - (time.process_time() - t0) < large_need:
+    full = large_route_need(family_of_model(model).tempered.dimension, costs["hmc"],
+                            n_runs=a.runs, pt_runs=a.pt_runs)
+    used = time.process_time() - t0
+    if a.budget - used < max(large_need, full["total_s"]):
+        if a.budget - used < large_need:
+            why = f"20 particles per run need at least --budget {_minute(large_need + used)}"
+        else:
+            why = (f"one mode needs {full['smc_s']:.0f} s of reference-path SMC ({a.runs} "
+                   f"runs x 20 particles) and {full['pt_s']:.0f} s of tempering ({a.pt_runs} "
+                   f"runs x {full['rungs']} rungs x {full['scans']} scans for "
+                   f"{MIN_ROUND_TRIPS} round trips each at the predicted barrier "
+                   f"{full['barrier']:.1f}), so it needs at least --budget "
+                   f"{_minute(full['total_s'] + used)}")
         raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: the "
-                         f"large route's move takes {costs['hmc'] * 1e3:.2f} ms, and 20 "
-                         f"particles per run need at least --budget "
-                         f"{math.ceil(large_need / 60) * 60:g} (or fewer --runs)")
+                         f"large route's move takes {costs['hmc'] * 1e3:.2f} ms, and {why} "
+                         "(or fewer --runs)")
     out = large_mode_masses(model, budget_s=a.budget - (time.process_time() - t0),
                             random_seed=a.seed, move_cost=costs["hmc"], route_note=why,
                             n_runs=a.runs, pt_runs=a.pt_runs, n_particles=a.particles)

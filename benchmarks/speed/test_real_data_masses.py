@@ -229,3 +229,69 @@ def test_a_budget_too_small_for_the_large_route_is_one_line(tmp_path, capsys, mo
     assert rc == 2 and lines[-2].startswith("error:") and "too small" in lines[-2], lines[-2:]
     assert "large route's move takes 0.02 ms" in lines[-2]
     assert json.loads(lines[-1])["modes"] == []
+
+
+def _force_large(monkeypatch, hmc):
+    """The sweep route's pilot says it cannot start (5 particles per run) and the move costs
+    choose the large route (sweep 5x the HMC move): no timing decides the test."""
+    from benchmarks.speed import real_data_masses as rdm
+    from bnmfzoo.inference import large_route
+
+    monkeypatch.setattr(rdm, "_pilot", lambda *a, **k: (5, 50, 1e-3, 10.0))
+    monkeypatch.setattr(large_route, "move_costs", lambda family, rng: {"sweep": 5 * hmc,
+                                                                         "hmc": hmc})
+
+
+class _Started(Exception):
+    pass
+
+
+def _refuse_start(*a, **k):
+    raise _Started("the large route started")
+
+
+def test_the_large_route_is_refused_from_its_full_predicted_cost(tmp_path, capsys, monkeypatch):
+    """A budget above the large route's floor (20 particles per run) but below its full
+    predicted cost for one mode (reference-path SMC plus ``pt_runs`` tempering runs of
+    ``2 Lambda + 1`` rungs x enough scans for 10 round trips) is refused in one line naming
+    that budget, before the route starts; a budget above it starts the route. Costs forced:
+    no timing decides the test."""
+    from benchmarks.speed.real_data_masses import _build
+    from bnmfzoo.inference import large_route
+    from bnmfzoo.inference.smc_masses import family_of_model
+
+    hmc = 0.2  # s per move: 6 x 5 at rank 2 (dimension 22) then needs about 1,500 CPU s
+    full = large_route.large_route_need(
+        family_of_model(_build(X.astype(float), 2, "poisson")).tempered.dimension, hmc)
+    assert 900 < full["total_s"] < 1800 and full["pt_s"] > 0 and full["smc_s"] > 0
+    _force_large(monkeypatch, hmc)
+    monkeypatch.setattr(large_route, "large_mode_masses", lambda *a, **k: pytest.fail(
+        "the large route started on a budget below its predicted cost"))
+    rc = main(["--data", str(_write(tmp_path, "npy")), "--rank", "2"])  # default budget 900
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("route: large route"), lines[0]
+    assert rc == 2 and lines[-2].startswith("error:") and "too small" in lines[-2], lines[-2:]
+    need = int(lines[-2].split("needs at least --budget ")[1].split()[0])
+    assert full["total_s"] <= need < full["total_s"] + 120, (need, full)
+    assert f"{full['rungs']} rungs x {full['scans']} scans" in lines[-2]
+    assert json.loads(lines[-1])["modes"] == []
+    # the same matrix with the budget it named: the route starts
+    monkeypatch.setattr(large_route, "large_mode_masses", _refuse_start)
+    rc = main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--budget", str(need)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert rc == 3 and "the large route started" in lines[-2], lines[-2:]
+
+
+def test_large_route_need_grows_with_the_barrier_and_the_move():
+    """The predicted cost: linear in the move's cost and the runs, and the tempering's rungs
+    and scans both grow with the barrier (so its cost like the dimension)."""
+    from bnmfzoo.inference.large_route import large_route_need
+
+    a, b = large_route_need(400, 1e-3), large_route_need(1600, 1e-3)
+    assert abs(large_route_need(400, 2e-3)["total_s"] - 2 * a["total_s"]) < 1e-9
+    assert abs(large_route_need(400, 1e-3, pt_runs=8)["pt_s"] - 2 * a["pt_s"]) < 1e-9
+    assert abs(b["barrier"] - 2 * a["barrier"]) < 1e-9
+    assert b["rungs"] > 1.9 * a["rungs"] - 1 and b["scans"] > 1.5 * a["scans"]
+    assert 3.0 * a["pt_s"] < b["pt_s"] < 4.5 * a["pt_s"]
+    with pytest.raises(ValueError):
+        large_route_need(400, 0.0)

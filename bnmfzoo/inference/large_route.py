@@ -32,7 +32,7 @@ from bnmfzoo.inference._mass_budget import BudgetExhausted, check_budget, with_b
 from bnmfzoo.inference.counts._problem import observed_cells
 
 __all__ = ["kl_nmf_start", "HmcTempered", "move_costs", "choose_route", "restart_modes",
-           "large_mode_masses", "TAU_RATIO", "LARGE_LOCAL"]
+           "large_mode_masses", "large_route_need", "TAU_RATIO", "LARGE_LOCAL"]
 
 #: the moves of the large route: the exact group moves and HMC at every temperature
 LARGE_LOCAL = "shear+rescale+hmc"
@@ -185,6 +185,56 @@ def choose_route(sweep_fits, costs, ratio=TAU_RATIO):
                       f"the budget and HMC only is faster per CPU s; {what}")
     return False, (f"no route fits: the sweep route does not fit the budget and HMC only is not "
                    f"faster per CPU s; {what}")
+
+
+#: temperatures of a run of the large route's reference-path SMC per root of the dimension
+#: (the sizing guess of :func:`large_mode_masses`; ESCC SBS96, K = 4: 204 guessed, 263-268 run)
+SMC_STEPS_PER_ROOT_DIM = 4.0
+#: steps of the parallel tempering's pilot SMC (CESS 0.9, one move per step) per root of the
+#: dimension: ESCC SBS96, K = 4 (dimension 2,592) measured a barrier of 29-32, i.e. 155-170
+#: steps (``docs/results/masses_large.md`` §2); 3 gives 28.7, at or below the measured barrier
+LADDER_STEPS_PER_ROOT_DIM = 3.0
+#: tuning scans of the large route's tempering runs (2 rounds of 16 and 32 scans)
+TUNE_SCANS = 48
+
+
+def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=2, pt_runs=4,
+                     min_trips=None, cess=0.9):
+    """The least CPU seconds in which the large route could establish **one** mode.
+
+    From the route's own pilot (``move_cost``, :func:`move_costs`' ``"hmc"``) and the
+    dimension: the reference-path SMC at its smallest size (``n_runs`` x ``n_particles`` x
+    ``n_moves`` moves x ``SMC_STEPS_PER_ROOT_DIM sqrt(dimension)`` temperatures, 30 % more for
+    ``l'`` and copies, as :func:`large_mode_masses` sizes it) plus the parallel tempering's
+    ``pt_runs`` runs of ``2 Lambda + 1`` rungs, each of ``min_trips`` round trips
+    (:data:`~bnmfzoo.inference._mass_verdict.MIN_ROUND_TRIPS`) of at least ``2 + 2 Lambda``
+    scans (the round-trip time of non-reversible PT with no cost per swap, Syed et al. 2022),
+    10 % burn-in and :data:`TUNE_SCANS` tuning scans, one move per rung-scan. ``Lambda`` is
+    the barrier :func:`~bnmfzoo.inference.reference_tempering.pilot_ladder` would read from
+    ``LADDER_STEPS_PER_ROOT_DIM sqrt(dimension)`` steps. Every term is at or below what the
+    route spends (fit chains, restarts, pilot ladder, a second mode are left out), so a budget
+    below it cannot establish a mass by this route.
+
+    >>> need = large_route_need(2592, 5.96e-3)  # ESCC SBS96, K = 4 (masses_large.md §3)
+    >>> round(need["barrier"], 1), need["rungs"], need["scans"], round(need["total_s"])
+    (28.7, 59, 703, 1242)
+    """
+    from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
+
+    if not (math.isfinite(move_cost) and move_cost > 0 and dimension >= 1):
+        raise ValueError(f"need a positive move cost and dimension, got {move_cost!r}, "
+                         f"{dimension!r}")
+    trips = MIN_ROUND_TRIPS if min_trips is None else int(min_trips)
+    root = math.sqrt(float(dimension))
+    smc_s = (n_runs * n_particles * n_moves * math.ceil(SMC_STEPS_PER_ROOT_DIM * root)
+             * 1.3 * move_cost)
+    lam = LADDER_STEPS_PER_ROOT_DIM * root * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
+    rungs = math.ceil(2.0 * lam) + 1
+    kept = math.ceil(trips * (2.0 + 2.0 * lam))
+    scans = TUNE_SCANS + math.ceil(1.1 * kept)
+    pt_s = pt_runs * rungs * scans * move_cost
+    return {"barrier": lam, "rungs": rungs, "scans": scans, "pt_runs": pt_runs, "smc_s": smc_s,
+            "pt_s": pt_s, "total_s": smc_s + pt_s}
 
 
 def restart_modes(family, tempered, rng, *, cut, n_starts=8, n_kl=300, n_hmc=60):

@@ -63,6 +63,12 @@ MODELS = ("poisson", "negative_binomial", "exponential_gaussian", "beta_dir")
 STEPS_PER_ROOT_DIM = 7.0
 #: share of the pilot's sweeps for the SMC from the prior on the ``reference_pt`` route
 PT_PRIOR_SHARE = 0.12
+#: tempering steps of a reference-path run per step of a run from the prior (measured: CCLE
+#: rank 3, 147 of 265; GDSC rank 5, 206 of 487: the fitted reference sits near the posterior)
+REF_STEP_RATIO = 0.6
+#: particles per run the SMC from the prior should keep beside the reference path, lowering the
+#: sweeps per step to fit (established: GDSC rank 5 with 229 x 2, CCLE rank 3 with 166 x 3)
+REF_MIN_PARTICLES = 100
 #: ``--check auto`` for Poisson models with constant prior rates: two per-mode estimators
 #: along the reference path with the exact local moves (established breast SBS96 K = 4 in
 #: 729 CPU s; ``docs/results/masses_default_route.md``); other families: the library's auto
@@ -271,9 +277,31 @@ def _measured_steps(fam, per_sweep, moves, budget, guess):
     return PILOT_STEP_FACTOR * steps, per_sweep + overhead / max(moves, 1)
 
 
-def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
-    """``(particles, check_refine, sweep seconds, budget for 20 particles)`` filling about 80 %
-    of ``budget``.
+def _reference_sweep_cost(fam, s, rng):
+    """CPU s of one reference-path sweep at ``beta = 0.5``, or ``None`` where the family has no
+    reference path: a rough reference fitted to 8 sweeps from ``s``, timed for 0.2 s."""
+    from bnmfzoo.inference.reference_path import reference_adapter
+
+    try:
+        ad = reference_adapter(fam)
+    except ValueError:
+        return None
+    draws = []
+    for _ in range(8):
+        fam.tempered.sweep(s, 1.0, rng)
+        draws.append(ad.draws(s, np.arange(ad.K)))
+    q, s = ad.fit(np.array(draws), 2.0), ad.copy(s)
+    t0, n = time.process_time(), 0
+    while time.process_time() - t0 < 0.2 or n < 3:
+        ad.sweep(q, s, 0.5, rng)
+        n += 1
+    return (time.process_time() - t0) / n
+
+
+def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 100),
+           fewer_moves=False):
+    """``(particles, check_refine, sweep seconds, budget for 20 particles, moves)`` filling
+    about 80 % of ``budget``.
 
     The tempering steps of a run are expected at ``STEPS_PER_ROOT_DIM * sqrt(dimension)``
     (the log-likelihood's sd grows like the root of the dimension; measured 261 steps on CCLE
@@ -281,6 +309,14 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
     bridge check (a few thousand sweeps per mode) 10 %. With ``reference_pt`` the SMC from
     the prior only finds modes and gets ``PT_PRIOR_SHARE`` (the per-mode SMC and tempering
     the rest: on breast SBS96 K = 4, 62 particles x 2 moves, as in the established run).
+    The reference-path check (``auto`` or ``reference`` where the family has one) gets its
+    predicted cost instead of 10 %: ``ref_size`` = (runs, particles) of one mode's path,
+    ``moves`` sweeps per step, :data:`REF_STEP_RATIO` times the steps, each sweep timed on a
+    rough reference (GDSC rank 5: about 1 ms against the plain sweep's 0.34; at 10 % the check
+    ran out of budget after the SMC from the prior had taken 542 of 900 s). With
+    ``fewer_moves`` (``--moves`` not given) the sweeps per step fall from ``moves`` towards 2
+    until the SMC from the prior gets :data:`REF_MIN_PARTICLES` per run (both estimators use
+    the same moves).
     """
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -299,12 +335,24 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge"):
     cost = per_sweep  # CPU s per particle-sweep in the SMC, its overhead included
     if check != "reference_pt":
         steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)
-    sweeps = 0.8 * budget / (steps * cost)  # sweeps per tempering step in the budget
-    share = 0.4 if check == "ais" else 0.1
-    refine = int(min(50, share * sweeps / max(check_runs, 1)))
-    smc_share = PT_PRIOR_SHARE if check == "reference_pt" else 1.0 - share
-    particles = int(smc_share * sweeps / (runs * moves))
-    return particles, refine, per_sweep, budget * 20.0 * runs * moves / (smc_share * sweeps)
+    ref = _reference_sweep_cost(fam, s, rng) if check in ("auto", "reference") else None
+    for m in range(moves, 1, -1) if ref is not None and fewer_moves else (moves,):
+        cost_m = per_sweep + (cost - per_sweep) * moves / m  # the step's overhead over m
+        sweeps = 0.8 * budget / (steps * cost_m)  # sweeps per tempering step in the budget
+        share = 0.4 if check == "ais" else 0.1
+        refine = int(min(50, share * sweeps / max(check_runs, 1)))
+        smc_share = PT_PRIOR_SHARE if check == "reference_pt" else 1.0 - share
+        if ref is not None:  # the SMC from the prior gets what the predicted check leaves
+            check_s = max(0.08 * budget,
+                          ref_size[0] * ref_size[1] * m * REF_STEP_RATIO * steps * ref)
+            smc_share = max(0.0, 1.0 - check_s / (0.8 * budget))
+            need = (20.0 * runs * m * steps * cost_m + check_s) / 0.8
+        else:
+            need = budget * 20.0 * runs * m / (smc_share * sweeps)
+        particles = int(smc_share * sweeps / (runs * m))
+        if particles >= REF_MIN_PARTICLES:
+            break
+    return particles, refine, per_sweep, need, m
 
 
 def _print_per_mode(out):
@@ -449,7 +497,9 @@ def _main(argv=None):
     p.add_argument("--runs", type=int, default=4)
     p.add_argument("--particles", type=int)
     p.add_argument("--moves", type=int,
-                   help="sweeps per particle per step (default 5; 2 on the Poisson route)")
+                   help="sweeps per particle per step (default 5, fewer down to 2 where the "
+                        "reference path's predicted cost would leave the SMC from the prior "
+                        "under 100 particles per run; 2 on the Poisson route)")
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--check-runs", type=int)
     p.add_argument("--check", choices=("auto", "reference", "reference_pt", "bridge", "ais"),
@@ -495,13 +545,14 @@ def _main(argv=None):
         _check_data(X, a.rank)
         model_name = a.model or _guess_model(X)
         model = _build(X, a.rank, model_name)
-        auto = a.check == "auto"
+        auto, moves_given = a.check == "auto", a.moves is not None
         _route(model, a)
         check_runs = a.check_runs if a.check_runs is not None else 32
         particles, refine, per_sweep = a.particles, 50, math.nan
         if particles is None:
-            particles, refine, per_sweep, need = _pilot(model, a.budget, a.runs, a.moves,
-                                                        check_runs, a.check)
+            particles, refine, per_sweep, need, a.moves = _pilot(
+                model, a.budget, a.runs, a.moves, check_runs, a.check,
+                (a.ref_runs, a.ref_particles), fewer_moves=not moves_given)
             if particles < 20 and auto and a.check == "reference_pt":
                 large = _large(model, a, t0, per_sweep, need)
                 if large is not None:

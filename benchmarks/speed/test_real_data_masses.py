@@ -237,7 +237,7 @@ def _force_large(monkeypatch, hmc):
     from benchmarks.speed import real_data_masses as rdm
     from bnmfzoo.inference import large_route
 
-    monkeypatch.setattr(rdm, "_pilot", lambda *a, **k: (5, 50, 1e-3, 10.0))
+    monkeypatch.setattr(rdm, "_pilot", lambda *a, **k: (5, 50, 1e-3, 10.0, 2))
     monkeypatch.setattr(large_route, "move_costs", lambda family, rng: {"sweep": 5 * hmc,
                                                                          "hmc": hmc})
 
@@ -295,3 +295,29 @@ def test_large_route_need_grows_with_the_barrier_and_the_move():
     assert 3.0 * a["pt_s"] < b["pt_s"] < 4.5 * a["pt_s"]
     with pytest.raises(ValueError):
         large_route_need(400, 0.0)
+
+
+@pytest.mark.parametrize("ref_cost, fewer, moves, enough", [
+    (1e-6, True, 5, True),    # a cheap reference path: the SMC keeps 5 sweeps per step
+    (5e-3, True, 2, True),    # a dear one: fewer sweeps per step, both estimators fit
+    (5e-3, False, 5, False),  # --moves given: kept, and the budget is then too small
+])
+def test_the_pilot_reserves_the_reference_paths_predicted_cost(monkeypatch, ref_cost, fewer,
+                                                               moves, enough):
+    """The reference-path check gets its predicted cost (4 runs x 100 particles x moves x
+    0.6 x the steps x its sweep), not a fixed 10 % (GDSC rank 5: the check ran out after the
+    SMC from the prior had taken 542 of 900 s). Steps (200) and costs are fixed here, so the
+    outcome does not depend on timings: at 5 ms per reference sweep the check alone needs the
+    whole budget at 3-5 sweeps per step and a third of it at 2."""
+    import benchmarks.speed.real_data_masses as cmd
+
+    r = np.random.default_rng(5)
+    G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-4))
+    monkeypatch.setattr(cmd, "_reference_sweep_cost", lambda *a: ref_cost)
+    particles, _, _, need, m = cmd._pilot(cmd._build(G, 2, "exponential_gaussian"), 900.0, 4,
+                                          5, 32, "auto", (4, 100), fewer_moves=fewer)
+    assert m == moves
+    assert (particles >= cmd.REF_MIN_PARTICLES) == enough, particles
+    if not enough:
+        assert particles < 20 and need > 900.0 / 0.8

@@ -370,8 +370,7 @@ def rescale_components(s, QA, LA, QW, LW, rng):
     d = float(A.shape[0] - Wt.shape[0])
     c = np.exp([_log_scale_slice((*cs[:, k], d), rng) for k in range(A.shape[1])])
     A *= c
-    Wt /= c
-    s._resid = s._sse = None  # A W is unchanged up to rounding: recomputed when next read
+    Wt /= c  # A W, so the residual and squared error the state holds, unchanged up to rounding
 
 
 def reference_adapter(family, local="sweep", n_leap=10):

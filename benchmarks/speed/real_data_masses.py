@@ -63,12 +63,14 @@ MODELS = ("poisson", "negative_binomial", "exponential_gaussian", "beta_dir")
 STEPS_PER_ROOT_DIM = 7.0
 #: share of the pilot's sweeps for the SMC from the prior on the ``reference_pt`` route
 PT_PRIOR_SHARE = 0.12
-#: tempering steps of a reference-path run per step of a run from the prior (measured: CCLE
-#: rank 3, 147 of 265; GDSC rank 5, 206 of 487: the fitted reference sits near the posterior)
-REF_STEP_RATIO = 0.6
+#: tempering steps of a reference-path run per step the pilot expects of a run from the prior
+#: (its measured steps x 1.25; measured: CCLE rank 3, 147 of 331; GDSC rank 5, 205 of 606: the
+#: fitted reference sits near the posterior)
+REF_STEP_RATIO = 0.45
 #: particles per run the SMC from the prior should keep beside the reference path, lowering the
-#: sweeps per step to fit (established: GDSC rank 5 with 229 x 2, CCLE rank 3 with 166 x 3)
-REF_MIN_PARTICLES = 100
+#: sweeps per step to fit (GDSC rank 5: established with 229 x 2; 110 x 4 left its runs' log Z
+#: 3 nats apart, not established)
+REF_MIN_PARTICLES = 200
 #: ``--check auto`` for Poisson models with constant prior rates: two per-mode estimators
 #: along the reference path with the exact local moves (established breast SBS96 K = 4 in
 #: 729 CPU s; ``docs/results/masses_default_route.md``); other families: the library's auto
@@ -499,7 +501,7 @@ def _main(argv=None):
     p.add_argument("--moves", type=int,
                    help="sweeps per particle per step (default 5, fewer down to 2 where the "
                         "reference path's predicted cost would leave the SMC from the prior "
-                        "under 100 particles per run; 2 on the Poisson route)")
+                        "under 200 particles per run; 2 on the Poisson route)")
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--check-runs", type=int)
     p.add_argument("--check", choices=("auto", "reference", "reference_pt", "bridge", "ais"),

@@ -3,7 +3,8 @@
 ``HmcPoisson`` (:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`) evaluates its gradient in one
 of three forms: ``dense`` (three ``D x K x N`` matrix products on dense arrays), ``cells`` (a
 loop over every observed cell, zeros included) and ``sparse`` (the nonzero and missing cells
-plus O((D + N) K) for the total mean, :mod:`bnmfzoo.inference.counts.gibbs._hmc_sparse`). This
+plus O((D + N) K) for the total mean,
+:func:`bnmfzoo.inference.counts._hmc_kernels.grad_sparse`). This
 prints the CPU ms per gradient of each (median of 5 repeats of a loop of at least 0.2 s,
 ``time.process_time``, one BLAS thread; the three agree to 1e-9 relative, checked), the fastest
 and the form ``hmc_cells`` chooses, on the breast and ESCC SBS96 catalogues, the Reuters word

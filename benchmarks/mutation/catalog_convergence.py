@@ -6,6 +6,8 @@ from benchmarks.mutation._harness import Mutation
 
 _CONV = "bnmfzoo/diagnostics/_convergence.py"
 _AGREE = "tests/diagnostics/test_fast_convergence.py::test_matches_arviz_stats_entry_by_entry"
+_ALIGN = "bnmfzoo/diagnostics/_modes/alignment.py"
+_APART = "tests/diagnostics/test_alignment.py::test_warning_says_when_chains_stay_apart[0]"
 
 MUTATIONS = [
     Mutation(
@@ -39,4 +41,17 @@ MUTATIONS = [
         new="var_plus = mean_var * (n - 1.0) / n",
         tests=(_AGREE,),
         why="the between-chain variance left out of the ESS's variance estimate"),
+    Mutation(
+        id="convergence-apart-argmax-both", path=_ALIGN,
+        old="top, bottom = int(np.argmax(lo)), int(np.argmin(hi))",
+        new="top, bottom = int(np.argmax(lo)), int(np.argmax(hi))",
+        tests=(_APART,),
+        why="chains that stay apart compared with themselves: the warning calls them slow "
+            "mixing and asks for more draws"),
+    Mutation(
+        id="convergence-apart-full-range", path=_ALIGN,
+        old="lo, hi = np.percentile(x, [5, 95], axis=1)",
+        new="lo, hi = np.percentile(x, [50, 50], axis=1)",
+        tests=(_APART,),
+        why="chains compared by their medians alone: any shift reads as chains apart"),
 ]

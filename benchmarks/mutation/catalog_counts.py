@@ -39,7 +39,7 @@ _TH = "tests/counts/test_counts_hmc_moves.py::"
 _THR = "tests/counts/test_counts_hmc_rescale.py::"
 _HF = "bnmfzoo/inference/counts/_hmc_fused.py"  # HmcPoisson's dense gradient
 _THF = "tests/counts/test_counts_hmc_fused.py::"
-_HSP = "bnmfzoo/inference/counts/gibbs/_hmc_sparse.py"
+_HSP = "bnmfzoo/inference/counts/_hmc_kernels.py"
 _THS = "tests/counts/test_counts_hmc_sparse.py::"
 
 MUTATIONS = [
@@ -466,15 +466,16 @@ MUTATIONS = [
             "only once it has under- or overflowed"),
     Mutation(
         id="counts-hmc-target-misses-jacobian", path=_HK,
-        old="                lp += aWt[n, k] * tWt[n, k] - rWt[n, k] * Wt[n, k]\n",
-        new="                lp += (aWt[n, k] - 1.0) * tWt[n, k] - rWt[n, k] * Wt[n, k]\n",
+        old="                lp += a[i, k] * t[i, k] - r[i, k] * v\n",
+        new="                lp += (a[i, k] - 1.0) * t[i, k] - r[i, k] * v\n",
         tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
                _TH + "test_leapfrog_energy_error_is_second_order[cells]"),
-        why="HMC: the log density of log W misses the Jacobian e^theta (the gradient keeps it)"),
+        why="HMC: the log density of log A, log W misses the Jacobian e^theta (the gradient "
+            "keeps it)"),
     Mutation(
         id="counts-hmc-mean-misses-offset", path=_HK,
-        old="        m *= offs[c]\n",
-        new="",
+        old="    return m * off\n",
+        new="    return m\n",
         tests=(_TH + "test_hmc_transition_keeps_the_prior[cells]",
                _TH + "test_sbc_hmc_kernel[False]"),
         why="HMC: the cell means miss the exposure offsets (density and gradient alike)"),

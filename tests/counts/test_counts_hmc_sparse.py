@@ -1,8 +1,8 @@
 """HMC on sparse counts with the gradient over the nonzero cells only
-(:mod:`bnmfzoo.inference.counts.gibbs._hmc_sparse`): the log density and gradient equal the loop
-over every observed cell (missing cells, non-unit offsets), a finite-difference check, NaN on
-non-finite input, the form ``hmc_cells`` chooses and the work ``leap_cap`` counts, and the HMC
-chain with it agreeing with the all-cells chain draw for draw."""
+(:func:`bnmfzoo.inference.counts._hmc_kernels.grad_sparse`): the log density and gradient equal
+the loop over every observed cell (missing cells, non-unit offsets), a finite-difference check,
+NaN on non-finite input, the form ``hmc_cells`` chooses and the work ``leap_cap`` counts, and
+the HMC chain with it agreeing with the all-cells chain draw for draw."""
 
 import math
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from bnmfzoo.inference.counts._data import CountMatrix, Exposure
+from bnmfzoo.inference.counts._hmc_kernels import grad_sparse
 from bnmfzoo.inference.counts._problem import poisson_problem
 from bnmfzoo.inference.counts.gibbs._hmc_moves import (
     HmcAdapter,
@@ -18,7 +19,6 @@ from bnmfzoo.inference.counts.gibbs._hmc_moves import (
     hmc_transition,
     leap_cap,
 )
-from bnmfzoo.inference.counts.gibbs._hmc_sparse import grad_sparse
 
 K = 3
 

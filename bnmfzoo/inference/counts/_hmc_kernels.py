@@ -10,7 +10,9 @@ on ``theta = log x`` (with the Jacobian ``x``), each factor entry ``x`` with its
 ``a_x`` and rate ``r_x``, ``mu_dn = o_dn sum_k A_dk W_kn`` over the observed cells. Its gradient
 is ``a - r x`` plus ``b A_dk sum_n (X_dn / mu_dn - 1) o_dn W_kn`` (and the same for ``W``): no
 latent counts, so one gradient costs O(cells K) over the cells (:func:`grad_cells`) or three
-``D x K x N`` matrix products on dense counts (:func:`grad_dense`).
+``D x K x N`` matrix products on dense counts (:func:`grad_dense`); on sparse counts with
+separable offsets, O((nonzeros + missing + D + N) K) from the nonzero and missing cells alone
+(:func:`grad_sparse`, ``beta = 1``; the zeros enter through the total mean).
 
 The leapfrog pieces (:func:`momentum`, :func:`kick_drift`, :func:`kick`, :func:`kinetic`,
 :func:`metropolis`) make one HMC transition (Duane et al. 1987; Neal 2011): a momentum
@@ -32,8 +34,9 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["finite", "finite_positive", "grad_cells", "grad_dense", "momentum", "kick_drift",
-           "kick", "kinetic", "metropolis"]
+__all__ = ["finite", "finite_positive", "exp_prior", "cell_mean", "grad_cells", "grad_dense",
+           "grad_sparse", "sparse_cells", "momentum", "kick_drift", "kick", "kinetic",
+           "metropolis"]
 
 
 @numba.njit(cache=True)
@@ -55,6 +58,35 @@ def finite_positive(a):
 
 
 @numba.njit(cache=True)
+def exp_prior(t, x, g, a, r, lp, want_lp, prior_grad, check):
+    """One factor's entries ``x = exp(t)`` and their Gamma prior on ``t = log x``.
+
+    ``g`` receives the prior's gradient ``a - r x`` (``prior_grad``) or 0; returns ``lp``
+    plus ``sum (a t - r x)`` (in row-major order) when ``want_lp``, else ``lp`` unchanged;
+    NaN when ``check`` and an entry of ``x`` is not finite (the entries before it are set).
+    """
+    for i in range(t.shape[0]):
+        for k in range(t.shape[1]):
+            v = math.exp(t[i, k])
+            if check and not v < np.inf:  # also NaN
+                return np.nan
+            x[i, k] = v
+            g[i, k] = a[i, k] - r[i, k] * v if prior_grad else 0.0
+            if want_lp:
+                lp += a[i, k] * t[i, k] - r[i, k] * v
+    return lp
+
+
+@numba.njit(cache=True)
+def cell_mean(A, Wt, d, n, off):
+    """A cell's mean ``off * sum_k A_dk Wt_nk`` (the sum in the order of ``k``)."""
+    m = 0.0
+    for k in range(A.shape[1]):
+        m += A[d, k] * Wt[n, k]
+    return m * off
+
+
+@numba.njit(cache=True)
 def grad_cells(tA, tWt, rows, cols, offs, x, aA, rA, aWt, rWt, beta, A, Wt, gA, gWt, want_lp):
     """Gradient of ``log pi_b`` at ``(tA, tWt) = (log A, log W.T)`` into ``gA, gWt``.
 
@@ -64,28 +96,13 @@ def grad_cells(tA, tWt, rows, cols, offs, x, aA, rA, aWt, rWt, beta, A, Wt, gA, 
     ``want_lp`` else 0, NaN as soon as a mean is not positive and finite. The gradient is not
     checked here: the caller checks it (:func:`finite`).
     """
-    D, K = tA.shape
-    N = tWt.shape[0]
-    lp = 0.0
-    for d in range(D):
-        for k in range(K):
-            A[d, k] = math.exp(tA[d, k])
-            gA[d, k] = aA[d, k] - rA[d, k] * A[d, k]
-            if want_lp:
-                lp += aA[d, k] * tA[d, k] - rA[d, k] * A[d, k]
-    for n in range(N):
-        for k in range(K):
-            Wt[n, k] = math.exp(tWt[n, k])
-            gWt[n, k] = aWt[n, k] - rWt[n, k] * Wt[n, k]
-            if want_lp:
-                lp += aWt[n, k] * tWt[n, k] - rWt[n, k] * Wt[n, k]
+    K = tA.shape[1]
+    lp = exp_prior(tA, A, gA, aA, rA, 0.0, want_lp, True, False)
+    lp = exp_prior(tWt, Wt, gWt, aWt, rWt, lp, want_lp, True, False)
     for c in range(rows.shape[0]):
         d = rows[c]
         n = cols[c]
-        m = 0.0
-        for k in range(K):
-            m += A[d, k] * Wt[n, k]
-        m *= offs[c]
+        m = cell_mean(A, Wt, d, n, offs[c])
         if not (m > 0.0 and m < np.inf):
             return np.nan
         if want_lp:
@@ -218,3 +235,126 @@ def metropolis(tA, tWt, qA, qWt, lp0, k0, lp, k1, log_u):
         tWt[:, :] = qWt
         return 0, min(log_acc, 0.0)
     return 1, min(log_acc, 0.0)
+
+
+# --- the sparse form: the log density and gradient from the nonzero counts alone ---------
+#
+# Looping over every observed cell costs O(D N K) even when most counts are zero (word counts,
+# UMI counts: a few percent of the cells are nonzero). When the offsets are separable,
+# ``o_dn = r_d c_n``, and every cell is observed except a listed few (the missing ones), the
+# zeros enter only through the total mean
+#
+# ``sum_observed mu = sum_k (sum_d r_d A_dk) (sum_n c_n W_kn) - sum_missing mu``,
+#
+# so the log density (``beta = 1``) is ``sum_nonzero X log mu - T + sum_missing mu`` (``T`` the
+# first term, O((D + N) K)) and its gradient on ``log A_dk`` is
+#
+# ``a - b A_dk + A_dk (sum_{n: X_dn > 0} (X_dn / mu_dn) o_dn W_kn - r_d sum_n c_n W_kn
+# + sum_{n missing in row d} o_dn W_kn)``
+#
+# (and the same for ``W``): O((nonzeros + missing + D + N) K) per gradient, the same as the
+# latent-count sweep's cost (Cemgil 2009; Zhou & Carin 2015 use the same identity for the
+# Gamma rates). The sums are those of :func:`grad_cells`, taken in another order: equal to it
+# up to rounding.
+#
+# Data form (:func:`sparse_cells`, what ``gibbs._hmc_moves.hmc_cells`` returns for such
+# problems): the cell arrays ``rows, cols, offs, x`` hold the nonzero cells (row-major)
+# followed by the missing cells, whose count is 0 (a count is never 0 at a nonzero cell, so
+# ``x > 0`` tells the two apart); the offsets ``r`` and ``c`` travel in one row ``[r, c]``
+# (length ``D + N``).
+#
+# Cemgil, A. T. (2009). Bayesian inference for nonnegative matrix factorisation models.
+# Computational Intelligence and Neuroscience, 785152.
+# Zhou, M. & Carin, L. (2015). Negative binomial process count and mixture modeling. IEEE
+# TPAMI 37(2), 307-320.
+
+
+@numba.njit(cache=True)
+def grad_sparse(tA, tWt, rows, cols, offs, x, rc, aA, bA, aWt, bWt, A, Wt, gA, gWt, want_lp):
+    """:func:`grad_cells` (``beta = 1``) from the nonzero and missing cells (comment above).
+
+    ``rows, cols, offs, x``: the nonzero cells then the missing ones (count 0), with their
+    offsets ``o_dn``; ``rc``: the row offsets ``r`` (``D``) then the column offsets ``c``
+    (``N``); ``aA, bA, aWt, bWt``: the Gamma shapes and rates; ``A, Wt``: work buffers
+    (receive ``exp(tA), exp(tWt)``). Returns ``log pi`` (up to the constant, as the loop over
+    every cell) if ``want_lp`` else 0; NaN when an entry of ``exp(theta)`` is not finite, the
+    total mean ``T`` is not finite or a nonzero or missing cell's mean is not positive and
+    finite. (A zero cell's mean is never formed: where it underflows to exactly 0 the loop
+    over every cell returns NaN and this one a finite value, the Poisson term being 0 there.)
+    """
+    D, K = tA.shape
+    N = tWt.shape[0]
+    # gA, gWt first gather the likelihood's sums without the factor A_dk (resp. W_kn)
+    lp = exp_prior(tA, A, gA, aA, bA, 0.0, want_lp, False, True)
+    if math.isnan(lp):
+        return np.nan
+    lp = exp_prior(tWt, Wt, gWt, aWt, bWt, lp, want_lp, False, True)
+    if math.isnan(lp):
+        return np.nan
+    sA = np.zeros(K)  # sum_d r_d A_dk
+    sW = np.zeros(K)  # sum_n c_n W_kn
+    for d in range(D):
+        for k in range(K):
+            sA[k] += rc[d] * A[d, k]
+    for n in range(N):
+        for k in range(K):
+            sW[k] += rc[D + n] * Wt[n, k]
+    total = 0.0
+    for k in range(K):
+        total += sA[k] * sW[k]
+    if not total < np.inf:
+        return np.nan
+    lp -= total
+    for c in range(rows.shape[0]):
+        d = rows[c]
+        n = cols[c]
+        m = cell_mean(A, Wt, d, n, offs[c])
+        if not (m > 0.0 and m < np.inf):
+            return np.nan
+        if x[c] > 0.0:  # a nonzero cell: X log mu (its -mu is in the total)
+            if want_lp:
+                lp += x[c] * math.log(m)
+            r = x[c] / m * offs[c]
+        else:  # a missing cell: its mean, counted in the total, is given back
+            if want_lp:
+                lp += m
+            r = offs[c]
+        for k in range(K):
+            gA[d, k] += r * Wt[n, k]
+            gWt[n, k] += r * A[d, k]
+    for d in range(D):
+        for k in range(K):
+            gA[d, k] = aA[d, k] - bA[d, k] * A[d, k] + (gA[d, k] - rc[d] * sW[k]) * A[d, k]
+    for n in range(N):
+        for k in range(K):
+            gWt[n, k] = (aWt[n, k] - bWt[n, k] * Wt[n, k]
+                         + (gWt[n, k] - rc[D + n] * sA[k]) * Wt[n, k])
+    return lp if want_lp else 0.0
+
+
+def sparse_cells(problem):
+    """``(rows, cols, offsets, counts, rc)`` of the sparse form (comment above :func:`grad_sparse`).
+
+    ``problem``: a Poisson :class:`~bnmfzoo.inference.counts._problem.CountProblem` with
+    separable offsets (``problem.expo.kind == "separable"``). The nonzero cells in CSR order
+    (row-major), then the missing cells in row-major order with count 0; ``rc`` the row offsets
+    then the column offsets. Memory O(nonzeros + missing + D + N): the zeros are never listed.
+    """
+    e = problem.expo
+    if e.kind != "separable":
+        raise ValueError("sparse_cells needs separable offsets (o_dn = r_d c_n); got "
+                         f"exposure kind {e.kind!r}")
+    data = problem.data
+    D, N = data.shape
+    nz_r = data.rows().astype(np.int64)
+    nz_c = np.asarray(data.cols, np.int64)
+    miss = np.unique(np.asarray(e.rows, np.int64) * np.int64(N) + np.asarray(e.cols, np.int64))
+    m_r, m_c = miss // N, miss % N
+    rows = np.ascontiguousarray(np.concatenate([nz_r, m_r]))
+    cols = np.ascontiguousarray(np.concatenate([nz_c, m_c]))
+    r = np.asarray(e.row_offset, float)
+    c = np.asarray(e.col_offset, float)
+    offs = np.ascontiguousarray(r[rows] * c[cols])
+    x = np.ascontiguousarray(np.concatenate([np.asarray(data.counts, float),
+                                             np.zeros(miss.size)]))
+    return rows, cols, offs, x, np.ascontiguousarray(np.concatenate([r, c]))

@@ -81,13 +81,14 @@ from bnmfzoo.inference.counts._hmc_fused import grad_fused
 from bnmfzoo.inference.counts._hmc_kernels import finite as _finite
 from bnmfzoo.inference.counts._hmc_kernels import (
     grad_cells,
+    grad_sparse,
     kick,
     kick_drift,
     kinetic,
     momentum,
+    sparse_cells,
 )
 from bnmfzoo.inference.counts._problem import observed_cells
-from bnmfzoo.inference.counts.gibbs._hmc_sparse import grad_sparse, sparse_cells
 from bnmfzoo.inference.counts.gibbs._moves import rescale_into
 from bnmfzoo.inference.kernels.streams import seed_state
 
@@ -143,7 +144,7 @@ def _grad_into(tA, tWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA
     ``want_lp`` else 0, NaN if a mean is not positive and finite (or, dense, their sum not
     finite; a zero mean makes the gradient non-finite). When ``Od`` alone is given (one row:
     the separable offsets), from the nonzero and missing cells only
-    (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_sparse`).
+    (:func:`~bnmfzoo.inference.counts._hmc_kernels.grad_sparse`).
     """
     if Xd.shape[0] > 0:
         return grad_fused(tA, tWt, Xd, Od, aA, bA, aWt, bWt, A, W, gW, m, gA, gWt, want_lp)
@@ -278,9 +279,9 @@ def _turned(qA, qWt, tA, tWt, pA, pWt, imA, imWt, uA, uWt):
 #: ``DENSE_MAX_CELLS``: 2.3-4.3x faster per gradient than the loop over cells on the SBS96
 #: catalogues (``docs/results/counts_dense.md``)
 DENSE_SHARE, DENSE_MAX_CELLS = 0.5, 20_000_000
-#: the sparse gradient (nonzero and missing cells, :mod:`~bnmfzoo.inference.counts.gibbs.
-#: _hmc_sparse`) replaces the loop over every observed cell when the nonzero plus missing
-#: cells are at most this share of the observed ones
+#: the sparse gradient (nonzero and missing cells, :func:`~bnmfzoo.inference.counts.
+#: _hmc_kernels.grad_sparse`) replaces the loop over every observed cell when the nonzero
+#: plus missing cells are at most this share of the observed ones
 SPARSE_SHARE = 0.9
 
 
@@ -291,8 +292,8 @@ def hmc_cells(problem, dense=None, sparse=None):
     (0 at missing cells) when ``dense`` (default: when most cells are observed and nonzero,
     :data:`DENSE_SHARE`), else empty ``(0, 0)`` arrays. When ``sparse`` (default: not dense,
     separable offsets and the nonzero plus missing cells at most :data:`SPARSE_SHARE` of the
-    observed ones), the sparse form instead (:func:`~bnmfzoo.inference.counts.gibbs.
-    _hmc_sparse.sparse_cells`): the nonzero then the missing cells, ``Xd`` empty and ``Od``
+    observed ones), the sparse form instead (:func:`~bnmfzoo.inference.counts.
+    _hmc_kernels.sparse_cells`): the nonzero then the missing cells, ``Xd`` empty and ``Od``
     one row holding the row then the column offsets; the gradient then costs
     O((nonzeros + missing + D + N) K) and the zeros are never listed.
     """

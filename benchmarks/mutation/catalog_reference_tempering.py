@@ -35,8 +35,8 @@ _ADAPT = _H + "test_adapter_runs_the_moves_and_default_is_the_sweep"
 MUTATIONS = [
     Mutation(
         id="hmc-jacobian-dropped", path=_HK,
-        old="lp += aA[d, k] * tA[d, k] - rA[d, k] * A[d, k]",
-        new="lp += (aA[d, k] - 1.0) * tA[d, k] - rA[d, k] * A[d, k]",
+        old="                lp += a[i, k] * t[i, k] - r[i, k] * v\n",
+        new="                lp += (a[i, k] - 1.0) * t[i, k] - r[i, k] * v\n",
         tests=(_INV, _GRAD),
         why="the log-space Jacobian of A left out of the density: HMC then targets a "
             "different law of A"),

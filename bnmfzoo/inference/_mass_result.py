@@ -2,7 +2,8 @@
 
 The ``check="reference_pt"`` result (:func:`per_mode_result`) and the
 refusal of a rank whose SMC particles scatter into more modes than the data support
-(:func:`unsupported_rank`).
+(:func:`unsupported_rank`), and one mode's entry of a reference-path result
+(:func:`reference_mode_entry`, shared with :mod:`bnmfzoo.inference.large_route`).
 """
 
 import math
@@ -13,7 +14,7 @@ import numpy as np
 from bnmfzoo.diagnostics._modes.masses import mass_interval
 from bnmfzoo.inference._mass_verdict import MIN_CHECKED
 
-__all__ = ["per_mode_result", "unsupported_rank", "MAX_MODE_SHARE"]
+__all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "MAX_MODE_SHARE"]
 
 #: the SMC from the prior's final particles falling into more modes than this share of them
 #: means the fitted factorization has components that point anywhere (the data do not support
@@ -47,6 +48,29 @@ def unsupported_rank(n_modes, n_particles, rank, family, log_z, log_z_se, t0):
             "settings": {"n_temperatures": []}}
 
 
+def reference_mode_entry(mass, se, size, bound, check_mass, check_se, skipped):
+    """One mode's entry of a reference-path result: the mass, its interval, the check.
+
+    ``size`` is ``(runs, particles per run)`` of the reference-path SMC that gave ``mass`` and
+    ``se`` (the interval's Student-t has ``runs - 1`` degrees of freedom); ``bound`` its upper
+    bound on the mode's mass; ``check_mass`` and ``check_se`` the reference tempering's. A mode
+    ``skipped`` (bounded below 1 %) has no second estimator, and the entry says so.
+
+    >>> e = reference_mode_entry(0.3, 0.02, (4, 100), 0.4, 0.31, 0.03, False)
+    >>> e["estimator"], e["check_estimator"], round(e["mass_check"], 2)
+    ('reference_path', 'reference_tempering', 0.31)
+    """
+    lo, hi = (mass_interval(mass, se, size[0] * size[1], size[0] - 1) if np.isfinite(se)
+              else (0.0, 1.0))
+    return {"mass": float(mass), "se": float(se), "low": lo, "high": hi,
+            "estimator": "reference_path", "bound": float(bound),
+            "mass_check": math.nan if skipped else float(check_mass),
+            "check_se": math.nan if skipped else float(check_se),
+            "check_estimator": "none: below 1 %" if skipped else "reference_tempering",
+            "note": (f"below 1 %: the reference-path SMC bounds its mass by {bound:.1e}, so no "
+                     "second estimator" if skipped else "")}
+
+
 def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se, log_z_sd,
                      family, budget_s, smc_cpu, t0, ref_size):
     """The result of ``check="reference_pt"``: per-mode masses, the SMC from the prior beside."""
@@ -66,16 +90,10 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
     D, R = A_al.shape[1:]
     modes, upper = [], pm.get("upper", nan)
     for k in range(M):
-        lo, hi = (mass_interval(ms[k], ss[k], ref_size[0] * ref_size[1], ref_size[0] - 1)
-                  if np.isfinite(ss[k]) else (0.0, 1.0))
-        m, skip = label == k, k in pm.get("skipped", ())
-        modes.append({"mass": float(ms[k]), "se": float(ss[k]), "low": lo, "high": hi,
-                      "estimator": "reference_path", "bound": float(upper[k]),
-                      "mass_check": math.nan if skip else float(mp[k]),
-                      "check_se": math.nan if skip else float(sp[k]),
-                      "check_estimator": "none: below 1 %" if skip else "reference_tempering",
-                      "note": (f"below 1 %: the reference-path SMC bounds its mass by "
-                               f"{upper[k]:.1e}, so no second estimator" if skip else ""),
+        m = label == k
+        entry = reference_mode_entry(ms[k], ss[k], ref_size, upper[k], mp[k], sp[k],
+                                     k in pm.get("skipped", ()))
+        modes.append({**entry,
                       "smc_prior_mass": float(mass[k]) if k < K else math.nan,
                       "smc_prior_se": float(se[k]) if k < K else math.nan,
                       "n_members": int(m.sum()),

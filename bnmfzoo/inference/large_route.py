@@ -338,7 +338,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     """
     from types import SimpleNamespace
 
-    from bnmfzoo.diagnostics._modes.masses import mass_interval
+    from bnmfzoo.inference._mass_result import reference_mode_entry
     from bnmfzoo.inference._mass_verdict import (
         NEGLIGIBLE,
         mass_upper_bounds,
@@ -431,17 +431,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     mp, sp = (nan, nan) if pt_out is None else (pt_out["mass"], pt_out["se"])
     modes = []
     for k in range(M):
-        ms, ss, skip = float(smc_out["mass"][k]), float(smc_out["se"][k]), k in skipped
-        lo, hi = (mass_interval(ms, ss, n_runs * n_particles, n_runs - 1) if np.isfinite(ss)
-                  else (0.0, 1.0))
-        modes.append({"mass": ms, "se": ss, "low": lo, "high": hi,
-                      "estimator": "reference_path", "bound": float(upper[k]),
-                      "mass_check": math.nan if skip else float(mp[k]),
-                      "check_se": math.nan if skip else float(sp[k]),
-                      "check_estimator": "none: below 1 %" if skip else "reference_tempering",
-                      "note": (f"below 1 %: the reference-path SMC bounds its mass by "
-                               f"{upper[k]:.1e}, so no second estimator" if skip else ""),
-                      "n_starts": int(counts[k])})
+        entry = reference_mode_entry(smc_out["mass"][k], smc_out["se"][k], (n_runs, n_particles),
+                                     upper[k], mp[k], sp[k], k in skipped)
+        modes.append({**entry, "n_starts": int(counts[k])})
     n_moves_run = np.array([n_particles * n_moves * np.sum(t) for t in
                             smc_out["n_temperatures"]], float)
     costs = {"restarts_s": find_cpu, "smc_s_per_mode": np.asarray(smc_out["cpu_s_mode"]),

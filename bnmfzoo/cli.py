@@ -352,9 +352,11 @@ def build_parser():
     p.add_argument("--out", default=None, help="output folder (default: beside the result)")
     p.set_defaults(func=_cmd_report)
 
+    from bnmfzoo._cli.masses import add_parser as add_masses
     from bnmfzoo.signatures.command import add_parser as add_signatures
 
     add_signatures(sub, formatter_class=_HelpFormatter)
+    add_masses(sub, formatter_class=_HelpFormatter)
     return parser
 
 

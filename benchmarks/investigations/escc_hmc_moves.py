@@ -26,7 +26,7 @@ DATA = "/work/shared/data/counts/sbs96_escc/ESCC_SBS96.txt"
 
 def setup(data=DATA, rank=4, seed=0, n_draws=200):
     """``(family, q, rng, start state, setup CPU s)``: a KL-NMF start, HMC chains, reference."""
-    from benchmarks.speed.real_data_masses import _build, _read
+    from bnmfzoo._cli.masses import _build, _read
     from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
     from bnmfzoo.inference.large_route import kl_nmf_start
     from bnmfzoo.inference.reference_path import WIDEN, ReferencePath, reference_adapter

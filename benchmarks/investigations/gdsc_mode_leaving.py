@@ -59,7 +59,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     import os
 
-    from benchmarks.speed.real_data_masses import _read
+    from bnmfzoo._cli.masses import _read
     from bnmfzoo.diagnostics._modes.basins import chain_connected_modes
     from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, cluster_members
     from bnmfzoo.inference.reference_path import reference_adapter

@@ -73,7 +73,7 @@ def fixed_b_chain(fam, q, move, leap, s0, b, burn, steps, rng):
 
 
 def setup(seed=0, rank=4):
-    from benchmarks.speed.real_data_masses import _build, _read
+    from bnmfzoo._cli.masses import _build, _read
     from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
     from bnmfzoo.inference.reference_path import WIDEN, ReferencePath, reference_adapter
     from bnmfzoo.inference.smc_masses import family_of_model

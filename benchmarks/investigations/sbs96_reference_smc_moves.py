@@ -22,7 +22,7 @@ DATA = "/work/shared/data/counts/sbs96_21brca_cosmic/Samples_SBS.txt"
 
 
 def main(argv=None):
-    from benchmarks.speed.real_data_masses import _build, _read
+    from bnmfzoo._cli.masses import _build, _read
     from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
     from bnmfzoo.inference.reference_path import reference_log_z
     from bnmfzoo.inference.smc_masses import family_of_model

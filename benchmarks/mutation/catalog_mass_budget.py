@@ -23,9 +23,9 @@ _SCOPE = _T + "test_budget_scope_and_budgeted_sweep"
 _TINY = _T + "test_tiny_budget_stops_the_smc_from_the_prior_promptly_with_no_mass"
 _PTB = _T + "test_budget_running_out_in_the_tempering_returns_unchecked_masses"
 _BAS = _T + "test_budget_is_checked_between_the_basin_rule_and_the_basin_shares"
-_LRN = ("benchmarks/speed/test_real_data_masses.py::"
+_LRN = ("tests/frontends/test_masses_command.py::"
         "test_the_large_route_is_refused_from_its_full_predicted_cost")
-_LRG = ("benchmarks/speed/test_real_data_masses.py::"
+_LRG = ("tests/frontends/test_masses_command.py::"
         "test_large_route_need_grows_with_the_barrier_and_the_move")
 
 MUTATIONS = [
@@ -38,10 +38,10 @@ MUTATIONS = [
         why="a mode bounded below 1 % reports the tempering's number as a second estimate, "
             "though the tempering skipped it (the shared per-mode entry of both routes)"),
     Mutation(
-        id="pilot-reference-check-fixed-share", path="benchmarks/speed/real_data_masses.py",
+        id="pilot-reference-check-fixed-share", path="bnmfzoo/_cli/masses_budget.py",
         old="            check_s = max(0.08 * budget,\n",
         new="            check_s = 0.1 * 0.8 * budget or max(0.08 * budget,\n",
-        tests=("benchmarks/speed/test_real_data_masses.py::"
+        tests=("tests/frontends/test_masses_command.py::"
                "test_the_pilot_reserves_the_reference_paths_predicted_cost",),
         why="the reference path gets a fixed 10 % whatever it costs: on GDSC rank 5 the check "
             "ran out of budget after the SMC from the prior had taken 542 of 900 s"),
@@ -120,7 +120,7 @@ MUTATIONS = [
         tests=(_TQ,),
         why="the Welch-Satterthwaite degrees of freedom miscomputed"),
     Mutation(
-        id="large-route-full-cost-unchecked", path="benchmarks/speed/real_data_masses.py",
+        id="large-route-full-cost-unchecked", path="bnmfzoo/_cli/masses_budget.py",
         old='    if a.budget - used < max(large_need, full["total_s"]):',
         new="    if a.budget - used < large_need:",
         tests=(_LRN,),

@@ -1,4 +1,4 @@
-"""Self-test of ``benchmarks.speed.real_data_masses``: every matrix format ``bnmfzoo fit``
+"""Tests of ``bnmfzoo masses`` (:mod:`bnmfzoo._cli.masses`): every matrix format ``bnmfzoo fit``
 reads, at tiny size, gives the JSON last line; bad input gives one error line and no mass."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.speed.real_data_masses import main
+from bnmfzoo._cli.masses import main
 
 X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
 FAST = ["--rank", "2", "--runs", "2", "--particles", "10", "--moves", "1",
@@ -40,7 +40,13 @@ def _last_json(capsys):
 
 @pytest.mark.parametrize("fmt", ["csv_header", "csv", "npy", "txt", "txt_labels"])
 def test_every_format_prints_the_json_line(tmp_path, capsys, fmt):
-    rc = main(["--data", str(_write(tmp_path, fmt)), *FAST])
+    """Whitespace text with labels goes through ``bnmfzoo masses FILE`` (the installed
+    command), the others through ``main(["--data", FILE])`` (the checkout's script)."""
+    from bnmfzoo.cli import main as bnmfzoo
+
+    path = str(_write(tmp_path, fmt))
+    rc = bnmfzoo(["masses", path, *FAST]) if fmt == "txt_labels" else main(["--data", path,
+                                                                             *FAST])
     out = _last_json(capsys)
     assert rc == 0 and KEYS <= set(out) <= KEYS | {"why_not"}
     assert ("why_not" in out) == (not out["established"])
@@ -89,7 +95,8 @@ def test_auto_picks_the_route_per_family(capsys):
     Gaussian -> the library's auto; options given on the command line are kept."""
     from argparse import Namespace
 
-    from benchmarks.speed.real_data_masses import POISSON_ROUTE, _build, _route
+    from bnmfzoo._cli.masses import _build
+    from bnmfzoo._cli.masses_budget import POISSON_ROUTE, _route
 
     def ns(**kw):
         return Namespace(**{"check": "auto", "pt_local": None, "pt_leap": None,
@@ -182,7 +189,8 @@ def test_the_pilot_measures_the_tempering_steps():
     60 x 40 one). Step counts do not depend on timings: seeded, deterministic."""
     import math
 
-    from benchmarks.speed.real_data_masses import _build, _measured_steps
+    from bnmfzoo._cli.masses import _build
+    from bnmfzoo._cli.masses_budget import _measured_steps
     from bnmfzoo.inference.smc_masses import family_of_model
     from bnmfzoo.inference.tempering.smc import smc
 
@@ -201,7 +209,8 @@ def test_the_pilot_keeps_a_lower_bound_when_its_short_smc_runs_out():
     (x 1.25) are a lower bound on the steps, used instead of a smaller guess."""
     import time
 
-    from benchmarks.speed.real_data_masses import PILOT_STEP_FACTOR, _build, _measured_steps
+    from bnmfzoo._cli.masses import _build
+    from bnmfzoo._cli.masses_budget import PILOT_STEP_FACTOR, _measured_steps
     from bnmfzoo.inference.smc_masses import family_of_model
 
     r = np.random.default_rng(6)
@@ -234,7 +243,7 @@ def test_a_budget_too_small_for_the_large_route_is_one_line(tmp_path, capsys, mo
 def _force_large(monkeypatch, hmc):
     """The sweep route's pilot says it cannot start (5 particles per run) and the move costs
     choose the large route (sweep 5x the HMC move): no timing decides the test."""
-    from benchmarks.speed import real_data_masses as rdm
+    from bnmfzoo._cli import masses as rdm
     from bnmfzoo.inference import large_route
 
     monkeypatch.setattr(rdm, "_pilot", lambda *a, **k: (5, 50, 1e-3, 10.0, 2))
@@ -256,7 +265,7 @@ def test_the_large_route_is_refused_from_its_full_predicted_cost(tmp_path, capsy
     ``2 Lambda + 1`` rungs x enough scans for 10 round trips) is refused in one line naming
     that budget, before the route starts; a budget above it starts the route. Costs forced:
     no timing decides the test."""
-    from benchmarks.speed.real_data_masses import _build
+    from bnmfzoo._cli.masses import _build
     from bnmfzoo.inference import large_route
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -309,13 +318,14 @@ def test_the_pilot_reserves_the_reference_paths_predicted_cost(monkeypatch, ref_
     SMC from the prior had taken 542 of 900 s). Steps (200) and costs are fixed here, so the
     outcome does not depend on timings: at 7 ms per reference sweep the check alone needs more
     than the budget at 3-5 sweeps per step and 70 % of it at 2."""
-    import benchmarks.speed.real_data_masses as cmd
+    import bnmfzoo._cli.masses_budget as cmd
+    from bnmfzoo._cli.masses import _build
 
     r = np.random.default_rng(5)
     G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
     monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-4))
     monkeypatch.setattr(cmd, "_reference_sweep_cost", lambda *a: ref_cost)
-    particles, _, _, need, m = cmd._pilot(cmd._build(G, 2, "exponential_gaussian"), 900.0, 4,
+    particles, _, _, need, m = cmd._pilot(_build(G, 2, "exponential_gaussian"), 900.0, 4,
                                           5, 32, "auto", (4, 100), fewer_moves=fewer)
     assert m == moves
     assert (particles >= cmd.REF_MIN_PARTICLES) == enough, particles

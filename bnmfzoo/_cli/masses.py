@@ -1,0 +1,439 @@
+"""Posterior masses of the modes of any matrix, each checked by a second estimator.
+
+Run with::
+
+    bnmfzoo masses FILE --rank K
+        [--model poisson|negative_binomial|exponential_gaussian|beta_dir] [--budget 900]
+        [--runs 4] [--particles N] [--moves M] [--check bridge|ais] [--bridge-draws 500]
+        [--prior-chains 8] [--check-runs C] [--seed 0]
+        [--check reference_pt --pt-runs 4 --pt-scans 500 --pt-sweeps 1]
+
+(``python -m benchmarks.speed.real_data_masses --data FILE ...`` in a checkout is the same
+command.) The masses come from tempered SMC; the second estimator is chosen per family below.
+
+``FILE`` is any matrix file ``bnmfzoo fit`` reads (CSV/TSV with or without header and row
+labels, ``.txt`` with whitespace, ``.npy``, netCDF), through the command line's own reader
+(:func:`bnmfzoo._fitcli.read_matrix`; a whitespace-separated ``.txt`` it refuses, such as R's
+``write.table`` layout whose header lacks the row-label column, is split on blanks here,
+:func:`_read`). Without ``--model`` the family follows the data: 0/1
+entries -> ``beta_dir``, non-negative integers -> ``poisson``, otherwise
+``exponential_gaussian``. Both estimators run through
+:func:`bnmfzoo.inference.smc_mode_masses` (SMC: ``--runs`` independent adaptive-tempering runs
+of ``--particles`` particles; check, by default: per-mode bridge sampling from 4 plain chains
+of ``--bridge-draws`` draws per mode, and ``--prior-chains`` plain chains from the prior looking
+for modes the particles missed; ``--check ais``: ``--check-runs`` AIS runs from the prior on
+the SMC's schedule cut into up to 50 steps; ``--check reference_pt``: every mode estimated by
+per-mode SMC and per-mode parallel tempering along a fitted reference path, the SMC from the
+prior finding modes only, :mod:`bnmfzoo.inference.reference_tempering`). Without
+``--particles`` a pilot sweep sets the
+particles (and the AIS steps) so that all is expected to use about 80 % of ``--budget`` CPU
+seconds.
+
+**The default route** (``--check auto``), per family: Poisson with constant prior rates ->
+``reference_pt`` with the exact local moves (``sweep+shear+rescale+hmc``, 20 leapfrog steps,
+2,500 kept scans, 2 sweeps per SMC step, the SMC from the prior given 12 % of the pilot's
+sweeps: it only finds modes); exponential-Gaussian and Beta-Dir -> the reference path against
+the SMC from the prior; negative binomial -> the bridge. ``--budget`` caps the whole command
+(CPU seconds, reading and pilot included): when it runs out, the JSON says
+``"established": false`` with ``why_not`` (what ran, what to run next), and lists no mode when
+the SMC from the prior itself did not finish. A mode the reference-path SMC bounds below 0.1 %
+gets no second estimator and carries ``"note": "below 1 %: ..."`` and its ``"bound"``. Results
+of the default command on unseen matrices: ``docs/results/masses_default_route.md``.
+
+Prints a few human lines, then as its **last line one JSON object**::
+
+    {"modes": [{"mass": m, "low": l, "high": h, "estimator": "smc", "mass_check": m2,
+                "check_se": s2}, ...], "cpu_s": t, "established": true|false}
+
+Bad input (a rank the data do not allow, an all-missing row or column, a budget too small)
+prints one line ``error: ...`` and the JSON ``{"modes": [], "cpu_s": t, "established": false,
+"error": "..."}``: no mass is printed as if it were one. Results in
+``docs/results/masses_smc_bridge.md`` (sections 3.10-3.13).
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+from bnmfzoo._cli.masses_budget import (
+    _large,
+    _num,
+    _pilot,
+    _route,
+)
+
+_EPILOG = """examples:
+  bnmfzoo masses ic50.txt --rank 3          # 900 CPU s at most
+  bnmfzoo masses counts.csv --rank 4 --model negative_binomial --budget 1800
+
+The last line printed is one JSON object: the modes (mass, interval, estimator, the
+second estimate), cpu_s, established and, when not established, why_not.
+"""
+MODELS = ("poisson", "negative_binomial", "exponential_gaussian", "beta_dir")
+
+
+#: the estimator of a mode only the second estimator's plain chains from the prior found
+UNREACHED = "smc_not_reached"
+
+
+UNREACHED_NOTE = ("no SMC particle reached this mode, so its SMC mass is unknown (null, not "
+                  "zero; interval [0, 1]); mass_check is the second estimator's")
+
+
+def _share(x):
+    """A mass as a JSON number in [0, 1], or null when not finite.
+
+    Rounding can put a sole mode's mass at 1 + 1e-16.
+    """
+    return _num(min(1.0, max(0.0, float(x)))) if math.isfinite(x) else None
+
+
+def _read(path):
+    """The matrix ``bnmfzoo fit`` reads from ``path``.
+
+    A whitespace-separated text file the command line's reader refuses (a header one field
+    short, as R's ``write.table`` writes it) is split on runs of blanks, with an optional
+    header row and row-label column (non-numeric) dropped.
+    """
+    from pathlib import Path
+
+    from bnmfzoo._fitcli import read_matrix
+
+    try:
+        return np.asarray(read_matrix(path).values, float)
+    except ValueError:
+        p = Path(path)
+        if p.suffix.lower() not in (".txt", ".dat", ".tsv", ""):
+            raise
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a text matrix (not UTF-8 text)") from None
+        first = next((ln for ln in text.splitlines() if ln.strip()), "")
+        if any(c in first for c in ",;\t"):
+            raise
+    rows = [ln.split() for ln in text.splitlines() if ln.strip()]
+
+    def num(c):
+        c = c.strip().lower()
+        if c in ("na", "nan", "n/a", "null", "none", "-nan"):
+            return math.nan
+        return float(c)
+
+    def numeric(cells):
+        try:
+            [num(c) for c in cells]
+        except ValueError:
+            return False
+        return True
+
+    if rows and not numeric(rows[0]) and len(rows) > 1:
+        rows = rows[1:]  # header row (it may lack the row-label column's name)
+    if rows and not all(numeric(r[:1]) for r in rows):
+        rows = [r[1:] for r in rows]
+    width = {len(r) for r in rows}
+    if len(width) != 1:
+        raise ValueError(f"{path}: rows of different lengths ({sorted(width)} fields)")
+    try:
+        return np.array([[num(c) for c in r] for r in rows], float)
+    except ValueError as err:
+        raise ValueError(f"{path}: not a numeric matrix ({err})") from None
+
+
+def _guess_model(X):
+    v = X[np.isfinite(X)]
+    if v.size and np.all((v == 0) | (v == 1)):
+        return "beta_dir"
+    if v.size and np.all(v >= 0) and np.all(v == np.round(v)):
+        return "poisson"
+    return "exponential_gaussian"
+
+
+def _check_data(X, rank):
+    D, N = X.shape
+    inf = np.argwhere(np.isinf(X))
+    if inf.size:
+        raise ValueError(f"the data have an infinite entry (row {int(inf[0, 0])}, column "
+                         f"{int(inf[0, 1])}{' and others' if len(inf) > 1 else ''}): only "
+                         "finite numbers and missing values (NaN) are allowed")
+    if isinstance(rank, bool) or rank < 1 or rank > min(D, N):
+        raise ValueError(f"--rank {rank} is not possible for a {D} x {N} matrix: the rank must "
+                         f"lie in 1..{min(D, N)}")
+    obs = np.isfinite(X)
+    for axis, what in ((1, "row"), (0, "column")):
+        empty = np.flatnonzero(~obs.any(axis=axis))
+        if empty.size:
+            raise ValueError(f"the data have an all-missing {what} ({what} {int(empty[0])}"
+                             f"{' and others' if empty.size > 1 else ''}): drop it first")
+
+
+def _build(X, rank, model):
+    from bnmfzoo.models import beta_dir, exponential_gaussian, negative_binomial, poisson
+
+    if model in ("poisson", "negative_binomial"):
+        v = X[np.isfinite(X)]
+        if np.any(v < 0) or np.any(v != np.round(v)):
+            raise ValueError(f"--model {model} needs non-negative integer counts")
+        fn = poisson if model == "poisson" else negative_binomial
+        return fn(np.where(np.isfinite(X), X, np.nan), rank)
+    if model == "beta_dir":
+        v = X[np.isfinite(X)]
+        if np.any((v != 0) & (v != 1)):
+            raise ValueError("--model beta_dir needs binary data (0/1 entries, NaN for missing)")
+        return beta_dir(X, rank)
+    return exponential_gaussian(X, rank)
+
+
+def _print_per_mode(out):
+    """Print the two per-mode estimators of ``--check reference_pt``, mode by mode.
+
+    The reference-path SMC alone when the budget ran out in the tempering.
+    """
+    pm = out["per_mode"]
+    s, t = pm["smc"], pm["pt"]
+    if s is None:
+        return
+    r2 = lambda v: np.round(np.asarray(v, float), 2).tolist()  # noqa: E731
+    print(f"reference-path SMC: log Z per mode {r2(s['log_z'])} +- {r2(s['log_z_se'])}; runs "
+          f"{r2(s['run_log_z'])}; total {s['log_z_total']:.2f} +- {s['log_z_total_se']:.2f}; "
+          f"chain draws left {np.round(s['left'], 3).tolist()}, path particles left "
+          f"{np.round(s['path_left'], 3).tolist()}; temperatures {s['n_temperatures']}; "
+          f"{s['cpu_s']:.1f} CPU s ({s['fit_cpu_s']:.1f} for the fit chains; per mode "
+          f"{r2(s.get('cpu_s_mode', [math.nan]))}); lowest HMC acceptance of a temperature "
+          f"{r2(s.get('local_acceptance', [math.nan]))}; skipped (bounded below 0.1 %) "
+          f"{pm.get('skipped', [])}")
+    if t is not None:
+            print(f"reference-path tempering: log Z per mode {r2(t['log_z'])} +- "
+              f"{r2(t['log_z_se'])}; runs {r2(t['run_log_z'])}; total {t['log_z_total']:.2f} +- "
+              f"{t['log_z_total_se']:.2f}; round trips per run {t['round_trips'].tolist()}; "
+              f"rungs {t['n_rungs'].tolist()}; barrier {r2(t['barrier'])}; max rejection "
+              f"{r2(t['max_rejection'])}; b = 1 draws left "
+              f"{np.round(t['pt_left'], 3).tolist()}; {t['cpu_s']:.1f} CPU s (per mode "
+              f"{r2(t['cpu_s_mode'])}; per rung-scan "
+              f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); lowest rung's HMC "
+              f"acceptance {r2(t.get('local_acceptance', [math.nan]))}")
+    print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
+          f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
+    for k, m in enumerate(out["modes"]):
+        print(f"mode {k}: SMC from the prior {m['smc_prior_mass']:.4f} +- "
+              f"{m['smc_prior_se']:.4f}")
+
+
+def main(argv=None):
+    """The command with ``--data FILE``, as the results pages run it.
+
+    ``python -m benchmarks.speed.real_data_masses`` calls this; :func:`command` is
+    ``bnmfzoo masses FILE``.
+    """
+    return _guarded(_main, argv)
+
+
+def command(args):
+    """``bnmfzoo masses``: run on the parsed ``args`` with one BLAS thread.
+
+    CPU seconds are the budget's unit: BLAS threads would spend it several times over.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        return _guarded(_run, args)
+
+
+def _guarded(run, arg):
+    """``run(arg)``, its failures reported as the command's last lines.
+
+    An unexpected failure still ends with one ``error:`` line and the JSON
+    (``established: false``, no mode), the traceback going to standard error.
+    """
+    t0 = time.process_time()
+    try:
+        return run(arg)
+    except Exception as err:  # the JSON must stay the last line whatever failed
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        msg = " ".join(f"unexpected failure: {type(err).__name__}: {err}".split())
+        print(f"error: {msg}")
+        print(json.dumps({"modes": [], "cpu_s": round(time.process_time() - t0, 2),
+                          "established": False, "error": msg}))
+        return 3
+
+
+def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
+    """Add ``masses`` to the ``bnmfzoo`` command's sub-parsers ``sub``."""
+    p = sub.add_parser(
+        "masses", help="posterior masses of a matrix's modes, each checked by a second "
+                       "estimator, within a CPU budget",
+        description=__doc__.split("\n")[0], epilog=_EPILOG, formatter_class=formatter_class)
+    p.add_argument("data", help="the matrix file (CSV/TSV, whitespace .txt, .npy, netCDF)")
+    _arguments(p)
+    p.set_defaults(func=command)
+    return p
+
+
+def _main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", required=True)
+    return _run(_arguments(p).parse_args(argv))
+
+
+def _arguments(p):
+    """Add the options of the command (all but the data file) to the parser ``p``."""
+    p.add_argument("--rank", type=int, required=True, help="the number of factors")
+    p.add_argument("--model", choices=MODELS,
+                   help="the likelihood and priors (default from the data: 0/1 entries "
+                        "beta_dir, non-negative integers poisson, else exponential_gaussian)")
+    p.add_argument("--budget", type=float, default=900.0, help="CPU seconds (default 900)")
+    p.add_argument("--runs", type=int, default=4,
+                   help="independent SMC runs from the prior (the error comes from their "
+                        "spread; default 4)")
+    p.add_argument("--particles", type=int,
+                   help="particles per SMC run (default: what the budget affords, from a "
+                        "pilot)")
+    p.add_argument("--moves", type=int,
+                   help="sweeps per particle per step (default 5, fewer down to 2 where the "
+                        "reference path's predicted cost would leave the SMC from the prior "
+                        "under 200 particles per run; 2 on the Poisson route)")
+    p.add_argument("--cess", type=float, default=0.9,
+                   help="conditional ESS fraction kept per tempering step (default 0.9)")
+    p.add_argument("--check-runs", type=int, help="--check ais: AIS runs (default 32)")
+    p.add_argument("--check", choices=("auto", "reference", "reference_pt", "bridge", "ais"),
+                   default="auto",
+                   help="the second estimator (auto: Poisson with constant prior rates -> "
+                        "reference_pt with the local moves sweep+shear+rescale+hmc, 20 leapfrog "
+                        "steps, 2,500 scans; other families: the reference path where the "
+                        "family has one, else the bridge; reference_pt: per-mode SMC and "
+                        "per-mode parallel tempering along the reference path, the SMC from "
+                        "the prior finding modes only)")
+    p.add_argument("--pt-runs", type=int, default=4,
+                   help="reference_pt: parallel-tempering runs per mode")
+    p.add_argument("--pt-scans", type=int,
+                   help="reference_pt: kept scans per run (after tuning and burn-in; default "
+                        "500, 2500 on the Poisson route)")
+    p.add_argument("--pt-sweeps", type=int, default=1,
+                   help="reference_pt: sweeps per replica per scan")
+    p.add_argument("--pt-local",
+                   help="reference_pt, Poisson: each replica's moves per scan, joined by '+' "
+                        "from sweep, shear, rescale (the exact group moves), hmc (HMC on "
+                        "log A, log W); default sweep, sweep+shear+rescale+hmc on the Poisson "
+                        "route")
+    p.add_argument("--pt-leap", type=int,
+                   help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
+                        "the Poisson route)")
+    p.add_argument("--ref-runs", type=int, default=4,
+                   help="reference check: SMC runs per mode from the fitted reference")
+    p.add_argument("--ref-particles", type=int, default=100,
+                   help="reference check: particles per run")
+    p.add_argument("--bridge-draws", type=int, default=500,
+                   help="kept draws per bridge chain (4 chains per mode)")
+    p.add_argument("--prior-chains", type=int, default=8,
+                   help="plain chains from the prior looking for modes the particles missed")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    return p
+
+
+def _run(a):
+    """The command on the parsed arguments ``a``; returns the exit code."""
+    t0 = time.process_time()
+    try:
+        from bnmfzoo.inference.smc_masses import smc_mode_masses
+
+        for name, v in (("--budget", a.budget), ("--runs", a.runs), ("--particles", a.particles)):
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be positive, got {v:g}")
+        X = _read(a.data)
+        _check_data(X, a.rank)
+        model_name = a.model or _guess_model(X)
+        model = _build(X, a.rank, model_name)
+        auto, moves_given = a.check == "auto", a.moves is not None
+        _route(model, a)
+        check_runs = a.check_runs if a.check_runs is not None else 32
+        particles, refine, per_sweep = a.particles, 50, math.nan
+        if particles is None:
+            particles, refine, per_sweep, need, a.moves = _pilot(
+                model, a.budget, a.runs, a.moves, check_runs, a.check,
+                (a.ref_runs, a.ref_particles), fewer_moves=not moves_given)
+            if particles < 20 and auto and a.check == "reference_pt":
+                large = _large(model, a, t0, per_sweep, need)
+                if large is not None:
+                    return large
+            if particles < 20 or (a.check == "ais" and refine < 5):
+                ais = (f" and the check {refine} AIS steps per SMC step (at least 5)"
+                       if a.check == "ais" else "")
+                raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: "
+                                 f"one sweep takes {per_sweep * 1e3:.2f} ms, so {a.runs} runs "
+                                 f"would get {particles} particles each (at least 20 needed)"
+                                 + ais + "; it needs at least --budget "
+                                 f"{math.ceil(need / 60) * 60:g} (or fewer --runs)")
+        print(f"{a.data}: {X.shape[0]} x {X.shape[1]}, {model_name}, rank {a.rank}; "
+              f"{a.runs} SMC runs x {particles} particles x {a.moves} sweeps per step, "
+              + (f"{check_runs} AIS runs x {refine} steps per SMC step; " if a.check == "ais"
+                 else (f"reference path: {a.ref_runs} runs x {a.ref_particles} particles "
+                       "per mode (auto: where the family has one, else the bridge), fitted to "
+                       if a.check in ("reference", "auto") else
+                       f"reference path: {a.ref_runs} runs x {a.ref_particles} particles and "
+                       f"{a.pt_runs} tempering runs x {a.pt_scans} scans per mode, fitted to "
+                       if a.check == "reference_pt" else "bridge: ")
+                 + f"4 chains x {a.bridge_draws} draws per mode, "
+                   f"{a.prior_chains} plain chains from the prior; ") +
+              f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
+        out = smc_mode_masses(model, n_runs=a.runs, n_particles=particles, n_moves=a.moves,
+                              cess=a.cess, check=a.check, check_runs=check_runs,
+                              check_refine=refine, bridge_draws=a.bridge_draws,
+                              prior_chains=a.prior_chains,
+                              reference_runs=a.ref_runs,
+                              reference_particles=a.ref_particles,
+                              pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,
+                              pt_local=a.pt_local, pt_leap=a.pt_leap,
+                              budget_s=a.budget - (time.process_time() - t0),
+                              random_seed=a.seed)
+    except (ValueError, TypeError, FileNotFoundError) as err:
+        msg = " ".join(str(err).split())
+        print(f"error: {msg}")
+        print(json.dumps({"modes": [], "cpu_s": round(time.process_time() - t0, 2),
+                          "established": False, "error": msg}))
+        return 2
+    for k, m in enumerate(out["modes"]):
+        print(f"mode {k}: SMC {m['mass']:.4f} [{m['low']:.4f}, {m['high']:.4f}] "
+              f"(se {m['se']:.4f}, {m['n_members']} particles); check {m['mass_check']:.4f} "
+              f"+- {m['check_se']:.4f} ({m['check_estimator']})")
+    if out.get("bridge"):
+        b = out["bridge"]
+        print(f"bridge: log Z per mode {np.round(b['log_z'], 2).tolist()} +- "
+              f"{np.round(b['log_z_se'], 2).tolist()}; total {b['log_z_total']:.2f} +- "
+              f"{b['log_z_total_se']:.2f}; left {np.round(b['left'], 3).tolist()}; "
+              f"autocorrelation time {np.round(b['tau'], 1).tolist()}; {b['cpu_s']:.1f} CPU s; "
+              f"prior chains ending in SMC modes {b['prior_ends_in_smc_modes']} of "
+              f"{b['prior_chains']} ({b['prior_cpu_s']:.1f} CPU s)")
+    if out.get("per_mode"):
+        _print_per_mode(out)
+    elif out.get("reference"):
+        b = out["reference"]
+        print(f"reference path: log Z per mode {np.round(b['log_z'], 2).tolist()} +- "
+              f"{np.round(b['log_z_se'], 2).tolist()}; runs {np.round(b['run_log_z'], 2).tolist()}"
+              f"; total {b['log_z_total']:.2f} +- {b['log_z_total_se']:.2f}; chain draws left "
+              f"{np.round(b['left'], 3).tolist()}, path particles left "
+              f"{np.round(b['path_left'], 3).tolist()}; temperatures {b['n_temperatures']}; "
+              f"{b['cpu_s']:.1f} CPU s ({b['fit_cpu_s']:.1f} for the fit chains); prior chains "
+              f"ending in SMC modes {b['prior_ends_in_smc_modes']} of {b['prior_chains']} "
+              f"({b['prior_cpu_s']:.1f} CPU s)")
+    print(f"log Z {out['log_z']:.2f} +- {out['log_z_se']:.2f}; temperatures "
+          f"{out['settings']['n_temperatures']}; min final ESS {out['final_ess']:.2f}")
+    print(out["statement"])
+    cpu = time.process_time() - t0
+    print(json.dumps({
+        "modes": [{"mass": None if m["estimator"] == UNREACHED else _share(m["mass"]),
+                   "low": _share(m["low"]), "high": _share(m["high"]),
+                   "estimator": m["estimator"], "mass_check": _num(m["mass_check"]),
+                   "check_se": _num(m["check_se"]),
+                   **({"bound": _num(m["bound"]), "note": m["note"]} if m.get("note") else {}),
+                   **({"note": UNREACHED_NOTE} if m["estimator"] == UNREACHED else {})}
+                  for m in out["modes"]],
+        "cpu_s": round(cpu, 2), "established": bool(out["established"]),
+        **({} if out["established"] else {"why_not": " ".join(out["statement"].split())})}))
+    return 0
+

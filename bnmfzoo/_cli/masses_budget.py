@@ -1,0 +1,302 @@
+"""How ``bnmfzoo masses`` spends its CPU budget.
+
+The route per family, the pilot that sizes the SMC runs and the second estimator, and the
+large route's refusal.
+
+The command itself (reading, printing, the JSON line) is :mod:`bnmfzoo._cli.masses`.
+"""
+
+import json
+import math
+import time
+
+import numpy as np
+
+#: tempering steps of one run per square root of the dimension (cess 0.9; 6.6 on CCLE rank 3)
+STEPS_PER_ROOT_DIM = 7.0
+
+
+#: share of the pilot's sweeps for the SMC from the prior on the ``reference_pt`` route
+PT_PRIOR_SHARE = 0.12
+
+
+#: tempering steps of a reference-path run per step the pilot expects of a run from the prior
+#: (its measured steps x 1.25; measured: CCLE rank 3, 147 of 331; GDSC rank 5, 205 of 606: the
+#: fitted reference sits near the posterior)
+REF_STEP_RATIO = 0.45
+
+
+#: particles per run the SMC from the prior should keep beside the reference path, lowering the
+#: sweeps per step to fit (GDSC rank 5: established with 229 x 2; 110 x 4 left its runs' log Z
+#: 3 nats apart, not established)
+REF_MIN_PARTICLES = 200
+
+
+#: ``--check auto`` for Poisson models with constant prior rates: two per-mode estimators
+#: along the reference path with the exact local moves (established breast SBS96 K = 4 in
+#: 729 CPU s; ``docs/results/masses_default_route.md``); other families: the library's auto
+POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc", "pt_leap": 20,
+                 "pt_scans": 2500, "moves": 2}
+
+
+#: the route settings when neither ``--check`` nor the option is given
+ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 5}
+
+
+def _route(model, a):
+    """Resolve ``--check auto`` and the route options not given (``None``) in place of ``a``.
+
+    ``auto``: :data:`POISSON_ROUTE` where the Poisson reference path with local moves exists
+    (constant prior rates), else the library's ``"auto"`` (the reference path for
+    exponential-Gaussian and Beta-Dir models, the bridge for negative binomial ones).
+    """
+    defaults = dict(ROUTE_DEFAULTS)
+    if a.check == "auto":
+        from bnmfzoo.inference.reference_path import reference_adapter
+        from bnmfzoo.inference.smc_masses import family_of_model
+
+        fam = family_of_model(model)
+        try:
+            if fam.name != "poisson":
+                raise ValueError(fam.name)
+            reference_adapter(fam, POISSON_ROUTE["pt_local"], POISSON_ROUTE["pt_leap"])
+            defaults.update(POISSON_ROUTE)
+            a.check = "reference_pt"
+        except ValueError:
+            pass
+    for k, v in defaults.items():
+        if k != "check" and getattr(a, k) is None:
+            setattr(a, k, v)
+
+
+def _num(x):
+    """A JSON number, or null when not finite (strict JSON has no NaN)."""
+    return float(x) if math.isfinite(x) else None
+
+
+#: particles of the pilot's short SMC, and its tempering steps' factor to the full run's (an
+#: SMC of 16 particles and 1 sweep per step took 173 / 47 steps where 100 particles x 5
+#: sweeps took 205 / 60: a 60 x 40 Gaussian at rank 3 and a 50 x 30 binary matrix at rank 2)
+PILOT_PARTICLES, PILOT_STEP_FACTOR = 16, 1.25
+
+
+class _CountedSweep:
+    """A tempered sweep that counts its sweeps (the pilot's short SMC)."""
+
+    def __init__(self, tempered):
+        self._t, self.n, self.dimension = tempered, 0, tempered.dimension
+
+    def __getattr__(self, name):
+        if name == "_t":
+            raise AttributeError(name)
+        return getattr(self._t, name)
+
+    def sweep(self, state, beta, rng):
+        self.n += 1
+        return self._t.sweep(state, beta, rng)
+
+    def loglik(self, state):
+        return self._t.loglik(state)
+
+    def copy(self, state):
+        return self._t.copy(state)
+
+
+def _measured_steps(fam, per_sweep, moves, budget, guess):
+    """``(tempering steps, CPU s per particle-sweep)`` of the SMC from the prior, measured.
+
+    A short SMC (:data:`PILOT_PARTICLES` particles, one sweep per step) gives the number of
+    steps (times :data:`PILOT_STEP_FACTOR`) and the per-particle overhead of a step (log-
+    likelihood, copies, weights), spread over the ``moves`` sweeps. The guess from the
+    dimension (``guess`` steps) was 1.7 times too few on a 60 x 40 Gaussian matrix at rank 3
+    (the budget ran out in the SMC from the prior) and 4.5 times too many on a 50 x 30
+    binary one. Falls back to ``(guess, per_sweep)`` when the short SMC would take more than
+    5 % of ``budget`` by the guess; when it runs past 5 % all the same, the steps it did
+    (times the factor; at least ``guess``) are a lower bound, used as the steps: on breast
+    SBS96 with the negative binomial model the guess was 152 steps and a run took 400-800.
+    """
+    from bnmfzoo.inference._mass_budget import BudgetedSweep, BudgetExhausted, budget_scope
+    from bnmfzoo.inference.tempering.smc import smc
+
+    if 2 * PILOT_PARTICLES * guess * per_sweep > 0.05 * budget:
+        return guess, per_sweep
+    counted = _CountedSweep(BudgetedSweep(fam.tempered))
+    t0 = time.process_time()
+    try:
+        with budget_scope(0.05 * budget):
+            run = smc(counted, fam.draw_prior, PILOT_PARTICLES, np.random.default_rng(1),
+                      n_moves=1)
+    except BudgetExhausted:
+        used = time.process_time() - t0
+        done = max(1.0, counted.n / PILOT_PARTICLES)
+        overhead = max(0.0, used / (PILOT_PARTICLES * done) - per_sweep)
+        return max(guess, PILOT_STEP_FACTOR * done), per_sweep + overhead / max(moves, 1)
+    steps = max(1, len(run.betas) - 1)
+    overhead = max(0.0, (time.process_time() - t0) / (PILOT_PARTICLES * steps) - per_sweep)
+    return PILOT_STEP_FACTOR * steps, per_sweep + overhead / max(moves, 1)
+
+
+def _reference_sweep_cost(fam, s, rng):
+    """CPU s of one reference-path sweep at ``beta = 0.5`` (``None``: no reference path).
+
+    A rough reference fitted to 8 sweeps from ``s``, timed for 0.2 s.
+    """
+    from bnmfzoo.inference.reference_path import reference_adapter
+
+    try:
+        ad = reference_adapter(fam)
+    except ValueError:
+        return None
+    draws = []
+    for _ in range(8):
+        fam.tempered.sweep(s, 1.0, rng)
+        draws.append(ad.draws(s, np.arange(ad.K)))
+    q, s = ad.fit(np.array(draws), 2.0), ad.copy(s)
+    t0, n = time.process_time(), 0
+    while time.process_time() - t0 < 0.2 or n < 3:
+        ad.sweep(q, s, 0.5, rng)
+        n += 1
+    return (time.process_time() - t0) / n
+
+
+def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 100),
+           fewer_moves=False):
+    """``(particles, check_refine, sweep s, budget for 20 particles, moves)`` for 80 % of it.
+
+    The tuple fills about 80 % of ``budget``.
+
+    The tempering steps of a run are expected at ``STEPS_PER_ROOT_DIM * sqrt(dimension)``
+    (the log-likelihood's sd grows like the root of the dimension; measured 261 steps on CCLE
+    rank 3, dimension 1585). The AIS check gets 40 % of the budget, the SMC the rest; the
+    bridge check (a few thousand sweeps per mode) 10 %. With ``reference_pt`` the SMC from
+    the prior only finds modes and gets ``PT_PRIOR_SHARE`` (the per-mode SMC and tempering
+    the rest: on breast SBS96 K = 4, 62 particles x 2 moves, as in the established run).
+    The reference-path check (``auto`` or ``reference`` where the family has one) gets its
+    predicted cost instead of 10 %: ``ref_size`` = (runs, particles) of one mode's path,
+    ``moves`` sweeps per step, :data:`REF_STEP_RATIO` times the steps, each sweep timed on a
+    rough reference (GDSC rank 5: about 1 ms against the plain sweep's 0.34; at 10 % the check
+    ran out of budget after the SMC from the prior had taken 542 of 900 s). With
+    ``fewer_moves`` (``--moves`` not given) the sweeps per step fall from ``moves`` towards 2
+    until the SMC from the prior gets :data:`REF_MIN_PARTICLES` per run (both estimators use
+    the same moves).
+    """
+    from bnmfzoo.inference.smc_masses import family_of_model
+
+    fam = family_of_model(model)
+    rng = np.random.default_rng(0)
+    s = fam.draw_prior(rng)
+    for b in (0.5, 1.0):
+        fam.tempered.sweep(s, b, rng)
+    t0 = time.process_time()
+    n = 0
+    while time.process_time() - t0 < 0.5 or n < 3:
+        fam.tempered.sweep(s, 0.7, rng)
+        n += 1
+    per_sweep = (time.process_time() - t0) / n
+    steps = STEPS_PER_ROOT_DIM * math.sqrt(fam.tempered.dimension)
+    cost = per_sweep  # CPU s per particle-sweep in the SMC, its overhead included
+    if check != "reference_pt":
+        steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)
+    ref = _reference_sweep_cost(fam, s, rng) if check in ("auto", "reference") else None
+    for m in range(moves, 1, -1) if ref is not None and fewer_moves else (moves,):
+        cost_m = per_sweep + (cost - per_sweep) * moves / m  # the step's overhead over m
+        sweeps = 0.8 * budget / (steps * cost_m)  # sweeps per tempering step in the budget
+        share = 0.4 if check == "ais" else 0.1
+        refine = int(min(50, share * sweeps / max(check_runs, 1)))
+        smc_share = PT_PRIOR_SHARE if check == "reference_pt" else 1.0 - share
+        if ref is not None:  # the SMC from the prior gets what the predicted check leaves
+            check_s = max(0.08 * budget,
+                          ref_size[0] * ref_size[1] * m * REF_STEP_RATIO * steps * ref)
+            smc_share = max(0.0, 1.0 - check_s / (0.8 * budget))
+            need = (20.0 * runs * m * steps * cost_m + check_s) / 0.8
+        else:
+            need = budget * 20.0 * runs * m / (smc_share * sweeps)
+        particles = int(smc_share * sweeps / (runs * m))
+        if particles >= REF_MIN_PARTICLES:
+            break
+    return particles, refine, per_sweep, need, m
+
+
+def _minute(seconds):
+    """``seconds`` rounded up to a whole minute, as a ``--budget`` value."""
+    return f"{math.ceil(seconds / 60) * 60:g}"
+
+
+def _large(model, a, t0, per_sweep, need):
+    """The large-matrix Poisson route when the measured costs choose it (else None).
+
+    Prints its lines and the JSON, returns the exit code.
+
+    ``need``: the CPU s the sweep route needs for 20 particles per run. The large route's
+    move is ``sweep / hmc`` times cheaper but may need up to :data:`TAU_RATIO` times the
+    moves, so a budget below ``need * TAU_RATIO * hmc / sweep`` fits neither route; nor does
+    one below the large route's full predicted cost of one mode
+    (:func:`~bnmfzoo.inference.large_route.large_route_need`: its reference-path SMC and
+    ``pt_runs`` tempering runs of ``2 Lambda + 1`` rungs x the scans of 10 round trips, from
+    the measured HMC move). Either is refused in one line naming the budget it would need
+    (the route is not started).
+    """
+    from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
+    from bnmfzoo.inference.large_route import (
+        TAU_RATIO,
+        choose_route,
+        large_mode_masses,
+        large_route_need,
+        move_costs,
+    )
+    from bnmfzoo.inference.smc_masses import family_of_model
+
+    costs = move_costs(family_of_model(model), np.random.default_rng(a.seed))
+    large, why = choose_route(False, costs)
+    print(f"route: {why}; one latent-count sweep {per_sweep * 1e3:.2f} ms", flush=True)
+    if not large:
+        return None
+    large_need = need * TAU_RATIO * costs["hmc"] / costs["sweep"]
+    full = large_route_need(family_of_model(model).tempered.dimension, costs["hmc"],
+                            n_runs=a.runs, pt_runs=a.pt_runs)
+    used = time.process_time() - t0
+    if a.budget - used < max(large_need, full["total_s"]):
+        if a.budget - used < large_need:
+            why = f"20 particles per run need at least --budget {_minute(large_need + used)}"
+        else:
+            why = (f"one mode needs {full['smc_s']:.0f} s of reference-path SMC ({a.runs} "
+                   f"runs x 20 particles) and {full['pt_s']:.0f} s of tempering ({a.pt_runs} "
+                   f"runs x {full['rungs']} rungs x {full['scans']} scans for "
+                   f"{MIN_ROUND_TRIPS} round trips each at the predicted barrier "
+                   f"{full['barrier']:.1f}), so it needs at least --budget "
+                   f"{_minute(full['total_s'] + used)}")
+        raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: the "
+                         f"large route's move takes {costs['hmc'] * 1e3:.2f} ms, and {why} "
+                         "(or fewer --runs)")
+    out = large_mode_masses(model, budget_s=a.budget - (time.process_time() - t0),
+                            random_seed=a.seed, move_cost=costs["hmc"], route_note=why,
+                            n_runs=a.runs, pt_runs=a.pt_runs, n_particles=a.particles)
+    r2 = lambda v: np.round(np.asarray(v, float), 2).tolist()  # noqa: E731
+    s, t, c = out["smc"], out["pt"], out.get("costs", {})
+    if s is not None:
+        print(f"reference-path SMC ({out['settings']['n_runs']} runs x "
+              f"{out['settings']['n_particles']} particles): log Z per mode {r2(s['log_z'])} +- "
+              f"{r2(s['log_z_se'])}; runs {r2(s['run_log_z'])}; temperatures "
+              f"{s['n_temperatures']}; {s['cpu_s']:.1f} CPU s (fit chains {s['fit_cpu_s']:.1f}; "
+              f"per mode {r2(c['smc_s_per_mode'])}; per particle-move "
+              f"{np.round(c['smc_s_per_particle_move'] * 1e3, 2).tolist()} ms); restarts "
+              f"{c['restarts_s']:.1f} CPU s")
+    if t is not None:
+        print(f"reference-path tempering ({out['settings']['pt_runs']} runs x "
+              f"{out['settings']['pt_scans']} scans): log Z per mode {r2(t['log_z'])} +- "
+              f"{r2(t['log_z_se'])}; runs {r2(t['run_log_z'])}; round trips per run "
+              f"{t['round_trips'].tolist()}; rungs {t['n_rungs'].tolist()}; {t['cpu_s']:.1f} CPU "
+              f"s (per mode {r2(t['cpu_s_mode'])}; per rung-scan "
+              f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms)")
+    print(out["statement"])
+    print(json.dumps({
+        "modes": [{"mass": m["mass"], "low": m["low"], "high": m["high"],
+                   "estimator": m["estimator"], "mass_check": _num(m["mass_check"]),
+                   "check_se": _num(m["check_se"]), "n_starts": m["n_starts"],
+                   **({"bound": _num(m["bound"]), "note": m["note"]} if m["note"] else {})}
+                  for m in out["modes"]],
+        "cpu_s": round(time.process_time() - t0, 2), "established": bool(out["established"]),
+        "route": "large", "notes": why,
+        **({} if out["established"] else {"why_not": " ".join(out["statement"].split())})}))
+    return 0
+

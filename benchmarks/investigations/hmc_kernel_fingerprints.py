@@ -67,7 +67,7 @@ def kernels(out, sizes=((7, 9, 3), (33, 70, 5), (96, 552, 4), (5, 300, 1))):
                 rec += hm.hmc_trajectory(tA, tWt, rng.standard_normal((D, K)),
                                          rng.standard_normal((N, K)), *data, *prior, imA, imWt,
                                          0.05, 40, math.log(rng.uniform()), gA, gWt, True, uA,
-                                         uWt)
+                                         uWt, hm.NO_DIRS, hm.NO_DIRS, hm.NO_LAM)
             out[f"untempered {form} {D}x{N} K={K}"] = _h(tA, tWt, gA, gWt, rec)
             for beta in (0.37, 1.0):
                 r2 = np.random.default_rng(D + 100)

@@ -86,7 +86,7 @@ def nmf_start(X, rank):
 
 
 def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ours="default",
-        n_leap=None):
+        n_leap=None, masses=(None,)):
     import pymc as pm
 
     from bnmfzoo.inference import GibbsPoisson
@@ -110,26 +110,31 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ou
         # numba kernels load from (or fill) their on-disk cache once: not timed
         pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
                   compute_convergence_checks=False)
-        if ours != "default":
+        for mass in masses if ours != "default" else ():
             pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
                       compute_convergence_checks=False,
-                      step=GibbsPoisson(moves="hmc", n_leap=n_leap))
-        # ours: plain pm.sample(), or (--ours hmc) step=GibbsPoisson(moves="hmc")
-        mine = {} if ours == "default" else {
-            "step": GibbsPoisson(moves="hmc", n_leap=n_leap)}
-        t = time.process_time()
-        dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
-                       progressbar=False, compute_convergence_checks=False, **start, **mine)
-        runs["ours"] = (arrays(dt["posterior"]), time.process_time() - t,
-                        f"{draws}+{tune} x 2")
-        if "step" in mine and mine["step"].hmc_state is not None:
-            s = mine["step"].hmc_state  # the last chain's frozen tuning
-            leaps = s["leaps"] if s["leaps"] is not None else [mine["step"]._hmc.n_leap]
-            print(f"ours (last chain): step size {np.exp(s['log_eps']):.3f}, leapfrog steps "
-                  f"per transition mean {np.mean(leaps):.1f}, quartiles "
-                  f"{np.percentile(leaps, [25, 50, 75])}, slow time "
-                  f"{s.get('slow_time', float('nan')):.2f}")
-        del dt
+                      step=GibbsPoisson(moves="hmc", n_leap=n_leap, mass=mass))
+        # ours: plain pm.sample(), or (--ours hmc) step=GibbsPoisson(moves="hmc"), one run per
+        # --mass (the first is "ours", the others "ours <mass>")
+        for i, mass in enumerate(masses if ours != "default" else (None,)):
+            key = "ours" if i == 0 else f"ours {mass}"
+            mine = {} if ours == "default" else {
+                "step": GibbsPoisson(moves="hmc", n_leap=n_leap, mass=mass)}
+            t = time.process_time()
+            dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
+                           progressbar=False, compute_convergence_checks=False, **start, **mine)
+            runs[key] = (arrays(dt["posterior"]), time.process_time() - t,
+                         f"{draws}+{tune} x 2")
+            if "step" in mine and mine["step"].hmc_state is not None:
+                s = mine["step"].hmc_state  # the last chain's frozen tuning
+                leaps = s["leaps"] if s["leaps"] is not None else [mine["step"]._hmc.n_leap]
+                print(f"{key} (last chain, mass {mine['step']._hmc.mass}, rank "
+                      f"{s.get('lam', np.zeros(0)).size}): step size {np.exp(s['log_eps']):.3f},"
+                      f" leapfrog steps per transition mean {np.mean(leaps):.1f}, quartiles "
+                      f"{np.percentile(leaps, [25, 50, 75])}, slow time "
+                      f"{s.get('slow_time', float('nan')):.2f}, variances "
+                      f"{np.round(s.get('lam', np.zeros(0)), 2)}")
+            del dt
         t = time.process_time()
         with pymc_default_steps():
             dt = pm.sample(draws=nuts_draws, tune=nuts_draws, chains=2, cores=1,
@@ -165,6 +170,12 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ou
             rmed = ours[1] / md if k != "ours" and md > 0 else float("nan")
             print(f"  {q:11s} {k:14s} {mn:10.3f} {md:9.2f} {rh:9.3f} {me:8.0f} "
                   f"{rmin:10.1f} {rmed:10.1f}")
+    for mine in [k for k in tables if k.startswith("ours ")]:  # the other masses' ratios
+        print(f"  {mine}: ratio min / median against " + "; ".join(
+            f"{k} " + ", ".join(f"{q} {tables[mine][q][0] / tab[q][0]:.1f} / "
+                                f"{tables[mine][q][1] / tab[q][1]:.1f}"
+                                for q in ("A", "W", "signatures", "exposures", "A@W"))
+            for k, tab in tables.items() if not k.startswith("ours")))
     print("  target: ours >= 10x NUTS and nutpie, min and median", flush=True)
     return tables
 
@@ -238,6 +249,10 @@ def main(argv=None):
     parser.add_argument("--n-leap", type=int, default=None,
                         help="with --ours hmc: a fixed number of leapfrog steps (default: "
                              "learned during tuning)")
+    parser.add_argument("--mass", nargs="+", default=[None],
+                        choices=("diag", "exposures", "krylov", "span"),
+                        help="with --ours hmc: HMC's mass, one run of ours per value (default: "
+                             "HmcAdapter's); ratios against the first")
     parser.add_argument("--umi", action="store_true", help="also the UMI-size cost check")
     parser.add_argument("--umi-draws", type=int, default=10)
     parser.add_argument("--umi-repeats", type=int, default=3)
@@ -252,7 +267,7 @@ def main(argv=None):
         use_nutpie = False
     for name in args.data:
         run(name, args.draws, args.tune, args.nuts_draws, args.seed, use_nutpie, args.cells,
-            args.init, args.ours, args.n_leap)
+            args.init, args.ours, args.n_leap, tuple(args.mass))
     if args.umi:
         umi_cost(6, args.umi_draws, 3, args.umi_repeats)
 

@@ -75,7 +75,6 @@ import math
 
 import numba
 import numpy as np
-from scipy.special import polygamma
 
 from bnmfzoo.inference.counts._hmc_fused import grad_fused
 from bnmfzoo.inference.counts._hmc_kernels import finite as _finite
@@ -89,6 +88,16 @@ from bnmfzoo.inference.counts._hmc_kernels import (
     sparse_cells,
 )
 from bnmfzoo.inference.counts._problem import observed_cells
+from bnmfzoo.inference.counts.gibbs._hmc_mass import (
+    MASS_RULES,
+    conditional_shape_mass,
+    diagonal_mass,
+    drift,
+    lowrank_mass,
+    lowrank_momentum,
+    lowrank_velocity,
+    turned_velocity,
+)
 from bnmfzoo.inference.counts.gibbs._moves import rescale_into
 from bnmfzoo.inference.kernels.streams import seed_state
 
@@ -121,6 +130,11 @@ FIRST_WINDOW = 50
 TERM_BUFFER = 50
 #: bounds of the adapted inverse mass
 MASS_BOUNDS = (1e-8, 1e3)
+#: the default mass of :class:`HmcAdapter` (:data:`~bnmfzoo.inference.counts.gibbs._hmc_mass.
+#: MASS_RULES`)
+MASS = "diag"
+#: no low-rank correction of the mass (:func:`hmc_trajectory`'s ``UA, UWt, lam``)
+NO_DIRS, NO_LAM = np.zeros((0, 0)), np.zeros(0)
 
 
 @numba.njit(cache=True)
@@ -164,13 +178,13 @@ def hmc_transition(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
     """
     code, log_acc, _ = hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA,
                                       aWt, bWt, imA, imWt, eps, n_leap, log_u, gA, gWt, False,
-                                      gA[:0], gWt[:0])
+                                      gA[:0], gWt[:0], NO_DIRS, NO_DIRS, NO_LAM)
     return code, log_acc
 
 
 @numba.njit(cache=True)
 def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, imA, imWt,
-                   eps, n_leap, log_u, gA, gWt, stop_uturn, uA, uWt):
+                   eps, n_leap, log_u, gA, gWt, stop_uturn, uA, uWt, UA, UWt, lam):
     """One HMC transition, in place; returns ``(code, log_acc, steps)``.
 
     ``rows, cols, offs, x``: the observed cells; ``Xd, Od``: the same as dense ``D x N``
@@ -185,12 +199,17 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
     first step by which ``(theta - theta_0) . M^-1 p < 0`` has held (it turned back towards
     its start; Hoffman & Gelman 2014) and, when ``uA, uWt`` are not empty, the motion along
     that one direction has turned back, ``(u . (theta - theta_0)) (u . M^-1 p) < 0``; or
-    after ``n_leap`` steps.
+    after ``n_leap`` steps. ``UA, UWt, lam``: the low-rank correction of the mass
+    (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_mass`: ``r`` directions, shapes ``(r, D K)``,
+    ``(r, N K)``, ``(r,)``); ``r = 0``: the diagonal mass alone.
     """
     D, K = tA.shape
     N = tWt.shape[0]
+    r = lam.shape[0]
     if not (_finite(tA) and _finite(tWt) and _finite(imA) and _finite(imWt)
-            and math.isfinite(eps) and eps > 0.0 and n_leap >= 1):
+            and math.isfinite(eps) and eps > 0.0 and n_leap >= 1 and _finite(UA)
+            and _finite(UWt) and _finite(lam) and np.all(lam > 0.0)
+            and (r == 0 or UA.shape == (r, D * K) and UWt.shape == (r, N * K))):
         return 2, -np.inf, 0
     for v in imA.ravel():
         if not v > 0.0:
@@ -212,14 +231,26 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
     qWt = tWt.copy()
     pA = zA
     pWt = zWt
-    k0 = momentum(pA, pWt, imA, imWt)
+    sA, sWt, vA, vWt = np.sqrt(imA), np.sqrt(imWt), np.empty((D, K)), np.empty((N, K))
+    yA, yW, c = np.empty(D * K), np.empty(N * K), np.empty(r)
+    lm1 = lam - 1.0
+    if r:  # p = M^1/2 z; the energy from the velocity M^-1 p
+        lowrank_momentum(pA, pWt, sA, sWt, UA, UWt, lam)
+        k0 = lowrank_velocity(pA, pWt, sA, sWt, UA, UWt, lm1, vA, vWt, yA, yW, c)
+    else:
+        k0 = momentum(pA, pWt, imA, imWt)
     lp = lp0
     ok = True
     steps = 0
     turned_bulk, turned_along = False, uA.size == 0
     for s in range(n_leap):
         steps = s + 1
-        kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
+        if r:
+            kick(pA, pWt, gA, gWt, eps)
+            lowrank_velocity(pA, pWt, sA, sWt, UA, UWt, lm1, vA, vWt, yA, yW, c)
+            drift(qA, qWt, vA, vWt, eps)
+        else:
+            kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
         lp = _grad_into(qA, qWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, bWt, A, Wt, gA,
                         gWt, s == n_leap - 1, W, gW, m)
         if not (math.isfinite(lp) and _finite(gA) and _finite(gWt)):
@@ -227,7 +258,11 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
             break
         kick(pA, pWt, gA, gWt, eps)
         if stop_uturn and s < n_leap - 1:
-            bulk, along = _turned(qA, qWt, tA, tWt, pA, pWt, imA, imWt, uA, uWt)
+            if r:
+                lowrank_velocity(pA, pWt, sA, sWt, UA, UWt, lm1, vA, vWt, yA, yW, c)
+                bulk, along = turned_velocity(qA, qWt, tA, tWt, vA, vWt, uA, uWt)
+            else:
+                bulk, along = _turned(qA, qWt, tA, tWt, pA, pWt, imA, imWt, uA, uWt)
             turned_bulk = turned_bulk or bulk
             turned_along = turned_along or along
         if stop_uturn and s < n_leap - 1 and turned_bulk and turned_along:
@@ -236,7 +271,9 @@ def hmc_trajectory(tA, tWt, zA, zWt, rows, cols, offs, x, Xd, Od, aA, bA, aWt, b
             break
     log_acc = -np.inf
     if ok:
-        log_acc = (lp - kinetic(pA, pWt, imA, imWt)) - (lp0 - k0)
+        k1 = (lowrank_velocity(pA, pWt, sA, sWt, UA, UWt, lm1, vA, vWt, yA, yW, c) if r
+              else kinetic(pA, pWt, imA, imWt))
+        log_acc = (lp - k1) - (lp0 - k0)
         if not math.isfinite(log_acc):
             log_acc = -np.inf
     if log_acc > -np.inf and log_u < log_acc:
@@ -343,22 +380,6 @@ def leap_cap(cells, n_factors, max_work=MAX_TRANSITION_WORK):
     D_plus_N = sum(Xd.shape) if Xd.size else cells[5].size if cells[5] is not None else 0
     work = max(1.0, float(n_cells + D_plus_N) * n_factors)
     return int(min(MAX_LEAP, max(8, max_work // work)))
-
-
-def conditional_shape_mass(cells, A, Wt, aA, aWt):
-    """``trigamma`` of each entry's Gamma shape given the expected latent counts at ``(A, W)``.
-
-    The shape is ``a + A_dk sum_n o W_kn X_dn / mu_dn`` (and the same for ``W``).
-    """
-    rows, cols, offs, x = cells[:4]
-    mu = offs * np.einsum("ck,ck->c", A[rows], Wt[cols])
-    r = np.where(x > 0, x / np.maximum(mu, 1e-300), 0.0)
-    sA = np.zeros_like(A)
-    sWt = np.zeros_like(Wt)
-    np.add.at(sA, rows, r[:, None] * Wt[cols])
-    np.add.at(sWt, cols, r[:, None] * A[rows])
-    return (np.ascontiguousarray(polygamma(1, aA + A * sA)),
-            np.ascontiguousarray(polygamma(1, aWt + Wt * sWt)))
 
 
 def slow_direction(theta, inv_mass, scale_dirs=None):
@@ -526,9 +547,21 @@ class HmcAdapter:
         (:func:`~bnmfzoo.inference.counts.gibbs._moves.rescale_into`: a generalized inverse
         Gaussian draw per component), in tuning and after; the slow direction is then sought
         apart from the rescaling directions (default ``True``).
+    mass : {"diag", "exposures", "krylov", "span"}
+        The diagonal mass alone, or with a low-rank correction fitted at each window's end
+        (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_mass`, :data:`MASS`).
+    stretch : bool
+        Kept trajectory times stretched to the slow combination's time (:meth:`freeze`;
+        needed on ESCC at K = 8 with either mass, ``docs/results/counts_dense_2.md``).
     """
 
-    def __init__(self, cells, prior, n_leap=None, target=0.8, max_leap=None, rescale=True):
+    def __init__(self, cells, prior, n_leap=None, target=0.8, max_leap=None, rescale=True,
+                 mass=None, stretch=True):
+        mass = MASS if mass is None else mass
+        if mass not in MASS_RULES:
+            raise ValueError(f"mass must be one of {MASS_RULES}, got {mass!r}")
+        self.mass = mass
+        self.stretch = bool(stretch)
         self.cells, self.prior = cells, prior
         self.n_leap = None if n_leap is None else int(n_leap)
         self.target = float(target)
@@ -551,7 +584,9 @@ class HmcAdapter:
                       "window_end": FIRST_WINDOW, "window": [], "acc_sum": 0.0, "n_try": 0,
                       "da_mu": math.log(1.0), "da_hbar": 0.0, "da_t": 0,
                       "times": [], "times_before": [], "leaps": None,
-                      "uA": np.zeros((0, 0)), "uWt": np.zeros((0, 0)), "n_tune": n_tune}
+                      "uA": np.zeros((0, 0)), "uWt": np.zeros((0, 0)), "n_tune": n_tune,
+                      "UA": np.zeros((0, A.size)), "UWt": np.zeros((0, Wt.size)),
+                      "lam": np.zeros(0)}
 
     def freeze(self):
         """End of tuning: the averaged step size, the learned leapfrog steps; counters reset."""
@@ -562,7 +597,7 @@ class HmcAdapter:
         times = s["times"] if len(s["times"]) >= MIN_TIMES else s["times_before"] + s["times"]
         if self.n_leap is None and times:
             stretch = s.get("slow_time", math.nan) / float(np.mean(times))
-            if math.isfinite(stretch) and stretch > 1.0:  # the slow direction's time
+            if self.stretch and math.isfinite(stretch) and stretch > 1.0:  # the slow time
                 times = [t * stretch for t in times]
             s["leaps"] = leaps_from_times(times, math.exp(s["log_eps"]), self.max_leap)
         s.update(n_adapt=0, window=[], acc_sum=0.0, n_try=0, times=[], times_before=[])
@@ -572,12 +607,16 @@ class HmcAdapter:
         half = s["window"][len(s["window"]) // 2:]  # the later half of the window
         th = np.array([w[0] for w in half])
         gr = np.array([w[1] for w in half])
-        v = np.sqrt(np.var(th, axis=0) / np.maximum(np.var(gr, axis=0), 1e-300))
-        v = np.clip(np.nan_to_num(v, nan=1.0), *MASS_BOUNDS)
+        v = diagonal_mass(th, gr, MASS_BOUNDS)
         DK = s["imA"].size
         s["imA"] = np.ascontiguousarray(v[:DK].reshape(s["imA"].shape))
         s["imWt"] = np.ascontiguousarray(v[DK:].reshape(s["imWt"].shape))
         D, K = s["imA"].shape
+        N = s["imWt"].shape[0]
+        if self.mass != "diag":  # the low-rank correction relative to the new diagonal
+            U, lam = lowrank_mass(th, gr, v, self.mass, D, N, K)
+            s["UA"], s["UWt"] = np.ascontiguousarray(U[:, :DK]), np.ascontiguousarray(U[:, DK:])
+            s["lam"] = np.ascontiguousarray(lam)
         if SLOW_RULE == "exposures":
             u, lam = slow_exposure_direction(th, D, s["imWt"].shape[0], K, with_rate=True)
             # the quarter period of the slowest exposure combination at this window's times
@@ -624,7 +663,7 @@ class HmcAdapter:
         code, log_acc, steps = hmc_trajectory(tA, tWt, zA, zWt, *self.cells, *self.prior,
                                               s["imA"], s["imWt"], eps, n_leap,
                                               math.log(rng.uniform()), gA, gWt, uturn,
-                                              uA, uWt)
+                                              uA, uWt, s["UA"], s["UWt"], s["lam"])
         if code == 2:
             raise FloatingPointError(f"GibbsPoisson(moves='hmc'): {HMC_ERRORS[2]}")
         acc = math.exp(log_acc)

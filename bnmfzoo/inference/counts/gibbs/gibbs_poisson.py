@@ -188,6 +188,13 @@ class GibbsPoisson(TransformedStep):
         Default: 1024, fewer on matrices so large that one transition would take more than
         about a second, so Ctrl-C is seen within that
         (:func:`~bnmfzoo.inference.counts.gibbs._hmc_moves.leap_cap`).
+    mass : {"diag", "exposures", "krylov", "span"}, optional
+        HMC's mass (``moves="hmc"``): diagonal (default), or with a low-rank correction fitted
+        during tuning along the components' total exposures and scales (``"exposures"``), along
+        those and the tuning draws' covariance applied to them (``"krylov"``), or in the span
+        of the tuning's draws and gradients (``"span"``, as nutpie's low-rank adaptation);
+        :mod:`~bnmfzoo.inference.counts.gibbs._hmc_mass`. The corrections were not faster per
+        CPU second on the SBS96 catalogues (``docs/results/counts_dense_2.md``).
 
     Examples
     --------
@@ -211,7 +218,7 @@ class GibbsPoisson(TransformedStep):
 
     def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
                  sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
-                 marginal=False, moves="sweep", n_leap=None, max_leap=None,
+                 marginal=False, moves="sweep", n_leap=None, max_leap=None, mass=None,
                  initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
         self.factorization, self.problem = counts_spec(model, method=type(self).__name__)
@@ -256,9 +263,15 @@ class GibbsPoisson(TransformedStep):
         self.marginal = bool(marginal)
         self.hmc_state, self._hmc, self.tune, self._n_tune = None, None, True, None
         if moves == "hmc":
-            self._init_hmc(n_leap, max_leap)
+            self._init_hmc(n_leap, max_leap, mass)
+        else:
+            given = [k for k, v in (("n_leap", n_leap), ("max_leap", max_leap), ("mass", mass))
+                     if v is not None]
+            if given:
+                raise ValueError(f"{', '.join(given)} only apply to moves='hmc' "
+                                 f"(got moves={moves!r})")
 
-    def _init_hmc(self, n_leap, max_leap):
+    def _init_hmc(self, n_leap, max_leap, mass=None):
         """Checks and constants of ``moves="hmc"``."""
         for name, val in (("n_leap", n_leap), ("max_leap", max_leap)):
             if val is None:
@@ -278,7 +291,8 @@ class GibbsPoisson(TransformedStep):
         prior = tuple(np.ascontiguousarray(arrs[k], dtype=float)
                       for k in ("aA", "bA", "aWt", "bW"))
         self._hmc = HmcAdapter(hmc_cells(self.problem), prior, n_leap,
-                               max_leap=None if max_leap is None else int(max_leap))
+                               max_leap=None if max_leap is None else int(max_leap),
+                               mass=mass)
 
     def setup_chain(self, rng, tune, draws):
         """A new chain: HMC's tuning (``moves="hmc"``) starts afresh at its first point."""

@@ -606,8 +606,9 @@ MUTATIONS = [
             "step size and measure the trajectory times under the final mass)"),
     Mutation(
         id="counts-hmc-kept-lengths-not-stretched", path=_HMC,
-        old="            if math.isfinite(stretch) and stretch > 1.0:  # the slow direction",
-        new="            if False:  # the slow direction",
+        old=("            if self.stretch and math.isfinite(stretch) and stretch > 1.0:"
+             "  # the slow time"),
+        new="            if False:  # the slow time",
         tests=(_THR + "test_kept_lengths_stretched_to_the_slow_time",),
         why="HMC with learned lengths: the kept draws use the bulk's U-turn times (too short "
             "for the attribution between signatures: ESCC K = 8 at min ESS 76-122)"),

@@ -27,6 +27,16 @@ _LRN = ("tests/frontends/test_masses_command.py::"
         "test_the_large_route_is_refused_from_its_full_predicted_cost")
 _LRG = ("tests/frontends/test_masses_command.py::"
         "test_large_route_need_grows_with_the_barrier_and_the_move")
+_CMD = "bnmfzoo/_cli/masses_budget.py"
+_CLI = "bnmfzoo/_cli/masses.py"
+_TC = "tests/frontends/test_masses_command.py::"
+_PSTEPS = _TC + "test_the_poisson_routes_pilot_measures_its_steps"
+_FLOOR = _TC + "test_the_smc_from_the_prior_keeps_its_particle_floor"
+_PRUNS = _TC + "test_the_command_runs_the_smc_from_the_prior_with_the_pilots_runs"
+_TRT = "tests/tempering/test_reference_tempering.py::"
+_TRIPS = _TRT + "test_tempering_ends_at_its_round_trips_or_its_cpu_share"
+_SHARE = _TRT + "test_tempering_runs_share_the_budget_left"
+_NEED = _TRT + "test_tempering_need_scales_the_measured_trip_rate"
 
 MUTATIONS = [
     Mutation(
@@ -139,4 +149,66 @@ MUTATIONS = [
         new="    kept = math.ceil(trips * 2.0)",
         tests=(_LRN, _LRG),
         why="the scans for the round trips no longer grow with the barrier"),
+    Mutation(
+        id="poisson-route-steps-guessed", path=_CMD,
+        old="    steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)  # CPU s per"
+            "\n",
+        new="    steps, cost = (_measured_steps(fam, per_sweep, moves, budget, steps) if check != "
+            "'reference_pt' else (steps, per_sweep))  # CPU s per\n",
+        tests=(_PSTEPS,),
+        why="the Poisson route guesses the SMC from the prior's steps (7 sqrt(dim)): 142 on "
+            "ALL/AML where 898-910 ran, and the tempering then ran out of budget"),
+    Mutation(
+        id="prior-smc-runs-kept", path=_CMD,
+        old="        runs = min(runs, PT_PRIOR_MIN_RUNS)\n",
+        new="        runs = runs\n",
+        tests=(_FLOOR, _PSTEPS),
+        why="the SMC from the prior keeps 4 small runs (Reuters: 64 particles each, each run "
+            "ended in a mode of its own)"),
+    Mutation(
+        id="prior-smc-share-fixed", path=_CMD,
+        old="        share = min(PT_PRIOR_MAX_SHARE, PT_PRIOR_MIN_PARTICLES * runs * moves "
+            "/ sweeps)\n",
+        new="        share = share\n",
+        tests=(_FLOOR,),
+        why="the share stays at 12 % however few particles per run it buys"),
+    Mutation(
+        id="prior-smc-pilot-runs-dropped", path=_CLI,
+        old='            runs = sizes.get("runs", a.runs)',
+        new="            runs = a.runs",
+        tests=(_PRUNS,),
+        why="the pilot sizes 2 runs but the command runs 4 with the particles of 2"),
+    Mutation(
+        id="poisson-route-fixed-scans", path=_CMD,
+        old='"moves": 2, "pt_trips": 15}',
+        new='"moves": 2, "pt_trips": None}',
+        tests=(_PRUNS,),
+        why="the Poisson route's tempering runs a fixed 2,500 scans (68-89 round trips where "
+            "10 are needed; ALL/AML's one mode did not fit in the budget left)"),
+    Mutation(
+        id="pt-trips-never-stop", path=_RT,
+        old="count_round_trips(kept_lab[:t + 1]).sum() >= stop_trips:",
+        new="count_round_trips(kept_lab[:t + 1]).sum() >= 10**9:",
+        tests=(_TRIPS,),
+        why="a run never ends at its round trips: the scans are the cap again"),
+    Mutation(
+        id="pt-cpu-share-ignored", path=_RT,
+        old="        if max_cpu_s is not None and time.process_time() - t0 > max_cpu_s:",
+        new="        if max_cpu_s is not None and time.process_time() - t0 > 1e30:",
+        tests=(_TRIPS,),
+        why="a run ignores its share of the budget left, and the budget runs out in it with "
+            "no estimate of the mode at all"),
+    Mutation(
+        id="pt-allowance-not-rising", path=_RT,
+        old="n_runs - r + later * n_runs)",
+        new="n_runs + later * n_runs)",
+        tests=(_SHARE,),
+        why="the runs left are not counted down: the last run of the last mode gets a quarter "
+            "of what is left and stops short of its round trips"),
+    Mutation(
+        id="pt-need-rate-inverted", path=_RT,
+        old="    per_run = target * kept.sum() / trips.sum()",
+        new="    per_run = target * trips.sum() / kept.sum()",
+        tests=(_NEED,),
+        why="the budget named for the tempering shrinks as its round trips get rarer"),
 ]

@@ -16,6 +16,14 @@ _BR = "bnmfzoo/inference/bridge.py"
 _MB = "bnmfzoo/inference/mode_bridge.py"
 _TB = "tests/tempering/test_bridge.py::"
 _GAMMA = _TB + "test_bridge_log_z_of_a_product_of_log_gammas_is_exact"
+_RD = "bnmfzoo/inference/counts/tempering/_rounding.py"
+_TN = "tests/counts/test_counts_tempering_nb.py::"
+_NEAR = _T + "test_next_beta_near_keeps_the_conditional_ess_from_any_previous_step"
+_SEARCH = _TN + "test_the_smc_searches_the_next_beta_in_few_batched_evaluations"
+_BATCH = _TN + "test_batched_log_target_is_the_per_state_one"
+_NBQ = _TN + "test_nb_smc_from_the_prior_log_z_matches_quadrature"
+_KEPT = _TN + "test_kept_rung_is_the_rung_of_the_beta_asked"
+_TT = "tests/tempering/test_bridge_transient.py::"
 
 MUTATIONS = [
     Mutation(
@@ -80,7 +88,7 @@ MUTATIONS = [
         why="the logit's Jacobian w (1 - w) missing from the Beta-Dir log joint"),
     Mutation(
         id="bridge-draws-not-aligned", path=_MB,
-        old="                    perm = perm[0, 0]\n",
+        old="                    perm = perm[0, k]\n",
         new="                    perm = np.arange(param.rank)\n",
         tests=(_TB + "test_label_switching_copies_are_aligned_and_counted",),
         why="label-switched draws not permuted to the mode's representative: the proposal "
@@ -101,4 +109,76 @@ MUTATIONS = [
         tests=(_TB + "test_per_mode_bridge_masses_of_a_bimodal_target_are_exact",),
         why="draws read from the chain's start instead of its current state (a stale state "
             "after the moves)"),
+    # the NB rounding path's cheaper SMC step (batched log target, warm-started search)
+    Mutation(
+        id="smc-path-search-plain-bisection", path=_SMC,
+        old="        elif path.log_target is not None and len(betas) > 1:",
+        new="        elif False:",
+        tests=(_SEARCH,),
+        why="the next beta of a path family bisected to 1e-10: about 35 evaluations of every "
+            "particle's log target per step, 56 % of the NB SMC's CPU on a 50 x 25 matrix"),
+    Mutation(
+        id="smc-path-batch-unused", path=_SMC,
+        old='getattr(family, "log_target_batch", None) if self.log_target else None',
+        new="None",
+        tests=(_SEARCH,),
+        why="the batched log target is ignored: every trial beta recomputes each particle's "
+            "means at the nonzeros (1.7x the cost per evaluation)"),
+    Mutation(
+        id="next-beta-near-upper-end", path=_SMC,
+        old="    return lo if lo > beta else hi\n\n\ndef _check_settings",
+        new="    return hi\n\n\ndef _check_settings",
+        tests=(_NEAR,),
+        why="the upper end of the bracket: the step's CESS falls below the target"),
+    Mutation(
+        id="next-beta-near-coarse", path=_SMC,
+        old="    while hi - lo > max(rel * (lo - beta), tol * max(1.0, hi)):",
+        new="    while hi - lo > max(0.5 * (lo - beta), tol * max(1.0, hi)):",
+        tests=(_NEAR,),
+        why="the bracket left at half the step: steps up to a third too short (more steps)"),
+    Mutation(
+        id="rounding-batch-total-unscaled", path=_RD,
+        old="                    rest = alpha * np.log(alpha / (1.0 + alpha)) * beta * tot1",
+        new="                    rest = alpha * np.log(alpha / (1.0 + alpha)) * tot1",
+        tests=(_BATCH, _NBQ),
+        why="the zeros' term of the batched NB log target not scaled by beta: the weights of "
+            "the SMC from the prior and its log Z wrong"),
+    Mutation(
+        id="rounding-batch-ratio-without-p", path=_RD,
+        old="log_ratio = np.log(n + r) - np.log1p(n) - np.log1p(a)",
+        new="log_ratio = np.log(n + r) - np.log1p(n)",
+        tests=(_BATCH,),
+        why="the batched NB ratio P(n + 1) / P(n) without its factor 1 / (1 + alpha)"),
+    Mutation(
+        id="rounding-kept-rung-stale", path=_RD,
+        old="        if last is not None and last[0] == beta:",
+        new="        if last is not None:",
+        tests=(_KEPT, _BATCH),
+        why="the kept rung returned at any beta: sweeps and weights at a stale rounding"),
+    # the bridge check: a prior-chain "mode" its own chains leave for an SMC mode is joined
+    Mutation(
+        id="bridge-transient-join-disabled", path=_MB,
+        old='    joined = transient_prior_modes(out["left"], out["into"], K)',
+        new="    joined = []",
+        tests=(_TT + "test_a_prior_chain_on_its_way_into_an_smc_mode_is_joined_to_it",),
+        why="a prior chain still on its way into the SMC's mode fails the check as a mode whose "
+            "draws all left it (the 50 x 25 NB matrix at the default budget)"),
+    Mutation(
+        id="bridge-transient-joined-not-dropped", path=_MB,
+        old='        keep = np.setdiff1d(np.arange(len(out["left"])), [k for k, _ in joined])',
+        new='        keep = np.arange(len(out["left"]))',
+        tests=(_TT + "test_a_prior_chain_on_its_way_into_an_smc_mode_is_joined_to_it",),
+        why="the joined transient stays in the masses and the reasons"),
+    Mutation(
+        id="bridge-into-transposed", path=_MB,
+        old="                            into[k, j] += 1.0 / (n_chains * n_draws)",
+        new="                            into[j, k] += 1.0 / (n_chains * n_draws)",
+        tests=(_TT + "test_bridge_masses_reports_where_the_leaving_draws_went",),
+        why="where the leaving draws went recorded against the wrong mode"),
+    Mutation(
+        id="bridge-transient-half-left", path=_MB,
+        old="        if left[k] > 1.0 - MAX_LEFT and j < K and into[k, j] > 0.5:",
+        new="        if left[k] > MAX_LEFT and j < K and into[k, j] > 0.0:",
+        tests=(_TT + "test_the_transient_rule_needs_nearly_all_draws_gone_into_an_smc_mode",),
+        why="a mode that holds half its chains, or whose draws went nowhere known, joined"),
 ]

@@ -31,8 +31,11 @@ seconds.
 
 **The default route** (``--check auto``), per family: Poisson with constant prior rates ->
 ``reference_pt`` with the exact local moves (``sweep+shear+rescale+hmc``, 20 leapfrog steps,
-2,500 kept scans, 2 sweeps per SMC step, the SMC from the prior given 12 % of the pilot's
-sweeps: it only finds modes); exponential-Gaussian and Beta-Dir -> the reference path against
+each tempering run ending at 15 round trips or on its share of the budget left, 2,500 kept
+scans at most, 2 sweeps per SMC step; the SMC from the prior, which only finds modes, gets
+12 % of the pilot's sweeps, its steps measured by the pilot, and keeps 200 particles per run
+where it can by running 2 runs and taking up to 35 %: :func:`_prior_smc_size`);
+exponential-Gaussian and Beta-Dir -> the reference path against
 the SMC from the prior; negative binomial -> the bridge. ``--budget`` caps the whole command
 (CPU seconds, reading and pilot included): when it runs out, the JSON says
 ``"established": false`` with ``why_not`` (what ran, what to run next), and lists no mode when
@@ -210,7 +213,8 @@ def _print_per_mode(out):
             print(f"reference-path tempering: log Z per mode {r2(t['log_z'])} +- "
               f"{r2(t['log_z_se'])}; runs {r2(t['run_log_z'])}; total {t['log_z_total']:.2f} +- "
               f"{t['log_z_total_se']:.2f}; round trips per run {t['round_trips'].tolist()}; "
-              f"rungs {t['n_rungs'].tolist()}; barrier {r2(t['barrier'])}; max rejection "
+              f"rungs {t['n_rungs'].tolist()}; kept scans {t['kept_scans'].tolist()} (ended "
+              f"on {t['stopped'].tolist()}); barrier {r2(t['barrier'])}; max rejection "
               f"{r2(t['max_rejection'])}; b = 1 draws left "
               f"{np.round(t['pt_left'], 3).tolist()}; {t['cpu_s']:.1f} CPU s (per mode "
               f"{r2(t['cpu_s_mode'])}; per rung-scan "
@@ -288,9 +292,9 @@ def _arguments(p):
                    help="the likelihood and priors (default from the data: 0/1 entries "
                         "beta_dir, non-negative integers poisson, else exponential_gaussian)")
     p.add_argument("--budget", type=float, default=900.0, help="CPU seconds (default 900)")
-    p.add_argument("--runs", type=int, default=4,
-                   help="independent SMC runs from the prior (the error comes from their "
-                        "spread; default 4)")
+    p.add_argument("--runs", type=int,
+                   help="SMC runs from the prior (default 4; on the Poisson route down to 2 "
+                        "when 4 would get under 200 particles each)")
     p.add_argument("--particles", type=int,
                    help="particles per SMC run (default: what the budget affords, from a "
                         "pilot)")
@@ -305,7 +309,8 @@ def _arguments(p):
                    default="auto",
                    help="the second estimator (auto: Poisson with constant prior rates -> "
                         "reference_pt with the local moves sweep+shear+rescale+hmc, 20 leapfrog "
-                        "steps, 2,500 scans; other families: the reference path where the "
+                        "steps, runs ending at 15 round trips (2,500 scans at most); other "
+                        "families: the reference path where the "
                         "family has one, else the bridge; reference_pt: per-mode SMC and "
                         "per-mode parallel tempering along the reference path, the SMC from "
                         "the prior finding modes only)")
@@ -314,6 +319,10 @@ def _arguments(p):
     p.add_argument("--pt-scans", type=int,
                    help="reference_pt: kept scans per run (after tuning and burn-in; default "
                         "500, 2500 on the Poisson route)")
+    p.add_argument("--pt-trips", type=int,
+                   help="reference_pt: end each tempering run at this many round trips or on "
+                        "its share of the budget left, --pt-scans being the cap (default: "
+                        "none, 15 on the Poisson route)")
     p.add_argument("--pt-sweeps", type=int, default=1,
                    help="reference_pt: sweeps per replica per scan")
     p.add_argument("--pt-local",
@@ -349,14 +358,17 @@ def _run(a):
         _check_data(X, a.rank)
         model_name = a.model or _guess_model(X)
         model = _build(X, a.rank, model_name)
-        auto, moves_given = a.check == "auto", a.moves is not None
+        auto, moves_given, runs_given = a.check == "auto", a.moves is not None, a.runs is not None
         _route(model, a)
         check_runs = a.check_runs if a.check_runs is not None else 32
-        particles, refine, per_sweep = a.particles, 50, math.nan
+        particles, refine, per_sweep, runs = a.particles, 50, math.nan, a.runs
         if particles is None:
+            sizes = {"fewer_runs": not runs_given}
             particles, refine, per_sweep, need, a.moves = _pilot(
                 model, a.budget, a.runs, a.moves, check_runs, a.check,
-                (a.ref_runs, a.ref_particles), fewer_moves=not moves_given)
+                (a.ref_runs, a.ref_particles), fewer_moves=not moves_given, sizes=sizes)
+            runs = sizes.get("runs", a.runs)  # the SMC from the prior's (the large route
+            # keeps --runs for its reference-path SMC)
             if particles < 20 and auto and a.check == "reference_pt":
                 large = _large(model, a, t0, per_sweep, need)
                 if large is not None:
@@ -365,30 +377,35 @@ def _run(a):
                 ais = (f" and the check {refine} AIS steps per SMC step (at least 5)"
                        if a.check == "ais" else "")
                 raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: "
-                                 f"one sweep takes {per_sweep * 1e3:.2f} ms, so {a.runs} runs "
+                                 f"one sweep takes {per_sweep * 1e3:.2f} ms, so {runs} runs "
                                  f"would get {particles} particles each (at least 20 needed)"
                                  + ais + "; it needs at least --budget "
                                  f"{math.ceil(need / 60) * 60:g} (or fewer --runs)")
         print(f"{a.data}: {X.shape[0]} x {X.shape[1]}, {model_name}, rank {a.rank}; "
-              f"{a.runs} SMC runs x {particles} particles x {a.moves} sweeps per step, "
+              f"{runs} SMC runs x {particles} particles x {a.moves} sweeps per step, "
               + (f"{check_runs} AIS runs x {refine} steps per SMC step; " if a.check == "ais"
                  else (f"reference path: {a.ref_runs} runs x {a.ref_particles} particles "
                        "per mode (auto: where the family has one, else the bridge), fitted to "
                        if a.check in ("reference", "auto") else
                        f"reference path: {a.ref_runs} runs x {a.ref_particles} particles and "
-                       f"{a.pt_runs} tempering runs x {a.pt_scans} scans per mode, fitted to "
+                       f"{a.pt_runs} tempering runs x {a.pt_scans} scans per mode"
+                       + (f" (ending at {a.pt_trips} round trips or on the budget left)"
+                          if a.pt_trips else "") + ", fitted to "
                        if a.check == "reference_pt" else "bridge: ")
                  + f"4 chains x {a.bridge_draws} draws per mode, "
                    f"{a.prior_chains} plain chains from the prior; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
-        out = smc_mode_masses(model, n_runs=a.runs, n_particles=particles, n_moves=a.moves,
+        if particles is not None and a.particles is None and "share" in sizes:
+            print(f"SMC from the prior: {sizes['steps']:.0f} steps expected (pilot), "
+                  f"{sizes['share']:.0%} of the pilot's sweeps", flush=True)
+        out = smc_mode_masses(model, n_runs=runs, n_particles=particles, n_moves=a.moves,
                               cess=a.cess, check=a.check, check_runs=check_runs,
                               check_refine=refine, bridge_draws=a.bridge_draws,
                               prior_chains=a.prior_chains,
                               reference_runs=a.ref_runs,
                               reference_particles=a.ref_particles,
                               pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,
-                              pt_local=a.pt_local, pt_leap=a.pt_leap,
+                              pt_local=a.pt_local, pt_leap=a.pt_leap, pt_trips=a.pt_trips,
                               budget_s=a.budget - (time.process_time() - t0),
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:

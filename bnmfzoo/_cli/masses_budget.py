@@ -20,6 +20,26 @@ STEPS_PER_ROOT_DIM = 7.0
 PT_PRIOR_SHARE = 0.12
 
 
+#: particles per run the SMC from the prior should keep on the ``reference_pt`` route (it only
+#: finds modes, so its runs fall to :data:`PT_PRIOR_MIN_RUNS` and its share rises to
+#: :data:`PT_PRIOR_MAX_SHARE` to reach them): Reuters 200 x 100 at rank 3 had 64 per run x 2
+#: sweeps, and each of its 4 runs ended in a "mode" of its own (runs' log Z 83 nats apart);
+#: the two established Poisson matrices had 362-423 per run, every run in the one mode; the
+#: Gaussian route's floor (:data:`REF_MIN_PARTICLES`) is the same 200
+PT_PRIOR_MIN_PARTICLES = 200
+
+
+#: fewest runs of the SMC from the prior (two runs still give its log Z a spread)
+PT_PRIOR_MIN_RUNS = 2
+
+
+#: most of the pilot's sweeps the SMC from the prior may take on the ``reference_pt`` route:
+#: ALL/AML 100 x 38 at rank 3 spent 37 % (330 of 900 s) on 4 x 61 particles, and the tempering
+#: of its one mode then ran out; the per-mode estimators need the rest (the tempering is sized
+#: from what is left, ``POISSON_ROUTE["pt_trips"]``)
+PT_PRIOR_MAX_SHARE = 0.35
+
+
 #: tempering steps of a reference-path run per step the pilot expects of a run from the prior
 #: (its measured steps x 1.25; measured: CCLE rank 3, 147 of 331; GDSC rank 5, 205 of 606: the
 #: fitted reference sits near the posterior)
@@ -35,12 +55,17 @@ REF_MIN_PARTICLES = 200
 #: ``--check auto`` for Poisson models with constant prior rates: two per-mode estimators
 #: along the reference path with the exact local moves (established breast SBS96 K = 4 in
 #: 729 CPU s; ``docs/results/masses_default_route.md``); other families: the library's auto
+#: ``pt_trips``: each tempering run ends at 15 round trips (the verdict needs 10,
+#: ``_mass_verdict.MIN_ROUND_TRIPS``; 1.5 x for margin) or on its share of the budget left, the
+#: 2,500 scans being a cap (at a fixed 2,500 the established matrices made 68-89 trips per run
+#: and ALL/AML's one mode did not fit in the 417 s left)
 POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc", "pt_leap": 20,
-                 "pt_scans": 2500, "moves": 2}
+                 "pt_scans": 2500, "moves": 2, "pt_trips": 15}
 
 
 #: the route settings when neither ``--check`` nor the option is given
-ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 5}
+ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 5,
+                  "pt_trips": None, "runs": 4}
 
 
 def _route(model, a):
@@ -159,8 +184,37 @@ def _reference_sweep_cost(fam, s, rng):
     return (time.process_time() - t0) / n
 
 
+def _prior_smc_size(sweeps, moves, runs, fewer_runs):
+    """``(particles per run, runs, share)`` of the SMC from the prior on ``reference_pt``.
+
+    From ``sweeps``: the particle-sweeps per tempering step 80 % of the budget buys.
+
+    The rule: :data:`PT_PRIOR_SHARE` of them; below :data:`PT_PRIOR_MIN_PARTICLES` per run the
+    runs fall to :data:`PT_PRIOR_MIN_RUNS` (when ``fewer_runs``: ``--runs`` not given), then
+    the share rises towards :data:`PT_PRIOR_MAX_SHARE` to reach them. This SMC only finds
+    modes (the masses come from the per-mode estimators), so fewer, larger runs are worth
+    more than many small ones that each collapse into a mode of their own.
+
+    Examples
+    --------
+    >>> _prior_smc_size(20000.0, 2, 4, True)  # plenty: 12 % gives 300 per run
+    (300, 4, 0.12)
+    >>> _prior_smc_size(2000.0, 2, 4, True)  # 2 runs x 200 at 40 %: capped at 35 %
+    (175, 2, 0.35)
+    """
+    def per_run(share, r):
+        return int(share * sweeps / (r * moves))
+
+    share = PT_PRIOR_SHARE
+    if per_run(share, runs) < PT_PRIOR_MIN_PARTICLES and fewer_runs:
+        runs = min(runs, PT_PRIOR_MIN_RUNS)
+    if per_run(share, runs) < PT_PRIOR_MIN_PARTICLES:
+        share = min(PT_PRIOR_MAX_SHARE, PT_PRIOR_MIN_PARTICLES * runs * moves / sweeps)
+    return per_run(share, runs), runs, share
+
+
 def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 100),
-           fewer_moves=False):
+           fewer_moves=False, sizes=None):
     """``(particles, check_refine, sweep s, budget for 20 particles, moves)`` for 80 % of it.
 
     The tuple fills about 80 % of ``budget``.
@@ -178,7 +232,10 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
     ran out of budget after the SMC from the prior had taken 542 of 900 s). With
     ``fewer_moves`` (``--moves`` not given) the sweeps per step fall from ``moves`` towards 2
     until the SMC from the prior gets :data:`REF_MIN_PARTICLES` per run (both estimators use
-    the same moves).
+    the same moves). With ``check="reference_pt"`` the SMC from the prior's steps are
+    measured too (:func:`_measured_steps`) and its particles and runs follow
+    :func:`_prior_smc_size`; the runs it chose go in ``sizes["runs"]`` (a dict, when given;
+    ``fewer_runs`` there lets the runs fall).
     """
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -194,9 +251,8 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
         n += 1
     per_sweep = (time.process_time() - t0) / n
     steps = STEPS_PER_ROOT_DIM * math.sqrt(fam.tempered.dimension)
-    cost = per_sweep  # CPU s per particle-sweep in the SMC, its overhead included
-    if check != "reference_pt":
-        steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)
+    steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)  # CPU s per
+    # particle-sweep in the SMC, its overhead included
     ref = _reference_sweep_cost(fam, s, rng) if check in ("auto", "reference") else None
     for m in range(moves, 1, -1) if ref is not None and fewer_moves else (moves,):
         cost_m = per_sweep + (cost - per_sweep) * moves / m  # the step's overhead over m
@@ -214,6 +270,11 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
         particles = int(smc_share * sweeps / (runs * m))
         if particles >= REF_MIN_PARTICLES:
             break
+    if check == "reference_pt":
+        sizes = {} if sizes is None else sizes
+        particles, runs, share = _prior_smc_size(sweeps, m, runs, sizes.get("fewer_runs", False))
+        need = budget * 20.0 * runs * m / (PT_PRIOR_MAX_SHARE * sweeps)
+        sizes.update(runs=runs, share=share, steps=steps)
     return particles, refine, per_sweep, need, m
 
 

@@ -22,8 +22,8 @@ import math
 import time
 from contextlib import contextmanager
 
-__all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "check_budget", "with_budget",
-           "nothing_established"]
+__all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "budget_left", "check_budget",
+           "with_budget", "nothing_established"]
 
 _DEADLINE = contextvars.ContextVar("bnmfzoo_mass_deadline", default=None)
 
@@ -79,6 +79,21 @@ def check_budget():
         used = time.process_time() - d[0]
         if used > d[1]:
             raise BudgetExhausted(d[1], used)
+
+
+def budget_left():
+    """CPU seconds left in the current scope (``inf`` outside any scope; may be negative).
+
+    Examples
+    --------
+    >>> budget_left()
+    inf
+    >>> with budget_scope(10.0):
+    ...     0.0 < budget_left() <= 10.0
+    True
+    """
+    d = _DEADLINE.get()
+    return math.inf if d is None else d[1] - (time.process_time() - d[0])
 
 
 class BudgetedSweep:

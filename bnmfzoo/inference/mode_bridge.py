@@ -287,6 +287,7 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
     t0 = time.process_time()
     M = refs.shape[0]
     lz, se, left, taus = np.zeros(M), np.zeros(M), np.zeros(M), np.zeros(M)
+    into = np.zeros((M, M))  # share of mode k's draws within the cut of mode j (j != k)
     for k in range(M):
         thetas, chain_of, n_left = [], [], 0
         for c in range(n_chains):
@@ -298,11 +299,14 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
                     family.tempered.sweep(s, 1.0, rng)
                 if align:
                     A = np.asarray(family.factors(s)[0], float)
-                    dist, perm = matched_angles(_unit_l2(A[None]), refs[k:k + 1])
-                    if dist[0, 0] > cut:
+                    dist, perm = matched_angles(_unit_l2(A[None]), refs)
+                    if dist[0, k] > cut:
                         n_left += 1
+                        j = int(np.argmin(dist[0]))
+                        if dist[0, j] <= cut:
+                            into[k, j] += 1.0 / (n_chains * n_draws)
                         continue
-                    perm = perm[0, 0]
+                    perm = perm[0, k]
                 else:
                     perm = np.arange(param.rank)
                 thetas.append(param.theta(s, perm, rng))
@@ -318,17 +322,53 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
             lz[k], se[k], taus[k] = -np.inf, math.inf, math.nan
             continue
         lz[k], se[k], taus[k] = est.log_z, est.se, est.tau
+    out = _bridge_summary(lz, se, param.rank if align else 0, param.offset)
+    out.update(left=left, tau=taus, into=into, cpu_s=time.process_time() - t0)
+    return out
+
+
+def _bridge_summary(lz, se, rank, offset):
+    """Masses, their errors and the total ``log Z`` of per-mode bridge estimates.
+
+    ``lz`` +- ``se`` per mode (non-finite: failed, mass 0); the total is ``log rank! +
+    logsumexp(lz) - offset``.
+    """
+    lz, se = np.asarray(lz, float), np.asarray(se, float)
     ok = np.isfinite(lz)
-    mass, mse = np.zeros(M), np.full(M, math.nan)
+    mass, mse = np.zeros(lz.size), np.full(lz.size, math.nan)
     if ok.any():
         mass[ok], mse[ok] = masses_from_log_z(lz[ok], se[ok])
-    copies = float(gammaln(param.rank + 1)) if align else 0.0
-    log_ev = (copies + float(logsumexp(lz[ok])) - param.offset
-              if ok.any() else -math.inf)
+    copies = float(gammaln(rank + 1)) if rank else 0.0
+    log_ev = (copies + float(logsumexp(lz[ok])) - offset if ok.any() else -math.inf)
     log_ev_se = (float(math.sqrt(np.sum((mass[ok] * se[ok]) ** 2))) if ok.any() else math.inf)
-    return {"log_z": lz, "log_z_se": se, "mass": mass, "se": mse, "left": left, "tau": taus,
-            "log_z_total": log_ev, "log_z_total_se": log_ev_se,
-            "cpu_s": time.process_time() - t0}
+    return {"log_z": lz, "log_z_se": se, "mass": mass, "se": mse, "log_z_total": log_ev,
+            "log_z_total_se": log_ev_se}
+
+
+def transient_prior_modes(left, into, K):
+    """Prior-chain modes that are transients of an SMC mode: ``[(k, j)]``.
+
+    Modes ``k >= K`` (found only by plain chains from the prior) that their own bridge chains
+    left (more than ``1 - MAX_LEFT`` of the draws) for mode ``j < K`` (most of
+    their draws within the cut of ``j``'s representative): a prior chain still on its way
+    into mode ``j`` after its sweeps, not a mode. Such a "mode" holds none of its chains, so
+    no evidence of its own; its chains' draws are mode ``j``'s (whose own estimate counts
+    them), so it is joined to ``j`` rather than failing the check.
+
+    Examples
+    --------
+    >>> into = np.zeros((3, 3)); into[2, 0] = 0.9
+    >>> transient_prior_modes([0.0, 0.0, 1.0], into, 2)
+    [(2, 0)]
+    >>> transient_prior_modes([0.0, 0.0, 0.5], into, 2)  # a mode that holds half its chains
+    []
+    """
+    out = []
+    for k in range(K, len(left)):
+        j = int(np.argmax(into[k]))
+        if left[k] > 1.0 - MAX_LEFT and j < K and into[k, j] > 0.5:
+            out.append((k, j))
+    return out
 
 
 def prior_chain_modes(family, refs, cut, rng, *, n_chains=8, n_sweeps=300, n_keep=50):
@@ -418,6 +458,12 @@ def bridge_check(model, family, states, label, weights, clusters, log_z, log_z_s
     starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
     out = bridge_masses(family, param, np.concatenate([refs, new_refs]), starts, rng, cut=cut,
                         n_chains=n_chains, n_draws=n_draws, thin=thin)
+    joined = transient_prior_modes(out["left"], out["into"], K)
+    if joined:  # drop them: their chains went into an SMC mode, whose estimate holds them
+        keep = np.setdiff1d(np.arange(len(out["left"])), [k for k, _ in joined])
+        out.update(_bridge_summary(out["log_z"][keep], out["log_z_se"][keep], param.rank,
+                                   param.offset))
+        out.update(left=out["left"][keep], tau=out["tau"][keep], into=out["into"][keep][:, keep])
     reasons = check_reasons("bridge", out["log_z"], out["left"], out["log_z_total"],
                             out["log_z_total_se"], log_z, log_z_se,
                             failed="too few draws in the mode, or no overlap",
@@ -425,6 +471,6 @@ def bridge_check(model, family, states, label, weights, clusters, log_z, log_z_s
     details = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
     details.update(prior_chains=prior_chains, prior_ends_in_smc_modes=(
         None if near is None else int(np.sum(near >= 0))), prior_cpu_s=prior_cpu,
-        n_chains=n_chains, n_draws=n_draws, thin=thin)
+        n_chains=n_chains, n_draws=n_draws, thin=thin, joined_prior_modes=joined)
     extra = list(zip(out["mass"][K:].tolist(), out["se"][K:].tolist(), strict=True))
     return out["mass"][:K], out["se"][:K], extra, reasons, details

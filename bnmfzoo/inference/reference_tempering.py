@@ -73,7 +73,56 @@ from bnmfzoo.inference.reference_path import (
 from bnmfzoo.inference.tempering import LadderTuner, smc, swap_pass
 
 __all__ = ["PTRun", "reference_pt", "stepping_stone", "count_round_trips", "pilot_ladder",
-           "reference_pt_log_z"]
+           "reference_pt_log_z", "run_allowance", "tempering_need"]
+
+#: kept scans between checks of ``stop_trips`` / ``max_cpu_s`` in :func:`reference_pt`
+TRIP_CHECK = 25
+#: kept scans before ``stop_trips`` may end a run: the stepping stone's terms are means over
+#: the kept scans, so a run that made its trips early still averages 200 draws per rung (the
+#: two established Poisson matrices of ``masses_default_route`` made a round trip every 28-37
+#: scans, so 15 trips take about 500)
+MIN_KEPT_SCANS = 200
+#: share of the CPU seconds left that the tempering runs still to do split evenly (the rest:
+#: the next modes' pilot ladders and the verdict)
+RUN_SHARE = 0.95
+
+
+def tempering_need(trips, kept, cpu_s, target):
+    """CPU seconds a mode's tempering would need for ``target`` round trips per run.
+
+    From its runs' ``trips`` in ``kept`` kept scans at the measured rate, and the ``cpu_s``
+    they took (tuning included, scaled with the kept scans); ``inf`` when no run made a trip.
+
+    Examples
+    --------
+    >>> tempering_need([1, 2, 1, 0], [2000, 2000, 2000, 2000], 580.0, 15)  # 4 trips in 8,000
+    8700.0
+    >>> tempering_need([0, 0], [500, 500], 10.0, 15)
+    inf
+    """
+    trips, kept = np.asarray(trips, float), np.asarray(kept, float)
+    if trips.sum() <= 0 or kept.sum() <= 0:
+        return math.inf
+    per_run = target * kept.sum() / trips.sum()  # kept scans per run at the measured rate
+    return float(cpu_s * per_run / kept.mean())
+
+
+def run_allowance(left_s, runs_left):
+    """CPU seconds one tempering run may use, ``None`` without a budget.
+
+    :data:`RUN_SHARE` of ``left_s`` split evenly over the ``runs_left`` runs still to do
+    (this one included).
+
+    Examples
+    --------
+    >>> run_allowance(100.0, 4)
+    23.75
+    >>> run_allowance(math.inf, 4) is None
+    True
+    """
+    if not math.isfinite(left_s):
+        return None
+    return RUN_SHARE * max(float(left_s), 0.0) / max(int(runs_left), 1)
 
 
 @dataclass
@@ -102,6 +151,9 @@ class PTRun:
     local_acceptance : numpy.ndarray or None
         Each rung's mean acceptance of the HMC local move over the kept scans (NaN at rungs
         without one; None when not recorded).
+    stopped : str
+        Why the kept scans ended: ``"scans"`` (all ``n_scans``), ``"trips"`` (``stop_trips``
+        reached) or ``"cpu"`` (``max_cpu_s`` used).
     """
 
     betas: np.ndarray
@@ -115,6 +167,7 @@ class PTRun:
     n_tune_scans: int
     cpu_seconds: float
     local_acceptance: np.ndarray | None = None
+    stopped: str = "scans"
 
 
 def count_round_trips(labels):
@@ -270,7 +323,7 @@ def _scan(rungs, states, betas, rng, n_sweeps):
 
 def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, first_round=16,
                  n_burn=None, n_sweeps=1, grow=True, max_rungs=200, in_mode=None,
-                 check_every=5):
+                 check_every=5, stop_trips=None, max_cpu_s=None, min_scans=MIN_KEPT_SCANS):
     """One non-reversible parallel-tempering run along ``q^(1 - b) (p0 L)^b``.
 
     Parameters
@@ -284,11 +337,13 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
     betas : array_like
         The starting ladder, decreasing from 1 to 0 (:func:`pilot_ladder`).
     n_scans : int
-        Scans kept on the frozen ladder (stepping stone, round trips, rejection rates).
+        Scans kept on the frozen ladder (stepping stone, round trips, rejection rates); with
+        ``stop_trips`` or ``max_cpu_s``, the most kept.
     n_tune_rounds, first_round : int
         Tuning rounds (the first ``first_round`` scans long, each next twice as long).
     n_burn : int, optional
-        Scans discarded after tuning (default ``n_scans // 10``).
+        Scans discarded after tuning (default ``n_scans // 10``; at most 100 with
+        ``stop_trips``, where ``n_scans`` is only a cap).
     n_sweeps : int
         Exact sweeps of each replica per scan.
     grow, max_rungs : bool, int
@@ -297,6 +352,13 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
     in_mode : callable, optional
         ``in_mode(state) -> bool``, checked on the ``b = 1`` replica every ``check_every``
         kept scans (``PTRun.left``).
+    stop_trips : int, optional
+        End the kept scans once the run's round trips (summed over its replicas) reach this,
+        but not before ``min_scans`` (checked every :data:`TRIP_CHECK` scans).
+    max_cpu_s : float, optional
+        End the kept scans once the run (tuning included) has used this many CPU seconds
+        (checked every :data:`TRIP_CHECK` scans): its share of a budget; the round trips
+        then say whether the run was long enough.
 
     Returns
     -------
@@ -307,7 +369,9 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
     n_scans, n_sweeps = int(n_scans), int(n_sweeps)
     if n_scans < 2 or n_sweeps < 1:
         raise ValueError(f"n_scans must be >= 2 and n_sweeps >= 1, got {n_scans}, {n_sweeps}")
-    n_burn = n_scans // 10 if n_burn is None else int(n_burn)
+    if n_burn is None:
+        n_burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
+    n_burn = int(n_burn)
     rungs = _Rungs(adapter_of, q)
     states = [rungs.path(0.0).draw(rng) for _ in betas]
     tuner = LadderTuner(round_length=int(first_round), grow=bool(grow),
@@ -337,6 +401,7 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
     kept_ll = np.empty((n_scans, n))
     kept_lab = np.empty((n_scans, n), dtype=np.int64)
     rej, seen, out_of_mode, checked = np.zeros(n - 1), np.zeros(n - 1), 0, 0
+    stopped, kept = "scans", n_scans
     for t in range(n_scans):
         ll = _scan(rungs, states, betas, rng, n_sweeps)
         kept_ll[t] = ll  # before the swaps: rung i's draw of pi_(b_i)
@@ -351,20 +416,30 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
         if in_mode is not None and t % int(check_every) == 0:
             checked += 1
             out_of_mode += not in_mode(states[0])
+        if (t + 1) % TRIP_CHECK or t + 1 >= n_scans:
+            continue
+        if max_cpu_s is not None and time.process_time() - t0 > max_cpu_s:
+            stopped, kept = "cpu", t + 1
+            break
+        if stop_trips is not None and t + 1 >= min_scans and \
+                count_round_trips(kept_lab[:t + 1]).sum() >= stop_trips:
+            stopped, kept = "trips", t + 1
+            break
+    kept_ll, kept_lab = kept_ll[:kept], kept_lab[:kept]
     log_z, terms = stepping_stone(betas, kept_ll)
     rejection = rej / np.maximum(seen, 1.0)
     return PTRun(betas=betas, log_z=log_z, log_ratios=terms,
                  round_trips=count_round_trips(kept_lab), rejection=rejection,
                  barrier=float(rejection.sum()),
-                 left=out_of_mode / checked if checked else math.nan, n_scans=n_scans,
+                 left=out_of_mode / checked if checked else math.nan, n_scans=kept,
                  n_tune_scans=n_tune + n_burn, cpu_seconds=time.process_time() - t0,
-                 local_acceptance=rungs.acceptance(betas))
+                 local_acceptance=rungs.acceptance(betas), stopped=stopped)
 
 
 def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500, n_sweeps=1,
                        n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
                        widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0,
-                       local="sweep", n_leap=10, skip=()):
+                       local="sweep", n_leap=10, skip=(), stop_trips=None):
     """Per-mode evidence by parallel tempering along the reference path; masses and total.
 
     The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
@@ -376,7 +451,11 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     per rung while the ladder is tuned, then frozen). Modes in ``skip`` (bounded below
     :data:`~bnmfzoo.inference._mass_verdict.NEGLIGIBLE` by the reference-path SMC) get their
     fit chains (the basin rule needs every mode's) but no tempering: ``log_z`` ``-inf``, NaN
-    runs and trips.
+    runs and trips. With ``stop_trips`` each run ends once its round trips reach it
+    (:func:`reference_pt`, ``n_scans`` the cap) or once it has used its share of the CPU
+    budget left (:func:`run_allowance` over the runs of the modes still to do, from
+    :func:`bnmfzoo.inference._mass_budget.budget_left`): the tempering is sized from the
+    budget left and the round trips it measures, not from a fixed number of scans.
 
     Returns
     -------
@@ -388,8 +467,11 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         draws outside the mode), ``pt_left`` (checked ``b = 1`` draws outside it, worst run),
         ``log_z_total``, ``log_z_total_se``, ``cpu_s``, ``cpu_s_mode``,
         ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode,
-        the lowest rung's HMC acceptance over its runs; NaN without HMC).
+        the lowest rung's HMC acceptance over its runs; NaN without HMC), ``kept_scans`` and
+        ``stopped`` (``(M, n_runs)``: kept scans, and :attr:`PTRun.stopped`).
     """
+    from bnmfzoo.inference._mass_budget import budget_left
+
     t0 = time.process_time()
     adapter = reference_adapter(family, local, n_leap)
     M, K = refs.shape[0], refs.shape[2]
@@ -399,7 +481,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         nan.copy()
     left, pt_left = np.zeros(M), np.full(M, np.nan)
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
-    acc_local = np.full(M, np.nan)
+    acc_local, kept = np.full(M, np.nan), nan.copy()
+    stopped = np.full((M, n_runs), "", dtype=object)
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
@@ -430,11 +513,16 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                                 np.random.default_rng(seeds[-1]),
                                 n_particles=pilot_particles, max_rungs=max_rungs)
         far, work = [], 0
+        later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         for r, sd in enumerate(seeds[:n_runs]):
+            cap = None if stop_trips is None else run_allowance(
+                budget_left(), n_runs - r + later * n_runs)
             run = reference_pt(lambda: reference_adapter(family, local, n_leap), q,
                                np.random.default_rng(sd), betas, n_scans=n_scans,
                                n_sweeps=n_sweeps, n_tune_rounds=n_tune_rounds,
-                               max_rungs=max_rungs, in_mode=in_mode)
+                               max_rungs=max_rungs, in_mode=in_mode, stop_trips=stop_trips,
+                               max_cpu_s=cap)
+            kept[k, r], stopped[k, r] = run.n_scans, run.stopped
             run_lz[k, r], trips[k, r] = run.log_z, run.round_trips.sum()
             n_rungs[k, r], lam[k, r] = run.betas.size, run.barrier
             max_rej[k, r] = run.rejection.max()
@@ -456,14 +544,14 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "pt_left": pt_left, "log_z_total": total, "log_z_total_se": total_se,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
-            "local_acceptance": acc_local}
+            "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
                    n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
                    thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300, pt_runs=4,
                    pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10,
-                   prior_dof=math.inf):
+                   prior_dof=math.inf, pt_trips=None):
     """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
 
     The modes are those of the SMC from the prior (``clusters``) and those only plain chains
@@ -473,7 +561,8 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     (:func:`reference_pt_log_z`), and the verdict is
     :func:`bnmfzoo.inference._mass_verdict.per_mode_reasons`. ``pt_local`` and ``pt_leap``
     choose the local moves of both estimators (the SMC's move at each temperature and each
-    replica's scan).
+    replica's scan); ``pt_trips`` sizes the tempering from the round trips and the budget
+    left (``stop_trips`` of :func:`reference_pt_log_z`; ``pt_scans`` is then the cap).
 
     A mode whose mass the reference-path SMC bounds below
     :data:`~bnmfzoo.inference._mass_verdict.NEGLIGIBLE`
@@ -542,9 +631,23 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     try:
         pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
-                                    n_leap=pt_leap, skip=skipped, **fit)
+                                    n_leap=pt_leap, skip=skipped, stop_trips=pt_trips, **fit)
         reasons = same + per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],
                                           skipped=skipped, prior_dof=prior_dof)
+        short = [(int(k), int(r)) for k, r in zip(*np.nonzero(pt_out["stopped"] == "cpu"),
+                                                   strict=True)
+                 if pt_out["round_trips"][k, r] < pt_trips]
+        if short:
+            need = sum(tempering_need(pt_out["round_trips"][k], pt_out["kept_scans"][k],
+                                      pt_out["cpu_s_mode"][k], pt_trips)
+                       for k in sorted({k for k, _ in short}))
+            had = sum(float(pt_out["cpu_s_mode"][k]) for k in {k for k, _ in short})
+            how = (f"at the round trips measured, their modes' tempering needs about "
+                   f"{need:.0f} CPU s (it had {had:.0f}): raise the budget by the difference"
+                   if math.isfinite(need) else
+                   "making none, so the rate is unknown: raise the budget many times")
+            reasons.append(f"{len(short)} tempering run(s) (mode, run) {short} ended on their "
+                           f"share of the CPU budget left before {pt_trips} round trips; {how}")
     except BudgetExhausted as err:
         pt_out = None
         todo = all_refs.shape[0] - len(skipped)

@@ -318,7 +318,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                     inner_sweeps=1, check="auto", check_runs=32, check_refine=50,
                     bridge_chains=4, bridge_draws=300, bridge_thin=2, prior_chains=8,
                     prior_sweeps=300, reference_runs=4, reference_particles=100, pt_runs=4,
-                    pt_scans=None, pt_sweeps=1, pt_local=None, pt_leap=None,
+                    pt_scans=None, pt_sweeps=1, pt_local=None, pt_leap=None, pt_trips=None,
                     threshold=15.0, budget_s=None, random_seed=None):
     """Posterior masses of the modes of an NMF model, with an independent check.
 
@@ -377,6 +377,10 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         ``None`` (``pt_scans`` too): the family's defaults,
         :func:`bnmfzoo.inference.reference_path.local_defaults` (Poisson: the moves, 20
         leapfrog steps, 2,500 scans; other families: the sweep and 500 scans).
+    pt_trips : int, optional
+        ``"reference_pt"``: end each tempering run once it made this many round trips or used
+        its share of the budget left (``pt_scans`` is then the cap;
+        :func:`bnmfzoo.inference.reference_tempering.reference_pt_log_z`).
     prior_chains, prior_sweeps : int
         Plain chains from exact prior draws and their sweeps, run with the bridge and
         reference checks: a
@@ -440,6 +444,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         pt_runs, pt_scans = _check_int("pt_runs", pt_runs, 2), _check_int("pt_scans", pt_scans, 2)
         pt_sweeps = _check_int("pt_sweeps", pt_sweeps, 1)
         pt_leap = _check_int("pt_leap", pt_leap, 1)
+        pt_trips = None if pt_trips is None else _check_int("pt_trips", pt_trips, 1)
     if check == "auto":
         from bnmfzoo.inference.reference_path import reference_adapter
 
@@ -530,6 +535,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                 family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
                 np.random.default_rng(seeds[-1]), **reference_kw(), pt_runs=pt_runs,
                 pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap,
+                pt_trips=pt_trips,
                 prior_dof=n_runs - 1)
             return _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se,
                                     log_z_sd, family, budget_s, smc_cpu, t0,

@@ -139,3 +139,137 @@ def test_sbc_nb_replica_exchange():
                                                     TemperedCounts))
     assert (result.ess >= 30).mean() >= 0.9, (result.ess < 30).sum()
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
+
+
+# ------------------------------------------------------------------------------------------
+# the SMC from the prior along the rounding path: the batched log target and the evidence
+# ------------------------------------------------------------------------------------------
+
+#: log Z of NB rank 1 on the 1 x 1 matrix [[6]], A, W ~ Gamma(2, 1), alpha ~ Gamma(4, 1):
+#: quadrature on a 3-D log grid (140^3 on [-9, 4]^2 x [-4, 4], 200^3 and 260^3 on [-12, 6]^2
+#: x [-6, 6] agree to 6e-10; :func:`_nb_cell_log_z`)
+NB_CELL_LOG_Z = -3.04184625
+
+
+def _nb_cell_log_z(x=6, a=2.0, b=1.0, a0=4.0, b0=1.0, n=140):
+    from scipy.special import logsumexp
+
+    g, h = np.linspace(-9.0, 4.0, n), np.linspace(-4.0, 4.0, n)
+    u, v, w = np.meshgrid(g, g, h, indexing="ij")
+    A, W, al = np.exp(u), np.exp(v), np.exp(w)
+    r = al * A * W
+
+    def lg(y, ly, s, t):  # log Gamma(s, t) density of y, times the Jacobian y of the log grid
+        return s * math.log(t) - gammaln(s) + s * ly - t * y
+
+    logd = (lg(A, u, a, b) + lg(W, v, a, b) + lg(al, w, a0, b0) + gammaln(x + r) - gammaln(r)
+            - gammaln(x + 1.0) + r * np.log(al / (1 + al)) - x * np.log1p(al))
+    return float(logsumexp(logd) + math.log((g[1] - g[0]) ** 2 * (h[1] - h[0])))
+
+
+def _batch_case(family):
+    X = np.array([[0, 3, 7, 1], [12, 0, 2, 5], [1, 1, 0, 30]])
+    model = (bz.models.negative_binomial(X, 2, row_offset=[1.0, 0.5, 2.0]) if family == "nb"
+             else bz.models.poisson(X, 2, row_offset=[1.0, 0.5, 2.0]))
+    fam = TemperedCounts(_problem(model))
+    rng = np.random.default_rng(7)
+    states = [initial_state(fam.problem, rng) for _ in range(5)]
+    for s, b in zip(states, (0.01, 0.2, 0.5, 0.9, 1.0), strict=True):
+        fam.sweep(s, b, rng)
+    return fam, states
+
+
+@pytest.mark.parametrize("family", ["nb", "poisson"])
+def test_batched_log_target_is_the_per_state_one(family):
+    """``log_target_batch`` (what the SMC's search for the next beta evaluates) equals
+    :meth:`TemperedCounts.log_target` state by state, at betas where some ``beta x`` is an
+    integer (``f = 0``), tiny, in between and 1, in any order (the kept rung must follow
+    ``beta``). Deterministic: the tolerance is rounding (means linear in beta are scaled
+    instead of recomputed)."""
+    fam, states = _batch_case(family)
+    at = fam.log_target_batch(states)
+    for beta in (0.5, 1e-6, 0.37, 1.0, 0.5, 0.999, 0.2):
+        one = np.array([fam.log_target(s, beta) for s in states])
+        assert np.allclose(at(beta), one, rtol=1e-12, atol=1e-9), (beta, at(beta), one)
+        assert np.allclose(fam.log_target_batch(states)(beta), one, rtol=1e-12, atol=1e-9)
+
+
+def test_kept_rung_is_the_rung_of_the_beta_asked():
+    """The rung kept between calls is recomputed when beta changes: sweeps alternating between
+    two betas use each beta's rounding (a stale rung would draw the other beta's counts)."""
+    fam, _ = _batch_case("nb")
+    for beta in (0.3, 0.7, 0.3, 1e-3, 0.7):
+        kept, fresh = fam._rung(beta), fam._new_rung(beta)
+        assert np.array_equal(kept.n, fresh.n) and np.array_equal(kept.log_f, fresh.log_f)
+        assert np.array_equal(kept.offsets_nz, fresh.offsets_nz)
+
+
+def test_nb_smc_from_the_prior_log_z_matches_quadrature():
+    """Adaptive SMC along the NB rounding path (batched log target, the next beta searched
+    from the previous step) on one cell, x = 6, learned alpha: 8 runs x 100 particles x 2
+    sweeps, ``|mean - exact| <= 4 se`` with the exact log Z by quadrature
+    (:data:`NB_CELL_LOG_Z`). ``P(|t_7| > 4) = 0.5 %`` nominal; measured with
+    ``_nb_smc_z(seed)`` over seeds 0-39 (29 Nov 2026): 0 failures of 40, largest |z| 3.23,
+    mean z 0.24, sd 1.09. About 3 CPU s."""
+    z = _nb_smc_z(0)
+    assert abs(z) <= 4.0, z
+
+
+def _nb_smc_z(seed):
+    from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.inference.tempering import log_z_summary, smc_runs
+
+    fam = family_of_model(bz.models.negative_binomial(np.array([[6]]), 1, a=2.0, b=1.0,
+                                                      alpha_prior=(4.0, 1.0)))
+    mean, se, _ = log_z_summary(smc_runs(fam.tempered, fam.draw_prior, 8, 100, seed,
+                                         n_moves=2))
+    return (mean - NB_CELL_LOG_Z) / se
+
+
+def test_the_quadrature_constant_is_the_grids():
+    """:data:`NB_CELL_LOG_Z` is what the grid gives (finer and wider grids: its comment)."""
+    assert abs(_nb_cell_log_z() - NB_CELL_LOG_Z) < 1e-8
+
+
+def test_the_smc_searches_the_next_beta_in_few_batched_evaluations():
+    """On the rounding path the SMC evaluates every particle's log target only through
+    ``log_target_batch``, at most 14 trial betas per step on average (the plain bisection to
+    1e-10 takes about 35: the per-step cost on a 50 x 25 NB matrix was 56 % such evaluations).
+    Deterministic (counts, no timing)."""
+    from bnmfzoo.inference.tempering import smc
+
+    fam, _ = _batch_case("nb")
+    calls = {"batch": 0, "one": 0}
+
+    class Counted:
+        dimension = fam.dimension
+
+        def sweep(self, s, b, rng):
+            fam.sweep(s, b, rng)
+
+        def loglik(self, s):
+            return fam.loglik(s)
+
+        def copy(self, s):
+            return fam.copy(s)
+
+        def log_target(self, s, b):
+            calls["one"] += 1
+            return fam.log_target(s, b)
+
+        def log_target_batch(self, states):
+            f = fam.log_target_batch(states)
+
+            def at(b):
+                calls["batch"] += 1
+                return f(b)
+
+            return at
+
+    def prior(rng):
+        return initial_state(fam.problem, rng)
+
+    run = smc(Counted(), prior, 20, np.random.default_rng(3), n_moves=1)
+    steps = len(run.betas) - 1
+    assert calls["one"] == 0 and steps > 10
+    assert calls["batch"] / steps <= 14, (calls, steps)

@@ -100,18 +100,20 @@ def test_auto_picks_the_route_per_family(capsys):
 
     def ns(**kw):
         return Namespace(**{"check": "auto", "pt_local": None, "pt_leap": None,
-                            "pt_scans": None, "moves": None, **kw})
+                            "pt_scans": None, "moves": None, "pt_trips": None, "runs": None,
+                            **kw})
 
     a = ns()
     _route(_build(X.astype(float), 2, "poisson"), a)
     assert a.check == "reference_pt" and a.pt_local == POISSON_ROUTE["pt_local"]
-    assert (a.pt_leap, a.pt_scans, a.moves) == (20, 2500, 2)
+    assert (a.pt_leap, a.pt_scans, a.moves, a.pt_trips, a.runs) == (20, 2500, 2, 15, 4)
     a = ns(pt_scans=300, moves=3)
     _route(_build(X.astype(float), 2, "poisson"), a)
     assert (a.pt_scans, a.moves) == (300, 3)
     a = ns()
     _route(_build(X.astype(float) + 0.5, 2, "exponential_gaussian"), a)
     assert a.check == "auto" and (a.pt_local, a.pt_scans, a.moves) == ("sweep", 500, 5)
+    assert (a.pt_trips, a.runs) == (None, 4)
     a = ns()
     _route(_build(X.astype(float), 2, "negative_binomial"), a)
     assert a.check == "auto"
@@ -220,6 +222,35 @@ def test_the_pilot_keeps_a_lower_bound_when_its_short_smc_runs_out():
     steps, cost = _measured_steps(fam, 1e-6, 5, 2.0, 1.0)  # 5 % of 2 s: 0.1 CPU s
     assert time.process_time() - t0 < 0.1 + 0.5
     assert steps > 1.0 and steps >= PILOT_STEP_FACTOR and cost > 1e-6
+
+
+def test_the_pilots_short_smc_times_the_nb_path_through_its_batch(monkeypatch):
+    """On the negative binomial's rounding path the pilot's short SMC (whose CPU per step sets
+    the step's overhead, and so the particles) evaluates the log targets through
+    ``log_target_batch``, as the SMC from the prior does: the per-state ``log_target`` is
+    never called (it would cost about 3x the overhead measured). Its steps lie within 1.5x
+    of a full SMC's (60 particles x 3 sweeps). Seeded, deterministic; no timing decides it."""
+    import math
+
+    from bnmfzoo._cli.masses import _build
+    from bnmfzoo._cli.masses_budget import _measured_steps
+    from bnmfzoo.inference.counts.tempering._rounding import TemperedCounts
+    from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.inference.tempering.smc import smc
+
+    r = np.random.default_rng(8)
+    X = r.poisson(r.gamma(0.6, 1.0, (8, 2)) @ r.gamma(0.6, 1.0, (2, 6)) * 6.0)
+    fam = family_of_model(_build(X, 2, "negative_binomial"))
+
+    def refuse(self, state, beta):
+        raise AssertionError("the per-state log target was called")
+
+    monkeypatch.setattr(TemperedCounts, "log_target", refuse)
+    steps, cost = _measured_steps(fam, 1e-5, 5, 1e4, 7.0 * math.sqrt(fam.tempered.dimension))
+    full = len(smc(fam.tempered, fam.draw_prior, 60, np.random.default_rng(2), n_moves=3)
+               .betas) - 1
+    assert full / 1.5 <= steps <= 1.5 * full, (steps, full)
+    assert cost >= 1e-5
 
 
 def test_a_budget_too_small_for_the_large_route_is_one_line(tmp_path, capsys, monkeypatch):
@@ -331,3 +362,73 @@ def test_the_pilot_reserves_the_reference_paths_predicted_cost(monkeypatch, ref_
     assert (particles >= cmd.REF_MIN_PARTICLES) == enough, particles
     if not enough:
         assert particles < 20 and need > 900.0 / 0.8
+
+
+def test_the_poisson_routes_pilot_measures_its_steps(monkeypatch):
+    """On the Poisson (``reference_pt``) route the pilot measures the SMC from the prior's
+    steps as the other routes do (ALL/AML 100 x 38: 142 guessed from the dimension, 898-910
+    run, so the "12 %" SMC took a third of the budget). Steps and cost forced (1,000 steps,
+    0.1 ms per particle-sweep): 80 % of 900 s buys 7,200 particle-sweeps per step, 12 % of
+    them is 108 per run at 4 runs x 2 sweeps, under the floor of 200, so 2 runs x 216."""
+    import bnmfzoo._cli.masses_budget as cmd
+    from bnmfzoo._cli.masses import _build
+
+    calls = []
+
+    def measured(fam, per_sweep, moves, budget, guess):
+        calls.append(guess)
+        return 1000.0, 1e-4
+
+    monkeypatch.setattr(cmd, "_measured_steps", measured)
+    sizes = {"fewer_runs": True}
+    particles, _, _, need, m = cmd._pilot(_build(X.astype(float), 2, "poisson"), 900.0, 4,
+                                          2, 32, "reference_pt", sizes=sizes)
+    assert len(calls) == 1 and sizes["steps"] == 1000.0 and m == 2
+    assert (particles, sizes["runs"], sizes["share"]) == (216, 2, 0.12)
+    assert need == pytest.approx(900.0 * 20 * 2 * 2 / (cmd.PT_PRIOR_MAX_SHARE * 7200.0))
+
+
+@pytest.mark.parametrize("sweeps, runs, fewer, expect", [
+    (20000.0, 4, True, (300, 4, 0.12)),   # plenty: 12 % at 4 runs
+    (7200.0, 4, True, (216, 2, 0.12)),    # fewer runs reach the floor
+    (4000.0, 4, True, (200, 2, 0.2)),     # and the share rises to it
+    (2000.0, 4, True, (175, 2, 0.35)),    # capped at 35 %
+    (4000.0, 4, False, (175, 4, 0.35)),   # --runs given: kept, the share rises to its cap
+])
+def test_the_smc_from_the_prior_keeps_its_particle_floor(sweeps, runs, fewer, expect):
+    """The SMC from the prior on the Poisson route (it only finds modes) keeps 200 particles
+    per run where it can: its runs fall to 2 before its share of the pilot's sweeps rises
+    from 12 % (up to 35 %). Reuters 200 x 100 at rank 3 had 64 per run x 4 runs and each run
+    ended in a "mode" of its own. Pure arithmetic: no timing."""
+    from bnmfzoo._cli.masses_budget import _prior_smc_size
+
+    p, r, s = _prior_smc_size(sweeps, 2, runs, fewer)
+    assert (p, r, round(s, 6)) == expect
+
+
+def test_the_command_runs_the_smc_from_the_prior_with_the_pilots_runs(tmp_path, capsys,
+                                                                       monkeypatch):
+    """The runs the pilot chose (``sizes["runs"]``) reach ``smc_mode_masses``, with the
+    Poisson route's round-trip stop (15); ``--runs`` given is not lowered by the pilot."""
+    import bnmfzoo._cli.masses as cmd
+    from bnmfzoo.inference import smc_masses
+
+    seen = {}
+
+    def pilot(*a, sizes=None, **k):
+        seen["fewer_runs"] = sizes["fewer_runs"]
+        sizes.update(runs=2 if sizes["fewer_runs"] else a[2], share=0.2, steps=500.0)
+        return 300, 50, 1e-3, 10.0, 2
+
+    def stop(model, **kw):
+        seen.update(kw)
+        raise _Started("smc_mode_masses called")
+
+    monkeypatch.setattr(cmd, "_pilot", pilot)
+    monkeypatch.setattr(smc_masses, "smc_mode_masses", stop)
+    assert main(["--data", str(_write(tmp_path, "npy")), "--rank", "2"]) == 3
+    assert seen["fewer_runs"] and seen["n_runs"] == 2 and seen["n_particles"] == 300
+    assert seen["pt_trips"] == 15 and seen["pt_scans"] == 2500 and seen["check"] == "reference_pt"
+    assert "20% of the pilot's sweeps" in capsys.readouterr().out
+    assert main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--runs", "4"]) == 3
+    assert not seen["fewer_runs"] and seen["n_runs"] == 4

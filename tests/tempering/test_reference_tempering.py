@@ -224,3 +224,97 @@ def test_smc_mode_masses_reference_pt_route():
     assert again["per_mode"]["pt"]["log_z_total"] == out["per_mode"]["pt"]["log_z_total"]
     with pytest.raises(ValueError, match="pt_runs must be an integer >= 2"):
         smc_mode_masses(poisson(X2, 2), **{**kw, "pt_runs": 1})
+
+
+def _rank1_reference(seed=3):
+    from bnmfzoo.inference.reference_path import reference_adapter
+    from bnmfzoo.models import poisson
+
+    x, r, _ = _poisson_exact()
+    fam = family_of_model(poisson(x[None, :], 1, a=1.0, b=r))
+    ad = reference_adapter(fam)
+    rng = np.random.default_rng(seed)
+    draws = np.stack([ad.draws(fam.draw_prior(rng), np.arange(1)) for _ in range(50)])
+    return fam, ad.fit(draws, 2.0)
+
+
+def test_tempering_ends_at_its_round_trips_or_its_cpu_share():
+    """``stop_trips``: the kept scans end at the first check (every 25 scans, after at least
+    200) where the run's round trips reach it, and the estimate is that of a run of that many
+    scans (same seed: the stop only truncates). ``max_cpu_s`` forced to 0: the run ends at
+    the first check. A stop never reached: all ``n_scans``. Seeded and deterministic (the
+    CPU share is forced, not timed)."""
+    from bnmfzoo.inference.reference_path import reference_adapter
+    from bnmfzoo.inference.reference_tempering import MIN_KEPT_SCANS, TRIP_CHECK
+
+    fam, q = _rank1_reference()
+    kw = dict(n_tune_rounds=1, first_round=8, grow=False, n_burn=20)
+
+    def run(**k):
+        return reference_pt(lambda: reference_adapter(fam), q, np.random.default_rng(4),
+                            [1.0, 0.5, 0.2, 0.0], **kw, **k)
+
+    a = run(n_scans=3000, stop_trips=40)
+    assert a.stopped == "trips" and MIN_KEPT_SCANS <= a.n_scans < 3000, (a.stopped, a.n_scans)
+    assert a.n_scans % TRIP_CHECK == 0 and a.round_trips.sum() >= 40
+    if a.n_scans > MIN_KEPT_SCANS:  # at the check before, fewer than 40
+        assert run(n_scans=a.n_scans - TRIP_CHECK).round_trips.sum() < 40
+    b = run(n_scans=a.n_scans)
+    assert b.stopped == "scans" and b.log_z == a.log_z
+    assert np.array_equal(b.round_trips, a.round_trips)
+    c = run(n_scans=3000, stop_trips=40, max_cpu_s=0.0)
+    assert c.stopped == "cpu" and c.n_scans == TRIP_CHECK
+    d = run(n_scans=300, stop_trips=10**6)
+    assert d.stopped == "scans" and d.n_scans == 300
+
+
+def test_tempering_runs_share_the_budget_left(monkeypatch):
+    """``stop_trips`` in ``reference_pt_log_z``: each run may use 95 % of the CPU seconds left
+    split over the runs still to do, this mode's and the next modes' (budget left forced to
+    100 s: 2 runs of one mode get 47.5 and 95 s); without ``stop_trips`` no cap."""
+    from bnmfzoo.inference import _mass_budget
+    from bnmfzoo.inference import reference_tempering as rt
+
+    assert rt.run_allowance(100.0, 4) == pytest.approx(23.75)
+    assert rt.run_allowance(-5.0, 2) == 0.0 and rt.run_allowance(math.inf, 2) is None
+    caps, real = [], rt.reference_pt
+
+    def spy(*a, **k):
+        caps.append(k.get("max_cpu_s"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(rt, "reference_pt", spy)
+    monkeypatch.setattr(_mass_budget, "budget_left", lambda: 100.0)
+    from bnmfzoo.models import poisson
+
+    x, r, _ = _poisson_exact()
+    fam = family_of_model(poisson(x[None, :], 1, a=1.0, b=r))
+    rng = np.random.default_rng(0)
+    s = fam.draw_prior(rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+
+    def one(**k):
+        return rt.reference_pt_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=2, n_scans=250,
+                                     n_tune_rounds=1, n_draws=40, **k)
+
+    out = one(stop_trips=5)
+    assert caps == [pytest.approx(47.5), pytest.approx(95.0)]
+    assert out["stopped"].shape == (1, 2) and set(out["stopped"][0]) <= {"trips", "scans"}
+    assert np.all(out["kept_scans"][0] <= 250)
+    caps.clear()
+    one()
+    assert caps == [None, None]
+
+
+def test_tempering_need_scales_the_measured_trip_rate():
+    """What a mode's tempering would need for its round trips, from the rate measured (ALL/AML
+    rank 3 at 900 s: 4 trips in about 8,000 kept scans over 4 runs, 578 CPU s): linear in the
+    target and the CPU taken, inverse in the trips; no trip gives ``inf`` (no rate to scale)."""
+    from bnmfzoo.inference.reference_tempering import tempering_need
+
+    kept = [2000, 2000, 2000, 2000]
+    assert tempering_need([1, 2, 1, 0], kept, 580.0, 15) == pytest.approx(8700.0)
+    assert tempering_need([2, 4, 2, 0], kept, 580.0, 15) == pytest.approx(4350.0)
+    assert tempering_need([1, 2, 1, 0], kept, 580.0, 30) == pytest.approx(17400.0)
+    assert tempering_need([10, 10], [500, 700], 60.0, 15) == pytest.approx(60.0 * 15 * 60 / 600)
+    assert tempering_need([0, 0, 0, 0], kept, 580.0, 15) == math.inf

@@ -16,7 +16,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from bnmfzoo.inference.tempering import TemperedSweep, log_z_summary, smc, smc_runs
-from bnmfzoo.inference.tempering.smc import next_beta, systematic_resample
+from bnmfzoo.inference.tempering.smc import next_beta, next_beta_near, systematic_resample
 
 # ------------------------------------------------------------------------------------------
 # a bimodal toy with local moves: exact log Z and exact mode masses
@@ -119,6 +119,31 @@ def test_next_beta_hits_the_conditional_ess():
     assert math.isclose(math.exp(2 * logsumexp(a) - logsumexp(a + (b - 0.1) * ll)), 0.8,
                         rel_tol=1e-6)
     assert next_beta(lw, lambda b: 0 * ll, 0.1, 0.8) == 1.0
+
+
+@pytest.mark.parametrize("step", [1e-5, 2e-3, 0.01, 0.3, 0.9])
+def test_next_beta_near_keeps_the_conditional_ess_from_any_previous_step(step):
+    """The search from the previous step's size (the SMC's on a path family) returns a beta
+    whose CESS is at least the target and whose step is within 2 % of the plain bisection's,
+    whether the previous step was far too small, near, or far too large; 1 when 1 is
+    reachable; the trials grow like the log of how far off the previous step was.
+    Deterministic."""
+    rng = np.random.default_rng(0)
+    ll = rng.normal(size=500) * 10
+    lw = np.log(rng.dirichlet(np.ones(500)))
+    n = [0]
+
+    def inc(b):
+        n[0] += 1
+        return (b - 0.1) * ll
+
+    b = next_beta_near(lw, inc, 0.1, 0.8, step)
+    exact = next_beta(lw, lambda b: (b - 0.1) * ll, 0.1, 0.8)
+    a = lw + (b - 0.1) * ll
+    assert math.exp(2 * logsumexp(a) - logsumexp(a + (b - 0.1) * ll)) >= 0.8
+    assert 0.98 * (exact - 0.1) <= b - 0.1 <= exact - 0.1, (b, exact)
+    assert n[0] <= 10 + abs(math.log2(step / (exact - 0.1))), n[0]  # bisection: about 35
+    assert next_beta_near(lw, lambda b: 0 * ll, 0.1, 0.8, step) == 1.0
 
 
 def test_systematic_resampling_keeps_the_expected_counts():

@@ -7,7 +7,11 @@ posterior (``beta = 1``) through the tempered targets of a family's
 
 1. picks the next ``beta`` so that the **conditional effective sample size** of the incremental
    weights, ``CESS = N (sum_i W_i u_i)^2 / sum_i W_i u_i^2`` with ``u_i = pi_beta'(x_i) /
-   pi_beta(x_i)``, equals ``cess * N`` (bisection; Zhou, Johansen & Aston 2016);
+   pi_beta(x_i)``, equals ``cess * N`` (bisection; Zhou, Johansen & Aston 2016). For a
+   :class:`~bnmfzoo.inference.tempering.TemperedPath`, each of whose trial ``beta'`` costs a
+   pass over the particles' log targets (through the family's ``log_target_batch`` where it
+   has one), the search starts from the previous step's size and stops within 2 % of the
+   step (:func:`next_beta_near`: about 11 trials instead of 35);
 2. multiplies the weights by ``u_i`` and adds ``log sum_i W_i u_i`` to the log normalizing
    constant ``log Z = log int p0 exp(l)`` (the evidence for the likelihood families; for the
    collapsed binary family, whose ``p0`` is the uniform law of the labels, the evidence minus
@@ -65,7 +69,8 @@ from scipy.special import logsumexp
 
 from bnmfzoo.inference.tempering.interface import check_tempered_sweep, log_target_of
 
-__all__ = ["SMCRun", "smc", "smc_runs", "log_z_summary", "systematic_resample", "next_beta"]
+__all__ = ["SMCRun", "smc", "smc_runs", "log_z_summary", "systematic_resample", "next_beta",
+           "next_beta_near"]
 
 
 @dataclass
@@ -163,6 +168,58 @@ def next_beta(log_w, increment, beta, cess, tol=1e-10):
     return lo if lo > beta else hi
 
 
+def next_beta_near(log_w, increment, beta, cess, step, rel=0.02, tol=1e-10):
+    """:func:`next_beta` searched from the previous step's size ``step``, to ``rel`` of the step.
+
+    The next ``beta`` is bracketed by doubling or halving ``step`` and then bisected until the
+    bracket is within ``rel`` of the step found; the lower end is returned, so the step's CESS
+    is at least ``cess`` as with :func:`next_beta`, and the step is at most ``rel`` shorter.
+    About 10 evaluations of ``increment`` instead of 35 (each costs a pass over every particle
+    for a :class:`~bnmfzoo.inference.tempering.TemperedPath`, whose log target is no multiple of
+    a cached log-likelihood). Any rule that picks the next ``beta`` from the current particles
+    keeps the SMC estimate what it was (the adaptive rule already does).
+
+    Examples
+    --------
+    >>> l = np.linspace(-3.0, 0.0, 100)
+    >>> lw = np.full(100, -np.log(100))
+    >>> b = next_beta_near(lw, lambda b: b * l, 0.0, 0.9, 0.01)
+    >>> c = _cess(lw, b * l)
+    >>> bool(0.9 <= c < 0.901), bool(abs(b - next_beta(lw, lambda b: b * l, 0.0, 0.9)) < 0.02 * b)
+    (True, True)
+    """
+    def ok(b):
+        return _cess(log_w, increment(b)) >= cess
+
+    if ok(1.0):
+        return 1.0
+    lo, hi = beta, 1.0
+    b = beta + step
+    if b < 1.0 and ok(b):
+        lo = b
+        while beta + 2.0 * (lo - beta) < 1.0:
+            b = beta + 2.0 * (lo - beta)
+            if not ok(b):
+                hi = b
+                break
+            lo = b
+    else:
+        hi = min(b, 1.0)
+        while hi - beta > tol * max(1.0, hi):
+            b = beta + 0.5 * (hi - beta)
+            if ok(b):
+                lo = b
+                break
+            hi = b
+    while hi - lo > max(rel * (lo - beta), tol * max(1.0, hi)):
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo if lo > beta else hi
+
+
 def _check_settings(n_particles, cess, resample_below, n_moves, waste_free):
     if isinstance(n_particles, bool) or not isinstance(n_particles, (int, np.integer)) \
             or n_particles < 2:
@@ -189,22 +246,39 @@ def _loglik(family, state):
 
 
 class _Path:
-    """The tempered log target of each particle, cached at the current ``beta``."""
+    """The tempered log target of each particle, cached at the current ``beta``.
+
+    A path family's ``log_target_batch(states)`` (optional: ``beta ->`` the log targets of
+    ``states``, valid while they are unchanged) replaces the per-state calls.
+    """
 
     def __init__(self, family):
         self.family = family
         self.log_target = log_target_of(family)
+        self.batch = getattr(family, "log_target_batch", None) if self.log_target else None
+
+    def of(self, states):
+        """``beta ->`` the log targets of ``states`` (unchanged meanwhile)."""
+        f = None if self.batch is None else self.batch(states)
+
+        def values(beta):
+            if beta == 0.0:  # the reference p0 itself (a path's log target tends to 0 there)
+                return np.zeros(len(states))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = (np.asarray(f(beta), float) if f is not None else
+                       np.array([float(self.log_target(s, beta)) for s in states]))
+            if np.any(np.isnan(out)):
+                raise FloatingPointError("log_target returned NaN")
+            return out
+
+        return values
 
     def at(self, states, logliks, beta):
         if beta == 0.0:  # the reference p0 itself (a path's log target tends to 0 there)
             return np.zeros(len(states))
         if self.log_target is None:
             return beta * logliks
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.array([float(self.log_target(s, beta)) for s in states])
-        if np.any(np.isnan(out)):
-            raise FloatingPointError("log_target returned NaN")
-        return out
+        return self.of(states)(beta)
 
 
 def smc(family, draw_prior, n_particles, rng, *, cess=0.9, resample_below=0.5, n_moves=5,
@@ -261,9 +335,14 @@ def smc(family, draw_prior, n_particles, rng, *, cess=0.9, resample_below=0.5, n
                 with np.errstate(invalid="ignore"):
                     return np.where(np.isneginf(_l), -np.inf, b * _l - _c)
         else:
-            def increment(b, _s=states, _c=cur):
-                return path.at(_s, None, b) - _c
-        new = next_beta(log_w, increment, beta, cess) if fixed is None else fixed[len(betas) - 1]
+            def increment(b, _f=path.of(states), _c=cur):
+                return _f(b) - _c
+        if fixed is not None:
+            new = fixed[len(betas) - 1]
+        elif path.log_target is not None and len(betas) > 1:  # each trial: every particle
+            new = next_beta_near(log_w, increment, beta, cess, betas[-1] - betas[-2])
+        else:
+            new = next_beta(log_w, increment, beta, cess)
         inc = increment(new)
         log_z += float(logsumexp(log_w + inc))
         log_w = log_w + inc

@@ -18,8 +18,8 @@ column of ``W`` sorted over the factors.
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from _chain_draws import chain_draws
 
-from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference.gaussian.gibbs import _core as gc
 from bnmfzoo.inference.gaussian.priors._gibbs_prior import plan_from_factorization
 from bnmfzoo.inference.gaussian.priors._weighted_core import WeightedPlan, weighted_nmf_sweep
@@ -148,16 +148,6 @@ def make_weighted_sbc(config, *, burn=100, ess_target=30, n_draws=None, thin=Non
             weighted_nmf_sweep(st, obs, plan, rng, rates=rates, update=update)
             return tested({"A": st.A, "W": st.W, "tau": st.tau, **rates}, config)
 
-        for _ in range(burn):
-            step()
-        if n_draws is None:
-            return run_to_ess(step, ess_target=ess_target, min_draws=200, max_draws=25_600)
-        draws = {}
-        for i in range(n_draws * thin):
-            value = step()
-            if i % thin == 0:
-                for name, v in value.items():
-                    draws.setdefault(name, []).append(np.array(v, dtype=float))
-        return {name: np.array(v) for name, v in draws.items()}
+        return chain_draws(step, burn=burn, n_draws=n_draws, thin=thin, ess_target=ess_target)
 
     return simulate, infer

@@ -19,6 +19,7 @@ max 486 over 8 chains (see ``EXCHANGEABLE``). Measured false-failure rate of
 import numpy as np
 import pymc as pm
 import pytest
+from _chain_draws import chain_draws
 from scipy import stats
 
 from bnmfzoo import likelihoods
@@ -157,17 +158,7 @@ def make_sbc(config, *, burn=100, ess_target=30, n_draws=None, thin=None, wrong=
                  **{k: v.reshape(np.shape(p0[k])) for k, v in rates.items()}}
             return _funcs(p, config)
 
-        for _ in range(burn):
-            step()
-        if n_draws is None:
-            return run_to_ess(step, ess_target=ess_target, min_draws=200, max_draws=25_600)
-        draws = {}
-        for i in range(n_draws * thin):
-            value = step()
-            if i % thin == 0:
-                for name, v in value.items():
-                    draws.setdefault(name, []).append(np.array(v, dtype=float))
-        return {name: np.array(v) for name, v in draws.items()}
+        return chain_draws(step, burn=burn, n_draws=n_draws, thin=thin, ess_target=ess_target)
 
     return simulate, infer
 

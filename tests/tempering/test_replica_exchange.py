@@ -20,10 +20,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from _chain_draws import chain_draws
 from scipy import stats
 
 from bnmfzoo.diagnostics import sbc
-from bnmfzoo.diagnostics.calibration import run_to_ess
 from bnmfzoo.inference.gaussian.gibbs import _core as gc
 from bnmfzoo.inference.gaussian.modes import _symmetry as sym
 from bnmfzoo.inference.gaussian.modes._tempering import (
@@ -113,17 +113,7 @@ def make_sbc(*, betas=(1.0,), moves=(), ard=False, burn=100, ess_target=30, n_dr
             st = rs.states[0]
             return _funcs({"A": st.A, "W": st.W, "tau": st.tau, "lambda_": st.lambda_}, hyper)
 
-        for _ in range(burn):
-            step()
-        if n_draws is None:
-            return run_to_ess(step, ess_target=ess_target, min_draws=200, max_draws=25_600)
-        draws = {}
-        for i in range(n_draws * thin):
-            value = step()
-            if i % thin == 0:
-                for name, v in value.items():
-                    draws.setdefault(name, []).append(np.array(v, dtype=float))
-        return {name: np.array(v) for name, v in draws.items()}
+        return chain_draws(step, burn=burn, n_draws=n_draws, thin=thin, ess_target=ess_target)
 
     return simulate, infer
 

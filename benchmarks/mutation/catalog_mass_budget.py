@@ -37,6 +37,8 @@ _TRT = "tests/tempering/test_reference_tempering.py::"
 _TRIPS = _TRT + "test_tempering_ends_at_its_round_trips_or_its_cpu_share"
 _SHARE = _TRT + "test_tempering_runs_share_the_budget_left"
 _NEED = _TRT + "test_tempering_need_scales_the_measured_trip_rate"
+_PSWEEP = _TC + "test_the_pilot_times_the_sweeps_its_short_smc_makes"
+_SPREAD = _TC + "test_the_nb_route_refuses_a_budget_its_runs_spread_says_is_too_small"
 
 MUTATIONS = [
     Mutation(
@@ -151,10 +153,10 @@ MUTATIONS = [
         why="the scans for the round trips no longer grow with the barrier"),
     Mutation(
         id="poisson-route-steps-guessed", path=_CMD,
-        old="    steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)  # CPU s per"
-            "\n",
-        new="    steps, cost = (_measured_steps(fam, per_sweep, moves, budget, steps) if check != "
-            "'reference_pt' else (steps, per_sweep))  # CPU s per\n",
+        old="    steps, cost, per_sweep = _measured_steps(fam, per_sweep, moves, budget, steps)  "
+            "# CPU s\n",
+        new="    steps, cost, per_sweep = (_measured_steps(fam, per_sweep, moves, budget, steps) "
+            "if check != 'reference_pt' else (steps, per_sweep, per_sweep))  # CPU s\n",
         tests=(_PSTEPS,),
         why="the Poisson route guesses the SMC from the prior's steps (7 sqrt(dim)): 142 on "
             "ALL/AML where 898-910 ran, and the tempering then ran out of budget"),
@@ -211,4 +213,39 @@ MUTATIONS = [
         new="    per_run = target * trips.sum() / kept.sum()",
         tests=(_NEED,),
         why="the budget named for the tempering shrinks as its round trips get rarer"),
+    Mutation(
+        id="pilot-sweep-at-beta-07", path=_CMD,
+        old="    return PILOT_STEP_FACTOR * steps, sweep + overhead / max(moves, 1), sweep\n",
+        new="    return PILOT_STEP_FACTOR * steps, per_sweep + overhead / max(moves, 1), "
+            "per_sweep\n",
+        tests=(_PSWEEP,),
+        why="the pilot sizes the particles from the sweep at beta = 0.7, 1.6-2.3x the mean "
+            "sweep of the negative binomial's rounding path: the budget is under-filled"),
+    Mutation(
+        id="pilot-overhead-counts-the-sweeps", path=_CMD,
+        old="    overhead = max(0.0, (time.process_time() - t0 - counted.cpu) / "
+            "(PILOT_PARTICLES * steps))\n",
+        new="    overhead = max(0.0, (time.process_time() - t0) / (PILOT_PARTICLES * steps))\n",
+        tests=(_PSWEEP,),
+        why="the step's overhead includes the sweeps, counted twice"),
+    Mutation(
+        id="spread-rule-point-estimate", path=_CMD,
+        old="    if low <= particles:\n",
+        new="    if about <= particles:\n",
+        tests=(_SPREAD,),
+        why="the refusal trusts the point estimate of four runs' variance (3 degrees of "
+            "freedom), not its lower bound: budgets that may suffice are refused"),
+    Mutation(
+        id="spread-rule-moves-ignored", path=_CMD,
+        old="    about = particles * s2 / (moves * SPREAD_SD ** 2)\n",
+        new="    about = particles * s2 / SPREAD_SD ** 2\n",
+        tests=(_SPREAD,),
+        why="the sweeps per step are not credited: the need is overstated up to 5x"),
+    Mutation(
+        id="spread-rule-not-on-auto", path=_CMD,
+        old='check in ("auto", "bridge"):\n',
+        new='check == "bridge":\n',
+        tests=(_SPREAD,),
+        why="the default command (check auto) never refuses: breast SBS96 with the NB model "
+            "spends 440 CPU s to say not established"),
 ]

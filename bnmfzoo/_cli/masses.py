@@ -36,7 +36,9 @@ scans at most, 2 sweeps per SMC step; the SMC from the prior, which only finds m
 12 % of the pilot's sweeps, its steps measured by the pilot, and keeps 200 particles per run
 where it can by running 2 runs and taking up to 35 %: :func:`_prior_smc_size`);
 exponential-Gaussian and Beta-Dir -> the reference path against
-the SMC from the prior; negative binomial -> the bridge. ``--budget`` caps the whole command
+the SMC from the prior; negative binomial -> the bridge, refused in one line naming the budget
+it needs when four short SMC runs' log Z spread says the budget's particles are too few
+(:func:`~bnmfzoo._cli.masses_budget.spread_need`). ``--budget`` caps the whole command
 (CPU seconds, reading and pilot included): when it runs out, the JSON says
 ``"established": false`` with ``why_not`` (what ran, what to run next), and lists no mode when
 the SMC from the prior itself did not finish. A mode the reference-path SMC bounds below 0.1 %

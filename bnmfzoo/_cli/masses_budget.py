@@ -106,10 +106,10 @@ PILOT_PARTICLES, PILOT_STEP_FACTOR = 16, 1.25
 
 
 class _CountedSweep:
-    """A tempered sweep that counts its sweeps (the pilot's short SMC)."""
+    """A tempered sweep that counts its sweeps and their CPU s (the pilot's short SMC)."""
 
     def __init__(self, tempered):
-        self._t, self.n, self.dimension = tempered, 0, tempered.dimension
+        self._t, self.n, self.dimension, self.cpu = tempered, 0, tempered.dimension, 0.0
 
     def __getattr__(self, name):
         if name == "_t":
@@ -118,7 +118,11 @@ class _CountedSweep:
 
     def sweep(self, state, beta, rng):
         self.n += 1
-        return self._t.sweep(state, beta, rng)
+        t0 = time.process_time()
+        try:
+            return self._t.sweep(state, beta, rng)
+        finally:
+            self.cpu += time.process_time() - t0
 
     def loglik(self, state):
         return self._t.loglik(state)
@@ -128,23 +132,28 @@ class _CountedSweep:
 
 
 def _measured_steps(fam, per_sweep, moves, budget, guess):
-    """``(tempering steps, CPU s per particle-sweep)`` of the SMC from the prior, measured.
+    """``(steps, CPU s per particle-sweep, CPU s per sweep)`` of the SMC from the prior.
 
     A short SMC (:data:`PILOT_PARTICLES` particles, one sweep per step) gives the number of
-    steps (times :data:`PILOT_STEP_FACTOR`) and the per-particle overhead of a step (log-
-    likelihood, copies, weights), spread over the ``moves`` sweeps. The guess from the
-    dimension (``guess`` steps) was 1.7 times too few on a 60 x 40 Gaussian matrix at rank 3
-    (the budget ran out in the SMC from the prior) and 4.5 times too many on a 50 x 30
-    binary one. Falls back to ``(guess, per_sweep)`` when the short SMC would take more than
+    steps (times :data:`PILOT_STEP_FACTOR`), the mean CPU of its sweeps (timed one by one: the
+    sweeps at the temperatures the SMC visits) and the per-particle overhead of a step (log-
+    likelihood, copies, weights: its CPU less the sweeps'), spread over the ``moves`` sweeps.
+    The guess from the dimension (``guess`` steps) was 1.7 times too few on a 60 x 40
+    Gaussian matrix at rank 3 (the budget ran out in the SMC from the prior) and 4.5 times too
+    many on a 50 x 30 binary one; on the negative binomial's rounding path a sweep at
+    ``beta = 0.7`` (``per_sweep``) costs 1.6-2.3 times the path's mean sweep (the rounded counts
+    are small for most of the path), so timing it there under-filled the budget by as much.
+    Falls back to ``(guess, per_sweep, per_sweep)`` when the short SMC would take more than
     5 % of ``budget`` by the guess; when it runs past 5 % all the same, the steps it did
-    (times the factor; at least ``guess``) are a lower bound, used as the steps: on breast
-    SBS96 with the negative binomial model the guess was 152 steps and a run took 400-800.
+    (times the factor; at least ``guess``) are a lower bound, used as the steps, and the sweep
+    stays ``per_sweep`` (the sweeps done are the path's cheap start): on breast SBS96 with the
+    negative binomial model the guess was 152 steps and a run took 400-800.
     """
     from bnmfzoo.inference._mass_budget import BudgetedSweep, BudgetExhausted, budget_scope
     from bnmfzoo.inference.tempering.smc import smc
 
     if 2 * PILOT_PARTICLES * guess * per_sweep > 0.05 * budget:
-        return guess, per_sweep
+        return guess, per_sweep, per_sweep
     counted = _CountedSweep(BudgetedSweep(fam.tempered))
     t0 = time.process_time()
     try:
@@ -155,10 +164,12 @@ def _measured_steps(fam, per_sweep, moves, budget, guess):
         used = time.process_time() - t0
         done = max(1.0, counted.n / PILOT_PARTICLES)
         overhead = max(0.0, used / (PILOT_PARTICLES * done) - per_sweep)
-        return max(guess, PILOT_STEP_FACTOR * done), per_sweep + overhead / max(moves, 1)
+        return (max(guess, PILOT_STEP_FACTOR * done), per_sweep + overhead / max(moves, 1),
+                per_sweep)
     steps = max(1, len(run.betas) - 1)
-    overhead = max(0.0, (time.process_time() - t0) / (PILOT_PARTICLES * steps) - per_sweep)
-    return PILOT_STEP_FACTOR * steps, per_sweep + overhead / max(moves, 1)
+    sweep = counted.cpu / max(counted.n, 1)
+    overhead = max(0.0, (time.process_time() - t0 - counted.cpu) / (PILOT_PARTICLES * steps))
+    return PILOT_STEP_FACTOR * steps, sweep + overhead / max(moves, 1), sweep
 
 
 def _reference_sweep_cost(fam, s, rng):
@@ -213,6 +224,62 @@ def _prior_smc_size(sweeps, moves, runs, fewer_runs):
     return per_run(share, runs), runs, share
 
 
+#: the negative binomial route's spread rule: :data:`SPREAD_RUNS` short SMC runs from the
+#: prior (:data:`PILOT_PARTICLES` particles, one sweep per step); a run's log Z should come
+#: within :data:`SPREAD_SD` nat (its low bias is about half its variance, and the bridge's
+#: agreement allows 0.5 nat beyond the errors); the need is a :data:`SPREAD_LEVEL` lower
+#: confidence bound. Measured at 16 particles x 1 sweep: the 50 x 25 Gamma-Poisson matrix at
+#: rank 3 (established at the default budget) sd 1.8 nats over 8 runs; breast SBS96 K = 4
+#: (not established: its runs 12 nats apart at 28 particles x 5 sweeps) sd 29 over 4 runs
+SPREAD_RUNS, SPREAD_SD, SPREAD_LEVEL = 4, 1.0, 0.975
+
+
+def _spread_runs(fam, budget):
+    """The log Z of :data:`SPREAD_RUNS` short SMC runs from the prior, or ``None``.
+
+    ``None`` when they do not finish within 10 % of ``budget`` or a log Z is not finite.
+    """
+    from bnmfzoo.inference._mass_budget import BudgetedSweep, BudgetExhausted, budget_scope
+    from bnmfzoo.inference.tempering.smc import smc
+
+    z = []
+    try:
+        with budget_scope(0.1 * budget):
+            for i in range(SPREAD_RUNS):
+                z.append(smc(BudgetedSweep(fam.tempered), fam.draw_prior, PILOT_PARTICLES,
+                             np.random.default_rng(100 + i), n_moves=1).log_z)
+    except BudgetExhausted:
+        return None
+    z = np.array(z, float)
+    return z if np.all(np.isfinite(z)) else None
+
+
+def spread_need(log_z, particles, moves):
+    """``(at least, about)`` particles per run the log Z spread of short runs asks for.
+
+    ``log_z`` of runs of ``particles`` particles and one sweep per step; a run of ``P``
+    particles has a log Z variance ``sigma^2 / P`` (Del Moral, Doucet & Jasra 2006), and
+    ``moves`` sweeps per step are counted as at most ``moves`` times the particles (they
+    decorrelate the particles at best as fresh ones would), so the need for a run within
+    :data:`SPREAD_SD` nat is ``particles s^2 / (moves SPREAD_SD^2)``; "at least" replaces
+    ``s^2`` by its :data:`SPREAD_LEVEL` lower confidence bound (chi-square, ``R - 1``
+    degrees of freedom).
+
+    Examples
+    --------
+    >>> low, about = spread_need([0.0, 2.0, 4.0, 6.0], 16, 5)  # s^2 = 20/3
+    >>> round(about, 2), round(low, 2)
+    (21.33, 6.85)
+    """
+    from scipy.stats import chi2
+
+    z = np.asarray(log_z, float)
+    dof = z.size - 1
+    s2 = float(np.var(z, ddof=1))
+    about = particles * s2 / (moves * SPREAD_SD ** 2)
+    return about * dof / float(chi2.ppf(SPREAD_LEVEL, dof)), about
+
+
 def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 100),
            fewer_moves=False, sizes=None):
     """``(particles, check_refine, sweep s, budget for 20 particles, moves)`` for 80 % of it.
@@ -251,8 +318,8 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
         n += 1
     per_sweep = (time.process_time() - t0) / n
     steps = STEPS_PER_ROOT_DIM * math.sqrt(fam.tempered.dimension)
-    steps, cost = _measured_steps(fam, per_sweep, moves, budget, steps)  # CPU s per
-    # particle-sweep in the SMC, its overhead included
+    steps, cost, per_sweep = _measured_steps(fam, per_sweep, moves, budget, steps)  # CPU s
+    # per particle-sweep in the SMC, its overhead included; the mean sweep of its path
     ref = _reference_sweep_cost(fam, s, rng) if check in ("auto", "reference") else None
     for m in range(moves, 1, -1) if ref is not None and fewer_moves else (moves,):
         cost_m = per_sweep + (cost - per_sweep) * moves / m  # the step's overhead over m
@@ -275,7 +342,33 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
         particles, runs, share = _prior_smc_size(sweeps, m, runs, sizes.get("fewer_runs", False))
         need = budget * 20.0 * runs * m / (PT_PRIOR_MAX_SHARE * sweeps)
         sizes.update(runs=runs, share=share, steps=steps)
+    elif fam.name == "negative_binomial" and ref is None and check in ("auto", "bridge"):
+        _spread_rule(fam, budget, particles, runs, m, steps * cost_m / (0.8 * smc_share))
     return particles, refine, per_sweep, need, m
+
+
+def _spread_rule(fam, budget, particles, runs, moves, per_particle):
+    """Refuse in one line a budget whose ``particles`` per run the spread rule finds too few.
+
+    ``per_particle``: the budget one particle per run and sweep per step takes (the pilot's
+    sizing inverted). The rule (:func:`spread_need`) runs only where the SMC from the prior
+    gives the masses (the negative binomial's bridge route); it is skipped when its short
+    runs do not fit in 10 % of the budget.
+    """
+    z = _spread_runs(fam, budget)
+    if z is None:
+        return
+    low, about = spread_need(z, PILOT_PARTICLES, moves)
+    if low <= particles:
+        return
+    raise ValueError(
+        f"--budget {budget:g} CPU s is too small for this matrix: {z.size} short SMC runs "
+        f"from the prior ({PILOT_PARTICLES} particles, one sweep per step) gave log Z "
+        f"{float(np.std(z, ddof=1)):.1f} nats apart (sd), so a run needs about "
+        f"{math.ceil(about)} particles x {moves} sweeps per step (at least {math.ceil(low)}) "
+        f"to bring its log Z within {SPREAD_SD:g} nat, where the budget gives {particles}; "
+        f"it needs about {_minute(about * runs * moves * per_particle)} CPU s; run with "
+        f"--budget {_minute(about * runs * moves * per_particle)}")
 
 
 def _minute(seconds):

@@ -199,11 +199,12 @@ def test_the_pilot_measures_the_tempering_steps():
     r = np.random.default_rng(5)
     G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
     fam = family_of_model(_build(G, 2, "exponential_gaussian"))
-    steps, cost = _measured_steps(fam, 1e-5, 5, 1e4, 7.0 * math.sqrt(fam.tempered.dimension))
+    steps, cost, sweep = _measured_steps(fam, 1e-5, 5, 1e4,
+                                        7.0 * math.sqrt(fam.tempered.dimension))
     full = len(smc(fam.tempered, fam.draw_prior, 100, np.random.default_rng(2), n_moves=5)
                .betas) - 1
     assert full / 1.5 <= steps <= 1.5 * full, (steps, full)
-    assert cost >= 1e-5
+    assert cost >= sweep > 0.0  # the sweeps timed, the overhead added
 
 
 def test_the_pilot_keeps_a_lower_bound_when_its_short_smc_runs_out():
@@ -219,9 +220,10 @@ def test_the_pilot_keeps_a_lower_bound_when_its_short_smc_runs_out():
     G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
     fam = family_of_model(_build(G, 2, "exponential_gaussian"))
     t0 = time.process_time()
-    steps, cost = _measured_steps(fam, 1e-6, 5, 2.0, 1.0)  # 5 % of 2 s: 0.1 CPU s
+    steps, cost, sweep = _measured_steps(fam, 1e-6, 5, 2.0, 1.0)  # 5 % of 2 s: 0.1 CPU s
     assert time.process_time() - t0 < 0.1 + 0.5
     assert steps > 1.0 and steps >= PILOT_STEP_FACTOR and cost > 1e-6
+    assert sweep == 1e-6  # the sweeps done are the path's start: the timed sweep is kept
 
 
 def test_the_pilots_short_smc_times_the_nb_path_through_its_batch(monkeypatch):
@@ -246,11 +248,139 @@ def test_the_pilots_short_smc_times_the_nb_path_through_its_batch(monkeypatch):
         raise AssertionError("the per-state log target was called")
 
     monkeypatch.setattr(TemperedCounts, "log_target", refuse)
-    steps, cost = _measured_steps(fam, 1e-5, 5, 1e4, 7.0 * math.sqrt(fam.tempered.dimension))
+    steps, cost, sweep = _measured_steps(fam, 1e-5, 5, 1e4,
+                                        7.0 * math.sqrt(fam.tempered.dimension))
     full = len(smc(fam.tempered, fam.draw_prior, 60, np.random.default_rng(2), n_moves=3)
                .betas) - 1
     assert full / 1.5 <= steps <= 1.5 * full, (steps, full)
-    assert cost >= 1e-5
+    assert cost >= sweep > 0.0  # the sweeps timed, the overhead added
+
+
+def test_the_pilot_times_the_sweeps_its_short_smc_makes(monkeypatch):
+    """The pilot's CPU per particle-sweep is the mean of the short SMC's own sweeps plus the
+    step's overhead per sweep, not the sweep timed at ``beta = 0.7``: on the negative
+    binomial's rounding path that one costs 1.6-2.3x the path's mean (the budget was
+    under-filled by as much). Forced costs on a fake clock: a sweep at ``beta`` costs
+    ``2 beta`` ms, each log-likelihood 0.1 ms, nothing else; a conjugate toy (``p0 = N(0, 1)``,
+    ``l = -200 x^2``) whose path spends most steps at small ``beta``. Deterministic."""
+    from types import SimpleNamespace
+
+    import bnmfzoo._cli.masses_budget as cmd
+
+    clock, visited = [0.0], []
+
+    class Toy:
+        dimension = 1
+
+        def sweep(self, state, beta, rng):
+            clock[0] += 2e-3 * beta
+            visited.append(beta)
+            state[0] = rng.normal() / np.sqrt(1.0 + 400.0 * beta)
+
+        def loglik(self, state):
+            clock[0] += 1e-4
+            return -200.0 * state[0] ** 2
+
+        def copy(self, state):
+            return list(state)
+
+    fam = SimpleNamespace(tempered=Toy(), draw_prior=lambda rng: [rng.normal()])
+    monkeypatch.setattr(cmd, "time", SimpleNamespace(process_time=lambda: clock[0]))
+    steps, cost, sweep = cmd._measured_steps(fam, 1.4e-3, 5, 1e4, 10.0)
+    n = len(visited)
+    assert n % cmd.PILOT_PARTICLES == 0 and steps == cmd.PILOT_STEP_FACTOR * n / 16
+    assert sweep == pytest.approx(2e-3 * np.mean(visited), rel=1e-9)
+    assert sweep < 0.5 * 1.4e-3  # the path's mean sweep, well under the one at beta = 0.7
+    # log-likelihoods: 16 at the start and 16 after each step, spread over 5 sweeps per step
+    overhead = 1e-4 * (n + 16) / n
+    assert cost == pytest.approx(sweep + overhead / 5, rel=1e-9)
+
+
+def _nb_model():
+    from bnmfzoo._cli.masses import _build
+
+    r = np.random.default_rng(8)
+    X = r.poisson(r.gamma(0.6, 1.0, (8, 2)) @ r.gamma(0.6, 1.0, (2, 6)) * 6.0)
+    return _build(X, 2, "negative_binomial")
+
+
+@pytest.mark.parametrize("log_z, refused", [
+    ([0.0, 20.0, 40.0, 60.0], True),   # s^2 = 667: about 2,133 particles, at least 685 > 162
+    ([0.0, 7.5, 15.0, 22.5], False),   # s^2 = 93.75: about 300 > 162, at least 96 <= 162
+    ([0.0, 0.5, 1.0, 1.5], False),     # the 50 x 25 matrix's kind of spread
+])
+def test_the_nb_route_refuses_a_budget_its_runs_spread_says_is_too_small(monkeypatch,
+                                                                         log_z, refused):
+    """The negative binomial's bridge route: four short SMC runs' log Z spread sets the
+    particles a run needs (``16 s^2 / (moves x 1 nat^2)``, at a 97.5 % lower confidence bound
+    of ``s^2``); below it the budget is refused in one line naming the budget it needs (breast
+    SBS96 K = 4: its 4 runs at 16 particles were 29 nats apart, it then spent 440 CPU s to
+    say "not established"). The middle case needs more than the budget gives by the point
+    estimate but not by the bound: not refused. Steps, costs and log Z forced (200 steps, 1 ms
+    per particle-sweep: 162 particles per run at 4 runs x 5 sweeps); deterministic."""
+    import bnmfzoo._cli.masses_budget as cmd
+
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-3, 1e-3))
+    monkeypatch.setattr(cmd, "_spread_runs", lambda fam, budget: np.array(log_z))
+    if not refused:
+        particles, _, _, _, m = cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "auto")
+        assert (particles, m) == (162, 5)
+        return
+    with pytest.raises(ValueError) as err:
+        cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "auto")
+    msg = str(err.value)
+    # about 2,134 x 4 runs x 5 sweeps x 200 steps x 1 ms / (0.8 x 0.9): 11,852 s
+    assert "about 2134 particles x 5 sweeps per step (at least 685)" in msg, msg
+    assert "the budget gives 162" in msg and msg.endswith("run with --budget 11880"), msg
+
+
+def test_the_spread_rule_runs_on_the_nb_bridge_route_only(monkeypatch):
+    """Only the negative binomial's bridge route, where the SMC from the prior gives the
+    masses, runs the spread rule (the Poisson route's SMC from the prior only finds modes).
+    Deterministic: the short runs are forced to fail if called."""
+    import bnmfzoo._cli.masses_budget as cmd
+    from bnmfzoo._cli.masses import _build
+
+    def called(fam, budget):
+        raise AssertionError("the spread rule ran")
+
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-3, 1e-3))
+    monkeypatch.setattr(cmd, "_spread_runs", called)
+    cmd._pilot(_build(X.astype(float), 2, "poisson"), 900.0, 4, 2, 32, "reference_pt",
+               sizes={})
+    with pytest.raises(AssertionError, match="spread rule ran"):
+        cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "bridge")
+    cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "ais")
+
+
+def test_the_spread_rules_refusal_is_one_line_and_no_mass(tmp_path, capsys, monkeypatch):
+    """Through the command: the refusal is one ``error:`` line naming the budget, then the
+    JSON with no mode and ``established: false`` (exit 2). Forced steps, costs and log Z."""
+    import bnmfzoo._cli.masses_budget as cmd
+
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-3, 1e-3))
+    monkeypatch.setattr(cmd, "_spread_runs", lambda fam, budget: np.array([0.0, 20, 40, 60]))
+    argv = ["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--model",
+            "negative_binomial"]
+    assert main(argv) == 2
+    lines = capsys.readouterr().out.strip().splitlines()
+    out = json.loads(lines[-1])
+    assert lines[-2].startswith("error: --budget 900 CPU s is too small for this matrix: 4 "
+                                "short SMC runs") and lines[-2].endswith("--budget 11880")
+    assert out["modes"] == [] and out["established"] is False and "11880" in out["error"]
+
+
+def test_the_spread_rules_short_runs_are_seeded_and_capped():
+    """The short runs are seeded (same log Z twice) and return ``None`` when they do not fit
+    in 10 % of the budget (then no rule). Deterministic on a tiny NB matrix."""
+    from bnmfzoo._cli.masses_budget import SPREAD_RUNS, _spread_runs
+    from bnmfzoo.inference.smc_masses import family_of_model
+
+    fam = family_of_model(_nb_model())
+    z = _spread_runs(fam, 1e4)
+    assert z.shape == (SPREAD_RUNS,) and np.all(np.isfinite(z)) and np.ptp(z) > 0
+    assert np.array_equal(z, _spread_runs(fam, 1e4))
+    assert _spread_runs(fam, 1e-3) is None
 
 
 def test_a_budget_too_small_for_the_large_route_is_one_line(tmp_path, capsys, monkeypatch):
@@ -354,7 +484,7 @@ def test_the_pilot_reserves_the_reference_paths_predicted_cost(monkeypatch, ref_
 
     r = np.random.default_rng(5)
     G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
-    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-4))
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-4, 1e-4))
     monkeypatch.setattr(cmd, "_reference_sweep_cost", lambda *a: ref_cost)
     particles, _, _, need, m = cmd._pilot(_build(G, 2, "exponential_gaussian"), 900.0, 4,
                                           5, 32, "auto", (4, 100), fewer_moves=fewer)
@@ -377,7 +507,7 @@ def test_the_poisson_routes_pilot_measures_its_steps(monkeypatch):
 
     def measured(fam, per_sweep, moves, budget, guess):
         calls.append(guess)
-        return 1000.0, 1e-4
+        return 1000.0, 1e-4, 1e-4
 
     monkeypatch.setattr(cmd, "_measured_steps", measured)
     sizes = {"fewer_runs": True}

@@ -37,8 +37,16 @@ _TRT = "tests/tempering/test_reference_tempering.py::"
 _TRIPS = _TRT + "test_tempering_ends_at_its_round_trips_or_its_cpu_share"
 _SHARE = _TRT + "test_tempering_runs_share_the_budget_left"
 _NEED = _TRT + "test_tempering_need_scales_the_measured_trip_rate"
+_SHORT = _TRT + "test_runs_ended_on_their_cpu_share_count_against_the_masses_below_the_rule_only"
 _PSWEEP = _TC + "test_the_pilot_times_the_sweeps_its_short_smc_makes"
 _SPREAD = _TC + "test_the_nb_route_refuses_a_budget_its_runs_spread_says_is_too_small"
+_SF = "bnmfzoo/inference/counts/tempering/_scale_fit.py"
+_TS = "tests/tempering/test_poisson_route_sizing.py::"
+_NORM = _TS + "test_scale_normalized_keeps_the_product_and_equalizes_the_column_sums"
+_RIDGE = _TS + "test_the_route_tempers_a_high_count_mode_from_the_ridge_free_reference"
+_PSIZE = _TS + "test_path_smc_particles_follow_the_budget_left"
+_PFLOOR = _TS + "test_path_smc_refuses_below_its_floor_before_the_runs"
+_PROUTE = _TS + "test_the_route_reports_a_path_smc_too_dear_for_the_budget"
 
 MUTATIONS = [
     Mutation(
@@ -208,7 +216,7 @@ MUTATIONS = [
         why="the runs left are not counted down: the last run of the last mode gets a quarter "
             "of what is left and stops short of its round trips"),
     Mutation(
-        id="pt-need-rate-inverted", path=_RT,
+        id="pt-need-rate-inverted", path=_B,
         old="    per_run = target * kept.sum() / trips.sum()",
         new="    per_run = target * trips.sum() / kept.sum()",
         tests=(_NEED,),
@@ -248,4 +256,52 @@ MUTATIONS = [
         tests=(_SPREAD,),
         why="the default command (check auto) never refuses: breast SBS96 with the NB model "
             "spends 440 CPU s to say not established"),
+    Mutation(
+        id="ridge-fit-not-normalized", path=_SF,
+        old="    c = s / np.exp(np.log(s).mean(0))",
+        new="    c = np.ones_like(s)",
+        tests=(_NORM, _RIDGE),
+        why="the ridge-free fit is the marginal fit again: the scale ridge's spread is taken "
+            "as every entry's, and a high-count mode's path stays long (barrier 23 on ALL/AML)"),
+    Mutation(
+        id="ridge-fit-never-used", path=_RT,
+        old="        if two[1] < lam0:  # the shorter path from its reference",
+        new="        if False:  # the shorter path from its reference",
+        tests=(_RIDGE,),
+        why="the lower pilot barrier is reported but the tempering still starts from the "
+            "marginal reference and its longer ladder"),
+    Mutation(
+        id="path-smc-modes-not-shared", path=_B,
+        old="        todo = max(1, self.n_modes - int(k))",
+        new="        todo = 1",
+        tests=(_PSIZE,),
+        why="each mode's reference-path SMC is sized as if it were the last: the first mode "
+            "takes the whole share and the later ones run out of budget"),
+    Mutation(
+        id="path-smc-floor-dropped", path=_B,
+        old="        if n < PATH_MIN_PARTICLES:",
+        new="        if n < 1:",
+        tests=(_PFLOOR,),
+        why="a reference-path SMC of a handful of particles per run starts instead of a "
+            "refusal that names the budget needed"),
+    Mutation(
+        id="path-smc-size-not-passed", path=_RT,
+        old="                              n_particles=size, n_moves=n_moves, cess=cess,",
+        new="                              n_particles=n_particles, n_moves=n_moves, cess=cess,",
+        tests=(_PROUTE,),
+        why="the per-mode check runs the fixed 4 x 100 particles per mode whatever the budget "
+            "left (Reuters 200 x 100: the budget ran out in it)"),
+    Mutation(
+        id="pt-cpu-short-held-to-the-target", path=_B,
+        old="             if pt_out[\"round_trips\"][k, r] < min(target, min_trips)]",
+        new="             if pt_out[\"round_trips\"][k, r] < target]",
+        tests=(_SHORT,),
+        why="a run that ended on its CPU share with 10-14 round trips (the rule is 10) refuses "
+            "the masses: Reuters 200 x 100 was not established for runs of 12-15 trips"),
+    Mutation(
+        id="pt-cpu-short-any-stop", path=_B,
+        old="zip(*np.nonzero(pt_out[\"stopped\"] == \"cpu\"),",
+        new="zip(*np.nonzero(pt_out[\"stopped\"] != \"\"),",
+        tests=(_SHORT,),
+        why="runs that ended on their trips or scans are reported as short of the CPU share"),
 ]

@@ -207,6 +207,7 @@ def _print_per_mode(out):
           f"{r2(s['run_log_z'])}; total {s['log_z_total']:.2f} +- {s['log_z_total_se']:.2f}; "
           f"chain draws left {np.round(s['left'], 3).tolist()}, path particles left "
           f"{np.round(s['path_left'], 3).tolist()}; temperatures {s['n_temperatures']}; "
+          f"particles per run (sized from the budget) {[z[3] for z in s.get('sizes', [])]}; "
           f"{s['cpu_s']:.1f} CPU s ({s['fit_cpu_s']:.1f} for the fit chains; per mode "
           f"{r2(s.get('cpu_s_mode', [math.nan]))}); lowest HMC acceptance of a temperature "
           f"{r2(s.get('local_acceptance', [math.nan]))}; skipped (bounded below 0.1 %) "
@@ -221,7 +222,9 @@ def _print_per_mode(out):
               f"{np.round(t['pt_left'], 3).tolist()}; {t['cpu_s']:.1f} CPU s (per mode "
               f"{r2(t['cpu_s_mode'])}; per rung-scan "
               f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); lowest rung's HMC "
-              f"acceptance {r2(t.get('local_acceptance', [math.nan]))}")
+              f"acceptance {r2(t.get('local_acceptance', [math.nan]))}; reference (fit, pilot "
+              f"barrier marginal, ridge-free) {[f and (f[0], round(f[1], 1), round(f[2], 1))
+                                                 for f in t.get('reference_fit', [])]}")
     print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
           f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
     for k, m in enumerate(out["modes"]):

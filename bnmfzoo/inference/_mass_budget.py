@@ -14,6 +14,10 @@ particle or replica.
 :class:`BudgetExhausted` derives from ``BaseException`` (as ``KeyboardInterrupt`` does), so no
 ``except Exception`` on the way up swallows it; :func:`bnmfzoo.inference.smc_mode_masses`
 catches it and returns what was done, **not established**, with what to run next.
+
+The parallel tempering's share of the budget: :func:`run_allowance` (the CPU seconds of one
+run), :func:`tempering_need` (what its round trips would need) and :func:`cpu_short_reasons`
+(the verdict's reason for runs that ended on their share short of the round trips).
 """
 
 import contextvars
@@ -22,8 +26,11 @@ import math
 import time
 from contextlib import contextmanager
 
+import numpy as np
+
 __all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "budget_left", "check_budget",
-           "with_budget", "nothing_established"]
+           "PathSMCSize", "PathTooDear", "with_budget", "nothing_established",
+           "tempering_need", "run_allowance", "cpu_short_reasons"]
 
 _DEADLINE = contextvars.ContextVar("bnmfzoo_mass_deadline", default=None)
 
@@ -149,3 +156,168 @@ def nothing_established(err, family, stage, done, total, t0, what_next):
             "log_z": math.nan, "log_z_se": math.nan, "cpu_s": time.process_time() - t0,
             "family": family.name, "final_ess": math.nan, "bridge": None, "reference": None,
             "budget_exhausted": stage, "settings": {"n_temperatures": []}}
+
+
+#: share of the CPU budget left at the start of the per-mode check that the reference-path SMC
+#: of all its modes may take; the rest is the tempering's, which ends on its round trips or its
+#: share of what is left (on the established Poisson matrices the path SMC took 139-272 s of
+#: 700-780 left; on Reuters 200 x 100 at rank 3, 4 x 100 particles of 10 modes needed about
+#: 1,200 s where 725 were left)
+PATH_SMC_SHARE = 0.5
+#: fewest particles per run of the reference-path SMC (the command's floor for any SMC run)
+PATH_MIN_PARTICLES = 20
+#: particles of the pilot SMC along a mode's path, and the factor from its steps to a run's
+#: (one move per step; Reuters: 59-60 steps at 16 x 1, 63 at 32 x 2)
+PATH_PILOT_PARTICLES, PATH_STEP_FACTOR = 16, 1.25
+#: particles of the warm-up run before the timed pilot: the first run of a path in a process
+#: pays the compilation of its local moves (p40x20 at rank 3: a cold 16-particle pilot put a
+#: particle-move at 12.6 ms, 30 times the 0.42 the runs then took, and shrank 100 to 82)
+PATH_WARM_PARTICLES = 4
+
+
+class PathTooDear(BudgetExhausted):
+    """The reference-path SMC of the modes is predicted not to fit its share of the budget."""
+
+    def __init__(self, budget_s, used_s, why):
+        super().__init__(budget_s, used_s)
+        self.why = why
+
+    def __str__(self):
+        return self.why
+
+
+class PathSMCSize:
+    """Particles per run of each mode's reference-path SMC, sized from the budget left.
+
+    Called as ``n_particles(k, path)`` by :func:`bnmfzoo.inference.reference_path.
+    reference_log_z` once mode ``k``'s path is fitted. Outside a budget it returns
+    ``n_particles`` and runs nothing. Inside one, a pilot SMC along the path
+    (:data:`PATH_PILOT_PARTICLES` particles, one move per step, its own random numbers, after a
+    warm-up run of :data:`PATH_WARM_PARTICLES`) measures
+    the steps (times :data:`PATH_STEP_FACTOR`) and the CPU seconds per particle-move; the
+    modes still to do (this one included) share what is left of :data:`PATH_SMC_SHARE` of the
+    budget left when this object was made, each at this mode's measured cost. The runs get
+    ``min(n_particles, that share / (n_runs x n_moves x steps x cost))`` particles; below
+    :data:`PATH_MIN_PARTICLES` it raises :class:`PathTooDear` naming the CPU seconds the modes
+    need, before the runs start. ``log`` keeps ``(mode, steps, s per particle-move,
+    particles)``.
+    """
+
+    def __init__(self, n_modes, n_runs, n_particles, n_moves, cess=0.9, seed=0,
+                 share=PATH_SMC_SHARE):
+        self.n_modes, self.n_runs, self.n_particles = int(n_modes), int(n_runs), int(n_particles)
+        self.n_moves, self.cess, self.seed = int(n_moves), float(cess), int(seed)
+        self.t0, self.pool, self.log = time.process_time(), share * budget_left(), []
+
+    def cost(self, k, path):
+        """``(steps, CPU s per particle-move)`` of mode ``k``'s path, by the pilot SMC."""
+        from bnmfzoo.inference.tempering import smc
+
+        moves = getattr(path.adapter, "moves", None)
+        for n in (PATH_WARM_PARTICLES, PATH_PILOT_PARTICLES):  # the first run warms up
+            if moves is not None:
+                moves.reset()
+            t = time.process_time()
+            run = smc(path, path.draw, n, np.random.default_rng([self.seed, int(k)]),
+                      cess=self.cess, n_moves=1)
+        steps = max(1, run.betas.size - 1)
+        return PATH_STEP_FACTOR * steps, (time.process_time() - t) / (PATH_PILOT_PARTICLES * steps)
+
+    def __call__(self, k, path):
+        if not math.isfinite(self.pool):
+            return self.n_particles
+        steps, per = self.cost(k, path)
+        per_particle = self.n_runs * self.n_moves * steps * per  # one particle in every run
+        todo = max(1, self.n_modes - int(k))
+        left = self.pool - (time.process_time() - self.t0)
+        n = int(max(left, 0.0) / (todo * per_particle))
+        if n < PATH_MIN_PARTICLES:
+            need = todo * PATH_MIN_PARTICLES * per_particle
+            raise PathTooDear(self.pool, time.process_time() - self.t0, (
+                f"the reference-path SMC of {todo} mode(s) is predicted to need {need:.0f} CPU "
+                f"s at {PATH_MIN_PARTICLES} particles per run ({self.n_runs} runs x "
+                f"{self.n_moves} moves x {steps:.0f} steps x {per * 1e3:.2f} ms per "
+                f"particle-move, measured on mode {k}'s path), more than the {max(left, 0):.0f} "
+                f"s left of its {PATH_SMC_SHARE:.0%} share of the budget; it was not started"))
+        n = min(self.n_particles, n)
+        self.log.append((int(k), steps, per, n))
+        return n
+
+
+#: share of the CPU seconds left that the tempering runs still to do split evenly (the rest:
+#: the next modes' pilot ladders and the verdict)
+RUN_SHARE = 0.95
+
+
+def tempering_need(trips, kept, cpu_s, target):
+    """CPU seconds a mode's tempering would need for ``target`` round trips per run.
+
+    From its runs' ``trips`` in ``kept`` kept scans at the measured rate, and the ``cpu_s``
+    they took (tuning included, scaled with the kept scans); ``inf`` when no run made a trip.
+
+    Examples
+    --------
+    >>> tempering_need([1, 2, 1, 0], [2000, 2000, 2000, 2000], 580.0, 15)  # 4 trips in 8,000
+    8700.0
+    >>> tempering_need([0, 0], [500, 500], 10.0, 15)
+    inf
+    """
+    trips, kept = np.asarray(trips, float), np.asarray(kept, float)
+    if trips.sum() <= 0 or kept.sum() <= 0:
+        return math.inf
+    per_run = target * kept.sum() / trips.sum()  # kept scans per run at the measured rate
+    return float(cpu_s * per_run / kept.mean())
+
+
+def run_allowance(left_s, runs_left):
+    """CPU seconds one tempering run may use, ``None`` without a budget.
+
+    :data:`RUN_SHARE` of ``left_s`` split evenly over the ``runs_left`` runs still to do
+    (this one included).
+
+    Examples
+    --------
+    >>> run_allowance(100.0, 4)
+    23.75
+    >>> run_allowance(math.inf, 4) is None
+    True
+    """
+    if not math.isfinite(left_s):
+        return None
+    return RUN_SHARE * max(float(left_s), 0.0) / max(int(runs_left), 1)
+
+
+def cpu_short_reasons(pt_out, target, min_trips):
+    """The verdict's reason (a list of 0 or 1) for tempering runs that ended on their CPU share.
+
+    A run of ``pt_out`` (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`)
+    that ended on its share of the budget (``stopped == "cpu"``) counts against the masses
+    only below ``min_trips`` round trips, the rule for every run however it ended
+    (``target``, the trips a run stops at, is a target with margin; a run ended on its CPU
+    share is stopped at a time its estimate does not choose). The reason names the CPU
+    seconds the modes' tempering would need for ``target`` trips per run.
+
+    Examples
+    --------
+    >>> out = {"stopped": np.array([["cpu", "trips"]]), "round_trips": np.array([[12, 15]]),
+    ...        "kept_scans": np.array([[600, 500]]), "cpu_s_mode": np.array([50.0])}
+    >>> cpu_short_reasons(out, 15, 10)
+    []
+    >>> out["round_trips"][0, 0] = 4
+    >>> cpu_short_reasons(out, 15, 10)[0][:46]
+    '1 tempering run(s) (mode, run) [(0, 0)] ended '
+    """
+    short = [(int(k), int(r)) for k, r in zip(*np.nonzero(pt_out["stopped"] == "cpu"),
+                                               strict=True)
+             if pt_out["round_trips"][k, r] < min(target, min_trips)]
+    if not short:
+        return []
+    modes = sorted({k for k, _ in short})
+    need = sum(tempering_need(pt_out["round_trips"][k], pt_out["kept_scans"][k],
+                              pt_out["cpu_s_mode"][k], target) for k in modes)
+    had = sum(float(pt_out["cpu_s_mode"][k]) for k in modes)
+    how = (f"at the round trips measured, their modes' tempering needs about {need:.0f} CPU s "
+           f"(it had {had:.0f}): raise the budget by the difference" if math.isfinite(need)
+           else "making none, so the rate is unknown: raise the budget many times")
+    return [f"{len(short)} tempering run(s) (mode, run) {short} ended on their CPU share before "
+            f"{min(target, min_trips)} round trips; {how}"]

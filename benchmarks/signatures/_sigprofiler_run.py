@@ -15,7 +15,13 @@ writes ``OUTDIR/result.json`` with the suggested rank and the path of its de nov
 
 import argparse
 import json
+import os
 from pathlib import Path
+
+# One thread per process (the benchmark compares CPU seconds on a shared 2-core machine): set
+# before numpy / torch load, and torch's own pools pinned below.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 
 def main():
@@ -30,6 +36,10 @@ def main():
     p.add_argument("--test-conv", type=int, default=10000)
     p.add_argument("--cpu", type=int, default=1)
     a = p.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
     from SigProfilerExtractor import sigpro as sig
 
     out = Path(a.outdir)

@@ -4,6 +4,7 @@ Run from the project root (after ``make bench-env-sigprofiler``)::
 
     nice -n 10 .venv/bin/python -m benchmarks.signatures.versus_sigprofiler [--quick]
         [--designs flat flat_nb correlated ...] [--seed 0] [--spe-replicates 10]
+        [--spe-wall-limit SECONDS]
 
 For each design (:data:`RUNS`: a design of :mod:`bnmfzoo.datasets.signature_cohorts`, a number
 of genomes, Poisson or negative-binomial counts) it draws one cohort and gives the same
@@ -26,6 +27,10 @@ catalogue and the same candidate ranks (``K_true - 3 .. K_true + 3``; ``--quick`
   same candidate ranks, ``cpu=1``, with fewer NMF replicates and iterations than its defaults
   (100 replicates, at least 10,000 iterations each: hours per design on 2 cores); the settings
   used are printed and stored with the results. Its suggested de novo signatures are scored.
+  With ``--spe-wall-limit`` a run still going after that many seconds of wall time is stopped
+  (its whole process group) and reported as "did not finish", with the CPU it had used (a lower
+  bound) and no scores; a run that fails gets a row with its last line of output instead of
+  stopping the benchmark. Neither row is cached.
 
 Scores: precision, recall and F1 at cosine cutoffs 0.8, 0.9 and 0.95
 (:func:`bnmfzoo.signatures.discovery_scores`: one-to-one Hungarian pairs), the number of
@@ -44,7 +49,9 @@ SigProfilerExtractor.
 import argparse
 import json
 import os
+import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -191,8 +198,37 @@ def read_signatures(path):
     return W, channels
 
 
-def sigprofiler(X, channels, genomes, ranks, *, settings, workdir):
-    """SigProfilerExtractor in its own venv; CPU of the child processes."""
+def run_limited(cmd, *, env=None, wall_limit=None):
+    """Run ``cmd`` in its own process group; stop the whole group after ``wall_limit`` s.
+
+    Returns ``returncode``, combined ``output``, ``wall`` seconds, ``timed_out`` and ``cpu``: the
+    user + system CPU of the reaped child processes (``RUSAGE_CHILDREN``), which counts the
+    workers the child itself waited for. When the group is killed, workers still running are
+    not reaped by us and their CPU is missing: ``cpu`` is then a lower bound.
+    """
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    with tempfile.TemporaryFile(mode="w+") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        timed_out = False
+        try:
+            proc.wait(timeout=wall_limit)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)  # the group of the process started above
+            proc.wait()
+        log.seek(0)
+        output = log.read()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return dict(returncode=proc.returncode, output=output, wall=time.perf_counter() - w0,
+                timed_out=timed_out,
+                cpu=(r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+
+
+def sigprofiler(X, channels, genomes, ranks, *, settings, workdir, wall_limit=None):
+    """SigProfilerExtractor in its own venv; CPU of the child processes. With ``wall_limit``
+    (seconds) a run still going then is stopped and returned with ``W = K = None``."""
     if not SPE_PYTHON.exists():
         raise SystemExit(f"{SPE_PYTHON} is missing: run `make bench-env-sigprofiler` first")
     catalog = Path(workdir) / "catalog.txt"
@@ -204,20 +240,34 @@ def sigprofiler(X, channels, genomes, ranks, *, settings, workdir):
            "--test-conv", str(settings["test_conv"]), "--cpu", "1"]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1")
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    w0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    (Path(workdir) / "spe.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        raise RuntimeError(f"SigProfilerExtractor failed ({proc.returncode}):\n"
-                           + (proc.stdout + proc.stderr)[-3000:])
+    proc = run_limited(cmd, env=env, wall_limit=wall_limit)
+    (Path(workdir) / "spe.log").write_text(proc["output"])
+    # ranks it finished: "... the minimum process stability is S for K signatures" in its log
+    done = {int(k): float(v) for v, k in re.findall(
+        r"minimum process stability is (\S+) for (\d+) signatures", proc["output"])}
+    if proc["timed_out"]:
+        print(f"  sigprofiler: did not finish in {wall_limit:g} s of wall time (stopped)",
+              flush=True)
+        return dict(W=None, K=None, cpu=proc["cpu"],
+                    detail={"wall": proc["wall"], "settings": settings,
+                            "status": f"did not finish in {wall_limit:g} s of wall time",
+                            "min_stability_of_finished_ranks": done,
+                            "log_tail": proc["output"][-2000:]})
+    if proc["returncode"] != 0:  # a row saying how it failed, rather than no table at all
+        last = [ln for ln in proc["output"].splitlines() if ln.strip()][-1:] or [""]
+        print(f"  sigprofiler: failed ({proc['returncode']}): {last[0]}", flush=True)
+        return dict(W=None, K=None, cpu=proc["cpu"],
+                    detail={"wall": proc["wall"], "settings": settings,
+                            "status": f"failed (exit {proc['returncode']}): {last[0]}",
+                            "min_stability_of_finished_ranks": done,
+                            "log_tail": proc["output"][-3000:]})
     res = json.loads((out / "result.json").read_text())
     W, chans = read_signatures(res["signatures"])
     order = [chans.index(c) for c in channels]
-    return dict(W=W[:, order], K=W.shape[0], cpu=cpu,
-                detail={"wall": time.perf_counter() - w0, "settings": settings})
+    return dict(W=W[:, order], K=W.shape[0], cpu=proc["cpu"],
+                detail={"wall": proc["wall"], "settings": settings,
+                        "solutions_stat": res.get("stats"),
+                        "min_stability_of_finished_ranks": done})
 
 
 # ---------------------------------------------------------------------------------- scoring
@@ -236,6 +286,11 @@ def print_table(label, info, rows):
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         s = r["scores"]
+        if s is None:
+            bound = ">= " if r["detail"]["status"].startswith("did not finish") else ""
+            print(f"| {r['method']} | {r['detail']['status']} | | | | | {bound}{r['cpu']:.1f} |",
+                  flush=True)
+            continue
         print(f"| {r['method']} | {r['K']} | {s['0.8']['f1']:.3f} | {s['0.9']['f1']:.3f} | "
               f"{s['0.95']['f1']:.3f} | {s['0.9']['precision']:.2f} / "
               f"{s['0.9']['recall']:.2f} | {r['cpu']:.1f} |", flush=True)
@@ -281,7 +336,7 @@ def _cache_store(cache_dir, key, X, row, W):
 
 
 def run_design(label, *, seed, quick, settings, ours_rank, methods, cache_dir=None,
-               reuse=(), workflow_starts=0):
+               reuse=(), workflow_starts=0, spe_wall_limit=None):
     design, n, phi = RUNS[label]
     if quick:
         n = min(n, 200)
@@ -328,9 +383,14 @@ def run_design(label, *, seed, quick, settings, ours_rank, methods, cache_dir=No
             with tempfile.TemporaryDirectory(prefix="spe_") as tmp:
                 r = sigprofiler(X, [str(v) for v in c.counts.col.values],
                                 [str(v) for v in c.counts.row.values], ranks,
-                                settings=settings, workdir=tmp)
+                                settings=settings, workdir=tmp, wall_limit=spe_wall_limit)
             name = (f"SigProfilerExtractor 1.4.1 ({settings['replicates']} replicates, "
                     f">= {settings['min_iter']} it)")
+        if r["W"] is None:  # stopped at its wall-clock limit, or failed: no scores, not cached
+            row = dict(method=name, key=m, K=None, K_true=K_true, cpu=r["cpu"], scores=None,
+                       detail=r["detail"])
+            rows.append(row)
+            continue
         row = dict(method=name, key=m, K=r["K"], K_true=K_true, cpu=r["cpu"],
                    scores=score(r["W"], truth), detail=r["detail"])
         _cache_store(cache_dir, key, X, row, r["W"])
@@ -359,6 +419,9 @@ def main(argv=None):
     p.add_argument("--spe-min-iter", type=int, default=2000)
     p.add_argument("--spe-max-iter", type=int, default=10000)
     p.add_argument("--spe-test-conv", type=int, default=1000)
+    p.add_argument("--spe-wall-limit", type=float, default=None,
+                   help="seconds of wall time after which a SigProfilerExtractor run is stopped "
+                        "and reported as not finished (default: no limit)")
     p.add_argument("--out", default=str(RESULTS / "signatures_versus_sigprofiler.json"))
     p.add_argument("--cache-dir", default=str(RESULTS / "signatures_cache"),
                    help="each method's result per design and seed is stored here as JSON")
@@ -382,8 +445,10 @@ def main(argv=None):
         results.append(run_design(label, seed=a.seed, quick=a.quick, settings=settings,
                                   ours_rank=a.ours_rank, methods=a.methods,
                                   cache_dir=a.cache_dir, reuse=set(a.reuse),
-                                  workflow_starts=a.workflow_starts))
-        out.write_text(json.dumps({"settings": settings, "results": results}, indent=1))
+                                  workflow_starts=a.workflow_starts,
+                                  spe_wall_limit=a.spe_wall_limit))
+        out.write_text(json.dumps({"settings": settings, "spe_wall_limit": a.spe_wall_limit,
+                                   "command": " ".join(cmd), "results": results}, indent=1))
     print(f"\nwritten: {out}")
 
 

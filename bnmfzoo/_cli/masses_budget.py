@@ -229,7 +229,8 @@ def _prior_smc_size(sweeps, moves, runs, fewer_runs):
 #: within :data:`SPREAD_SD` nat (its low bias is about half its variance, and the bridge's
 #: agreement allows 0.5 nat beyond the errors); the need is a :data:`SPREAD_LEVEL` lower
 #: confidence bound. Measured at 16 particles x 1 sweep: the 50 x 25 Gamma-Poisson matrix at
-#: rank 3 (established at the default budget) sd 1.8 nats over 8 runs; breast SBS96 K = 4
+#: rank 3 (established at the default budget before the bridge's overlap rule) sd 1.8 nats over 8
+#: runs; breast SBS96 K = 4
 #: (not established: its runs 12 nats apart at 28 particles x 5 sweeps) sd 29 over 4 runs
 SPREAD_RUNS, SPREAD_SD, SPREAD_LEVEL = 4, 1.0, 0.975
 

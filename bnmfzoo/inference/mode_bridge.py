@@ -28,7 +28,10 @@ The error of each ``log Z_k`` is the bridge's asymptotic relative error (Fruhwir
 2004) with the draws' integrated autocorrelation time; the masses' errors follow by the delta
 method (the modes' estimates are independent). The estimate needs a proposal that overlaps
 the mode: in hundreds of dimensions a normal fitted to a few hundred draws may not, and the
-estimate is then biased low with an understated error, which the comparison with SMC exposes.
+estimate is then biased with an understated error. When either of the bridge's sums rests on
+fewer than ``MIN_OVERLAP`` effective draws its error is not reported
+(:func:`bnmfzoo.inference.bridge.bridge_log_z`) and the mode fails ("no overlap"): an
+infinite error would otherwise agree with any SMC ``log Z``.
 
 References
 ----------
@@ -320,6 +323,9 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
                                    chain_of=np.array(chain_of))
         except (RuntimeError, np.linalg.LinAlgError, ValueError):
             lz[k], se[k], taus[k] = -np.inf, math.inf, math.nan
+            continue
+        if not math.isfinite(est.se):  # no overlap: no error bar, so no estimate to check
+            lz[k], se[k], taus[k] = -np.inf, math.inf, est.tau
             continue
         lz[k], se[k], taus[k] = est.log_z, est.se, est.tau
     out = _bridge_summary(lz, se, param.rank if align else 0, param.offset)

@@ -304,4 +304,12 @@ MUTATIONS = [
         new="zip(*np.nonzero(pt_out[\"stopped\"] != \"\"),",
         tests=(_SHORT,),
         why="runs that ended on their trips or scans are reported as short of the CPU share"),
+    Mutation(
+        id="failed-check-masses-compared", path=_SM,
+        old="    chk, chk_se = _failed_check_unknown(chk, chk_se)\n",
+        new="",
+        tests=("tests/tempering/test_smc_masses.py::"
+               "test_a_failed_bridge_compares_no_masses_and_advises_the_bridge",),
+        why="a bridge that failed on a mode gives mass 0 +- nan, which is printed as a check "
+            "mass and compared with the SMC (\"SMC 1.000 vs bridge 0.000 +- nan\")"),
 ]

@@ -76,6 +76,7 @@ import math
 import numpy as np
 
 __all__ = ["check_reasons", "per_mode_reasons", "agreement_factor", "welch_dof",
+           "failed_check_unknown", "advice",
            "mass_upper_bounds", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED", "MIN_ROUND_TRIPS",
            "NEGLIGIBLE"]
 
@@ -333,3 +334,45 @@ def _dof(out):
     """Degrees of freedom of a per-mode estimator's errors: its runs per mode minus one."""
     r = np.asarray(out.get("run_log_z", np.zeros((0, 0))), float)
     return float(r.shape[1] - 1) if r.ndim == 2 and r.shape[1] > 1 else math.inf
+
+
+def failed_check_unknown(mass, se):
+    """A check's per-mode masses, all unknown (NaN) when it failed on any mode.
+
+    A check that could not estimate one mode's evidence (``se`` not finite: too few draws, or
+    no overlap) gives the other modes shares among the modes it did estimate, which are not
+    masses: nothing of it is compared with the SMC (its failure is already a reason).
+
+    Examples
+    --------
+    >>> failed_check_unknown([1.0, 0.0], [0.0, math.nan])[0].tolist()
+    [nan, nan]
+    >>> failed_check_unknown([0.7, 0.3], [0.1, 0.1])[0].tolist()
+    [0.7, 0.3]
+    """
+    m, s = np.asarray(mass, float), np.asarray(se, float)
+    if np.all(np.isfinite(s)) or np.all(np.isnan(m)):
+        return m, s
+    return np.full(m.shape, math.nan), np.full(s.shape, math.nan)
+
+
+def advice(reasons, check):
+    """What to run next, from the reasons a result is not established (one sentence or two).
+
+    Examples
+    --------
+    >>> advice(["mode 0: the bridge failed (too few draws in the mode, or no overlap)"],
+    ...        "bridge")[:45]
+    'The bridge could not estimate every mode: run'
+    >>> advice(["the runs' log Z disagree (sd 3.10 nats)"], "bridge")[:23]
+    'Run more SMC runs or pa'
+    """
+    out, failed = [], [" failed (" in r for r in reasons]
+    if any(failed):
+        out.append(f"The {check} could not estimate every mode: run it with more draws per "
+                   "mode (bridge_draws), or choose another check (check='reference' or "
+                   "'ais').")
+    if not all(failed):
+        out.append("Run more SMC runs or particles (n_runs, n_particles), more moves (n_moves) "
+                   "or a higher cess.")
+    return " ".join(out)

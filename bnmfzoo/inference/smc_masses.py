@@ -103,7 +103,9 @@ from bnmfzoo.inference._mass_budget import (
 )
 from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
 from bnmfzoo.inference._mass_result import unsupported_rank
+from bnmfzoo.inference._mass_verdict import advice as _advice
 from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
+from bnmfzoo.inference._mass_verdict import failed_check_unknown as _failed_check_unknown
 from bnmfzoo.inference.tempering import log_z_summary, smc
 
 __all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
@@ -566,6 +568,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     if not log_z_sd < 2.0:
         reasons.append(f"the runs' log Z disagree (sd {log_z_sd:.2f} nats)")
     modes, chk_dof = [], reference_runs - 1 if check == "reference" else math.inf
+    chk, chk_se = _failed_check_unknown(chk, chk_se)
     for k in range(K):
         lo, hi = mass_interval(mass[k], se[k], n_runs * n_particles, n_runs - 1)
         f = agreement_factor(welch_dof(se[k], n_runs - 1, chk_se[k], chk_dof))
@@ -603,9 +606,8 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         statement = (f"{K} mode(s); SMC and {check} agree for every mode holding >= "
                      f"{MIN_CHECKED:.0%}. " + unknown)
     else:
-        statement = ("Masses NOT established: " + "; ".join(reasons) + ". Run more SMC runs "
-                     "or particles (n_runs, n_particles), more moves (n_moves) or a higher "
-                     "cess. " + unknown)
+        statement = ("Masses NOT established: " + "; ".join(reasons) + ". "
+                     + _advice(reasons, check) + " " + unknown)
     return {"modes": modes, "established": established, "statement": statement,
             "estimator": "smc", "log_z": log_z, "log_z_se": log_z_se, "cpu_s": cpu,
             "family": family.name, "final_ess": min_ess,

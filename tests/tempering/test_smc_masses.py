@@ -63,6 +63,28 @@ def test_the_ais_check_is_still_available():
     assert "NOT established" in out["statement"]
 
 
+def test_a_failed_bridge_compares_no_masses_and_advises_the_bridge(monkeypatch):
+    """A bridge that failed on a mode (no overlap) gives no check masses (not 0 with a NaN
+    error, compared with the SMC's) and the advice names the bridge, not only more SMC."""
+    import math
+
+    from bnmfzoo.inference import mode_bridge
+    from bnmfzoo.inference.bridge import BridgeEstimate
+    from bnmfzoo.models import poisson
+
+    monkeypatch.setattr(mode_bridge, "split_fit_bridge",
+                        lambda *a, **k: BridgeEstimate(-1.0, math.inf, 1, 300, 300, 1.0,
+                                                       (1.0, 1.0)))
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    out = smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2, check="bridge",
+                          check_runs=2, bridge_chains=2, bridge_draws=20, prior_chains=0,
+                          random_seed=0)
+    assert not out["established"]
+    assert all(np.isnan(m["mass_check"]) for m in out["modes"] if m["estimator"] == "smc")
+    assert "vs bridge" not in out["statement"], out["statement"]
+    assert "the bridge failed" in out["statement"] and "bridge_draws" in out["statement"]
+
+
 def test_ais_schedule_refines_the_smc_schedule():
     s = ais_schedule([0.0, 0.1, 0.4, 1.0], 3)
     assert s.size == 9 and s[-1] == 1.0 and np.all(np.diff(s) > 0)

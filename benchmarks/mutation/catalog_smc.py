@@ -24,6 +24,7 @@ _BATCH = _TN + "test_batched_log_target_is_the_per_state_one"
 _NBQ = _TN + "test_nb_smc_from_the_prior_log_z_matches_quadrature"
 _KEPT = _TN + "test_kept_rung_is_the_rung_of_the_beta_asked"
 _TT = "tests/tempering/test_bridge_transient.py::"
+_WARP = _TB + "test_warped_bridge_of_skewed_log_gammas_in_150_dimensions"
 
 MUTATIONS = [
     Mutation(
@@ -203,4 +204,25 @@ MUTATIONS = [
         tests=(_TB + "test_per_mode_bridge_without_overlap_fails_the_mode",),
         why="a mode without an error bar keeps its finite log Z with an infinite error, so "
             "the check's comparison with the SMC passes whatever the values"),
+    Mutation(
+        id="bridge-warp-jacobian-dropped", path=_BR,
+        old="        lp1, lq1 = lp1 - jac1, q.logpdf(y1)",
+        new="        lp1, lq1 = lp1, q.logpdf(y1)",
+        tests=(_WARP,),
+        why="the warped target's draws lose the Jacobian |dy / dtheta| while the proposal's "
+            "keep it: the two sides bridge different densities and log Z is off"),
+    Mutation(
+        id="bridge-warp-fitted-on-bridged-half", path=_BR,
+        old="        q = GaussianProposal.fit(w.forward(theta[fit_idx])[0], shrinkage)",
+        new="        q = GaussianProposal.fit(w.forward(post)[0], shrinkage)",
+        tests=(_WARP,),
+        why="the proposal fitted on the very draws it is bridged with (Overstall & Forster "
+            "2010): in 150 dimensions it fits their noise, and log Z is biased"),
+    Mutation(
+        id="bridge-warp-out-of-image-draws-dropped", path=_BR,
+        old="        prop, ok = w.inverse(y2)\n",
+        new="        prop, ok = w.inverse(y2)\n        y2, prop, ok = y2[ok], prop[ok], ok[ok]\n",
+        tests=(_WARP,),
+        why="proposal draws outside the warp's image are dropped instead of counted with "
+            "p = 0: the proposal is no longer the normalized normal its log density says"),
 ]

@@ -34,6 +34,20 @@ predicts held-out draws). Overstall & Forster (2010) show that fitting ``q`` on 
 that enter the bridge biases it; :func:`split_fit_bridge` fits on the first half of each chain
 and bridges on the second.
 
+**Marginal warp.** Positive parameters taken to logs (``theta = log x``) can stay far from
+normal: an NMF factor entry near zero under a Gamma(1, 1) prior has a log-posterior skewed
+to the left (skewness down to -2.4, kurtosis up to 16 on a negative-binomial mode in 226
+dimensions), and a normal fitted to such draws misses the mode by 15 nats of ``log l1`` spread
+whatever the number of draws (1-4 effective draws from 800 to 16000 fitted ones). With
+``warp=True`` :func:`split_fit_bridge` maps each coordinate by the Box & Cox (1964) power
+transform of ``x = exp(theta)``, ``y = (x^lam - 1) / lam`` (``lam = 0``: ``y = theta``), with
+``lam`` per coordinate the value of (0, 0.1, ..., 1) whose transformed fit draws are least
+skewed (:class:`BoxCoxWarp`), and bridges in ``y``: the target becomes ``p(theta(y)) / |dy /
+dtheta|`` (``|dy / dtheta| = x^lam``) on ``y > -1 / lam`` and 0 beyond, where proposal draws
+count with ``p = 0``; the identity of Meng & Wong (1996) holds for any one-to-one map
+(Meng & Schilling 2002, warp bridge sampling). ``lam`` is fitted on the fit half only, so the
+proposal stays independent of the bridged draws.
+
 References
 ----------
 Meng, X.-L. & Wong, W. H. (1996). Simulating ratios of normalizing constants via a simple
@@ -44,6 +58,10 @@ Overstall, A. M. & Forster, J. J. (2010). Default Bayesian model determination m
 generalised linear mixed models. Comput. Statist. Data Anal. 54, 3269-3288.
 Gronau, Q. F. et al. (2017). A tutorial on bridge sampling. J. Math. Psychol. 81, 80-97.
 Kish, L. (1965). Survey Sampling. Wiley, New York.
+Box, G. E. P. & Cox, D. R. (1964). An analysis of transformations. J. R. Statist. Soc. B 26,
+211-252.
+Meng, X.-L. & Schilling, S. (2002). Warp bridge sampling. J. Comput. Graph. Statist. 11,
+552-586.
 
 Examples
 --------
@@ -67,8 +85,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-__all__ = ["BridgeEstimate", "bridge_log_z", "GaussianProposal", "split_fit_bridge",
-           "integrated_time", "MIN_OVERLAP"]
+__all__ = ["BridgeEstimate", "bridge_log_z", "GaussianProposal", "BoxCoxWarp",
+           "split_fit_bridge", "integrated_time", "MIN_OVERLAP"]
 
 #: fewest effective draws (``(sum f)^2 / sum f^2``) either side of the bridge may rest on for
 #: its asymptotic error to be reported (module docstring, overlap rule)
@@ -288,11 +306,72 @@ class GaussianProposal:
         return self.mean + rng.standard_normal((int(n), self.mean.size)) @ self.chol.T
 
 
-def split_fit_bridge(theta, log_joint, rng, *, chain_of=None, n_prop=None, shrinkage=None):
+class BoxCoxWarp:
+    """Per-coordinate Box & Cox (1964) power transform of ``exp(theta)`` (module docstring).
+
+    ``y = expm1(lam theta) / lam`` (``theta`` where ``lam = 0``), one-to-one from the real line
+    onto ``y > -1 / lam``; ``log |dy / dtheta| = lam theta``.
+
+    Examples
+    --------
+    >>> w = BoxCoxWarp(np.array([0.0, 0.5]))
+    >>> y, lj = w.forward(np.array([[0.3, 0.3]]))
+    >>> back, ok = w.inverse(y)
+    >>> bool(np.allclose(back, 0.3)), bool(ok[0]), bool(np.isclose(lj[0], 0.15))
+    (True, True, True)
+    """
+
+    #: candidate powers
+    GRID = tuple(i / 10 for i in range(11))
+
+    def __init__(self, lam):
+        self.lam = np.asarray(lam, float).ravel()
+        if np.any(self.lam < 0) or np.any(self.lam > 1):
+            raise ValueError("lam must be in [0, 1]")
+
+    @classmethod
+    def fit(cls, draws):
+        """``lam`` per column of ``draws`` ``(n, d)``: the grid value least skewed after."""
+        x = np.asarray(draws, float)
+        best, lam = np.full(x.shape[1], np.inf), np.zeros(x.shape[1])
+        for g in cls.GRID:
+            y = cls(np.full(x.shape[1], g)).forward(x)[0]
+            c = y - y.mean(0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sk = np.abs(np.mean(c ** 3, 0) / np.mean(c ** 2, 0) ** 1.5)
+            sk = np.where(np.isfinite(sk), sk, np.inf)
+            better = sk < best
+            best, lam = np.where(better, sk, best), np.where(better, g, lam)
+        return cls(lam)
+
+    def forward(self, theta):
+        """``(y, log |dy / dtheta| summed per row)`` at the rows of ``theta``."""
+        t = np.atleast_2d(np.asarray(theta, float))
+        pos = self.lam > 0
+        with np.errstate(over="ignore"):
+            y = np.where(pos, np.expm1(self.lam * t) / np.where(pos, self.lam, 1.0), t)
+        return y, t @ self.lam
+
+    def inverse(self, y):
+        """``(theta, ok)``: ``ok`` False for rows outside the image (``1 + lam y <= 0``)."""
+        y = np.atleast_2d(np.asarray(y, float))
+        arg = 1.0 + self.lam * y
+        ok = np.all(arg > 0, axis=1)
+        pos = self.lam > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(pos, np.log(np.where(arg > 0, arg, 1.0)) / np.where(pos, self.lam, 1.0),
+                         y)
+        return t, ok
+
+
+def split_fit_bridge(theta, log_joint, rng, *, chain_of=None, n_prop=None, shrinkage=None,
+                     warp=False):
     """``log Z`` of ``exp(log_joint)`` from its draws ``theta`` (unconstrained, ``(n, d)``).
 
     The proposal (:class:`GaussianProposal`) is fitted on the first half of each chain's draws;
-    the bridge uses the second halves and ``n_prop`` proposal draws (default: as many).
+    the bridge uses the second halves and ``n_prop`` proposal draws (default: as many). With
+    ``warp`` both sides are first mapped by a :class:`BoxCoxWarp` fitted on the first halves
+    (module docstring: for ``theta`` the logs of positive parameters).
 
     Parameters
     ----------
@@ -306,6 +385,7 @@ def split_fit_bridge(theta, log_joint, rng, *, chain_of=None, n_prop=None, shrin
     n_prop : int, optional
     shrinkage : float, optional
         See :meth:`GaussianProposal.fit`.
+    warp : bool
 
     Returns
     -------
@@ -322,13 +402,27 @@ def split_fit_bridge(theta, log_joint, rng, *, chain_of=None, n_prop=None, shrin
         fit_idx.extend(idx[:h])
         br_idx.extend(idx[h:])
     fit_idx, br_idx = np.asarray(fit_idx), np.asarray(br_idx)
-    q = GaussianProposal.fit(theta[fit_idx], shrinkage)
     post = theta[br_idx]
-    prop = q.sample(n_prop or post.shape[0], rng)
     lp1 = np.asarray(log_joint(post), float)
-    est1 = lp1 - q.logpdf(post)
-    tau = integrated_time(est1, chain_of[br_idx])
-    with np.errstate(all="ignore"):
-        lp2 = np.asarray(log_joint(prop), float)
+    if warp:  # bridge in y: the target's density there is p(theta(y)) / |dy / dtheta|
+        w = BoxCoxWarp.fit(theta[fit_idx])
+        q = GaussianProposal.fit(w.forward(theta[fit_idx])[0], shrinkage)
+        y1, jac1 = w.forward(post)
+        lp1, lq1 = lp1 - jac1, q.logpdf(y1)
+        y2 = q.sample(n_prop or post.shape[0], rng)
+        prop, ok = w.inverse(y2)
+        lp2 = np.full(y2.shape[0], -np.inf)  # outside the image of the warp: p = 0
+        if ok.any():
+            with np.errstate(all="ignore"):
+                lp2[ok] = np.asarray(log_joint(prop[ok]), float) - w.forward(prop[ok])[1]
+        lq2 = q.logpdf(y2)
+    else:
+        q = GaussianProposal.fit(theta[fit_idx], shrinkage)
+        lq1 = q.logpdf(post)
+        prop = q.sample(n_prop or post.shape[0], rng)
+        with np.errstate(all="ignore"):
+            lp2 = np.asarray(log_joint(prop), float)
+        lq2 = q.logpdf(prop)
+    tau = integrated_time(lp1 - lq1, chain_of[br_idx])
     lp2 = np.where(np.isnan(lp2), -np.inf, lp2)
-    return bridge_log_z(lp1, q.logpdf(post), lp2, q.logpdf(prop), tau=tau)
+    return bridge_log_z(lp1, lq1, lp2, lq2, tau=tau)

@@ -17,6 +17,8 @@ from scipy import stats
 from scipy.special import gammaln, logsumexp
 
 from bnmfzoo.inference.bridge import (
+    MIN_OVERLAP,
+    BoxCoxWarp,
     GaussianProposal,
     bridge_log_z,
     integrated_time,
@@ -143,6 +145,60 @@ def test_bridge_without_overlap_reports_no_error_bar():
     assert math.sqrt(np.mean(np.square(err))) > 3.0, err  # the error the ceiling would hide
     good = _gamma_bridge(0)  # a proposal that overlaps keeps its finite error
     assert min(good.overlap) >= MIN_OVERLAP and math.isfinite(good.se), good
+
+
+#: 150 log-Gamma coordinates of shapes 0.3, 0.5, 1 (rate 1): skewness -1.8 to -1.1 in log space
+_SKEW_A = np.array([0.3, 0.5, 1.0])[np.arange(150) % 3]
+
+
+def _skewed_log_gammas(theta):
+    return np.sum(_SKEW_A * theta - np.exp(theta), axis=1)
+
+
+def test_warped_bridge_of_skewed_log_gammas_in_150_dimensions():
+    """Exact draws of 150 independent log-Gamma(0.3 | 0.5 | 1, 1) coordinates (``Z = prod
+    Gamma(a)``), shaped like a negative-binomial NMF mode in log space (factor entries near
+    zero, skewed to the left). The plain normal proposal fitted to 800 draws (the other
+    families' bridge) rests on 1-2 effective draws: no error bar, in every seed. The Box-Cox
+    warp with the draws sized by dimension (``p (p + 1) / 16`` = 1416 fitted, as many
+    bridged) rests on 250-300, and its error is honest: over 10 seeds at least 8 within 2 se
+    and the rms error at most 1.5 times the rms se. Measured false failures: 1 of 100 disjoint
+    blocks of 10 seeds (seeds 970-979: 7 of 10 within 2 se; at 95 % coverage per seed the
+    chance of at most 7 of 10 is 1.2 %); rms error / rms se at most 1.47, mean 0.93. 3 CPU s."""
+    truth = float(np.sum(gammaln(_SKEW_A)))
+    cover, err, se = 0, [], []
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        theta = np.log(rng.gamma(_SKEW_A, 1.0, size=(2832, _SKEW_A.size)))
+        old = split_fit_bridge(theta[:1600], _skewed_log_gammas, rng)
+        assert old.se == math.inf, old
+        new = split_fit_bridge(theta, _skewed_log_gammas, rng, warp=True)
+        assert min(new.overlap) >= MIN_OVERLAP and math.isfinite(new.se), new
+        cover += abs(new.log_z - truth) <= 2 * new.se
+        err.append(new.log_z - truth)
+        se.append(new.se)
+    assert cover >= 8, (err, se)
+    assert math.sqrt(np.mean(np.square(err))) <= 1.5 * math.sqrt(np.mean(np.square(se))), (err,
+                                                                                         se)
+
+
+def test_box_cox_warp_is_one_to_one_with_its_jacobian():
+    """Inverse, image and log Jacobian (against a finite difference) of the warp, and the fit
+    choosing ``lam = 0`` for normal log draws and ``lam`` near 1/3 for log-Gamma(5) ones
+    (Wilson & Hilferty 1931: the cube root of a Gamma variate is nearly normal)."""
+    rng = np.random.default_rng(0)
+    w = BoxCoxWarp(np.array([0.0, 0.3, 1.0]))
+    t = rng.normal(size=(50, 3))
+    y, lj = w.forward(t)
+    back, ok = w.inverse(y)
+    assert ok.all() and np.allclose(back, t)
+    h = 1e-6
+    fd = np.sum(np.log((w.forward(t + h)[0] - w.forward(t - h)[0]) / (2 * h)), axis=1)
+    assert np.allclose(lj, fd, atol=1e-6)
+    assert not w.inverse(np.array([[0.0, -1 / 0.3 - 0.01, 0.0]]))[1][0]  # outside the image
+    lam = BoxCoxWarp.fit(np.column_stack([rng.normal(size=4000),
+                                          np.log(rng.gamma(5.0, size=4000))])).lam
+    assert lam[0] == 0.0 and 0.2 <= lam[1] <= 0.5, lam
 
 
 def test_per_mode_bridge_without_overlap_fails_the_mode(monkeypatch):

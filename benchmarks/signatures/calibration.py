@@ -6,6 +6,7 @@ Run from the project root::
         [--method compressive|chib] [--designs flat flat_nb] [--cohorts 20] [--genomes 100]
         [--span 2] [--likelihood nb|poisson] [--a 1|random] [--epsilon 0.001]
         [--seed-start 0] [--strength unit] [--burn 2000] [--keep 1000]
+        [--prior de_novo|reference] [--novel 5] [--drop SBS7c] [--beta-scale 1]
 
 For each design, ``--cohorts`` cohorts (seeds 0, 1, ...) of
 :func:`bnmfzoo.datasets.signature_cohorts.signature_cohort` (``--genomes`` genomes,
@@ -36,6 +37,13 @@ other seeds (1000 and up). Then:
   signatures without a true partner are counted, not scored. Each table's expected
   calibration error, ``sum_b (n_b / n) |mean p_b - frequency_b|`` over the bins (Naeini,
   Cooper and Hauskrecht 2015), is printed and saved.
+
+``--prior reference``: the compressive route with the prior informed by COSMIC v3.4
+(:mod:`bnmfzoo.signatures.compressive`, ``reference=``: its 86 SBS signatures centred at Zito &
+Miller's concentrations, plus ``--novel`` de novo ones), the reference given to the model
+without the signatures named by ``--drop`` (a true signature left out must then be picked up
+by a de novo component; ``--beta-scale`` multiplies every concentration). The assignment is
+always scored against the full COSMIC v3.4.
 
 A design name ending in ``_nb`` (``flat_nb``) is that design with negative binomial counts
 (``overdispersion=20``). Ranks the variational screen leaves out, or whose estimate is
@@ -119,12 +127,18 @@ def _print_reliability(rows):
 
 
 def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon=1e-3,
-                       strength=None, sweeps=(2000, 1000)):
-    from bnmfzoo.signatures.compressive import compressive_rank_posterior
+                       strength=None, sweeps=(2000, 1000), prior_reference=None, n_novel=5,
+                       beta_scale=1.0):
+    from bnmfzoo.signatures.compressive import compressive_rank_posterior, reference_concentration
+
+    beta = None
+    if prior_reference is not None and beta_scale != 1.0:
+        beta = beta_scale * reference_concentration(prior_reference)
 
     table = compressive_rank_posterior(counts, ranks, random_seed=seed, n_burn=sweeps[0],
                                        n_keep=sweeps[1], thin=5, likelihood=likelihood, a=a,
-                                       epsilon=epsilon, strength=strength)
+                                       epsilon=epsilon, strength=strength,
+                                       reference=prior_reference, n_novel=n_novel, beta=beta)
     table["evaluated"] = True
     table["log_evidence"] = table["se"] = np.nan
     table["probability"] = table["probability"].fillna(0.0)
@@ -133,7 +147,7 @@ def _compressive_table(counts, ranks, seed, likelihood="poisson", a=1.0, epsilon
 
 def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
                method="compressive", likelihood="poisson", a=1.0, epsilon=1e-3, strength=None,
-               sweeps=(2000, 1000)):
+               sweeps=(2000, 1000), prior="de_novo", n_novel=5, drop=(), beta_scale=1.0):
     from scipy.optimize import linear_sum_assignment
 
     from bnmfzoo.signatures.assignment import align_draws, assign, normalize_draws
@@ -148,8 +162,13 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if method == "compressive":
+            given = None
+            if prior == "reference":  # COSMIC without the dropped ones, in the cohort's order
+                keep = [s for s in reference.signature.values if str(s) not in set(drop)]
+                given = reference.sel(signature=keep, channel=c.counts.coords["col"].values
+                                      ).values.T
             table = _compressive_table(c.counts.values, ranks, seed, likelihood, a, epsilon,
-                                       strength, sweeps)
+                                       strength, sweeps, given, n_novel, beta_scale)
             ranks = [int(k) for k in table["rank"]]
             if K not in ranks:  # the truth is always a scored rank (probability 0 if unvisited)
                 ranks.append(K)
@@ -164,6 +183,8 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
         likelihood = "poisson"  # Chib's route has the Poisson likelihood only
     counts = table.attrs.get("counts")
     out = dict(seed=seed, K_true=K, ranks=ranks, method=method, likelihood=likelihood,
+               prior=prior, dropped=list(drop), n_novel=n_novel if prior == "reference" else None,
+               beta_scale=beta_scale if prior == "reference" else None,
                strength=strength, sweeps=list(sweeps), rhat=table.attrs.get("rhat"),
                chain_counts=None if counts is None else [
                    {int(k): int(n) for k, n in zip(*np.unique(ch, return_counts=True))}
@@ -177,6 +198,11 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
                log_evidence=[float(v) for v in table["log_evidence"]],
                se=[float(v) for v in table["se"]],
                low=[float(v) for v in table["low"]], high=[float(v) for v in table["high"]],
+               active_reference=None if prior != "reference" else {
+                   str(n): round(float(v), 3) for n, v in zip(keep, table.attrs["activity"])
+                   if v > 0.05},
+               novel_activity=None if prior != "reference" else [
+                   round(float(v), 3) for v in table.attrs["activity"][len(keep):]],
                note=table.attrs["note"], cpu=time.process_time() - t0, assignment=[],
                assignment_top=[])
     T_draws, V_draws = table.attrs["draws"]
@@ -205,6 +231,73 @@ def one_cohort(design, seed, *, genomes, burden, span, n_runs, reference,
             cosine_to_truth=None if t is None else float(cos[k, t]),
             correct=bool(t is not None and names[j] == true_names[t])))
     return out
+
+
+def summarize(design, cohorts, method, genomes):
+    """Print and return the coverage, reliability and assignment tables of ``cohorts``."""
+    n = len(cohorts)
+    print(f"\n## {design} ({method}): {n} cohorts of {genomes} genomes")
+    print("| level | coverage of the credible set | se | 90% interval | mean set size |")
+    print("|---|---|---|---|---|")
+    cover = {}
+    for lev in LEVELS:
+        sets = [credible_set(r["ranks"], r["probability"], lev) for r in cohorts]
+        hits = int(sum(r["K_true"] in s for r, s in zip(cohorts, sets)))
+        q = hits / n
+        se = float(np.sqrt(max(q * (1 - q), 1e-12) / n))
+        ci = binomial_interval(hits, n)
+        cover[lev] = dict(coverage=q, se=se, ci90=ci,
+                          size=float(np.mean([len(s) for s in sets])))
+        print(f"| {lev} | {q:.2f} | {se:.2f} | {ci[0]:.2f}-{ci[1]:.2f} | "
+              f"{cover[lev]['size']:.2f} |")
+    rhats = [r.get("rhat") for r in cohorts]
+    bad = sum(v is not None and not (v <= 1.05) for v in rhats)
+    cpu = [r["cpu"] for r in cohorts]
+    print(f"\nR-hat of the active counts above 1.05 (chains not converged): {bad} of {n}; "
+          f"CPU s per cohort {np.mean(cpu):.0f} (range {min(cpu):.0f}-{max(cpu):.0f})")
+    print("P(true K) per cohort (seed: probability, R-hat): " + "; ".join(
+        f"{r['seed']}: {r['probability'][r['ranks'].index(r['K_true'])]:.3f}, "
+        f"{r.get('rhat') or float('nan'):.2f}" for r in cohorts))
+    # reliability over the ranks that got a probability; how often the truth got none
+    p_all = [pr for r in cohorts for pr in r["probability"] if np.isfinite(pr)]
+    hit = [int(k == r["K_true"]) for r in cohorts
+           for k, pr in zip(r["ranks"], r["probability"]) if np.isfinite(pr)]
+    missed = sum(not np.isfinite(r["probability"][r["ranks"].index(r["K_true"])])
+                 for r in cohorts)
+    print(f"\ntrue K without a probability (not evaluated or unreliable): {missed} of {n}")
+    rel = reliability(p_all, hit)
+    print("\nreliability of P(K) (every rank of every cohort; correct = the rank is the "
+          "true K):")
+    _print_reliability(rel)
+    print(f"expected calibration error of P(K): {ece(p_all, hit):.3f}")
+    pa = [x for r in cohorts for x, _ in r["assignment"]]
+    ha = [h for r in cohorts for _, h in r["assignment"]]
+    rel_a = reliability(pa, ha) if pa else []
+    print("\nreliability of the assignment probabilities: every (extracted signature paired "
+          "with a true one, reference signature) pair; correct = the reference is the paired "
+          "true signature")
+    _print_reliability(rel_a)
+    top = [t for r in cohorts for t in r["assignment_top"] if t["truth"] is not None]
+    pt, ht = [t["p"] for t in top], [int(t["correct"]) for t in top]
+    rel_t = reliability(pt, ht) if top else []
+    print("\nreliability of the reported best match (its probability against whether it is "
+          "the paired true signature):")
+    _print_reliability(rel_t)
+    unpaired = sum(t["truth"] is None for r in cohorts for t in r["assignment_top"])
+    unmatched = sum(r["K_true"] - sum(t["truth"] is not None for t in r["assignment_top"])
+                    for r in cohorts)
+    ece_a, ece_t = (ece(pa, ha) if pa else None), (ece(pt, ht) if top else None)
+    print(f"expected calibration error: all pairs {_fmt(ece_a)}, best match {_fmt(ece_t)}; "
+          f"extracted signatures without a true partner (surplus, not scored) {unpaired}; true "
+          f"signatures without an extracted partner {unmatched}")
+    return dict(cohorts=[{k: v for k, v in r.items() if k != "assignment"}
+                                    for r in cohorts],
+                           coverage=cover, reliability=rel, ece=ece(p_all, hit),
+                           assignment_reliability=rel_a, assignment_ece=ece_a,
+                           best_match_reliability=rel_t, best_match_ece=ece_t,
+                           surplus_signatures=int(unpaired),
+                           true_signatures_unmatched=int(unmatched),
+                           true_rank_without_probability=int(missed))
 
 
 def _shape_arg(text):
@@ -237,8 +330,28 @@ def main(argv=None):
                    help="compressive route: burn-in sweeps per chain (the workflow's 2,000)")
     p.add_argument("--keep", type=int, default=1000,
                    help="compressive route: kept sweeps per chain, thinned by 5 (1,000)")
+    p.add_argument("--prior", choices=("de_novo", "reference"), default="de_novo",
+                   help="compressive route: every signature de novo (default), or the prior "
+                        "informed by COSMIC v3.4 (Zito & Miller's informative version)")
+    p.add_argument("--novel", type=int, default=5,
+                   help="--prior reference: de novo signatures beside the reference (5)")
+    p.add_argument("--drop", nargs="*", default=[],
+                   help="--prior reference: signatures left out of the reference given to the "
+                        "model (e.g. SBS7c)")
+    p.add_argument("--beta-scale", type=float, default=1.0,
+                   help="--prior reference: times Zito & Miller's concentrations (1)")
     p.add_argument("--out", default=str(RESULTS / "signatures_calibration.json"))
+    p.add_argument("--summarize", default=None, metavar="JSONL",
+                   help="only print the tables of the cohorts recorded in JSONL (a run's .jsonl, "
+                        "e.g. one stopped early), one table per design")
     a = p.parse_args(argv)
+    if a.summarize:
+        with open(a.summarize) as fh:
+            records = [json.loads(line) for line in fh if line.strip()]
+        for design in dict.fromkeys(r["design"] for r in records):
+            summarize(design, [r for r in records if r["design"] == design],
+                      records[0]["method"], "the run's")
+        return
     if a.quick:
         a.cohorts, a.genomes, a.span = 5, 40, 1
     from bnmfzoo.datasets import load_cosmic_signatures
@@ -251,7 +364,8 @@ def main(argv=None):
             r = one_cohort(design, seed, genomes=a.genomes, burden=a.burden, span=a.span,
                            n_runs=a.runs, reference=ref, method=a.method,
                            likelihood=a.likelihood, a=a.a, epsilon=a.epsilon,
-                           strength=a.strength, sweeps=(a.burn, a.keep))
+                           strength=a.strength, sweeps=(a.burn, a.keep), prior=a.prior,
+                           n_novel=a.novel, drop=tuple(a.drop), beta_scale=a.beta_scale)
             cohorts.append(r)
             RESULTS.mkdir(parents=True, exist_ok=True)
             with open(a.out + "l", "a") as fh:  # one line per cohort as it finishes (.jsonl)
@@ -265,61 +379,7 @@ def main(argv=None):
             print(f"{design} seed {seed}: K true {r['K_true']}, most probable {top}, "
                   f"P(K true) = {r['probability'][r['ranks'].index(r['K_true'])]:.3f}"
                   f"{shape}, CPU {r['cpu']:.0f} s", flush=True)
-        n = len(cohorts)
-        print(f"\n## {design} ({a.method}): {n} cohorts of {a.genomes} genomes")
-        print("| level | coverage of the credible set | se | 90% interval | mean set size |")
-        print("|---|---|---|---|---|")
-        cover = {}
-        for lev in LEVELS:
-            sets = [credible_set(r["ranks"], r["probability"], lev) for r in cohorts]
-            hits = int(sum(r["K_true"] in s for r, s in zip(cohorts, sets)))
-            q = hits / n
-            se = float(np.sqrt(max(q * (1 - q), 1e-12) / n))
-            ci = binomial_interval(hits, n)
-            cover[lev] = dict(coverage=q, se=se, ci90=ci,
-                              size=float(np.mean([len(s) for s in sets])))
-            print(f"| {lev} | {q:.2f} | {se:.2f} | {ci[0]:.2f}-{ci[1]:.2f} | "
-                  f"{cover[lev]['size']:.2f} |")
-        # reliability over the ranks that got a probability; how often the truth got none
-        p_all = [pr for r in cohorts for pr in r["probability"] if np.isfinite(pr)]
-        hit = [int(k == r["K_true"]) for r in cohorts
-               for k, pr in zip(r["ranks"], r["probability"]) if np.isfinite(pr)]
-        missed = sum(not np.isfinite(r["probability"][r["ranks"].index(r["K_true"])])
-                     for r in cohorts)
-        print(f"\ntrue K without a probability (not evaluated or unreliable): {missed} of {n}")
-        rel = reliability(p_all, hit)
-        print("\nreliability of P(K) (every rank of every cohort; correct = the rank is the "
-              "true K):")
-        _print_reliability(rel)
-        print(f"expected calibration error of P(K): {ece(p_all, hit):.3f}")
-        pa = [x for r in cohorts for x, _ in r["assignment"]]
-        ha = [h for r in cohorts for _, h in r["assignment"]]
-        rel_a = reliability(pa, ha) if pa else []
-        print("\nreliability of the assignment probabilities: every (extracted signature paired "
-              "with a true one, reference signature) pair; correct = the reference is the paired "
-              "true signature")
-        _print_reliability(rel_a)
-        top = [t for r in cohorts for t in r["assignment_top"] if t["truth"] is not None]
-        pt, ht = [t["p"] for t in top], [int(t["correct"]) for t in top]
-        rel_t = reliability(pt, ht) if top else []
-        print("\nreliability of the reported best match (its probability against whether it is "
-              "the paired true signature):")
-        _print_reliability(rel_t)
-        unpaired = sum(t["truth"] is None for r in cohorts for t in r["assignment_top"])
-        unmatched = sum(r["K_true"] - sum(t["truth"] is not None for t in r["assignment_top"])
-                        for r in cohorts)
-        ece_a, ece_t = (ece(pa, ha) if pa else None), (ece(pt, ht) if top else None)
-        print(f"expected calibration error: all pairs {_fmt(ece_a)}, best match {_fmt(ece_t)}; "
-              f"extracted signatures without a true partner (surplus, not scored) {unpaired}; true "
-              f"signatures without an extracted partner {unmatched}")
-        results[design] = dict(cohorts=[{k: v for k, v in r.items() if k != "assignment"}
-                                        for r in cohorts],
-                               coverage=cover, reliability=rel, ece=ece(p_all, hit),
-                               assignment_reliability=rel_a, assignment_ece=ece_a,
-                               best_match_reliability=rel_t, best_match_ece=ece_t,
-                               surplus_signatures=int(unpaired),
-                               true_signatures_unmatched=int(unmatched),
-                               true_rank_without_probability=int(missed))
+        results[design] = summarize(design, cohorts, a.method, a.genomes)
         RESULTS.mkdir(parents=True, exist_ok=True)
         with open(a.out, "w") as fh:
             json.dump(dict(args=vars(a), results=results), fh, indent=1)

@@ -1,13 +1,14 @@
 """The latent-source Gibbs sweep of Poisson NMF that Chib's estimator runs (numba).
 
-Model: each signature (column of ``T``) on the simplex, ``T_k ~ Dirichlet(alpha)``, exposures
+Model: each signature (column of ``T``) on the simplex, ``T_k ~ Dirichlet(alpha_k)`` (one
+number, or one per channel: Zito & Miller 2024's prior centred on a known signature), exposures
 ``V_kn ~ Gamma(a_V, b_V[n])`` (shape, rate), ``Y_dn ~ Poisson((T V)_dn)``; augmented by the
 sources ``S_dkn``, the multinomial split of ``Y_dn`` over the signatures (Cemgil 2009's
 augmentation; with columns of ``T`` summing to 1, ``V_kn`` is the expected number of mutations
 of signature ``k`` in sample ``n`` and the scale of ``T`` is no longer a free direction). One
 sweep draws ``S | T, V`` (cell by nonzero cell: :func:`_split`), then ``T_k | S``
-(``Dirichlet(alpha + s_dk)``; with the rows before ``fixed_rows`` held fixed, the other rows
-share the remaining mass as ``Dirichlet(alpha + s_dk)`` over them), then ``V_kn | S ~
+(``Dirichlet(alpha_dk + s_dk)``; with the rows before ``fixed_rows`` held fixed, the other rows
+share the remaining mass as ``Dirichlet(alpha_dk + s_dk)`` over them), then ``V_kn | S ~
 Gamma(a_V + s_kn, b_V[n] + 1)``, and returns the source sums ``s_dk = sum_n S_dkn`` and
 ``s_kn = sum_d S_dkn``: the sufficient statistics of the full conditionals Chib's ordinates
 average. With ``compressive=`` the exposures' rate of signature ``k`` gains ``a / mu_k`` and
@@ -65,9 +66,8 @@ class BudgetExceeded(Exception):
     """A CPU budget set by :func:`budget` ran out between two chunks of :func:`sweeps`.
 
     ``done`` of ``n_sweeps`` sweeps had run (callers running several calls as one run add
-    theirs), at ``per_sweep`` seconds each (None after the call's first chunk, whose time
-    includes loading the kernel); ``where`` and ``needed`` (CPU seconds the whole run would
-    take) are filled in by the callers that know them.
+    theirs), at ``per_sweep`` seconds each (None after the first chunk, which includes loading
+    the kernel); callers fill in ``where`` and ``needed`` (CPU s the whole run would take).
     """
 
     def __init__(self, done, n_sweeps, per_sweep):
@@ -81,8 +81,7 @@ def budget(deadline):
     """Stop :func:`sweeps` between chunks once ``time.process_time()`` passes ``deadline``.
 
     Within the block, :func:`sweeps` raises :class:`BudgetExceeded` at the first chunk boundary
-    after ``deadline`` (None: no limit). A run that finishes in time has the same draws as
-    without a budget.
+    after ``deadline`` (None: no limit); a run that ends in time has the draws it has without.
     """
     old, _DEADLINE[0] = _DEADLINE[0], deadline
     try:
@@ -253,11 +252,7 @@ def _orders(Vt, order):
 
 @njit(cache=True)
 def _checked_inputs(counts, T, V, mu, comp):
-    """Refuse non-finite or out-of-range inputs of both sweeps (no random number is drawn).
-
-    Returns ``a / mu[k]``, the exposures' extra rate per signature (zeros when the compressive
-    step is off).
-    """
+    """Refuse bad inputs of both sweeps (no draw); return the exposures' extra rates a / mu_k."""
     D, K = T.shape
     N = V.shape[1]
     on = comp[0] > 0.0
@@ -298,11 +293,7 @@ def _workspace(V, D, K):
 @njit(cache=True)
 def _store(it, n_sweeps, keep_every, T, V, Vt, mu, s_dk, s_kn, s_nk, out_sdk, out_skn, out_T,
            out_V, out_mu):
-    """Store sweep ``it``'s draw if it is kept; return its index, else -1.
-
-    ``V`` and ``s_kn`` are refreshed from their transposed work copies on kept sweeps and on the
-    last one; no random number is drawn, so the chain's draws do not depend on this.
-    """
+    """Keep sweep ``it``'s draw (its index, else -1); V, s_kn refreshed when kept or last."""
     keep_now = keep_every > 0 and it % keep_every == 0
     if keep_now or it == n_sweeps - 1:
         V[:] = Vt.T
@@ -352,7 +343,7 @@ def _sweeps(rows, cols, counts, T, V, alpha, aV, bV, fixed_rows, n_sweeps, keep_
                     fixed += T[d, k]
                 tot = 0.0
                 for d in range(fixed_rows, D):
-                    g[d] = np.random.gamma(alpha + s_dk[d, k], 1.0)
+                    g[d] = np.random.gamma(alpha[d, k] + s_dk[d, k], 1.0)
                     tot += g[d]
                 for d in range(fixed_rows, D):
                     T[d, k] = max((1.0 - fixed) * g[d] / tot, 1e-300)
@@ -484,11 +475,11 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
             u_old = 0.0
             for d in range(D):
                 w[d] = W[d, k]
-                A += alpha + s_dk[d, k]
+                A += alpha[d, k] + s_dk[d, k]
                 u_old += T[d, k] * w[d]
             tot = 0.0
             for d in range(D):
-                g[d] = np.random.gamma(alpha + s_dk[d, k], 1.0 / w[d])
+                g[d] = np.random.gamma(alpha[d, k] + s_dk[d, k], 1.0 / w[d])
                 tot += g[d]
             nbp[3] += 1.0
             if not (tot > 0.0):
@@ -552,8 +543,8 @@ def _nb_sweeps(rows, cols, counts, T, V, alpha, aV, bV, n_sweeps, keep_every, ou
 def nb_state(shape, phi=100.0, prior=PHI_PRIOR):
     """The state of the negative-binomial kernel: ``(theta, [phi, a_phi, b_phi, 0, 0])``.
 
-    ``theta`` (``shape`` = (D, N)) starts at 1 (the Poisson model), ``phi`` at ``phi``; the
-    last two entries count the signature step's proposals and acceptances.
+    ``theta`` (D, N) starts at 1 (Poisson), ``phi`` at ``phi``; the last two entries count the
+    signature step's proposals and acceptances.
     """
     a_p, b_p = prior
     for name, v in (("phi", phi), ("prior shape", a_p), ("prior rate", b_p)):
@@ -574,7 +565,9 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         Current factors (D, K), columns summing to 1, and (K, N), float64, positive; updated
         in place.
     prior : tuple
-        ``(alpha, a_V, b_V)`` with ``b_V`` an array of length N.
+        ``(alpha, a_V, b_V)``: ``b_V`` an array of length N; ``alpha`` a number or a (D, K)
+        array, signature ``k``'s Dirichlet parameter per channel (a number: the same draws as
+        the array full of it).
     n_sweeps : int
     fixed_rows : int
         Rows ``0 .. fixed_rows - 1`` of ``T`` stay fixed (``D``: only ``V`` moves).
@@ -622,6 +615,9 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         "a": np.empty(G if "TV" in keep and shape is not None else 0),
     }
     alpha, aV, bV = prior
+    alpha = np.ascontiguousarray(np.broadcast_to(np.asarray(alpha, dtype=float), (D, K)))
+    if not (np.isfinite(alpha).all() and (alpha > 0).all()):  # one parameter per cell
+        raise ValueError("the Dirichlet parameter alpha must be positive and finite")
     if compressive is None:
         mu, comp = np.ones(K), np.zeros(4)
         if shape is not None:
@@ -656,13 +652,13 @@ def sweeps(data, T, V, prior, n_sweeps, *, fixed_rows=0, keep=(), thin=1, compre
         m, j0 = min(size, int(n_sweeps) - done), done // step
         t0 = time.perf_counter()
         if nb is None:
-            args = (rows, cols, counts, T, V, float(alpha), float(aV), bV, int(fixed_rows), m,
+            args = (rows, cols, counts, T, V, alpha, float(aV), bV, int(fixed_rows), m,
                     int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
                     out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
                     out["mu"][j0:])
             _sweeps(*args, *(() if shape is None else (out["a"][j0:],)))
         else:
-            args = (rows, cols, counts, T, V, float(alpha), float(aV), bV, m,
+            args = (rows, cols, counts, T, V, alpha, float(aV), bV, m,
                     int(thin) if keep else 0, out["s_dk"][j0:], out["s_kn"][j0:],
                     out["T"][j0:], out["V"][j0:], _STATE, TINY, SMALL, mu, comp,
                     out["mu"][j0:], Yd, theta, state, xs, hs, out["phi"][j0:])

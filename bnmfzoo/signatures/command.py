@@ -104,7 +104,7 @@ def _run(args):
                  n_runs=args.runs, n_burn=args.burn, n_keep=args.keep,
                  screen=not args.all_ranks,
                  block_rows=args.block_rows, likelihood=args.likelihood, shape=args.shape,
-                 strength=args.strength,
+                 strength=args.strength, prior=args.prior, n_novel=args.novel,
                  alternatives=args.alternatives, budget_s=args.budget,
                  alternatives_options={"n_particles": args.particles},
                  random_seed=args.seed, progress=say)
@@ -158,6 +158,15 @@ def add_parser(sub, formatter_class=argparse.RawDescriptionHelpFormatter):
                         "mu_k ~ InvGamma(c N + 1, epsilon c N); 'unit' is c = 1 / N, which "
                         "compresses slowly: give it --burn 6000 or more "
                         "(default: c = a, Zito & Miller's)")
+    p.add_argument("--prior", choices=("de_novo", "reference"), default="de_novo",
+                   help="compressive: every signature de novo (default), or a Dirichlet prior "
+                        "centred on each --reference signature beside --novel de novo ones "
+                        "(Zito & Miller's informative prior); P(K) is then the number of "
+                        "active reference and de novo signatures, presuming the catalogue's "
+                        "signatures are close to the reference's; not better calibrated "
+                        "than de novo on co-occurring signatures")
+    p.add_argument("--novel", type=_at_least(0), default=5,
+                   help="--prior reference: de novo signatures beside the reference (default 5)")
     p.add_argument("--chains", type=_at_least(1), default=4,
                    help="compressive: Gibbs chains from different starts (default 4)")
     p.add_argument("--k-max", type=_at_least(2), default=None,

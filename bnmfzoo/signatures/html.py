@@ -49,7 +49,10 @@ def _signature_figure(sig):
         hi = sig["high"].sel(signature=k).values[order]
         x = np.arange(len(order))
         ax.bar(x, m, color=colours, width=0.8)
-        ax.errorbar(x, m, yerr=[m - lo, hi - m], fmt="none", ecolor="#555", lw=0.6)
+        # a skewed channel's mean can lie outside its central interval (a reference-centred
+        # prior's near-zero channels): no negative bar
+        ax.errorbar(x, m, yerr=[np.maximum(m - lo, 0), np.maximum(hi - m, 0)], fmt="none",
+                    ecolor="#555", lw=0.6)
         ax.set_ylabel(str(k), fontsize=10)
         ax.tick_params(labelsize=8)
     axes[-1, 0].set_xticks(np.arange(len(order)))

@@ -33,7 +33,7 @@ def _one_call(data, T, V, mu, n, thin, keep, comp):
            "T": np.empty((G if "TV" in keep else 0, D, K)),
            "V": np.empty((G if "TV" in keep else 0, K, N)),
            "mu": np.empty((G if comp and "TV" in keep else 0, K))}
-    _gibbs._sweeps(*data, T, V, 1.0, 1.0, np.zeros(N), 0, n, thin if keep else 0,
+    _gibbs._sweeps(*data, T, V, np.ones((D, K)), 1.0, np.zeros(N), 0, n, thin if keep else 0,
                    out["s_dk"], out["s_kn"], out["T"], out["V"], _gibbs._STATE, _gibbs.TINY,
                    _gibbs.SMALL, mu, np.array([1.0, 1.0, 1.0, 1.0]) if comp else np.zeros(4),
                    out["mu"])

@@ -172,8 +172,8 @@ MUTATIONS = [
         why="the joined transient stays in the masses and the reasons"),
     Mutation(
         id="bridge-into-transposed", path=_MB,
-        old="                            into[k, j] += 1.0 / (n_chains * n_draws)",
-        new="                            into[j, k] += 1.0 / (n_chains * n_draws)",
+        old="                            into[k, j] += 1.0 / (n_chains * draws)",
+        new="                            into[j, k] += 1.0 / (n_chains * draws)",
         tests=(_TT + "test_bridge_masses_reports_where_the_leaving_draws_went",),
         why="where the leaving draws went recorded against the wrong mode"),
     Mutation(
@@ -185,7 +185,7 @@ MUTATIONS = [
     # the bridge's error: autocorrelation, and no error bar without overlap
     Mutation(
         id="bridge-autocorrelation-ignored", path=_BR,
-        old="    tau = integrated_time(est1, chain_of[br_idx])\n",
+        old="    tau = integrated_time(lp1 - lq1, chain_of[br_idx])\n",
         new="    tau = 1.0\n",
         tests=(_TB + "test_bridge_interval_covers_log_z_from_autocorrelated_draws",),
         why="the target's part of the error treats autocorrelated chain draws as independent: "

@@ -346,11 +346,26 @@ MUTATIONS = [
         tests=(_TE + "test_crt_blocks_match_exact_pmf[2000-30.0-0]",),
         why="CRT candidates accepted at their position inside the block, not the customer's"),
     Mutation(
-        id="exact-nb-big-crt-total-shape", path=_SWEEP,
-        old="                    tables = float(crt(m, r[k], state, work))\n",
-        new="                    tables = float(crt(m, R, state, work))\n",
-        tests=(_TE + "test_split_is_exact_with_and_without_the_large_count_path",),
-        why="large counts: CRT of a component's customers with the cell's total NB shape"),
+        id="exact-nb-big-crt-first-shape", path=_SWEEP,
+        old="                tables = crt(x, R, state, work)\n",
+        new="                tables = crt(x, r[0], state, work)\n",
+        tests=(_TE + "test_tables_of_the_sum_have_the_law_of_the_tables_per_part[0-150-r0]",),
+        why="large counts: the tables of the count drawn with one component's NB shape, not "
+            "the cell's total"),
+    Mutation(
+        id="exact-nb-small-tables-split-evenly", path=_SWEEP,
+        old="                    tot += r[k]\n                    cum[k] = tot\n",
+        new="                    tot += 1.0\n                    cum[k] = tot\n",
+        tests=(_TE + "test_tables_of_the_sum_have_the_law_of_the_tables_per_part"
+                     "[1000000000-12-r1]",),
+        why="a few tables placed evenly over the components, not in proportion to their "
+            "shapes r_k"),
+    Mutation(
+        id="exact-nb-many-tables-split-evenly", path=_SWEEP,
+        old="            elif multinomial_into(tables, r, n, state):\n",
+        new="            elif multinomial_into(tables, np.ones(K), n, state):\n",
+        tests=(_TE + "test_tables_of_the_sum_have_the_law_of_the_tables_per_part[0-150-r0]",),
+        why="many tables split evenly over the components by the binomials"),
     Mutation(
         id="sweeps-chunks-reseed", path=_COMP,
         old="                              np_seed if done == 0 else -1, bool(marginal),",

@@ -306,10 +306,26 @@ MUTATIONS = [
         why="runs that ended on their trips or scans are reported as short of the CPU share"),
     Mutation(
         id="failed-check-masses-compared", path=_SM,
-        old="    chk, chk_se = _failed_check_unknown(chk, chk_se)\n",
+        old="    chk, chk_se, extra = _failed_check_unknown_all(chk, chk_se, extra)\n",
         new="",
         tests=("tests/tempering/test_smc_masses.py::"
                "test_a_failed_bridge_compares_no_masses_and_advises_the_bridge",),
         why="a bridge that failed on a mode gives mass 0 +- nan, which is printed as a check "
             "mass and compared with the SMC (\"SMC 1.000 vs bridge 0.000 +- nan\")"),
+    Mutation(
+        id="failed-check-extra-modes-kept", path="bnmfzoo/inference/_mass_verdict.py",
+        old="    m, s = failed_check_unknown(m, s)\n    return m[:K], s[:K],",
+        new="    m[:K], s[:K] = failed_check_unknown(m[:K], s[:K])\n    return m[:K], s[:K],",
+        tests=("tests/tempering/test_smc_masses.py::"
+               "test_a_failed_check_leaves_no_check_mass_on_the_modes_only_plain_chains_found",),
+        why="a check that failed on a mode only plain chains found still prints the other "
+            "modes' shares among the modes it estimated as masses"),
+    Mutation(
+        id="check-failure-reason-untyped", path="bnmfzoo/inference/_mass_verdict.py",
+        old='    reasons = [CheckFailed(f"mode {k}: the {name} failed ({failed})")\n',
+        new='    reasons = [(f"mode {k}: the {name} failed ({failed})")\n',
+        tests=("tests/tempering/test_smc_masses.py::"
+               "test_a_failed_bridge_compares_no_masses_and_advises_the_bridge",),
+        why="a failed bridge is advised as if the SMC were short (more particles), not the "
+            "bridge (more draws per mode or another check)"),
 ]

@@ -53,4 +53,12 @@ MUTATIONS = [
         new="        for _ in range(1):\n            mid = (lo + hi) / 2\n",
         tests=(_BETA,),
         why="the bisection of the concentration stops after one step"),
+    Mutation(
+        id="signatures-nb-phi-jacobian-dropped", path=_GIBBS,
+        old="    lp = a_p * eta - b_p * phi + D * N * phi * eta\n",
+        new="    lp = (a_p - 1.0) * eta - b_p * phi + D * N * phi * eta\n",
+        tests=(_GEWEKE,),
+        why="the slice sampler of log phi drops the Jacobian of the log: it samples the "
+            "dispersion's conditional times 1 / phi (caught by the dispersion's marginal, not "
+            "by the signatures')"),
 ]

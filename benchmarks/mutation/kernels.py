@@ -40,8 +40,11 @@ KERNELS = [
     ("kernels `gig.gig_one` on a xoshiro stream (GIG draws of the count moves)",
      "exact conditional",
      "tests/counts/test_counts_sweeps.py::test_gig_matches_scipy"),
-    ("counts `sweep.split_crt`: NB split + CRT tables (small counts)", "enumeration",
-     "tests/counts/test_counts_gibbs.py::test_nb_augmentation_matches_enumeration"),
+    ("counts `sweep.split_crt`: NB tables, CRT of the count split over the components",
+     "enumeration",
+     "tests/counts/test_counts_gibbs.py::test_nb_augmentation_matches_enumeration, "
+     "tests/counts/test_counts_exact.py::"
+     "test_tables_of_the_sum_have_the_law_of_the_tables_per_part"),
     ("counts `sweep.slice_log_alpha`: slice sampler of the NB dispersion", "invariance",
      _XC + "test_nb_dispersion_slice_step_keeps_its_exact_conditional"),
     ("counts `sweep` (NB2 option): per-cell Gamma multipliers", "exact conditional",

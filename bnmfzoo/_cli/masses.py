@@ -232,20 +232,26 @@ def _print_per_mode(out):
               f"{m['smc_prior_se']:.4f}")
 
 
-def _bridge_draws_text(model_name, shape, rank, n_draws):
+def _bridge_draws_text(model_name, model, n_draws):
     """The bridge's draws per mode, as the header states them.
 
     The negative binomial's warped bridge keeps more, sized by its dimension
-    (:func:`bnmfzoo.inference.mode_bridge.sized_draws`).
+    (:func:`bnmfzoo.inference.mode_bridge.sized_draws`), which is read from the same
+    parametrisation the bridge uses.
     """
     if model_name != "negative_binomial":
         return f"4 chains x {n_draws} draws per mode"
-    from bnmfzoo.inference.mode_bridge import MAX_SIZED_SWEEP_S, sized_draws
+    from bnmfzoo.inference.mode_bridge import (
+        MAX_SIZED_SWEEP_S,
+        bridge_parametrisation,
+        sized_draws,
+    )
+    from bnmfzoo.inference.smc_masses import family_of_model
 
-    dim = (shape[0] + shape[1]) * rank + 1
+    dim = bridge_parametrisation(model, family_of_model(model)).dim
     return (f"4 chains x about {sized_draws(dim, 4, n_draws, 2, 0.0)} draws per mode (the "
             f"warped bridge sized to {dim} parameters, fewer if they would take over "
-            f"{MAX_SIZED_SWEEP_S:g} CPU s)")
+            f"{MAX_SIZED_SWEEP_S:g} CPU s or the budget's share)")
 
 
 def main(argv=None):
@@ -413,7 +419,7 @@ def _run(a):
                        + (f" (ending at {a.pt_trips} round trips or on the budget left)"
                           if a.pt_trips else "") + ", fitted to "
                        if a.check == "reference_pt" else "bridge: ")
-                 + _bridge_draws_text(model_name, X.shape, a.rank, a.bridge_draws)
+                 + _bridge_draws_text(model_name, model, a.bridge_draws)
                  + f", {a.prior_chains} plain chains from the prior; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
         if particles is not None and a.particles is None and "share" in sizes:

@@ -76,9 +76,27 @@ import math
 import numpy as np
 
 __all__ = ["check_reasons", "per_mode_reasons", "agreement_factor", "welch_dof",
-           "failed_check_unknown", "advice",
+           "failed_check_unknown", "failed_check_unknown_all", "advice", "CheckFailed",
            "mass_upper_bounds", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED", "MIN_ROUND_TRIPS",
            "NEGLIGIBLE"]
+
+
+
+class CheckFailed(str):
+    """A reason saying that an estimator could not estimate a mode (too few draws, no overlap).
+
+    A plain ``str`` to print and join; :func:`advice` recognises it by its type, not by its
+    wording.
+
+    Examples
+    --------
+    >>> r = CheckFailed("mode 0: the bridge failed (no overlap)")
+    >>> r.startswith("mode 0"), isinstance(r, CheckFailed), isinstance("mode 0", CheckFailed)
+    (True, True, False)
+    """
+
+    __slots__ = ()
+
 
 #: two log Z agree when within two combined errors plus this (nats): both are slightly low on
 #: the log scale (Jensen), by up to about half a nat at the spreads of the runs established
@@ -217,7 +235,7 @@ def check_reasons(name, log_z, left, total, total_se, prior_log_z, prior_log_z_s
     ...                   one_sided=True))
     1
     """
-    reasons = [f"mode {k}: the {name} failed ({failed})"
+    reasons = [CheckFailed(f"mode {k}: the {name} failed ({failed})")
                for k in np.flatnonzero(~np.isfinite(np.asarray(log_z, float)))]
     for k, lv in enumerate(left):
         if not lv <= MAX_LEFT:
@@ -285,7 +303,8 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
     for k in range(n_modes):
         for what, lz in (("reference-path SMC", lz_s), ("reference-path tempering", lz_p)):
             if not np.isfinite(lz[k]) and not (k in skip and lz is lz_p):
-                reasons.append(f"mode {k}: the {what} failed (too few draws in the mode)")
+                reasons.append(CheckFailed(f"mode {k}: the {what} failed (too few draws in "
+                                           "the mode)"))
     if reasons:
         return reasons
     m_s, m_p = np.asarray(smc["mass"], float), np.asarray(pt["mass"], float)
@@ -356,18 +375,44 @@ def failed_check_unknown(mass, se):
     return np.full(m.shape, math.nan), np.full(s.shape, math.nan)
 
 
-def advice(reasons, check):
-    """What to run next, from the reasons a result is not established (one sentence or two).
+def failed_check_unknown_all(mass, se, extra):
+    """:func:`failed_check_unknown` over the SMC's modes and the modes only plain chains found.
+
+    ``extra`` lists ``(mass, se)`` of the modes no SMC particle reached (or is None). A check
+    that failed on any mode of either kind gives no mass to any: the extra modes' check masses
+    are shares among the modes it did estimate, as the others' are. Returns ``(mass, se,
+    extra)`` in the same layout.
 
     Examples
     --------
-    >>> advice(["mode 0: the bridge failed (too few draws in the mode, or no overlap)"],
-    ...        "bridge")[:45]
+    >>> m, s, extra = failed_check_unknown_all([1.0], [0.0], [(0.0, math.nan)])
+    >>> m.tolist(), extra
+    ([nan], [(nan, nan)])
+    >>> failed_check_unknown_all([0.6], [0.1], [(0.4, 0.1)])[2]
+    [(0.4, 0.1)]
+    """
+    K = len(mass)
+    extra = list(extra or [])
+    m = np.concatenate([np.asarray(mass, float), [float(e[0]) for e in extra]])
+    s = np.concatenate([np.asarray(se, float), [float(e[1]) for e in extra]])
+    m, s = failed_check_unknown(m, s)
+    return m[:K], s[:K], list(zip(m[K:].tolist(), s[K:].tolist())) or None
+
+
+def advice(reasons, check):
+    """What to run next, from the reasons a result is not established (one sentence or two).
+
+    A reason of type :class:`CheckFailed` asks for more draws of the check (or another
+    check); any other reason for more SMC.
+
+    Examples
+    --------
+    >>> advice([CheckFailed("mode 0: the bridge failed (no overlap)")], "bridge")[:45]
     'The bridge could not estimate every mode: run'
     >>> advice(["the runs' log Z disagree (sd 3.10 nats)"], "bridge")[:23]
     'Run more SMC runs or pa'
     """
-    out, failed = [], [" failed (" in r for r in reasons]
+    out, failed = [], [isinstance(r, CheckFailed) for r in reasons]
     if any(failed):
         out.append(f"The {check} could not estimate every mode: run it with more draws per "
                    "mode (bridge_draws), or choose another check (check='reference' or "

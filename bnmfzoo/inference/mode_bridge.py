@@ -24,8 +24,9 @@ within 4 nats. Measured on a 50 x 25 rank-3 mode (``p = 226``, 3206 fitted draws
 effective draws on either side of the bridge and a spread over seeds within its error;
 with 800 fitted draws (the default of the other families) the overlap rule fails, and
 without the warp it fails at any size up to 16000. The sweeps this adds are capped at
-:data:`MAX_SIZED_SWEEP_S` CPU seconds per mode (timed on the burn-in); when the cap bites the
-overlap rule decides. Other families keep ``n_draws``.
+:data:`MAX_SIZED_SWEEP_S` CPU seconds per mode (timed on the burn-in), and to the CPU budget
+left (when the command runs in one) shared among the modes still to estimate; when the cap
+bites the overlap rule decides. Other families keep ``n_draws``.
 
 **Label switching.** The posterior of an NMF is invariant under the ``K!`` permutations of the
 components, so every mode appears as ``K!`` copies (fewer only if a permutation maps the mode
@@ -63,6 +64,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _aligned_mean, _unit_l2, matched_angles
+from bnmfzoo.inference._mass_budget import budget_left
 from bnmfzoo.inference._mass_verdict import LOG_Z_SLACK, MAX_LEFT, check_reasons  # noqa: F401
 from bnmfzoo.inference.bridge import split_fit_bridge
 
@@ -324,8 +326,9 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
             for _ in range(n_burn):
                 family.tempered.sweep(s, 1.0, rng)
             if warp and c == 0:
+                cap_s = min(MAX_SIZED_SWEEP_S, max(budget_left(), 0.0) / (M - k))
                 draws = sized_draws(param.dim, n_chains, n_draws, thin,
-                                    (time.process_time() - tb) / max(n_burn, 1))
+                                    (time.process_time() - tb) / max(n_burn, 1), cap_s)
             used[k] = draws
             for _ in range(draws):
                 for _ in range(thin):
@@ -364,12 +367,13 @@ def bridge_masses(family, param, refs, starts, rng, *, cut, n_chains=4, n_draws=
     return out
 
 
-def sized_draws(dim, n_chains, n_draws, thin, sweep_s):
+def sized_draws(dim, n_chains, n_draws, thin, sweep_s, cap_s=MAX_SIZED_SWEEP_S):
     """Kept draws per chain for a warped bridge in ``dim`` dimensions (module docstring).
 
     ``max(n_draws, ceil(dim (dim + 1) / (8 n_chains)))``, lowered (not below ``n_draws``) so
-    that ``n_chains x draws x thin`` sweeps of ``sweep_s`` CPU seconds take at most
-    :data:`MAX_SIZED_SWEEP_S`.
+    that ``n_chains x draws x thin`` sweeps of ``sweep_s`` CPU seconds take at most ``cap_s``
+    (:func:`bridge_masses` passes :data:`MAX_SIZED_SWEEP_S` or, when less, the CPU budget left
+    shared among the modes still to estimate).
 
     Examples
     --------
@@ -379,7 +383,7 @@ def sized_draws(dim, n_chains, n_draws, thin, sweep_s):
     750
     """
     want = max(int(n_draws), math.ceil(dim * (dim + 1) / (8 * n_chains)))
-    cap = int(MAX_SIZED_SWEEP_S / max(sweep_s * n_chains * thin, 1e-12))
+    cap = int(cap_s / max(sweep_s * n_chains * thin, 1e-12))
     return max(int(n_draws), min(want, cap))
 
 

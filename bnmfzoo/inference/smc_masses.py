@@ -105,7 +105,7 @@ from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
 from bnmfzoo.inference._mass_result import unsupported_rank
 from bnmfzoo.inference._mass_verdict import advice as _advice
 from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
-from bnmfzoo.inference._mass_verdict import failed_check_unknown as _failed_check_unknown
+from bnmfzoo.inference._mass_verdict import failed_check_unknown_all as _failed_check_unknown_all
 from bnmfzoo.inference.tempering import log_z_summary, smc
 
 __all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
@@ -568,7 +568,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     if not log_z_sd < 2.0:
         reasons.append(f"the runs' log Z disagree (sd {log_z_sd:.2f} nats)")
     modes, chk_dof = [], reference_runs - 1 if check == "reference" else math.inf
-    chk, chk_se = _failed_check_unknown(chk, chk_se)
+    chk, chk_se, extra = _failed_check_unknown_all(chk, chk_se, extra)
     for k in range(K):
         lo, hi = mass_interval(mass[k], se[k], n_runs * n_particles, n_runs - 1)
         f = agreement_factor(welch_dof(se[k], n_runs - 1, chk_se[k], chk_dof))
@@ -585,9 +585,11 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                       "n_members": int(m.sum()), "A": A_al[m], "W": W_al[m],
                       "member_weight": weights[m] / n_runs})
     for k, (mk, sk) in enumerate(extra or []):  # modes only plain chains from the prior found
+        what = 'reference-path' if check == 'reference' else 'bridge'
+        known = (f"{what} mass {mk:.3f} +- {sk:.3f}" if np.isfinite(mk)
+                 else f"its {what} mass unknown: the check failed")
         reasons.append(f"plain chains from the prior found a mode no SMC particle reached "
-                       f"({'reference-path' if check == 'reference' else 'bridge'} mass "
-                      f"{mk:.3f} +- {sk:.3f})")
+                       f"({known})")
         D, R = A_al.shape[1:]
         modes.append({"mass": 0.0, "se": math.nan, "low": 0.0, "high": 1.0,
                       "estimator": "smc_not_reached", "mass_check": float(mk),

@@ -562,3 +562,16 @@ def test_the_command_runs_the_smc_from_the_prior_with_the_pilots_runs(tmp_path, 
     assert "20% of the pilot's sweeps" in capsys.readouterr().out
     assert main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--runs", "4"]) == 3
     assert not seen["fewer_runs"] and seen["n_runs"] == 4
+
+
+def test_the_header_states_the_nb_bridges_draws_from_its_own_dimension():
+    """The header's NB bridge size comes from the bridge's parametrisation: (D + N) K log
+    factor entries plus the learned dispersion, so 226 at 50 x 25, rank 3; the other families
+    keep the plain draws."""
+    from bnmfzoo._cli.masses import _bridge_draws_text, _build
+
+    X = np.random.default_rng(0).poisson(5.0, size=(50, 25)).astype(float)
+    nb = _bridge_draws_text("negative_binomial", _build(X, 3, "negative_binomial"), 500)
+    assert "sized to 226 parameters" in nb and "about 1604 draws" in nb, nb
+    assert _bridge_draws_text("poisson", _build(X, 3, "poisson"), 500) == (
+        "4 chains x 500 draws per mode")

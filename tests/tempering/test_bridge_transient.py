@@ -101,3 +101,30 @@ def test_the_transient_rule_needs_nearly_all_draws_gone_into_an_smc_mode():
     assert mb.transient_prior_modes([0.0, 0.0, 0.5, 0.0], into, 2) == []
     into[2, 0] = 0.3
     assert mb.transient_prior_modes([0.0, 0.0, 1.0, 0.0], into, 2) == []
+
+
+def test_the_sized_bridge_draws_stay_within_the_budget_left():
+    """The warped bridge's draws per chain grow with the dimension (``dim (dim + 1) / (8
+    chains)``) up to the per-mode cap, and to the CPU budget left shared among the modes still
+    to estimate: with almost nothing left a chain keeps ``n_draws``, never more."""
+    import time
+
+    from bnmfzoo.inference._mass_budget import budget_scope
+
+    refs = _unit_l2(np.stack(_MUS))
+    param = _param()
+    param.warp, param.dim = True, 60  # wants ceil(60 * 61 / 16) = 229 draws per chain
+
+    def draws(scope_left):
+        kw = dict(cut=_CUT, n_chains=2, n_draws=40, thin=1, n_burn=5)
+        starts = [[[_MUS[0].copy(), 0]], [[_MUS[1].copy(), 1]]]
+        if scope_left is None:
+            out = mb.bridge_masses(_family(), param, refs, starts, np.random.default_rng(0), **kw)
+        else:
+            with budget_scope(100.0, start=time.process_time() - (100.0 - scope_left)):
+                out = mb.bridge_masses(_family(), param, refs, starts, np.random.default_rng(0),
+                                       **kw)
+        return out["draws_per_chain"].tolist()
+
+    assert draws(None) == [229, 229]
+    assert draws(1e-4) == [40, 40]

@@ -111,3 +111,20 @@ def test_unsupported_models_are_named():
         smc_mode_masses(np.ones((3, 3)))
     with pytest.raises(ValueError, match="fixed rates"):
         smc_mode_masses(exponential_gaussian(np.ones((4, 3)), 2, ard=True))
+
+
+def test_a_failed_check_leaves_no_check_mass_on_the_modes_only_plain_chains_found():
+    """A check that failed on a mode only plain chains from the prior found makes every check
+    mass unknown, the SMC's modes' included, and a failure on an SMC mode makes the extra
+    modes' unknown too (their shares would be among the modes it did estimate)."""
+    import math
+
+    from bnmfzoo.inference._mass_verdict import failed_check_unknown_all
+
+    m, s, extra = failed_check_unknown_all([0.7, 0.3], [0.05, 0.05], [(0.0, math.nan)])
+    assert np.all(np.isnan(m)) and np.all(np.isnan(s)) and np.all(np.isnan(extra[0]))
+    m, s, extra = failed_check_unknown_all([1.0, 0.0], [0.0, math.nan], [(0.2, 0.1)])
+    assert np.all(np.isnan(m)) and np.all(np.isnan(extra[0]))
+    m, s, extra = failed_check_unknown_all([0.6, 0.3], [0.05, 0.05], [(0.1, 0.02)])
+    assert m.tolist() == [0.6, 0.3] and s.tolist() == [0.05, 0.05] and extra == [(0.1, 0.02)]
+    assert failed_check_unknown_all([0.6], [0.1], None)[2] is None

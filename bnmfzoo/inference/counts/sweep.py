@@ -16,10 +16,13 @@ factors, ``Z_dn. | X_dn ~ Multinomial(X_dn, p_k ∝ A_dk W_kn)`` (Cemgil 2009), 
 
 * **Poisson** (``c = 1``): the multinomial split (:func:`split_counts`).
 * **Negative binomial through CRT** (shape ``alpha o (A W)_dn``, ``p = alpha / (1 + alpha)``):
-  the Dirichlet-multinomial split and the Chinese-restaurant tables ``l_dnk ~ CRT(x_dnk,
-  r_dnk)`` of each part (:func:`split_crt`) take the place of ``Z`` and ``c = alpha log(1 + 1 /
-  alpha)`` (Zhou & Carin 2015, Theorem 1); a learned ``alpha`` is then updated by slice sampling
-  its conditional given ``A, W`` (:func:`slice_log_alpha`, Neal 2003).
+  the Chinese-restaurant tables ``l_dnk`` of each component take the place of ``Z`` and ``c =
+  alpha log(1 + 1 / alpha)`` (Zhou & Carin 2015, Theorem 1). Given the count they are drawn as
+  ``L_dn ~ CRT(x_dn, R_dn)``, ``R_dn = sum_k r_dnk``, split ``Multinomial(L_dn, r_dn. /
+  R_dn)`` (:func:`split_crt`): the law of the Dirichlet-multinomial split of ``x_dn`` followed
+  by ``CRT(x_dnk, r_dnk)`` per part, at one table draw per count instead of K. A learned
+  ``alpha`` is then updated by slice sampling its conditional given ``A, W``
+  (:func:`slice_log_alpha`, Neal 2003).
 * **NB2 multipliers** (PyMC's ``NegativeBinomial(mu, alpha)``, variance ``mu + mu^2 / alpha``):
   ``x_dn | g_dn ~ Poisson(g_dn mu_dn)``, ``g_dn ~ Gamma(alpha, alpha)``. First ``alpha | A, W``
   (slice sampling with ``g`` integrated out), then ``g | alpha, A, W, x ~ Gamma(alpha + x_dn,
@@ -39,9 +42,9 @@ its uniforms come from a xoshiro256+ stream (:mod:`bnmfzoo.inference.kernels.str
 registers, one per count, the category found without branches (a search loop mispredicts about
 once per draw: 113 against ~40 ns per nonzero). Counts above :data:`BIG_COUNT` are split by
 sequential binomials (numba's sampler, seeded per sweep from the chain's generator). NB counts
-up to :data:`BIG_NB_COUNT` use a Polya urn and one Bernoulli per customer; larger ones the
-bounded-cost Dirichlet-multinomial and block CRT draws of :mod:`bnmfzoo.inference.kernels`
-(at most ~2e4 blocks, ~10 ms, for 32-bit counts), in calls of :data:`WORK_PER_CALL` work units
+up to :data:`BIG_NB_COUNT` draw their tables with one Bernoulli per customer; larger ones with
+the bounded-cost block CRT of :mod:`bnmfzoo.inference.kernels` (at most ~2e4 blocks, ~10 ms,
+for 32-bit counts), in calls of :data:`WORK_PER_CALL` work units
 (Ctrl-C and signal handlers run between them). The compiled sweep draws its Gamma variables with
 :func:`gamma_block_into` and :func:`rate_draws_into` (numba's generator); the Python sweep with
 :func:`gamma_update` (the chain's ``numpy.random.Generator``).
@@ -78,7 +81,7 @@ from bnmfzoo.inference.counts._data import (
 from bnmfzoo.inference.counts._problem import prior_rates, rate_conditionals
 from bnmfzoo.inference.kernels.crt import crt, crt_direct
 from bnmfzoo.inference.kernels.streams import next_uniform, seed_state, to_unit, xoshiro_step
-from bnmfzoo.inference.kernels.variates import dirmult_into, gamma_draws
+from bnmfzoo.inference.kernels.variates import gamma_draws, multinomial_into
 
 __all__ = ["sweep", "split_counts", "split_arrays", "split_into", "split_crt", "gamma_update",
            "gamma_block_into", "rate_draws_into", "draw_rates", "slice_log_alpha",
@@ -89,11 +92,14 @@ __all__ = ["sweep", "split_counts", "split_arrays", "split_into", "split_crt", "
 BLOCKS = ("A", "W", "rates", "alpha")
 _TINY = np.finfo(float).tiny
 
-#: counts above this are split (Dirichlet-multinomial) and their tables drawn (CRT) by the
-#: bounded-cost exact samplers of :mod:`bnmfzoo.inference.kernels`; counts up to it by
-#: the Polya urn and one Bernoulli per customer (the draws of every earlier release)
-BIG_NB_COUNT = 64
-#: work units (urn steps, CRT customers or blocks) per call of the split kernel: the caller
+#: NB counts above this draw their tables by the block CRT of :mod:`bnmfzoo.inference.kernels`
+#: (two binomials per block), counts up to it one Bernoulli per customer: about even in cost
+#: near 256 on the breast SBS96 and ALL/AML matrices (``benchmarks/speed/nb_split.py``)
+BIG_NB_COUNT = 256
+#: up to this many tables of one nonzero are placed one uniform each (a binomial costs about
+#: as much as ten uniforms); more by sequential binomials
+SMALL_TABLES = 16
+#: work units (CRT customers or blocks, K per nonzero) per call of the split kernel: the caller
 #: returns to Python between calls (Ctrl-C and signal handlers run there), ~10-50 ms apart
 WORK_PER_CALL = 2_000_000
 
@@ -211,18 +217,21 @@ def split_counts(data, A, W, rng, state=None):
 @numba.njit(cache=True)
 def _split_crt_kernel(indptr, cols, counts, A, Wt, scale_nz, state, LA, LWt, d0, budget,
                       threshold):
-    """Split and tables of rows ``d0, d0 + 1, ...`` until ``budget`` work units are spent.
+    """Tables of rows ``d0, d0 + 1, ...`` until ``budget`` work units are spent.
 
     Returns ``(code, next row)``: code 0 ok, 1 a nonzero count with a zero or non-finite NB
-    shape. Counts above ``threshold`` use :func:`dirmult_into` and :func:`crt` (cost O(K) and
-    O(blocks)); the others the urn (O(x K)) and the direct CRT (O(x)), so a row costs at most
-    O(row nonzeros x K x threshold) plus the blocks.
+    shape. Each nonzero's tables are drawn at once, ``L ~ CRT(x, R)`` with ``R = sum_k r_k``,
+    and split ``(l_k) | L ~ Multinomial(L, r / R)``: the law of the Dirichlet-multinomial split
+    followed by ``CRT(x_k, r_k)`` per part (Zhou & Carin 2015, Theorem 1), without the split.
+    Counts above ``threshold`` use the block CRT (:func:`crt`, O(blocks)), the others one
+    Bernoulli per customer (:func:`crt_direct`, O(x)); up to :data:`SMALL_TABLES` tables are
+    placed one uniform each, more by K sequential binomials, so a row costs at most O(row
+    nonzeros x (threshold + K SMALL_TABLES)) plus the blocks.
     """
     D, K = A.shape
     r = np.empty(K)
     cum = np.empty(K)
     n = np.zeros(K)
-    g = np.empty(K)
     work = np.zeros(1, np.int64)
     d = d0
     while d < D and work[0] < budget:
@@ -239,30 +248,27 @@ def _split_crt_kernel(indptr, cols, counts, A, Wt, scale_nz, state, LA, LWt, d0,
             if not (R > 0.0 and R < np.inf):
                 return 1, d
             if x > threshold:
-                if dirmult_into(x, r, g, n, state):
-                    return 1, d
-                work[0] += 4 * K
+                tables = crt(x, R, state, work)
             else:
-                work[0] += x * K
-                for t in range(x):  # Polya urn: the Dirichlet-multinomial split
-                    tot = 0.0
-                    for k in range(K):
-                        tot += r[k] + n[k]
-                        cum[k] = tot
+                work[0] += x
+                tables = crt_direct(x, R, state)
+            work[0] += K
+            if tables <= SMALL_TABLES:  # one uniform per table, the category by its cumsum
+                tot = 0.0
+                for k in range(K):
+                    tot += r[k]
+                    cum[k] = tot
+                for _ in range(tables):
                     v = next_uniform(state) * tot
                     k = 0
                     while k < K - 1 and v >= cum[k]:
                         k += 1
                     n[k] += 1.0
-            for k in range(K):  # CRT(n_k, r_k): tables opened
-                m = int(n[k])
-                if m > threshold:
-                    tables = float(crt(m, r[k], state, work))
-                else:
-                    work[0] += m
-                    tables = float(crt_direct(m, r[k], state))
-                LA[d, k] += tables
-                LWt[j, k] += tables
+            elif multinomial_into(tables, r, n, state):
+                return 1, d
+            for k in range(K):
+                LA[d, k] += n[k]
+                LWt[j, k] += n[k]
         d += 1
     return 0, d
 

@@ -140,7 +140,7 @@ MUTATIONS = [
         why="the restarts' and fit chains' moves never written back: every draw is the start "
             "(a stale state and log-likelihood)"),
     Mutation(
-        id="kl-start-without-prior-shape", path=_LR,
+        id="kl-start-without-prior-shape", path="bnmfzoo/inference/counts/_kl_start.py",
         old="        W = np.maximum((W * (A.T @ R) + aW) / (A.T @ Of + bW), tiny)",
         new="        W = np.maximum((W * (A.T @ R)) / (A.T @ Of + bW), tiny)",
         tests=(_LZERO,),

@@ -25,6 +25,8 @@ _NBQ = _TN + "test_nb_smc_from_the_prior_log_z_matches_quadrature"
 _KEPT = _TN + "test_kept_rung_is_the_rung_of_the_beta_asked"
 _TT = "tests/tempering/test_bridge_transient.py::"
 _WARP = _TB + "test_warped_bridge_of_skewed_log_gammas_in_150_dimensions"
+_KLS = ("tests/tempering/test_kl_chain_starts.py::"
+        "test_kl_starts_are_the_best_of_the_refined_prior_draws")
 
 MUTATIONS = [
     Mutation(
@@ -103,6 +105,20 @@ MUTATIONS = [
         why="plain chains from the prior compared by their single end states, not their "
             "aligned means: one broad mode's noisy draws lie beyond the cut and become new "
             "modes (one mode counted twice)"),
+    Mutation(
+        id="kl-chain-starts-discarded", path=_MB,
+        old="        cand.append(kl_nmf_start(problem, family.draw_prior(rng), n_iter=n_kl))",
+        new="        cand.append(family.draw_prior(rng))",
+        tests=(_KLS,),
+        why="the KL updates' result discarded: the mode search's chains start from raw prior "
+            "draws (ranked by log joint), which miss the heaviest of many modes more often"),
+    Mutation(
+        id="kl-chain-starts-ranking-reversed", path=_MB,
+        old="    return [cand[i] for i in np.argsort(-lj, kind=\"stable\")[:n_chains]]",
+        new="    return [cand[i] for i in np.argsort(lj, kind=\"stable\")[:n_chains]]",
+        tests=(_KLS,),
+        why="the best-of-m ranking reversed: the chains start from the KL-refined draws of "
+            "lowest log joint"),
     Mutation(
         id="bridge-stale-state", path=_MB,
         old="                thetas.append(param.theta(s, perm, rng))",

@@ -20,12 +20,12 @@ entries -> ``beta_dir``, non-negative integers -> ``poisson``, otherwise
 ``exponential_gaussian``. Both estimators run through
 :func:`bnmfzoo.inference.smc_mode_masses` (SMC: ``--runs`` independent adaptive-tempering runs
 of ``--particles`` particles; check, by default: per-mode bridge sampling from 4 plain chains
-of ``--bridge-draws`` draws per mode, and ``--prior-chains`` plain chains from the prior looking
-for modes the particles missed; ``--check ais``: ``--check-runs`` AIS runs from the prior on
-the SMC's schedule cut into up to 50 steps; ``--check reference_pt``: every mode estimated by
-per-mode SMC and per-mode parallel tempering along a fitted reference path, the SMC from the
-prior finding modes only, :mod:`bnmfzoo.inference.reference_tempering`). Without
-``--particles`` a pilot sweep sets the
+of ``--bridge-draws`` draws per mode, and ``--prior-chains`` plain chains from prior draws
+(KL-refined for Poisson models) looking for modes the particles missed; ``--check ais``:
+``--check-runs`` AIS runs from the prior on the SMC's schedule cut into up to 50 steps;
+``--check reference_pt``: every mode estimated by per-mode SMC and per-mode parallel
+tempering along a fitted reference path, the SMC from the prior finding modes only,
+:mod:`bnmfzoo.inference.reference_tempering`). Without ``--particles`` a pilot sweep sets the
 particles (and the AIS steps) so that all is expected to use about 80 % of ``--budget`` CPU
 seconds.
 
@@ -367,7 +367,8 @@ def _arguments(p):
     p.add_argument("--bridge-draws", type=int, default=500,
                    help="kept draws per bridge chain (4 chains per mode)")
     p.add_argument("--prior-chains", type=int, default=8,
-                   help="plain chains from the prior looking for modes the particles missed")
+                   help="plain chains from prior draws (Poisson: KL-refined, the best by log "
+                        "joint) looking for modes the particles missed")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     return p
 
@@ -420,7 +421,9 @@ def _run(a):
                           if a.pt_trips else "") + ", fitted to "
                        if a.check == "reference_pt" else "bridge: ")
                  + _bridge_draws_text(model_name, model, a.bridge_draws)
-                 + f", {a.prior_chains} plain chains from the prior; ") +
+                 + f", {a.prior_chains} plain chains from prior draws"
+                 + (" (KL-refined, the best by log joint)" if model_name == "poisson" else "")
+                 + "; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
         if particles is not None and a.particles is None and "share" in sizes:
             print(f"SMC from the prior: {sizes['steps']:.0f} steps expected (pilot), "

@@ -17,8 +17,9 @@ Two routes, both returning the reasons a result is *not* established (an empty l
   tempering with stepping stone, :mod:`bnmfzoo.inference.reference_tempering`) estimate every
   mode, and the SMC from the prior only finds modes. Established when
 
-  1. every mode (those the SMC from the prior found **and** those only plain chains from the
-     prior found) has a finite ``log Z`` by both estimators;
+  1. every mode (those the SMC from the prior found **and** those only plain chains from
+     prior draws found, KL-refined for Poisson models) has a finite ``log Z`` by both
+     estimators;
   2. for every mode holding at least ``MIN_CHECKED`` by either, the masses agree within two
      combined standard errors, and so do the modes' ``log Z`` (plus ``LOG_Z_SLACK``);
   3. every mode is separated: no share of fit-chain draws, final SMC particles or
@@ -271,7 +272,7 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
         The SMC-from-prior ``log Z`` and its error (only a total significantly above the
         per-mode total fails).
     n_modes : int
-        Modes the SMC from the prior and the plain chains from the prior found together: each
+        Modes the SMC from the prior and the plain chains from prior draws found together: each
         must be among the per-mode estimates.
     min_trips : int
         Round trips required of every parallel-tempering run.

@@ -531,7 +531,8 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
 
     The modes are those of the SMC from the prior (``clusters``) and those only plain chains
-    from the prior found (:func:`bnmfzoo.inference.mode_bridge.prior_chain_modes`); every one
+    from prior draws (KL-refined for Poisson models) found
+    (:func:`bnmfzoo.inference.mode_bridge.prior_chain_modes`); every one
     is estimated by the reference-path SMC
     (:func:`bnmfzoo.inference.reference_path.reference_log_z`) and by parallel tempering
     (:func:`reference_pt_log_z`), and the verdict is
@@ -551,7 +552,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     budget (:mod:`bnmfzoo.inference._mass_budget`) runs out during the tempering, ``pt`` is
     None and the reason says so; during the reference-path SMC it propagates.
 
-    A mode only the plain chains from the prior found that holds more than
+    A mode only the plain chains from prior draws found that holds more than
     :data:`~bnmfzoo.inference.reference_path.DUPLICATE_SHARE` of an earlier mode's members in its
     basin, and the earlier mode more than that of its (:func:`~bnmfzoo.diagnostics._modes.
     basins.duplicate_modes`), or that the basin rule joins with it (``joined``: both lie in one
@@ -599,7 +600,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
                               n_particles=size, n_moves=n_moves, cess=cess,
                               local=pt_local, n_leap=pt_leap, **fit)
     smc_out["sizes"] = size.log  # (mode, steps, s per particle-move, particles) in a budget
-    # a mode only the plain chains from the prior found that is a copy of an earlier mode
+    # a mode only the plain chains from prior draws found that is a copy of an earlier mode
     # (each holds the other's members in its basin, or the basin rule joined them) is that
     # mode reached twice: estimate once
     dup = sorted(set(smc_out["duplicates"]) | set(smc_out["joined"]))

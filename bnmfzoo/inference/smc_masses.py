@@ -17,8 +17,9 @@ and Beta-Dir binary models:
 2. **Per-mode bridge sampling** (the default check, ``check="bridge"``: ``mass_check`` and
    ``check_se``; :mod:`bnmfzoo.inference.mode_bridge`): plain chains at ``beta = 1`` from each
    mode's particles, aligned to the mode, bridged to a normal proposal (Meng & Wong 1996); it
-   anneals nothing, so it shares no path with the SMC. Plain chains from the prior look for
-   modes no particle reached. Its total evidence is compared with the SMC's ``log Z``.
+   anneals nothing, so it shares no path with the SMC. Plain chains from prior draws
+   (KL-refined for Poisson models: :func:`bnmfzoo.inference.mode_bridge.chain_starts`) look
+   for modes no particle reached. Its total evidence is compared with the SMC's ``log Z``.
 3. **Per-mode SMC from a fitted reference** (``check="reference"``;
    :mod:`bnmfzoo.inference.reference_path`): for each mode, a product-form reference conjugate
    to the family (Gamma entries for Poisson, truncated normals for exponential-Gaussian, one
@@ -30,7 +31,7 @@ and Beta-Dir binary models:
    prior.
 4. **Two per-mode estimators of different kinds** (``check="reference_pt"``;
    :mod:`bnmfzoo.inference.reference_tempering`): every mode (those the SMC from the prior
-   found and those only plain chains from the prior found) is estimated along the same
+   found and those only plain chains from prior draws found) is estimated along the same
    reference path both by the reference-path SMC (3.) and by non-reversible parallel
    tempering with stepping stone (Syed et al. 2022; Surjanovic et al. 2022), each from its own
    fitted reference. The **masses reported are the reference-path SMC's** (``estimator``
@@ -63,7 +64,7 @@ final ESS of at least 10 % of its particles, the runs' ``log Z`` agree (sd below
 every mode holding at least 1 % the two estimates agree within two combined standard errors,
 and the check's own conditions hold (bridge: its total ``log Z`` within two combined errors
 plus half a nat of the SMC's, no mode's chains leaving it more than 5 % of the time, every
-plain chain from the prior ending in a mode the SMC found; reference: the same, with the
+plain chain from a prior draw ending in a mode the SMC found; reference: the same, with the
 final path particles, too, staying in their mode and on their label copy, and the totals
 compared one-sidedly, as in 4.: an SMC-from-prior total far below the per-mode total is the
 SMC's own low noise, one significantly above it fails; AIS: no single weight above half the
@@ -584,11 +585,11 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                                           "ais": "ais_prior"}.get(check, check or "none"),
                       "n_members": int(m.sum()), "A": A_al[m], "W": W_al[m],
                       "member_weight": weights[m] / n_runs})
-    for k, (mk, sk) in enumerate(extra or []):  # modes only plain chains from the prior found
+    for k, (mk, sk) in enumerate(extra or []):  # modes only the plain chains found
         what = 'reference-path' if check == 'reference' else 'bridge'
         known = (f"{what} mass {mk:.3f} +- {sk:.3f}" if np.isfinite(mk)
                  else f"its {what} mass unknown: the check failed")
-        reasons.append(f"plain chains from the prior found a mode no SMC particle reached "
+        reasons.append(f"plain chains from prior draws found a mode no SMC particle reached "
                        f"({known})")
         D, R = A_al.shape[1:]
         modes.append({"mass": 0.0, "se": math.nan, "low": 0.0, "high": 1.0,

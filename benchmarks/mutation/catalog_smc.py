@@ -120,6 +120,14 @@ MUTATIONS = [
         why="the best-of-m ranking reversed: the chains start from the KL-refined draws of "
             "lowest log joint"),
     Mutation(
+        id="chain-starts-other-families-drawn-first", path=_MB,
+        old="        return (family.draw_prior(rng) for _ in range(n_chains))\n",
+        new="        return [family.draw_prior(rng) for _ in range(n_chains)]\n",
+        tests=("tests/tempering/test_kl_chain_starts.py::"
+               "test_other_families_and_too_few_candidates_start_from_exact_prior_draws",),
+        why="the other families' starts all drawn before the first chain runs: their searches "
+            "(and the masses printed in the README) move to other random numbers"),
+    Mutation(
         id="bridge-stale-state", path=_MB,
         old="                thetas.append(param.theta(s, perm, rng))",
         new="                thetas.append(param.theta(starts[k][0], perm, rng))",

@@ -75,6 +75,13 @@ def test_other_families_and_too_few_candidates_start_from_exact_prior_draws():
     again = np.random.default_rng(2)
     for s in got:
         np.testing.assert_array_equal(s["A"], fam.draw_prior(again)["A"])
+    # drawn when each chain starts, after the previous chain's sweeps (the search's random
+    # numbers before KL starts existed, so the other families' masses are unchanged)
+    rng, again = np.random.default_rng(4), np.random.default_rng(4)
+    for s in chain_starts(fam, rng, 3):
+        np.testing.assert_array_equal(s["A"], fam.draw_prior(again)["A"])
+        rng.normal(size=7)  # the chain's sweeps
+        again.normal(size=7)
     rng = np.random.default_rng(0)
     pois = _family(rng.poisson(2.0, (6, 5)), 2)
     got = chain_starts(pois, np.random.default_rng(3), 4, n_candidates=2)

@@ -128,6 +128,14 @@ MUTATIONS = [
         why="the other families' starts all drawn before the first chain runs: their searches "
             "(and the masses printed in the README) move to other random numbers"),
     Mutation(
+        id="chain-starts-asymmetric-prior-unguarded", path=_MB,
+        old="        except ValueError:  # priors that differ between components: no log joint",
+        new="        except KeyError:  # priors that differ between components: no log joint",
+        tests=("tests/tempering/test_kl_chain_starts.py::"
+               "test_other_families_and_too_few_candidates_start_from_exact_prior_draws",),
+        why="a Poisson model whose priors differ between components stops the mode search "
+            "with the bridge's symmetry error instead of starting from prior draws"),
+    Mutation(
         id="bridge-stale-state", path=_MB,
         old="                thetas.append(param.theta(s, perm, rng))",
         new="                thetas.append(param.theta(starts[k][0], perm, rng))",

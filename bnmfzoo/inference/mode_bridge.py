@@ -449,7 +449,8 @@ def chain_starts(family, rng, n_chains, *, n_candidates=KL_CANDIDATES, n_kl=KL_I
     Lee & Seung 2001, with the prior's density on ``log x``), and the ``n_chains`` of them with
     the highest log joint (of ``log A, log W``, as the per-mode estimators' :class:`_CountParam`)
     start the chains (on Reuters 200 x 100, rank 3: 2.7 CPU s for 128 x 200 updates). Other
-    families, or ``n_candidates < n_chains``: exact prior draws, drawn lazily (a generator), so
+    families, priors that differ between components, or ``n_candidates < n_chains``: exact
+    prior draws, drawn lazily (a generator), so
     each is drawn when its chain starts, after the previous chain's sweeps: the random numbers
     of the search before KL starts existed. The
     starts only *find* modes; every mode found is then estimated by the per-mode estimators from
@@ -457,13 +458,18 @@ def chain_starts(family, rng, n_chains, *, n_candidates=KL_CANDIDATES, n_kl=KL_I
     """
     fam_name = getattr(family, "name", "")
     problem = getattr(getattr(family, "tempered", None), "problem", None)
-    if (fam_name != "poisson" or problem is None or getattr(problem, "rates", None)
-            or n_candidates < n_chains):
+    param = None
+    if (fam_name == "poisson" and problem is not None and not getattr(problem, "rates", None)
+            and n_candidates >= n_chains):
+        try:
+            param = _CountParam(problem)
+        except ValueError:  # priors that differ between components: no log joint to rank by
+            param = None
+    if param is None:
         return (family.draw_prior(rng) for _ in range(n_chains))
     from bnmfzoo.inference._mass_budget import check_budget
     from bnmfzoo.inference.counts._kl_start import kl_nmf_start
 
-    param = _CountParam(problem)
     cand = []
     for _ in range(n_candidates):
         check_budget()  # inside a CPU budget the cap holds here too

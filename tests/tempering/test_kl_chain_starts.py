@@ -88,6 +88,18 @@ def test_other_families_and_too_few_candidates_start_from_exact_prior_draws():
     again = np.random.default_rng(3)
     for s in got:
         np.testing.assert_array_equal(s["A"], pois.draw_prior(again)["A"])
+    # a prior that differs between components has no symmetric log joint to rank by: prior
+    # draws, not an error
+    import dataclasses
+
+    p = pois.tempered.problem
+    aA = np.array(p.aA, float, copy=True)
+    aA[:, 1] *= 2.0
+    odd = SimpleNamespace(name="poisson", draw_prior=pois.draw_prior,
+                          tempered=SimpleNamespace(problem=dataclasses.replace(p, aA=aA)))
+    again = np.random.default_rng(6)
+    for s in chain_starts(odd, np.random.default_rng(6), 3):
+        np.testing.assert_array_equal(s["A"], pois.draw_prior(again)["A"])
 
 
 def _reuters_corner(data_home):

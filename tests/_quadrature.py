@@ -77,3 +77,26 @@ def poisson_rung_cdfs(x, b, aA, rA, aW, rW):
             np.asarray(v)[:, None], sh, scale=1.0 / rt[None, :]), 1)
 
     return cdf_a, cdf_w(0), cdf_w(1)
+
+
+#: log Z of NB rank 1 on the 1 x 1 matrix [[6]], A, W ~ Gamma(2, 1), alpha ~ Gamma(4, 1):
+#: quadrature on a 3-D log grid (140^3 on [-9, 4]^2 x [-4, 4], 200^3 and 260^3 on [-12, 6]^2
+#: x [-6, 6] agree to 6e-10; :func:`nb_cell_log_z`)
+NB_CELL_LOG_Z = -3.04184625
+
+
+def nb_cell_log_z(x=6, a=2.0, b=1.0, a0=4.0, b0=1.0, n=140):
+    """Log evidence of :data:`NB_CELL_LOG_Z`'s problem on a log grid of ``n^3`` points."""
+    from scipy.special import gammaln, logsumexp
+
+    g, h = np.linspace(-9.0, 4.0, n), np.linspace(-4.0, 4.0, n)
+    u, v, w = np.meshgrid(g, g, h, indexing="ij")
+    A, W, al = np.exp(u), np.exp(v), np.exp(w)
+    r = al * A * W
+
+    def lg(y, ly, s, t):  # log Gamma(s, t) density of y, times the Jacobian y of the log grid
+        return s * math.log(t) - gammaln(s) + s * ly - t * y
+
+    logd = (lg(A, u, a, b) + lg(W, v, a, b) + lg(al, w, a0, b0) + gammaln(x + r) - gammaln(r)
+            - gammaln(x + 1.0) + r * np.log(al / (1 + al)) - x * np.log1p(al))
+    return float(logsumexp(logd) + math.log((g[1] - g[0]) ** 2 * (h[1] - h[0])))

@@ -21,7 +21,7 @@ entries -> ``beta_dir``, non-negative integers -> ``poisson``, otherwise
 :func:`bnmfzoo.inference.smc_mode_masses` (SMC: ``--runs`` independent adaptive-tempering runs
 of ``--particles`` particles; check, by default: per-mode bridge sampling from 4 plain chains
 of ``--bridge-draws`` draws per mode, and ``--prior-chains`` plain chains from prior draws
-(KL-refined for Poisson models) looking for modes the particles missed; ``--check ais``:
+(KL-refined for count models) looking for modes the particles missed; ``--check ais``:
 ``--check-runs`` AIS runs from the prior on the SMC's schedule cut into up to 50 steps;
 ``--check reference_pt``: every mode estimated by per-mode SMC and per-mode parallel
 tempering along a fitted reference path, the SMC from the prior finding modes only,
@@ -397,7 +397,7 @@ def _run(a):
                 (a.ref_runs, a.ref_particles), fewer_moves=not moves_given, sizes=sizes)
             runs = sizes.get("runs", a.runs)  # the SMC from the prior's (the large route
             # keeps --runs for its reference-path SMC)
-            if particles < 20 and auto and a.check == "reference_pt":
+            if particles < 20 and auto and a.check == "reference_pt" and model_name == "poisson":
                 large = _large(model, a, t0, per_sweep, need)
                 if large is not None:
                     return large
@@ -420,9 +420,11 @@ def _run(a):
                        + (f" (ending at {a.pt_trips} round trips or on the budget left)"
                           if a.pt_trips else "") + ", fitted to "
                        if a.check == "reference_pt" else "bridge: ")
-                 + _bridge_draws_text(model_name, model, a.bridge_draws)
+                 + _bridge_draws_text(model_name if a.check == "bridge" else "", model,
+                                      a.bridge_draws)
                  + f", {a.prior_chains} plain chains from prior draws"
-                 + (" (KL-refined, the best by log joint)" if model_name == "poisson" else "")
+                 + (" (KL-refined, the best by log joint)"
+                    if model_name in ("poisson", "negative_binomial") else "")
                  + "; ") +
               f"sweep {per_sweep * 1e3:.2f} ms", flush=True)
         if particles is not None and a.particles is None and "share" in sizes:

@@ -61,6 +61,11 @@ REF_MIN_PARTICLES = 200
 #: and ALL/AML's one mode did not fit in the 417 s left)
 POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc", "pt_leap": 20,
                  "pt_scans": 2500, "moves": 2, "pt_trips": 15}
+#: ``--check auto`` for negative-binomial models with constant prior rates: the same two
+#: per-mode estimators along the reference path of the Gamma-mixed power path
+#: (:mod:`bnmfzoo.inference.counts.tempering._reference_nb`), with the exact NB sweep and the
+#: group moves as the local move (no HMC: it is written for the Poisson likelihood)
+NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10)
 
 
 #: the route settings when neither ``--check`` nor the option is given
@@ -71,9 +76,9 @@ ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 
 def _route(model, a):
     """Resolve ``--check auto`` and the route options not given (``None``) in place of ``a``.
 
-    ``auto``: :data:`POISSON_ROUTE` where the Poisson reference path with local moves exists
-    (constant prior rates), else the library's ``"auto"`` (the reference path for
-    exponential-Gaussian and Beta-Dir models, the bridge for negative binomial ones).
+    ``auto``: :data:`POISSON_ROUTE` / :data:`NB_ROUTE` where the count family's reference
+    path exists (constant prior rates), else the library's ``"auto"`` (the reference path for
+    exponential-Gaussian and Beta-Dir models).
     """
     defaults = dict(ROUTE_DEFAULTS)
     if a.check == "auto":
@@ -81,11 +86,12 @@ def _route(model, a):
         from bnmfzoo.inference.smc_masses import family_of_model
 
         fam = family_of_model(model)
+        route = {"poisson": POISSON_ROUTE, "negative_binomial": NB_ROUTE}.get(fam.name)
         try:
-            if fam.name != "poisson":
+            if route is None:
                 raise ValueError(fam.name)
-            reference_adapter(fam, POISSON_ROUTE["pt_local"], POISSON_ROUTE["pt_leap"])
-            defaults.update(POISSON_ROUTE)
+            reference_adapter(fam, route["pt_local"], route["pt_leap"])
+            defaults.update(route)
             a.check = "reference_pt"
         except ValueError:
             pass

@@ -102,7 +102,7 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
                       "member_weight": weights[m] / n_runs if k < K else np.zeros(0)})
     established = not reasons
     unknown = ("Modes neither the SMC from the prior nor the plain chains from prior draws "
-               "(KL-refined for Poisson models) reached are not listed: their mass is unknown, "
+               "(KL-refined for count models) reached are not listed: their mass is unknown, "
                "not zero; masses are shares among the modes found.")
     total = "" if smc_o is None else (f" Per-mode total log Z {smc_o['log_z_total']:.2f} +- "
                                       f"{smc_o['log_z_total_se']:.2f}; SMC from the prior "

@@ -18,7 +18,7 @@ Two routes, both returning the reasons a result is *not* established (an empty l
   mode, and the SMC from the prior only finds modes. Established when
 
   1. every mode (those the SMC from the prior found **and** those only plain chains from
-     prior draws found, KL-refined for Poisson models) has a finite ``log Z`` by both
+     prior draws found, KL-refined for count models) has a finite ``log Z`` by both
      estimators;
   2. for every mode holding at least ``MIN_CHECKED`` by either, the masses agree within two
      combined standard errors, and so do the modes' ``log Z`` (plus ``LOG_Z_SLACK``);

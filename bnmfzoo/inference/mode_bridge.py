@@ -444,7 +444,8 @@ def transient_prior_modes(left, into, K):
 def chain_starts(family, rng, n_chains, *, n_candidates=KL_CANDIDATES, n_kl=KL_ITER):
     """Where the mode search's plain chains start: ``n_chains`` states.
 
-    Poisson families with constant prior rates: ``n_candidates`` exact prior draws, each moved
+    Count families (Poisson, negative binomial) with constant prior rates: ``n_candidates``
+    exact prior draws (the NB's dispersion as drawn), each moved
     by ``n_kl`` KL multiplicative updates (:func:`bnmfzoo.inference.counts._kl_start.kl_nmf_start`;
     Lee & Seung 2001, with the prior's density on ``log x``), and the ``n_chains`` of them with
     the highest log joint (of ``log A, log W``, as the per-mode estimators' :class:`_CountParam`)
@@ -459,8 +460,8 @@ def chain_starts(family, rng, n_chains, *, n_candidates=KL_CANDIDATES, n_kl=KL_I
     fam_name = getattr(family, "name", "")
     problem = getattr(getattr(family, "tempered", None), "problem", None)
     param = None
-    if (fam_name == "poisson" and problem is not None and not getattr(problem, "rates", None)
-            and n_candidates >= n_chains):
+    if (fam_name in ("poisson", "negative_binomial") and problem is not None
+            and not getattr(problem, "rates", None) and n_candidates >= n_chains):
         try:
             param = _CountParam(problem)
         except ValueError:  # priors that differ between components: no log joint to rank by
@@ -482,7 +483,7 @@ def prior_chain_modes(family, refs, cut, rng, *, n_chains=8, n_sweeps=300, n_kee
                       n_candidates=KL_CANDIDATES, n_kl=KL_ITER):
     """Plain chains (``beta = 1``) from (KL-refined) prior draws: modes the references lack.
 
-    The chains start from :func:`chain_starts` (Poisson: the best ``n_chains`` of
+    The chains start from :func:`chain_starts` (count models: the best ``n_chains`` of
     ``n_candidates`` prior draws moved by ``n_kl`` KL updates; otherwise exact prior draws).
 
     Each chain is summarised by its **aligned mean**: the bases of up to ``n_keep`` states of

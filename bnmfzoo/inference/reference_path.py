@@ -77,7 +77,8 @@ from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import check_budget
 from bnmfzoo.inference.tempering import smc
 
-__all__ = ["ReferencePath", "reference_adapter", "reference_log_z", "reference_check", "drop_modes",
+__all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
+           "reference_check", "drop_modes",
            "WIDEN", "DUPLICATE_SHARE", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
@@ -389,12 +390,16 @@ def reference_adapter(family, local="sweep", n_leap=10):
                          f"{family.name!r}")
     if family.name == "exponential_gaussian":
         return _GaussianAdapter(family.tempered, 1)
+    if family.name == "negative_binomial":  # Gamma reference, Gamma-mixed power path
+        from bnmfzoo.inference.counts.tempering._reference_nb import NBReferenceAdapter
+
+        return NBReferenceAdapter(family.tempered, inner)
     if family.name == "beta_dir":  # per-label categorical reference (the binary wing)
         from bnmfzoo.inference.binary._reference import BetaDirReference
 
         return BetaDirReference(family.draw_prior(np.random.default_rng(0)), inner)
-    raise ValueError(f"the reference path supports Poisson, exponential-Gaussian and Beta-Dir "
-                     f"models, not {family.name!r}")
+    raise ValueError(f"the reference path supports Poisson, negative-binomial, "
+                     f"exponential-Gaussian and Beta-Dir models, not {family.name!r}")
 
 
 class ReferencePath:
@@ -410,6 +415,12 @@ class ReferencePath:
     q : dict
         The fitted reference (``adapter.fit``).
     """
+
+    def __new__(cls, adapter, q):
+        """A :class:`ReferenceDataPath` when the adapter has a data term ``log_data``."""
+        if cls is ReferencePath and callable(getattr(adapter, "log_data", None)):
+            cls = ReferenceDataPath  # a path that is not geometric in b
+        return super().__new__(cls)
 
     def __init__(self, adapter, q):
         self.adapter, self.q = adapter, q
@@ -432,6 +443,36 @@ class ReferencePath:
     def draw(self, rng):
         """One exact draw of ``q``."""
         return self.adapter.draw_q(self.q, rng)
+
+
+class ReferenceDataPath(ReferencePath):
+    """The path ``q^(1 - b) p0^b F_b`` of an adapter whose data term ``F_b`` is no power of ``L``.
+
+    ``adapter.log_data(state, b)`` is ``log F_b`` (0 at ``b = 0``, ``log L`` at 1; the negative
+    binomial's Gamma-mixed power, :mod:`bnmfzoo.inference.counts.tempering._reference_nb`).
+    The SMC and the tempering's swaps and stepping stones read the path through
+    :meth:`log_target`, ``log pi_b - log q`` up to the normalizer: ``b (log p0 - log q) +
+    log F_b``; at ``b = 1`` it is :meth:`loglik`.
+    """
+
+    def log_target(self, state, beta):
+        """``b (log p0 - log q) + log F_b`` at ``state`` (0 at ``b = 0``)."""
+        a, b = self.adapter, float(beta)
+        if b == 0.0:
+            return 0.0
+        return b * (a.log_p0(state) - a.log_q(self.q, state)) + a.log_data(state, b)
+
+    def log_target_batch(self, states):
+        """``b -> [log_target(s, b) for s in states]`` while the states are unchanged."""
+        a = self.adapter
+        d = np.array([a.log_p0(s) - a.log_q(self.q, s) for s in states])
+        data = a.log_data_batch(states)
+
+        def at(beta):
+            b = float(beta)
+            return np.zeros(d.size) if b == 0.0 else b * d + data(b)
+
+        return at
 
 
 def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n_burn):

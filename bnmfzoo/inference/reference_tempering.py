@@ -73,8 +73,8 @@ from bnmfzoo.inference.reference_path import (
 )
 from bnmfzoo.inference.tempering import LadderTuner, smc, swap_pass
 
-__all__ = ["PTRun", "reference_pt", "stepping_stone", "count_round_trips", "pilot_ladder",
-           "reference_pt_log_z", "run_allowance", "tempering_need"]
+__all__ = ["PTRun", "reference_pt", "stepping_stone", "stepping_stone_path", "count_round_trips",
+           "pilot_ladder", "reference_pt_log_z", "run_allowance", "tempering_need"]
 
 #: kept scans between checks of ``stop_trips`` / ``max_cpu_s`` in :func:`reference_pt`
 TRIP_CHECK = 25
@@ -188,6 +188,56 @@ def stepping_stone(betas, logliks):
         raise ValueError("the ladder must run from 0 to 1")
     terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0) - math.log(ll.shape[0])
     return float(terms.sum()), terms
+
+
+def stepping_stone_path(increments):
+    """Stepping-stone ``log Z`` of a path that is not geometric, from its kept increments.
+
+    ``increments[t, j]``: ``log_target(s, b') - log_target(s, b)`` of scan ``t``'s state at
+    rung ``b`` towards the next rung up ``b'``, one column per rung below 1 (any order). The
+    geometric form :func:`stepping_stone` is the case ``(b' - b) l'(s)``.
+
+    Examples
+    --------
+    >>> lz, _ = stepping_stone_path([[-0.5, -0.5], [-0.5, -0.5]])
+    >>> float(lz)
+    -1.0
+    """
+    inc = np.asarray(increments, float)
+    if inc.ndim != 2 or inc.shape[0] < 1:
+        raise ValueError(f"increments must be (scans, rungs - 1), got shape {inc.shape}")
+    if not np.all(np.isfinite(inc)):
+        raise ValueError("increments must be finite")
+    terms = logsumexp(inc, axis=0) - math.log(inc.shape[0])
+    return float(terms.sum()), terms
+
+
+class _PathTargets:
+    """One scan's ``log_target(state, b)`` of a path family, each state's terms computed once.
+
+    A state's value at several ``b`` (its swap with either neighbour, its stepping-stone
+    increment) comes from one ``log_target_batch`` of it; valid until the states move again.
+    """
+
+    def __init__(self, path):
+        self.path, self.batches = path, {}
+
+    def __call__(self, state, beta):
+        at = self.batches.get(id(state))
+        if at is None:
+            at = self.batches[id(state)] = self.path.log_target_batch([state])
+        return float(at(beta)[0])
+
+    def increments(self, states, betas):
+        """Each state's increment towards the rung above it (rungs ``1..n-1`` of ``betas``)."""
+        return [self(states[i], betas[i - 1]) - self(states[i], betas[i])
+                for i in range(1, len(betas))]
+
+
+def _targets(rungs):
+    """:class:`_PathTargets` of the rungs' path when it is not geometric, else ``None``."""
+    path = rungs.path(1.0)
+    return _PathTargets(path) if callable(getattr(path, "log_target", None)) else None
 
 
 def _check_ladder(betas):
@@ -342,7 +392,7 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
     parity, n_tune = 0, 0
     while tuner.rounds < int(n_tune_rounds):
         ll = _scan(rungs, states, betas, rng, n_sweeps)
-        prob, _ = swap_pass(states, betas, ll, rng, parity)
+        prob, _ = swap_pass(states, betas, ll, rng, parity, _targets(rungs))
         parity ^= 1
         n_tune += 1
         new = tuner.update(prob, betas, tune=True, adapt=True, where="reference_pt")
@@ -356,19 +406,23 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
             rungs.retune(betas)
     for _ in range(n_burn):  # the local moves keep adapting on the frozen ladder
         ll = _scan(rungs, states, betas, rng, n_sweeps)
-        swap_pass(states, betas, ll, rng, parity)
+        swap_pass(states, betas, ll, rng, parity, _targets(rungs))
         parity ^= 1
     rungs.freeze()  # the local moves are fixed kernels from here on
     n = betas.size
     labels = list(range(n))
     kept_ll = np.empty((n_scans, n))
+    kept_inc = np.empty((n_scans, n - 1))  # a path family's stepping-stone increments
     kept_lab = np.empty((n_scans, n), dtype=np.int64)
     rej, seen, out_of_mode, checked = np.zeros(n - 1), np.zeros(n - 1), 0, 0
     stopped, kept = "scans", n_scans
     for t in range(n_scans):
         ll = _scan(rungs, states, betas, rng, n_sweeps)
         kept_ll[t] = ll  # before the swaps: rung i's draw of pi_(b_i)
-        prob, acc = swap_pass(states, betas, ll, rng, parity)
+        targets = _targets(rungs)
+        if targets is not None:
+            kept_inc[t] = targets.increments(states, betas)
+        prob, acc = swap_pass(states, betas, ll, rng, parity, targets)
         parity ^= 1
         for i in np.flatnonzero(acc):
             labels[i], labels[i + 1] = labels[i + 1], labels[i]
@@ -389,7 +443,11 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
             stopped, kept = "trips", t + 1
             break
     kept_ll, kept_lab = kept_ll[:kept], kept_lab[:kept]
-    log_z, terms = stepping_stone(betas, kept_ll)
+    if _targets(rungs) is not None:
+        log_z, terms = stepping_stone_path(kept_inc[:kept])
+        terms = terms[::-1]  # by increasing b, as stepping_stone gives them
+    else:
+        log_z, terms = stepping_stone(betas, kept_ll)
     rejection = rej / np.maximum(seen, 1.0)
     return PTRun(betas=betas, log_z=log_z, log_ratios=terms,
                  round_trips=count_round_trips(kept_lab), rejection=rejection,
@@ -531,7 +589,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
 
     The modes are those of the SMC from the prior (``clusters``) and those only plain chains
-    from prior draws (KL-refined for Poisson models) found
+    from prior draws (KL-refined for count models) found
     (:func:`bnmfzoo.inference.mode_bridge.prior_chain_modes`); every one
     is estimated by the reference-path SMC
     (:func:`bnmfzoo.inference.reference_path.reference_log_z`) and by parallel tempering

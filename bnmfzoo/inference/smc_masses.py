@@ -18,7 +18,7 @@ and Beta-Dir binary models:
    ``check_se``; :mod:`bnmfzoo.inference.mode_bridge`): plain chains at ``beta = 1`` from each
    mode's particles, aligned to the mode, bridged to a normal proposal (Meng & Wong 1996); it
    anneals nothing, so it shares no path with the SMC. Plain chains from prior draws
-   (KL-refined for Poisson models: :func:`bnmfzoo.inference.mode_bridge.chain_starts`) look
+   (KL-refined for count models: :func:`bnmfzoo.inference.mode_bridge.chain_starts`) look
    for modes no particle reached. Its total evidence is compared with the SMC's ``log Z``.
 3. **Per-mode SMC from a fitted reference** (``check="reference"``;
    :mod:`bnmfzoo.inference.reference_path`): for each mode, a product-form reference conjugate
@@ -115,6 +115,12 @@ __all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
 NOISE_FACTOR = 2.0
 #: particles used to measure the within-mode angle
 N_NOISE = 100
+#: sweeps between the two states whose angle measures a negative-binomial mode's width (at
+#: least ``n_moves``): the NB sweep moves the factors of a broad mode slowly, so the angle of
+#: 2 sweeps under-reads its spread (breast SBS96, K = 4: single states of one chain lie a
+#: median 14-18 degrees from its last state over 300 sweeps, and 2 sweeps apart a few degrees,
+#: so a 15-degree cut split the SMC's particles into 27 "modes")
+NB_NOISE_SWEEPS = 50
 #: modes at or above this mass must agree between the estimators for ``established``
 MIN_CHECKED = 0.01
 
@@ -162,7 +168,7 @@ def _gaussian(model, inner_sweeps):
 def _counts(model, inner_sweeps):
     from bnmfzoo.inference.counts._problem import prior_rates, problem_from_factorization
     from bnmfzoo.inference.counts.tempering._power import PowerCounts
-    from bnmfzoo.inference.counts.tempering._rounding import TemperedCounts
+    from bnmfzoo.inference.counts.tempering._power_nb import PowerNB
     from bnmfzoo.models import recognize
 
     problem = problem_from_factorization(recognize(model))
@@ -170,8 +176,7 @@ def _counts(model, inner_sweeps):
         raise ValueError(f"smc_mode_masses supports Poisson and NB count models, got "
                          f"{problem.family!r}")
     poisson = problem.family == "poisson"
-    fam = PowerCounts(problem, inner_sweeps) if poisson else TemperedCounts(problem,
-                                                                             inner_sweeps)
+    fam = PowerCounts(problem, inner_sweeps) if poisson else PowerNB(problem, inner_sweeps)
 
     def draw_prior(rng):
         rates = {n: np.asarray(rng.gamma(a, 1.0 / np.asarray(b, float), size=shape), float)
@@ -217,7 +222,8 @@ def _binary(model, inner_sweeps):
 def family_of_model(model, inner_sweeps=1):
     """The tempered sweep, prior draw and factor reader of a recognized ``pm.Model``.
 
-    Exponential-Gaussian (fixed rates), Poisson and NB (power or rounding path), Beta-Dir.
+    Exponential-Gaussian (fixed rates), Poisson (power path) and NB (its Gamma-mixed power path,
+    :mod:`bnmfzoo.inference.counts.tempering._power_nb`), Beta-Dir.
     """
     import pymc as pm
 
@@ -476,7 +482,9 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                             np.random.default_rng(sd), cess=cess, n_moves=n_moves))
         weights = np.concatenate([r.weights for r in runs])
         noise = _within_mode_angle(family, [s for r in runs for s in r.states], weights,
-                                   n_moves, np.random.default_rng(seeds[-1].spawn(1)[0]))
+                                   max(n_moves, NB_NOISE_SWEEPS)
+                                   if family.name == "negative_binomial" else n_moves,
+                                   np.random.default_rng(seeds[-1].spawn(1)[0]))
     except BudgetExhausted as err:
         return nothing_established(err, family, "the SMC from the prior", len(runs), n_runs, t0,
                                    f"Raise budget_s (the SMC from the prior alone needs more "

@@ -92,7 +92,8 @@ def test_a_budget_that_runs_out_prints_no_mass(tmp_path, capsys):
 
 def test_auto_picks_the_route_per_family(capsys):
     """``--check auto``: Poisson with constant rates -> reference_pt with the local moves;
-    Gaussian -> the library's auto; options given on the command line are kept."""
+    Gaussian -> the library's auto; NB with constant rates -> its reference_pt route, with
+    rate variables the library's auto; options given on the command line are kept."""
     from argparse import Namespace
 
     from bnmfzoo._cli.masses import _build
@@ -116,6 +117,12 @@ def test_auto_picks_the_route_per_family(capsys):
     assert (a.pt_trips, a.runs) == (None, 4)
     a = ns()
     _route(_build(X.astype(float), 2, "negative_binomial"), a)
+    assert a.check == "reference_pt" and (a.pt_local, a.pt_leap) == ("sweep", 10)
+    assert (a.pt_scans, a.moves, a.pt_trips, a.runs) == (2500, 2, 15, 4)
+    a = ns()  # rate variables: no reference path, the library's auto (the bridge)
+    from bnmfzoo.models import negative_binomial
+
+    _route(negative_binomial(X.astype(float), 2, ard=True), a)
     assert a.check == "auto"
 
 
@@ -311,7 +318,8 @@ def _nb_model():
 ])
 def test_the_nb_route_refuses_a_budget_its_runs_spread_says_is_too_small(monkeypatch,
                                                                          log_z, refused):
-    """The negative binomial's bridge route: four short SMC runs' log Z spread sets the
+    """The negative binomial's bridge route (``--check bridge``; the default route is its
+    reference path since 30 Nov 2026): four short SMC runs' log Z spread sets the
     particles a run needs (``16 s^2 / (moves x 1 nat^2)``, at a 97.5 % lower confidence bound
     of ``s^2``); below it the budget is refused in one line naming the budget it needs (breast
     SBS96 K = 4: its 4 runs at 16 particles were 29 nats apart, it then spent 440 CPU s to
@@ -323,11 +331,11 @@ def test_the_nb_route_refuses_a_budget_its_runs_spread_says_is_too_small(monkeyp
     monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-3, 1e-3))
     monkeypatch.setattr(cmd, "_spread_runs", lambda fam, budget: np.array(log_z))
     if not refused:
-        particles, _, _, _, m = cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "auto")
+        particles, _, _, _, m = cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "bridge")
         assert (particles, m) == (162, 5)
         return
     with pytest.raises(ValueError) as err:
-        cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "auto")
+        cmd._pilot(_nb_model(), 900.0, 4, 5, 32, "bridge")
     msg = str(err.value)
     # about 2,134 x 4 runs x 5 sweeps x 200 steps x 1 ms / (0.8 x 0.9): 11,852 s
     assert "about 2134 particles x 5 sweeps per step (at least 685)" in msg, msg
@@ -361,7 +369,7 @@ def test_the_spread_rules_refusal_is_one_line_and_no_mass(tmp_path, capsys, monk
     monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-3, 1e-3))
     monkeypatch.setattr(cmd, "_spread_runs", lambda fam, budget: np.array([0.0, 20, 40, 60]))
     argv = ["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--model",
-            "negative_binomial"]
+            "negative_binomial", "--check", "bridge"]
     assert main(argv) == 2
     lines = capsys.readouterr().out.strip().splitlines()
     out = json.loads(lines[-1])

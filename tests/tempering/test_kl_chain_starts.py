@@ -1,4 +1,4 @@
-"""The mode search's chain starts: KL-refined prior draws, the best by log joint (Poisson).
+"""The mode search's chain starts: KL-refined prior draws, the best by log joint (counts).
 
 :func:`bnmfzoo.inference.mode_bridge.chain_starts` moves ``n_candidates`` exact prior draws by
 KL multiplicative updates and starts the plain chains of
@@ -28,11 +28,12 @@ from bnmfzoo.inference.counts._kl_start import kl_nmf_start
 from bnmfzoo.inference.mode_bridge import _CountParam, chain_starts, prior_chain_modes
 
 
-def _family(X, rank):
+def _family(X, rank, model="poisson"):
     from bnmfzoo.inference.smc_masses import family_of_model
-    from bnmfzoo.models import poisson
+    from bnmfzoo.models import negative_binomial, poisson
 
-    return family_of_model(poisson(np.asarray(X, float), rank))
+    make = poisson if model == "poisson" else negative_binomial
+    return family_of_model(make(np.asarray(X, float), rank))
 
 
 def _log_joint(param, states):
@@ -40,12 +41,14 @@ def _log_joint(param, states):
                                      for s in states]))
 
 
-def test_kl_starts_are_the_best_of_the_refined_prior_draws():
+@pytest.mark.parametrize("model", ["poisson", "negative_binomial"])
+def test_kl_starts_are_the_best_of_the_refined_prior_draws(model):
     """Deterministic: the starts are the ``n_chains`` KL-refined prior draws of highest log
-    joint, best first, each near a fixed point of the KL updates and above every raw draw."""
+    joint (the NB's at the dispersion each draw has), best first, each near a fixed point of
+    the KL updates and above every raw draw."""
     rng = np.random.default_rng(0)
     X = rng.poisson(3.0 * rng.gamma(0.5, 1.0, (12, 2)) @ rng.gamma(0.5, 1.0, (2, 9)))
-    fam = _family(X, 2)
+    fam = _family(X, 2, model)
     p = fam.tempered.problem
     starts = chain_starts(fam, np.random.default_rng(5), 3, n_candidates=10, n_kl=60)
     # the same random numbers, by hand: 10 prior draws, each refined, ranked by log joint

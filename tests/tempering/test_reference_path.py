@@ -134,8 +134,12 @@ def test_unsupported_families_are_named():
 
     assert reference_adapter(family_of_model(beta_dir(np.eye(4, dtype=int), 2))).name == \
         "beta_dir"  # the per-label reference (tests/binary/test_binary_reference_path.py)
-    with pytest.raises(ValueError, match="not 'negative_binomial'"):
-        reference_adapter(family_of_model(negative_binomial(_X2, 2)))
+    nb = family_of_model(negative_binomial(_X2, 2))  # tests/tempering/test_reference_nb.py
+    assert reference_adapter(nb).name == "negative_binomial"
+    with pytest.raises(ValueError, match="Poisson models only, not 'negative_binomial'"):
+        reference_adapter(nb, "sweep+hmc")
+    with pytest.raises(ValueError, match="constant prior rates"):
+        reference_adapter(family_of_model(negative_binomial(_X2, 2, ard=True)))
 
 
 def test_smc_mode_masses_reference_check():

@@ -40,8 +40,10 @@ rung.
 This replaces, for Poisson models, the rounding path of
 :mod:`bnmfzoo.inference.counts.tempering._rounding` (a random fraction of the data), whose swap
 statistic has heavy tails when most counts are 1 (measured on the Reuters word counts in
-``docs/results/counts_core.md``). The negative binomial has no such augmentation of
-``NB(x | alpha mu, p)^beta`` and keeps the rounding path.
+``docs/results/counts_core.md``). ``NB(x | alpha mu, p)^beta`` has no such augmentation;
+the negative binomial's SMC and reference-path estimators temper its Poisson-Gamma mixture
+instead (:mod:`bnmfzoo.inference.counts.tempering._power_nb`), and its replica exchange keeps
+the rounding path.
 
 References
 ----------

@@ -15,6 +15,7 @@ import numpy as np
 from bnmfzoo.inference.counts.gibbs.gibbs_poisson import GibbsPoisson
 from bnmfzoo.inference.counts.sweep import initial_state
 from bnmfzoo.inference.counts.tempering._power import PowerCounts
+from bnmfzoo.inference.counts.tempering._power_nb import PowerNB
 from bnmfzoo.inference.counts.tempering._rounding import TemperedCounts
 from bnmfzoo.inference.tempering import ExchangeState, ReplicaExchange
 
@@ -44,9 +45,11 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
         The tempered targets. ``"power"`` (the default for Poisson models) is the power
         posterior ``p(A, W) L^beta``, sampled exactly by latent-count Gibbs with one latent
         Gamma variable per nonzero (:mod:`~bnmfzoo.inference.counts.tempering._power`); it
-        swaps on text, where most counts are 1. ``"rounding"`` (the only path of NB models) is
-        the posterior given a random rounding of ``beta X``
-        (:mod:`~bnmfzoo.inference.counts.tempering._rounding`).
+        swaps on text, where most counts are 1; for NB models it is the Poisson factor of the
+        NB's Poisson-Gamma mixture raised to ``beta``, the Gamma integrated out
+        (:mod:`~bnmfzoo.inference.counts.tempering._power_nb`; swaps read its ``log_target``).
+        ``"rounding"`` (the default of NB models) is the posterior given a random rounding of
+        ``beta X`` (:mod:`~bnmfzoo.inference.counts.tempering._rounding`).
 
     Examples
     --------
@@ -83,10 +86,8 @@ class ReplicaExchangePoisson(ReplicaExchange, GibbsPoisson):
         if path not in ("power", "rounding"):
             raise ValueError(f"path must be 'power' or 'rounding', got {path!r}")
         if path == "power":
-            if not poisson:
-                raise ValueError("path='power' needs a Poisson model: the negative binomial "
-                                 "tempers along the rounding path")
-            self.tempered = PowerCounts(self.problem, inner_sweeps)
+            self.tempered = (PowerCounts(self.problem, inner_sweeps) if poisson
+                             else PowerNB(self.problem, inner_sweeps))
         else:
             self.tempered = TemperedCounts(self.problem, inner_sweeps)
         self._init_exchange(betas=betas, n_replicas=n_replicas, beta_min=beta_min, adapt=adapt,

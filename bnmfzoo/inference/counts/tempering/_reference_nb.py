@@ -1,0 +1,131 @@
+"""The reference path of negative-binomial NMF: a Gamma reference and the Gamma-mixed power path.
+
+For the per-mode estimators of :mod:`bnmfzoo.inference.reference_path` and
+:mod:`bnmfzoo.inference.reference_tempering`. A mode's reference ``q`` is a product of Gammas,
+one per entry of ``A`` and ``W`` and one for a learned dispersion ``alpha``, matching the fit
+draws' means and widened variances. The path from ``q`` to the posterior is
+
+``pi_b ∝ q^(1 - b) p0^b prod_dn f_b(x_dn)``,
+
+with ``f_b`` the Gamma-mixed power of :mod:`bnmfzoo.inference.counts.tempering._power_nb`
+(``f_0 = 1``, ``f_1`` the NB likelihood): ``q^(1 - b) p0^b`` is again a product of Gammas
+(shapes and rates mixed linearly in ``b``), so each rung is sampled by the same exact sweep
+with per-entry priors. The path is not geometric in ``b`` (``f_b`` is no power of ``f_1``),
+so the SMC and the tempering read it through ``log_data(state, b) = log prod f_b``
+(:class:`bnmfzoo.inference.reference_path.ReferencePath`'s ``log_target``).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+
+from bnmfzoo.inference.counts.tempering._power_nb import PowerNB
+
+__all__ = ["NBReferenceAdapter"]
+
+
+def _gamma_logpdf(x, a, b):
+    from scipy.special import gammaln
+
+    return float(np.sum(a * np.log(b) - gammaln(a) + (a - 1.0) * np.log(x) - b * x))
+
+
+def _gamma_fit(draws, widen):
+    """Per-column ``Gamma(shape, rate)`` with the draws' mean and ``widen`` times their variance."""
+    m = draws.mean(0)
+    v = widen * draws.var(0) + 1e-12 * m ** 2
+    if not (np.all(np.isfinite(m)) and np.all(m > 0) and np.all(np.isfinite(v))):
+        raise ValueError("the mode's draws are not finite and positive")
+    return m ** 2 / v, m / v
+
+
+class NBReferenceAdapter:
+    """NB NMF with constant Gamma priors: Gamma reference, Gamma-mixed power path (module doc).
+
+    The members :func:`bnmfzoo.inference.reference_path.reference_adapter` promises, and
+    ``log_data(s, b)`` / ``log_data_batch(states)``: the path's data term.
+    """
+
+    name = "negative_binomial"
+
+    def __init__(self, tempered, inner_sweeps=1):
+        problem = tempered.problem
+        if problem.family != "negative_binomial":
+            raise ValueError(f"NBReferenceAdapter needs an NB problem, got {problem.family!r}")
+        if problem.rates:
+            raise ValueError("the reference path needs constant prior rates (the model has "
+                             "rate variables)")
+        self.problem, self.tempered = problem, tempered
+        self.path = PowerNB(problem, inner_sweeps)
+        D, N = problem.shape
+        K = problem.rank
+        self.aA = np.broadcast_to(problem.aA, (D, K)).astype(float)
+        self.aW = np.broadcast_to(problem.aW, (K, N)).astype(float)
+        self.bA = np.broadcast_to(problem.bA, (D, K)).astype(float)
+        self.bW = np.broadcast_to(problem.bW, (K, N)).astype(float)
+        self.learn_alpha = problem.alpha_prior is not None
+        self.dimension = (D + N) * K + self.learn_alpha
+
+    def draws(self, state, perm):
+        x = [state["A"][:, perm].ravel(), state["W"][perm].ravel()]
+        if self.learn_alpha:
+            x.append([float(state["alpha"])])
+        return np.concatenate(x)
+
+    def fit(self, draws, widen):
+        D, N = self.problem.shape
+        K = self.problem.rank
+        a, b = _gamma_fit(draws, widen)
+        n, m = D * K, (D + N) * K
+        q = {"aA": a[:n].reshape(D, K), "bA": b[:n].reshape(D, K),
+             "aW": a[n:m].reshape(K, N), "bW": b[n:m].reshape(K, N)}
+        if self.learn_alpha:
+            q["alpha"] = (float(a[m]), float(b[m]))
+        return q
+
+    def draw_q(self, q, rng):
+        tiny = np.finfo(float).tiny
+        alpha = self.problem.alpha
+        if self.learn_alpha:
+            alpha = max(float(rng.gamma(q["alpha"][0], 1.0 / q["alpha"][1])), tiny)
+        return {"A": np.maximum(rng.gamma(q["aA"], 1.0 / q["bA"]), tiny),
+                "W": np.maximum(rng.gamma(q["aW"], 1.0 / q["bW"]), tiny),
+                "rates": {}, "alpha": alpha}
+
+    def log_q(self, q, s):
+        out = _gamma_logpdf(s["A"], q["aA"], q["bA"]) + _gamma_logpdf(s["W"], q["aW"], q["bW"])
+        if self.learn_alpha:
+            out += _gamma_logpdf(float(s["alpha"]), *q["alpha"])
+        return out
+
+    def log_p0(self, s):
+        out = _gamma_logpdf(s["A"], self.aA, self.bA) + _gamma_logpdf(s["W"], self.aW, self.bW)
+        if self.learn_alpha:
+            out += _gamma_logpdf(float(s["alpha"]), *self.problem.alpha_prior)
+        return out
+
+    def loglik(self, s):
+        return float(self.tempered.loglik(s))
+
+    def log_data(self, s, b):
+        """``log prod_dn f_b(x_dn)`` at ``s`` (0 at ``b = 0``; the NB log-likelihood at 1)."""
+        return self.path.log_target(s, b)
+
+    def log_data_batch(self, states):
+        """``b -> [log_data(s, b) for s in states]`` while the states are unchanged."""
+        return self.path.log_target_batch(states)
+
+    def copy(self, s):
+        return self.tempered.copy(s)
+
+    def sweep(self, q, s, beta, rng):
+        b = float(beta)
+        if not 0.0 < b <= 1.0:
+            raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
+        mix = dict(aA=b * self.aA + (1.0 - b) * q["aA"], bA=b * self.bA + (1.0 - b) * q["bA"],
+                   aW=b * self.aW + (1.0 - b) * q["aW"], bW=b * self.bW + (1.0 - b) * q["bW"])
+        if self.learn_alpha:
+            (a0, b0), (aq, bq) = self.problem.alpha_prior, q["alpha"]
+            mix["alpha_prior"] = (b * a0 + (1.0 - b) * aq, b * b0 + (1.0 - b) * bq)
+        self.path.sweep_with(replace(self.problem, **mix), s, b, rng)
+

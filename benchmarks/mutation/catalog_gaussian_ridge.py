@@ -9,6 +9,7 @@ copy kept (refused instead of dropped). Each is caught by a fast test of
 from benchmarks.mutation._harness import Mutation
 
 _RP = "bnmfzoo/inference/reference_path.py"
+_RG = "bnmfzoo/inference/gaussian/modes/_reference_gaussian.py"
 _T = "tests/tempering/test_gaussian_rescale.py::"
 _LAW = _T + "test_rescaling_move_keeps_the_log_scale_law"
 _RIDGE = _T + "test_reference_path_log_z_on_a_scale_ridge_matches_quadrature"
@@ -16,7 +17,7 @@ _COPY = "tests/tempering/test_duplicate_modes.py::test_reference_check_drops_a_p
 
 MUTATIONS = [
     Mutation(
-        id="rescale-move-not-in-path-sweep", path=_RP,
+        id="rescale-move-not-in-path-sweep", path=_RG,
         old=("            s.tau = tau\n"
              "            rescale_components(s, *ext[\"A\"], *ext[\"W\"], rng)\n"),
         new="            s.tau = tau\n",
@@ -24,13 +25,13 @@ MUTATIONS = [
         why="the path's sweeps move along the scale ridge in hundreds of sweeps: the particles "
             "stay where the reference put them and log Z comes out low"),
     Mutation(
-        id="rescale-jacobian-sign", path=_RP,
+        id="rescale-jacobian-sign", path=_RG,
         old="    d = float(A.shape[0] - Wt.shape[0])\n",
         new="    d = float(Wt.shape[0] - A.shape[0])\n",
         tests=(_LAW, _RIDGE),
         why="the Jacobian c^(D - N) of the group move inverted: the scale's law is wrong"),
     Mutation(
-        id="rescale-slice-level", path=_RP,
+        id="rescale-slice-level", path=_RG,
         old="    y = f(0.0) - rng.exponential()\n",
         new="    y = f(0.0) - 2.0 * rng.exponential()\n",
         tests=(_LAW,),

@@ -12,6 +12,8 @@ _P = "bnmfzoo/inference/counts/tempering/_power_nb.py"
 _R = "bnmfzoo/inference/counts/tempering/_reference_nb.py"
 _RP = "bnmfzoo/inference/reference_path.py"
 _RT = "bnmfzoo/inference/reference_tempering.py"
+_H = "bnmfzoo/inference/counts/tempering/_hmc_nb.py"
+_L = "bnmfzoo/inference/counts/tempering/_local.py"
 _TP = "tests/counts/test_counts_power_nb.py::"
 _RUNG = _TP + "test_power_nb_sweep_keeps_its_rung"
 _ENDS = _TP + "test_power_nb_path_ends_and_batch_agree"
@@ -106,4 +108,23 @@ MUTATIONS = [
         tests=("tests/tempering/test_kl_chain_starts.py::"
                "test_kl_starts_are_the_best_of_the_refined_prior_draws",),
         why="the NB's mode search starts from raw prior draws, not the best KL-refined ones"),
+    Mutation(
+        id="nb-hmc-density-without-the-shape-term", path=_H,
+        old="        lp += r * la\n",
+        new="",
+        tests=(_TR + "test_the_nb_rungs_hmc_density_and_gradient_are_the_paths",),
+        why="the NB rung's HMC density drops r log(alpha / (alpha + b)): HMC's Metropolis test "
+            "targets another density than the sweep"),
+    Mutation(
+        id="nb-hmc-gradient-digamma-shifted", path=_H,
+        old="            g = ao * (digamma(r + bx) - digamma(r) + la)\n",
+        new="            g = ao * (digamma(r + bx + 1.0) - digamma(r) + la)\n",
+        tests=(_TR + "test_the_nb_rungs_hmc_density_and_gradient_are_the_paths",),
+        why="a gradient that is not the density's: exact still, but the trajectories drift"),
+    Mutation(
+        id="rung-moves-nb-runs-the-poisson-kernel", path=_L,
+        old="            if self.nb:\n                code, log_acc = hmc_step_nb(",
+        new="            if False:\n                code, log_acc = hmc_step_nb(",
+        tests=(_TR + "test_a_rung_with_hmc_keeps_its_target",),
+        why="an NB rung moved by the Poisson rung's HMC: it keeps Poisson^b, not the NB path"),
 ]

@@ -11,6 +11,7 @@ reference of an entry close to its prior); those two are not listed."""
 from benchmarks.mutation._harness import Mutation
 
 _RP = "bnmfzoo/inference/reference_path.py"
+_RG = "bnmfzoo/inference/gaussian/modes/_reference_gaussian.py"
 _T = "tests/tempering/test_reference_path.py::"
 _POIS = _T + "test_poisson_mode_log_z_matches_quadrature"
 _GAUS = _T + "test_gaussian_mode_log_z_matches_quadrature"
@@ -38,7 +39,7 @@ MUTATIONS = [
         why="the prior missing from the incremental weight while the sweeps still temper it: "
             "the weights and the moves target different paths"),
     Mutation(
-        id="reference-noise-precision-untempered", path=_RP,
+        id="reference-noise-precision-untempered", path=_RG,
         old='ext["tau"] = b * tau',
         new='ext["tau"] = tau',
         tests=(_GAUS,),

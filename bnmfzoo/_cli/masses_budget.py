@@ -63,9 +63,10 @@ POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc",
                  "pt_scans": 2500, "moves": 2, "pt_trips": 15}
 #: ``--check auto`` for negative-binomial models with constant prior rates: the same two
 #: per-mode estimators along the reference path of the Gamma-mixed power path
-#: (:mod:`bnmfzoo.inference.counts.tempering._reference_nb`), with the exact NB sweep and the
-#: group moves as the local move (no HMC: it is written for the Poisson likelihood)
-NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10)
+#: (:mod:`bnmfzoo.inference.counts.tempering._reference_nb`); the local move is the exact NB
+#: sweep (with the group moves) and, at ``b >= 0.7``, HMC of the rung at the sweep's
+#: dispersion (:mod:`bnmfzoo.inference.counts.tempering._hmc_nb`)
+NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep+hmc", pt_leap=20)
 
 
 #: the route settings when neither ``--check`` nor the option is given

@@ -75,6 +75,11 @@ from scipy.special import gammaln, logsumexp
 from bnmfzoo.diagnostics._modes.basins import basin_shares, duplicate_modes, mode_basins
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import check_budget
+from bnmfzoo.inference.gaussian.modes._reference_gaussian import (
+    GaussianReferenceAdapter,
+)
+from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
+from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
@@ -111,19 +116,6 @@ def local_defaults(family_name):
     ('sweep', 10, 500)
     """
     return LOCAL_DEFAULTS.get(family_name, ("sweep", 10, 500))
-
-
-def _gamma_logpdf(x, a, b):
-    return float(np.sum(a * np.log(b) - gammaln(a) + (a - 1.0) * np.log(x) - b * x))
-
-
-def _gamma_fit(draws, widen):
-    """Per-entry ``Gamma(shape, rate)`` with the draws' mean and ``widen`` times their variance."""
-    m = draws.mean(0)
-    v = widen * draws.var(0) + 1e-12 * m ** 2
-    if not (np.all(np.isfinite(m)) and np.all(m > 0) and np.all(np.isfinite(v))):
-        raise ValueError("the mode's draws are not finite and positive")
-    return m ** 2 / v, m / v
 
 
 class _PoissonAdapter:
@@ -212,188 +204,26 @@ class _PoissonAdapter:
         s.update(A=A, W=W)
 
 
-class _GaussianAdapter:
-    """Exponential-Gaussian NMF with fixed rates: truncated-normal reference (Gamma for tau)."""
-
-    name = "exponential_gaussian"
-
-    def __init__(self, tempered, inner_sweeps=1):
-        h = tempered.hyper
-        if h.ard or h.lambda_A is None or h.lambda_W is None:
-            raise ValueError("the reference path needs exponential priors with fixed rates")
-        self.tempered, self.h, self.obs = tempered, h, tempered.obs
-        self.inner = int(inner_sweeps)
-        self.K = tempered.rank
-        self.D, self.N = self.obs.shape
-        self.free_tau = h.sigma is None
-        self.dimension = (self.D + self.N) * self.K + int(self.free_tau)
-
-    def plain_move(self, s, rng):
-        """The rescaling move at ``b = 1`` (after each sweep of the fit chains)."""
-        z = np.zeros(self.K)
-        rescale_components(s, z, -self.h.lambda_A + z, z, -self.h.lambda_W + z, rng)
-
-    def draws(self, state, perm):
-        out = [np.asarray(state.A)[:, perm].ravel(), np.asarray(state.W)[perm].ravel()]
-        if self.free_tau:
-            out.append([state.tau])
-        return np.concatenate(out)
-
-    def fit(self, draws, widen):
-        D, N, K = self.D, self.N, self.K
-        n = D * K
-        m = draws.mean(0)
-        sd = np.sqrt(widen * draws.var(0)) + 1e-9 * (np.abs(m) + 1e-300)
-        if not (np.all(np.isfinite(m)) and np.all(np.isfinite(sd)) and np.all(sd > 0)):
-            raise ValueError("the mode's draws are not finite")
-        q = {"muA": m[:n].reshape(D, K), "sA": sd[:n].reshape(D, K),
-             "muW": m[n:n + N * K].reshape(K, N), "sW": sd[n:n + N * K].reshape(K, N)}
-        if self.free_tau:
-            q["a_tau"], q["b_tau"] = (float(v[0]) for v in _gamma_fit(draws[:, -1:], widen))
-        return q
-
-    def draw_q(self, q, rng):
-        from bnmfzoo.inference.gaussian.gibbs._core import nmf_state
-        from bnmfzoo.inference.kernels import sample_truncnorm
-
-        tiny = np.finfo(float).tiny
-        A = np.maximum(sample_truncnorm(q["muA"], q["sA"], rng), tiny)
-        W = np.maximum(sample_truncnorm(q["muW"], q["sW"], rng), tiny)
-        tau = (float(rng.gamma(q["a_tau"], 1.0 / q["b_tau"])) if self.free_tau
-               else 1.0 / self.h.sigma ** 2)
-        return nmf_state(A, W, tau, None, self.obs)
-
-    @staticmethod
-    def _tn_logpdf(x, mu, s):
-        from bnmfzoo.inference.kernels import truncnorm_log_normalizer
-
-        z = (x - mu) / s
-        return float(np.sum(-0.5 * z * z - np.log(s) - 0.5 * math.log(2 * math.pi)
-                            - truncnorm_log_normalizer(mu, s)))
-
-    def log_q(self, q, s):
-        out = self._tn_logpdf(s.A, q["muA"], q["sA"]) + self._tn_logpdf(s.W, q["muW"], q["sW"])
-        if self.free_tau:
-            out += _gamma_logpdf(np.array([s.tau]), q["a_tau"], q["b_tau"])
-        return out
-
-    def log_p0(self, s):
-        h = self.h
-        out = (s.A.size * math.log(h.lambda_A) - h.lambda_A * float(s.A.sum())
-               + s.Wt.size * math.log(h.lambda_W) - h.lambda_W * float(s.Wt.sum()))
-        if self.free_tau:
-            out += _gamma_logpdf(np.array([s.tau]), h.alpha_tau, h.beta_tau)
-        return out
-
-    def loglik(self, s):
-        return float(self.tempered.loglik(s))
-
-    def copy(self, s):
-        return self.tempered.copy(s)
-
-    def sweep(self, q, s, beta, rng):
-        from bnmfzoo.inference.gaussian.gibbs._core import _gamma
-        from bnmfzoo.inference.gaussian.priors._prior_core import (
-            NMFPriorPlan,
-            PriorTerms,
-            prior_nmf_sweep,
-        )
-
-        b = float(beta)
-        if not 0.0 < b <= 1.0:
-            raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
-        h = self.h
-        QA = (1.0 - b) / q["sA"] ** 2
-        LA = (1.0 - b) * q["muA"] / q["sA"] ** 2 - b * h.lambda_A
-        QW = ((1.0 - b) / q["sW"] ** 2).T
-        LW = ((1.0 - b) * q["muW"] / q["sW"] ** 2 - b * h.lambda_W).T
-        ext = {"A": (np.ascontiguousarray(QA), np.ascontiguousarray(LA)),
-               "W": (np.ascontiguousarray(QW), np.ascontiguousarray(LW))}
-        plan = NMFPriorPlan(A=PriorTerms("external"), W=PriorTerms("external"),
-                            noise="external")
-        n = self.obs.n_observed
-        for _ in range(self.inner):
-            tau = float(s.tau)
-            ext["tau"] = b * tau
-            prior_nmf_sweep(s, self.obs, plan, rng, rates={}, update={"A", "W"}, external=ext)
-            s.tau = tau
-            rescale_components(s, *ext["A"], *ext["W"], rng)
-            if self.free_tau:
-                shape = b * h.alpha_tau + (1.0 - b) * q["a_tau"] + 0.5 * b * n
-                rate = b * h.beta_tau + (1.0 - b) * q["b_tau"] + 0.5 * b * s.sse
-                s.tau = float(_gamma(shape, rate, rng))
-                if not 0.0 < s.tau < math.inf:
-                    raise FloatingPointError(f"the noise precision tau = {s.tau!r} is not "
-                                             "finite and positive")
-
-
-def _log_scale_slice(c, rng, width=0.25, max_steps=40):
-    """One slice-sampling draw of ``u`` (Neal 2003: stepping out, shrinkage) from ``u = 0``.
-
-    The log density is ``f(u) = -c0 e^(2u) / 2 + c1 e^u - c2 e^(-2u) / 2 + c3 e^(-u) + c4 u``.
-    """
-    c0, c1, c2, c3, c4 = c
-
-    def f(u):
-        e = math.exp(u)
-        return -0.5 * c0 * e * e + c1 * e - 0.5 * c2 / (e * e) + c3 / e + c4 * u
-
-    y = f(0.0) - rng.exponential()
-    lo = -width * rng.random()
-    hi, j = lo + width, int(max_steps * rng.random())
-    k = max_steps - 1 - j
-    while j > 0 and f(lo) > y:
-        lo, j = lo - width, j - 1
-    while k > 0 and f(hi) > y:
-        hi, k = hi + width, k - 1
-    while True:
-        u = lo + (hi - lo) * rng.random()
-        if f(u) > y:
-            return u
-        lo, hi = (u, hi) if u < 0.0 else (lo, u)
-
-
-def rescale_components(s, QA, LA, QW, LW, rng):
-    """The exact rescaling group move of every component of a Gaussian state, in place.
-
-    ``A[:, k] -> c A[:, k]``, ``W[k] -> W[k] / c`` leaves ``A W`` and so the likelihood
-    unchanged; under the per-entry prior ``-Q u^2 / 2 + L u`` (``QA, LA`` of shape ``(D, K)``,
-    ``QW, LW`` of shape ``(N, K)``) ``log c`` has the density ``f`` of :func:`_log_scale_slice`
-    with ``c4 = D - N`` (the Jacobian ``c^(D - N)`` against the Haar measure ``dc / c``: the group
-    move of Liu & Sabatti 2000), drawn exactly by slice sampling. Plain sweeps cross this ridge
-    slowly (30 x 20, rank 3: scales' autocorrelation time 400-1,500 sweeps, log-likelihood 4).
-    """
-    A, Wt = s.A, s.Wt
-    cs = np.stack([np.sum(QA * A * A, 0), np.sum(LA * A, 0), np.sum(QW * Wt * Wt, 0),
-                   np.sum(LW * Wt, 0)])
-    if not np.all(np.isfinite(cs)):
-        raise FloatingPointError("the rescaling move met non-finite factors or prior terms")
-    d = float(A.shape[0] - Wt.shape[0])
-    c = np.exp([_log_scale_slice((*cs[:, k], d), rng) for k in range(A.shape[1])])
-    A *= c
-    Wt /= c  # A W, so the residual and squared error the state holds, unchanged up to rounding
-
-
 def reference_adapter(family, local="sweep", n_leap=10):
     """The reference-path adapter of a family.
 
     ``family`` is a :func:`bnmfzoo.inference.smc_masses.family_of_model` result; a
-    ``ValueError`` names why when the family has none. ``local`` (Poisson only) adds exact
+    ``ValueError`` names why when the family has none. ``local`` (count models) adds exact
     moves after each sweep (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`:
     ``"sweep+rescale"``, ``"sweep+hmc"``, ...; ``n_leap`` leapfrog steps per HMC transition).
     """
     inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
     if family.name == "poisson":
         return _PoissonAdapter(family.tempered, inner, local, n_leap)
-    if local != "sweep":
-        raise ValueError(f"local={local!r} is available for Poisson models only, not "
-                         f"{family.name!r}")
-    if family.name == "exponential_gaussian":
-        return _GaussianAdapter(family.tempered, 1)
     if family.name == "negative_binomial":  # Gamma reference, Gamma-mixed power path
         from bnmfzoo.inference.counts.tempering._reference_nb import NBReferenceAdapter
 
-        return NBReferenceAdapter(family.tempered, inner)
+        return NBReferenceAdapter(family.tempered, inner, local, n_leap)
+    if local != "sweep":
+        raise ValueError(f"local={local!r} is available for count models only, not "
+                         f"{family.name!r}")
+    if family.name == "exponential_gaussian":
+        return GaussianReferenceAdapter(family.tempered, 1)
     if family.name == "beta_dir":  # per-label categorical reference (the binary wing)
         from bnmfzoo.inference.binary._reference import BetaDirReference
 

@@ -72,6 +72,7 @@ from bnmfzoo.inference.reference_path import (
     reference_adapter,
 )
 from bnmfzoo.inference.tempering import LadderTuner, smc, swap_pass
+from bnmfzoo.inference.tempering._path_targets import PathTargets, stepping_stone_path
 
 __all__ = ["PTRun", "reference_pt", "stepping_stone", "stepping_stone_path", "count_round_trips",
            "pilot_ladder", "reference_pt_log_z", "run_allowance", "tempering_need"]
@@ -190,54 +191,10 @@ def stepping_stone(betas, logliks):
     return float(terms.sum()), terms
 
 
-def stepping_stone_path(increments):
-    """Stepping-stone ``log Z`` of a path that is not geometric, from its kept increments.
-
-    ``increments[t, j]``: ``log_target(s, b') - log_target(s, b)`` of scan ``t``'s state at
-    rung ``b`` towards the next rung up ``b'``, one column per rung below 1 (any order). The
-    geometric form :func:`stepping_stone` is the case ``(b' - b) l'(s)``.
-
-    Examples
-    --------
-    >>> lz, _ = stepping_stone_path([[-0.5, -0.5], [-0.5, -0.5]])
-    >>> float(lz)
-    -1.0
-    """
-    inc = np.asarray(increments, float)
-    if inc.ndim != 2 or inc.shape[0] < 1:
-        raise ValueError(f"increments must be (scans, rungs - 1), got shape {inc.shape}")
-    if not np.all(np.isfinite(inc)):
-        raise ValueError("increments must be finite")
-    terms = logsumexp(inc, axis=0) - math.log(inc.shape[0])
-    return float(terms.sum()), terms
-
-
-class _PathTargets:
-    """One scan's ``log_target(state, b)`` of a path family, each state's terms computed once.
-
-    A state's value at several ``b`` (its swap with either neighbour, its stepping-stone
-    increment) comes from one ``log_target_batch`` of it; valid until the states move again.
-    """
-
-    def __init__(self, path):
-        self.path, self.batches = path, {}
-
-    def __call__(self, state, beta):
-        at = self.batches.get(id(state))
-        if at is None:
-            at = self.batches[id(state)] = self.path.log_target_batch([state])
-        return float(at(beta)[0])
-
-    def increments(self, states, betas):
-        """Each state's increment towards the rung above it (rungs ``1..n-1`` of ``betas``)."""
-        return [self(states[i], betas[i - 1]) - self(states[i], betas[i])
-                for i in range(1, len(betas))]
-
-
 def _targets(rungs):
-    """:class:`_PathTargets` of the rungs' path when it is not geometric, else ``None``."""
+    """:class:`PathTargets` of the rungs' path when it is not geometric, else ``None``."""
     path = rungs.path(1.0)
-    return _PathTargets(path) if callable(getattr(path, "log_target", None)) else None
+    return PathTargets(path) if callable(getattr(path, "log_target", None)) else None
 
 
 def _check_ladder(betas):

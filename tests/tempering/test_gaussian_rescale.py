@@ -6,8 +6,9 @@ scales 400-1,500 sweeps on a 30 x 20 rank-3 matrix, against 4 for the log-likeli
 reference-path SMC of a Gaussian mode starts from a product-form reference fitted to short
 plain chains, so its particles sat on a part of the ridge and its log Z came out low: 4.5 nats
 below the SMC from the prior on a 60 x 40 rank-3 matrix, 0.8 nats below the quadrature value on
-the 2 x 40 rank-1 matrix below. :func:`~bnmfzoo.inference.reference_path.rescale_components`
-draws every component's scale exactly (slice sampling of ``log c``, Liu & Sabatti 2000's group
+the 2 x 40 rank-1 matrix below.
+:func:`~bnmfzoo.inference.gaussian.modes._reference_gaussian.rescale_components` draws every
+component's scale exactly (slice sampling of ``log c``, Liu & Sabatti 2000's group
 move) after each sweep of the path and of the fit chains.
 
 Tolerances: the invariance test is a Kolmogorov-Smirnov test at level 1e-3 of 4,000 independent
@@ -30,7 +31,8 @@ from scipy import stats
 from scipy.special import log_ndtr, logsumexp
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
-from bnmfzoo.inference.reference_path import reference_log_z, rescale_components
+from bnmfzoo.inference.gaussian.modes._reference_gaussian import rescale_components
+from bnmfzoo.inference.reference_path import reference_log_z
 from bnmfzoo.inference.smc_masses import family_of_model
 
 SEEDS = range(100, 140) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]

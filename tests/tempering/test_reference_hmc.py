@@ -223,7 +223,7 @@ def test_adapter_runs_the_moves_and_default_is_the_sweep():
         path.sweep(s, 0.8, r)
     assert np.array_equal(out["sweep"], np.concatenate([s["A"].ravel(), s["W"].ravel()]))
     assert not np.array_equal(out["sweep"], out["sweep+rescale+hmc"])
-    with pytest.raises(ValueError, match="Poisson models only"):
+    with pytest.raises(ValueError, match="count models only"):
         from bnmfzoo.models import exponential_gaussian
 
         reference_adapter(family_of_model(exponential_gaussian(X[None, :], 1, sigma=0.5,

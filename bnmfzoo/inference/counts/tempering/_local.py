@@ -48,6 +48,7 @@ from bnmfzoo.inference.counts._problem import observed_cells
 from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
 from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
 from bnmfzoo.inference.counts.tempering._hmc_dense import hmc_step_dense
+from bnmfzoo.inference.counts.tempering._hmc_nb import hmc_step_nb
 from bnmfzoo.inference.counts.tempering._step_rule import next_log_step
 from bnmfzoo.inference.kernels.streams import seed_state
 
@@ -67,7 +68,7 @@ class RungMoves:
     Parameters
     ----------
     problem : CountProblem
-        A Poisson problem (its observed cells, offsets and counts).
+        A Poisson or negative-binomial problem (its observed cells, offsets and counts).
     local : str
         Moves of :data:`LOCAL_MOVES` joined by ``+`` (``"sweep+rescale+hmc"``); ``"sweep"``
         is the latent-count sweep the caller runs, the others run here in the order of
@@ -120,6 +121,10 @@ class RungMoves:
                 cols, np.int64), np.ascontiguousarray(offs, float), np.ascontiguousarray(
                 x, float))
         self.dense = (not self.sweep) if dense is None else bool(dense)
+        self.nb = problem.family == "negative_binomial"  # HMC of the NB rung (_hmc_nb)
+        if self.hmc and self.dense and self.nb:
+            raise ValueError("the dense HMC move is written for Poisson models; NB rungs run "
+                             "the cell loop (local with 'sweep', or dense=False)")
         if self.hmc and self.dense:
             D, N = problem.shape
             X, Of = np.zeros((D, N)), np.zeros((D, N))
@@ -184,7 +189,7 @@ class RungMoves:
         """Mean HMC acceptance probability since the last :meth:`freeze` (NaN if none)."""
         return self.acc_sum / self.n_try if self.n_try else math.nan
 
-    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None):
+    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None, alpha=None):
         """The extra moves on ``(A, W)`` at the rung's shapes and rates; returns new ``(A, W)``.
 
         ``aA, rA`` (D x K) and ``aW, rW`` (K x N): the Gamma part ``q^(1 - b) p0^b`` of the
@@ -192,7 +197,9 @@ class RungMoves:
         ``(aA (D x K), aW (K x N))``; given, HMC's inverse mass is ``trigamma(a_ref) (1 - b /
         2)`` (the reference's variance of ``log x`` at ``b = 0``, half of it at ``b = 1``, as
         the reference is fitted with twice the posterior's variance), else ``trigamma(a)`` of
-        the rung's own shapes.
+        the rung's own shapes. ``alpha``: the dispersion of a negative-binomial rung (HMC then
+        targets the Gamma-mixed power path's rung at that dispersion,
+        :func:`bnmfzoo.inference.counts.tempering._hmc_nb.hmc_step_nb`).
         """
         if self.population and beta != self._temp:
             self._next_temperature(float(beta))
@@ -225,10 +232,17 @@ class RungMoves:
         for _ in range(n_hmc):
             pA, pWt = rng.standard_normal(tA.shape), rng.standard_normal(tWt.shape)
             eps = self.eps * rng.uniform(0.8, 1.2)
-            step, data = (hmc_step_dense, self.grid) if self.dense else (hmc_step, self.cells)
-            code, log_acc = step(tA, tWt, pA, pWt, *data, aA, rA, aWt, rWt, float(beta),
-                                 self._mass[1], self._mass[2], eps, self.n_leap,
-                                 math.log(rng.uniform()))
+            if self.nb:
+                code, log_acc = hmc_step_nb(tA, tWt, pA, pWt, *self.cells, aA, rA, aWt, rWt,
+                                            float(beta), float(alpha), self._mass[1],
+                                            self._mass[2], eps, self.n_leap,
+                                            math.log(rng.uniform()))
+            else:
+                step, data = ((hmc_step_dense, self.grid) if self.dense
+                              else (hmc_step, self.cells))
+                code, log_acc = step(tA, tWt, pA, pWt, *data, aA, rA, aWt, rWt, float(beta),
+                                     self._mass[1], self._mass[2], eps, self.n_leap,
+                                     math.log(rng.uniform()))
             if code == 2:
                 raise FloatingPointError(f"HMC: {HMC_ERRORS[2]}")
             acc = math.exp(log_acc)

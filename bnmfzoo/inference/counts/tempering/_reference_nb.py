@@ -20,35 +20,27 @@ from dataclasses import replace
 import numpy as np
 
 from bnmfzoo.inference.counts.tempering._power_nb import PowerNB
+from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
+from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 
 __all__ = ["NBReferenceAdapter"]
-
-
-def _gamma_logpdf(x, a, b):
-    from scipy.special import gammaln
-
-    return float(np.sum(a * np.log(b) - gammaln(a) + (a - 1.0) * np.log(x) - b * x))
-
-
-def _gamma_fit(draws, widen):
-    """Per-column ``Gamma(shape, rate)`` with the draws' mean and ``widen`` times their variance."""
-    m = draws.mean(0)
-    v = widen * draws.var(0) + 1e-12 * m ** 2
-    if not (np.all(np.isfinite(m)) and np.all(m > 0) and np.all(np.isfinite(v))):
-        raise ValueError("the mode's draws are not finite and positive")
-    return m ** 2 / v, m / v
 
 
 class NBReferenceAdapter:
     """NB NMF with constant Gamma priors: Gamma reference, Gamma-mixed power path (module doc).
 
     The members :func:`bnmfzoo.inference.reference_path.reference_adapter` promises, and
-    ``log_data(s, b)`` / ``log_data_batch(states)``: the path's data term.
+    ``log_data(s, b)`` / ``log_data_batch(states)``: the path's data term. ``local`` adds
+    exact moves after the sweep (:class:`~bnmfzoo.inference.counts.tempering._local.
+    RungMoves`; ``"sweep+hmc"``: HMC at the dispersion the sweep left, at ``b >= 0.7``, of
+    ``n_leap`` leapfrog steps); the sweep already ends with the group moves.
     """
 
     name = "negative_binomial"
 
-    def __init__(self, tempered, inner_sweeps=1):
+    def __init__(self, tempered, inner_sweeps=1, local="sweep", n_leap=10):
+        from bnmfzoo.inference.counts.tempering._local import RungMoves
+
         problem = tempered.problem
         if problem.family != "negative_binomial":
             raise ValueError(f"NBReferenceAdapter needs an NB problem, got {problem.family!r}")
@@ -65,6 +57,14 @@ class NBReferenceAdapter:
         self.bW = np.broadcast_to(problem.bW, (K, N)).astype(float)
         self.learn_alpha = problem.alpha_prior is not None
         self.dimension = (D + N) * K + self.learn_alpha
+        if "sweep" not in str(local).split("+"):
+            raise ValueError(f"the NB reference path's local moves need the sweep (it moves "
+                             f"the dispersion), got {local!r}")
+        self.moves = RungMoves(problem, local, n_leap=n_leap)
+
+    def freeze(self):
+        """Freeze the adapted step size of the extra moves (:class:`RungMoves`)."""
+        self.moves.freeze()
 
     def draws(self, state, perm):
         x = [state["A"][:, perm].ravel(), state["W"][perm].ravel()]
@@ -128,4 +128,7 @@ class NBReferenceAdapter:
             (a0, b0), (aq, bq) = self.problem.alpha_prior, q["alpha"]
             mix["alpha_prior"] = (b * a0 + (1.0 - b) * aq, b * b0 + (1.0 - b) * bq)
         self.path.sweep_with(replace(self.problem, **mix), s, b, rng)
+        A, W = self.moves.run(s["A"], s["W"], mix["aA"], mix["bA"], mix["aW"], mix["bW"], b,
+                              rng, ref_shapes=(q["aA"], q["aW"]), alpha=s["alpha"])
+        s.update(A=A, W=W)
 

@@ -1,0 +1,186 @@
+"""The reference path of exponential-Gaussian NMF: a truncated-normal reference (glue).
+
+For the per-mode estimators of :mod:`bnmfzoo.inference.reference_path`: a mode's reference is a
+product of normals truncated to ``[0, inf)``, one per entry of ``A`` and ``W`` (and a Gamma for a
+free noise precision ``tau``), fitted to the mode's draws; ``q^(1 - b) p0^b`` with the
+``Exponential(lam)`` priors has the per-entry log density ``-Q u^2 / 2 + l u``, which the
+Gaussian prior sweep takes as an external prior (noise precision ``b tau``). Each sweep ends
+with the exact rescaling move of every component (:func:`rescale_components`).
+
+References
+----------
+Liu, J. S. & Sabatti, C. (2000). Generalised Gibbs sampler and multigrid Monte Carlo for
+Bayesian computation. Biometrika 87, 353-369.
+Neal, R. M. (2003). Slice sampling. Annals of Statistics 31, 705-767.
+"""
+
+import math
+
+import numpy as np
+
+from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
+from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
+
+__all__ = ["GaussianReferenceAdapter", "rescale_components"]
+
+
+class GaussianReferenceAdapter:
+    """Exponential-Gaussian NMF with fixed rates: truncated-normal reference (Gamma for tau)."""
+
+    name = "exponential_gaussian"
+
+    def __init__(self, tempered, inner_sweeps=1):
+        h = tempered.hyper
+        if h.ard or h.lambda_A is None or h.lambda_W is None:
+            raise ValueError("the reference path needs exponential priors with fixed rates")
+        self.tempered, self.h, self.obs = tempered, h, tempered.obs
+        self.inner = int(inner_sweeps)
+        self.K = tempered.rank
+        self.D, self.N = self.obs.shape
+        self.free_tau = h.sigma is None
+        self.dimension = (self.D + self.N) * self.K + int(self.free_tau)
+
+    def plain_move(self, s, rng):
+        """The rescaling move at ``b = 1`` (after each sweep of the fit chains)."""
+        z = np.zeros(self.K)
+        rescale_components(s, z, -self.h.lambda_A + z, z, -self.h.lambda_W + z, rng)
+
+    def draws(self, state, perm):
+        out = [np.asarray(state.A)[:, perm].ravel(), np.asarray(state.W)[perm].ravel()]
+        if self.free_tau:
+            out.append([state.tau])
+        return np.concatenate(out)
+
+    def fit(self, draws, widen):
+        D, N, K = self.D, self.N, self.K
+        n = D * K
+        m = draws.mean(0)
+        sd = np.sqrt(widen * draws.var(0)) + 1e-9 * (np.abs(m) + 1e-300)
+        if not (np.all(np.isfinite(m)) and np.all(np.isfinite(sd)) and np.all(sd > 0)):
+            raise ValueError("the mode's draws are not finite")
+        q = {"muA": m[:n].reshape(D, K), "sA": sd[:n].reshape(D, K),
+             "muW": m[n:n + N * K].reshape(K, N), "sW": sd[n:n + N * K].reshape(K, N)}
+        if self.free_tau:
+            q["a_tau"], q["b_tau"] = (float(v[0]) for v in _gamma_fit(draws[:, -1:], widen))
+        return q
+
+    def draw_q(self, q, rng):
+        from bnmfzoo.inference.gaussian.gibbs._core import nmf_state
+        from bnmfzoo.inference.kernels import sample_truncnorm
+
+        tiny = np.finfo(float).tiny
+        A = np.maximum(sample_truncnorm(q["muA"], q["sA"], rng), tiny)
+        W = np.maximum(sample_truncnorm(q["muW"], q["sW"], rng), tiny)
+        tau = (float(rng.gamma(q["a_tau"], 1.0 / q["b_tau"])) if self.free_tau
+               else 1.0 / self.h.sigma ** 2)
+        return nmf_state(A, W, tau, None, self.obs)
+
+    @staticmethod
+    def _tn_logpdf(x, mu, s):
+        from bnmfzoo.inference.kernels import truncnorm_log_normalizer
+
+        z = (x - mu) / s
+        return float(np.sum(-0.5 * z * z - np.log(s) - 0.5 * math.log(2 * math.pi)
+                            - truncnorm_log_normalizer(mu, s)))
+
+    def log_q(self, q, s):
+        out = self._tn_logpdf(s.A, q["muA"], q["sA"]) + self._tn_logpdf(s.W, q["muW"], q["sW"])
+        if self.free_tau:
+            out += _gamma_logpdf(np.array([s.tau]), q["a_tau"], q["b_tau"])
+        return out
+
+    def log_p0(self, s):
+        h = self.h
+        out = (s.A.size * math.log(h.lambda_A) - h.lambda_A * float(s.A.sum())
+               + s.Wt.size * math.log(h.lambda_W) - h.lambda_W * float(s.Wt.sum()))
+        if self.free_tau:
+            out += _gamma_logpdf(np.array([s.tau]), h.alpha_tau, h.beta_tau)
+        return out
+
+    def loglik(self, s):
+        return float(self.tempered.loglik(s))
+
+    def copy(self, s):
+        return self.tempered.copy(s)
+
+    def sweep(self, q, s, beta, rng):
+        from bnmfzoo.inference.gaussian.gibbs._core import _gamma
+        from bnmfzoo.inference.gaussian.priors._prior_core import (
+            NMFPriorPlan,
+            PriorTerms,
+            prior_nmf_sweep,
+        )
+
+        b = float(beta)
+        if not 0.0 < b <= 1.0:
+            raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
+        h = self.h
+        QA = (1.0 - b) / q["sA"] ** 2
+        LA = (1.0 - b) * q["muA"] / q["sA"] ** 2 - b * h.lambda_A
+        QW = ((1.0 - b) / q["sW"] ** 2).T
+        LW = ((1.0 - b) * q["muW"] / q["sW"] ** 2 - b * h.lambda_W).T
+        ext = {"A": (np.ascontiguousarray(QA), np.ascontiguousarray(LA)),
+               "W": (np.ascontiguousarray(QW), np.ascontiguousarray(LW))}
+        plan = NMFPriorPlan(A=PriorTerms("external"), W=PriorTerms("external"),
+                            noise="external")
+        n = self.obs.n_observed
+        for _ in range(self.inner):
+            tau = float(s.tau)
+            ext["tau"] = b * tau
+            prior_nmf_sweep(s, self.obs, plan, rng, rates={}, update={"A", "W"}, external=ext)
+            s.tau = tau
+            rescale_components(s, *ext["A"], *ext["W"], rng)
+            if self.free_tau:
+                shape = b * h.alpha_tau + (1.0 - b) * q["a_tau"] + 0.5 * b * n
+                rate = b * h.beta_tau + (1.0 - b) * q["b_tau"] + 0.5 * b * s.sse
+                s.tau = float(_gamma(shape, rate, rng))
+                if not 0.0 < s.tau < math.inf:
+                    raise FloatingPointError(f"the noise precision tau = {s.tau!r} is not "
+                                             "finite and positive")
+
+
+def _log_scale_slice(c, rng, width=0.25, max_steps=40):
+    """One slice-sampling draw of ``u`` (Neal 2003: stepping out, shrinkage) from ``u = 0``.
+
+    The log density is ``f(u) = -c0 e^(2u) / 2 + c1 e^u - c2 e^(-2u) / 2 + c3 e^(-u) + c4 u``.
+    """
+    c0, c1, c2, c3, c4 = c
+
+    def f(u):
+        e = math.exp(u)
+        return -0.5 * c0 * e * e + c1 * e - 0.5 * c2 / (e * e) + c3 / e + c4 * u
+
+    y = f(0.0) - rng.exponential()
+    lo = -width * rng.random()
+    hi, j = lo + width, int(max_steps * rng.random())
+    k = max_steps - 1 - j
+    while j > 0 and f(lo) > y:
+        lo, j = lo - width, j - 1
+    while k > 0 and f(hi) > y:
+        hi, k = hi + width, k - 1
+    while True:
+        u = lo + (hi - lo) * rng.random()
+        if f(u) > y:
+            return u
+        lo, hi = (u, hi) if u < 0.0 else (lo, u)
+
+
+def rescale_components(s, QA, LA, QW, LW, rng):
+    """The exact rescaling group move of every component of a Gaussian state, in place.
+
+    ``A[:, k] -> c A[:, k]``, ``W[k] -> W[k] / c`` leaves ``A W`` and so the likelihood
+    unchanged; under the per-entry prior ``-Q u^2 / 2 + L u`` (``QA, LA`` of shape ``(D, K)``,
+    ``QW, LW`` of shape ``(N, K)``) ``log c`` has the density ``f`` of :func:`_log_scale_slice`
+    with ``c4 = D - N`` (the Jacobian ``c^(D - N)`` against the Haar measure ``dc / c``: the group
+    move of Liu & Sabatti 2000), drawn exactly by slice sampling. Plain sweeps cross this ridge
+    slowly (30 x 20, rank 3: scales' autocorrelation time 400-1,500 sweeps, log-likelihood 4).
+    """
+    A, Wt = s.A, s.Wt
+    cs = np.stack([np.sum(QA * A * A, 0), np.sum(LA * A, 0), np.sum(QW * Wt * Wt, 0),
+                   np.sum(LW * Wt, 0)])
+    if not np.all(np.isfinite(cs)):
+        raise FloatingPointError("the rescaling move met non-finite factors or prior terms")
+    d = float(A.shape[0] - Wt.shape[0])
+    c = np.exp([_log_scale_slice((*cs[:, k], d), rng) for k in range(A.shape[1])])
+    A *= c
+    Wt /= c  # A W, so the residual and squared error the state holds, unchanged up to rounding

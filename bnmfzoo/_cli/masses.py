@@ -349,14 +349,14 @@ def _arguments(p):
     p.add_argument("--pt-trips", type=int,
                    help="reference_pt: end each tempering run at this many round trips or on "
                         "its share of the budget left, --pt-scans being the cap (default: "
-                        "none, 15 on the Poisson route)")
+                        "none, 15 on the Poisson and negative-binomial routes)")
     p.add_argument("--pt-sweeps", type=int, default=1,
                    help="reference_pt: sweeps per replica per scan")
     p.add_argument("--pt-local",
-                   help="reference_pt, Poisson: each replica's moves per scan, joined by '+' "
-                        "from sweep, shear, rescale (the exact group moves), hmc (HMC on "
-                        "log A, log W); default sweep, sweep+shear+rescale+hmc on the Poisson "
-                        "route")
+                   help="reference_pt, count models: each replica's moves per scan, joined "
+                        "by '+' from sweep, shear, rescale (the exact group moves), hmc (HMC "
+                        "on log A, log W; negative binomial: sweep+hmc); default sweep, "
+                        "sweep+shear+rescale+hmc on the Poisson route")
     p.add_argument("--pt-leap", type=int,
                    help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
                         "the Poisson route)")

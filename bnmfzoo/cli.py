@@ -368,6 +368,10 @@ def _interruptible():
     request; the sampler's per-draw callback raises it (PyMC would swallow a
     ``KeyboardInterrupt`` and go on with the next chain, and an exception raised by the handler
     in the middle of a compiled kernel's call crashed the process). Elsewhere it raises at once.
+    When that raise lands in code whose exceptions Python ignores (a weakref callback or
+    ``__del__``, e.g. in the import machinery at start-up), it is not lost: the signal is sent
+    again and handled at the next point where the raise takes effect, with no "Exception
+    ignored" lines on stderr.
     """
     from bnmfzoo._fitcli import INTERRUPT, RECEIVED, SAMPLING, Interrupted
 
@@ -377,6 +381,14 @@ def _interruptible():
         if not SAMPLING.is_set():
             raise Interrupted(signum)
 
+    previous_hook = sys.unraisablehook
+
+    def unraisable(u):
+        if isinstance(u.exc_value, Interrupted):  # swallowed where it was raised: again
+            signal.raise_signal(u.exc_value.signum)
+            return
+        previous_hook(u)
+
     INTERRUPT.clear()
     RECEIVED.clear()
     try:
@@ -384,9 +396,11 @@ def _interruptible():
     except ValueError:  # not the main thread: leave Ctrl-C alone
         yield
         return
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for sig, old in previous.items():
             signal.signal(sig, old)
 

@@ -6,7 +6,7 @@ Runs ``--runs`` independent adaptive SMC runs from the prior of a negative-binom
 Gamma-mixed power path (:class:`~bnmfzoo.inference.counts.tempering._power_nb.PowerNB`), one
 after the other in one process with the same seeds, and prints each run's log Z, steps and
 final ESS, then per path a JSON line with the runs' spread (sd) and CPU seconds (30 Nov 2026;
-``docs/results/masses_nb_route.md`` section 15).
+``docs/results/masses_nb_route_2.md`` section 15).
 
     python -m benchmarks.investigations.nb_smc_paths --data FILE --rank K [--runs 4]
         [--particles 16] [--moves 5] [--paths rounding,power]

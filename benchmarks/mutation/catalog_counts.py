@@ -658,4 +658,11 @@ MUTATIONS = [
                _THS + "test_sparse_gradient_matches_finite_differences"),
         why="HMC, sparse form: the log density subtracts a missing cell's mean twice instead "
             "of giving it back"),
+    Mutation(
+        id="cli-ignored-interrupt-dropped", path="bnmfzoo/cli.py",
+        old="            signal.raise_signal(u.exc_value.signum)\n",
+        new="            pass\n",
+        tests=(_TIN + "test_an_interrupt_python_ignored_is_sent_again",),
+        why="a Ctrl-C whose raise Python ignored (in a weakref callback at start-up) is lost "
+            "until the next check of the flag, and nothing says so"),
 ]

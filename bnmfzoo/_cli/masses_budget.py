@@ -67,7 +67,7 @@ POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc",
 #: sweep with the group moves. HMC of the rung at ``b >= 0.7`` (``--pt-local sweep+hmc``,
 #: :mod:`bnmfzoo.inference.counts.tempering._hmc_nb`) made no more round trips per scan on
 #: breast SBS96 at K = 4 and cost 1.4 times as much per scan, so it is not the default
-#: (``docs/results/masses_nb_route.md`` section 15)
+#: (``docs/results/masses_nb_route_2.md`` section 15)
 NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10)
 
 

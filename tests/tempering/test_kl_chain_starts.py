@@ -50,7 +50,7 @@ def test_kl_starts_are_the_best_of_the_refined_prior_draws(model):
     X = rng.poisson(3.0 * rng.gamma(0.5, 1.0, (12, 2)) @ rng.gamma(0.5, 1.0, (2, 9)))
     fam = _family(X, 2, model)
     p = fam.tempered.problem
-    starts = chain_starts(fam, np.random.default_rng(5), 3, n_candidates=10, n_kl=60)
+    starts = list(chain_starts(fam, np.random.default_rng(5), 3, n_candidates=10, n_kl=60))
     # the same random numbers, by hand: 10 prior draws, each refined, ranked by log joint
     again = np.random.default_rng(5)
     raw = [fam.draw_prior(again) for _ in range(10)]

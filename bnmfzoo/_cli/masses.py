@@ -367,8 +367,8 @@ def _arguments(p):
     p.add_argument("--bridge-draws", type=int, default=500,
                    help="kept draws per bridge chain (4 chains per mode)")
     p.add_argument("--prior-chains", type=int, default=8,
-                   help="plain chains from prior draws (Poisson: KL-refined, the best by log "
-                        "joint) looking for modes the particles missed")
+                   help="plain chains from prior draws (count models: KL-refined, the best by "
+                        "log joint) looking for modes the particles missed")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     return p
 

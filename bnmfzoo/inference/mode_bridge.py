@@ -1,7 +1,7 @@
 """Posterior masses of the modes by per-mode bridge sampling (an estimator that anneals nothing).
 
 For each mode found (by SMC particles, or by plain chains from prior draws, KL-refined for
-Poisson models: :func:`chain_starts`), :func:`bridge_masses`
+count models: :func:`chain_starts`), :func:`bridge_masses`
 
 1. runs ``n_chains`` plain chains of the family's exact sweep at ``beta = 1`` from members of
    the mode (no tempering: nothing is shared with the SMC's annealing path), keeping every
@@ -77,7 +77,7 @@ __all__ = ["bridge_masses", "bridge_parametrisation", "chain_starts", "masses_fr
 _CHUNK = 64
 #: CPU seconds of sweeps per mode beyond which the dimension-sized draws are not raised
 MAX_SIZED_SWEEP_S = 60.0
-#: Poisson mode search: KL-refined prior draws made per search and KL updates each; the 8 best
+#: count models' mode search: KL-refined prior draws made per search and KL updates each; the 8 best
 #: (by log joint) start the plain chains (:func:`chain_starts`). Measured on Reuters 200 x 100,
 #: rank 3, seeds 0-19: the heaviest mode was reached by 20 of 20 searches against 7 of 20 from
 #: prior draws, for 3.1 CPU s per search against 0.4 (``docs/results/masses_default_route_2.md``

@@ -37,6 +37,9 @@ _TRT = "tests/tempering/test_reference_tempering.py::"
 _TRIPS = _TRT + "test_tempering_ends_at_its_round_trips_or_its_cpu_share"
 _SHARE = _TRT + "test_tempering_runs_share_the_budget_left"
 _NEED = _TRT + "test_tempering_need_scales_the_measured_trip_rate"
+_TFLOOR = _TRT + "test_tempering_floor_is_the_round_trip_time_of_ideal_index_processes"
+_TFMSG = _TRT + "test_the_short_tempering_reason_gives_the_floor_and_the_rate_so_far"
+_NBR = _TC + "test_auto_picks_the_route_per_family"
 _SHORT = _TRT + "test_runs_ended_on_their_cpu_share_count_against_the_masses_below_the_rule_only"
 _PSWEEP = _TC + "test_the_pilot_times_the_sweeps_its_short_smc_makes"
 _SPREAD = _TC + "test_the_nb_route_refuses_a_budget_its_runs_spread_says_is_too_small"
@@ -221,6 +224,33 @@ MUTATIONS = [
         new="    per_run = target * trips.sum() / kept.sum()",
         tests=(_NEED,),
         why="the budget named for the tempering shrinks as its round trips get rarer"),
+    Mutation(
+        id="pt-floor-no-start-up", path=_B,
+        old="    per_run = ((r.size + 1) / 2.0 + target) * scans_per_trip",
+        new="    per_run = target * scans_per_trip",
+        tests=(_TFLOOR,),
+        why="the floor forgets that a replica's first trip needs it at b = 1 first: it names "
+            "about half the CPU the runs need"),
+    Mutation(
+        id="pt-floor-rejections-not-odds", path=_B,
+        old="    scans_per_trip = 2.0 + 2.0 * float(np.sum(r / (1.0 - r)))",
+        new="    scans_per_trip = 2.0 + 2.0 * float(np.sum(r))",
+        tests=(_TFLOOR,),
+        why="the barrier in place of the rejections' odds: the round-trip time is understated "
+            "where swaps are rejected often"),
+    Mutation(
+        id="pt-floor-above-the-rate-so-far", path=_B,
+        old="    if math.isfinite(need) and at_least and need > floor:",
+        new="    if math.isfinite(need) and at_least:",
+        tests=(_TFMSG,),
+        why="the reason names an upper bound below its floor"),
+    Mutation(
+        id="nb-route-poisson-scan-cap", path=_CMD,
+        old='pt_leap=10, pt_scans=8000)',
+        new='pt_leap=10)',
+        tests=(_NBR,),
+        why="the negative binomial's tempering runs stop at 2,500 kept scans, before the 10 "
+            "round trips its runs reach at about 2,900 on breast SBS96"),
     Mutation(
         id="pilot-sweep-at-beta-07", path=_CMD,
         old="    return PILOT_STEP_FACTOR * steps, sweep + overhead / max(moves, 1), sweep\n",

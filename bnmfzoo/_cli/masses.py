@@ -345,7 +345,7 @@ def _arguments(p):
                    help="reference_pt: parallel-tempering runs per mode")
     p.add_argument("--pt-scans", type=int,
                    help="reference_pt: kept scans per run (after tuning and burn-in; default "
-                        "500, 2500 on the Poisson route)")
+                        "500; 2500 on the Poisson route, 8000 on the negative binomial's)")
     p.add_argument("--pt-trips", type=int,
                    help="reference_pt: end each tempering run at this many round trips or on "
                         "its share of the budget left, --pt-scans being the cap (default: "

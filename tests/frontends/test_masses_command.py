@@ -118,7 +118,7 @@ def test_auto_picks_the_route_per_family(capsys):
     a = ns()
     _route(_build(X.astype(float), 2, "negative_binomial"), a)
     assert a.check == "reference_pt" and (a.pt_local, a.pt_leap) == ("sweep", 10)
-    assert (a.pt_scans, a.moves, a.pt_trips, a.runs) == (2500, 2, 15, 4)
+    assert (a.pt_scans, a.moves, a.pt_trips, a.runs) == (8000, 2, 15, 4)
     a = ns()  # rate variables: no reference path, the library's auto (the bridge)
     from bnmfzoo.models import negative_binomial
 

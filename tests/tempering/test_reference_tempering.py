@@ -343,3 +343,69 @@ def test_runs_ended_on_their_cpu_share_count_against_the_masses_below_the_rule_o
     assert cpu_short_reasons(out, 8, MIN_ROUND_TRIPS) == []  # a target below the rule
     out["round_trips"][1, 0] = 7
     assert "before 8 round trips" in cpu_short_reasons(out, 8, MIN_ROUND_TRIPS)[0]
+
+
+def _first_trips_scan(rejection, target, rng, max_scans):
+    """The kept scan at which independent-swap index processes (non-reversible, even-odd
+    swaps) reach ``target`` round trips, counted as :func:`count_round_trips` counts them."""
+    r = np.asarray(rejection, float)
+    n = r.size + 1
+    lab, parity = np.arange(n), 0
+    rows = np.empty((max_scans, n), dtype=np.int64)
+    for t in range(max_scans):
+        pairs = np.arange(parity, n - 1, 2)
+        for i in pairs[rng.random(pairs.size) > r[pairs]]:
+            lab[i], lab[i + 1] = lab[i + 1], lab[i]
+        parity ^= 1
+        rows[t] = lab
+    phase, done = np.zeros(n, dtype=np.int64), 0
+    for t, (cold, hot) in enumerate(zip(rows[:, 0], rows[:, -1], strict=True)):
+        if phase[hot] == 1:
+            phase[hot] = 2
+        if phase[cold] == 2:
+            done += 1
+        phase[cold] = 1
+        if done >= target:
+            assert count_round_trips(rows[:t + 1]).sum() == done  # the library's count
+            return t + 1
+    return max_scans
+
+
+def test_tempering_floor_is_the_round_trip_time_of_ideal_index_processes():
+    """``tempering_floor``'s scans per run, ``(N / 2 + target) / tau``, against simulated
+    index processes whose swaps are independent (the model's efficient local moves): the
+    median over 20 runs of the scan of the 15th trip lies at 0.96-1.18 times it (50 seed
+    blocks of each ladder, a ``/tmp`` loop over this test's helper; bounds 0.9-1.3, so 0 of
+    the 100 blocks fail). Real local moves only add to it (the docstring's breast run), which
+    is why the reason calls it a floor. Without the start-up (``target / tau``) the medians
+    are 1.34 and 1.83 times the formula, and the test fails."""
+    from bnmfzoo.inference._mass_budget import tempering_floor
+
+    for rejection in ([0.4] * 19, [0.1, 0.2, 0.3, 0.5, 0.6, 0.5, 0.3, 0.2]):
+        floor = tempering_floor(rejection, [1000], 1000.0, 15)  # CPU = scans here
+        rng = np.random.default_rng(len(rejection))
+        first = [_first_trips_scan(rejection, 15, rng, int(4 * floor)) for _ in range(20)]
+        ratio = float(np.median(first)) / floor
+        assert 0.9 <= ratio <= 1.3, (rejection, floor, ratio)
+    assert math.isnan(tempering_floor([], [1000], 10.0, 15))
+
+
+def test_the_short_tempering_reason_gives_the_floor_and_the_rate_so_far():
+    """With the mode's swap rejections the reason names both bounds: the floor (38 rungs at
+    rejection 0.5, ``tau = 1/76``: ``(19 + 15) 76 = 2,584`` scans a run, 40 CPU s per 500
+    kept scans: 207 s) and the trips' rate so far when it is the larger (1 trip in 1,000 kept
+    scans: 1,200 s); the floor alone when the rate so far is below it (11 trips: 109 s) or
+    there is no trip."""
+    from bnmfzoo.inference._mass_budget import cpu_short_reasons
+
+    out = {"stopped": np.array([["cpu", "cpu"]]), "round_trips": np.array([[2, 9]]),
+           "kept_scans": np.array([[500, 500]]), "cpu_s_mode": np.array([40.0]),
+           "rejection": [[0.5] * 37]}
+    (reason,) = cpu_short_reasons(out, 15, 10)
+    assert "at least about 207 CPU s" in reason and "at most about 109" not in reason
+    out["round_trips"][0] = [1, 0]
+    (reason,) = cpu_short_reasons(out, 15, 10)
+    assert "at least about 207 CPU s" in reason and "at most about 1200 (its" in reason
+    out["round_trips"][0] = [0, 0]
+    (reason,) = cpu_short_reasons(out, 15, 10)
+    assert "making none; their modes' tempering needs at least about 207 CPU s" in reason

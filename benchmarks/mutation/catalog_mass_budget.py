@@ -245,6 +245,13 @@ MUTATIONS = [
         tests=(_TFMSG,),
         why="the reason names an upper bound below its floor"),
     Mutation(
+        id="pt-floor-below-what-it-had", path=_B,
+        old='"start-up included)") if math.isfinite(floor) and floor > had else ""',
+        new='"start-up included)") if math.isfinite(floor) else ""',
+        tests=(_TFMSG,),
+        why="the reason names a floor below the CPU the runs already used (breast SBS96 NB: "
+            "'at least about 277' after 387): no guide to the budget"),
+    Mutation(
         id="nb-route-poisson-scan-cap", path=_CMD,
         old='pt_leap=10, pt_scans=8000)',
         new='pt_leap=10)',

@@ -223,8 +223,9 @@ def _print_per_mode(out):
               f"{r2(t['cpu_s_mode'])}; per rung-scan "
               f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); lowest rung's HMC "
               f"acceptance {r2(t.get('local_acceptance', [math.nan]))}; reference (fit, pilot "
-              f"barrier marginal, ridge-free) {[f and (f[0], round(f[1], 1), round(f[2], 1))
-                                                 for f in t.get('reference_fit', [])]}")
+              f"barrier marginal, ridge-free, widening used, its barrier) "
+              f"{[f and (f[0], round(f[1], 1), round(f[2], 1), f[3], round(f[4], 1))
+                  for f in t.get('reference_fit', [])]}")
     print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
           f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
     for k, m in enumerate(out["modes"]):

@@ -344,13 +344,13 @@ def cpu_short_reasons(pt_out, target, min_trips):
     modes = sorted({k for k, _ in short})
     need = sum(tempering_need(pt_out["round_trips"][k], pt_out["kept_scans"][k],
                               pt_out["cpu_s_mode"][k], target) for k in modes)
+    had = sum(float(pt_out["cpu_s_mode"][k]) for k in modes)
     rejection = pt_out.get("rejection")
     floor = sum(tempering_floor(rejection[k] if rejection is not None else [],
                                 pt_out["kept_scans"][k], pt_out["cpu_s_mode"][k], target)
                 for k in modes)
-    had = sum(float(pt_out["cpu_s_mode"][k]) for k in modes)
     at_least = (f"at least about {floor:.0f} CPU s (the round-trip time of its swap rejections, "
-                "start-up included)") if math.isfinite(floor) else ""
+                "start-up included)") if math.isfinite(floor) and floor > had else ""
     if math.isfinite(need) and at_least and need > floor:
         how = (f"their modes' tempering needs {at_least} and at most about {need:.0f} (its "
                f"round trips' rate so far, which counts its start-up against it; it had "

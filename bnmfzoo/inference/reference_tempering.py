@@ -436,7 +436,14 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     :func:`bnmfzoo.inference._mass_budget.budget_left`): the tempering is sized from the
     budget left and the round trips it measures, not from a fixed number of scans. ``ridge``:
     a Poisson mode's tempering starts from the reference (marginal or :func:`~bnmfzoo.inference.
-    counts.tempering._scale_fit.ridge_free_fit`) whose pilot ladder has the lower barrier.
+    counts.tempering._scale_fit.ridge_free_fit`) whose pilot ladder has the lower barrier. An
+    adapter with a ``tempering_widen`` attribute (widenings below ``widen``) has its narrower
+    marginal fits piloted too, and the tempering starts from the lowest barrier's: the
+    tempering's stepping-stone terms are tempered a rung at a time and need no heavy-tailed
+    reference. Narrower ridge-free fits are not tried: on one NB cell (all scale ridge) their
+    pilot reported a barrier of 0.19 where the runs met a wall (no round trip, log Z 14-55
+    standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
+    (``docs/results/masses_nb_route_2.md`` section 16).
 
     Returns
     -------
@@ -450,13 +457,15 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode,
         the lowest rung's HMC acceptance over its runs; NaN without HMC), ``kept_scans`` and
         ``stopped`` (``(M, n_runs)``: kept scans, and :attr:`PTRun.stopped`), ``reference_fit``
-        (per mode: the reference used, the marginal and ridge-free pilot barriers; or None).
+        (per mode: the reference used, the marginal and ridge-free pilot barriers at ``widen``,
+        the widening used and its pilot barrier; or None).
     """
     from bnmfzoo.inference._mass_budget import budget_left
     from bnmfzoo.inference.counts.tempering._scale_fit import ridge_free_fit
 
     t0 = time.process_time()
     adapter = reference_adapter(family, local, n_leap)
+    narrower = [float(w) for w in getattr(adapter, "tempering_widen", ()) if w < widen]
     M, K = refs.shape[0], refs.shape[2]
     nan = np.full((M, n_runs), np.nan)
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
@@ -499,9 +508,15 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                                 n_particles=pilot_particles, max_rungs=max_rungs)
 
         (betas, lam0), two = pilot(q), (None, math.nan) if q2 is None else pilot(q2)
-        fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1])
+        fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1], widen, lam0)
         if two[1] < lam0:  # the shorter path from its reference
             betas, q = two[0], q2
+            fitted[k] = fitted[k][:4] + (two[1],)
+        for w in narrower:  # the family's narrower marginal fits, kept where shorter
+            qw = adapter.fit(draws, w)
+            bw, lw = pilot(qw)
+            if lw < fitted[k][4]:
+                betas, q, fitted[k] = bw, qw, ("marginal",) + fitted[k][1:3] + (w, lw)
         far, work = [], 0
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         for r, sd in enumerate(seeds[:n_runs]):

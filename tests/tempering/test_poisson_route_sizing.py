@@ -23,6 +23,7 @@ from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
 from bnmfzoo.inference import _mass_budget
 from bnmfzoo.inference._mass_budget import PathSMCSize, PathTooDear
 from bnmfzoo.inference.counts.tempering._scale_fit import ridge_free_fit, scale_normalized
+from bnmfzoo.inference.reference_path import WIDEN
 from bnmfzoo.inference.smc_masses import family_of_model
 
 SEEDS = range(100, 140) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]
@@ -102,8 +103,9 @@ def test_the_route_tempers_a_high_count_mode_from_the_ridge_free_reference():
     kw = dict(cut=180.0, n_runs=2, n_scans=30, n_tune_rounds=1, n_draws=60)
     on = reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(2), **kw)
     off = reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(2), ridge=False, **kw)
-    fit, lam_marginal, lam_ridge = on["reference_fit"][0]
+    fit, lam_marginal, lam_ridge, widen, lam_used = on["reference_fit"][0]
     assert fit == "ridge-free" and lam_ridge < 0.7 * lam_marginal, on["reference_fit"]
+    assert (widen, lam_used) == (WIDEN, lam_ridge)  # Poisson: no narrower reference tried
     assert off["reference_fit"][0][0] == "marginal" and math.isnan(off["reference_fit"][0][2])
     assert off["reference_fit"][0][1] == pytest.approx(lam_marginal)
     assert np.all(on["n_rungs"] < off["n_rungs"])

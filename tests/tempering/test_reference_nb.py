@@ -161,8 +161,11 @@ def test_nb_reference_path_smc_log_z_matches_quadrature():
 def test_nb_reference_tempering_log_z_matches_quadrature():
     """Parallel tempering along the NB reference path on one cell (swaps and the stepping stone
     read ``log_target``): ``|mean - exact| <= 4 se`` of 8 runs x 100 kept scans, and round trips
-    in every run (17-28 per run over the seeds below). Measured over seeds 100-139 (30 Nov
-    2026): 0 of 40 beyond 4 se, largest |z| 3.54, mean z 0.14, sd 1.34. About 4 CPU s."""
+    in every run. Measured over seeds 100-139 (30 Nov 2026), from the default reference only: 0
+    of 40 beyond 4 se, largest |z| 3.54, mean z 0.14, sd 1.34, 17-28 trips per run; with the
+    NB adapter's narrower marginal fit piloted too (used in 32 of 40): 0 of 40, largest |z|
+    3.26, mean z -0.23, sd 1.16, at least 15 trips per run (narrower ridge-free fits, not
+    tried by the route: 3 of 40 beyond, up to 55 se, with no round trip). About 4 CPU s."""
     out = _cell_mode(0, "pt")
     z = (out["log_z"][0] - NB_CELL_LOG_Z) / out["log_z_se"][0]
     assert abs(z) <= 4.0, (out["log_z"], NB_CELL_LOG_Z)
@@ -276,3 +279,35 @@ def test_a_rung_with_hmc_keeps_its_target():
     |z| largest 3.67, median 1.81. About 9 CPU s."""
     z = _rung_z(0, 0.8, "sweep+hmc")
     assert np.all(np.abs(z) <= 4.5), z
+
+
+def test_the_nb_tempering_starts_from_the_narrower_reference_when_its_path_is_shorter(
+        monkeypatch):
+    """The NB adapter names a narrower widening (0.7) of the marginal fit for the tempering:
+    it is piloted beside the default's two references (widening 2) and the run starts from
+    the lowest barrier's. On this 10 x 8 rank-2 matrix its pilot barrier is 3.8 against 5.6
+    (marginal) and 6.6 (ridge-free) at 2, so it is used and the ladder is shorter; without
+    narrower widenings the route is the default's. Deterministic (fixed seeds). About 5 CPU
+    s."""
+    from bnmfzoo.inference.counts.tempering._reference_nb import NBReferenceAdapter
+    from bnmfzoo.inference.reference_path import WIDEN
+
+    rng = np.random.default_rng(3)
+    mean = rng.gamma(4.0, 1.0, (10, 2)) @ rng.gamma(4.0, 1.0, (2, 8)) * 3
+    Xm = rng.negative_binomial(5, 5 / (5 + mean))
+    fam = family_of_model(bz.models.negative_binomial(Xm, 2, alpha_prior=(2.0, 0.5)))
+    s = fam.draw_prior(rng)
+    for _ in range(100):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    kw = dict(cut=180.0, n_runs=2, n_scans=30, n_tune_rounds=1, n_draws=60)
+    assert NBReferenceAdapter.tempering_widen == (0.7,)
+    narrow = reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(2), **kw)
+    monkeypatch.setattr(NBReferenceAdapter, "tempering_widen", ())
+    wide = reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(2), **kw)
+    fit, lam_m, lam_r, widen, lam = narrow["reference_fit"][0]
+    assert (fit, widen) == ("marginal", 0.7) and lam < 0.8 * min(lam_m, lam_r), \
+        narrow["reference_fit"]
+    assert wide["reference_fit"][0][1:3] == (lam_m, lam_r)  # same draws up to the pilots
+    assert wide["reference_fit"][0][3:] == (WIDEN, min(lam_m, lam_r))
+    assert np.all(narrow["n_rungs"] < wide["n_rungs"])

@@ -395,7 +395,7 @@ def test_the_short_tempering_reason_gives_the_floor_and_the_rate_so_far():
     rejection 0.5, ``tau = 1/76``: ``(19 + 15) 76 = 2,584`` scans a run, 40 CPU s per 500
     kept scans: 207 s) and the trips' rate so far when it is the larger (1 trip in 1,000 kept
     scans: 1,200 s); the floor alone when the rate so far is below it (11 trips: 109 s) or
-    there is no trip."""
+    there is no trip; the rate alone when the floor is below the CPU the runs already had."""
     from bnmfzoo.inference._mass_budget import cpu_short_reasons
 
     out = {"stopped": np.array([["cpu", "cpu"]]), "round_trips": np.array([[2, 9]]),
@@ -409,3 +409,7 @@ def test_the_short_tempering_reason_gives_the_floor_and_the_rate_so_far():
     out["round_trips"][0] = [0, 0]
     (reason,) = cpu_short_reasons(out, 15, 10)
     assert "making none; their modes' tempering needs at least about 207 CPU s" in reason
+    out["rejection"] = [[0.1] * 9]  # a floor (6 s) below what the runs had says nothing
+    out["round_trips"][0] = [1, 0]
+    (reason,) = cpu_short_reasons(out, 15, 10)
+    assert "at least" not in reason and "needs about 1200 CPU s (it had 40)" in reason

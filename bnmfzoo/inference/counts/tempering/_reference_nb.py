@@ -38,6 +38,13 @@ class NBReferenceAdapter:
 
     name = "negative_binomial"
 
+    #: narrower widenings of the marginal fit the tempering also pilots (:func:`bnmfzoo.
+    #: inference.reference_tempering.reference_pt_log_z`): on breast SBS96 at K = 4 the pilot
+    #: barrier fell from 15.6-17.3 at the default 2 to 11.9-12.4 at 0.7, and one tempering run
+    #: reached 10 round trips in 98 CPU s against 174 (``docs/results/masses_nb_route_2.md``
+    #: section 16)
+    tempering_widen = (0.7,)
+
     def __init__(self, tempered, inner_sweeps=1, local="sweep", n_leap=10):
         from bnmfzoo.inference.counts.tempering._local import RungMoves
 

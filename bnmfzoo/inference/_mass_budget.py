@@ -278,10 +278,10 @@ def tempering_floor(rejection, kept, cpu_s, target):
     counts a replica's trip only after it has been at ``b = 1``, so its first trips come late:
     under that model a run of ``N`` rungs reaches ``target`` trips after about
     ``(N / 2 + target) / tau`` scans (simulated index processes with independent swaps reach
-    them at 1.0-1.15 times it). Real local moves forget more slowly, so this is a floor (breast
-    SBS96, K = 4, negative binomial, one run of 6,675 kept scans: ``tau`` 1/70 from its
-    rejections and 1/72 measured after its first 4,000 scans; its 15th trip at scan 3,300
-    against the floor's 2,330). The CPU scales as in :func:`tempering_need`.
+    them at a median 0.96-1.18 times it). Real local moves forget more slowly, so this is a
+    floor (breast SBS96, K = 4, negative binomial, one run of 6,675 kept scans: ``tau`` 1/70
+    from its rejections and 1/72 measured after its first 4,000 scans; its 15th trip at scan
+    3,300 against the floor's 2,330). The CPU scales as in :func:`tempering_need`.
 
     Examples
     --------

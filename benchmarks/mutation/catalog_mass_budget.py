@@ -28,6 +28,7 @@ _LRN = ("tests/frontends/test_masses_command.py::"
 _LRG = ("tests/frontends/test_masses_command.py::"
         "test_large_route_need_grows_with_the_barrier_and_the_move")
 _CMD = "bnmfzoo/_cli/masses_budget.py"
+_DUP = "tests/tempering/test_duplicate_modes.py::"
 _CLI = "bnmfzoo/_cli/masses.py"
 _TC = "tests/frontends/test_masses_command.py::"
 _PSTEPS = _TC + "test_the_poisson_routes_pilot_measures_its_steps"
@@ -36,6 +37,8 @@ _PRUNS = _TC + "test_the_command_runs_the_smc_from_the_prior_with_the_pilots_run
 _TRT = "tests/tempering/test_reference_tempering.py::"
 _TRIPS = _TRT + "test_tempering_ends_at_its_round_trips_or_its_cpu_share"
 _SHARE = _TRT + "test_tempering_runs_share_the_budget_left"
+_TOGETHER = _TRT + "test_runs_together_go_to_the_runs_short_of_the_trips_first"
+_RUNS = "bnmfzoo/inference/tempering/_runs.py"
 _NEED = _TRT + "test_tempering_need_scales_the_measured_trip_rate"
 _TFLOOR = _TRT + "test_tempering_floor_is_the_round_trip_time_of_ideal_index_processes"
 _TFMSG = _TRT + "test_the_short_tempering_reason_gives_the_floor_and_the_rate_so_far"
@@ -199,25 +202,48 @@ MUTATIONS = [
         why="the Poisson route's tempering runs a fixed 2,500 scans (68-89 round trips where "
             "10 are needed; ALL/AML's one mode did not fit in the budget left)"),
     Mutation(
-        id="pt-trips-never-stop", path=_RT,
-        old="count_round_trips(kept_lab[:t + 1]).sum() >= stop_trips:",
-        new="count_round_trips(kept_lab[:t + 1]).sum() >= 10**9:",
+        id="pt-trips-never-stop", path=_RUNS,
+        old="count_round_trips(labels).sum() >= stop_trips:",
+        new="count_round_trips(labels).sum() >= 10**9:",
         tests=(_TRIPS,),
         why="a run never ends at its round trips: the scans are the cap again"),
     Mutation(
-        id="pt-cpu-share-ignored", path=_RT,
-        old="        if max_cpu_s is not None and time.process_time() - t0 > max_cpu_s:",
-        new="        if max_cpu_s is not None and time.process_time() - t0 > 1e30:",
+        id="pt-cpu-share-ignored", path=_RUNS,
+        old="    if max_cpu_s is not None and cpu > max_cpu_s:",
+        new="    if max_cpu_s is not None and cpu > 1e30:",
         tests=(_TRIPS,),
         why="a run ignores its share of the budget left, and the budget runs out in it with "
             "no estimate of the mode at all"),
     Mutation(
         id="pt-allowance-not-rising", path=_RT,
-        old="n_runs - r + later * n_runs)",
-        new="n_runs + later * n_runs)",
+        old="run_allowance(budget_left(), 1 + later)",
+        new="run_allowance(budget_left(), 2 + later)",
         tests=(_SHARE,),
-        why="the runs left are not counted down: the last run of the last mode gets a quarter "
-            "of what is left and stops short of its round trips"),
+        why="the modes left are miscounted: the last mode's runs get half of what is left and "
+            "stop short of their round trips"),
+    Mutation(
+        id="pt-runs-together-not-by-need", path=_RUNS,
+        old="        for i in behind or live:\n",
+        new="        for i in live:\n",
+        tests=(_TOGETHER,),
+        why="the runs advance in turn whatever their trips: runs past the verdict's minimum "
+            "take the CPU the runs short of it need (breast SBS96 NB: 11, 9, 15, 15 trips)"),
+    Mutation(
+        id="pt-runs-together-cap-ignored", path=_RUNS,
+        old='            advance(i, "cpu" if max_cpu_s is not None and _cpu() - t0 > max_cpu_s '
+            'else why)\n',
+        new="            advance(i, why)\n",
+        tests=(_TOGETHER,),
+        why="the mode's runs together ignore their share of the budget left: the budget runs "
+            "out inside the tempering with no estimate"),
+    Mutation(
+        id="pt-run-cpu-counts-the-others", path=_RT,
+        old="        t0 += time.process_time() - paused  # the other runs' CPU while this one "
+            "waited\n",
+        new="        pass\n",
+        tests=(_TRT + "test_a_run_counts_only_its_own_cpu",),
+        why="a run waiting while the others advance counts their CPU as its own: its CPU per "
+            "rung-scan and the need the verdict names are inflated by the number of runs"),
     Mutation(
         id="pt-need-rate-inverted", path=_B,
         old="    per_run = target * kept.sum() / trips.sum()",
@@ -365,4 +391,30 @@ MUTATIONS = [
                "test_a_failed_bridge_compares_no_masses_and_advises_the_bridge",),
         why="a failed bridge is advised as if the SMC were short (more particles), not the "
             "bridge (more draws per mode or another check)"),
+    Mutation(
+        id="early-stop-runs-not-done-counted", path=_V,
+        old="    n = np.full(M, R) if n_done is None else np.asarray(n_done, int)\n",
+        new="    n = np.full(M, R)\n",
+        tests=(_T + "test_mass_upper_bounds_of_a_mode_whose_runs_stopped_early",),
+        why="a mode's runs not made are read as failed runs: an early-stopped mode is never "
+            "bounded (or bounded from runs it did not have)"),
+    Mutation(
+        id="early-stop-never", path=_RP,
+        old="run_lz[:k + 1], n_done=done[:k + 1])[k] < early_stop:",
+        new="run_lz[:k + 1], n_done=done[:k + 1])[k] < 0.0:",
+        tests=(_DUP + "test_a_mode_far_below_an_earlier_one_stops_after_two_runs",),
+        why="a mode 50 nats below another still gets all its runs: the CPU the early stop "
+            "saves is spent"),
+    Mutation(
+        id="early-stop-without-the-bound", path=_RP,
+        old="            if early_stop is not None and 2 <= r + 1 < n_runs and k and mass_upper_",
+        new="            if early_stop is not None and 2 <= r + 1 < n_runs and k or mass_upper_",
+        tests=(_DUP + "test_a_mode_far_below_an_earlier_one_stops_after_two_runs",),
+        why="every mode after the first stops at two runs, however heavy"),
+    Mutation(
+        id="early-stop-mean-over-runs-not-done", path=_RP,
+        old="        z = run_lz[k, :done[k]]\n",
+        new="        z = run_lz[k]\n",
+        tests=(_DUP + "test_a_mode_far_below_an_earlier_one_stops_after_two_runs",),
+        why="an early-stopped mode's log Z averaged over its NaN runs: NaN, the mode lost"),
 ]

@@ -85,8 +85,8 @@ MUTATIONS = [
             "temperature from the population"),
     Mutation(
         id="reference-pt-smc-without-moves", path=_RT,
-        old="                              local=pt_local, n_leap=pt_leap, **fit)",
-        new="                              **fit)",
+        old="                              local=pt_local, n_leap=pt_leap, early_stop=EARLY_STOP,",
+        new="                              early_stop=EARLY_STOP,",
         tests=(_ROUTE,),
         why="check='reference_pt' gives the local moves to the PT only, not to the SMC"),
     Mutation(

@@ -13,6 +13,8 @@ HMC density and gradient against direct computations."""
 from benchmarks.mutation._harness import Mutation
 
 _RT = "bnmfzoo/inference/reference_tempering.py"
+_PT = "bnmfzoo/inference/tempering/_path_targets.py"
+_RUNS = "bnmfzoo/inference/tempering/_runs.py"
 _V = "bnmfzoo/inference/_mass_verdict.py"
 _T = "tests/tempering/test_reference_tempering.py::"
 _POIS = _T + "test_poisson_mode_log_z_matches_quadrature"
@@ -87,21 +89,21 @@ MUTATIONS = [
         why="the reference adapter drops what its local moves return: the PT runs the sweep "
             "alone while reporting the HMC's acceptance"),
     Mutation(
-        id="pt-stepping-stone-sign", path=_RT,
+        id="pt-stepping-stone-sign", path=_PT,
         old="terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0)",
         new="terms = logsumexp(-np.diff(b)[None, :] * ll[:, :-1], axis=0)",
         tests=(_SS, _POIS, _GAUS),
         why="wrong sign of the incremental weight (b_(i+1) - b_i) l': each term estimates "
             "Z_(i-1) / Z_i instead of Z_(i+1) / Z_i"),
     Mutation(
-        id="pt-stepping-stone-wrong-rung", path=_RT,
+        id="pt-stepping-stone-wrong-rung", path=_PT,
         old="terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0)",
         new="terms = logsumexp(np.diff(b)[None, :] * ll[:, 1:], axis=0)",
         tests=(_SS, _POIS, _GAUS),
         why="the ratio Z_(i+1) / Z_i estimated from the draws of rung i + 1 (not an "
             "importance sample of it): biased upwards"),
     Mutation(
-        id="pt-stepping-stone-no-mean", path=_RT,
+        id="pt-stepping-stone-no-mean", path=_PT,
         old="axis=0) - math.log(ll.shape[0])",
         new="axis=0)",
         tests=(_SS, _POIS, _GAUS),
@@ -119,7 +121,7 @@ MUTATIONS = [
             "move): the swaps and the stepping stone use values of states that no longer "
             "exist"),
     Mutation(
-        id="pt-round-trip-without-cold-start", path=_RT,
+        id="pt-round-trip-without-cold-start", path=_RUNS,
         old="        if phase[hot] == 1:\n            phase[hot] = 2",
         new="        if phase[hot] <= 1:\n            phase[hot] = 2",
         tests=(_TRIPS,),
@@ -162,8 +164,41 @@ MUTATIONS = [
             "copy and dropped: a leak the per-mode checks must report becomes a lost mode"),
     Mutation(
         id="duplicate-copy-not-dropped", path=_RT,
-        old="drop = sorted({j for _, j in dup if j >= K})",
+        old="drop = sorted({j for _, j in dup if j >= K_kept})",
         new="drop = []",
-        tests=(_DUP + "test_per_mode_route_drops_a_prior_chain_copy",),
-        why="the per-mode route finds the copy but keeps it: masses 0.5 / 0.5 for one mode"),
+        tests=(_DUP + "test_per_mode_route_still_drops_a_copy_the_fit_chains_missed",),
+        why="the per-mode route's path particles find a copy the fit chains missed but keep "
+            "it: masses 0.5 / 0.5 for one mode"),
+    Mutation(
+        id="fit-chain-copies-ignored", path=_RT,
+        old="    copy_of = fit_copies(fitted, cut)\n",
+        new="    copy_of = {}\n",
+        tests=(_DUP + "test_per_mode_route_spends_no_smc_run_on_a_prior_chain_copy",
+               _DUP + "test_two_smc_modes_that_are_one_are_merged_before_the_per_mode_"
+                      "estimates"),
+        why="copies the fit chains show are estimated all the same (SMC runs spent on them) "
+            "and two SMC modes that are one refuse the result as a mode counted twice"),
+    Mutation(
+        id="fit-chain-copies-not-grouped", path=_RP,
+        old="        first[max(a, b)] = min(a, b)\n",
+        new="        pass\n",
+        tests=(_DUP + "test_two_smc_modes_that_are_one_are_merged_before_the_per_mode_"
+                      "estimates",),
+        why="the pairs the fit chains show are never grouped: no copy is merged or dropped"),
+    Mutation(
+        id="merged-copy-keeps-its-label", path="bnmfzoo/inference/_mass_result.py",
+        old="        first[j] = first[i]\n",
+        new="        pass\n",
+        tests=(_DUP + "test_two_smc_modes_that_are_one_are_merged_before_the_per_mode_"
+                      "estimates",),
+        why="the merged copy's particles stay a mode of their own: the result lists a mode "
+            "the per-mode estimators never estimated"),
+    Mutation(
+        id="merged-copy-not-realigned", path="bnmfzoo/inference/_mass_result.py",
+        old="    if moved.any():\n",
+        new="    if False:\n",
+        tests=(_DUP + "test_two_smc_modes_that_are_one_are_merged_before_the_per_mode_"
+                      "estimates",),
+        why="the merged copy's particles keep their columns in the copy's order: the mode's "
+            "aligned factors mix two labellings"),
 ]

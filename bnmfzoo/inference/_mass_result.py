@@ -14,7 +14,8 @@ import numpy as np
 from bnmfzoo.diagnostics._modes.masses import mass_interval
 from bnmfzoo.inference._mass_verdict import MIN_CHECKED
 
-__all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "MAX_MODE_SHARE"]
+__all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "merge_smc_modes",
+           "MAX_MODE_SHARE"]
 
 #: the SMC from the prior's final particles falling into more modes than this share of them
 #: means the fitted factorization has components that point anywhere (the data do not support
@@ -46,6 +47,59 @@ def unsupported_rank(n_modes, n_particles, rank, family, log_z, log_z_se, t0):
             "unsupported_rank": {"rank": int(rank), "n_modes": int(n_modes),
                                  "n_particles": int(n_particles), "suggested_rank": lower},
             "settings": {"n_temperatures": []}}
+
+
+def merge_smc_modes(merged, label, A, W, perm, refs, weights, run_of, n_runs):
+    """The SMC from the prior's modes with each copy in ``merged`` joined to its first mode.
+
+    ``merged``: pairs ``(i, j)``, mode ``j`` a copy of mode ``i < j`` (the per-mode route's fit
+    chains showed them to be one, :func:`~bnmfzoo.inference.reference_path.fit_copies`);
+    ``label`` the particles' modes, ``A`` ``(n, D, K)`` and ``W`` ``(n, K, N)`` their factors,
+    ``perm`` ``(n, K)`` each particle's column order matching its mode's reference ``refs``;
+    ``weights`` and ``run_of`` the particles' weights (each run's summing to 1) and runs. A
+    copy's particles are relabelled and their columns matched to the first mode's reference
+    again.
+
+    Returns ``(label, mass, se, A aligned, W aligned)``: the modes renumbered in order without
+    the copies, the masses and their errors from the runs' shares (as the SMC's own).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.array([[[1.0, 0.0], [0.0, 1.0]], [[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    >>> W = np.ones((3, 2, 1))
+    >>> refs = np.array([np.eye(2), np.eye(2)[:, ::-1], np.eye(2)])
+    >>> lab, m, _, A2, _ = merge_smc_modes([(0, 1)], np.array([0, 1, 2]), A, W,
+    ...                                    np.array([[0, 1], [0, 1], [0, 1]]), refs,
+    ...                                    np.array([0.5, 1.0, 0.5]), np.array([0, 1, 0]), 2)
+    >>> lab.tolist(), m.tolist(), bool(np.allclose(A2[1], np.eye(2)))
+    ([0, 0, 1], [0.75, 0.25], True)
+    """
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+
+    K = refs.shape[0]
+    first = np.arange(K)
+    for i, j in merged:
+        first[j] = first[i]
+    kept = np.flatnonzero(first == np.arange(K))
+    new_of = np.full(K, -1)
+    new_of[kept] = np.arange(kept.size)
+    perm = np.array(perm, copy=True)
+    moved = first[label] != label
+    if moved.any():
+        U = _unit_l2(np.asarray(A[moved], float))
+        for k in np.unique(first[label[moved]]):
+            m = first[label[moved]] == k
+            perm[np.flatnonzero(moved)[m]] = matched_angles(U[m], refs[k][None])[1][:, 0]
+    label = new_of[first[label]]
+    shares = np.zeros((n_runs, kept.size))
+    for r in range(n_runs):
+        m = run_of == r
+        shares[r] = np.bincount(label[m], weights=weights[m], minlength=kept.size)
+    idx = perm[:, None, :]
+    A_al = np.take_along_axis(A, np.broadcast_to(idx, A.shape), axis=2)
+    W_al = np.take_along_axis(W, np.broadcast_to(perm[:, :, None], W.shape), axis=1)
+    return (label, shares.mean(0), shares.std(0, ddof=1) / math.sqrt(n_runs), A_al, W_al)
 
 
 def reference_mode_entry(mass, se, size, bound, check_mass, check_se, skipped):
@@ -82,6 +136,10 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
     if min_ess < 0.1 or not log_z_sd < 2.0:
         notes.append(f"the SMC from the prior (mode finding only) ended with an ESS of "
                      f"{min_ess:.1%} and its runs' log Z sd {log_z_sd:.2f} nats")
+    for i, j in pm.get("merged", ()):
+        notes.append(f"the SMC from the prior's modes {i} and {j} are one mode (the fit chains "
+                     f"from each stay in the other's basin), merged before the per-mode "
+                     f"estimates")
     smc_o, pt_o = pm["smc"], pm["pt"]
     M = K if smc_o is None else len(smc_o["log_z"])
     nan = np.full(M, math.nan)

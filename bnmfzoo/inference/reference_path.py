@@ -83,7 +83,7 @@ from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
-           "reference_check", "drop_modes",
+           "reference_check", "drop_modes", "fit_copies",
            "WIDEN", "DUPLICATE_SHARE", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
@@ -339,22 +339,71 @@ def _label_center(bases, ref):
 
 
 def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin,
-                          n_burn):
+                          n_burn, fits=None):
     """Every mode's fit chains and the basin rule over all of them at once.
 
     Returns ``(fits [(aligned draws, bases, chain) per mode], basins (the result of
     :func:`bnmfzoo.diagnostics._modes.basins.mode_basins`), inside [per mode, which of its
-    draws are inside its basin], fit_cpu)``.
+    draws are inside its basin], fit_cpu)``. With ``fits`` (one per mode of ``refs``) the chains
+    are not run again: only the basin rule (modes dropped as copies leave the others' basins).
     """
     t1 = time.process_time()
-    fits = [_aligned_draws(family, adapter, refs[k], starts[k], rng, n_chains, n_draws, thin,
-                           n_burn) for k in range(refs.shape[0])]
+    if fits is None:
+        fits = [_aligned_draws(family, adapter, refs[k], starts[k], rng, n_chains, n_draws,
+                               thin, n_burn) for k in range(refs.shape[0])]
     basins = mode_basins(np.concatenate([f[1] for f in fits]),
                          np.concatenate([f[2] + k * (n_chains + 1) for k, f in enumerate(fits)]),
                          np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
                          refs, cut)
     inside = np.split(basins["inside"], np.cumsum([f[2].size for f in fits])[:-1])
     return fits, basins, inside, time.process_time() - t1
+
+
+def cross_fit_shares(fitted, cut):
+    """The fit-chain draws' shares in the basins, ``(M, M)``.
+
+    Row ``j``, column ``i``: the share of mode ``j``'s fit-chain draws inside mode ``i``'s basin
+    (``fitted``: :func:`fit_chains_and_basins`' result).
+    """
+    fits, basins = fitted[0], fitted[1]
+    out = []
+    for f in fits:  # checked per mode: many modes cannot overrun the cap
+        check_budget()
+        out.append(basin_shares(f[1], basins["basin_refs"], cut))
+    return np.stack(out)
+
+
+def fit_copies(fitted, cut):
+    """Modes the fit chains alone show to be one: ``{j: i}``, mode ``j`` a copy of ``i < j``.
+
+    Pairs that :func:`~bnmfzoo.diagnostics._modes.basins.duplicate_modes` finds in the
+    fit-chain draws' shares (:data:`DUPLICATE_SHARE`) or that the basin rule joins are grouped
+    transitively; each group's first mode stands for it. The same rule :func:`reference_log_z`
+    applies after its runs (``duplicates``, ``joined``), before any run is spent on a copy.
+
+    Examples
+    --------
+    >>> _groups([(0, 2), (1, 3), (2, 3)], 5)
+    {1: 0, 2: 0, 3: 0}
+    """
+    pairs = set(duplicate_modes(cross_fit_shares(fitted, cut), max_share=DUPLICATE_SHARE))
+    pairs |= set(fitted[1]["joined"])
+    return _groups(sorted(pairs), len(fitted[0]))
+
+
+def _groups(pairs, M):
+    """``{j: first mode of j's group}`` for every mode not first in its group of ``pairs``."""
+    first = list(range(M))
+
+    def root(k):
+        while first[k] != k:
+            k = first[k]
+        return k
+
+    for i, j in pairs:
+        a, b = root(i), root(j)
+        first[max(a, b)] = min(a, b)
+    return {k: root(k) for k in range(M) if root(k) != k}
 
 
 def masses_and_total(lz, se, K, offset=0.0):
@@ -376,7 +425,7 @@ def masses_and_total(lz, se, K, offset=0.0):
 
 def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100, n_moves=5,
                     cess=0.9, n_chains=4, n_draws=200, thin=2, n_burn=50, widen=WIDEN,
-                    offset=0.0, local="sweep", n_leap=10):
+                    offset=0.0, local="sweep", n_leap=10, early_stop=None, fitted=None):
     """Per-mode evidence along the reference path, and the masses and total it implies.
 
     Parameters
@@ -411,6 +460,13 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         all of that temperature's moves (:meth:`~bnmfzoo.inference.counts.tempering._local.
         RungMoves.per_temperature`), so each move is an exact kernel of its temperature given
         the past; every run starts from the same initial step, so the runs stay independent.
+    early_stop : float, optional
+        A mode's runs stop after two once :func:`~bnmfzoo.inference._mass_verdict.
+        mass_upper_bounds` over them and the modes before it bounds its mass below this
+        (``runs_done`` says how many it had; its error then comes from those).
+    fitted : tuple, optional
+        :func:`fit_chains_and_basins`' result for these ``refs`` (the chains are not run
+        again).
 
     Returns
     -------
@@ -434,8 +490,11 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         runs' CPU seconds per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode, the lowest
         mean HMC acceptance of one temperature over its runs; NaN without HMC),
         ``local_steps`` (per mode, the last run's ``(b, HMC step, mean acceptance)`` of each
-        temperature with HMC).
+        temperature with HMC), ``runs_done`` (per mode: its runs; fewer than ``n_runs`` where
+        ``early_stop`` ended them, the rest of ``run_log_z`` NaN).
     """
+    from bnmfzoo.inference._mass_verdict import mass_upper_bounds
+
     t0 = time.process_time()
     adapter = reference_adapter(family, local, n_leap)
     moves = getattr(adapter, "moves", None)
@@ -447,14 +506,11 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     left, path_left, swapped = np.zeros(M), np.zeros(M), np.zeros(M)
     cross_path = np.full((M, M), np.nan)
     temps, cpu_mode, acc_local, steps = [], np.zeros(M), np.full(M, np.nan), [[]] * M
-    fits, basins, inside, fit_cpu = fit_chains_and_basins(
+    fits, basins, inside, fit_cpu = fitted if fitted is not None else fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
-    cross_fit = []
-    for f in fits:  # checked after the basin rule and per mode: many modes cannot overrun the cap
-        check_budget()
-        cross_fit.append(basin_shares(f[1], basins["basin_refs"], cut))
-    cross_fit = np.stack(cross_fit)
+    done = np.zeros(M, dtype=np.int64)
+    cross_fit = cross_fit_shares((fits, basins), cut)
     for k in range(M):
         draws = fits[k][0][inside[k]]
         temps.append([])
@@ -491,15 +547,21 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             # on another label copy: then the copies overlap and log K! over-counts
             p = matched_angles(U, center[None])[1][:, 0]
             swap.append(float(run.weights[np.any(p != np.arange(K), axis=1)].sum()))
+            done[k] = r + 1
+            if early_stop is not None and 2 <= r + 1 < n_runs and k and mass_upper_bounds(
+                    run_lz[:k + 1], n_done=done[:k + 1])[k] < early_stop:
+                break
         cpu_mode[k] = time.process_time() - t1
         path_left[k] = float(np.mean(far))
         swapped[k] = float(np.mean(swap))
         cross_path[k] = basin_shares(np.concatenate(ends), basins["basin_refs"], cut,
                                      np.concatenate(end_w))
-        lz[k] = float(run_lz[k].mean())
-        se[k] = float(run_lz[k].std(ddof=1) / math.sqrt(n_runs)) if n_runs > 1 else math.inf
+        z = run_lz[k, :done[k]]
+        lz[k] = float(z.mean())
+        se[k] = float(z.std(ddof=1) / math.sqrt(z.size)) if z.size > 1 else math.inf
     mass, mse, total, total_se = masses_and_total(lz, se, K, offset)
-    return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "mass": mass, "se": mse,
+    return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "runs_done": done,
+            "mass": mass, "se": mse,
             "left": left, "path_left": path_left, "swapped": swapped,
             "n_temperatures": temps,
             "log_z_total": total, "log_z_total_se": total_se,
@@ -525,7 +587,7 @@ def drop_modes(out, drop, K, offset=0.0):
     keep = [k for k in range(len(out["log_z"])) if k not in drop]
     new = dict(out)
     for key in ("log_z", "log_z_se", "run_log_z", "left", "path_left", "swapped", "cpu_s_mode",
-                "local_acceptance"):
+                "local_acceptance", "runs_done"):
         new[key] = np.asarray(out[key])[keep]
     for key in ("n_temperatures", "local_steps"):
         new[key] = [out[key][k] for k in keep]

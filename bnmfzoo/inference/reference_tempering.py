@@ -59,10 +59,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import cpu_short_reasons, run_allowance, tempering_need
+from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
@@ -72,7 +72,12 @@ from bnmfzoo.inference.reference_path import (
     reference_adapter,
 )
 from bnmfzoo.inference.tempering import LadderTuner, smc, swap_pass
-from bnmfzoo.inference.tempering._path_targets import PathTargets, stepping_stone_path
+from bnmfzoo.inference.tempering._path_targets import (
+    PathTargets,
+    stepping_stone,
+    stepping_stone_path,
+)
+from bnmfzoo.inference.tempering._runs import count_round_trips, drive, run_together
 
 __all__ = ["PTRun", "reference_pt", "stepping_stone", "stepping_stone_path", "count_round_trips",
            "pilot_ladder", "reference_pt_log_z", "run_allowance", "tempering_need"]
@@ -132,63 +137,6 @@ class PTRun:
     local_acceptance: np.ndarray | None = None
     stopped: str = "scans"
     logliks: np.ndarray | None = None
-
-
-def count_round_trips(labels):
-    """Completed round trips of each index process from the labels at the rungs.
-
-    ``labels[t, i]`` is the replica at rung ``i`` after scan ``t`` (rung 0: ``b = 1``, the
-    last rung: ``b = 0``). A replica completes a round trip when, having been at rung 0, it
-    reaches the last rung and then rung 0 again.
-
-    Examples
-    --------
-    >>> count_round_trips([[0, 1], [1, 0], [0, 1], [1, 0]]).tolist()
-    [1, 1]
-    >>> count_round_trips([[0, 1, 2], [1, 0, 2], [0, 1, 2]]).tolist()  # 0 never reaches b = 0
-    [0, 0, 0]
-    """
-    lab = np.asarray(labels, dtype=np.int64)
-    if lab.ndim != 2 or lab.shape[1] < 2:
-        raise ValueError(f"labels must be (scans, rungs >= 2), got shape {lab.shape}")
-    n = lab.shape[1]
-    if np.any(np.sort(lab, axis=1) != np.arange(n)):
-        raise ValueError("each row of labels must be a permutation of the replicas")
-    phase = np.zeros(n, dtype=np.int64)  # 0: needs b = 1, 1: needs b = 0, 2: needs b = 1 again
-    trips = np.zeros(n, dtype=np.int64)
-    for cold, hot in zip(lab[:, 0], lab[:, -1], strict=True):
-        if phase[hot] == 1:
-            phase[hot] = 2
-        if phase[cold] == 2:
-            trips[cold] += 1
-        phase[cold] = 1
-    return trips
-
-
-def stepping_stone(betas, logliks):
-    """Stepping-stone ``log Z`` and its terms from the kept ``l'`` of every rung.
-
-    ``betas`` is the ladder (any order, ``0`` and ``1`` included), ``logliks[t, i]`` the
-    ``l'`` of the state at ``betas[i]`` in scan ``t``.
-
-    Examples
-    --------
-    >>> lz, _ = stepping_stone([1.0, 0.0], [[-1.0, -1.0], [-1.0, -1.0]])
-    >>> float(lz)
-    -1.0
-    """
-    b = np.asarray(betas, float)
-    ll = np.asarray(logliks, float)
-    if ll.ndim != 2 or ll.shape[1] != b.size or ll.shape[0] < 1:
-        raise ValueError(f"logliks must be (scans, {b.size}), got shape {ll.shape}")
-    if not np.all(np.isfinite(ll)):
-        raise ValueError("logliks must be finite")
-    order = np.argsort(b)
-    b, ll = b[order], ll[:, order]
-    if b[0] != 0.0 or b[-1] != 1.0:
-        raise ValueError("the ladder must run from 0 to 1")
-    terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0) - math.log(ll.shape[0])
-    return float(terms.sum()), terms
 
 
 def _targets(rungs):
@@ -334,13 +282,29 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
     -------
     PTRun
     """
+    if n_burn is None:
+        n_burn = int(n_scans) // 10 if stop_trips is None else min(int(n_scans) // 10, 100)
+    return drive(pt_blocks(adapter_of, q, rng, betas, n_scans=n_scans,
+                           n_tune_rounds=n_tune_rounds, first_round=first_round, n_burn=n_burn,
+                           n_sweeps=n_sweeps, grow=grow, max_rungs=max_rungs, in_mode=in_mode,
+                           check_every=check_every),
+                 stop_trips=stop_trips, max_cpu_s=max_cpu_s, min_scans=min_scans)
+
+
+def pt_blocks(adapter_of, q, rng, betas, *, n_scans, n_tune_rounds, first_round, n_burn,
+              n_sweeps, grow, max_rungs, in_mode, check_every):
+    """:func:`reference_pt` as a generator of blocks of :data:`TRIP_CHECK` kept scans.
+
+    Yields ``(kept scans, labels so far, CPU s of this run)`` after each block (the CPU while
+    suspended is not counted) and takes back ``None`` to go on or why to stop (``"cpu"``,
+    ``"trips"``: :attr:`PTRun.stopped`); returns the :class:`PTRun`
+    (:mod:`bnmfzoo.inference.tempering._runs` drives it).
+    """
     t0 = time.process_time()
     betas = _check_ladder(betas)
     n_scans, n_sweeps = int(n_scans), int(n_sweeps)
     if n_scans < 2 or n_sweeps < 1:
         raise ValueError(f"n_scans must be >= 2 and n_sweeps >= 1, got {n_scans}, {n_sweeps}")
-    if n_burn is None:
-        n_burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
     n_burn = int(n_burn)
     rungs = _Rungs(adapter_of, q)
     states = [rungs.path(0.0).draw(rng) for _ in betas]
@@ -392,12 +356,11 @@ def reference_pt(adapter_of, q, rng, betas, *, n_scans=500, n_tune_rounds=4, fir
             out_of_mode += not in_mode(states[0])
         if (t + 1) % TRIP_CHECK or t + 1 >= n_scans:
             continue
-        if max_cpu_s is not None and time.process_time() - t0 > max_cpu_s:
-            stopped, kept = "cpu", t + 1
-            break
-        if stop_trips is not None and t + 1 >= min_scans and \
-                count_round_trips(kept_lab[:t + 1]).sum() >= stop_trips:
-            stopped, kept = "trips", t + 1
+        paused = time.process_time()
+        why = yield t + 1, kept_lab[:t + 1], paused - t0
+        t0 += time.process_time() - paused  # the other runs' CPU while this one waited
+        if why:
+            stopped, kept = why, t + 1
             break
     kept_ll, kept_lab = kept_ll[:kept], kept_lab[:kept]
     if _targets(rungs) is not None:
@@ -519,14 +482,18 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                 betas, q, fitted[k] = bw, qw, ("marginal",) + fitted[k][1:3] + (w, lw)
         far, work = [], 0
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
-        for r, sd in enumerate(seeds[:n_runs]):
-            cap = None if stop_trips is None else run_allowance(
-                budget_left(), n_runs - r + later * n_runs)
-            run = reference_pt(lambda: reference_adapter(family, local, n_leap), q,
-                               np.random.default_rng(sd), betas, n_scans=n_scans,
-                               n_sweeps=n_sweeps, n_tune_rounds=n_tune_rounds,
-                               max_rungs=max_rungs, in_mode=in_mode, stop_trips=stop_trips,
-                               max_cpu_s=cap)
+        # the mode's runs advance together, the CPU going to those short of the trips first
+        burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
+        together = run_together(
+            [pt_blocks(lambda: reference_adapter(family, local, n_leap), q,
+                       np.random.default_rng(sd), betas, n_scans=n_scans,
+                       n_tune_rounds=n_tune_rounds, first_round=16, n_burn=burn,
+                       n_sweeps=n_sweeps, grow=True, max_rungs=max_rungs, in_mode=in_mode,
+                       check_every=5) for sd in seeds[:n_runs]],
+            stop_trips=stop_trips, min_trips=0 if stop_trips is None else MIN_ROUND_TRIPS,
+            max_cpu_s=None if stop_trips is None else run_allowance(budget_left(), 1 + later),
+            min_scans=MIN_KEPT_SCANS)
+        for r, run in enumerate(together):
             kept[k, r], stopped[k, r] = run.n_scans, run.stopped
             run_lz[k, r], trips[k, r] = run.log_z, run.round_trips.sum()
             n_rungs[k, r], lam[k, r] = run.betas.size, run.barrier
@@ -582,14 +549,20 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     budget (:mod:`bnmfzoo.inference._mass_budget`) runs out during the tempering, ``pt`` is
     None and the reason says so; during the reference-path SMC it propagates.
 
-    A mode only the plain chains from prior draws found that holds more than
-    :data:`~bnmfzoo.inference.reference_path.DUPLICATE_SHARE` of an earlier mode's members in its
-    basin, and the earlier mode more than that of its (:func:`~bnmfzoo.diagnostics._modes.
-    basins.duplicate_modes`), or that the basin rule joins with it (``joined``: both lie in one
-    basin), is that mode reached twice: it is dropped before the
-    masses (:func:`~bnmfzoo.inference.reference_path.drop_modes`), so the evidence is counted
-    once. Two such modes of the SMC from the prior are not joined (their members and masses
-    come from the SMC's clustering); the run is then not established.
+    Two modes each holding more than
+    :data:`~bnmfzoo.inference.reference_path.DUPLICATE_SHARE` of the other's fit-chain draws in
+    its basin (:func:`~bnmfzoo.diagnostics._modes.basins.duplicate_modes`), or that the basin
+    rule joins (``joined``: both lie in one basin), are one mode reached twice
+    (:func:`~bnmfzoo.inference.reference_path.fit_copies`), found before either estimator
+    runs: a copy only the plain chains from prior draws found is dropped, and a copy among the
+    SMC from the prior's modes is merged into the first of its group (``merged``; the caller
+    relabels its particles, :func:`bnmfzoo.inference._mass_result.merge_smc_modes`), so the
+    evidence is estimated and counted once. The same rule on the reference-path SMC's final
+    particles catches copies the fit chains missed: a prior-chain copy is then dropped after
+    the SMC (:func:`~bnmfzoo.inference.reference_path.drop_modes`); two modes of the SMC from
+    the prior found only there leave the run not established. A mode whose reference-path SMC
+    bounds its mass below :data:`~bnmfzoo.inference._mass_verdict.EARLY_STOP` after two runs
+    gets no more runs (``runs_done``).
 
     Returns
     -------
@@ -598,18 +571,20 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
         first), ``n_smc_modes``, ``reasons``, ``upper`` (per mode, the bound on its mass),
         ``skipped`` (the modes bounded below ``NEGLIGIBLE``), ``prior_chains``,
         ``prior_ends_in_smc_modes``, ``prior_cpu_s``, ``duplicates`` (the pairs found, in the
-        numbering before dropping) and ``dropped`` (the modes dropped as copies; ``smc`` and
-        ``pt`` hold the kept modes only).
+        numbering before dropping), ``dropped`` (the prior-chain modes dropped as copies) and
+        ``merged`` (pairs ``(i, j)`` of the SMC from the prior's modes, ``j`` merged into
+        ``i``); ``smc`` and ``pt`` hold the kept modes only.
     """
     from bnmfzoo.inference._mass_budget import BudgetExhausted, PathSMCSize
     from bnmfzoo.inference._mass_verdict import (
+        EARLY_STOP,
         MIN_ROUND_TRIPS,
         NEGLIGIBLE,
         mass_upper_bounds,
         per_mode_reasons,
     )
     from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
-    from bnmfzoo.inference.reference_path import drop_modes, reference_log_z
+    from bnmfzoo.inference.reference_path import drop_modes, fit_copies, reference_log_z
 
     K = clusters["reference"].shape[0]
     try:
@@ -625,25 +600,42 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
     all_refs = np.concatenate([refs, new_refs])
     fit = dict(n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
+    # modes the fit chains already show to be one (each holds the other's draws in its basin,
+    # or the basin rule joins them) are estimated once: a copy among the SMC from the prior's
+    # modes is merged into the first of its group (``merged``), a copy only the plain chains
+    # from prior draws found is dropped
+    fitted = fit_chains_and_basins(family, reference_adapter(family, pt_local, pt_leap),
+                                   all_refs, starts, rng, cut, n_chains, n_draws, thin, 50)
+    copy_of = fit_copies(fitted, cut)
+    merged = sorted((i, j) for j, i in copy_of.items() if j < K)
+    keep = [k for k in range(all_refs.shape[0]) if k not in copy_of]
+    if copy_of:
+        all_refs, starts = all_refs[keep], [starts[k] for k in keep]
+        basins = fit_chains_and_basins(family, None, all_refs, starts, rng, cut, n_chains,
+                                       n_draws, thin, 50, fits=[fitted[0][k] for k in keep])
+        fitted = basins[:3] + (fitted[3] + basins[3],)
+    K_kept = K - len(merged)
     size = PathSMCSize(all_refs.shape[0], n_runs, n_particles, n_moves, cess)
     smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
                               n_particles=size, n_moves=n_moves, cess=cess,
-                              local=pt_local, n_leap=pt_leap, **fit)
+                              local=pt_local, n_leap=pt_leap, early_stop=EARLY_STOP,
+                              fitted=fitted, **fit)
     smc_out["sizes"] = size.log  # (mode, steps, s per particle-move, particles) in a budget
     # a mode only the plain chains from prior draws found that is a copy of an earlier mode
-    # (each holds the other's members in its basin, or the basin rule joined them) is that
-    # mode reached twice: estimate once
+    # by its final path particles too is that mode reached twice: estimate once
     dup = sorted(set(smc_out["duplicates"]) | set(smc_out["joined"]))
-    drop = sorted({j for _, j in dup if j >= K})
+    drop = sorted({j for _, j in dup if j >= K_kept})
     if drop:
-        keep = [k for k in range(all_refs.shape[0]) if k not in drop]
         smc_out = drop_modes(smc_out, drop, all_refs.shape[2])
-        all_refs, starts = all_refs[keep], [starts[k] for k in keep]
-    same = [f"modes {i} and {j} of the SMC from the prior: each holds more than "
+        all_refs, starts = (all_refs[[k for k in range(all_refs.shape[0]) if k not in drop]],
+                            [st for k, st in enumerate(starts) if k not in drop])
+    same = [f"modes {keep[i]} and {keep[j]} of the SMC from the prior: each holds more than "
             f"{DUPLICATE_SHARE:.0%} of the other's fit-chain draws or path particles in its "
             "basin (or the basin rule "
-            "joins them), so they are one mode counted twice" for i, j in dup if j < K]
-    upper = mass_upper_bounds(smc_out["run_log_z"])
+            "joins them), so they are one mode counted twice" for i, j in dup if j < K_kept]
+    dup = sorted({(i, j) for j, i in copy_of.items()} | {(keep[i], keep[j]) for i, j in dup})
+    drop = sorted({j for j in copy_of if j >= K} | {keep[j] for j in drop})
+    upper = mass_upper_bounds(smc_out["run_log_z"], n_done=smc_out["runs_done"])
     skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
     t1 = time.process_time()
     try:
@@ -661,5 +653,6 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
                    f"{smc_out['cpu_s']:.0f} s): raise budget_s or lower pt_scans / pt_runs"]
     return {"smc": smc_out, "pt": pt_out, "n_smc_modes": K, "reasons": reasons,
             "upper": upper, "skipped": skipped, "duplicates": dup, "dropped": drop,
+            "merged": merged,
             "prior_chains": prior_chains, "prior_cpu_s": prior_cpu,
             "prior_ends_in_smc_modes": None if near is None else int(np.sum(near >= 0))}

@@ -102,8 +102,8 @@ from bnmfzoo.inference._mass_budget import (
     nothing_established,
     with_budget,
 )
+from bnmfzoo.inference._mass_result import merge_smc_modes, unsupported_rank
 from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
-from bnmfzoo.inference._mass_result import unsupported_rank
 from bnmfzoo.inference._mass_verdict import advice as _advice
 from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
 from bnmfzoo.inference._mass_verdict import failed_check_unknown_all as _failed_check_unknown_all
@@ -548,6 +548,10 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                 pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap,
                 pt_trips=pt_trips,
                 prior_dof=n_runs - 1)
+            if pm.get("merged"):
+                label, mass, se, A_al, W_al = merge_smc_modes(
+                    pm["merged"], label, A, W, cl["perm"], cl["reference"], weights, run_of,
+                    n_runs)
             return _per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se,
                                     log_z_sd, family, budget_s, smc_cpu, t0,
                                     (reference_runs, reference_particles))

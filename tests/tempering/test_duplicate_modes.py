@@ -141,6 +141,92 @@ def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
     assert not any("counted twice" in r for r in pm["reasons"])
 
 
+def _counted_smc(monkeypatch):
+    """Count the reference-path SMC's runs (per mode: the first state's factors' reference)."""
+    from bnmfzoo.inference import reference_path
+
+    calls = []
+    real = reference_path.smc
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reference_path, "smc", counted)
+    return calls
+
+
+def _no_tempering(monkeypatch):
+    from bnmfzoo.inference import reference_tempering
+    from bnmfzoo.inference._mass_budget import BudgetExhausted
+
+    def no_time(*a, **k):
+        raise BudgetExhausted(1.0, 2.0)
+
+    monkeypatch.setattr(reference_tempering, "reference_pt_log_z", no_time)
+
+
+def test_per_mode_route_spends_no_smc_run_on_a_prior_chain_copy(monkeypatch):
+    """The label copy the plain chains from the prior return is found by the fit chains
+    alone, before the reference-path SMC: its two runs are never made (2 runs, not 4)."""
+    from bnmfzoo.inference import mode_bridge, reference_tempering
+
+    fam, s, ref, rng, copy_of_mode_0 = _one_mode_and_its_label_copy()
+    monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
+    _no_tempering(monkeypatch)
+    calls = _counted_smc(monkeypatch)
+    pm = reference_tempering.per_mode_check(
+        fam, [s], np.array([0]), np.array([1.0]), {"reference": ref, "cut": 30.0}, -50.0, 1.0,
+        rng, n_runs=2, n_particles=40, n_moves=2, n_draws=40, prior_chains=1)
+    assert len(calls) == 2 and pm["dropped"] == [1] and pm["merged"] == []
+
+
+def test_per_mode_route_still_drops_a_copy_the_fit_chains_missed(monkeypatch):
+    """Where the fit chains do not show the copy (here: their rule disabled), the path
+    particles of the reference-path SMC still do, and the copy is dropped after it."""
+    from bnmfzoo.inference import mode_bridge, reference_path, reference_tempering
+
+    fam, s, ref, rng, copy_of_mode_0 = _one_mode_and_its_label_copy()
+    monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
+    monkeypatch.setattr(reference_path, "fit_copies", lambda fitted, cut: {})
+    _no_tempering(monkeypatch)
+    calls = _counted_smc(monkeypatch)
+    pm = reference_tempering.per_mode_check(
+        fam, [s], np.array([0]), np.array([1.0]), {"reference": ref, "cut": 30.0}, -50.0, 1.0,
+        rng, n_runs=2, n_particles=40, n_moves=2, n_draws=40, prior_chains=1)
+    assert len(calls) == 4 and pm["dropped"] == [1] and pm["smc"]["log_z"].shape == (1,)
+    assert not any("counted twice" in r for r in pm["reasons"])
+
+
+def test_two_smc_modes_that_are_one_are_merged_before_the_per_mode_estimates(monkeypatch):
+    """The SMC from the prior split one mode into two clusters (here: the mode and its label
+    copy as modes 0 and 1; breast SBS96 under the negative binomial split one mode into three,
+    weights 0.992 / 0.006 / 0.003). The fit chains show it, so the per-mode route merges them
+    before the estimators (one mode's SMC runs, not two) and the result is not refused as a
+    mode counted twice; the route's result lists one mode holding every particle, its columns
+    matched to the first mode's reference."""
+    from bnmfzoo.inference import reference_tempering
+    from bnmfzoo.inference._mass_result import merge_smc_modes
+
+    fam, s, ref, rng, _ = _one_mode_and_its_label_copy()
+    _no_tempering(monkeypatch)
+    calls = _counted_smc(monkeypatch)
+    refs = np.concatenate([ref, ref[:, :, ::-1]])
+    pm = reference_tempering.per_mode_check(
+        fam, [s, s], np.array([0, 1]), np.array([0.5, 0.5]), {"reference": refs, "cut": 30.0},
+        -50.0, 1.0, rng, n_runs=2, n_particles=40, n_moves=2, n_draws=40, prior_chains=0)
+    assert pm["merged"] == [(0, 1)] and len(calls) == 2
+    assert pm["smc"]["log_z"].shape == (1,) and pm["smc"]["mass"][0] == 1.0
+    assert not any("counted twice" in r for r in pm["reasons"]), pm["reasons"]
+    A = np.stack([np.asarray(fam.factors(s)[0], float)] * 2)
+    W = np.stack([np.asarray(fam.factors(s)[1], float)] * 2)
+    label, mass, se, A_al, _ = merge_smc_modes(pm["merged"], np.array([0, 1]), A, W,
+                                               np.array([[0, 1], [1, 0]]), refs,
+                                               np.array([1.0, 1.0]), np.array([0, 1]), 2)
+    assert label.tolist() == [0, 0] and mass.tolist() == [1.0] and se.tolist() == [0.0]
+    np.testing.assert_array_equal(A_al[1], A_al[0])  # matched to mode 0's columns again
+
+
 def test_reference_check_drops_a_prior_chain_copy(monkeypatch):
     """The ``reference`` route (Gaussian, Beta-Dir, the library's Poisson default) does the
     same: a label copy of the SMC's one mode returned by the plain chains from the prior is
@@ -180,3 +266,32 @@ def test_a_rank_with_empty_components_is_refused_in_one_line():
     two = smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=30, n_moves=1, check=None,
                           random_seed=0)
     assert "unsupported_rank" not in two and len(two["modes"]) <= 0.25 * 60
+
+
+@pytest.mark.parametrize("below, runs", [(50.0, 2), (3.0, 4)])
+def test_a_mode_far_below_an_earlier_one_stops_after_two_runs(monkeypatch, below, runs):
+    """The reference-path SMC's early stop: with mode 1's runs shifted ``below`` nats under
+    mode 0's (the real runs, their log Z moved), 50 nats bound its mass below
+    ``EARLY_STOP`` after two runs, so its other two are not made and its estimate comes from
+    two; 3 nats do not (bound ~e^-2), so it gets all four."""
+    from bnmfzoo.inference import reference_path
+    from bnmfzoo.inference._mass_verdict import EARLY_STOP
+
+    fam, s, ref, rng, _ = _one_mode_and_its_label_copy()
+    real, calls = reference_path.smc, []
+
+    def shifted(*args, **kwargs):
+        run = real(*args, **kwargs)
+        calls.append(1)
+        if len(calls) > 4:  # mode 1's runs
+            run.log_z -= below
+        return run
+
+    monkeypatch.setattr(reference_path, "smc", shifted)
+    refs = np.concatenate([ref, ref[:, :, ::-1]])
+    out = reference_log_z(fam, refs, [[s], [s]], rng, cut=30.0, n_runs=4, n_particles=30,
+                          n_moves=1, n_draws=30, early_stop=EARLY_STOP)
+    assert len(calls) == 4 + runs and out["runs_done"].tolist() == [4, runs]
+    assert np.isfinite(out["run_log_z"][1, :runs]).all()
+    assert np.isnan(out["run_log_z"][1, runs:]).all()
+    assert out["log_z"][1] == pytest.approx(out["run_log_z"][1, :runs].mean())

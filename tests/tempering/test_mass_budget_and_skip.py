@@ -104,6 +104,23 @@ def test_mass_upper_bounds_on_constructed_runs():
     assert np.isnan(mass_upper_bounds([[-1.0, -1.1], [np.nan, -3.0]])[1])  # failed: unbounded
 
 
+def test_mass_upper_bounds_of_a_mode_whose_runs_stopped_early():
+    """A mode with two of four runs (the early stop) is bounded from those two alone, with the
+    t quantile of their one degree of freedom: looser than from four such runs; with one run,
+    or runs not done read as data, it is not bounded."""
+    tight = np.array([-0.05, 0.05, -0.05, 0.05])
+    four = np.stack([-100.0 + tight, -120.0 + tight])
+    two = four.copy()
+    two[1, 2:] = np.nan
+    b4 = mass_upper_bounds(four)[1]
+    b2 = mass_upper_bounds(two, n_done=[4, 2])[1]
+    # 20 nats below; margin t_0.975(Welch dof 1.71) = 5.07 x hypot(se 0.05, 0.029) + sd^2 / 2
+    # + 0.5 = 0.80 nats: e^-19.20 (four runs: 2.45 x 0.041 + 0.5 = 0.60 nats, e^-19.40)
+    assert b4 < b2 < 1e-8 and b2 == pytest.approx(math.exp(-19.205), rel=1e-3)
+    assert np.isnan(mass_upper_bounds(two, n_done=[4, 1])[1])
+    assert np.isnan(mass_upper_bounds(two)[1])  # the NaN runs count as failed without n_done
+
+
 def test_skipped_mode_needs_no_tempering_but_an_unskipped_one_does():
     tight = np.array([-0.05, 0.05, -0.05, 0.05])
     smc = _est(np.stack([-10.0 + tight, -80.0 + tight]), [1.0, 0.0], [0.0, 0.0])
@@ -127,7 +144,7 @@ def route_results():
     try:
         for name, value in (("below", 1e-6), ("above", 0.5)):
             mp.setattr(verdict, "mass_upper_bounds",
-                       lambda r, v=value: np.full(np.shape(r)[0], v))
+                       lambda r, n_done=None, v=value: np.full(np.shape(r)[0], v))
             out[name] = smc_mode_masses(poisson(X2, 2), **PT_KW)
     finally:
         mp.undo()
@@ -193,18 +210,18 @@ def test_tiny_budget_stops_the_smc_from_the_prior_promptly_with_no_mass():
 
 
 def test_budget_running_out_in_the_tempering_returns_unchecked_masses(monkeypatch):
-    """The budget cap inside the per-mode parallel tempering (reference_pt's scans check it
+    """The budget cap inside the per-mode parallel tempering (the runs' scans check it
     through the reference path's sweep): masses of the reference-path SMC, no check, why."""
     from bnmfzoo.inference import reference_tempering, smc_mode_masses
     from bnmfzoo.models import poisson
 
-    real = reference_tempering.reference_pt
+    real = reference_tempering.run_together
 
     def slow_pt(*args, **kwargs):  # the tempering finds the budget used up at its first scan
         with budget_scope(1e-9, start=time.process_time() - 1.0):
             return real(*args, **kwargs)
 
-    monkeypatch.setattr(reference_tempering, "reference_pt", slow_pt)
+    monkeypatch.setattr(reference_tempering, "run_together", slow_pt)
     out = smc_mode_masses(poisson(X2, 2), **PT_KW)
     assert not out["established"] and out["per_mode"]["pt"] is None
     assert "ran out" in out["statement"] and "parallel tempering" in out["statement"]

@@ -269,21 +269,21 @@ def test_tempering_ends_at_its_round_trips_or_its_cpu_share():
 
 
 def test_tempering_runs_share_the_budget_left(monkeypatch):
-    """``stop_trips`` in ``reference_pt_log_z``: each run may use 95 % of the CPU seconds left
-    split over the runs still to do, this mode's and the next modes' (budget left forced to
-    100 s: 2 runs of one mode get 47.5 and 95 s); without ``stop_trips`` no cap."""
+    """``stop_trips`` in ``reference_pt_log_z``: a mode's runs together may use 95 % of the CPU
+    seconds left split over this mode and the next modes (budget left forced to 100 s: one
+    mode's 2 runs get 95 s); without ``stop_trips`` no cap."""
     from bnmfzoo.inference import _mass_budget
     from bnmfzoo.inference import reference_tempering as rt
 
     assert rt.run_allowance(100.0, 4) == pytest.approx(23.75)
     assert rt.run_allowance(-5.0, 2) == 0.0 and rt.run_allowance(math.inf, 2) is None
-    caps, real = [], rt.reference_pt
+    caps, real = [], rt.run_together
 
-    def spy(*a, **k):
-        caps.append(k.get("max_cpu_s"))
-        return real(*a, **k)
+    def spy(runs, **k):
+        caps.append((len(runs), k.get("max_cpu_s"), k.get("min_trips")))
+        return real(runs, **k)
 
-    monkeypatch.setattr(rt, "reference_pt", spy)
+    monkeypatch.setattr(rt, "run_together", spy)
     monkeypatch.setattr(_mass_budget, "budget_left", lambda: 100.0)
     from bnmfzoo.models import poisson
 
@@ -298,12 +298,108 @@ def test_tempering_runs_share_the_budget_left(monkeypatch):
                                      n_tune_rounds=1, n_draws=40, **k)
 
     out = one(stop_trips=5)
-    assert caps == [pytest.approx(47.5), pytest.approx(95.0)]
+    assert caps == [(2, pytest.approx(95.0), 10)]
     assert out["stopped"].shape == (1, 2) and set(out["stopped"][0]) <= {"trips", "scans"}
     assert np.all(out["kept_scans"][0] <= 250)
     caps.clear()
     one()
-    assert caps == [None, None]
+    assert caps == [(2, None, 0)]
+
+
+def test_a_run_counts_only_its_own_cpu():
+    """A run advanced a block at a time (as ``run_together`` does) does not count the CPU
+    spent elsewhere while it waits: 0.5 CPU s burnt between its blocks is not in its
+    ``cpu_seconds`` (the rank-1 run itself takes milliseconds; the margin is 0.4 s)."""
+    import time
+
+    from bnmfzoo.inference.reference_path import reference_adapter
+    from bnmfzoo.inference.reference_tempering import pt_blocks
+
+    fam, q = _rank1_reference()
+    gen = pt_blocks(lambda: reference_adapter(fam), q, np.random.default_rng(4),
+                    [1.0, 0.5, 0.2, 0.0], n_scans=300, n_tune_rounds=1, first_round=8,
+                    n_burn=20, n_sweeps=1, grow=False, max_rungs=10, in_mode=None,
+                    check_every=5)
+    t, _, cpu = next(gen)
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.5:  # another run's work
+        pass
+    _, _, cpu2 = gen.send(None)
+    try:
+        gen.send("trips")
+    except StopIteration as done:
+        run = done.value
+    assert cpu2 - cpu < 0.1 and run.cpu_seconds < 0.4 and run.stopped == "trips"
+    assert run.n_scans == 2 * t
+
+
+def _paced_labels(period, n_scans):
+    """Two rungs whose replicas swap ends every ``period / 2`` scans (a round trip each per
+    ``period``)."""
+    return np.array([[0, 1] if (t // (period // 2)) % 2 == 0 else [1, 0]
+                     for t in range(n_scans)])
+
+
+def _paced_run(period, n_scans, log, name, clock):
+    """A stand-in tempering run (the generator protocol of ``pt_blocks``) on
+    :func:`_paced_labels`: one block of 25 scans per resume, each costing 1 CPU s on
+    ``clock``; logs its resumes."""
+    from bnmfzoo.inference.reference_tempering import TRIP_CHECK
+
+    lab = _paced_labels(period, n_scans)
+    t, why = 0, None
+    while t + TRIP_CHECK < n_scans:
+        t += TRIP_CHECK
+        clock[0] += 1.0
+        log.append(name)
+        why = yield t, lab[:t], float(t // TRIP_CHECK)
+        if why:
+            break
+    return name, t, why or "scans"
+
+
+def _first_block_with(period, trips):
+    """Blocks of 25 scans until the paced run's round trips reach ``trips``."""
+    from bnmfzoo.inference.tempering._runs import count_round_trips
+
+    lab = _paced_labels(period, 5000)
+    return next(n // 25 for n in range(25, 5000, 25)
+                if count_round_trips(lab[:n]).sum() >= trips)
+
+
+def test_runs_together_go_to_the_runs_short_of_the_trips_first(monkeypatch):
+    """``run_together`` on paced stand-ins: a fast run (a trip per 25 scans) and a slow one (a
+    trip per 250). While both are below ``min_trips`` (10) both advance; once the fast run has
+    10 only the slow one does, until it has 10 too; then both, and each ends on
+    ``stop_trips`` (15) at the block where it would have alone. With a CPU cap every run still
+    going ends on ``"cpu"`` in the round the cap is passed. Exact: the trips and the clock
+    are constructed."""
+    from bnmfzoo.inference.tempering import _runs
+
+    clock = [0.0]
+    monkeypatch.setattr(_runs, "_cpu", lambda: clock[0])
+    log = []
+    out = _runs.run_together([_paced_run(50, 5000, log, "fast", clock),
+                              _paced_run(500, 5000, log, "slow", clock)],
+                             stop_trips=15, min_trips=10, min_scans=0)
+    f10, f15 = _first_block_with(50, 10), _first_block_with(50, 15)
+    s10, s15 = _first_block_with(500, 10), _first_block_with(500, 15)
+    assert out == [("fast", 25 * f15, "trips"), ("slow", 25 * s15, "trips")]
+    # both up to the fast run's 10th trip, then the slow run alone to its 10th, then both
+    # again until the fast run's 15th
+    both = f10
+    assert log[:2 * both] == ["fast", "slow"] * both
+    alone = s10 - f10
+    assert alone > 10 and log[2 * both:2 * both + alone] == ["slow"] * alone
+    assert log.count("fast") == f15 and log.count("slow") == s15
+    clock[0] = 0.0
+    log.clear()
+    out = _runs.run_together([_paced_run(50, 5000, log, "fast", clock),
+                              _paced_run(500, 5000, log, "slow", clock)],
+                             stop_trips=15, min_trips=10, max_cpu_s=6.5, min_scans=0)
+    # blocks at clock 1-7: the seventh (the fast run's fourth) passes 6.5, so the slow run
+    # ends on it at once and the fast run at its next turn
+    assert [o[2] for o in out] == ["cpu", "cpu"] and log == ["fast", "slow"] * 3 + ["fast"]
 
 
 def test_tempering_need_scales_the_measured_trip_rate():

@@ -19,7 +19,33 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["stepping_stone_path", "PathTargets"]
+__all__ = ["stepping_stone", "stepping_stone_path", "PathTargets"]
+
+
+def stepping_stone(betas, logliks):
+    """Stepping-stone ``log Z`` and its terms from the kept ``l'`` of every rung.
+
+    ``betas`` is the ladder (any order, ``0`` and ``1`` included), ``logliks[t, i]`` the
+    ``l'`` of the state at ``betas[i]`` in scan ``t``.
+
+    Examples
+    --------
+    >>> lz, _ = stepping_stone([1.0, 0.0], [[-1.0, -1.0], [-1.0, -1.0]])
+    >>> float(lz)
+    -1.0
+    """
+    b = np.asarray(betas, float)
+    ll = np.asarray(logliks, float)
+    if ll.ndim != 2 or ll.shape[1] != b.size or ll.shape[0] < 1:
+        raise ValueError(f"logliks must be (scans, {b.size}), got shape {ll.shape}")
+    if not np.all(np.isfinite(ll)):
+        raise ValueError("logliks must be finite")
+    order = np.argsort(b)
+    b, ll = b[order], ll[:, order]
+    if b[0] != 0.0 or b[-1] != 1.0:
+        raise ValueError("the ladder must run from 0 to 1")
+    terms = logsumexp(np.diff(b)[None, :] * ll[:, :-1], axis=0) - math.log(ll.shape[0])
+    return float(terms.sum()), terms
 
 
 def stepping_stone_path(increments):
@@ -27,7 +53,7 @@ def stepping_stone_path(increments):
 
     ``increments[t, j]``: ``log_target(s, b') - log_target(s, b)`` of scan ``t``'s state at
     rung ``b`` towards the next rung up ``b'``, one column per rung below 1 (any order). The
-    geometric form (:func:`bnmfzoo.inference.reference_tempering.stepping_stone`) is the case
+    geometric form (:func:`stepping_stone`) is the case
     ``(b' - b) l'(s)``.
 
     Examples

@@ -194,6 +194,13 @@ MUTATIONS = [
         why="the merged copy's particles stay a mode of their own: the result lists a mode "
             "the per-mode estimators never estimated"),
     Mutation(
+        id="route-merge-not-applied", path="bnmfzoo/inference/smc_masses.py",
+        old='            if pm.get("merged"):\n',
+        new="            if False:\n",
+        tests=(_DUP + "test_the_route_reports_a_split_mode_once_with_all_its_particles",),
+        why="the per-mode estimators merged the copy but the result still lists the SMC's "
+            "two clusters: a mode without estimates and half the members of the other"),
+    Mutation(
         id="merged-copy-not-realigned", path="bnmfzoo/inference/_mass_result.py",
         old="    if moved.any():\n",
         new="    if False:\n",

@@ -16,8 +16,9 @@ particle or replica.
 catches it and returns what was done, **not established**, with what to run next.
 
 The parallel tempering's share of the budget: :func:`run_allowance` (the CPU seconds of one
-run), :func:`tempering_need` (what its round trips would need) and :func:`cpu_short_reasons`
-(the verdict's reason for runs that ended on their share short of the round trips).
+mode's runs together), :func:`tempering_need` (what its round trips would need) and
+:func:`cpu_short_reasons` (the verdict's reason for runs that ended on their share short of
+the round trips).
 """
 
 import contextvars
@@ -244,7 +245,7 @@ class PathSMCSize:
         return n
 
 
-#: share of the CPU seconds left that the tempering runs still to do split evenly (the rest:
+#: share of the CPU seconds left that the modes' tempering still to do split evenly (the rest:
 #: the next modes' pilot ladders and the verdict)
 RUN_SHARE = 0.95
 
@@ -299,10 +300,12 @@ def tempering_floor(rejection, kept, cpu_s, target):
 
 
 def run_allowance(left_s, runs_left):
-    """CPU seconds one tempering run may use, ``None`` without a budget.
+    """CPU seconds one share of the tempering may use, ``None`` without a budget.
 
-    :data:`RUN_SHARE` of ``left_s`` split evenly over the ``runs_left`` runs still to do
-    (this one included).
+    :data:`RUN_SHARE` of ``left_s`` split evenly over the ``runs_left`` shares still to do
+    (this one included): the per-mode route gives one share to each mode still to temper, and
+    a mode's runs spend theirs together
+    (:func:`bnmfzoo.inference.tempering._runs.run_together`).
 
     Examples
     --------

@@ -203,8 +203,8 @@ MUTATIONS = [
             "10 are needed; ALL/AML's one mode did not fit in the budget left)"),
     Mutation(
         id="pt-trips-never-stop", path=_RUNS,
-        old="count_round_trips(labels).sum() >= stop_trips:",
-        new="count_round_trips(labels).sum() >= 10**9:",
+        old='    return "trips" if trips >= stop_trips else None',
+        new='    return "trips" if trips >= 10**9 else None',
         tests=(_TRIPS,),
         why="a run never ends at its round trips: the scans are the cap again"),
     Mutation(

@@ -15,7 +15,7 @@ from bnmfzoo.diagnostics._modes.masses import mass_interval
 from bnmfzoo.inference._mass_verdict import MIN_CHECKED
 
 __all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "merge_smc_modes",
-           "MAX_MODE_SHARE"]
+           "run_shares", "aligned_members", "MAX_MODE_SHARE"]
 
 #: the SMC from the prior's final particles falling into more modes than this share of them
 #: means the fitted factorization has components that point anywhere (the data do not support
@@ -47,6 +47,23 @@ def unsupported_rank(n_modes, n_particles, rank, family, log_z, log_z_se, t0):
             "unsupported_rank": {"rank": int(rank), "n_modes": int(n_modes),
                                  "n_particles": int(n_particles), "suggested_rank": lower},
             "settings": {"n_temperatures": []}}
+
+
+def aligned_members(A, W, perm):
+    """The members' factors with their columns in their mode's order (``perm`` ``(n, K)``)."""
+    idx = perm[:, None, :]
+    A_al = np.take_along_axis(A, np.broadcast_to(idx, A.shape), axis=2)
+    W_al = np.take_along_axis(W, np.broadcast_to(perm[:, :, None], W.shape), axis=1)
+    return A_al, W_al
+
+
+def run_shares(label, weights, run_of, n_runs, K):
+    """``(n_runs, K)``: each run's weight in each mode (each run's weights summing to 1)."""
+    out = np.zeros((n_runs, K))
+    for r in range(n_runs):
+        m = run_of == r
+        out[r] = np.bincount(label[m], weights=weights[m], minlength=K)
+    return out
 
 
 def merge_smc_modes(merged, label, A, W, perm, refs, weights, run_of, n_runs):
@@ -92,14 +109,9 @@ def merge_smc_modes(merged, label, A, W, perm, refs, weights, run_of, n_runs):
             m = first[label[moved]] == k
             perm[np.flatnonzero(moved)[m]] = matched_angles(U[m], refs[k][None])[1][:, 0]
     label = new_of[first[label]]
-    shares = np.zeros((n_runs, kept.size))
-    for r in range(n_runs):
-        m = run_of == r
-        shares[r] = np.bincount(label[m], weights=weights[m], minlength=kept.size)
-    idx = perm[:, None, :]
-    A_al = np.take_along_axis(A, np.broadcast_to(idx, A.shape), axis=2)
-    W_al = np.take_along_axis(W, np.broadcast_to(perm[:, :, None], W.shape), axis=1)
-    return (label, shares.mean(0), shares.std(0, ddof=1) / math.sqrt(n_runs), A_al, W_al)
+    shares = run_shares(label, weights, run_of, n_runs, kept.size)
+    A_al, W_al = aligned_members(A, W, perm)
+    return label, shares.mean(0), shares.std(0, ddof=1) / math.sqrt(n_runs), A_al, W_al
 
 
 def reference_mode_entry(mass, se, size, bound, check_mass, check_se, skipped):

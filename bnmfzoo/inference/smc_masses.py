@@ -102,8 +102,10 @@ from bnmfzoo.inference._mass_budget import (
     nothing_established,
     with_budget,
 )
+from bnmfzoo.inference._mass_result import aligned_members as _aligned_members
 from bnmfzoo.inference._mass_result import merge_smc_modes, unsupported_rank
 from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
+from bnmfzoo.inference._mass_result import run_shares as _shares
 from bnmfzoo.inference._mass_verdict import advice as _advice
 from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
 from bnmfzoo.inference._mass_verdict import failed_check_unknown_all as _failed_check_unknown_all
@@ -268,21 +270,6 @@ def _within_mode_angle(family, states, weights, n_moves, rng):
         after = np.asarray(family.factors(s)[0], float)
         d.append(matched_angles(_unit_l2(before[None]), _unit_l2(after[None]))[0][0, 0])
     return float(np.median(d))
-
-
-def _aligned_members(A, W, perm):
-    idx = perm[:, None, :]
-    A_al = np.take_along_axis(A, np.broadcast_to(idx, A.shape), axis=2)
-    W_al = np.take_along_axis(W, np.broadcast_to(perm[:, :, None], W.shape), axis=1)
-    return A_al, W_al
-
-
-def _shares(label, weights, run_of, n_runs, K):
-    out = np.zeros((n_runs, K))
-    for r in range(n_runs):
-        m = run_of == r
-        out[r] = np.bincount(label[m], weights=weights[m], minlength=K)
-    return out
 
 
 def ais_schedule(betas, refine):

@@ -142,7 +142,7 @@ def test_per_mode_route_drops_a_prior_chain_copy(monkeypatch):
 
 
 def _counted_smc(monkeypatch):
-    """Count the reference-path SMC's runs (per mode: the first state's factors' reference)."""
+    """Count the reference-path SMC's runs (all modes together)."""
     from bnmfzoo.inference import reference_path
 
     calls = []

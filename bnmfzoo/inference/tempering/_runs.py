@@ -59,15 +59,18 @@ def _cpu():
     return time.process_time()
 
 
-def _why(block, stop_trips, max_cpu_s, min_scans):
-    """Why a run should stop after ``block`` (``None``: go on)."""
+def _why(block, stop_trips, max_cpu_s, min_scans, trips=None):
+    """Why a run should stop after ``block`` (``None``: go on).
+
+    ``trips``: the run's round trips so far, when already counted.
+    """
     t, labels, cpu = block
     if max_cpu_s is not None and cpu > max_cpu_s:
         return "cpu"
-    if stop_trips is not None and t >= min_scans and \
-            count_round_trips(labels).sum() >= stop_trips:
-        return "trips"
-    return None
+    if stop_trips is None or t < min_scans:
+        return None
+    trips = count_round_trips(labels).sum() if trips is None else trips
+    return "trips" if trips >= stop_trips else None
 
 
 def _send(run, why):
@@ -120,6 +123,6 @@ def run_together(runs, *, stop_trips, min_trips, max_cpu_s=None, min_scans=0):
         live = [i for i, o in enumerate(out) if o is None]
         behind = [i for i in live if trips[i] < min_trips]
         for i in behind or live:
-            why = _why(blocks[i], stop_trips, None, min_scans)
+            why = _why(blocks[i], stop_trips, None, min_scans, trips[i])
             advance(i, "cpu" if max_cpu_s is not None and _cpu() - t0 > max_cpu_s else why)
     return out

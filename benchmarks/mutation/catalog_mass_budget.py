@@ -335,11 +335,18 @@ MUTATIONS = [
             "marginal reference and its longer ladder"),
     Mutation(
         id="path-smc-modes-not-shared", path=_B,
-        old="        todo = max(1, self.n_modes - int(k))",
+        old="        todo = max(1, self.n_modes - int(k if position is None else position))",
         new="        todo = 1",
         tests=(_PSIZE,),
         why="each mode's reference-path SMC is sized as if it were the last: the first mode "
             "takes the whole share and the later ones run out of budget"),
+    Mutation(
+        id="path-smc-sized-by-label-not-place", path=_B,
+        old="        todo = max(1, self.n_modes - int(k if position is None else position))",
+        new="        todo = max(1, self.n_modes - int(k))",
+        tests=(_PSIZE,),
+        why="a mode estimated first but listed last is sized as the last: it takes the whole "
+            "share (the modes are estimated heaviest-looking first, not in their listed order)"),
     Mutation(
         id="path-smc-floor-dropped", path=_B,
         old="        if n < PATH_MIN_PARTICLES:",
@@ -400,15 +407,15 @@ MUTATIONS = [
             "bounded (or bounded from runs it did not have)"),
     Mutation(
         id="early-stop-never", path=_RP,
-        old="run_lz[:k + 1], n_done=done[:k + 1])[k] < early_stop:",
-        new="run_lz[:k + 1], n_done=done[:k + 1])[k] < 0.0:",
+        old="                    run_lz[before], n_done=done[before])[i] < early_stop:",
+        new="                    run_lz[before], n_done=done[before])[i] < 0.0:",
         tests=(_DUP + "test_a_mode_far_below_an_earlier_one_stops_after_two_runs",),
         why="a mode 50 nats below another still gets all its runs: the CPU the early stop "
             "saves is spent"),
     Mutation(
         id="early-stop-without-the-bound", path=_RP,
-        old="            if early_stop is not None and 2 <= r + 1 < n_runs and k and mass_upper_",
-        new="            if early_stop is not None and 2 <= r + 1 < n_runs and k or mass_upper_",
+        old="            if early_stop is not None and 2 <= r + 1 < n_runs and i and mass_upper_",
+        new="            if early_stop is not None and 2 <= r + 1 < n_runs and i or mass_upper_",
         tests=(_DUP + "test_a_mode_far_below_an_earlier_one_stops_after_two_runs",),
         why="every mode after the first stops at two runs, however heavy"),
     Mutation(
@@ -417,4 +424,68 @@ MUTATIONS = [
         new="        z = run_lz[k]\n",
         tests=(_DUP + "test_a_mode_far_below_an_earlier_one_stops_after_two_runs",),
         why="an early-stopped mode's log Z averaged over its NaN runs: NaN, the mode lost"),
+    Mutation(
+        id="mode-order-lightest-first", path=_RP,
+        old="(joint.size < min_draws, -float(joint.mean()) if joint.size else 0.0, k)",
+        new="(joint.size < min_draws, float(joint.mean()) if joint.size else 0.0, k)",
+        tests=(_DUP + "test_the_heaviest_looking_mode_is_estimated_first_so_a_far_mode_listed_"
+               "first_stops", "tests/house/test_doctests.py::test_doctest[bnmfzoo.inference."
+               "reference_path.mode_order]"),
+        why="the modes are estimated lightest-looking first: a far mode comes before the heavy "
+            "one and nothing bounds it early (Reuters seed 1 spent 195 s on two such modes)"),
+    Mutation(
+        id="mode-order-not-used", path=_RP,
+        old="    order = mode_order(fits, inside)\n",
+        new="    order = list(range(M))\n",
+        tests=(_DUP + "test_the_heaviest_looking_mode_is_estimated_first_so_a_far_mode_listed_"
+               "first_stops",),
+        why="the modes are estimated in the order they were found, whatever their log joint"),
+    Mutation(
+        id="mode-order-early-stop-by-label", path=_RP,
+        old="            before = order[:i + 1]  # this mode and the ones estimated before it\n",
+        new="            before = list(range(k + 1))\n",
+        tests=(_DUP + "test_the_heaviest_looking_mode_is_estimated_first_so_a_far_mode_listed_"
+               "first_stops",),
+        why="the early stop bounds a mode by the modes listed before it, not those estimated "
+            "before it: a far mode listed first is never stopped"),
+    Mutation(
+        id="pt-dear-never-refused", path=_RT,
+        old="if allow is not None and floor > allow:  # its share cannot hold it: not started",
+        new="if allow is not None and floor > 1e300:  # its share cannot hold it: not started",
+        tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
+        why="a tempering its share of the budget cannot hold starts anyway and spends the "
+            "budget (ALL/AML: 375 s, then the budget ran out with no bound named)"),
+    Mutation(
+        id="pt-dear-reason-dropped", path=_RT,
+        old="        reasons += too_dear_reasons(pt_out, MIN_ROUND_TRIPS)\n",
+        new="\n",
+        tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
+        why="a mode with no tempering and no reason: the verdict may call it established"),
+    Mutation(
+        id="pt-dear-called-a-failure", path=_RT,
+        old="                  skipped=skipped + dear, prior_dof=prior_dof)",
+        new="                  skipped=skipped, prior_dof=prior_dof)",
+        tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
+        why="the tempering not started is reported as the estimator failing on the mode"),
+    Mutation(
+        id="pt-dear-check-mass-zero", path="bnmfzoo/inference/_mass_result.py",
+        old="    not_run = pt_o is None or bool(",
+        new="    not_run = pt_o is None or 0 * bool(",
+        tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
+        why="a mode whose tempering never ran gets a check mass of 0 (ALL/AML printed "
+            "mass_check 0.0): a number where the check has none"),
+    Mutation(
+        id="pt-floor-without-tuning", path=_B,
+        old="    scans = float(tune_scans) + (n / 2.0 + float(target)) * per_trip\n",
+        new="    scans = (n / 2.0 + float(target)) * per_trip\n",
+        tests=(_T + "test_the_start_floor_is_the_rejection_floor_at_an_even_spread_plus_the_"
+               "tuning",),
+        why="the floor leaves out the scans every run tunes and burns before it keeps any"),
+    Mutation(
+        id="pt-floor-odds-not-rejections", path=_B,
+        old="    per_trip = 2.0 + 2.0 * (n - 1) * r / (1.0 - r)\n",
+        new="    per_trip = 2.0 + 2.0 * (n - 1) * r\n",
+        tests=(_T + "test_the_start_floor_is_the_rejection_floor_at_an_even_spread_plus_the_"
+               "tuning",),
+        why="Syed et al.'s scans per trip sum r / (1 - r), not r: the floor is too low"),
 ]

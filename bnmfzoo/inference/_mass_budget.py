@@ -30,8 +30,10 @@ from contextlib import contextmanager
 import numpy as np
 
 __all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "budget_left", "check_budget",
-           "PathSMCSize", "PathTooDear", "with_budget", "nothing_established",
-           "tempering_need", "tempering_floor", "run_allowance", "cpu_short_reasons"]
+           "PathSMCSize", "PathTooDear", "tempering_start_floor", "with_budget",
+           "nothing_established",
+           "tempering_need", "tempering_floor", "run_allowance", "cpu_short_reasons",
+           "too_dear_reasons"]
 
 _DEADLINE = contextvars.ContextVar("bnmfzoo_mass_deadline", default=None)
 
@@ -190,9 +192,11 @@ class PathTooDear(BudgetExhausted):
 class PathSMCSize:
     """Particles per run of each mode's reference-path SMC, sized from the budget left.
 
-    Called as ``n_particles(k, path)`` by :func:`bnmfzoo.inference.reference_path.
-    reference_log_z` once mode ``k``'s path is fitted. Outside a budget it returns
-    ``n_particles`` and runs nothing. Inside one, a pilot SMC along the path
+    Called as ``n_particles(k, path, position=i)`` by :func:`bnmfzoo.inference.reference_path.
+    reference_log_z` once mode ``k``'s path is fitted (``i``: how many modes were estimated
+    before it, :func:`~bnmfzoo.inference.reference_path.mode_order`; ``k`` when not given).
+    Outside a budget it returns ``n_particles`` and runs nothing. Inside one, a pilot SMC along
+    the path
     (:data:`PATH_PILOT_PARTICLES` particles, one move per step, its own random numbers, after a
     warm-up run of :data:`PATH_WARM_PARTICLES`) measures
     the steps (times :data:`PATH_STEP_FACTOR`) and the CPU seconds per particle-move; the
@@ -224,12 +228,12 @@ class PathSMCSize:
         steps = max(1, run.betas.size - 1)
         return PATH_STEP_FACTOR * steps, (time.process_time() - t) / (PATH_PILOT_PARTICLES * steps)
 
-    def __call__(self, k, path):
+    def __call__(self, k, path, position=None):
         if not math.isfinite(self.pool):
             return self.n_particles
         steps, per = self.cost(k, path)
         per_particle = self.n_runs * self.n_moves * steps * per  # one particle in every run
-        todo = max(1, self.n_modes - int(k))
+        todo = max(1, self.n_modes - int(k if position is None else position))
         left = self.pool - (time.process_time() - self.t0)
         n = int(max(left, 0.0) / (todo * per_particle))
         if n < PATH_MIN_PARTICLES:
@@ -297,6 +301,35 @@ def tempering_floor(rejection, kept, cpu_s, target):
     scans_per_trip = 2.0 + 2.0 * float(np.sum(r / (1.0 - r)))
     per_run = ((r.size + 1) / 2.0 + target) * scans_per_trip
     return float(cpu_s * per_run / kept.mean())
+
+
+def tempering_start_floor(barrier, n_rungs, rung_scan_s, *, n_runs, target, tune_scans):
+    """CPU seconds a mode's tempering needs at least, from its pilot ladder, before it starts.
+
+    :func:`tempering_floor` with every neighbour pair rejecting ``barrier / (n_rungs - 1)``
+    (for a given sum of rejections the even spread gives the fewest scans per trip, so this is
+    lower still), plus the ``tune_scans`` of tuning and burn-in each run makes first: ``n_runs``
+    x ``(tune_scans + (n_rungs / 2 + target) (2 + 2 sum r / (1 - r)))`` scans of ``n_rungs``
+    rungs at ``rung_scan_s`` CPU s each. The pilot's sweep is the plain one (the runs' extra
+    local moves only cost more), and the tuning adds rungs, never removes them: a floor, used
+    to refuse a tempering its share of the budget cannot hold, before it spends the share.
+
+    Examples
+    --------
+    >>> round(tempering_start_floor(12.0, 25, 1e-3, n_runs=4, target=10, tune_scans=340))
+    ... # r = 0.5 per pair: 50 scans per trip, (12.5 + 10) x 50 + 340 = 1,465 scans per run
+    146
+    >>> math.isnan(tempering_start_floor(math.nan, 25, 1e-3, n_runs=4, target=10,
+    ...                                  tune_scans=0))
+    True
+    """
+    n = int(n_rungs)
+    if n < 2 or not (math.isfinite(barrier) and math.isfinite(rung_scan_s)):
+        return math.nan
+    r = min(max(float(barrier), 0.0) / (n - 1), 1.0 - 1e-9)
+    per_trip = 2.0 + 2.0 * (n - 1) * r / (1.0 - r)
+    scans = float(tune_scans) + (n / 2.0 + float(target)) * per_trip
+    return float(n_runs) * scans * n * float(rung_scan_s)
 
 
 def run_allowance(left_s, runs_left):
@@ -369,3 +402,30 @@ def cpu_short_reasons(pt_out, target, min_trips):
         how = "making none, so the rate is unknown: raise the budget many times"
     return [f"{len(short)} tempering run(s) (mode, run) {short} ended on their CPU share before "
             f"{min(target, min_trips)} round trips; {how}"]
+
+
+def too_dear_reasons(pt_out, min_trips):
+    """The verdict's reason (a list of 0 or 1) for modes whose tempering was not started.
+
+    ``pt_out["too_dear"]`` (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`)
+    holds per mode ``(floor, share)``: :func:`tempering_start_floor` from the mode's pilot
+    ladder for ``min_trips`` round trips per run, and the share of the budget left it would
+    have had (NaN where the tempering ran).
+
+    Examples
+    --------
+    >>> out = {"too_dear": np.array([[np.nan, np.nan], [1800.0, 350.0]])}
+    >>> too_dear_reasons(out, 10)[0][:60]
+    'the tempering of mode(s) [1] was not started: it needs at le'
+    >>> too_dear_reasons({"too_dear": np.full((1, 2), np.nan)}, 10)
+    []
+    """
+    dear = np.asarray(pt_out.get("too_dear", np.zeros((0, 2))), float)
+    modes = [int(k) for k in np.flatnonzero(np.isfinite(dear[:, 0]))] if dear.size else []
+    if not modes:
+        return []
+    floor, share = float(dear[modes, 0].sum()), float(dear[modes, 1].sum())
+    return [f"the tempering of mode(s) {modes} was not started: it needs at least about "
+            f"{floor:.0f} CPU s ({min_trips} round trips per run at its pilot ladder's "
+            f"barrier, tuning and start-up included), more than the {share:.0f} s of the "
+            f"budget left for it: raise the budget by at least {floor - share:.0f} s"]

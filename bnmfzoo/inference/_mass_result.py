@@ -156,7 +156,9 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
     M = K if smc_o is None else len(smc_o["log_z"])
     nan = np.full(M, math.nan)
     ms, ss = (nan, nan) if smc_o is None else (smc_o["mass"], smc_o["se"])
-    mp, sp = (nan, nan) if pt_o is None else (pt_o["mass"], pt_o["se"])
+    # no check mass when the tempering did not run, or was too dear to start on a mode
+    not_run = pt_o is None or bool(np.isfinite(pt_o.get("too_dear", nan[:, None])[:, 0]).any())
+    mp, sp = (nan, nan) if not_run else (pt_o["mass"], pt_o["se"])
     D, R = A_al.shape[1:]
     modes, upper = [], pm.get("upper", nan)
     for k in range(M):

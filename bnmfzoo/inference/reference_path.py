@@ -306,12 +306,14 @@ class ReferenceDataPath(ReferencePath):
 
 
 def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n_burn):
-    """Plain-chain draws of one mode: ``(draws aligned to ref, bases (n, D, K), chain)``.
+    """Plain-chain draws of one mode: ``(aligned draws, bases (n, D, K), chain, log joint)``.
 
-    Every draw is kept; which of them stay in the mode is decided afterwards, over all modes'
-    draws at once (:func:`bnmfzoo.diagnostics._modes.basins.mode_basins`).
+    ``aligned draws``: aligned to ``ref``. Every draw is kept; which of them stay in the mode
+    is decided afterwards, over all modes' draws at once
+    (:func:`bnmfzoo.diagnostics._modes.basins.mode_basins`). ``log joint`` is each draw's
+    log-likelihood plus log prior (:func:`mode_order`).
     """
-    rows, bases, chain = [], [], []
+    rows, bases, chain, joint = [], [], [], []
     move = getattr(adapter, "plain_move", lambda s, rng: None)
     for c in range(n_chains):
         s = family.tempered.copy(starts[c % len(starts)])
@@ -327,7 +329,31 @@ def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n
             rows.append(adapter.draws(s, perm[0, 0]))
             bases.append(A.copy())
             chain.append(c)
-    return np.array(rows), np.array(bases), np.array(chain)
+            joint.append(float(adapter.loglik(s)) + float(adapter.log_p0(s)))
+    return np.array(rows), np.array(bases), np.array(chain), np.array(joint)
+
+
+def mode_order(fits, inside, min_draws=8):
+    """The order in which :func:`reference_log_z` estimates the modes: heaviest-looking first.
+
+    Modes by the mean log joint (log-likelihood plus log prior) of their fit-chain draws inside
+    their basin, highest first; modes with fewer than ``min_draws`` such draws (they get no
+    path) last. A proxy only: it decides which modes come before a mode whose runs may stop
+    early (``early_stop``), not any mass; a mode far below the heaviest is then bounded by it.
+
+    Examples
+    --------
+    >>> fits = [(None, None, None, np.array([-50.0] * 10)),
+    ...         (None, None, None, np.array([-9.0] * 10)),
+    ...         (None, None, None, np.array([-1.0] * 3))]
+    >>> mode_order(fits, [np.ones(10, bool), np.ones(10, bool), np.ones(3, bool)])
+    [1, 0, 2]
+    """
+    def key(k):
+        joint = np.asarray(fits[k][3])[inside[k]]
+        return (joint.size < min_draws, -float(joint.mean()) if joint.size else 0.0, k)
+
+    return sorted(range(len(fits)), key=key)
 
 
 def _label_center(bases, ref):
@@ -442,7 +468,8 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         Max matched angle (degrees) of the clusters of the basin rule (module docstring).
     n_runs, n_particles, n_moves, cess : int, int or callable, int, float
         Independent SMC runs per mode and their settings (:func:`~bnmfzoo.inference.tempering.smc`);
-        ``n_particles(k, path)``, when callable, sizes mode ``k``'s runs once its path is fitted.
+        ``n_particles(k, path, position=i)``, when callable, sizes mode ``k``'s runs once its
+        path is fitted (``i``: its place in the order the modes are estimated, ``order``).
     n_chains, n_draws, thin, n_burn : int
         Plain chains per mode for the reference fit: kept draws per chain, sweeps between them,
         sweeps discarded.
@@ -462,8 +489,10 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         the past; every run starts from the same initial step, so the runs stay independent.
     early_stop : float, optional
         A mode's runs stop after two once :func:`~bnmfzoo.inference._mass_verdict.
-        mass_upper_bounds` over them and the modes before it bounds its mass below this
-        (``runs_done`` says how many it had; its error then comes from those).
+        mass_upper_bounds` over them and the modes estimated before it bounds its mass below
+        this (``runs_done`` says how many it had; its error then comes from those). The modes
+        are estimated heaviest-looking first (:func:`mode_order`), so a far mode is bounded by
+        the heaviest one.
     fitted : tuple, optional
         :func:`fit_chains_and_basins`' result for these ``refs`` (the chains are not run
         again).
@@ -491,7 +520,8 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         mean HMC acceptance of one temperature over its runs; NaN without HMC),
         ``local_steps`` (per mode, the last run's ``(b, HMC step, mean acceptance)`` of each
         temperature with HMC), ``runs_done`` (per mode: its runs; fewer than ``n_runs`` where
-        ``early_stop`` ended them, the rest of ``run_log_z`` NaN).
+        ``early_stop`` ended them, the rest of ``run_log_z`` NaN), ``order`` (the order the
+        modes were estimated in, :func:`mode_order`).
     """
     from bnmfzoo.inference._mass_verdict import mass_upper_bounds
 
@@ -505,23 +535,31 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     run_lz = np.full((M, n_runs), np.nan)
     left, path_left, swapped = np.zeros(M), np.zeros(M), np.zeros(M)
     cross_path = np.full((M, M), np.nan)
-    temps, cpu_mode, acc_local, steps = [], np.zeros(M), np.full(M, np.nan), [[]] * M
+    temps, cpu_mode, acc_local, steps = ([[] for _ in range(M)], np.zeros(M),
+                                         np.full(M, np.nan), [[]] * M)
     fits, basins, inside, fit_cpu = fitted if fitted is not None else fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
     done = np.zeros(M, dtype=np.int64)
     cross_fit = cross_fit_shares((fits, basins), cut)
+    # every mode's path and random numbers first, in the modes' order: a mode's runs do not
+    # depend on the order they are estimated in (mode_order)
+    paths, seed_of = {}, {}
     for k in range(M):
         draws = fits[k][0][inside[k]]
-        temps.append([])
         if draws.shape[0] < 8:
             continue
         try:
-            path = ReferencePath(adapter, adapter.fit(draws, widen))
+            paths[k] = ReferencePath(adapter, adapter.fit(draws, widen))
         except ValueError:
             continue
-        seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs)
-        n_k = n_particles(k, path) if callable(n_particles) else n_particles
+        seed_of[k] = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs)
+    order = mode_order(fits, inside)
+    for i, k in enumerate(order):
+        if k not in paths:
+            continue
+        path, seeds = paths[k], seed_of[k]
+        n_k = n_particles(k, path, position=i) if callable(n_particles) else n_particles
         far, swap, ends, end_w = [], [], [], []
         center = _label_center(fits[k][1][inside[k]], refs[k])
         t1 = time.process_time()
@@ -548,8 +586,9 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             p = matched_angles(U, center[None])[1][:, 0]
             swap.append(float(run.weights[np.any(p != np.arange(K), axis=1)].sum()))
             done[k] = r + 1
-            if early_stop is not None and 2 <= r + 1 < n_runs and k and mass_upper_bounds(
-                    run_lz[:k + 1], n_done=done[:k + 1])[k] < early_stop:
+            before = order[:i + 1]  # this mode and the ones estimated before it
+            if early_stop is not None and 2 <= r + 1 < n_runs and i and mass_upper_bounds(
+                    run_lz[before], n_done=done[before])[i] < early_stop:
                 break
         cpu_mode[k] = time.process_time() - t1
         path_left[k] = float(np.mean(far))
@@ -561,6 +600,7 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         se[k] = float(z.std(ddof=1) / math.sqrt(z.size)) if z.size > 1 else math.inf
     mass, mse, total, total_se = masses_and_total(lz, se, K, offset)
     return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "runs_done": done,
+            "order": order,
             "mass": mass, "se": mse,
             "left": left, "path_left": path_left, "swapped": swapped,
             "n_temperatures": temps,

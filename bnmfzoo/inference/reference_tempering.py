@@ -62,12 +62,17 @@ estimation for Bayesian phylogenetic model selection. Systematic Biology 60(2), 
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
-from bnmfzoo.inference._mass_budget import cpu_short_reasons, run_allowance, tempering_need
+from bnmfzoo.inference._mass_budget import (
+    cpu_short_reasons,
+    run_allowance,
+    tempering_need,
+    tempering_start_floor,
+    too_dear_reasons,
+)
 from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
@@ -77,13 +82,14 @@ from bnmfzoo.inference.reference_path import (
     masses_and_total,
     reference_adapter,
 )
-from bnmfzoo.inference.tempering import LadderTuner, smc, swap_pass
+from bnmfzoo.inference.tempering import LadderTuner, swap_pass
+from bnmfzoo.inference.tempering._ladder import pilot_ladder
 from bnmfzoo.inference.tempering._path_targets import (
     PathTargets,
     stepping_stone,
     stepping_stone_path,
 )
-from bnmfzoo.inference.tempering._runs import count_round_trips, drive, run_together
+from bnmfzoo.inference.tempering._runs import PTRun, count_round_trips, drive, run_together
 
 __all__ = ["PTRun", "reference_pt", "stepping_stone", "stepping_stone_path", "count_round_trips",
            "pilot_ladder", "reference_pt_log_z", "run_allowance", "tempering_need"]
@@ -95,54 +101,6 @@ TRIP_CHECK = 25
 #: two established Poisson matrices of ``masses_default_route`` made a round trip every 28-37
 #: scans, so 15 trips take about 500)
 MIN_KEPT_SCANS = 200
-
-
-@dataclass
-class PTRun:
-    """One parallel-tempering run along a reference path.
-
-    Attributes
-    ----------
-    betas : numpy.ndarray
-        The frozen ladder, ``1`` first, ``0`` last.
-    log_z : float
-        Stepping-stone ``log Z``.
-    log_ratios : numpy.ndarray
-        Its terms ``log Z_(i+1) / Z_i``, ladder sorted increasingly.
-    round_trips : numpy.ndarray
-        Completed round trips of each replica's index process over the kept scans.
-    rejection : numpy.ndarray
-        Mean swap rejection rate of each neighbour pair of the frozen ladder.
-    barrier : float
-        ``Lambda``: the sum of ``rejection``.
-    left : float
-        Share of the checked ``b = 1`` draws outside the mode (NaN without ``in_mode``).
-    n_scans, n_tune_scans : int
-        Kept scans, and scans spent tuning and burning in.
-    cpu_seconds : float
-    local_acceptance : numpy.ndarray or None
-        Each rung's mean acceptance of the HMC local move over the kept scans (NaN at rungs
-        without one; None when not recorded).
-    stopped : str
-        Why the kept scans ended: ``"scans"`` (all ``n_scans``), ``"trips"`` (``stop_trips``
-        reached) or ``"cpu"`` (``max_cpu_s`` used).
-    logliks : numpy.ndarray or None
-        The kept ``l'`` of every rung, ``(kept scans, rungs)`` in ladder order.
-    """
-
-    betas: np.ndarray
-    log_z: float
-    log_ratios: np.ndarray
-    round_trips: np.ndarray
-    rejection: np.ndarray
-    barrier: float
-    left: float
-    n_scans: int
-    n_tune_scans: int
-    cpu_seconds: float
-    local_acceptance: np.ndarray | None = None
-    stopped: str = "scans"
-    logliks: np.ndarray | None = None
 
 
 def _targets(rungs):
@@ -157,27 +115,6 @@ def _check_ladder(betas):
             not np.all(np.diff(b) < 0):
         raise ValueError(f"betas must decrease from 1 to 0 with at least 3 rungs, got {betas!r}")
     return b.copy()
-
-
-def pilot_ladder(path, rng, *, n_particles=20, cess=0.9, min_rungs=8, max_rungs=200):
-    """A ladder from a short adaptive SMC along ``path``: about ``2 Lambda + 1`` rungs.
-
-    The SMC's steps lose equal conditional ESS, so each carries about the same barrier: at
-    CESS fraction ``c``, ``delta b sd(l') ~ sqrt(1 / c - 1)`` and the rejection rate of a step
-    ``~ delta b sd(l') / sqrt(pi)`` (Syed et al. 2022, Sec. 4). The ladder takes ``2 Lambda +
-    1`` rungs evenly spread over the schedule's steps (swap rate about 1/2, the most round
-    trips per sweep), clipped to ``[min_rungs, max_rungs]``.
-    """
-    run = smc(path, path.draw, int(n_particles), rng, cess=cess, n_moves=1)
-    steps = run.betas.size - 1
-    lam = steps * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
-    n = int(np.clip(math.ceil(2.0 * lam) + 1, min_rungs, max_rungs))
-    x = np.linspace(0.0, steps, n)
-    b = np.interp(x, np.arange(steps + 1), run.betas)
-    b[0], b[-1] = 0.0, 1.0
-    b = np.maximum.accumulate(b)
-    b = np.unique(b)
-    return b[::-1].copy(), lam
 
 
 class _Rungs:
@@ -431,7 +368,16 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         the lowest rung's HMC acceptance over its runs; NaN without HMC), ``kept_scans`` and
         ``stopped`` (``(M, n_runs)``: kept scans, and :attr:`PTRun.stopped`), ``reference_fit``
         (per mode: the reference used, the marginal and ridge-free pilot barriers at ``widen``,
-        the widening used and its pilot barrier; or None).
+        the widening used and its pilot barrier; or None), ``too_dear`` (``(M, 2)``: per mode
+        whose runs were not started, the CPU floor and the share it had; NaN elsewhere).
+
+    Inside a CPU budget (``stop_trips`` given), a mode's runs are not started when
+    :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` (tuning plus
+    :data:`~bnmfzoo.inference._mass_verdict.MIN_ROUND_TRIPS` round trips per run at the pilot
+    ladder's barrier and the pilot's CPU per sweep) is above the mode's share of the budget
+    left: the runs could not make the trips the verdict needs, so their share is not spent
+    (``stopped`` ``"dear"``; ALL/AML 100 x 38 under the negative binomial spent 375 s of
+    tempering before the budget ran out, ``docs/results/masses_nb_route_2.md`` section 18).
     """
     from bnmfzoo.inference._mass_budget import budget_left
     from bnmfzoo.inference.counts.tempering._scale_fit import ridge_free_fit
@@ -448,6 +394,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
     acc_local, kept = np.full(M, np.nan), nan.copy()
     stopped, fitted = np.full((M, n_runs), "", dtype=object), [None] * M
+    dear = np.full((M, 2), np.nan)  # (floor, share) of modes whose tempering was not started
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
@@ -475,10 +422,16 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
         pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's
         # routes keep their pilot (and draws); without the sweep HMC is the only move
+        sweep_s = []  # the pilots' CPU s per sweep (their steps from their barrier)
+
         def pilot(q):  # the same random numbers for either reference
-            return pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
-                                np.random.default_rng(seeds[-1]),
-                                n_particles=pilot_particles, max_rungs=max_rungs)
+            t = time.process_time()
+            out = pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
+                               np.random.default_rng(seeds[-1]),
+                               n_particles=pilot_particles, max_rungs=max_rungs)
+            steps = max(1.0, out[1] * math.sqrt(math.pi) / math.sqrt(1.0 / 0.9 - 1.0))
+            sweep_s.append((time.process_time() - t) / (pilot_particles * steps))
+            return out
 
         (betas, lam0), two = pilot(q), (None, math.nan) if q2 is None else pilot(q2)
         fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1], widen, lam0)
@@ -494,6 +447,14 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         # the mode's runs advance together, the CPU going to those short of the trips first
         burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
+        allow = None if stop_trips is None else run_allowance(budget_left(), 1 + later)
+        floor = tempering_start_floor(
+            fitted[k][4], betas.size, n_sweeps * float(np.mean(sweep_s)), n_runs=n_runs,
+            target=MIN_ROUND_TRIPS, tune_scans=16 * (2 ** int(n_tune_rounds) - 1) + burn)
+        if allow is not None and floor > allow:  # its share cannot hold it: not started
+            stopped[k], dear[k] = "dear", (floor, allow)
+            cpu_mode[k] = time.process_time() - t1
+            continue
         together = run_together(
             [pt_blocks(lambda: reference_adapter(family, local, n_leap), q,
                        np.random.default_rng(sd), betas, n_scans=n_scans,
@@ -501,8 +462,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                        n_sweeps=n_sweeps, grow=True, max_rungs=max_rungs, in_mode=in_mode,
                        check_every=5) for sd in seeds[:n_runs]],
             stop_trips=stop_trips, min_trips=0 if stop_trips is None else MIN_ROUND_TRIPS,
-            max_cpu_s=None if stop_trips is None else run_allowance(budget_left(), 1 + later),
-            min_scans=MIN_KEPT_SCANS)
+            max_cpu_s=allow, min_scans=MIN_KEPT_SCANS)
         for r, run in enumerate(together):
             kept[k, r], stopped[k, r] = run.n_scans, run.stopped
             run_lz[k, r], trips[k, r] = run.log_z, run.round_trips.sum()
@@ -527,7 +487,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
             "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped,
-            "reference_fit": fitted}
+            "reference_fit": fitted, "too_dear": dear}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
@@ -572,7 +532,10 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     the SMC (:func:`~bnmfzoo.inference.reference_path.drop_modes`); two modes of the SMC from
     the prior found only there leave the run not established. A mode whose reference-path SMC
     bounds its mass below :data:`~bnmfzoo.inference._mass_verdict.EARLY_STOP` after two runs
-    gets no more runs (``runs_done``).
+    gets no more runs (``runs_done``); the modes are estimated heaviest-looking first
+    (:func:`~bnmfzoo.inference.reference_path.mode_order`), so the far ones are bounded by the
+    heaviest. A mode whose tempering its share of the budget cannot hold is not tempered, and
+    the reason names the CPU it needs (``too_dear`` of :func:`reference_pt_log_z`).
 
     Returns
     -------
@@ -652,9 +615,12 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
         pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
                                     n_leap=pt_leap, skip=skipped, stop_trips=pt_trips, **fit)
+        # a mode whose tempering was too dear to start is a reason of its own, not a failure
+        dear = [int(k) for k in np.flatnonzero(np.isfinite(pt_out["too_dear"][:, 0]))]
         reasons = same + per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],
-                                          skipped=skipped, prior_dof=prior_dof)
+                                          skipped=skipped + dear, prior_dof=prior_dof)
         reasons += cpu_short_reasons(pt_out, pt_trips, MIN_ROUND_TRIPS)
+        reasons += too_dear_reasons(pt_out, MIN_ROUND_TRIPS)
     except BudgetExhausted as err:
         pt_out = None
         todo = all_refs.shape[0] - len(skipped)

@@ -169,7 +169,7 @@ _REFERENCE_PT = """
     from bnmfzoo.inference import smc_mode_masses
     from bnmfzoo.models import poisson
 
-    first = rt.reference_pt
+    first = rt.run_together  # a mode's tempering runs, advanced together
     said = []
 
     def marked(*args, **kw):
@@ -178,7 +178,7 @@ _REFERENCE_PT = """
             print("READY", flush=True)
         return first(*args, **kw)
 
-    rt.reference_pt = marked
+    rt.run_together = marked
     X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
     try:
         smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2,

@@ -291,10 +291,48 @@ def test_a_mode_far_below_an_earlier_one_stops_after_two_runs(monkeypatch, below
     refs = np.concatenate([ref, ref[:, :, ::-1]])
     out = reference_log_z(fam, refs, [[s], [s]], rng, cut=30.0, n_runs=4, n_particles=30,
                           n_moves=1, n_draws=30, early_stop=EARLY_STOP)
-    assert len(calls) == 4 + runs and out["runs_done"].tolist() == [4, runs]
-    assert np.isfinite(out["run_log_z"][1, :runs]).all()
-    assert np.isnan(out["run_log_z"][1, runs:]).all()
-    assert out["log_z"][1] == pytest.approx(out["run_log_z"][1, :runs].mean())
+    first, second = out["order"]  # one mode twice: either may look heavier
+    assert len(calls) == 4 + runs and out["runs_done"][[first, second]].tolist() == [4, runs]
+    assert np.isfinite(out["run_log_z"][second, :runs]).all()
+    assert np.isnan(out["run_log_z"][second, runs:]).all()
+    assert out["log_z"][second] == pytest.approx(out["run_log_z"][second, :runs].mean())
+
+
+def test_the_heaviest_looking_mode_is_estimated_first_so_a_far_mode_listed_first_stops(
+        monkeypatch):
+    """The modes are estimated in the order of their fit draws' mean log joint (``mode_order``):
+    mode 0's fit draws are made to look 100 nats lighter, so mode 1 goes first, and mode 0's
+    runs (shifted 50 nats below, as above) stop after two. Listed first and estimated first,
+    nothing before it could bound it, and it would have had all four (the Reuters run of
+    ``masses_nb_route_2.md`` section 18)."""
+    from bnmfzoo.inference import reference_path
+    from bnmfzoo.inference._mass_verdict import EARLY_STOP
+
+    fam, s, ref, rng, _ = _one_mode_and_its_label_copy()
+    real_smc, real_draws, calls, seen = reference_path.smc, reference_path._aligned_draws, [], []
+
+    def shifted(*args, **kwargs):
+        run = real_smc(*args, **kwargs)
+        calls.append(1)
+        if len(calls) > 4:
+            run.log_z -= 50.0
+        return run
+
+    def lighter_first(*args, **kwargs):
+        rows, bases, chain, joint = real_draws(*args, **kwargs)
+        seen.append(joint)
+        return rows, bases, chain, joint - (100.0 if len(seen) == 1 else 0.0)
+
+    monkeypatch.setattr(reference_path, "smc", shifted)
+    monkeypatch.setattr(reference_path, "_aligned_draws", lighter_first)
+    refs = np.concatenate([ref, ref[:, :, ::-1]])
+    out = reference_log_z(fam, refs, [[s], [s]], rng, cut=30.0, n_runs=4, n_particles=30,
+                          n_moves=1, n_draws=30, early_stop=EARLY_STOP)
+    assert out["order"] == [1, 0] and out["runs_done"].tolist() == [2, 4] and len(calls) == 6
+    assert np.isnan(out["run_log_z"][0, 2:]).all() and np.isfinite(out["run_log_z"][1]).all()
+    # the log joint is the log-likelihood plus log prior of the draws (about equal: one mode)
+    assert len(seen) == 2 and seen[0].size == seen[1].size == 4 * 30
+    assert abs(seen[0].mean() - seen[1].mean()) < 5.0
 
 
 def test_the_route_reports_a_split_mode_once_with_all_its_particles(monkeypatch):

@@ -283,3 +283,68 @@ def test_budget_is_checked_between_the_basin_rule_and_the_basin_shares(monkeypat
     out = smc_mode_masses(poisson(X2, 2), **PT_KW)
     assert state["basins_done"] and state["shares"] == 0
     assert not out["established"] and "ran out" in out["statement"]
+
+
+def test_a_tempering_its_share_cannot_hold_is_not_started(monkeypatch):
+    """Before a mode's tempering runs start, the floor of their CPU from the pilot ladder
+    (``tempering_start_floor``: tuning plus 10 round trips per run at the pilot's barrier) is
+    compared with the mode's share of the budget left. With the budget left forced to 1 ms
+    (share 0.95 ms; the tuning alone is 2 runs x 41 scans of at least 8 rungs) the runs are not
+    started: no ``run_together``, the mode's ``stopped`` says ``"dear"`` and ``too_dear`` holds
+    the floor above the share. Through ``smc_mode_masses`` (the share forced the same way) the
+    result is not established, its reason says the tempering was not started and names the
+    CPU, and the mode's missing tempering is not called a failure."""
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
+    from bnmfzoo.inference import _mass_budget, smc_mode_masses
+    from bnmfzoo.inference import reference_tempering as rt
+    from bnmfzoo.models import poisson
+
+    started, real = [], rt.run_together
+
+    def spy(runs, **k):
+        started.append(len(runs))
+        return real(runs, **k)
+
+    monkeypatch.setattr(rt, "run_together", spy)
+    fam = family_of_model(poisson(X2, 2))
+    rng = np.random.default_rng(0)
+    s = fam.draw_prior(rng)
+    for _ in range(200):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    kw = dict(cut=180.0, n_runs=2, n_scans=250, n_tune_rounds=1, n_draws=40, stop_trips=5)
+    monkeypatch.setattr(_mass_budget, "budget_left", lambda: 1e-3)
+    out = rt.reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(1), **kw)
+    floor, share = out["too_dear"][0]
+    assert started == [] and list(out["stopped"][0]) == ["dear", "dear"]
+    assert share == pytest.approx(0.95e-3) and floor > share
+    assert out["log_z"][0] == -math.inf and np.isnan(out["round_trips"][0]).all()
+    monkeypatch.setattr(_mass_budget, "budget_left", lambda: 1e6)
+    out = rt.reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(1), **kw)
+    assert started == [2] and np.isnan(out["too_dear"]).all() and np.isfinite(out["log_z"][0])
+
+    monkeypatch.setattr(rt, "run_allowance", lambda left, n: 1e-6)
+    res = smc_mode_masses(poisson(X2, 2), **dict(PT_KW, pt_trips=15))
+    assert not res["established"] and "was not started" in res["statement"]
+    assert all(math.isnan(m["mass_check"]) for m in res["modes"])  # no check, not a 0
+    assert "raise the budget by at least" in res["statement"]
+    assert "tempering failed" not in res["statement"]
+
+
+def test_the_start_floor_is_the_rejection_floor_at_an_even_spread_plus_the_tuning():
+    """``tempering_start_floor`` is ``tempering_floor`` (Syed et al.'s scans per trip from the
+    rejections, start-up included) with the pilot's barrier spread evenly over the pairs, plus
+    the tuning scans: 25 rungs, barrier 12 (r = 0.5 per pair), 1 ms per rung-scan, 4 runs. For
+    a given barrier the even spread needs the fewest scans (``r / (1 - r)`` is convex), so an
+    uneven ladder of the same barrier needs more: the start floor is a floor."""
+    from bnmfzoo.inference._mass_budget import tempering_floor, tempering_start_floor
+
+    even, uneven = [0.5] * 24, [0.3, 0.7] * 12
+    kept = [1000.0] * 4
+    cpu = 4 * 1000 * 25 * 1e-3  # four runs of 1,000 scans of 25 rungs at 1 ms
+    start = tempering_start_floor(12.0, 25, 1e-3, n_runs=4, target=10, tune_scans=0)
+    assert start == pytest.approx(tempering_floor(even, kept, cpu, 10), rel=1e-12)
+    assert start == pytest.approx(4 * (12.5 + 10) * 50 * 25 * 1e-3)  # 50 scans per trip
+    assert tempering_floor(uneven, kept, cpu, 10) > 1.1 * start
+    tuned = tempering_start_floor(12.0, 25, 1e-3, n_runs=4, target=10, tune_scans=340)
+    assert tuned - start == pytest.approx(4 * 340 * 25 * 1e-3)

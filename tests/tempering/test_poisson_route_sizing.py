@@ -140,6 +140,8 @@ def test_path_smc_particles_follow_the_budget_left(monkeypatch):
     assert size(0, None) == 31
     assert size(1, None) == 62  # the last mode gets what is left (about 50 - 0)
     assert [z[3] for z in size.log] == [31, 62] and size.log[0][:3] == (0, 100.0, 1e-3)
+    size, _ = _sizer(monkeypatch, 100.0, 1e-3)  # mode 1 estimated first (``mode_order``):
+    assert size(1, None, position=0) == 31  # sized by its place, 2 modes still to do
 
 
 def test_path_smc_refuses_below_its_floor_before_the_runs(monkeypatch):

@@ -45,9 +45,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
+from bnmfzoo.inference.tempering.smc import smc
+
 __all__ = ["geometric_ladder", "check_ladder", "swap_pass", "retune_ladder", "LadderTuner",
            "ladder_stats", "annealed_start", "check_anneal_start", "initial_size", "barrier",
-           "nearest_rungs", "TARGET_REJECTION", "MIN_SWAP_RATE"]
+           "nearest_rungs", "pilot_ladder", "TARGET_REJECTION", "MIN_SWAP_RATE"]
 
 #: design rejection rate of every neighbour pair (``n - 1 = 2 Lambda``: most round trips per
 #: sweep, see the module docstring)
@@ -398,3 +400,24 @@ def annealed_start(state, betas, n_sweeps, sweep, copy):
         replicas[i] = copy(state)
         i -= 1
     return replicas
+
+
+def pilot_ladder(path, rng, *, n_particles=20, cess=0.9, min_rungs=8, max_rungs=200):
+    """A ladder from a short adaptive SMC along ``path``: about ``2 Lambda + 1`` rungs.
+
+    The SMC's steps lose equal conditional ESS, so each carries about the same barrier: at
+    CESS fraction ``c``, ``delta b sd(l') ~ sqrt(1 / c - 1)`` and the rejection rate of a step
+    ``~ delta b sd(l') / sqrt(pi)`` (Syed et al. 2022, Sec. 4). The ladder takes ``2 Lambda +
+    1`` rungs evenly spread over the schedule's steps (swap rate about 1/2, the most round
+    trips per sweep), clipped to ``[min_rungs, max_rungs]``.
+    """
+    run = smc(path, path.draw, int(n_particles), rng, cess=cess, n_moves=1)
+    steps = run.betas.size - 1
+    lam = steps * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
+    n = int(np.clip(math.ceil(2.0 * lam) + 1, min_rungs, max_rungs))
+    x = np.linspace(0.0, steps, n)
+    b = np.interp(x, np.arange(steps + 1), run.betas)
+    b[0], b[-1] = 0.0, 1.0
+    b = np.maximum.accumulate(b)
+    b = np.unique(b)
+    return b[::-1].copy(), lam

@@ -17,10 +17,59 @@ tempering: a scalable highly parallel MCMC scheme. JRSS B 84(2), 321-350.
 """
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["count_round_trips", "drive", "run_together"]
+__all__ = ["PTRun", "count_round_trips", "drive", "run_together"]
+
+
+@dataclass
+class PTRun:
+    """One parallel-tempering run along a reference path.
+
+    Attributes
+    ----------
+    betas : numpy.ndarray
+        The frozen ladder, ``1`` first, ``0`` last.
+    log_z : float
+        Stepping-stone ``log Z``.
+    log_ratios : numpy.ndarray
+        Its terms ``log Z_(i+1) / Z_i``, ladder sorted increasingly.
+    round_trips : numpy.ndarray
+        Completed round trips of each replica's index process over the kept scans.
+    rejection : numpy.ndarray
+        Mean swap rejection rate of each neighbour pair of the frozen ladder.
+    barrier : float
+        ``Lambda``: the sum of ``rejection``.
+    left : float
+        Share of the checked ``b = 1`` draws outside the mode (NaN without ``in_mode``).
+    n_scans, n_tune_scans : int
+        Kept scans, and scans spent tuning and burning in.
+    cpu_seconds : float
+    local_acceptance : numpy.ndarray or None
+        Each rung's mean acceptance of the HMC local move over the kept scans (NaN at rungs
+        without one; None when not recorded).
+    stopped : str
+        Why the kept scans ended: ``"scans"`` (all ``n_scans``), ``"trips"`` (``stop_trips``
+        reached) or ``"cpu"`` (``max_cpu_s`` used).
+    logliks : numpy.ndarray or None
+        The kept ``l'`` of every rung, ``(kept scans, rungs)`` in ladder order.
+    """
+
+    betas: np.ndarray
+    log_z: float
+    log_ratios: np.ndarray
+    round_trips: np.ndarray
+    rejection: np.ndarray
+    barrier: float
+    left: float
+    n_scans: int
+    n_tune_scans: int
+    cpu_seconds: float
+    local_acceptance: np.ndarray | None = None
+    stopped: str = "scans"
+    logliks: np.ndarray | None = None
 
 
 def count_round_trips(labels):

@@ -475,6 +475,13 @@ MUTATIONS = [
         why="a mode whose tempering never ran gets a check mass of 0 (ALL/AML printed "
             "mass_check 0.0): a number where the check has none"),
     Mutation(
+        id="pt-floor-sweep-cost-inflated", path=_RT,
+        old="    return float(np.median(per))\n",
+        new="    return 10.0 * float(np.median(per))\n",
+        tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
+        why="the floor's CPU per sweep is overstated (as the pilot SMC's per-step overheads "
+            "did): the floor is above what the runs use, and a tempering that fits is refused"),
+    Mutation(
         id="pt-floor-without-tuning", path=_B,
         old="    scans = float(tune_scans) + (n / 2.0 + float(target)) * per_trip\n",
         new="    scans = (n / 2.0 + float(target)) * per_trip\n",

@@ -225,7 +225,9 @@ def _print_per_mode(out):
               f"acceptance {r2(t.get('local_acceptance', [math.nan]))}; reference (fit, pilot "
               f"barrier marginal, ridge-free, widening used, its barrier) "
               f"{[f and (f[0], round(f[1], 1), round(f[2], 1), f[3], round(f[4], 1))
-                  for f in t.get('reference_fit', [])]}")
+                  for f in t.get('reference_fit', [])]}; CPU floor from the pilot ladder and "
+              f"the share of the budget left, per mode "
+              f"{np.round(t.get('start_floor', np.full((1, 2), np.nan)), 1).tolist()}")
     print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
           f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
     for k, m in enumerate(out["modes"]):

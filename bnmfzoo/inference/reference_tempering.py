@@ -167,6 +167,30 @@ def _freeze(path):
         freeze()
 
 
+def _sweep_seconds(path, betas, n_betas=5, n_sweeps=4):
+    """CPU s of one sweep of ``path``: the median over ``n_betas`` rungs of ``betas``.
+
+    Each rung gets one warm-up sweep, then ``n_sweeps`` timed ones, from one reference draw
+    and random numbers of its own (no draw of the route depends on them). The floor of
+    :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` uses it: the runs' scans add
+    the log-likelihoods, the swaps and any extra local move, so a sweep alone is below their
+    cost per rung (the pilot SMC's CPU per sweep was not: on a 20 x 12 Poisson matrix its
+    per-step overheads put it at 1.5 times the runs' cost per rung-scan).
+    """
+    rng = np.random.default_rng(0)
+    state = path.draw(rng)
+    per = []
+    b_in = np.asarray(betas, float)
+    b_in = b_in[b_in > 0.0]  # the sweeps of the path are at b > 0 (b = 0: exact draws)
+    for b in b_in[np.linspace(0, len(b_in) - 1, n_betas).astype(int)]:
+        path.sweep(state, float(b), rng)
+        t = time.process_time()
+        for _ in range(n_sweeps):
+            path.sweep(state, float(b), rng)
+        per.append((time.process_time() - t) / n_sweeps)
+    return float(np.median(per))
+
+
 def _scan(rungs, states, betas, rng, n_sweeps):
     for i, b in enumerate(betas):
         if b == 0.0:
@@ -369,7 +393,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         ``stopped`` (``(M, n_runs)``: kept scans, and :attr:`PTRun.stopped`), ``reference_fit``
         (per mode: the reference used, the marginal and ridge-free pilot barriers at ``widen``,
         the widening used and its pilot barrier; or None), ``too_dear`` (``(M, 2)``: per mode
-        whose runs were not started, the CPU floor and the share it had; NaN elsewhere).
+        whose runs were not started, the CPU floor and the share it had; NaN elsewhere),
+        ``start_floor`` (``(M, 2)``: the same for every mode that got a pilot ladder; the share
+        NaN without a budget).
 
     Inside a CPU budget (``stop_trips`` given), a mode's runs are not started when
     :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` (tuning plus
@@ -395,6 +421,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     acc_local, kept = np.full(M, np.nan), nan.copy()
     stopped, fitted = np.full((M, n_runs), "", dtype=object), [None] * M
     dear = np.full((M, 2), np.nan)  # (floor, share) of modes whose tempering was not started
+    start = np.full((M, 2), np.nan)  # (floor, share) of every mode that got a pilot ladder
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
     fits, basins, inside, fit_cpu = fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
@@ -422,16 +449,10 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
         pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's
         # routes keep their pilot (and draws); without the sweep HMC is the only move
-        sweep_s = []  # the pilots' CPU s per sweep (their steps from their barrier)
-
         def pilot(q):  # the same random numbers for either reference
-            t = time.process_time()
-            out = pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
-                               np.random.default_rng(seeds[-1]),
-                               n_particles=pilot_particles, max_rungs=max_rungs)
-            steps = max(1.0, out[1] * math.sqrt(math.pi) / math.sqrt(1.0 / 0.9 - 1.0))
-            sweep_s.append((time.process_time() - t) / (pilot_particles * steps))
-            return out
+            return pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
+                                np.random.default_rng(seeds[-1]),
+                                n_particles=pilot_particles, max_rungs=max_rungs)
 
         (betas, lam0), two = pilot(q), (None, math.nan) if q2 is None else pilot(q2)
         fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1], widen, lam0)
@@ -449,8 +470,11 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
         allow = None if stop_trips is None else run_allowance(budget_left(), 1 + later)
         floor = tempering_start_floor(
-            fitted[k][4], betas.size, n_sweeps * float(np.mean(sweep_s)), n_runs=n_runs,
+            fitted[k][4], betas.size, n_sweeps * _sweep_seconds(
+                ReferencePath(reference_adapter(family, pilot_local, n_leap), q), betas),
+            n_runs=n_runs,
             target=MIN_ROUND_TRIPS, tune_scans=16 * (2 ** int(n_tune_rounds) - 1) + burn)
+        start[k] = (floor, math.nan if allow is None else allow)
         if allow is not None and floor > allow:  # its share cannot hold it: not started
             stopped[k], dear[k] = "dear", (floor, allow)
             cpu_mode[k] = time.process_time() - t1
@@ -487,7 +511,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
             "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped,
-            "reference_fit": fitted, "too_dear": dear}
+            "reference_fit": fitted, "too_dear": dear, "start_floor": start}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,

@@ -322,6 +322,12 @@ def test_a_tempering_its_share_cannot_hold_is_not_started(monkeypatch):
     monkeypatch.setattr(_mass_budget, "budget_left", lambda: 1e6)
     out = rt.reference_pt_log_z(fam, ref, [[s]], np.random.default_rng(1), **kw)
     assert started == [2] and np.isnan(out["too_dear"]).all() and np.isfinite(out["log_z"][0])
+    assert 0.0 < out["start_floor"][0, 0] < out["start_floor"][0, 1] == pytest.approx(0.95e6)
+    # a floor: below what the runs used for more than its 10 trips (measured in three runs:
+    # floor 0.20-0.21 s, the runs 0.69-0.71 s for 18-21 trips in 200 kept scans; the pilot
+    # SMC's CPU per sweep, used first, put the floor at 1.2 times a 20 x 12 matrix's runs)
+    assert out["round_trips"][0].min() >= 10
+    assert out["start_floor"][0, 0] < out["cpu_s_mode"][0], (out["start_floor"], out["cpu_s_mode"])
 
     monkeypatch.setattr(rt, "run_allowance", lambda left, n: 1e-6)
     res = smc_mode_masses(poisson(X2, 2), **dict(PT_KW, pt_trips=15))

@@ -482,6 +482,13 @@ MUTATIONS = [
         why="the floor's CPU per sweep is overstated (as the pilot SMC's per-step overheads "
             "did): the floor is above what the runs use, and a tempering that fits is refused"),
     Mutation(
+        id="budget-reason-generic-advice", path="bnmfzoo/inference/_mass_result.py",
+        old="runs are sized from it.\" if any(\"raise the budget\" in r for r in reasons)",
+        new="runs are sized from it.\" if any(\"raise the bduget\" in r for r in reasons)",
+        tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
+        why="a result refused for want of CPU advises longer tempering (pt_scans), a cap the "
+            "budget-sized runs never reached, instead of the budget the reason names"),
+    Mutation(
         id="pt-floor-without-tuning", path=_B,
         old="    scans = float(tune_scans) + (n / 2.0 + float(target)) * per_trip\n",
         new="    scans = (n / 2.0 + float(target)) * per_trip\n",

@@ -183,10 +183,14 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
         statement = (f"{M} mode(s); the reference-path SMC and parallel tempering agree for "
                      f"every mode holding >= {MIN_CHECKED:.0%}." + total + " " + unknown)
     else:
-        statement = ("Masses NOT established: " + "; ".join(reasons) + ". Run longer "
-                     "tempering (pt_scans), more reference runs or particles "
-                     "(reference_runs, reference_particles) or longer fit chains "
-                     "(bridge_draws)." + total + " " + unknown)
+        # inside a budget the runs are sized from it: when a reason names the CPU to add,
+        # that is the advice (pt_scans is then only a cap)
+        advice = (" Raise the budget (budget_s; --budget on the command line) as said: the "
+                  "runs are sized from it." if any("raise the budget" in r for r in reasons)
+                  else " Run longer tempering (pt_scans), more reference runs or particles "
+                  "(reference_runs, reference_particles) or longer fit chains (bridge_draws).")
+        statement = ("Masses NOT established: " + "; ".join(reasons) + "." + advice + total
+                     + " " + unknown)
     if notes:
         statement += " Note: " + "; ".join(notes) + "."
     details = {"smc": smc_o, "pt": pt_o, **{k: v for k, v in pm.items()

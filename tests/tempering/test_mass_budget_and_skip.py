@@ -334,6 +334,7 @@ def test_a_tempering_its_share_cannot_hold_is_not_started(monkeypatch):
     assert not res["established"] and "was not started" in res["statement"]
     assert all(math.isnan(m["mass_check"]) for m in res["modes"])  # no check, not a 0
     assert "raise the budget by at least" in res["statement"]
+    assert "Raise the budget (budget_s" in res["statement"] and "pt_scans" not in res["statement"]
     assert "tempering failed" not in res["statement"]
 
 

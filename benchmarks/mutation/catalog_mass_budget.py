@@ -490,16 +490,17 @@ MUTATIONS = [
             "budget-sized runs never reached, instead of the budget the reason names"),
     Mutation(
         id="pt-floor-without-tuning", path=_B,
-        old="    scans = float(tune_scans) + (n / 2.0 + float(target)) * per_trip\n",
-        new="    scans = (n / 2.0 + float(target)) * per_trip\n",
+        old="    return per_scan * float(tune_scans) + tempering_floor(",
+        new="    return 0.0 * float(tune_scans) + tempering_floor(",
         tests=(_T + "test_the_start_floor_is_the_rejection_floor_at_an_even_spread_plus_the_"
                "tuning",),
         why="the floor leaves out the scans every run tunes and burns before it keeps any"),
     Mutation(
-        id="pt-floor-odds-not-rejections", path=_B,
-        old="    per_trip = 2.0 + 2.0 * (n - 1) * r / (1.0 - r)\n",
-        new="    per_trip = 2.0 + 2.0 * (n - 1) * r\n",
+        id="pt-floor-barrier-over-rungs-not-pairs", path=_B,
+        old="    r = min(max(float(barrier), 0.0) / (n - 1), 1.0 - 1e-9)\n",
+        new="    r = min(max(float(barrier), 0.0) / n, 1.0 - 1e-9)\n",
         tests=(_T + "test_the_start_floor_is_the_rejection_floor_at_an_even_spread_plus_the_"
                "tuning",),
-        why="Syed et al.'s scans per trip sum r / (1 - r), not r: the floor is too low"),
+        why="the barrier is spread over the rungs, not the n - 1 neighbour pairs that reject: "
+            "the floor is too low"),
 ]

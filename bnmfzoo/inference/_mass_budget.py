@@ -327,9 +327,10 @@ def tempering_start_floor(barrier, n_rungs, rung_scan_s, *, n_runs, target, tune
     if n < 2 or not (math.isfinite(barrier) and math.isfinite(rung_scan_s)):
         return math.nan
     r = min(max(float(barrier), 0.0) / (n - 1), 1.0 - 1e-9)
-    per_trip = 2.0 + 2.0 * (n - 1) * r / (1.0 - r)
-    scans = float(tune_scans) + (n / 2.0 + float(target)) * per_trip
-    return float(n_runs) * scans * n * float(rung_scan_s)
+    per_scan = float(n_runs) * n * float(rung_scan_s)  # one scan of every run
+    # tempering_floor of runs of one kept scan that cost per_scan: the trips' scans alone
+    return per_scan * float(tune_scans) + tempering_floor([r] * (n - 1), [1.0] * int(n_runs),
+                                                          per_scan, target)
 
 
 def run_allowance(left_s, runs_left):

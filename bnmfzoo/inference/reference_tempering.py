@@ -101,6 +101,8 @@ TRIP_CHECK = 25
 #: two established Poisson matrices of ``masses_default_route`` made a round trip every 28-37
 #: scans, so 15 trips take about 500)
 MIN_KEPT_SCANS = 200
+#: scans of a mode's runs' first ladder-tuning round (each later round twice the one before)
+FIRST_ROUND = 16
 
 
 def _targets(rungs):
@@ -400,7 +402,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     Inside a CPU budget (``stop_trips`` given), a mode's runs are not started when
     :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` (tuning plus
     :data:`~bnmfzoo.inference._mass_verdict.MIN_ROUND_TRIPS` round trips per run at the pilot
-    ladder's barrier and the pilot's CPU per sweep) is above the mode's share of the budget
+    ladder's barrier and a plain sweep's CPU, :func:`_sweep_seconds`) is above the mode's share
+    of the budget
     left: the runs could not make the trips the verdict needs, so their share is not spent
     (``stopped`` ``"dear"``; ALL/AML 100 x 38 under the negative binomial spent 375 s of
     tempering before the budget ran out, ``docs/results/masses_nb_route_2.md`` section 18).
@@ -473,7 +476,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             fitted[k][4], betas.size, n_sweeps * _sweep_seconds(
                 ReferencePath(reference_adapter(family, pilot_local, n_leap), q), betas),
             n_runs=n_runs,
-            target=MIN_ROUND_TRIPS, tune_scans=16 * (2 ** int(n_tune_rounds) - 1) + burn)
+            target=MIN_ROUND_TRIPS,
+            tune_scans=FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn)  # rounds double
         start[k] = (floor, math.nan if allow is None else allow)
         if allow is not None and floor > allow:  # its share cannot hold it: not started
             stopped[k], dear[k] = "dear", (floor, allow)
@@ -482,7 +486,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         together = run_together(
             [pt_blocks(lambda: reference_adapter(family, local, n_leap), q,
                        np.random.default_rng(sd), betas, n_scans=n_scans,
-                       n_tune_rounds=n_tune_rounds, first_round=16, n_burn=burn,
+                       n_tune_rounds=n_tune_rounds, first_round=FIRST_ROUND, n_burn=burn,
                        n_sweeps=n_sweeps, grow=True, max_rungs=max_rungs, in_mode=in_mode,
                        check_every=5) for sd in seeds[:n_runs]],
             stop_trips=stop_trips, min_trips=0 if stop_trips is None else MIN_ROUND_TRIPS,

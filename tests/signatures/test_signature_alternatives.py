@@ -31,8 +31,8 @@ from bnmfzoo.signatures.alternatives import (
 SWAP = np.array([3, 4, 5, 0, 1, 2])
 #: small SMC settings: both factorizations were reached in 20 of 20 seeds (0-19), 2 CPU s each
 FAST = {"n_runs": 2, "n_particles": 20, "n_moves": 2, "check": None}
-#: the slow masses test's seeds (cohort noise and SMC); ``BNMFZOO_SEED_SCAN=1`` runs 100-119
-SEEDS = range(100, 120) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]
+#: the per-cohort scan's seeds (cohort noise and SMC), run with ``BNMFZOO_SEED_SCAN=1``
+SEEDS = range(100, 120)
 
 
 def symmetric_cohort(scale=400.0, tiles=1, seed=0):
@@ -234,31 +234,66 @@ def test_masses_of_another_shape(cohort, masses):
         alternatives_from_masses({"modes": []}, counts)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", SEEDS)
-def test_symmetric_masses_are_half_and_established(seed):
-    """With the default check, both halves: each mass's 95 % interval covers the exact 1/2.
+def _symmetric_trial(seed):
+    """One cohort of the symmetric design: ``(passed, what happened)``.
 
-    The interval is the SMC's own (runs' spread, ``n_runs - 1`` dof), so a correct estimator
-    misses 1/2 about 5 % of the time (the two masses sum to 1: one event); ``established``
-    adds the check's agreement within two combined standard errors, each estimated from 4 runs
-    (3 dof), whose false failures under t tails are about 10-15 %.
-
-    **False-failure rate, measured once** over seeds 100-119 (cohort noise and SMC;
-    ``BNMFZOO_SEED_SCAN=1 pytest -m slow -k symmetric_masses``, 1,157 CPU s): **5 of 20**
-    (seed 0 passes). The SMC's interval missed 1/2 twice (seeds 108 and 110: 0.56-0.88 and
-    0.56-0.72); the SMC and the reference-path check disagreed three times, once by the SMC
-    (109: 0.710 +- 0.062 against the check's 0.445 +- 0.064) and twice by the check (103 and
-    118: check 0.365 +- 0.038 and 0.366 +- 0.048, SMC 0.557 and 0.561). The answer is exactly
-    1/2 by construction, so these are errors of the estimators' standard errors with 4 runs
-    each, not of the test: 5 of 20 is above the nominal ~15 % (binomial p = 0.17 at 15 %).
+    Passed: both alternatives reached, each mass's 95 % interval covers the exact 1/2, and the
+    result is established (the reference-path check agrees).
     """
     counts, ref = symmetric_cohort(seed=seed)
     alt = alternative_signatures(counts, 3, ref, n_runs=4, n_particles=100, random_seed=seed)
     reached = alt.sel(alternative=alt["reached"])
-    assert reached.sizes["alternative"] == 2
-    assert ((reached["mass_low"] <= 0.5) & (0.5 <= reached["mass_high"])).all()
-    assert alt.attrs["established"], alt.attrs["statement"]
+    if reached.sizes["alternative"] != 2:
+        return False, f"seed {seed}: {reached.sizes['alternative']} alternative(s) reached"
+    cover = bool(((reached["mass_low"] <= 0.5) & (0.5 <= reached["mass_high"])).all())
+    what = (f"seed {seed}: SMC {reached['mass'].values.round(3).tolist()} "
+            f"[{float(reached['mass_low'][0]):.3f}, {float(reached['mass_high'][0]):.3f}], "
+            f"check {reached['mass_check'].values.round(3).tolist()}; "
+            f"{alt.attrs['statement'][:160]}")
+    return cover and bool(alt.attrs["established"]), what
+
+
+#: the pooled test's cohorts (fixed before any was run) and how many of them may fail
+SYMMETRIC_COHORTS, SYMMETRIC_MAX_FAILED = range(8), 3
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(os.environ.get("BNMFZOO_SEED_SCAN")), reason="the scan runs instead")
+def test_symmetric_masses_are_half_and_established_in_most_cohorts():
+    """With the default check, both halves: intervals cover the exact 1/2, and established.
+
+    **Why pooled.** One cohort is one trial of a 95 % rule twice over: the SMC's interval (the
+    runs' spread, 3 dof, Korn-Graubard) misses 1/2 about 5 % of the time, and the agreement of
+    SMC and reference-path check (Welch t at 95 %) fails about 5 % of the time, so a correct
+    route fails about 10 % of single cohorts. One cohort per test would be a coin with that
+    bias; eight cohorts with at most three failures are not.
+
+    **Per-cohort rate, measured** (``BNMFZOO_SEED_SCAN=1 pytest -m slow -k symmetric``, seeds
+    100-119, about 30 CPU s each): **2 of 20** at 4fdc1be, both by the SMC's interval (seeds 108:
+    0.741 +- 0.047 and 110: 0.643 +- 0.017; the check gave 0.501 and 0.510), none by the check;
+    on the route of 2d41935 the same two seeds missed and the check disagreed in three more
+    (5 of 20). Seed 0 of this test's cohorts fails at 4fdc1be by the check (0.387 +- 0.057
+    against the SMC's 0.567 +- 0.038, 2.65 combined errors at a Welch factor of about 2.5).
+
+    **False-failure rate of this test**: at a per-cohort rate of 0.10 (measured) it is
+    P(Binomial(8, 0.10) >= 4) = 0.5 %; at 0.15, 2.1 %; at 0.25 (the older route's 5 of 20),
+    11 %. **What it catches**: a route whose estimators disagree in most cohorts (a biased
+    per-mode evidence, a stated error far too small): at a per-cohort rate of 0.8 it passes
+    with probability P(Binomial(8, 0.8) <= 3) = 1.0 %.
+    """
+    trials = [_symmetric_trial(seed) for seed in SYMMETRIC_COHORTS]
+    failed = [what for ok, what in trials if not ok]
+    print("\n".join(f"{'ok    ' if ok else 'FAILED'} {what}" for ok, what in trials))
+    assert len(failed) <= SYMMETRIC_MAX_FAILED, "\n".join(failed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("BNMFZOO_SEED_SCAN"), reason="BNMFZOO_SEED_SCAN=1")
+@pytest.mark.parametrize("seed", SEEDS)
+def test_symmetric_masses_one_cohort(seed):
+    """The per-cohort rate the pooled test above is sized by (run with the scan only)."""
+    ok, what = _symmetric_trial(seed)
+    assert ok, what
 
 
 # the workflow's opt-in: extract(..., alternatives=True), alternatives.tsv, report.html, CLI

@@ -503,4 +503,20 @@ MUTATIONS = [
                "tuning",),
         why="the barrier is spread over the rungs, not the n - 1 neighbour pairs that reject: "
             "the floor is too low"),
+    Mutation(
+        id="pilot-reference-sweep-times-its-compile", path=_CMD,
+        old="    ad.sweep(q, s, 0.5, rng)  # compiles on a cold cache: not timed\n",
+        new="",
+        tests=("tests/frontends/test_masses_command.py::test_the_reference_sweep_is_timed_after_"
+               "its_compile",),
+        why="the first reference-path sweep, a compile on a cold cache, is timed: the route "
+            "refuses budgets a warm cache fills"),
+    Mutation(
+        id="pilot-smc-times-its-compile", path=_CMD,
+        old="        with budget_scope(min(0.01 * budget, 2.0)):\n            smc(BudgetedSweep(",
+        new="        with budget_scope(min(0.01 * budget, 2.0)):\n            0 and smc(BudgetedSweep(",
+        tests=("tests/frontends/test_masses_command.py::test_the_pilot_smc_is_timed_after_its_"
+               "compile",),
+        why="no untimed SMC before the pilot's: on a cold cache its per-step overhead includes "
+            "the compile and the SMC gets fewer particles than a warm cache gives"),
 ]

@@ -70,4 +70,11 @@ MUTATIONS = [
             "--particles \"",
         tests=(_T + "test_next_step_follows_the_reason",),
         why="the advice repeats the settings that were just tried"),
+    Mutation(
+        id="sigalt-pilot-times-the-compile", path=_ALT,
+        old="    t0 = time.process_time()\n    pilot = smc_mode_masses(",
+        new="    t0 = start\n    pilot = smc_mode_masses(",
+        tests=(_T + "test_the_budget_pilot_does_not_time_the_first_compile",),
+        why="the compile run is timed with the pilot: on a cold cache the cost per particle "
+            "is many times too high and fitting budgets are refused"),
 ]

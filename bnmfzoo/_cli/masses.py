@@ -408,7 +408,9 @@ def _run(a):
                 ais = (f" and the check {refine} AIS steps per SMC step (at least 5)"
                        if a.check == "ais" else "")
                 raise ValueError(f"--budget {a.budget:g} CPU s is too small for this matrix: "
-                                 f"one sweep takes {per_sweep * 1e3:.2f} ms, so {runs} runs "
+                                 f"one sweep takes {per_sweep * 1e3:.2f} ms and a run of the "
+                                 f"SMC from the prior about {sizes['steps']:.0f} tempering "
+                                 f"steps ({model_name} model, rank {a.rank}), so {runs} runs "
                                  f"would get {particles} particles each (at least 20 needed)"
                                  + ais + "; it needs at least --budget "
                                  f"{math.ceil(need / 60) * 60:g} (or fewer --runs)")

@@ -159,13 +159,22 @@ def _measured_steps(fam, per_sweep, moves, budget, guess):
     5 % of ``budget`` by the guess; when it runs past 5 % all the same, the steps it did
     (times the factor; at least ``guess``) are a lower bound, used as the steps, and the sweep
     stays ``per_sweep`` (the sweeps done are the path's cheap start): on breast SBS96 with the
-    negative binomial model the guess was 152 steps and a run took 400-800.
+    negative binomial model the guess was 152 steps and a run took 400-800. Before it, an
+    untimed SMC of 2 particles (at most 1 % of ``budget``, 2 s) compiles the SMC's kernels: on
+    a cold compile cache the timed run's per-step overhead was 1.4 times the warm one's, and a
+    25 x 10 Gaussian matrix got 805 particles per run where a warm cache gave 1,331.
     """
     from bnmfzoo.inference._mass_budget import BudgetedSweep, BudgetExhausted, budget_scope
     from bnmfzoo.inference.tempering.smc import smc
 
     if 2 * PILOT_PARTICLES * guess * per_sweep > 0.05 * budget:
         return guess, per_sweep, per_sweep
+    try:  # a few untimed steps of 2 particles compile the SMC's kernels on a cold cache
+        with budget_scope(min(0.01 * budget, 2.0)):
+            smc(BudgetedSweep(fam.tempered), fam.draw_prior, 2, np.random.default_rng(2),
+                n_moves=1)
+    except BudgetExhausted:
+        pass
     counted = _CountedSweep(BudgetedSweep(fam.tempered))
     t0 = time.process_time()
     try:
@@ -187,7 +196,10 @@ def _measured_steps(fam, per_sweep, moves, budget, guess):
 def _reference_sweep_cost(fam, s, rng):
     """CPU s of one reference-path sweep at ``beta = 0.5`` (``None``: no reference path).
 
-    A rough reference fitted to 8 sweeps from ``s``, timed for 0.2 s.
+    A rough reference fitted to 8 sweeps from ``s``, timed for 0.2 s after one untimed sweep:
+    on a cold compile cache the first sweep compiles the path's kernels, and timing it made one
+    sweep of a 30 x 12 Gaussian matrix cost 326 ms instead of 0.09, so the route refused the
+    default budget (0 particles) on a fresh cache and ran on a warm one.
     """
     from bnmfzoo.inference.reference_path import reference_adapter
 
@@ -200,6 +212,7 @@ def _reference_sweep_cost(fam, s, rng):
         fam.tempered.sweep(s, 1.0, rng)
         draws.append(ad.draws(s, np.arange(ad.K)))
     q, s = ad.fit(np.array(draws), 2.0), ad.copy(s)
+    ad.sweep(q, s, 0.5, rng)  # compiles on a cold cache: not timed
     t0, n = time.process_time(), 0
     while time.process_time() - t0 < 0.2 or n < 3:
         ad.sweep(q, s, 0.5, rng)
@@ -315,7 +328,8 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
     the same moves). With ``check="reference_pt"`` the SMC from the prior's steps are
     measured too (:func:`_measured_steps`) and its particles and runs follow
     :func:`_prior_smc_size`; the runs it chose go in ``sizes["runs"]`` (a dict, when given;
-    ``fewer_runs`` there lets the runs fall).
+    ``fewer_runs`` there lets the runs fall). ``sizes["steps"]``, whenever ``sizes`` is
+    given: the tempering steps a run of the SMC from the prior is expected to take.
     """
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -357,6 +371,8 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
         sizes.update(runs=runs, share=share, steps=steps)
     elif fam.name == "negative_binomial" and ref is None and check in ("auto", "bridge"):
         _spread_rule(fam, budget, particles, runs, m, steps * cost_m / (0.8 * smc_share))
+    if sizes is not None:
+        sizes["steps"] = steps
     return particles, refine, per_sweep, need, m
 
 

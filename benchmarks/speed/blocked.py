@@ -33,7 +33,6 @@ setup included: ``*_fit_s`` is the whole call).
 import argparse
 import json
 import os
-import resource
 import sys
 import time
 
@@ -41,16 +40,10 @@ import numpy as np
 
 
 def _peak():
-    """Peak resident bytes of this process (``VmHWM``: unlike ``ru_maxrss``, not inherited
-    from the parent a worker process was forked from before its exec)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """Peak resident bytes of this process (:func:`bnmfzoo._base.memory.peak_resident_bytes`)."""
+    from bnmfzoo._base.memory import peak_resident_bytes
+
+    return peak_resident_bytes()
 
 
 def _whole(src):

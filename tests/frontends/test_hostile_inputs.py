@@ -143,16 +143,13 @@ def test_netcdf_data_file_is_sized_before_reading(tmp_path, capsys):
 
 
 _RSS_SCRIPT = """
-import resource, sys
+import sys
 from bnmfzoo import cli
+from bnmfzoo._base.memory import peak_resident_bytes
 codes = [cli.main(["fit", sys.argv[1], "--model", "poisson", "--rank", "2", "--out",
                    sys.argv[3], "--quiet"]),
          cli.main(["report", sys.argv[2], "--out", sys.argv[4]])]
-try:  # this program's own peak (VmHWM): ru_maxrss keeps the forking parent's size on Linux
-    with open("/proc/self/status") as f:
-        peak = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:"))
-except OSError:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_resident_bytes() // 1024  # kB: this program's own peak, not the parent's
 print("RESULT", *codes, peak)
 """
 

@@ -19,7 +19,8 @@ dispersion):
    barrier is the covariance misfit.
 3. The endpoint ``lambda(1) = sd_pi(log pi - log q) / sqrt(pi)`` over the posterior draws,
    for the product reference and for a Gaussian in ``x`` with the draws' full covariance
-   (shrunk ``--shrink`` to its diagonal, 5 % by default): the non-Gaussian part a correlated reference would keep.
+   (shrunk ``--shrink`` to its diagonal, 5 % by default): the non-Gaussian part a
+   correlated reference would keep.
 4. The other endpoint, ``lambda(0) = sd_q(log pi - log q) / sqrt(pi)``, over exact draws of
    each reference.
 5. Both endpoints for a Gaussian copula over the product's Gamma marginals (its correlation
@@ -109,7 +110,8 @@ def main(argv=None):
           f"1/4, max {e.max():.1f}, min {e.min():.3f}", flush=True)
     diag_only = np.diag(S) / R  # the reference's marginal misfit alone
     print(f"   marginal variance posterior / reference: median {np.median(diag_only):.2f} "
-          f"(1 / widen = {1 / a.widen:.2f} expected: the fit takes widen times the variance)", flush=True)
+          f"(1 / widen = {1 / a.widen:.2f} expected: the fit takes widen times the variance)",
+          flush=True)
 
     lq_prod = []
     D, N = ad.problem.shape

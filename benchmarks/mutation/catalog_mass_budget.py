@@ -513,9 +513,8 @@ MUTATIONS = [
             "refuses budgets a warm cache fills"),
     Mutation(
         id="pilot-smc-times-its-compile", path=_CMD,
-        old="        with budget_scope(min(0.01 * budget, 2.0)):\n            smc(BudgetedSweep(",
-        new="        with budget_scope(min(0.01 * budget, 2.0)):\n"
-            "            0 and smc(BudgetedSweep(",
+        old="    _compile_smc(fam, budget)\n",
+        new="",
         tests=("tests/frontends/test_masses_command.py::test_the_pilot_smc_is_timed_after_its_"
                "compile",),
         why="no untimed SMC before the pilot's: on a cold cache its per-step overhead includes "

@@ -169,12 +169,7 @@ def _measured_steps(fam, per_sweep, moves, budget, guess):
 
     if 2 * PILOT_PARTICLES * guess * per_sweep > 0.05 * budget:
         return guess, per_sweep, per_sweep
-    try:  # a few untimed steps of 2 particles compile the SMC's kernels on a cold cache
-        with budget_scope(min(0.01 * budget, 2.0)):
-            smc(BudgetedSweep(fam.tempered), fam.draw_prior, 2, np.random.default_rng(2),
-                n_moves=1)
-    except BudgetExhausted:
-        pass
+    _compile_smc(fam, budget)
     counted = _CountedSweep(BudgetedSweep(fam.tempered))
     t0 = time.process_time()
     try:
@@ -191,6 +186,22 @@ def _measured_steps(fam, per_sweep, moves, budget, guess):
     sweep = counted.cpu / max(counted.n, 1)
     overhead = max(0.0, (time.process_time() - t0 - counted.cpu) / (PILOT_PARTICLES * steps))
     return PILOT_STEP_FACTOR * steps, sweep + overhead / max(moves, 1), sweep
+
+
+def _compile_smc(fam, budget):
+    """A few untimed steps of an SMC of 2 particles: they compile its kernels on a cold cache.
+
+    At most 1 % of ``budget`` or 2 CPU s (:func:`_measured_steps` times the next SMC).
+    """
+    from bnmfzoo.inference._mass_budget import BudgetedSweep, BudgetExhausted, budget_scope
+    from bnmfzoo.inference.tempering.smc import smc
+
+    try:
+        with budget_scope(min(0.01 * budget, 2.0)):
+            smc(BudgetedSweep(fam.tempered), fam.draw_prior, 2, np.random.default_rng(2),
+                n_moves=1)
+    except BudgetExhausted:
+        pass
 
 
 def _reference_sweep_cost(fam, s, rng):

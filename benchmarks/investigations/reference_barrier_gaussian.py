@@ -113,21 +113,27 @@ def main(argv=None):
           f"(1 / widen = {1 / a.widen:.2f} expected: the fit takes widen times the variance)",
           flush=True)
 
-    lq_prod = []
     D, N = ad.problem.shape
     K = a.rank
-    for xi in x[ev]:
+
+    def state_of(xi):  # x = log theta back to a state of the family
         th = np.exp(xi)
-        st = {"A": th[:D * K].reshape(D, K), "W": th[D * K:(D + N) * K].reshape(K, N),
-              "alpha": th[-1] if "alpha" in q else None}
-        lq_prod.append(ad.log_q(q, st) + xi.sum())
-    lq_prod = np.array(lq_prod)
+        return {"A": th[:D * K].reshape(D, K), "W": th[D * K:(D + N) * K].reshape(K, N),
+                "rates": {}, "alpha": th[-1] if "alpha" in q else ad.problem.alpha}
+
+    def log_q_product(xs):  # the product reference in x (Jacobian included)
+        return np.array([ad.log_q(q, state_of(xi)) + xi.sum() for xi in xs])
+
     mu = x[fit].mean(0)
     Sg = (1 - a.shrink) * S + a.shrink * np.diag(np.diag(S))
     L = np.linalg.cholesky(Sg)
-    z = np.linalg.solve(L, (x[ev] - mu).T)
-    lq_full = -0.5 * (z * z).sum(0) - np.log(np.diag(L)).sum() - 0.5 * x.shape[1] * math.log(
-        2 * math.pi)
+
+    def log_q_gaussian(xs):
+        z = np.linalg.solve(L, (xs - mu).T)
+        return -0.5 * (z * z).sum(0) - np.log(np.diag(L)).sum() - 0.5 * xs.shape[1] * math.log(
+            2 * math.pi)
+
+    lq_prod, lq_full = log_q_product(x[ev]), log_q_gaussian(x[ev])
     sd_prod = float(np.std(log_post[ev] - lq_prod))
     sd_full = float(np.std(log_post[ev] - lq_full))
     print(f"3. lambda(1) from the draws: product reference {sd_prod / math.sqrt(math.pi):.2f}, "
@@ -135,13 +141,8 @@ def main(argv=None):
           f"sd of log pi - log q {sd_prod:.2f} and {sd_full:.2f} nats", flush=True)
 
     def log_pi(xs):  # the posterior's log density in x at reference draws
-        out = []
-        for xi in xs:
-            th = np.exp(xi)
-            st = {"A": th[:D * K].reshape(D, K), "W": th[D * K:(D + N) * K].reshape(K, N),
-                  "rates": {}, "alpha": th[-1] if "alpha" in q else ad.problem.alpha}
-            out.append(ad.loglik(st) + ad.log_p0(st) + xi.sum())
-        return np.array(out)
+        return np.array([ad.loglik(st) + ad.log_p0(st) + xi.sum()
+                         for xi, st in ((xi, state_of(xi)) for xi in xs)])
 
     n0 = min(a.draws, 2000)
     xp = []
@@ -149,18 +150,9 @@ def main(argv=None):
         st = ad.draw_q(q, rng)
         xp.append(np.log(ad.draws(st, perm)))
     xp = np.array(xp)
-    lq0 = []
-    for xi in xp:
-        th = np.exp(xi)
-        st = {"A": th[:D * K].reshape(D, K), "W": th[D * K:(D + N) * K].reshape(K, N),
-              "alpha": th[-1] if "alpha" in q else None}
-        lq0.append(ad.log_q(q, st) + xi.sum())
-    sd0_prod = float(np.std(log_pi(xp) - np.array(lq0)))
+    sd0_prod = float(np.std(log_pi(xp) - log_q_product(xp)))
     xf = mu + rng.standard_normal((n0, x.shape[1])) @ L.T
-    zf = np.linalg.solve(L, (xf - mu).T)
-    lq0f = -0.5 * (zf * zf).sum(0) - np.log(np.diag(L)).sum() - 0.5 * x.shape[1] * math.log(
-        2 * math.pi)
-    sd0_full = float(np.std(log_pi(xf) - lq0f))
+    sd0_full = float(np.std(log_pi(xf) - log_q_gaussian(xf)))
     print(f"4. lambda(0) from {n0} reference draws: product reference "
           f"{sd0_prod / math.sqrt(math.pi):.2f}, full-covariance Gaussian "
           f"{sd0_full / math.sqrt(math.pi):.2f}", flush=True)

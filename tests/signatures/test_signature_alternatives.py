@@ -268,25 +268,26 @@ def test_masses_of_another_shape(cohort, masses):
 
 
 def _symmetric_trial(seed):
-    """One cohort of the symmetric design: ``(passed, what happened)``.
+    """One cohort of the symmetric design: ``(both reached, passed, what happened)``.
 
-    Passed: both alternatives reached, each mass's 95 % interval covers the exact 1/2, and the
-    result is established (the reference-path check agrees).
+    Passed: each mass's 95 % interval covers the exact 1/2 and the result is established (the
+    reference-path check agrees).
     """
     counts, ref = symmetric_cohort(seed=seed)
     alt = alternative_signatures(counts, 3, ref, n_runs=4, n_particles=100, random_seed=seed)
     reached = alt.sel(alternative=alt["reached"])
     if reached.sizes["alternative"] != 2:
-        return False, f"seed {seed}: {reached.sizes['alternative']} alternative(s) reached"
+        return False, False, f"seed {seed}: {reached.sizes['alternative']} alternative(s) reached"
     cover = bool(((reached["mass_low"] <= 0.5) & (0.5 <= reached["mass_high"])).all())
     what = (f"seed {seed}: SMC {reached['mass'].values.round(3).tolist()} "
             f"[{float(reached['mass_low'][0]):.3f}, {float(reached['mass_high'][0]):.3f}], "
             f"check {reached['mass_check'].values.round(3).tolist()}; "
             f"{alt.attrs['statement'][:160]}")
-    return cover and bool(alt.attrs["established"]), what
+    return True, cover and bool(alt.attrs["established"]), what
 
 
-#: the pooled test's cohorts (fixed before any was run) and how many of them may fail
+#: the pooled test's cohorts and how many of them may fail (seed 0, the single-seed test's, was
+#: known to fail; seeds 1-7 were fixed before they were run)
 SYMMETRIC_COHORTS, SYMMETRIC_MAX_FAILED = range(8), 3
 
 
@@ -315,8 +316,10 @@ def test_symmetric_masses_are_half_and_established_in_most_cohorts():
     with probability P(Binomial(8, 0.8) <= 3) = 1.0 %.
     """
     trials = [_symmetric_trial(seed) for seed in SYMMETRIC_COHORTS]
-    failed = [what for ok, what in trials if not ok]
-    print("\n".join(f"{'ok    ' if ok else 'FAILED'} {what}" for ok, what in trials))
+    print("\n".join(f"{'ok    ' if ok else 'FAILED'} {what}" for _, ok, what in trials))
+    # both factorizations were reached in 28 of 28 cohorts (seeds 100-119, 0-7): not pooled
+    assert all(both for both, _, _ in trials), [what for both, _, what in trials if not both]
+    failed = [what for _, ok, what in trials if not ok]
     assert len(failed) <= SYMMETRIC_MAX_FAILED, "\n".join(failed)
 
 
@@ -325,8 +328,8 @@ def test_symmetric_masses_are_half_and_established_in_most_cohorts():
 @pytest.mark.parametrize("seed", SEEDS)
 def test_symmetric_masses_one_cohort(seed):
     """The per-cohort rate the pooled test above is sized by (run with the scan only)."""
-    ok, what = _symmetric_trial(seed)
-    assert ok, what
+    both, ok, what = _symmetric_trial(seed)
+    assert both and ok, what
 
 
 # the workflow's opt-in: extract(..., alternatives=True), alternatives.tsv, report.html, CLI

@@ -19,7 +19,7 @@ step size for the whole run, set so that the acceptance at ``b = 1`` is about 0.
 Metropolis kernel at every ``b``; only its efficiency depends on the choice).
 
     python -m benchmarks.investigations.copula_reference_barrier --data FILE --rank K \
-        [--draws 8000] [--thin 5] [--pilots 3] [--seed 0]
+        [--draws 8000] [--thin 5] [--pilots 3] [--seed 0] [--corr full|lw|factor:R]
 """
 
 import argparse
@@ -121,6 +121,52 @@ class CopulaPath:
         self.proposed += 1
 
 
+def normal_score_correlation(z, how):
+    """The copula's correlation from the fit draws' normal scores ``z`` (draws x dimension):
+    ``full`` is the sample correlation shrunk 5 % to the identity; ``lw`` the Ledoit-Wolf
+    shrinkage of the standardized scores; ``factor:R`` the sample correlation's R leading
+    eigenpairs plus the diagonal that makes its diagonal one (a correlation with R degrees of
+    structure, whose estimate needs fewer draws than the full one)."""
+    c = np.corrcoef(z, rowvar=False)
+    if how == "full":
+        return 0.95 * c + 0.05 * np.eye(c.shape[0])
+    if how == "lw":
+        from sklearn.covariance import LedoitWolf
+        zs = (z - z.mean(0)) / z.std(0)
+        cov = LedoitWolf().fit(zs).covariance_
+        d = np.sqrt(np.diag(cov))
+        return cov / np.outer(d, d)
+    if how.startswith("factor:"):
+        r = int(how.split(":")[1])
+        w, v = np.linalg.eigh(c)
+        w, v = w[::-1][:r], v[:, ::-1][:, :r]
+        low = (v * w) @ v.T
+        low *= 0.95  # keep the diagonal's remainder away from zero
+        return low + np.diag(1.0 - np.diag(low))
+    if how.startswith("block+factor:"):
+        r = int(how.split(":")[1])
+        w, v = np.linalg.eigh(c)
+        w, v = w[::-1][:r], v[:, ::-1][:, :r]
+        low = (v * w) @ v.T
+        resid = c - low  # positive semi-definite: the leading eigenpairs removed
+        out = low + block_diagonal(resid, BLOCKS)
+        return 0.95 * out + 0.05 * np.eye(c.shape[0])
+    raise ValueError(f"--corr {how!r}: full, lw, factor:R or block+factor:R")
+
+
+#: the blocks of ``block+factor:R``: set by ``main`` (each row of A, each column of W)
+BLOCKS = []
+
+
+def block_diagonal(m, blocks):
+    """``m`` with only the entries inside the index blocks kept (each a principal submatrix, so
+    the result is positive semi-definite when ``m`` is)."""
+    out = np.zeros_like(m)
+    for b in blocks:
+        out[np.ix_(b, b)] = m[np.ix_(b, b)]
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", required=True)
@@ -132,6 +178,12 @@ def main(argv=None):
     p.add_argument("--n-leap", type=int, default=20)
     p.add_argument("--pilots", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--corr", default="full",
+                   help="the normal scores' correlation: full (shrunk 5 %%), lw (Ledoit-Wolf) "
+                        "or factor:R (R leading eigenvectors plus a diagonal), "
+                        "block+factor:R (those plus the rest's blocks: each row of A, each "
+                        "column of W)")
+    p.add_argument("--copula-only", action="store_true", help="skip the two product rows")
     a = p.parse_args(argv)
 
     from bnmfzoo._cli.masses import _build, _read
@@ -165,7 +217,10 @@ def main(argv=None):
     a0 = np.concatenate([ad.aA.ravel(), ad.aW.ravel()])
     b0 = np.concatenate([ad.bA.ravel(), ad.bW.ravel()])
     z = ndtri(np.clip(gammainc(shapes, rates * theta), 1e-300, 1 - 1e-16))
-    corr = 0.95 * np.corrcoef(z, rowvar=False) + 0.05 * np.eye(z.shape[1])
+    idx_a = np.arange(D * K).reshape(D, K)
+    idx_w = D * K + np.arange(K * N).reshape(K, N)
+    BLOCKS[:] = [idx_a[d] for d in range(D)] + [idx_w[:, n] for n in range(N)]
+    corr = normal_score_correlation(z, a.corr)
     scale = x.std(0)
     print(f"{a.data}: {D} x {N}, poisson, rank {K}; {a.draws} fit draws ({a.thin} sweeps "
           f"apart), dimension {x.shape[1]}; {time.process_time() - t0:.0f} CPU s", flush=True)
@@ -185,8 +240,9 @@ def main(argv=None):
             acc
 
     ref = ReferencePath(ad, q)
-    rows = [("gibbs, product", ref, None)]
-    for name, c in (("hmc, product", None), ("hmc, copula", corr)):
+    rows = [] if a.copula_only else [("gibbs, product", ref, None)]
+    kinds = (("hmc, product", None),) if not a.copula_only else ()
+    for name, c in kinds + ((f"hmc, copula ({a.corr})", corr),):
         path, acc = tuned(c)
         rows.append((name, path, acc))
     for name, path, acc in rows:

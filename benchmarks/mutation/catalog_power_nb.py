@@ -123,8 +123,8 @@ MUTATIONS = [
         why="a gradient that is not the density's: exact still, but the trajectories drift"),
     Mutation(
         id="rung-moves-nb-runs-the-poisson-kernel", path=_L,
-        old="            if self.nb:\n                code, log_acc = hmc_step_nb(",
-        new="            if False:\n                code, log_acc = hmc_step_nb(",
+        old="            elif self.nb:\n                code, log_acc = hmc_step_nb(",
+        new="            elif False:\n                code, log_acc = hmc_step_nb(",
         tests=(_TR + "test_a_rung_with_hmc_keeps_its_target",),
         why="an NB rung moved by the Poisson rung's HMC: it keeps Poisson^b, not the NB path"),
     Mutation(

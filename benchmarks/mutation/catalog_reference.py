@@ -10,6 +10,7 @@ reference of an entry close to its prior); those two are not listed."""
 
 from benchmarks.mutation._harness import Mutation
 
+_RPO = "bnmfzoo/inference/counts/tempering/_reference_poisson.py"
 _RP = "bnmfzoo/inference/reference_path.py"
 _RG = "bnmfzoo/inference/gaussian/modes/_reference_gaussian.py"
 _T = "tests/tempering/test_reference_path.py::"
@@ -25,7 +26,7 @@ MUTATIONS = [
         why="wrong sign of the reference in the incremental weight: the path ends at "
             "p0 L q^2, not the posterior, so the mode's log Z is wrong"),
     Mutation(
-        id="reference-stale-power-rung", path=_RP,
+        id="reference-stale-power-rung", path=_RPO,
         old="            if self._rung[0] != b:\n",
         new="            if self._rung[0] is None:\n",
         tests=(_POIS,),

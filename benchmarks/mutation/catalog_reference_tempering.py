@@ -26,6 +26,7 @@ _VERDICT = _T + "test_per_mode_verdict_each_reason_fires"
 _HK = "bnmfzoo/inference/counts/_hmc_kernels.py"  # gradient and leapfrog
 _LOC = "bnmfzoo/inference/counts/tempering/_local.py"
 _RP = "bnmfzoo/inference/reference_path.py"
+_RPO = "bnmfzoo/inference/counts/tempering/_reference_poisson.py"
 _BAS = "bnmfzoo/diagnostics/_modes/basins.py"
 _DUP = "tests/tempering/test_duplicate_modes.py::"
 _H = "tests/tempering/test_reference_hmc.py::"
@@ -82,9 +83,10 @@ MUTATIONS = [
         tests=(_INV,),
         why="an accepted HMC move not written back (a stale state after a move)"),
     Mutation(
-        id="adapter-moves-discarded", path=_RP,
-        old="        s.update(A=A, W=W)\n",
-        new="",
+        id="adapter-moves-discarded", path=_RPO,
+        old=("                              ref_shapes=(q[\"aA\"], q[\"aW\"]))\n"
+             "        s.update(A=A, W=W)\n"),
+        new="                              ref_shapes=(q[\"aA\"], q[\"aW\"]))\n",
         tests=(_ADAPT,),
         why="the reference adapter drops what its local moves return: the PT runs the sweep "
             "alone while reporting the HMC's acceptance"),

@@ -360,6 +360,10 @@ def _arguments(p):
                         "by '+' from sweep, shear, rescale (the exact group moves), hmc (HMC "
                         "on log A, log W; negative binomial: sweep+hmc); default sweep, "
                         "sweep+shear+rescale+hmc on the Poisson route")
+    p.add_argument("--pt-copula", action="store_true",
+                   help="reference_pt, Poisson models: the tempering also tries a reference "
+                        "whose Gamma marginals are joined by a Gaussian copula (HMC moves) "
+                        "and keeps it where its path is shorter")
     p.add_argument("--pt-leap", type=int,
                    help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
                         "the Poisson route)")
@@ -443,7 +447,7 @@ def _run(a):
                               reference_particles=a.ref_particles,
                               pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,
                               pt_local=a.pt_local, pt_leap=a.pt_leap, pt_trips=a.pt_trips,
-                              budget_s=a.budget - (time.process_time() - t0),
+                              pt_copula=a.pt_copula, budget_s=a.budget - (time.process_time() - t0),
                               random_seed=a.seed)
     except (ValueError, TypeError, FileNotFoundError) as err:
         msg = " ".join(str(err).split())

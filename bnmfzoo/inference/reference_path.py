@@ -75,11 +75,10 @@ from scipy.special import gammaln, logsumexp
 from bnmfzoo.diagnostics._modes.basins import basin_shares, duplicate_modes, mode_basins
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import check_budget
+from bnmfzoo.inference.counts.tempering._reference_poisson import PoissonReferenceAdapter
 from bnmfzoo.inference.gaussian.modes._reference_gaussian import (
     GaussianReferenceAdapter,
 )
-from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
-from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
@@ -118,92 +117,6 @@ def local_defaults(family_name):
     return LOCAL_DEFAULTS.get(family_name, ("sweep", 10, 500))
 
 
-class _PoissonAdapter:
-    """Poisson NMF with constant Gamma priors: Gamma reference, power-posterior sweep."""
-
-    name = "poisson"
-
-    def __init__(self, tempered, inner_sweeps=1, local="sweep", n_leap=10):
-        from bnmfzoo.inference.counts.tempering._local import RungMoves
-
-        problem = tempered.problem
-        if problem.family != "poisson":
-            raise ValueError("the reference path supports Poisson count models (the negative "
-                             f"binomial has no power-posterior sweep), got {problem.family!r}")
-        if problem.rates:
-            raise ValueError("the reference path needs constant prior rates (the model has "
-                             "rate variables)")
-        self.problem, self.inner = problem, int(inner_sweeps)
-        self.tempered = tempered
-        D, N = problem.shape
-        K = problem.rank
-        self.aA = np.broadcast_to(problem.aA, (D, K)).astype(float)
-        self.aW = np.broadcast_to(problem.aW, (K, N)).astype(float)
-        self.bA = np.broadcast_to(problem.bA, (D, K)).astype(float)
-        self.bW = np.broadcast_to(problem.bW, (K, N)).astype(float)
-        self.dimension = (D + N) * K
-        self._rung = (None, None)
-        self.moves = RungMoves(problem, local, n_leap=n_leap)
-
-    def freeze(self):
-        """Freeze the adapted step size of the extra moves (:class:`RungMoves`)."""
-        self.moves.freeze()
-
-    def draws(self, state, perm):
-        return np.concatenate([state["A"][:, perm].ravel(), state["W"][perm].ravel()])
-
-    def fit(self, draws, widen):
-        D, N = self.problem.shape
-        K = self.problem.rank
-        a, b = _gamma_fit(draws, widen)
-        n = D * K
-        return {"aA": a[:n].reshape(D, K), "bA": b[:n].reshape(D, K),
-                "aW": a[n:].reshape(K, N), "bW": b[n:].reshape(K, N)}
-
-    def draw_q(self, q, rng):
-        tiny = np.finfo(float).tiny
-        return {"A": np.maximum(rng.gamma(q["aA"], 1.0 / q["bA"]), tiny),
-                "W": np.maximum(rng.gamma(q["aW"], 1.0 / q["bW"]), tiny),
-                "rates": {}, "alpha": None}
-
-    def log_q(self, q, s):
-        return (_gamma_logpdf(s["A"], q["aA"], q["bA"])
-                + _gamma_logpdf(s["W"], q["aW"], q["bW"]))
-
-    def log_p0(self, s):
-        return _gamma_logpdf(s["A"], self.aA, self.bA) + _gamma_logpdf(s["W"], self.aW, self.bW)
-
-    def loglik(self, s):
-        return float(self.tempered.loglik(s))
-
-    def copy(self, s):
-        return self.tempered.copy(s)
-
-    def sweep(self, q, s, beta, rng):
-        from dataclasses import replace
-
-        from bnmfzoo.inference.counts.sweep import power_rung, sweep
-
-        b = float(beta)
-        if not 0.0 < b <= 1.0:
-            raise ValueError(f"beta must lie in (0, 1], got {beta!r}")
-        prob = replace(self.problem, aA=b * self.aA + (1.0 - b) * q["aA"],
-                       bA=b * self.bA + (1.0 - b) * q["bA"],
-                       aW=b * self.aW + (1.0 - b) * q["aW"],
-                       bW=b * self.bW + (1.0 - b) * q["bW"])
-        rung = None
-        if b < 1.0:
-            if self._rung[0] != b:
-                self._rung = (b, power_rung(self.problem, b))
-            rung = self._rung[1]
-        if self.moves.sweep:
-            for _ in range(self.inner):
-                s.update(sweep(prob, s, rng, power=rung))
-        A, W = self.moves.run(s["A"], s["W"], prob.aA, prob.bA, prob.aW, prob.bW, b, rng,
-                              ref_shapes=(q["aA"], q["aW"]))
-        s.update(A=A, W=W)
-
-
 def reference_adapter(family, local="sweep", n_leap=10):
     """The reference-path adapter of a family.
 
@@ -214,7 +127,7 @@ def reference_adapter(family, local="sweep", n_leap=10):
     """
     inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
     if family.name == "poisson":
-        return _PoissonAdapter(family.tempered, inner, local, n_leap)
+        return PoissonReferenceAdapter(family.tempered, inner, local, n_leap)
     if family.name == "negative_binomial":  # Gamma reference, Gamma-mixed power path
         from bnmfzoo.inference.counts.tempering._reference_nb import NBReferenceAdapter
 

@@ -74,6 +74,7 @@ from bnmfzoo.inference._mass_budget import (
     too_dear_reasons,
 )
 from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
+from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
@@ -103,6 +104,9 @@ TRIP_CHECK = 25
 MIN_KEPT_SCANS = 200
 #: scans of a mode's runs' first ladder-tuning round (each later round twice the one before)
 FIRST_ROUND = 16
+#: widenings of the marginal fit under the Gaussian copula reference (``copula=True``; the
+#: pilots behind the choice: ``docs/results/masses_copula_reference.md``)
+COPULA_WIDEN = (0.7,)
 
 
 def _targets(rungs):
@@ -350,7 +354,8 @@ def pt_blocks(adapter_of, q, rng, betas, *, n_scans, n_tune_rounds, first_round,
 def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500, n_sweeps=1,
                        n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
                        widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0,
-                       local="sweep", n_leap=10, skip=(), stop_trips=None, ridge=True):
+                       local="sweep", n_leap=10, skip=(), stop_trips=None, ridge=True,
+                       copula=False):
     """Per-mode evidence by parallel tempering along the reference path; masses and total.
 
     The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
@@ -379,7 +384,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     reference. Narrower ridge-free fits are not tried: on one NB cell (all scale ridge) their
     pilot reported a barrier of 0.19 where the runs met a wall (no round trip, log Z 14-55
     standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
-    (``docs/results/masses_nb_route_2.md`` section 16).
+    (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (Poisson): the Gaussian
+    copula over the marginal fit at each :data:`COPULA_WIDEN` is piloted too, moved by HMC alone
+    (:mod:`~bnmfzoo.inference.counts.tempering._reference_poisson`), and kept where shorter.
 
     Returns
     -------
@@ -414,6 +421,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     t0 = time.process_time()
     adapter = reference_adapter(family, local, n_leap)
     narrower = [float(w) for w in getattr(adapter, "tempering_widen", ()) if w < widen]
+    copulas = COPULA_WIDEN if copula and callable(getattr(adapter, "fit_copula", None)) else ()
     M, K = refs.shape[0], refs.shape[2]
     nan = np.full((M, n_runs), np.nan)
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
@@ -452,8 +460,13 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
         pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's
         # routes keep their pilot (and draws); without the sweep HMC is the only move
+        def adapter_of(q, moves=pilot_local):  # a copula reference is moved by HMC alone
+            if "copula" in q:
+                return reference_adapter(family, "hmc", COPULA_LEAPFROG)
+            return reference_adapter(family, moves, n_leap)
+
         def pilot(q):  # the same random numbers for either reference
-            return pilot_ladder(ReferencePath(reference_adapter(family, pilot_local, n_leap), q),
+            return pilot_ladder(ReferencePath(adapter_of(q), q),
                                 np.random.default_rng(seeds[-1]),
                                 n_particles=pilot_particles, max_rungs=max_rungs)
 
@@ -462,11 +475,12 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         if two[1] < lam0:  # the shorter path from its reference
             betas, q = two[0], q2
             fitted[k] = fitted[k][:4] + (two[1],)
-        for w in narrower:  # the family's narrower marginal fits, kept where shorter
-            qw = adapter.fit(draws, w)
+        # the family's narrower marginal fits and the copulas, each kept where shorter
+        for kind, w in [("marginal", w) for w in narrower] + [("copula", w) for w in copulas]:
+            qw = (adapter.fit if kind == "marginal" else adapter.fit_copula)(draws, w)
             bw, lw = pilot(qw)
             if lw < fitted[k][4]:
-                betas, q, fitted[k] = bw, qw, ("marginal",) + fitted[k][1:3] + (w, lw)
+                betas, q, fitted[k] = bw, qw, (kind,) + fitted[k][1:3] + (w, lw)
         far, work = [], 0
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         # the mode's runs advance together, the CPU going to those short of the trips first
@@ -474,7 +488,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         allow = None if stop_trips is None else run_allowance(budget_left(), 1 + later)
         floor = tempering_start_floor(
             fitted[k][4], betas.size, n_sweeps * _sweep_seconds(
-                ReferencePath(reference_adapter(family, pilot_local, n_leap), q), betas),
+                ReferencePath(adapter_of(q), q), betas),
             n_runs=n_runs,
             target=MIN_ROUND_TRIPS,
             tune_scans=FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn)  # rounds double
@@ -484,7 +498,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             cpu_mode[k] = time.process_time() - t1
             continue
         together = run_together(
-            [pt_blocks(lambda: reference_adapter(family, local, n_leap), q,
+            [pt_blocks(lambda q=q: adapter_of(q, local), q,
                        np.random.default_rng(sd), betas, n_scans=n_scans,
                        n_tune_rounds=n_tune_rounds, first_round=FIRST_ROUND, n_burn=burn,
                        n_sweeps=n_sweeps, grow=True, max_rungs=max_rungs, in_mode=in_mode,
@@ -522,7 +536,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
                    n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
                    thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300, pt_runs=4,
                    pt_scans=500, pt_sweeps=1, pt_local="sweep", pt_leap=10,
-                   prior_dof=math.inf, pt_trips=None):
+                   prior_dof=math.inf, pt_trips=None, pt_copula=False):
     """Masses by two per-mode estimators along the reference path (``check="reference_pt"``).
 
     The modes are those of the SMC from the prior (``clusters``) and those only plain chains
@@ -642,7 +656,8 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     try:
         pt_out = reference_pt_log_z(family, all_refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_sweeps=pt_sweeps, local=pt_local,
-                                    n_leap=pt_leap, skip=skipped, stop_trips=pt_trips, **fit)
+                                    n_leap=pt_leap, skip=skipped, stop_trips=pt_trips,
+                                    copula=pt_copula, **fit)
         # a mode whose tempering was too dear to start is a reason of its own, not a failure
         dear = [int(k) for k in np.flatnonzero(np.isfinite(pt_out["too_dear"][:, 0]))]
         reasons = same + per_mode_reasons(smc_out, pt_out, log_z, log_z_se, all_refs.shape[0],

@@ -315,7 +315,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                     bridge_chains=4, bridge_draws=300, bridge_thin=2, prior_chains=8,
                     prior_sweeps=300, reference_runs=4, reference_particles=100, pt_runs=4,
                     pt_scans=None, pt_sweeps=1, pt_local=None, pt_leap=None, pt_trips=None,
-                    threshold=15.0, budget_s=None, random_seed=None):
+                    pt_copula=False, threshold=15.0, budget_s=None, random_seed=None):
     """Posterior masses of the modes of an NMF model, with an independent check.
 
     See the module docstring for the two estimators and when a result is established.
@@ -373,6 +373,12 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         ``None`` (``pt_scans`` too): the family's defaults,
         :func:`bnmfzoo.inference.reference_path.local_defaults` (Poisson: the moves, 20
         leapfrog steps, 2,500 scans; other families: the sweep and 500 scans).
+    pt_copula : bool
+        ``"reference_pt"``, Poisson models: the per-mode tempering also pilots a reference that
+        joins the fitted Gamma marginals by a Gaussian copula, moved by HMC alone, and runs
+        from it where its path's barrier is lower
+        (:func:`bnmfzoo.inference.reference_tempering.reference_pt_log_z`); the per-mode SMC
+        keeps the product reference, so the two estimators stay of different kinds.
     pt_trips : int, optional
         ``"reference_pt"``: end each tempering run once it made this many round trips or used
         its share of the budget left (``pt_scans`` is then the cap;
@@ -533,7 +539,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                 family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
                 np.random.default_rng(seeds[-1]), **reference_kw(), pt_runs=pt_runs,
                 pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap,
-                pt_trips=pt_trips,
+                pt_trips=pt_trips, pt_copula=bool(pt_copula),
                 prior_dof=n_runs - 1)
             if pm.get("merged"):
                 label, mass, se, A_al, W_al = merge_smc_modes(

@@ -49,6 +49,7 @@ from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
 from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
 from bnmfzoo.inference.counts.tempering._hmc_dense import hmc_step_dense
 from bnmfzoo.inference.counts.tempering._hmc_nb import hmc_step_nb
+from bnmfzoo.inference.counts.tempering._hmc_term import hmc_step_term
 from bnmfzoo.inference.counts.tempering._step_rule import next_log_step
 from bnmfzoo.inference.kernels.streams import seed_state
 
@@ -189,7 +190,7 @@ class RungMoves:
         """Mean HMC acceptance probability since the last :meth:`freeze` (NaN if none)."""
         return self.acc_sum / self.n_try if self.n_try else math.nan
 
-    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None, alpha=None):
+    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None, alpha=None, term=None):
         """The extra moves on ``(A, W)`` at the rung's shapes and rates; returns new ``(A, W)``.
 
         ``aA, rA`` (D x K) and ``aW, rW`` (K x N): the Gamma part ``q^(1 - b) p0^b`` of the
@@ -199,8 +200,15 @@ class RungMoves:
         the reference is fitted with twice the posterior's variance), else ``trigamma(a)`` of
         the rung's own shapes. ``alpha``: the dispersion of a negative-binomial rung (HMC then
         targets the Gamma-mixed power path's rung at that dispersion,
-        :func:`bnmfzoo.inference.counts.tempering._hmc_nb.hmc_step_nb`).
+        :func:`bnmfzoo.inference.counts.tempering._hmc_nb.hmc_step_nb`). ``term``: a further
+        log-density term ``theta -> (value, gradient)`` of a Poisson rung, weighted ``1 - b``
+        (the Gaussian copula of a copula reference; HMC is then
+        :func:`bnmfzoo.inference.counts.tempering._hmc_term.hmc_step_term`, and the shear and
+        rescaling moves, exact only for a product of Gammas, are refused).
         """
+        if term is not None and (self.nb or self.shear or self.rescale):
+            raise ValueError("a rung with an extra term runs HMC only (no shear or rescaling "
+                             "move) on a Poisson model")
         if self.population and beta != self._temp:
             self._next_temperature(float(beta))
         if not (self.rescale or self.hmc or self.shear):
@@ -232,7 +240,12 @@ class RungMoves:
         for _ in range(n_hmc):
             pA, pWt = rng.standard_normal(tA.shape), rng.standard_normal(tWt.shape)
             eps = self.eps * rng.uniform(0.8, 1.2)
-            if self.nb:
+            if term is not None:
+                code, log_acc = hmc_step_term(
+                    tA, tWt, pA, pWt, self.grid if self.dense else self.cells, self.dense,
+                    (aA, rA, aWt, rWt), float(beta), self._mass[1], self._mass[2], eps,
+                    self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta))
+            elif self.nb:
                 code, log_acc = hmc_step_nb(tA, tWt, pA, pWt, *self.cells, aA, rA, aWt, rWt,
                                             float(beta), float(alpha), self._mass[1],
                                             self._mass[2], eps, self.n_leap,

@@ -1,0 +1,100 @@
+"""Mutations of the Gaussian-copula reference of a Poisson mode
+(``bnmfzoo/inference/kernels/gamma_copula.py``), the HMC move with its term
+(``bnmfzoo/inference/counts/tempering/_hmc_term.py`` and its glue in ``_local.py``) and the
+adapter that draws, evaluates and moves it
+(``bnmfzoo/inference/counts/tempering/_reference_poisson.py``). Each is caught by a fast test of
+``tests/tempering/test_copula_reference.py``: the density against scipy's Gaussian-copula
+formula, exact draws against the marginals and the correlation, the gradient against central
+differences, the fit against a dense recomputation, the move's invariance at ``b = 0`` (exact
+draws of the reference) and at ``b = 0.5`` (sampling-importance-resampling draws), and the
+SMC's log Z along the copula path against quadrature."""
+
+from benchmarks.mutation._harness import Mutation
+
+_GC = "bnmfzoo/inference/kernels/gamma_copula.py"
+_HT = "bnmfzoo/inference/counts/tempering/_hmc_term.py"
+_LOC = "bnmfzoo/inference/counts/tempering/_local.py"
+_RPO = "bnmfzoo/inference/counts/tempering/_reference_poisson.py"
+_T = "tests/tempering/test_copula_reference.py::"
+_DENS = _T + "test_log_density_is_the_gaussian_copula_density"
+_DRAW = _T + "test_exact_draws_have_the_marginals_and_the_correlation"
+_GRAD = _T + "test_gradient_in_log_space_is_the_derivative_of_the_copula_term"
+_FIT = _T + "test_fit_is_the_structured_correlation_of_the_scores_and_beats_the_product"
+_B0 = _T + "test_the_move_keeps_the_reference_at_b0[0]"
+_MID = _T + "test_the_move_keeps_an_intermediate_rung[0]"
+_LOGZ = _T + "test_the_smc_along_the_copula_path_estimates_the_evidence"
+_CONS = _T + "test_small_steps_conserve_the_hamiltonian_with_the_term[True]"
+
+MUTATIONS = [
+    Mutation(
+        id="copula-term-weight-b", path=_LOC,
+        old="self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta))",
+        new="self.n_leap, math.log(rng.uniform()), term, float(beta))",
+        tests=(_B0, _MID),
+        why="the copula's term weighted b instead of 1 - b: the rung near the reference loses "
+            "the copula's correlation"),
+    Mutation(
+        id="copula-quadratic-sign", path=_GC,
+        old="return float(-0.5 * self.log_det - 0.5 * z @ g), -g * dz",
+        new="return float(-0.5 * self.log_det + 0.5 * z @ g), -g * dz",
+        tests=(_B0, _GRAD),
+        why="the copula's quadratic form with the wrong sign in the move's density: the "
+            "Metropolis test targets the opposite correlation"),
+    Mutation(
+        id="copula-log-det-dropped", path=_GC,
+        old="return float(-0.5 * self.log_det - 0.5 * z @ (self.solve(z) - z))",
+        new="return float(-0.5 * z @ (self.solve(z) - z))",
+        tests=(_DENS, _LOGZ),
+        why="the copula's normalizing constant left out: log q is off by a constant and every "
+            "evidence along the path with it"),
+    Mutation(
+        id="copula-draws-without-factors", path=_GC,
+        old="            z += rng.standard_normal((n, self.U.shape[1])) @ self.U.T\n",
+        new="            pass\n",
+        tests=(_DRAW, _B0),
+        why="exact draws of the reference without the low-rank part of the correlation"),
+    Mutation(
+        id="copula-woodbury-sign", path=_GC,
+        old="        return y - self._binv_u @ t\n",
+        new="        return y + self._binv_u @ t\n",
+        tests=(_DENS,),
+        why="Woodbury's identity with the wrong sign: C^-1 z is wrong"),
+    Mutation(
+        id="copula-upper-tail-sign", path=_GC,
+        old="                 -ndtri(np.where(lo <= 0.5, 0.5, gammaincc(a, rx))))",
+        new="                 ndtri(np.where(lo <= 0.5, 0.5, gammaincc(a, rx))))",
+        tests=(_DENS, _DRAW),
+        why="the normal score of the upper tail with the wrong sign"),
+    Mutation(
+        id="copula-gradient-chain-dropped", path=_GC,
+        old="        return float(-0.5 * self.log_det - 0.5 * z @ g), -g * dz\n",
+        new="        return float(-0.5 * self.log_det - 0.5 * z @ g), -g\n",
+        tests=(_GRAD,),
+        why="the gradient in z returned as the gradient in log x (dz / dtheta left out): the "
+            "kernel stays exact but its trajectories are rejected"),
+    Mutation(
+        id="copula-fit-residual-kept", path=_GC,
+        old='        resid = corr_b - np.einsum("mir,mjr->mij", ub, ub)\n',
+        new="        resid = corr_b * 1.0\n",
+        tests=(_FIT,),
+        why="the blocks keep the whole sample correlation, the factors' share counted twice"),
+    Mutation(
+        id="copula-adapter-runs-the-product-sweep", path=_RPO,
+        old='        if "copula" in q:\n            if self.moves.sweep or not self.moves.hmc:',
+        new='        if False:\n            if self.moves.sweep or not self.moves.hmc:',
+        tests=(_MID, _LOGZ),
+        why="the copula path moved by the product reference's sweep (exact for another rung)"),
+    Mutation(
+        id="copula-adapter-log-q-product", path=_RPO,
+        old='        if "copula" in q:\n            return q["copula"].logpdf(',
+        new='        if False:\n            return q["copula"].logpdf(',
+        tests=(_MID, _LOGZ),
+        why="log q of the copula reference evaluated as the product of its marginals"),
+    Mutation(
+        id="copula-hmc-term-gradient-dropped", path=_HT,
+        old="    gA += weight * g[:n].reshape(gA.shape)\n",
+        new="",
+        tests=(_CONS,),
+        why="the copula term's gradient left out of A's kicks: trajectories ignore the "
+            "correlation and are rejected, and the kernel, still exact, barely moves"),
+]

@@ -1,0 +1,90 @@
+"""HMC on ``log A, log W`` of a tempered Poisson NMF rung with one more log-density term.
+
+The rung of a reference path whose reference is not a product of Gammas (the Gaussian copula of
+:mod:`bnmfzoo.inference.kernels.gamma_copula`) has the log density on ``theta = (log A, log W)``
+
+``log pi_b = [sum_x (a_x theta_x - r_x e^theta_x) + b log L] + w t(theta) + const``,
+
+the bracket being the product-reference rung of :mod:`bnmfzoo.inference.counts.tempering._hmc`
+(per-entry shapes and rates ``a = b a0 + (1 - b) a_q``, ``r = b b0 + (1 - b) b_q``) and
+``w t(theta)`` the extra term (for the copula, ``w = 1 - b`` and ``t`` the log copula density).
+:func:`hmc_step_term` is one HMC transition on it: the bracket's density and gradient from the
+compiled kernels (the cell loop or the dense products), the term's from ``term``, the same
+leapfrog and Metropolis test. The leapfrog map is volume-preserving and reversible for any
+gradient field and the test uses the exact change of the Hamiltonian, so the transition leaves
+``pi_b`` invariant (Duane et al. 1987; Neal 2011); a trajectory that meets a non-finite value is
+rejected.
+
+``theta``'s order for ``term`` is ``log A`` row by row, then ``log W`` row by row (``K x N``):
+the order of the reference adapters' flat draws (:mod:`bnmfzoo.inference.reference_path`).
+"""
+
+import math
+
+import numpy as np
+
+from bnmfzoo.inference.counts._hmc_kernels import kick, kick_drift, kinetic, metropolis, momentum
+from bnmfzoo.inference.counts.tempering._hmc import log_density_grad
+from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_density
+
+__all__ = ["hmc_step_term", "flat_theta"]
+
+
+def flat_theta(tA, tWt):
+    """``(log A row by row, log W row by row)`` from ``tA (D x K)`` and ``tWt (N x K)``."""
+    return np.concatenate([tA.ravel(), tWt.T.ravel()])
+
+
+def _density_grad(tA, tWt, data, dense, shapes, beta, gA, gWt, term, weight, want_lp):
+    """The rung's log density and gradient into ``gA, gWt``; NaN when a value is not finite.
+
+    Without ``want_lp`` the dense form skips the density (0 in its place).
+    """
+    aA, rA, aWt, rWt = shapes
+    if dense:
+        M = dense_grad(tA, tWt, *data, aA, rA, aWt, rWt, beta, gA, gWt)
+        if M.shape[0] == 0:
+            return math.nan
+        lp = dense_log_density(tA, tWt, M, *data, aA, rA, aWt, rWt, beta) if want_lp else 0.0
+    else:
+        lp = log_density_grad(tA, tWt, *data, aA, rA, aWt, rWt, beta, gA, gWt)
+    if not math.isfinite(lp):
+        return math.nan
+    if weight == 0.0:
+        return lp
+    v, g = term(flat_theta(tA, tWt))
+    if not (math.isfinite(v) and np.all(np.isfinite(g))):
+        return math.nan
+    n = gA.size
+    gA += weight * g[:n].reshape(gA.shape)
+    gWt += weight * g[n:].reshape(gWt.shape[::-1]).T
+    return lp + weight * v
+
+
+def hmc_step_term(tA, tWt, pA, pWt, data, dense, shapes, beta, imA, imWt, eps, n_leap, log_u,
+                  term, weight):
+    """One HMC transition on ``theta = (log A, log W.T)`` in place; returns ``(code, log_acc)``.
+
+    ``data``: the cells ``(rows, cols, offs, x)`` of :func:`~bnmfzoo.inference.counts.
+    tempering._hmc.hmc_step`, or with ``dense`` the grids ``(X, Of)`` of
+    :func:`~bnmfzoo.inference.counts.tempering._hmc_dense.hmc_step_dense`; ``shapes``:
+    ``(aA, rA, aWt, rWt)``; ``term(theta) -> (value, gradient)`` on the flat ``theta``
+    (:func:`flat_theta`), added with ``weight``. The other arguments and the codes are
+    :func:`~bnmfzoo.inference.counts.tempering._hmc.hmc_step`'s: 0 accepted, 1 rejected (also on
+    a non-finite trajectory, ``log_acc`` then ``-inf``), 2 the starting state is not finite.
+    """
+    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+    lp0 = _density_grad(tA, tWt, data, dense, shapes, beta, gA, gWt, term, weight, True)
+    if not math.isfinite(lp0):
+        return 2, -math.inf
+    qA, qWt = tA.copy(), tWt.copy()
+    k0 = momentum(pA, pWt, imA, imWt)
+    lp = lp0
+    for i in range(n_leap):
+        kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
+        lp = _density_grad(qA, qWt, data, dense, shapes, beta, gA, gWt, term, weight,
+                           i == n_leap - 1)
+        if not math.isfinite(lp):
+            return 1, -math.inf
+        kick(pA, pWt, gA, gWt, eps)
+    return metropolis(tA, tWt, qA, qWt, lp0, k0, lp, kinetic(pA, pWt, imA, imWt), log_u)

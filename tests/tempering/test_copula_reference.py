@@ -41,8 +41,8 @@ from bnmfzoo.inference.kernels.gamma_copula import GammaCopula
 
 SEEDS = range(100, 140) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]
 #: measured once with BNMFZOO_SEED_SCAN=1 (seeds 100-139)
-SEED_SCAN_RESULT = ("b = 0: 40 of 40 passed; b = 0.5: 40 of 40 passed (330 s wall, with a masses run "
-                    "on the other core)")
+SEED_SCAN_RESULT = ("b = 0: 40 of 40 passed; b = 0.5: 40 of 40 passed (330 s wall, with a "
+                    "masses run on the other core)")
 
 
 def _six_dim():

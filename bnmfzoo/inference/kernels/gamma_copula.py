@@ -3,9 +3,9 @@
 The reference of a mode's path (:mod:`bnmfzoo.inference.reference_path`) is fitted to the
 mode's draws. A product of Gammas fits each entry's mean and variance but none of the posterior's
 correlation, and on mutational catalogues most of the path's barrier is that missing correlation
-(``docs/results/masses_nb_route_2.md`` sections 20 and 21). This reference keeps the same Gamma
-marginals and joins them by a Gaussian copula (Nelsen 2006, Sec. 2.3): with
-``z_i = Phi^-1(F_i(x_i))``, ``F_i`` the CDF of ``Gamma(a_i, r_i)``,
+(``docs/results/masses_nb_route_2.md`` section 20; ``masses_copula_reference.md``). This
+reference keeps the same Gamma marginals and joins them by a Gaussian copula (Nelsen 2006,
+Sec. 2.3): with ``z_i = Phi^-1(F_i(x_i))``, ``F_i`` the CDF of ``Gamma(a_i, r_i)``,
 
 ``log q(x) = sum_i log Gamma(x_i; a_i, r_i) - log det(C) / 2 - z' (C^-1 - I) z / 2``.
 

@@ -137,8 +137,8 @@ MUTATIONS = [
             "default's longer ladder (barrier 17 against 12 on breast SBS96)"),
     Mutation(
         id="nb-narrower-reference-wrong-widening-recorded", path=_RT,
-        old='("marginal",) + fitted[k][1:3] + (w, lw)',
-        new='("marginal",) + fitted[k][1:3] + (widen, lw)',
+        old='(kind,) + fitted[k][1:3] + (w, lw)',
+        new='(kind,) + fitted[k][1:3] + (widen, lw)',
         tests=(_TR + "test_the_nb_tempering_starts_from_the_narrower_reference_when_its_path_is_"
                      "shorter",),
         why="the command reports the default widening for a run tempered from the narrower one"),

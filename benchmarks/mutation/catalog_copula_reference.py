@@ -61,8 +61,8 @@ MUTATIONS = [
         why="Woodbury's identity with the wrong sign: C^-1 z is wrong"),
     Mutation(
         id="copula-upper-tail-sign", path=_GC,
-        old="                 -ndtri(np.where(lo <= 0.5, 0.5, gammaincc(a, rx))))",
-        new="                 ndtri(np.where(lo <= 0.5, 0.5, gammaincc(a, rx))))",
+        old="    z[up] = -ndtri(gammaincc(",
+        new="    z[up] = ndtri(gammaincc(",
         tests=(_DENS, _DRAW),
         why="the normal score of the upper tail with the wrong sign"),
     Mutation(

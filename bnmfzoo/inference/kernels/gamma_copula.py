@@ -193,7 +193,7 @@ class GammaCopula:
             return math.nan, np.full(self.dimension, math.nan)
         z = self.scores(x)
         g = self.solve(z) - z
-        log_fx = self.a * np.log(self.r * x) - self.r * x - gammaln(self.a)  # log(x f(x))
+        log_fx = self._log_norm_a + self.a * theta - self.r * x  # log(x f(x))
         dz = np.exp(np.minimum(log_fx + 0.5 * z * z + _HALF_LOG_2PI, 700.0))
         return float(-0.5 * self.log_det - 0.5 * z @ g), -g * dz
 
@@ -217,9 +217,14 @@ class GammaCopula:
 
 
 def _scores(x, a, r):
-    """``Phi^-1(F(x))`` for ``Gamma(a, r)`` marginals, from whichever tail is smaller."""
+    """``Phi^-1(F(x))`` for ``Gamma(a, r)`` marginals, from whichever tail is smaller.
+
+    Each entry's upper tail is computed only where its CDF is above 1/2.
+    """
     rx = r * np.asarray(x, float)
     lo = gammainc(a, rx)
-    z = np.where(lo <= 0.5, ndtri(np.where(lo <= 0.5, lo, 0.5)),
-                 -ndtri(np.where(lo <= 0.5, 0.5, gammaincc(a, rx))))
+    up = lo > 0.5
+    z = np.empty_like(lo)
+    z[~up] = ndtri(lo[~up])
+    z[up] = -ndtri(gammaincc(np.broadcast_to(a, rx.shape)[up], rx[up]))
     return np.clip(np.nan_to_num(z, nan=0.0, posinf=Z_MAX, neginf=-Z_MAX), -Z_MAX, Z_MAX)

@@ -20,16 +20,18 @@ _DENS = _T + "test_log_density_is_the_gaussian_copula_density"
 _DRAW = _T + "test_exact_draws_have_the_marginals_and_the_correlation"
 _GRAD = _T + "test_gradient_in_log_space_is_the_derivative_of_the_copula_term"
 _FIT = _T + "test_fit_is_the_structured_correlation_of_the_scores_and_beats_the_product"
-_B0 = _T + "test_the_move_keeps_the_reference_at_b0[0]"
+_B0 = _T + "test_the_move_keeps_the_reference_at_b0[False-0]"
 _MID = _T + "test_the_move_keeps_an_intermediate_rung[0]"
 _LOGZ = _T + "test_the_smc_along_the_copula_path_estimates_the_evidence"
+_SUR = _T + "test_the_surrogate_gradient_is_close_to_the_exact_one"
+_B0S = _T + "test_the_move_keeps_the_reference_at_b0[True-0]"
 _CONS = _T + "test_small_steps_conserve_the_hamiltonian_with_the_term[True]"
 
 MUTATIONS = [
     Mutation(
         id="copula-term-weight-b", path=_LOC,
-        old="self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta))",
-        new="self.n_leap, math.log(rng.uniform()), term, float(beta))",
+        old="self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad)",
+        new="self.n_leap, math.log(rng.uniform()), term, float(beta), term_grad)",
         tests=(_B0, _MID),
         why="the copula's term weighted b instead of 1 - b: the rung near the reference loses "
             "the copula's correlation"),
@@ -97,4 +99,18 @@ MUTATIONS = [
         tests=(_CONS,),
         why="the copula term's gradient left out of A's kicks: trajectories ignore the "
             "correlation and are rejected, and the kernel, still exact, barely moves"),
+    Mutation(
+        id="copula-surrogate-chain-dropped", path=_GC,
+        old="        dz[wh] = y * np.sqrt(a)\n",
+        new="        dz[wh] = y\n",
+        tests=(_SUR,),
+        why="the Wilson-Hilferty scores' derivative without its factor sqrt(a): the kicks "
+            "follow a wrong field (the kernel stays exact, its acceptance falls)"),
+    Mutation(
+        id="copula-surrogate-value-used-in-the-test", path=_HT,
+        old="        v = term(theta)[0] if want_lp else 0.0\n",
+        new="        v = 0.5 * float(g @ g) if want_lp else 0.0\n",
+        tests=(_B0S,),
+        why="the Metropolis test reads a value that is not the exact copula density when the "
+            "kicks use the surrogate gradient"),
 ]

@@ -108,6 +108,24 @@ def test_gradient_in_log_space_is_the_derivative_of_the_copula_term():
         assert g[i] == pytest.approx(fd, rel=1e-5, abs=1e-7), i
 
 
+def test_the_surrogate_gradient_is_close_to_the_exact_one():
+    """``surrogate_grad`` (Wilson-Hilferty scores from shape 5 on): exact where every shape is
+    below 5; over 200 exact draws with shapes 5-20 its largest error, relative to the largest
+    gradient entry, stays below 0.05 (measured once: median 0.004, worst 0.019)."""
+    q = _six_dim()
+    small = GammaCopula(np.minimum(q.a, 4.9), q.r, q.blocks, q.block_cov, q.U)
+    theta = np.log(small.draw(np.random.default_rng(8)))
+    assert np.allclose(small.surrogate_grad(theta), small.copula_theta(theta)[1], rtol=1e-12)
+    rng = np.random.default_rng(9)
+    big = GammaCopula(rng.uniform(5.0, 20.0, 6), q.r, q.blocks, q.block_cov, q.U)
+    worst = 0.0
+    for x in big.draw(rng, 200):
+        g = big.copula_theta(np.log(x))[1]
+        worst = max(worst, np.max(np.abs(big.surrogate_grad(np.log(x)) - g)) / np.max(np.abs(g)))
+    assert worst < 0.05, worst
+    assert np.all(np.isnan(big.surrogate_grad(np.full(6, 800.0))))
+
+
 def test_fit_is_the_structured_correlation_of_the_scores_and_beats_the_product():
     """The fitted ``C`` is ``(1 - s) (V V' + blockdiag(R - V V')) + s I`` for ``R`` the scores'
     sample correlation and ``V V'`` its leading eigenpairs (recomputed here densely), a
@@ -169,8 +187,10 @@ def _rank1_copula(rng, n_draws=3000):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_the_move_keeps_the_reference_at_b0(seed):
-    """``b = 0``: the rung is ``q``; exact draws moved by 3 frozen HMC transitions."""
+@pytest.mark.parametrize("surrogate", [False, True])
+def test_the_move_keeps_the_reference_at_b0(seed, surrogate):
+    """``b = 0``: the rung is ``q``; exact draws moved by 3 frozen HMC transitions (kicks by
+    the exact gradient, or by the surrogate one as the adapter's move does)."""
     rng = np.random.default_rng(seed)
     _, ad, q = _rank1_copula(rng)
     cop = q["copula"]
@@ -185,7 +205,8 @@ def test_the_move_keeps_the_reference_at_b0(seed):
         A, W = x0[i, :1].reshape(1, 1), x0[i, 1:].reshape(1, 2)
         for _ in range(3):
             A, W = moves.run(A, W, q["aA"], q["bA"], q["aW"], q["bW"], 0.0, rng,
-                             ref_shapes=(q["aA"], q["aW"]), term=cop.copula_theta)
+                             ref_shapes=(q["aA"], q["aW"]), term=cop.copula_theta,
+                             term_grad=cop.surrogate_grad if surrogate else None)
         x1[i] = np.concatenate([A.ravel(), W.ravel()])
     assert 0.2 < moves.acceptance() < 1.0
     assert np.mean(np.any(x1 != x0, axis=1)) > 0.3  # the draws moved

@@ -33,6 +33,8 @@ accurate where ``F_i`` is near 1.
 References
 ----------
 Nelsen, R. B. (2006). An Introduction to Copulas, 2nd ed. Springer.
+Neal, R. M. (2011). MCMC using Hamiltonian dynamics. Handbook of Markov Chain Monte Carlo, ch. 5.
+Wilson, E. B. & Hilferty, M. M. (1931). The distribution of chi-square. PNAS 17(12), 684-688.
 Surjanovic, N., Syed, S., Bouchard-Cote, A. & Campbell, T. (2022). Parallel tempering with a
 variational reference. NeurIPS 35.
 """
@@ -52,6 +54,10 @@ COPULA_FACTORS = 8
 COPULA_SHRINK = 0.05
 #: normal scores are kept inside ``[-Z_MAX, Z_MAX]`` (a CDF below about 1e-300 would give -inf)
 Z_MAX = 37.0
+#: shapes from which :meth:`GammaCopula.surrogate_grad` takes the Wilson-Hilferty scores: their
+#: error in ``z`` is at most 0.004 over the central 80 % and 0.08 at the 0.1 % tails from shape 5
+#: on (0.03 and 0.72 at shape 1), falling as the shape grows
+WH_MIN_SHAPE = 5.0
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
@@ -108,6 +114,7 @@ class GammaCopula:
         self.log_det = float(2.0 * np.log(np.diagonal(self._chol, axis1=1, axis2=2)).sum()
                              + 2.0 * np.log(np.diag(self._cap_chol)).sum())
         self._log_norm_a = self.a * np.log(self.r) - gammaln(self.a)
+        self._wilson_hilferty = self.a >= WH_MIN_SHAPE
         self.dimension = d
 
     @classmethod
@@ -196,6 +203,36 @@ class GammaCopula:
         log_fx = self._log_norm_a + self.a * theta - self.r * x  # log(x f(x))
         dz = np.exp(np.minimum(log_fx + 0.5 * z * z + _HALF_LOG_2PI, 700.0))
         return float(-0.5 * self.log_det - 0.5 * z @ g), -g * dz
+
+    def surrogate_grad(self, theta):
+        """A cheap gradient field for HMC's kicks, close to ``d log c / d theta``.
+
+        The normal scores of entries whose shape is at least :data:`WH_MIN_SHAPE` come from
+        the Wilson-Hilferty approximation ``z ~ ((r x / a)^(1/3) - 1 + 1 / (9 a)) 3 sqrt(a)``
+        (Wilson & Hilferty 1931), the others' are exact.
+
+        A fixed function of ``theta``, so a leapfrog map that kicks with it is still
+        volume-preserving and reversible, and HMC that tests the exact density at the ends of
+        each trajectory stays exact (Neal 2011, Sec. 5.5.1); only the acceptance depends on the
+        approximation. It avoids the incomplete gamma functions, which cost ten times the
+        likelihood's gradient on ESCC SBS96. NaN where ``exp(theta)`` is not finite and positive.
+        """
+        with np.errstate(over="ignore"):
+            x = np.exp(theta)
+        if not (np.all(np.isfinite(x)) and np.all(x > 0)):
+            return np.full(self.dimension, math.nan)
+        z, dz = np.empty_like(x), np.empty_like(x)
+        wh, ex = self._wilson_hilferty, ~self._wilson_hilferty
+        a = self.a[wh]
+        y = np.cbrt(self.r[wh] * x[wh] / a)
+        z[wh] = (y - 1.0 + 1.0 / (9.0 * a)) * 3.0 * np.sqrt(a)
+        dz[wh] = y * np.sqrt(a)
+        if ex.any():
+            ze = _scores(x[ex], self.a[ex], self.r[ex])
+            log_fx = self._log_norm_a[ex] + self.a[ex] * theta[ex] - self.r[ex] * x[ex]
+            z[ex] = ze
+            dz[ex] = np.exp(np.minimum(log_fx + 0.5 * ze * ze + _HALF_LOG_2PI, 700.0))
+        return -(self.solve(z) - z) * dz
 
     def draw_scores(self, rng, size=None):
         """Exact draws of ``z ~ N(0, C)``: ``(d,)`` or ``(size, d)``."""

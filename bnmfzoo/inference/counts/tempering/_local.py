@@ -190,7 +190,8 @@ class RungMoves:
         """Mean HMC acceptance probability since the last :meth:`freeze` (NaN if none)."""
         return self.acc_sum / self.n_try if self.n_try else math.nan
 
-    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None, alpha=None, term=None):
+    def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None, alpha=None, term=None,
+            term_grad=None):
         """The extra moves on ``(A, W)`` at the rung's shapes and rates; returns new ``(A, W)``.
 
         ``aA, rA`` (D x K) and ``aW, rW`` (K x N): the Gamma part ``q^(1 - b) p0^b`` of the
@@ -204,7 +205,8 @@ class RungMoves:
         log-density term ``theta -> (value, gradient)`` of a Poisson rung, weighted ``1 - b``
         (the Gaussian copula of a copula reference; HMC is then
         :func:`bnmfzoo.inference.counts.tempering._hmc_term.hmc_step_term`, and the shear and
-        rescaling moves, exact only for a product of Gammas, are refused).
+        rescaling moves, exact only for a product of Gammas, are refused); ``term_grad``: the
+        gradient field its kicks use in place of ``term``'s (``hmc_step_term``).
         """
         if term is not None and (self.nb or self.shear or self.rescale):
             raise ValueError("a rung with an extra term runs HMC only (no shear or rescaling "
@@ -244,7 +246,7 @@ class RungMoves:
                 code, log_acc = hmc_step_term(
                     tA, tWt, pA, pWt, self.grid if self.dense else self.cells, self.dense,
                     (aA, rA, aWt, rWt), float(beta), self._mass[1], self._mass[2], eps,
-                    self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta))
+                    self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad)
             elif self.nb:
                 code, log_acc = hmc_step_nb(tA, tWt, pA, pWt, *self.cells, aA, rA, aWt, rWt,
                                             float(beta), float(alpha), self._mass[1],

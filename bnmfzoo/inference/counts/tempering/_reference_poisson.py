@@ -17,8 +17,8 @@ draws, and the path from it to the posterior is ``pi_b ∝ q^(1 - b) (p0 L)^b``.
   surrogate gradient, the Metropolis test its exact density): the adapter is built with
   ``local="hmc"`` (the route uses ``COPULA_LEAPFROG`` leapfrog steps), the step size adapted
   as for the product path's HMC. On breast SBS96 (Poisson, K = 4) the copula fitted to the
-  route's 2,000 fit draws halved the barrier of the path, but its HMC scan cost 7.5 times the
-  product path's, so the tempering cost more (``docs/results/masses_copula_reference.md``).
+  route's 2,000 fit draws halved the barrier of the path, and the per-mode tempering cost 1.5
+  times less CPU than from the product reference (``docs/results/masses_copula_reference.md``).
 """
 
 import numpy as np

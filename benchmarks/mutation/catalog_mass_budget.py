@@ -327,6 +327,21 @@ MUTATIONS = [
         why="the ridge-free fit is the marginal fit again: the scale ridge's spread is taken "
             "as every entry's, and a high-count mode's path stays long (barrier 23 on ALL/AML)"),
     Mutation(
+        id="ridge-fit-pins-an-entry", path=_SF,
+        old=("    if np.any(after[spread] < MIN_VARIANCE_KEPT * before[spread]):\n"
+             "        return None\n"),
+        new="",
+        tests=(_TS + "test_no_ridge_free_reference_where_the_normalization_pins_an_entry",),
+        why="a ridge-free fit that pins an entry (one row of A) is offered to the pilot, which "
+            "cannot see the spike: the tempering's log Z 9 nats low on a 1 x 6 matrix"),
+    Mutation(
+        id="upper-bound-overflows-far-below", path=_V,
+        old="math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))",
+        new="math.exp(-x)) if x < 700 else 1.0",
+        tests=(_UB,),
+        why="the bound of a mode more than 709 nats below the heaviest overflows (the large "
+            "route crashed on ESCC SBS96 with the early stop)"),
+    Mutation(
         id="ridge-fit-never-used", path=_RT,
         old="        if two[1] < lam0:  # the shorter path from its reference",
         new="        if False:  # the shorter path from its reference",

@@ -446,8 +446,9 @@ def _large(model, a, t0, per_sweep, need):
     if not large:
         return None
     large_need = need * TAU_RATIO * costs["hmc"] / costs["sweep"]
+    copula = bool(getattr(a, "pt_copula", False))
     full = large_route_need(family_of_model(model).tempered.dimension, costs["hmc"],
-                            n_runs=a.runs, pt_runs=a.pt_runs)
+                            n_runs=a.runs, pt_runs=a.pt_runs, copula=copula)
     used = time.process_time() - t0
     if a.budget - used < max(large_need, full["total_s"]):
         if a.budget - used < large_need:
@@ -464,7 +465,8 @@ def _large(model, a, t0, per_sweep, need):
                          "(or fewer --runs)")
     out = large_mode_masses(model, budget_s=a.budget - (time.process_time() - t0),
                             random_seed=a.seed, move_cost=costs["hmc"], route_note=why,
-                            n_runs=a.runs, pt_runs=a.pt_runs, n_particles=a.particles)
+                            n_runs=a.runs, pt_runs=a.pt_runs, n_particles=a.particles,
+                            copula=copula)
     r2 = lambda v: np.round(np.asarray(v, float), 2).tolist()  # noqa: E731
     s, t, c = out["smc"], out["pt"], out.get("costs", {})
     if s is not None:

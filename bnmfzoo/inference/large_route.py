@@ -161,10 +161,15 @@ SMC_STEPS_PER_ROOT_DIM = 4.0
 LADDER_STEPS_PER_ROOT_DIM = 3.0
 #: tuning scans of the large route's tempering runs (2 rounds of 16 and 32 scans)
 TUNE_SCANS = 48
+#: ``LADDER_STEPS_PER_ROOT_DIM`` from the Gaussian copula reference (``copula=True``): its
+#: pilots' barriers were 0.16-0.25 sqrt(dimension) (ESCC SBS96, K = 4: 8.1 from 2,000
+#: latent-count sweep draws, 11.3 from 400; breast SBS96: 4.7-5.6;
+#: ``docs/results/masses_copula_reference.md``), and 0.8 steps give 0.15 sqrt(dimension)
+COPULA_LADDER_STEPS_PER_ROOT_DIM = 0.8
 
 
 def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=2, pt_runs=4,
-                     min_trips=None, cess=0.9):
+                     min_trips=None, cess=0.9, copula=False):
     """The least CPU seconds in which the large route could establish **one** mode.
 
     From the route's own pilot (``move_cost``, :func:`move_costs`' ``"hmc"``) and the
@@ -178,11 +183,16 @@ def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=
     the barrier :func:`~bnmfzoo.inference.reference_tempering.pilot_ladder` would read from
     ``LADDER_STEPS_PER_ROOT_DIM sqrt(dimension)`` steps. Every term is at or below what the
     route spends (fit chains, restarts, pilot ladder, a second mode are left out), so a budget
-    below it cannot establish a mass by this route.
+    below it cannot establish a mass by this route. ``copula``: the ladder's steps per root
+    dimension are :data:`COPULA_LADDER_STEPS_PER_ROOT_DIM` (the move cost stays the product
+    reference's HMC move, below the copula's).
 
     >>> need = large_route_need(2592, 5.96e-3)  # ESCC SBS96, K = 4 (masses_large.md §3)
     >>> round(need["barrier"], 1), need["rungs"], need["scans"], round(need["total_s"])
     (28.7, 59, 703, 1242)
+    >>> need = large_route_need(2592, 5.96e-3, copula=True)
+    >>> round(need["barrier"], 1), need["rungs"], need["scans"], round(need["total_s"])
+    (7.7, 17, 240, 350)
     """
     from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
 
@@ -193,7 +203,8 @@ def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=
     root = math.sqrt(float(dimension))
     smc_s = (n_runs * n_particles * n_moves * math.ceil(SMC_STEPS_PER_ROOT_DIM * root)
              * 1.3 * move_cost)
-    lam = LADDER_STEPS_PER_ROOT_DIM * root * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
+    ladder = COPULA_LADDER_STEPS_PER_ROOT_DIM if copula else LADDER_STEPS_PER_ROOT_DIM
+    lam = ladder * root * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
     rungs = math.ceil(2.0 * lam) + 1
     kept = math.ceil(trips * (2.0 + 2.0 * lam))
     scans = TUNE_SCANS + math.ceil(1.1 * kept)
@@ -264,7 +275,7 @@ def _sizes(left, n_modes, runs, moves, steps, cost, share, low, high):
 def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_runs=4,
                       n_particles=None, n_moves=2, pt_runs=4, pt_scans=None, n_leap=20,
                       cut=15.0, n_chains=4, n_draws=100, thin=2, n_burn=30, move_cost=None,
-                      route_note=""):
+                      route_note="", copula=False):
     """Mode masses of a large Poisson matrix: modes by restarts, two per-mode estimators by HMC.
 
     Parameters
@@ -278,7 +289,11 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         Restarts that find the modes (:func:`restart_modes`).
     n_runs, n_particles, n_moves : int
         Reference-path SMC runs per mode, particles (default: about 30 % of the budget left
-        after the restarts, clipped to 20-100) and moves per temperature.
+        after the restarts, clipped to 20-100) and moves per temperature. A mode whose first
+        two runs and the modes estimated before it bound its mass below
+        :data:`~bnmfzoo.inference._mass_verdict.EARLY_STOP` gets no more runs (on ESCC SBS96
+        at K = 4 two of the three restart groups are about 2,000 nats below the first), and
+        one bounded below 1 % no tempering.
     pt_runs, pt_scans : int
         Reference-path parallel-tempering runs per mode and kept scans (default: about 80 % of
         the budget left after the SMC, at least 50).
@@ -292,6 +307,14 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         CPU seconds of one move (:func:`move_costs`' ``"hmc"``; measured when not given).
     route_note : str
         Why this route was chosen, repeated in the statement.
+    copula : bool
+        The tempering also pilots the Gaussian copula over each mode's marginal fit and keeps
+        it where its path is shorter
+        (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`). The SMC keeps the
+        product reference: from the copula it took 170-215 temperatures on ESCC SBS96 (K = 4)
+        against 265 at 2.2 times the CPU per move, and from the tempering's narrower copula
+        its ``log Z`` was low by 1.2 standard errors on average on a test problem
+        (``docs/results/masses_copula_reference.md``).
 
     Returns
     -------
@@ -305,6 +328,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
 
     from bnmfzoo.inference._mass_result import reference_mode_entry
     from bnmfzoo.inference._mass_verdict import (
+        EARLY_STOP,
         NEGLIGIBLE,
         mass_upper_bounds,
         per_mode_reasons,
@@ -354,7 +378,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         smc_out = reference_log_z(hfam, refs, starts, rng, cut=cut, n_runs=n_runs,
                                   n_particles=n_particles, n_moves=n_moves, n_chains=n_chains,
                                   n_draws=n_draws, thin=thin, n_burn=n_burn,
-                                  local=LARGE_LOCAL, n_leap=n_leap)
+                                  local=LARGE_LOCAL, n_leap=n_leap, early_stop=EARLY_STOP)
     except BudgetExhausted as err:
         return stop(err, "the reference-path SMC", f" ({M} mode(s) from the restarts, starts "
                     f"per mode {counts.tolist()}; {n_runs} runs x {n_particles} particles x "
@@ -366,7 +390,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         smc_out = drop_modes(smc_out, drop, refs.shape[2])
         refs, starts, counts = refs[keep], [starts[k] for k in keep], counts[keep]
         M = len(keep)
-    upper = mass_upper_bounds(smc_out["run_log_z"])
+    upper = mass_upper_bounds(smc_out["run_log_z"], n_done=smc_out["runs_done"])
     skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
     temps = max(max(t) for t in smc_out["n_temperatures"] if t) if any(
         smc_out["n_temperatures"]) else steps
@@ -386,7 +410,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         pt_out = reference_pt_log_z(hfam, refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_tune_rounds=2, n_chains=n_chains,
                                     n_draws=n_draws, thin=thin, n_burn=n_burn,
-                                    local=LARGE_LOCAL, n_leap=n_leap, skip=skipped)
+                                    local=LARGE_LOCAL, n_leap=n_leap, skip=skipped,
+                                    copula=copula)
         reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M, skipped=skipped)
     except BudgetExhausted as err:
         pt_out = None
@@ -396,8 +421,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     mp, sp = (nan, nan) if pt_out is None else (pt_out["mass"], pt_out["se"])
     modes = []
     for k in range(M):
-        entry = reference_mode_entry(smc_out["mass"][k], smc_out["se"][k], (n_runs, n_particles),
-                                     upper[k], mp[k], sp[k], k in skipped)
+        entry = reference_mode_entry(smc_out["mass"][k], smc_out["se"][k],
+                                     (int(smc_out["runs_done"][k]), n_particles), upper[k],
+                                     mp[k], sp[k], k in skipped)
         modes.append({**entry, "n_starts": int(counts[k])})
     n_moves_run = np.array([n_particles * n_moves * np.sum(t) for t in
                             smc_out["n_temperatures"]], float)
@@ -416,5 +442,5 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
             "smc": smc_out, "pt": pt_out, "skipped": skipped, "dropped": drop, "costs": costs,
             "settings": {"n_starts": n_starts, "n_runs": n_runs, "n_particles": n_particles,
                          "n_moves": n_moves, "pt_runs": pt_runs, "pt_scans": pt_scans,
-                         "n_leap": n_leap, "local": LARGE_LOCAL},
+                         "n_leap": n_leap, "local": LARGE_LOCAL, "copula": bool(copula)},
             "cpu_s": time.process_time() - t0}

@@ -74,7 +74,7 @@ from bnmfzoo.inference._mass_budget import (
     too_dear_reasons,
 )
 from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
-from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
+from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG, COPULA_WIDEN
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
@@ -104,9 +104,6 @@ TRIP_CHECK = 25
 MIN_KEPT_SCANS = 200
 #: scans of a mode's runs' first ladder-tuning round (each later round twice the one before)
 FIRST_ROUND = 16
-#: widenings of the marginal fit under the Gaussian copula reference (``copula=True``; the
-#: pilots behind the choice: ``docs/results/masses_copula_reference.md``)
-COPULA_WIDEN = (0.7,)
 
 
 def _targets(rungs):
@@ -385,7 +382,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     pilot reported a barrier of 0.19 where the runs met a wall (no round trip, log Z 14-55
     standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
     (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (Poisson): the Gaussian
-    copula over the marginal fit at each :data:`COPULA_WIDEN` is piloted too, moved by HMC alone
+    copula over the marginal fit at each ``COPULA_WIDEN`` is piloted too, moved by HMC alone
     (:mod:`~bnmfzoo.inference.counts.tempering._reference_poisson`), and kept where shorter.
 
     Returns

@@ -102,6 +102,8 @@ def test_mass_upper_bounds_on_constructed_runs():
     assert b[3] < 1e-3  # e^-14 with tight runs: negligible
     assert b[4] > 1e-3  # e^-14 with wide runs: the t margin and Jensen's bias keep it
     assert np.isnan(mass_upper_bounds([[-1.0, -1.1], [np.nan, -3.0]])[1])  # failed: unbounded
+    # a mode thousands of nats below (ESCC SBS96's restart groups): 0, not an overflow
+    assert mass_upper_bounds(np.stack([-100.0 + tight, -2230.0 + tight]))[1] == 0.0
 
 
 def test_mass_upper_bounds_of_a_mode_whose_runs_stopped_early():

@@ -85,6 +85,22 @@ def test_tempering_from_the_ridge_free_reference_matches_quadrature(seed):
     assert abs(np.mean(lz) - exact) <= 4 * se, (np.mean(lz), se, exact)
 
 
+def test_no_ridge_free_reference_where_the_normalization_pins_an_entry():
+    """One row of ``A`` (``1 x 6``): every normalized draw has the same ``A``, a spike the path
+    cannot leave (the tempering from it gave ``log Z`` 8.9 nats low), so there is no candidate;
+    with two rows there is one."""
+    from bnmfzoo.inference.reference_path import reference_adapter
+    from bnmfzoo.models import poisson
+
+    rng = np.random.default_rng(3)
+    for D, expected in ((1, False), (2, True)):
+        X = rng.poisson(rng.gamma(1.0, 2.0, (D, 1)) @ rng.gamma(1.0, 5.0, (1, 6))).astype(float)
+        fam = family_of_model(poisson(X, 1))
+        ad = reference_adapter(fam)
+        _, draws = _chain_draws(fam, ad, rng)
+        assert (ridge_free_fit(ad, draws, 2.0) is not None) is expected, D
+
+
 def test_the_route_tempers_a_high_count_mode_from_the_ridge_free_reference():
     """A 12 x 8 rank-2 Poisson matrix of counts about 2,000 (the scale ridge dominates each
     entry's spread, as on ALL/AML): the ridge-free fit's pilot barrier is lower and the

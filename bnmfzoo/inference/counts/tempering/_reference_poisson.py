@@ -27,10 +27,13 @@ from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula
 from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
 from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 
-__all__ = ["PoissonReferenceAdapter", "COPULA_LEAPFROG"]
+__all__ = ["PoissonReferenceAdapter", "COPULA_LEAPFROG", "COPULA_WIDEN"]
 
 #: leapfrog steps of the copula reference's HMC move
 COPULA_LEAPFROG = 20
+#: widenings of the marginal fit under the Gaussian copula reference that the per-mode
+#: tempering pilots (the pilots behind the choice: ``docs/results/masses_copula_reference.md``)
+COPULA_WIDEN = (0.7,)
 
 
 class PoissonReferenceAdapter:

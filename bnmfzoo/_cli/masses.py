@@ -363,8 +363,8 @@ def _arguments(p):
     p.add_argument("--pt-copula", action="store_true",
                    help="reference_pt, Poisson models: the tempering also tries a reference "
                         "whose Gamma marginals are joined by a Gaussian copula (HMC moves) "
-                        "and keeps it where its path is shorter; on the large-matrix route "
-                        "the reference-path SMC starts from the copula too")
+                        "and keeps it where its path is shorter (on the large-matrix route "
+                        "too)")
     p.add_argument("--pt-leap", type=int,
                    help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
                         "the Poisson route)")

@@ -118,9 +118,8 @@ MUTATIONS = [
             "kicks use the surrogate gradient"),
     Mutation(
         id="large-route-pt-copula-dropped", path=_LR,
-        old=("local=LARGE_LOCAL, n_leap=n_leap, skip=skipped,\n"
-             "                                    copula=copula)"),
-        new="local=LARGE_LOCAL, n_leap=n_leap, skip=skipped)",
+        old="copula=copula, stop_trips=pt_trips)",
+        new="stop_trips=pt_trips)",
         tests=(_LSPY,),
         why="the large route's tempering ignores copula=True while its settings say copula"),
     Mutation(
@@ -130,4 +129,18 @@ MUTATIONS = [
         tests=(_LSPY,),
         why="the large route's SMC runs every mode's runs in full, however negligible (on "
             "ESCC two of three restart groups are 275 and 2,130 nats below the first)"),
+    Mutation(
+        id="large-route-copula-fit-by-hmc-draws", path=_LR,
+        old="tempered=BudgetedSweep(family.tempered),",
+        new="tempered=tempered,",
+        tests=(_LSPY,),
+        why="the large route's copula fitted to HMC chain draws: on ESCC its barrier 40 "
+            "instead of 14 from as many latent-count sweep draws"),
+    Mutation(
+        id="large-route-tempering-ignores-the-trips", path=_LR,
+        old="copula=copula, stop_trips=pt_trips)",
+        new="copula=copula)",
+        tests=(_LSPY,),
+        why="the large route's tempering runs its scans whatever its round trips: sized from "
+            "the product's ladder, the copula's runs stop early with the budget unspent"),
 ]

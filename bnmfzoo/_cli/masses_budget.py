@@ -466,7 +466,8 @@ def _large(model, a, t0, per_sweep, need):
     out = large_mode_masses(model, budget_s=a.budget - (time.process_time() - t0),
                             random_seed=a.seed, move_cost=costs["hmc"], route_note=why,
                             n_runs=a.runs, pt_runs=a.pt_runs, n_particles=a.particles,
-                            copula=copula)
+                            copula=copula, pt_trips=a.pt_trips,
+                            pt_scans=a.pt_scans if a.pt_trips else None)
     r2 = lambda v: np.round(np.asarray(v, float), 2).tolist()  # noqa: E731
     s, t, c = out["smc"], out["pt"], out.get("costs", {})
     if s is not None:

@@ -28,7 +28,12 @@ import time
 
 import numpy as np
 
-from bnmfzoo.inference._mass_budget import BudgetExhausted, check_budget, with_budget
+from bnmfzoo.inference._mass_budget import (
+    BudgetedSweep,
+    BudgetExhausted,
+    check_budget,
+    with_budget,
+)
 from bnmfzoo.inference.counts._kl_start import kl_nmf_start
 
 __all__ = ["kl_nmf_start", "HmcTempered", "move_costs", "choose_route", "restart_modes",
@@ -166,6 +171,15 @@ TUNE_SCANS = 48
 #: latent-count sweep draws, 11.3 from 400; breast SBS96: 4.7-5.6;
 #: ``docs/results/masses_copula_reference.md``), and 0.8 steps give 0.15 sqrt(dimension)
 COPULA_LADDER_STEPS_PER_ROOT_DIM = 0.8
+#: with ``copula=True`` the tempering's fit chains are latent-count sweeps, at least this many
+#: draws per chain: on ESCC SBS96 (K = 4) the route's pilot gave the copula a barrier of 40.2
+#: (4 x 100 HMC draws) and 30.3 (4 x 500), against 13.9 and 9.2 from as many sweep draws (9 and
+#: 40 CPU s of chains; the product 42-47 and 37-44 either way;
+#: ``docs/results/masses_copula_reference.md`` section 23)
+COPULA_FIT_DRAWS = 500
+#: the most kept scans of a tempering run that ends at ``pt_trips`` round trips (as on the
+#: sweep route, ``bnmfzoo._cli.masses_budget.POISSON_ROUTE``)
+PT_MAX_SCANS = 2500
 
 
 def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=2, pt_runs=4,
@@ -275,7 +289,7 @@ def _sizes(left, n_modes, runs, moves, steps, cost, share, low, high):
 def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_runs=4,
                       n_particles=None, n_moves=2, pt_runs=4, pt_scans=None, n_leap=20,
                       cut=15.0, n_chains=4, n_draws=100, thin=2, n_burn=30, move_cost=None,
-                      route_note="", copula=False):
+                      route_note="", copula=False, pt_trips=None):
     """Mode masses of a large Poisson matrix: modes by restarts, two per-mode estimators by HMC.
 
     Parameters
@@ -296,7 +310,15 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         one bounded below 1 % no tempering.
     pt_runs, pt_scans : int
         Reference-path parallel-tempering runs per mode and kept scans (default: about 80 % of
-        the budget left after the SMC, at least 50).
+        the budget left after the SMC, at least 50; with ``pt_trips``, at most
+        :data:`PT_MAX_SCANS`).
+    pt_trips : int, optional
+        Each tempering run ends at this many round trips or on its share of the budget left
+        (``stop_trips`` of :func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`,
+        as on the sweep route; a mode whose start-up floor is above its share is not started).
+        Without it the runs make ``pt_scans`` scans, sized from the SMC's temperatures: on
+        ESCC SBS96 that planned about 100 rungs, and the copula's path had 21, so the runs
+        stopped at 102 scans with no round trip and a third of the budget unspent.
     n_leap : int
         Leapfrog steps per HMC transition.
     cut : float
@@ -310,7 +332,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     copula : bool
         The tempering also pilots the Gaussian copula over each mode's marginal fit and keeps
         it where its path is shorter
-        (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`). The SMC keeps the
+        (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`); its fit chains are
+        then latent-count sweeps of :data:`COPULA_FIT_DRAWS` draws or more. The SMC keeps the
         product reference: from the copula it took 170-215 temperatures on ESCC SBS96 (K = 4)
         against 265 at 2.2 times the CPU per move, and from the tempering's narrower copula
         its ``log Z`` was low by 1.2 standard errors on average on a test problem
@@ -397,7 +420,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     done = float(sum(n_particles * n_moves * sum(t) for t in smc_out["n_temperatures"]))
     if done > 0:  # the measured CPU seconds per particle-move (l' included)
         move_cost = max(move_cost, float(np.sum(smc_out["cpu_s_mode"])) / done)
-    if pt_scans is None:
+    if pt_trips is not None:  # runs end at pt_trips round trips or on their budget share
+        pt_scans = PT_MAX_SCANS if pt_scans is None else pt_scans
+    elif pt_scans is None:
         # rungs of the pilot ladder: 2 Lambda + 1 with Lambda = steps sqrt(1/c - 1) / sqrt(pi)
         # (reference_tempering.pilot_ladder, c = 0.9); 60 % of what is left (the PT's own fit
         # chains, pilot, tuning and burn-in take the rest), 48 tuning scans per run
@@ -406,12 +431,17 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         pt_scans = max(50, int((_sizes(budget - (time.process_time() - t0), heavy, pt_runs, 1,
                                        rungs, move_cost, 0.6, 0, 10**6) - 48) / 1.1))
     t1 = time.process_time()
+    pt_fam, pt_draws = hfam, n_draws
+    if copula:  # the copula's correlation needs the less correlated latent-count sweep draws
+        pt_fam = SimpleNamespace(name=family.name, tempered=BudgetedSweep(family.tempered),
+                                 draw_prior=family.draw_prior, factors=family.factors)
+        pt_draws = max(n_draws, COPULA_FIT_DRAWS)
     try:
-        pt_out = reference_pt_log_z(hfam, refs, starts, rng, cut=cut, n_runs=pt_runs,
+        pt_out = reference_pt_log_z(pt_fam, refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_tune_rounds=2, n_chains=n_chains,
-                                    n_draws=n_draws, thin=thin, n_burn=n_burn,
+                                    n_draws=pt_draws, thin=thin, n_burn=n_burn,
                                     local=LARGE_LOCAL, n_leap=n_leap, skip=skipped,
-                                    copula=copula)
+                                    copula=copula, stop_trips=pt_trips)
         reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M, skipped=skipped)
     except BudgetExhausted as err:
         pt_out = None
@@ -442,5 +472,6 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
             "smc": smc_out, "pt": pt_out, "skipped": skipped, "dropped": drop, "costs": costs,
             "settings": {"n_starts": n_starts, "n_runs": n_runs, "n_particles": n_particles,
                          "n_moves": n_moves, "pt_runs": pt_runs, "pt_scans": pt_scans,
-                         "n_leap": n_leap, "local": LARGE_LOCAL, "copula": bool(copula)},
+                         "n_leap": n_leap, "local": LARGE_LOCAL, "copula": bool(copula),
+                         "pt_trips": pt_trips},
             "cpu_s": time.process_time() - t0}

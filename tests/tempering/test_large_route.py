@@ -240,19 +240,22 @@ def test_large_mode_masses_says_what_it_did_not_check():
 
 
 def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
-    """``copula=True`` reaches the tempering (which pilots the copula) and not the SMC (the
-    product reference: module docstring of ``large_route``); the SMC stops a negligible mode's
-    runs early (``EARLY_STOP``); the settings say so."""
+    """``copula=True`` reaches the tempering (which pilots the copula, fitted to latent-count
+    sweep draws) and not the SMC (the product reference, fitted to HMC draws); the SMC stops a
+    negligible mode's runs early (``EARLY_STOP``); ``pt_trips`` ends the tempering runs at
+    that many round trips; the settings say so."""
     import bnmfzoo.inference.reference_path as rp
     import bnmfzoo.inference.reference_tempering as rt
+    from bnmfzoo.inference._mass_budget import BudgetedSweep
     from bnmfzoo.inference._mass_verdict import EARLY_STOP
+    from bnmfzoo.inference.large_route import COPULA_FIT_DRAWS
     from bnmfzoo.models import poisson
 
     seen = {}
 
     def spy(name, fn):
         def call(*args, **kw):
-            seen[name] = kw
+            seen[name], seen[name + " family"] = kw, args[0]
             return fn(*args, **kw)
         return call
 
@@ -262,8 +265,13 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
     Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
     out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
                             n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
-                            copula=True)
+                            copula=True, pt_trips=12)
     assert seen["pt"]["copula"] is True and "copula" not in seen["smc"]
+    assert seen["pt"]["stop_trips"] == 12 and seen["pt"]["n_scans"] == 60
+    # the tempering's fit chains: latent-count sweeps (the copula's correlation needs them)
+    assert isinstance(seen["pt family"].tempered, BudgetedSweep)
+    assert isinstance(seen["smc family"].tempered, HmcTempered)
+    assert seen["pt"]["n_draws"] == COPULA_FIT_DRAWS
     assert seen["smc"]["early_stop"] == EARLY_STOP
     assert out["settings"]["copula"] and out["pt"]["reference_fit"][0][0] in (
         "copula", "marginal", "ridge-free")

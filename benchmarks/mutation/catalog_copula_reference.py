@@ -143,4 +143,12 @@ MUTATIONS = [
         tests=(_LSPY,),
         why="the large route's tempering runs its scans whatever its round trips: sized from "
             "the product's ladder, the copula's runs stop early with the budget unspent"),
+    Mutation(
+        id="large-route-dear-tempering-unexplained", path=_LR,
+        old="        reasons += too_dear_reasons(pt_out, MIN_ROUND_TRIPS)\n",
+        new="",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_large_route_says_when_a_tempering_was_too_dear_to_start",),
+        why="a tempering too dear to start is reported as 'too few draws in the mode' (ESCC, "
+            "copula, 900 s) instead of what it needs"),
 ]

@@ -349,9 +349,11 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     """
     from types import SimpleNamespace
 
+    from bnmfzoo.inference._mass_budget import too_dear_reasons
     from bnmfzoo.inference._mass_result import reference_mode_entry
     from bnmfzoo.inference._mass_verdict import (
         EARLY_STOP,
+        MIN_ROUND_TRIPS,
         NEGLIGIBLE,
         mass_upper_bounds,
         per_mode_reasons,
@@ -442,7 +444,11 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
                                     n_draws=pt_draws, thin=thin, n_burn=n_burn,
                                     local=LARGE_LOCAL, n_leap=n_leap, skip=skipped,
                                     copula=copula, stop_trips=pt_trips)
-        reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M, skipped=skipped)
+        # a mode whose tempering was too dear to start (pt_trips) is a reason of its own
+        dear = [int(k) for k in np.flatnonzero(np.isfinite(pt_out["too_dear"][:, 0]))]
+        reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M,
+                                   skipped=skipped + dear)
+        reasons += too_dear_reasons(pt_out, MIN_ROUND_TRIPS)
     except BudgetExhausted as err:
         pt_out = None
         reasons = [f"{err} during the parallel tempering, after {time.process_time() - t1:.0f} "

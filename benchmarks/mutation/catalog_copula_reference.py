@@ -131,8 +131,8 @@ MUTATIONS = [
             "ESCC two of three restart groups are 275 and 2,130 nats below the first)"),
     Mutation(
         id="large-route-copula-fit-by-hmc-draws", path=_LR,
-        old="tempered=BudgetedSweep(family.tempered),",
-        new="tempered=tempered,",
+        old="tempered=BudgetedSweep(family.tempered))",
+        new="tempered=tempered)",
         tests=(_LSPY,),
         why="the large route's copula fitted to HMC chain draws: on ESCC its barrier 40 "
             "instead of 14 from as many latent-count sweep draws"),

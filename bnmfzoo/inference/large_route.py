@@ -347,7 +347,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         ``established``, ``statement``, ``smc`` and ``pt`` (the two estimators' results),
         ``costs`` (CPU seconds per mode, per particle-move and per rung-scan), ``cpu_s``.
     """
-    from types import SimpleNamespace
+    from dataclasses import replace
 
     from bnmfzoo.inference._mass_budget import too_dear_reasons
     from bnmfzoo.inference._mass_result import reference_mode_entry
@@ -370,8 +370,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         raise ValueError("the large route needs constant prior rates (the model has rate "
                          "variables)")
     tempered = HmcTempered(family.tempered, LARGE_LOCAL, n_leap)
-    hfam = SimpleNamespace(name=family.name, tempered=tempered, draw_prior=family.draw_prior,
-                           factors=family.factors)
+    hfam = replace(family, tempered=tempered)
     rng = np.random.default_rng(random_seed)
     budget = math.inf if budget_s is None else float(budget_s)
     unknown = (f"Modes the {n_starts} restarts never reached are unknown, not zero: masses are "
@@ -435,8 +434,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     t1 = time.process_time()
     pt_fam, pt_draws = hfam, n_draws
     if copula:  # the copula's correlation needs the less correlated latent-count sweep draws
-        pt_fam = SimpleNamespace(name=family.name, tempered=BudgetedSweep(family.tempered),
-                                 draw_prior=family.draw_prior, factors=family.factors)
+        pt_fam = replace(family, tempered=BudgetedSweep(family.tempered))
         pt_draws = max(n_draws, COPULA_FIT_DRAWS)
     try:
         pt_out = reference_pt_log_z(pt_fam, refs, starts, rng, cut=cut, n_runs=pt_runs,

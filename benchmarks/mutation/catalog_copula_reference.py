@@ -2,7 +2,8 @@
 (``bnmfzoo/inference/kernels/gamma_copula.py``), the HMC move with its term
 (``bnmfzoo/inference/counts/tempering/_hmc_term.py`` and its glue in ``_local.py``) and the
 adapter that draws, evaluates and moves it
-(``bnmfzoo/inference/counts/tempering/_reference_poisson.py``). Each is caught by a fast test of
+(``bnmfzoo/inference/counts/tempering/_reference_poisson.py``; the negative binomial's in
+``_reference_nb.py``, tests in ``test_copula_reference_nb.py``). Each is caught by a fast test of
 ``tests/tempering/test_copula_reference.py``: the density against scipy's Gaussian-copula
 formula, exact draws against the marginals and the correlation, the gradient against central
 differences, the fit against a dense recomputation, the move's invariance at ``b = 0`` (exact
@@ -27,14 +28,19 @@ _SUR = _T + "test_the_surrogate_gradient_is_close_to_the_exact_one"
 _B0S = _T + "test_the_move_keeps_the_reference_at_b0[True-0]"
 _CONS = _T + "test_small_steps_conserve_the_hamiltonian_with_the_term[True]"
 _LR = "bnmfzoo/inference/large_route.py"
+_RNB = "bnmfzoo/inference/counts/tempering/_reference_nb.py"
+_TNB = "tests/tempering/test_copula_reference_nb.py::"
+_NB_MID = _TNB + "test_the_nb_copula_move_keeps_an_intermediate_rung[0]"
+_NB_LOGZ = _TNB + "test_the_smc_along_the_nb_copula_path_estimates_the_evidence"
+_NB_CONS = _TNB + "test_small_steps_conserve_the_hamiltonian_with_the_nb_term"
 _LSPY = ("tests/tempering/test_large_route.py::"
          "test_large_mode_masses_passes_the_copula_and_the_early_stop")
 
 MUTATIONS = [
     Mutation(
         id="copula-term-weight-b", path=_LOC,
-        old="self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad)",
-        new="self.n_leap, math.log(rng.uniform()), term, float(beta), term_grad)",
+        old="self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad,",
+        new="self.n_leap, math.log(rng.uniform()), term, float(beta), term_grad,",
         tests=(_B0, _MID),
         why="the copula's term weighted b instead of 1 - b: the rung near the reference loses "
             "the copula's correlation"),
@@ -151,4 +157,39 @@ MUTATIONS = [
                "test_large_route_says_when_a_tempering_was_too_dear_to_start",),
         why="a tempering too dear to start is reported as 'too few draws in the mode' (ESCC, "
             "copula, 900 s) instead of what it needs"),
+    # the negative binomial's copula path (_reference_nb.py, _hmc_term.py with alpha)
+    Mutation(
+        id="nb-copula-dispersion-under-the-prior", path=_RNB,
+        old="alpha=self.path.alpha_step(\n                replace(self.problem, **mix)",
+        new="alpha=self.path.alpha_step(\n                self.problem",
+        tests=(_NB_MID,),
+        why="the copula path's dispersion step under the prior's Gamma instead of the rung's "
+            "mixture with the reference's"),
+    Mutation(
+        id="nb-copula-dispersion-not-moved", path=_RNB,
+        old="            s.update(A=A, W=W, alpha=self.path.alpha_step(",
+        new="            s.update(A=A, W=W, _alpha=self.path.alpha_step(",
+        tests=(_NB_MID,),
+        why="the copula path moves the factors only: the dispersion keeps its start"),
+    Mutation(
+        id="nb-copula-log-q-without-dispersion", path=_RNB,
+        old="                   + _gamma_logpdf(s[\"W\"], q[\"aW\"], q[\"bW\"]))\n"
+            "        if self.learn_alpha:",
+        new="                   + _gamma_logpdf(s[\"W\"], q[\"aW\"], q[\"bW\"]))\n"
+            "        if self.learn_alpha and \"copula\" not in q:",
+        tests=(_NB_MID, _NB_LOGZ),
+        why="log q of the copula reference without the dispersion's Gamma: every weight and "
+            "the path's evidence are wrong"),
+    Mutation(
+        id="nb-copula-draws-from-the-product", path=_RNB,
+        old="        if \"copula\" in q:\n            D, N = self.problem.shape",
+        new="        if False:\n            D, N = self.problem.shape",
+        tests=(_NB_LOGZ,),
+        why="the copula path's SMC starts from the product's draws while log q is the copula's"),
+    Mutation(
+        id="nb-copula-hmc-runs-the-poisson-density", path=_HT,
+        old="    if alpha is not None:\n        lp = nb_log_density_grad(",
+        new="    if False:\n        lp = nb_log_density_grad(",
+        tests=(_NB_MID, _NB_CONS),
+        why="the NB rung's HMC with the copula term evaluates the Poisson rung's density"),
 ]

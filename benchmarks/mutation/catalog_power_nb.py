@@ -48,8 +48,8 @@ MUTATIONS = [
         why="u ~ Beta(r + n, delta) instead of Beta(r + n - delta, delta): t too small"),
     Mutation(
         id="power-nb-dispersion-slice-at-beta-one", path=_P,
-        old="                    x, lfact, a * mu, a * tot, a, beta)\n",
-        new="                    x, lfact, a * mu, a * tot, a, 1.0)\n",
+        old="                x, lfact, a * mu, a * tot, a, beta)\n",
+        new="                x, lfact, a * mu, a * tot, a, 1.0)\n",
         tests=(_RUNG,),
         why="the dispersion's slice step targets the posterior's conditional at every rung"),
     Mutation(

@@ -361,10 +361,10 @@ def _arguments(p):
                         "on log A, log W; negative binomial: sweep+hmc); default sweep, "
                         "sweep+shear+rescale+hmc on the Poisson route")
     p.add_argument("--pt-copula", action="store_true",
-                   help="reference_pt, Poisson models: the tempering also tries a reference "
-                        "whose Gamma marginals are joined by a Gaussian copula (HMC moves) "
-                        "and keeps it where its path is shorter (on the large-matrix route "
-                        "too)")
+                   help="reference_pt, count models (Poisson, negative binomial): the "
+                        "tempering also tries a reference whose Gamma marginals are joined by "
+                        "a Gaussian copula (HMC moves) and keeps it where its path is shorter "
+                        "(on the large-matrix route too)")
     p.add_argument("--pt-leap", type=int,
                    help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
                         "the Poisson route)")

@@ -381,9 +381,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     reference. Narrower ridge-free fits are not tried: on one NB cell (all scale ridge) their
     pilot reported a barrier of 0.19 where the runs met a wall (no round trip, log Z 14-55
     standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
-    (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (Poisson): the Gaussian
-    copula over the marginal fit at each ``COPULA_WIDEN`` is piloted too, moved by HMC alone
-    (:mod:`~bnmfzoo.inference.counts.tempering._reference_poisson`), and kept where shorter.
+    (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (count models): the Gaussian
+    copula over the marginal fit at each ``COPULA_WIDEN`` is piloted too, moved by HMC (and the
+    NB dispersion's slice step; the adapters' ``fit_copula``), and kept where shorter.
 
     Returns
     -------

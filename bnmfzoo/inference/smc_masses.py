@@ -374,7 +374,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
         :func:`bnmfzoo.inference.reference_path.local_defaults` (Poisson: the moves, 20
         leapfrog steps, 2,500 scans; other families: the sweep and 500 scans).
     pt_copula : bool
-        ``"reference_pt"``, Poisson models: the per-mode tempering also pilots a reference that
+        ``"reference_pt"``, count models: the per-mode tempering also pilots a reference that
         joins the fitted Gamma marginals by a Gaussian copula, moved by HMC alone, and runs
         from it where its path's barrier is lower
         (:func:`bnmfzoo.inference.reference_tempering.reference_pt_log_z`); the per-mode SMC

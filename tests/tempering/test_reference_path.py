@@ -137,8 +137,9 @@ def test_unsupported_families_are_named():
     nb = family_of_model(negative_binomial(_X2, 2))  # tests/tempering/test_reference_nb.py
     assert reference_adapter(nb).name == "negative_binomial"
     assert reference_adapter(nb, "sweep+hmc").moves.hmc  # HMC of the NB rung
+    assert reference_adapter(nb, "hmc").moves.hmc  # a copula reference's moves
     with pytest.raises(ValueError, match="need the sweep"):
-        reference_adapter(nb, "hmc")
+        reference_adapter(nb, "shear+hmc")
     with pytest.raises(ValueError, match="constant prior rates"):
         reference_adapter(family_of_model(negative_binomial(_X2, 2, ard=True)))
 

@@ -1,4 +1,4 @@
-"""HMC on ``log A, log W`` of a tempered Poisson NMF rung with one more log-density term.
+"""HMC on ``log A, log W`` of a tempered Poisson or NB NMF rung with one more log-density term.
 
 The rung of a reference path whose reference is not a product of Gammas (the Gaussian copula of
 :mod:`bnmfzoo.inference.kernels.gamma_copula`) has the log density on ``theta = (log A, log W)``
@@ -26,6 +26,7 @@ import numpy as np
 from bnmfzoo.inference.counts._hmc_kernels import kick, kick_drift, kinetic, metropolis, momentum
 from bnmfzoo.inference.counts.tempering._hmc import log_density_grad
 from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_density
+from bnmfzoo.inference.counts.tempering._hmc_nb import nb_log_density_grad
 
 __all__ = ["hmc_step_term", "flat_theta"]
 
@@ -36,15 +37,19 @@ def flat_theta(tA, tWt):
 
 
 def _density_grad(tA, tWt, data, dense, shapes, beta, gA, gWt, term, weight, want_lp,
-                  term_grad=None):
+                  term_grad=None, alpha=None):
     """The rung's log density and gradient into ``gA, gWt``; NaN when a value is not finite.
 
     Without ``want_lp`` the dense form skips the density (0 in its place). With ``term_grad``
     the term's gradient is ``term_grad(theta)`` and its value (exact) is computed only when
-    ``want_lp``.
+    ``want_lp``. With ``alpha`` the bracket is the negative-binomial rung at that dispersion
+    (:func:`~bnmfzoo.inference.counts.tempering._hmc_nb.nb_log_density_grad`, cells only).
     """
     aA, rA, aWt, rWt = shapes
-    if dense:
+    if alpha is not None:
+        lp = nb_log_density_grad(tA, tWt, *data, aA, rA, aWt, rWt, beta, float(alpha), gA,
+                                 gWt)
+    elif dense:
         M = dense_grad(tA, tWt, *data, aA, rA, aWt, rWt, beta, gA, gWt)
         if M.shape[0] == 0:
             return math.nan
@@ -70,7 +75,7 @@ def _density_grad(tA, tWt, data, dense, shapes, beta, gA, gWt, term, weight, wan
 
 
 def hmc_step_term(tA, tWt, pA, pWt, data, dense, shapes, beta, imA, imWt, eps, n_leap, log_u,
-                  term, weight, term_grad=None):
+                  term, weight, term_grad=None, alpha=None):
     """One HMC transition on ``theta = (log A, log W.T)`` in place; returns ``(code, log_acc)``.
 
     ``data``: the cells ``(rows, cols, offs, x)`` of :func:`~bnmfzoo.inference.counts.
@@ -80,13 +85,18 @@ def hmc_step_term(tA, tWt, pA, pWt, data, dense, shapes, beta, imA, imWt, eps, n
     (:func:`flat_theta`), added with ``weight``. ``term_grad(theta)``, given, is the gradient
     field of every kick in place of ``term``'s (a cheaper approximation: the leapfrog stays
     volume-preserving and reversible for any fixed gradient field, and the Metropolis test
-    still uses ``term``'s exact values at the two ends). The other arguments and the codes are
+    still uses ``term``'s exact values at the two ends). ``alpha``, given: the rung is the
+    negative binomial's at that dispersion (the cells ``data``, not ``dense``), the Gamma-mixed
+    power path of :mod:`bnmfzoo.inference.counts.tempering._power_nb`. The other arguments and
+    the codes are
     :func:`~bnmfzoo.inference.counts.tempering._hmc.hmc_step`'s: 0 accepted, 1 rejected (also on
     a non-finite trajectory, ``log_acc`` then ``-inf``), 2 the starting state is not finite.
     """
     gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+    if alpha is not None and dense:
+        raise ValueError("the negative-binomial rung runs the cell loop, not the dense form")
     lp0 = _density_grad(tA, tWt, data, dense, shapes, beta, gA, gWt, term, weight, True,
-                        term_grad)
+                        term_grad, alpha)
     if not math.isfinite(lp0):
         return 2, -math.inf
     qA, qWt = tA.copy(), tWt.copy()
@@ -95,7 +105,7 @@ def hmc_step_term(tA, tWt, pA, pWt, data, dense, shapes, beta, imA, imWt, eps, n
     for i in range(n_leap):
         kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
         lp = _density_grad(qA, qWt, data, dense, shapes, beta, gA, gWt, term, weight,
-                           i == n_leap - 1, term_grad)
+                           i == n_leap - 1, term_grad, alpha)
         if not math.isfinite(lp):
             return 1, -math.inf
         kick(pA, pWt, gA, gWt, eps)

@@ -121,8 +121,8 @@ class RungMoves:
             self.cells = (np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(
                 cols, np.int64), np.ascontiguousarray(offs, float), np.ascontiguousarray(
                 x, float))
-        self.dense = (not self.sweep) if dense is None else bool(dense)
         self.nb = problem.family == "negative_binomial"  # HMC of the NB rung (_hmc_nb)
+        self.dense = (not self.sweep and not self.nb) if dense is None else bool(dense)
         if self.hmc and self.dense and self.nb:
             raise ValueError("the dense HMC move is written for Poisson models; NB rungs run "
                              "the cell loop (local with 'sweep', or dense=False)")
@@ -202,15 +202,15 @@ class RungMoves:
         the rung's own shapes. ``alpha``: the dispersion of a negative-binomial rung (HMC then
         targets the Gamma-mixed power path's rung at that dispersion,
         :func:`bnmfzoo.inference.counts.tempering._hmc_nb.hmc_step_nb`). ``term``: a further
-        log-density term ``theta -> (value, gradient)`` of a Poisson rung, weighted ``1 - b``
+        log-density term ``theta -> (value, gradient)`` of the rung, weighted ``1 - b``
         (the Gaussian copula of a copula reference; HMC is then
         :func:`bnmfzoo.inference.counts.tempering._hmc_term.hmc_step_term`, and the shear and
         rescaling moves, exact only for a product of Gammas, are refused); ``term_grad``: the
         gradient field its kicks use in place of ``term``'s (``hmc_step_term``).
         """
-        if term is not None and (self.nb or self.shear or self.rescale):
+        if term is not None and (self.shear or self.rescale):
             raise ValueError("a rung with an extra term runs HMC only (no shear or rescaling "
-                             "move) on a Poisson model")
+                             "move)")
         if self.population and beta != self._temp:
             self._next_temperature(float(beta))
         if not (self.rescale or self.hmc or self.shear):
@@ -246,7 +246,8 @@ class RungMoves:
                 code, log_acc = hmc_step_term(
                     tA, tWt, pA, pWt, self.grid if self.dense else self.cells, self.dense,
                     (aA, rA, aWt, rWt), float(beta), self._mass[1], self._mass[2], eps,
-                    self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad)
+                    self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad,
+                    float(alpha) if self.nb else None)
             elif self.nb:
                 code, log_acc = hmc_step_nb(tA, tWt, pA, pWt, *self.cells, aA, rA, aWt, rWt,
                                             float(beta), float(alpha), self._mass[1],

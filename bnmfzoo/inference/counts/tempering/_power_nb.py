@@ -231,15 +231,25 @@ class PowerNB(CountPath):
         W = gamma_update(rng, p.aW, bW, LW,
                          rate(np.asarray(A).T, self._cols[frac], self._rows[frac], EW).T)
         rates = draw_rates(p, A, W, state["rates"], rng) if p.rates else dict(state["rates"])
-        if p.alpha_prior is not None:
-            a0, b0 = p.alpha_prior
-            mu = nonzero_means(p.data, A, W, o)
-            tot = total_mean(p.expo, A, W)
-            x, lfact = self._x, self._lfact
-
-            def logpost(a):
-                return (a0 - 1.0) * math.log(a) - b0 * a + nb_power_loglik(
-                    x, lfact, a * mu, a * tot, a, beta)
-
-            alpha = slice_log_alpha(alpha, logpost, rng)
+        alpha = self.alpha_step(p, A, W, alpha, beta, rng)
         return {"A": A, "W": W, "rates": rates, "alpha": alpha}
+
+    def alpha_step(self, p, A, W, alpha, beta, rng):
+        """The dispersion slice-sampled from ``p.alpha_prior(alpha) prod f_beta`` at ``A, W``.
+
+        The latent variables integrated out, so this is an exact move of ``pi_beta`` given the
+        factors on its own too (the copula path's move, :mod:`bnmfzoo.inference.counts.
+        tempering._reference_nb`). ``alpha`` unchanged without a learned dispersion.
+        """
+        if p.alpha_prior is None:
+            return alpha
+        a0, b0 = p.alpha_prior
+        mu = nonzero_means(p.data, A, W, p.offsets_nz)
+        tot = total_mean(p.expo, A, W)
+        x, lfact = self._x, self._lfact
+
+        def logpost(a):
+            return (a0 - 1.0) * math.log(a) - b0 * a + nb_power_loglik(
+                x, lfact, a * mu, a * tot, a, beta)
+
+        return slice_log_alpha(float(alpha), logpost, rng)

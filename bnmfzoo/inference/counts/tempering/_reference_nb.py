@@ -13,6 +13,16 @@ with ``f_b`` the Gamma-mixed power of :mod:`bnmfzoo.inference.counts.tempering._
 with per-entry priors. The path is not geometric in ``b`` (``f_b`` is no power of ``f_1``),
 so the SMC and the tempering read it through ``log_data(state, b) = log prod f_b``
 (:class:`bnmfzoo.inference.reference_path.ReferencePath`'s ``log_target``).
+
+**A Gaussian copula over the Gamma marginals of ``A`` and ``W``** (:meth:`NBReferenceAdapter.
+fit_copula`, :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula`, as for the Poisson
+path of :mod:`bnmfzoo.inference.counts.tempering._reference_poisson`; the dispersion keeps its
+own Gamma, independent): ``log pi_b`` is the product path's plus ``(1 - b) log c(z)``. Its rung
+is moved by HMC on ``log A, log W`` at the current dispersion with the copula's term
+(:func:`~bnmfzoo.inference.counts.tempering._hmc_term.hmc_step_term` with the NB rung's
+density), then by the dispersion's slice step given the factors
+(:meth:`~bnmfzoo.inference.counts.tempering._power_nb.PowerNB.alpha_step`; the copula does not
+involve ``alpha``, so its conditional is the product path's). Each leaves the rung invariant.
 """
 
 from dataclasses import replace
@@ -20,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from bnmfzoo.inference.counts.tempering._power_nb import PowerNB
+from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula
 from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
 from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 
@@ -33,7 +44,9 @@ class NBReferenceAdapter:
     ``log_data(s, b)`` / ``log_data_batch(states)``: the path's data term. ``local`` adds
     exact moves after the sweep (:class:`~bnmfzoo.inference.counts.tempering._local.
     RungMoves`; ``"sweep+hmc"``: HMC at the dispersion the sweep left, at ``b >= 0.7``, of
-    ``n_leap`` leapfrog steps); the sweep already ends with the group moves.
+    ``n_leap`` leapfrog steps); the sweep already ends with the group moves. A reference with
+    a ``"copula"`` entry (:meth:`fit_copula`) is moved by HMC and the dispersion's slice step
+    alone (``local="hmc"``; module docstring).
     """
 
     name = "negative_binomial"
@@ -64,10 +77,15 @@ class NBReferenceAdapter:
         self.bW = np.broadcast_to(problem.bW, (K, N)).astype(float)
         self.learn_alpha = problem.alpha_prior is not None
         self.dimension = (D + N) * K + self.learn_alpha
-        if "sweep" not in str(local).split("+"):
+        parts = str(local).split("+")
+        if "sweep" not in parts and parts != ["hmc"]:
             raise ValueError(f"the NB reference path's local moves need the sweep (it moves "
-                             f"the dispersion), got {local!r}")
+                             f"the dispersion), or are 'hmc' alone for a copula reference, "
+                             f"got {local!r}")
         self.moves = RungMoves(problem, local, n_leap=n_leap)
+        rows = np.arange(D * K).reshape(D, K)
+        cols = D * K + np.arange(K * N).reshape(K, N).T
+        self.blocks = np.concatenate([rows, cols])
 
     def freeze(self):
         """Freeze the adapted step size of the extra moves (:class:`RungMoves`)."""
@@ -90,17 +108,40 @@ class NBReferenceAdapter:
             q["alpha"] = (float(a[m]), float(b[m]))
         return q
 
+    def fit_copula(self, draws, widen, n_factors=COPULA_FACTORS):
+        """:meth:`fit` plus the Gaussian copula of the normal scores of ``A`` and ``W``.
+
+        ``q["copula"]`` is a :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula` with
+        the same marginals over the draws' ``A`` and ``W`` entries (blocks: the rows of ``A``
+        and the columns of ``W``); the dispersion's Gamma stays independent of them.
+        """
+        q = self.fit(draws, widen)
+        m = self.blocks.size
+        q["copula"] = GammaCopula.fit(np.asarray(draws)[:, :m], widen, self.blocks,
+                                      n_factors=n_factors)
+        return q
+
     def draw_q(self, q, rng):
         tiny = np.finfo(float).tiny
+        if "copula" in q:
+            D, N = self.problem.shape
+            K = self.problem.rank
+            x = q["copula"].draw(rng)
+            A, W = x[:D * K].reshape(D, K).copy(), x[D * K:].reshape(K, N).copy()
+        else:
+            A = np.maximum(rng.gamma(q["aA"], 1.0 / q["bA"]), tiny)
+            W = np.maximum(rng.gamma(q["aW"], 1.0 / q["bW"]), tiny)
         alpha = self.problem.alpha
         if self.learn_alpha:
             alpha = max(float(rng.gamma(q["alpha"][0], 1.0 / q["alpha"][1])), tiny)
-        return {"A": np.maximum(rng.gamma(q["aA"], 1.0 / q["bA"]), tiny),
-                "W": np.maximum(rng.gamma(q["aW"], 1.0 / q["bW"]), tiny),
-                "rates": {}, "alpha": alpha}
+        return {"A": A, "W": W, "rates": {}, "alpha": alpha}
 
     def log_q(self, q, s):
-        out = _gamma_logpdf(s["A"], q["aA"], q["bA"]) + _gamma_logpdf(s["W"], q["aW"], q["bW"])
+        if "copula" in q:
+            out = q["copula"].logpdf(np.concatenate([s["A"].ravel(), s["W"].ravel()]))
+        else:
+            out = (_gamma_logpdf(s["A"], q["aA"], q["bA"])
+                   + _gamma_logpdf(s["W"], q["aW"], q["bW"]))
         if self.learn_alpha:
             out += _gamma_logpdf(float(s["alpha"]), *q["alpha"])
         return out
@@ -134,6 +175,20 @@ class NBReferenceAdapter:
         if self.learn_alpha:
             (a0, b0), (aq, bq) = self.problem.alpha_prior, q["alpha"]
             mix["alpha_prior"] = (b * a0 + (1.0 - b) * aq, b * b0 + (1.0 - b) * bq)
+        if "copula" in q:
+            if self.moves.sweep or not self.moves.hmc:
+                raise ValueError("a copula reference's path is moved by HMC alone: build the "
+                                 "adapter with local='hmc'")
+            A, W = self.moves.run(s["A"], s["W"], mix["aA"], mix["bA"], mix["aW"], mix["bW"],
+                                  b, rng, ref_shapes=(q["aA"], q["aW"]), alpha=s["alpha"],
+                                  term=q["copula"].copula_theta,
+                                  term_grad=q["copula"].surrogate_grad)
+            s.update(A=A, W=W, alpha=self.path.alpha_step(
+                replace(self.problem, **mix), A, W, s["alpha"], b, rng))
+            return
+        if not self.moves.sweep:
+            raise ValueError("the NB path from a product reference is moved by the sweep: "
+                             "build the adapter with local='sweep' (or 'sweep+hmc')")
         self.path.sweep_with(replace(self.problem, **mix), s, b, rng)
         A, W = self.moves.run(s["A"], s["W"], mix["aA"], mix["bA"], mix["aW"], mix["bW"], b,
                               rng, ref_shapes=(q["aA"], q["aW"]), alpha=s["alpha"])

@@ -157,6 +157,14 @@ MUTATIONS = [
                "test_large_route_says_when_a_tempering_was_too_dear_to_start",),
         why="a tempering too dear to start is reported as 'too few draws in the mode' (ESCC, "
             "copula, 900 s) instead of what it needs"),
+    Mutation(
+        id="large-route-cpu-short-unexplained", path=_LR,
+        old="            reasons += cpu_short_reasons(pt_out, pt_trips, MIN_ROUND_TRIPS)\n",
+        new="            pass\n",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_large_route_says_what_a_tempering_ended_on_its_share_would_need",),
+        why="a tempering run ended on its CPU share is refused without saying what CPU its "
+            "mode would need (the sweep route says it)"),
     # the negative binomial's copula path (_reference_nb.py, _hmc_term.py with alpha)
     Mutation(
         id="nb-copula-dispersion-under-the-prior", path=_RNB,

@@ -349,7 +349,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     """
     from dataclasses import replace
 
-    from bnmfzoo.inference._mass_budget import too_dear_reasons
+    from bnmfzoo.inference._mass_budget import cpu_short_reasons, too_dear_reasons
     from bnmfzoo.inference._mass_result import reference_mode_entry
     from bnmfzoo.inference._mass_verdict import (
         EARLY_STOP,
@@ -447,6 +447,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M,
                                    skipped=skipped + dear)
         reasons += too_dear_reasons(pt_out, MIN_ROUND_TRIPS)
+        if pt_trips is not None:  # runs ended on their CPU share: what they would need
+            reasons += cpu_short_reasons(pt_out, pt_trips, MIN_ROUND_TRIPS)
     except BudgetExhausted as err:
         pt_out = None
         reasons = [f"{err} during the parallel tempering, after {time.process_time() - t1:.0f} "

@@ -293,3 +293,24 @@ def test_large_route_says_when_a_tempering_was_too_dear_to_start(monkeypatch):
     assert not out["established"]
     assert "was not started: it needs at least about 1000000000 CPU s" in out["statement"]
     assert "too few draws" not in out["statement"]
+
+
+def test_large_route_says_what_a_tempering_ended_on_its_share_would_need(monkeypatch):
+    """With ``pt_trips`` a tempering run that ended on its CPU share short of the trips gets
+    the sweep route's advice (the CPU its mode's tempering would need), beside the verdict's
+    "made N round trips"."""
+    import bnmfzoo.inference.reference_tempering as rt
+    from bnmfzoo.models import poisson
+
+    monkeypatch.setattr(rt, "tempering_start_floor", lambda *a, **k: 0.0)
+    monkeypatch.setattr(rt, "run_allowance", lambda *a, **k: 0.05)
+    rng = np.random.default_rng(0)
+    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
+    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
+                            n_particles=20, pt_runs=2, n_draws=30, n_leap=5, pt_trips=12,
+                            budget_s=600.0)
+    assert not out["established"]
+    assert set(out["pt"]["stopped"][0]) == {"cpu"}, out["pt"]["stopped"]
+    assert "ended on their CPU share before 10 round trips" in out["statement"]
+    assert "round trips (at least 10 needed)" in out["statement"]
+

@@ -33,7 +33,7 @@ __all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "budget_left", "c
            "PathSMCSize", "PathTooDear", "tempering_start_floor", "with_budget",
            "nothing_established",
            "tempering_need", "tempering_floor", "run_allowance", "cpu_short_reasons",
-           "too_dear_reasons"]
+           "too_dear_reasons", "sweep_seconds"]
 
 _DEADLINE = contextvars.ContextVar("bnmfzoo_mass_deadline", default=None)
 
@@ -301,6 +301,30 @@ def tempering_floor(rejection, kept, cpu_s, target):
     scans_per_trip = 2.0 + 2.0 * float(np.sum(r / (1.0 - r)))
     per_run = ((r.size + 1) / 2.0 + target) * scans_per_trip
     return float(cpu_s * per_run / kept.mean())
+
+
+def sweep_seconds(path, betas, n_betas=5, n_sweeps=4):
+    """CPU s of one sweep of ``path``: the median over ``n_betas`` rungs of ``betas``.
+
+    Each rung gets one warm-up sweep, then ``n_sweeps`` timed ones, from one reference draw
+    and random numbers of its own (no draw of the route depends on them). The floor of
+    :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` uses it: the runs' scans add
+    the log-likelihoods, the swaps and any extra local move, so a sweep alone is below their
+    cost per rung (the pilot SMC's CPU per sweep was not: on a 20 x 12 Poisson matrix its
+    per-step overheads put it at 1.5 times the runs' cost per rung-scan).
+    """
+    rng = np.random.default_rng(0)
+    state = path.draw(rng)
+    per = []
+    b_in = np.asarray(betas, float)
+    b_in = b_in[b_in > 0.0]  # the sweeps of the path are at b > 0 (b = 0: exact draws)
+    for b in b_in[np.linspace(0, len(b_in) - 1, n_betas).astype(int)]:
+        path.sweep(state, float(b), rng)
+        t = time.process_time()
+        for _ in range(n_sweeps):
+            path.sweep(state, float(b), rng)
+        per.append((time.process_time() - t) / n_sweeps)
+    return float(np.median(per))
 
 
 def tempering_start_floor(barrier, n_rungs, rung_scan_s, *, n_runs, target, tune_scans):

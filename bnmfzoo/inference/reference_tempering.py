@@ -69,6 +69,7 @@ from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import (
     cpu_short_reasons,
     run_allowance,
+    sweep_seconds,
     tempering_need,
     tempering_start_floor,
     too_dear_reasons,
@@ -168,30 +169,6 @@ def _freeze(path):
     freeze = getattr(path.adapter, "freeze", None)
     if freeze is not None:
         freeze()
-
-
-def _sweep_seconds(path, betas, n_betas=5, n_sweeps=4):
-    """CPU s of one sweep of ``path``: the median over ``n_betas`` rungs of ``betas``.
-
-    Each rung gets one warm-up sweep, then ``n_sweeps`` timed ones, from one reference draw
-    and random numbers of its own (no draw of the route depends on them). The floor of
-    :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` uses it: the runs' scans add
-    the log-likelihoods, the swaps and any extra local move, so a sweep alone is below their
-    cost per rung (the pilot SMC's CPU per sweep was not: on a 20 x 12 Poisson matrix its
-    per-step overheads put it at 1.5 times the runs' cost per rung-scan).
-    """
-    rng = np.random.default_rng(0)
-    state = path.draw(rng)
-    per = []
-    b_in = np.asarray(betas, float)
-    b_in = b_in[b_in > 0.0]  # the sweeps of the path are at b > 0 (b = 0: exact draws)
-    for b in b_in[np.linspace(0, len(b_in) - 1, n_betas).astype(int)]:
-        path.sweep(state, float(b), rng)
-        t = time.process_time()
-        for _ in range(n_sweeps):
-            path.sweep(state, float(b), rng)
-        per.append((time.process_time() - t) / n_sweeps)
-    return float(np.median(per))
 
 
 def _scan(rungs, states, betas, rng, n_sweeps):
@@ -383,7 +360,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
     (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (count models): the Gaussian
     copula over the marginal fit at each ``COPULA_WIDEN`` is piloted too, moved by HMC (and the
-    NB dispersion's slice step; the adapters' ``fit_copula``), and kept where shorter.
+    NB dispersion's slice step; the adapters' ``fit_copula``), and kept where its runs' CPU
+    floor, timed on its own move, is lower (``copula_pilot``: barrier, its floor, the other's).
 
     Returns
     -------
@@ -406,7 +384,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     Inside a CPU budget (``stop_trips`` given), a mode's runs are not started when
     :func:`~bnmfzoo.inference._mass_budget.tempering_start_floor` (tuning plus
     :data:`~bnmfzoo.inference._mass_verdict.MIN_ROUND_TRIPS` round trips per run at the pilot
-    ladder's barrier and a plain sweep's CPU, :func:`_sweep_seconds`) is above the mode's share
+    ladder's barrier and a plain sweep's CPU, :func:`~bnmfzoo.inference._mass_budget.
+    sweep_seconds`) is above the mode's share
     of the budget
     left: the runs could not make the trips the verdict needs, so their share is not spent
     (``stopped`` ``"dear"``; ALL/AML 100 x 38 under the negative binomial spent 375 s of
@@ -428,6 +407,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
     acc_local, kept = np.full(M, np.nan), nan.copy()
     stopped, fitted = np.full((M, n_runs), "", dtype=object), [None] * M
+    copula_pilot = [None] * M  # (its pilot barrier, its floor, the product's floor) per mode
     dear = np.full((M, 2), np.nan)  # (floor, share) of modes whose tempering was not started
     start = np.full((M, 2), np.nan)  # (floor, share) of every mode that got a pilot ladder
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
@@ -467,28 +447,34 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                                 np.random.default_rng(seeds[-1]),
                                 n_particles=pilot_particles, max_rungs=max_rungs)
 
+        burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
+
+        def floor_of(q, betas, lam):  # the CPU its runs need at least, timed on its own moves
+            return tempering_start_floor(lam, betas.size, n_sweeps * sweep_seconds(
+                ReferencePath(adapter_of(q), q), betas), n_runs=n_runs, target=MIN_ROUND_TRIPS,
+                tune_scans=FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn)  # rounds double
+
         (betas, lam0), two = pilot(q), (None, math.nan) if q2 is None else pilot(q2)
         fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1], widen, lam0)
         if two[1] < lam0:  # the shorter path from its reference
             betas, q = two[0], q2
             fitted[k] = fitted[k][:4] + (two[1],)
-        # the family's narrower marginal fits and the copulas, each kept where shorter
+        # the family's narrower marginal fits, each kept where shorter; the copulas (a dearer
+        # move) where their runs' floor is lower (on NB 80 x 40 a barrier of 11.5 against
+        # 12.7 at 4 times the CPU per move: docs/results/masses_copula_reference.md)
         for kind, w in [("marginal", w) for w in narrower] + [("copula", w) for w in copulas]:
             qw = (adapter.fit if kind == "marginal" else adapter.fit_copula)(draws, w)
             bw, lw = pilot(qw)
-            if lw < fitted[k][4]:
+            if kind == "copula":
+                copula_pilot[k] = (lw, floor_of(qw, bw, lw), floor_of(q, betas, fitted[k][4]))
+            if (lw < fitted[k][4]) if kind == "marginal" else (
+                    copula_pilot[k][1] < copula_pilot[k][2]):
                 betas, q, fitted[k] = bw, qw, (kind,) + fitted[k][1:3] + (w, lw)
         far, work = [], 0
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         # the mode's runs advance together, the CPU going to those short of the trips first
-        burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
         allow = None if stop_trips is None else run_allowance(budget_left(), 1 + later)
-        floor = tempering_start_floor(
-            fitted[k][4], betas.size, n_sweeps * _sweep_seconds(
-                ReferencePath(adapter_of(q), q), betas),
-            n_runs=n_runs,
-            target=MIN_ROUND_TRIPS,
-            tune_scans=FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn)  # rounds double
+        floor = floor_of(q, betas, fitted[k][4])
         start[k] = (floor, math.nan if allow is None else allow)
         if allow is not None and floor > allow:  # its share cannot hold it: not started
             stopped[k], dear[k] = "dear", (floor, allow)
@@ -526,7 +512,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
             "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped,
-            "reference_fit": fitted, "too_dear": dear, "start_floor": start}
+            "reference_fit": fitted, "too_dear": dear, "start_floor": start,
+            "copula_pilot": copula_pilot}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,

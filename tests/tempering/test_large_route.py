@@ -13,7 +13,8 @@ the route (reference-path SMC and reference-path parallel tempering, each with t
 moves, and fit chains by :class:`~bnmfzoo.inference.large_route.HmcTempered`) against the
 exact log Z by quadrature, each within 4 of its standard errors (8 runs: ``t_7`` beyond 4 is
 0.5 %). :func:`test_large_route_from_the_copula_matches_quadrature`: the tempering from the
-Gaussian copula reference (``copula=True``, which the pilot chose on every seed scanned), 16
+Gaussian copula reference (``copula=True``; its path was the shorter on every seed scanned,
+and it is kept by reporting its move as the cheaper, since the choice weighs the CPU), 16
 runs (``t_15`` beyond 4: 0.1 %; false failures over seeds 100-139: ``COPULA_SEED_SCAN``).
 With 8 runs it failed 2 of 40 seeds (100-139; ``|z|`` 4.2
 and 5.0); seed 105 again with 32 runs gave ``log Z - exact`` 0.0013 +- 0.0062 (run sd 0.035,
@@ -140,10 +141,22 @@ def test_large_route_estimators_match_quadrature(seed):
     assert np.all(pt_out["round_trips"][0] >= 3), pt_out["round_trips"]
 
 
+def _copula_timed_cheaper(monkeypatch, copula_s, other_s):
+    """``sweep_seconds`` of the tempering's floor made to report fixed costs per path kind."""
+    import bnmfzoo.inference.reference_tempering as rt
+
+    monkeypatch.setattr(rt, "sweep_seconds", lambda path, betas: copula_s if "copula" in
+                        path.q else other_s)
+
+
 @pytest.mark.parametrize("seed", SEEDS)
-def test_large_route_from_the_copula_matches_quadrature(seed):
+def test_large_route_from_the_copula_matches_quadrature(seed, monkeypatch):
+    """The copula's path forced (its timed move reported cheaper than the product's: on this
+    2-cell problem the copula's pure-Python term makes it dearer, so the route would keep the
+    product; ``test_the_copula_is_kept_where_its_runs_cost_less``)."""
     from bnmfzoo.inference.reference_tempering import reference_pt_log_z
 
+    _copula_timed_cheaper(monkeypatch, 1e-5, 1e-3)
     exact = poisson_rank1_log_z(POISSON_X, POISSON_RATE)
     hfam, ref, s, rng = _one_mode_family(seed)
     out = reference_pt_log_z(hfam, ref, [[s]], rng, cut=180.0, n_runs=16, n_scans=100,
@@ -153,6 +166,24 @@ def test_large_route_from_the_copula_matches_quadrature(seed):
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
     assert 0.3 < out["local_acceptance"][0] <= 1.0, out["local_acceptance"]
     assert np.all(out["round_trips"][0] >= 3), out["round_trips"]
+
+
+@pytest.mark.parametrize("copula_s, chosen", [(1e-5, "copula"), (1.0, "not copula")])
+def test_the_copula_is_kept_where_its_runs_cost_less(monkeypatch, copula_s, chosen):
+    """The copula is piloted and kept where its runs' floor (its pilot barrier and rungs at its
+    own timed move) is below the other reference's, whatever the barriers: a copula whose move
+    is reported 1,000 times dearer is not kept, though its barrier is lower."""
+    from bnmfzoo.inference.reference_tempering import reference_pt_log_z
+
+    _copula_timed_cheaper(monkeypatch, copula_s, 1e-3)
+    hfam, ref, s, rng = _one_mode_family(0)
+    out = reference_pt_log_z(hfam, ref, [[s]], rng, cut=180.0, n_runs=2, n_scans=20,
+                             n_tune_rounds=1, n_draws=100, local=LARGE_LOCAL, n_leap=5,
+                             copula=True)
+    lam, f_cop, f_other = out["copula_pilot"][0]
+    assert lam < out["reference_fit"][0][1]  # the copula's path is the shorter here
+    assert (f_cop < f_other) == (chosen == "copula"), out["copula_pilot"]
+    assert (out["reference_fit"][0][0] == "copula") == (chosen == "copula"), out["reference_fit"]
 
 
 def test_route_choice():

@@ -165,6 +165,14 @@ MUTATIONS = [
                "test_large_route_says_what_a_tempering_ended_on_its_share_would_need",),
         why="a tempering run ended on its CPU share is refused without saying what CPU its "
             "mode would need (the sweep route says it)"),
+    Mutation(
+        id="copula-kept-by-barrier-alone", path="bnmfzoo/inference/reference_tempering.py",
+        old="                    copula_pilot[k][1] < copula_pilot[k][2]):",
+        new="                    lw < fitted[k][4]):",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_the_copula_is_kept_where_its_runs_cost_less[1.0-not copula]",),
+        why="the copula kept for a shorter path however dear its move (NB 80 x 40: barrier "
+            "11.5 against 12.7 at 4 times the CPU per move, a floor above the budget)"),
     # the negative binomial's copula path (_reference_nb.py, _hmc_term.py with alpha)
     Mutation(
         id="nb-copula-dispersion-under-the-prior", path=_RNB,

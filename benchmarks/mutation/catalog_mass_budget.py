@@ -490,7 +490,7 @@ MUTATIONS = [
         why="a mode whose tempering never ran gets a check mass of 0 (ALL/AML printed "
             "mass_check 0.0): a number where the check has none"),
     Mutation(
-        id="pt-floor-sweep-cost-inflated", path=_RT,
+        id="pt-floor-sweep-cost-inflated", path="bnmfzoo/inference/_mass_budget.py",
         old="    return float(np.median(per))\n",
         new="    return 10.0 * float(np.median(per))\n",
         tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),

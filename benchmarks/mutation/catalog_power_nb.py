@@ -129,8 +129,8 @@ MUTATIONS = [
         why="an NB rung moved by the Poisson rung's HMC: it keeps Poisson^b, not the NB path"),
     Mutation(
         id="nb-narrower-reference-never-used", path=_RT,
-        old="            if lw < fitted[k][4]:",
-        new="            if False:",
+        old="            if (lw < fitted[k][4]) if kind == \"marginal\" else (",
+        new="            if False if kind == \"marginal\" else (",
         tests=(_TR + "test_the_nb_tempering_starts_from_the_narrower_reference_when_its_path_is_"
                      "shorter",),
         why="the narrower reference is piloted but the tempering still starts from the "

@@ -227,7 +227,9 @@ def _print_per_mode(out):
               f"{[f and (f[0], round(f[1], 1), round(f[2], 1), f[3], round(f[4], 1))
                   for f in t.get('reference_fit', [])]}; CPU floor from the pilot ladder and "
               f"the share of the budget left, per mode "
-              f"{np.round(t.get('start_floor', np.full((1, 2), np.nan)), 1).tolist()}")
+              f"{np.round(t.get('start_floor', np.full((1, 2), np.nan)), 1).tolist()}; copula "
+              f"(its pilot barrier, its CPU floor, the other reference's) "
+              f"{[c and tuple(round(float(v), 1) for v in c) for c in t.get('copula_pilot', [])]}")
     print(f"prior chains ending in SMC modes {pm.get('prior_ends_in_smc_modes')} of "
           f"{pm.get('prior_chains')} ({pm.get('prior_cpu_s', 0.0):.1f} CPU s)")
     for k, m in enumerate(out["modes"]):
@@ -360,11 +362,11 @@ def _arguments(p):
                         "by '+' from sweep, shear, rescale (the exact group moves), hmc (HMC "
                         "on log A, log W; negative binomial: sweep+hmc); default sweep, "
                         "sweep+shear+rescale+hmc on the Poisson route")
-    p.add_argument("--pt-copula", action="store_true",
+    p.add_argument("--pt-copula", action=argparse.BooleanOptionalAction, default=True,
                    help="reference_pt, count models (Poisson, negative binomial): the "
                         "tempering also tries a reference whose Gamma marginals are joined by "
-                        "a Gaussian copula (HMC moves) and keeps it where its path is shorter "
-                        "(on the large-matrix route too)")
+                        "a Gaussian copula (HMC moves) and keeps it where its runs' predicted "
+                        "CPU is lower (on the large-matrix route too); on by default")
     p.add_argument("--pt-leap", type=int,
                    help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
                         "the Poisson route)")

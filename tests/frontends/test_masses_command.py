@@ -435,16 +435,19 @@ def test_the_large_route_is_refused_from_its_full_predicted_cost(tmp_path, capsy
     """A budget above the large route's floor (20 particles per run) but below its full
     predicted cost for one mode (reference-path SMC plus ``pt_runs`` tempering runs of
     ``2 Lambda + 1`` rungs x enough scans for 10 round trips) is refused in one line naming
-    that budget, before the route starts; a budget above it starts the route. Costs forced:
-    no timing decides the test."""
+    that budget, before the route starts; a budget above it starts the route. The command's
+    tempering pilots the copula by default, so its floor is the copula's; ``--no-pt-copula``
+    names the product's, higher. Costs forced: no timing decides the test."""
     from bnmfzoo._cli.masses import _build
     from bnmfzoo.inference import large_route
     from bnmfzoo.inference.smc_masses import family_of_model
 
-    hmc = 0.2  # s per move: 6 x 5 at rank 2 (dimension 22) then needs about 1,500 CPU s
-    full = large_route.large_route_need(
-        family_of_model(_build(X.astype(float), 2, "poisson")).tempered.dimension, hmc)
-    assert 900 < full["total_s"] < 1800 and full["pt_s"] > 0 and full["smc_s"] > 0
+    hmc = 0.2  # s per move: 6 x 5 at rank 2 (dimension 22) then needs about 1,000 CPU s
+    dim = family_of_model(_build(X.astype(float), 2, "poisson")).tempered.dimension
+    full = large_route.large_route_need(dim, hmc, copula=True)
+    product = large_route.large_route_need(dim, hmc)
+    assert 900 < full["total_s"] < product["total_s"] < 1800, (full, product)
+    assert full["pt_s"] > 0 and full["smc_s"] > 0
     _force_large(monkeypatch, hmc)
     monkeypatch.setattr(large_route, "large_mode_masses", lambda *a, **k: pytest.fail(
         "the large route started on a budget below its predicted cost"))
@@ -456,6 +459,10 @@ def test_the_large_route_is_refused_from_its_full_predicted_cost(tmp_path, capsy
     assert full["total_s"] <= need < full["total_s"] + 120, (need, full)
     assert f"{full['rungs']} rungs x {full['scans']} scans" in lines[-2]
     assert json.loads(lines[-1])["modes"] == []
+    rc = main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--no-pt-copula"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    need_product = int(lines[-2].split("needs at least --budget ")[1].split()[0])
+    assert rc == 2 and product["total_s"] <= need_product < product["total_s"] + 120, lines[-2]
     # the same matrix with the budget it named: the route starts
     monkeypatch.setattr(large_route, "large_mode_masses", _refuse_start)
     rc = main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--budget", str(need)])

@@ -331,7 +331,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         Why this route was chosen, repeated in the statement.
     copula : bool
         The tempering also pilots the Gaussian copula over each mode's marginal fit and keeps
-        it where its path is shorter
+        it where its runs' predicted CPU is lower
         (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`); its fit chains are
         then latent-count sweeps of :data:`COPULA_FIT_DRAWS` draws or more. The SMC keeps the
         product reference: from the copula it took 170-215 temperatures on ESCC SBS96 (K = 4)

@@ -376,7 +376,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     pt_copula : bool
         ``"reference_pt"``, count models: the per-mode tempering also pilots a reference that
         joins the fitted Gamma marginals by a Gaussian copula, moved by HMC alone, and runs
-        from it where its path's barrier is lower
+        from it where its runs' predicted CPU is lower (its barrier and its timed move)
         (:func:`bnmfzoo.inference.reference_tempering.reference_pt_log_z`); the per-mode SMC
         keeps the product reference, so the two estimators stay of different kinds.
     pt_trips : int, optional

@@ -143,3 +143,22 @@ def cells_and_balance(A, W):
     balance = (terms ** 2).sum(axis=-2) / AW ** 2
     lead = AW.shape[:-2]
     return np.concatenate([AW.reshape(*lead, -1), balance.reshape(*lead, -1)], axis=-1)
+
+
+def weighted_ks_pvalues(moved, pool, w):
+    """Kolmogorov-Smirnov p-values of each column of ``moved`` against the weighted empirical
+    CDF of the same column of ``pool`` (weights ``w``, summing to 1): a rung's
+    sampling-importance-resampling law, which a move must keep."""
+    from scipy import stats
+
+    out = []
+    for j in range(pool.shape[1]):
+        order = np.argsort(pool[:, j])
+        cdf_x, cdf_p = pool[order, j], np.cumsum(w[order])
+
+        def cdf(v, cdf_x=cdf_x, cdf_p=cdf_p):
+            return np.interp(v, cdf_x, cdf_p, left=0.0, right=1.0)
+
+        out.append(stats.kstest(moved[:, j], cdf).pvalue)
+    return np.array(out)
+

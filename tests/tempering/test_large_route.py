@@ -309,18 +309,24 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
     assert len(out["modes"]) == 1 and math.isfinite(out["pt"]["log_z"][0])
 
 
+def _small_large_run():
+    """The large route with ``pt_trips`` on an 8 x 6 rank-1 Poisson matrix, small settings."""
+    from bnmfzoo.models import poisson
+
+    rng = np.random.default_rng(0)
+    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
+    return large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
+                             n_particles=20, pt_runs=2, n_draws=30, n_leap=5, pt_trips=12,
+                             budget_s=600.0)
+
+
 def test_large_route_says_when_a_tempering_was_too_dear_to_start(monkeypatch):
     """With ``pt_trips`` a mode whose tempering floor is above its share of the budget is not
     started, and the statement says so and what it needs (not "too few draws")."""
     import bnmfzoo.inference.reference_tempering as rt
-    from bnmfzoo.models import poisson
 
     monkeypatch.setattr(rt, "tempering_start_floor", lambda *a, **k: 1e9)
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
-                            n_particles=20, pt_runs=2, n_draws=30, n_leap=5, pt_trips=12,
-                            budget_s=600.0)
+    out = _small_large_run()
     assert not out["established"]
     assert "was not started: it needs at least about 1000000000 CPU s" in out["statement"]
     assert "too few draws" not in out["statement"]
@@ -331,15 +337,10 @@ def test_large_route_says_what_a_tempering_ended_on_its_share_would_need(monkeyp
     the sweep route's advice (the CPU its mode's tempering would need), beside the verdict's
     "made N round trips"."""
     import bnmfzoo.inference.reference_tempering as rt
-    from bnmfzoo.models import poisson
 
     monkeypatch.setattr(rt, "tempering_start_floor", lambda *a, **k: 0.0)
     monkeypatch.setattr(rt, "run_allowance", lambda *a, **k: 0.05)
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
-                            n_particles=20, pt_runs=2, n_draws=30, n_leap=5, pt_trips=12,
-                            budget_s=600.0)
+    out = _small_large_run()
     assert not out["established"]
     assert set(out["pt"]["stopped"][0]) == {"cpu"}, out["pt"]["stopped"]
     assert "ended on their CPU share before 10 round trips" in out["statement"]

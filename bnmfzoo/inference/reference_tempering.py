@@ -449,9 +449,10 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
 
         burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
 
-        def floor_of(q, betas, lam, moves=pilot_local):  # the CPU its runs need at least
-            return tempering_start_floor(lam, betas.size, n_sweeps * sweep_seconds(
-                ReferencePath(adapter_of(q, moves), q), betas), n_runs=n_runs,
+        def floor_of(q, betas, lam, moves=pilot_local, every=False):  # the CPU its runs need
+            return tempering_start_floor(lam, betas.size, n_sweeps * sweep_seconds(  # at least
+                ReferencePath(adapter_of(q, moves), q), betas, n_sweeps=2 if every else 4,
+                every=every), n_runs=n_runs,
                 target=MIN_ROUND_TRIPS,
                 tune_scans=FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn)  # rounds double
 
@@ -467,8 +468,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             qw = (adapter.fit if kind == "marginal" else adapter.fit_copula)(draws, w)
             bw, lw = pilot(qw)
             if kind == "copula":
-                copula_pilot[k] = (lw, floor_of(qw, bw, lw), floor_of(  # the runs' moves
-                    q, betas, fitted[k][4], local))  # (breast: HMC at the top rungs)
+                copula_pilot[k] = (lw, floor_of(qw, bw, lw, every=True), floor_of(  # the runs'
+                    q, betas, fitted[k][4], local, every=True))  # moves, on every rung
             if (lw < fitted[k][4]) if kind == "marginal" else (
                     copula_pilot[k][1] < copula_pilot[k][2]):
                 betas, q, fitted[k] = bw, qw, (kind,) + fitted[k][1:3] + (w, lw)

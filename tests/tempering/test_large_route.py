@@ -145,7 +145,7 @@ def _copula_timed_cheaper(monkeypatch, copula_s, other_s):
     """``sweep_seconds`` of the tempering's floor made to report fixed costs per path kind."""
     import bnmfzoo.inference.reference_tempering as rt
 
-    monkeypatch.setattr(rt, "sweep_seconds", lambda path, betas: copula_s if "copula" in
+    monkeypatch.setattr(rt, "sweep_seconds", lambda path, betas, **k: copula_s if "copula" in
                         path.q else other_s)
 
 

@@ -357,3 +357,26 @@ def test_the_start_floor_is_the_rejection_floor_at_an_even_spread_plus_the_tunin
     assert tempering_floor(uneven, kept, cpu, 10) > 1.1 * start
     tuned = tempering_start_floor(12.0, 25, 1e-3, n_runs=4, target=10, tune_scans=340)
     assert tuned - start == pytest.approx(4 * 340 * 25 * 1e-3)
+
+
+def test_sweep_seconds_on_every_rung_sees_moves_the_median_misses():
+    """A path whose top rungs (``b >= 0.7``, 3 of 9) cost 20 times the others, as the Poisson
+    route's HMC at the top rungs: the median of 5 rungs sees only the cheap sweep, the mean over
+    every rung (what one scan costs per rung) about 7 times more. CPU-time busy loops of 2 and
+    0.1 ms; the bounds leave a factor of 2 either way for the timer."""
+    from bnmfzoo.inference._mass_budget import sweep_seconds
+
+    class Path:
+        def draw(self, rng):
+            return {}
+
+        def sweep(self, state, b, rng):
+            t = time.process_time()
+            while time.process_time() - t < (2e-3 if b >= 0.7 else 1e-4):
+                pass
+
+    betas = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 0.9, 1.0])
+    median = sweep_seconds(Path(), betas)
+    every = sweep_seconds(Path(), betas, n_sweeps=2, every=True)
+    assert median < 2e-4 * 2, median
+    assert 0.73e-3 / 2 < every < 0.73e-3 * 2 and every > 3 * median, (every, median)

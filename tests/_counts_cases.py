@@ -162,3 +162,20 @@ def weighted_ks_pvalues(moved, pool, w):
         out.append(stats.kstest(moved[:, j], cdf).pvalue)
     return np.array(out)
 
+
+def copula_from_posterior(fam, rng, n_draws=3000):
+    """A count family's HMC-moved reference adapter and a Gaussian-copula reference (widening
+    0.7, 2 factors) fitted to ``n_draws`` posterior draws of its sweep (200 burn-in, thinned
+    by 2), as the per-mode tempering fits it."""
+    from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
+    from bnmfzoo.inference.reference_path import reference_adapter
+
+    ad = reference_adapter(fam, "hmc", COPULA_LEAPFROG)
+    s = fam.draw_prior(rng)
+    draws = []
+    for i in range(200 + 2 * n_draws):
+        fam.tempered.sweep(s, 1.0, rng)
+        if i >= 200 and i % 2:
+            draws.append(ad.draws(s, np.arange(fam.tempered.problem.rank)))
+    return ad, ad.fit_copula(np.array(draws), 0.7, n_factors=2)
+

@@ -31,13 +31,12 @@ import os
 
 import numpy as np
 import pytest
-from _counts_cases import weighted_ks_pvalues
+from _counts_cases import copula_from_posterior, weighted_ks_pvalues
 from _poisson_rung import X, rank1_family
 from _quadrature import POISSON_RATE, POISSON_X, poisson_rank1_log_z
 from scipy import stats
 
 from bnmfzoo.inference.counts.tempering._local import RungMoves
-from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
 from bnmfzoo.inference.kernels.gamma_copula import WH_MIN_SHAPE, GammaCopula
 
 SEEDS = range(100, 140) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]
@@ -175,17 +174,8 @@ def test_bad_input_and_non_finite_values():
 
 def _rank1_copula(rng, n_draws=3000):
     """The rank-1 problem's adapter and a copula reference fitted to its posterior draws."""
-    from bnmfzoo.inference.reference_path import reference_adapter
-
     fam = rank1_family()
-    ad = reference_adapter(fam, "hmc", COPULA_LEAPFROG)
-    s = fam.draw_prior(rng)
-    draws = []
-    for i in range(200 + 2 * n_draws):
-        fam.tempered.sweep(s, 1.0, rng)
-        if i >= 200 and i % 2:
-            draws.append(ad.draws(s, np.arange(1)))
-    return fam, ad, ad.fit_copula(np.array(draws), 0.7, n_factors=2)
+    return (fam, *copula_from_posterior(fam, rng, n_draws))
 
 
 @pytest.mark.parametrize("seed", SEEDS)

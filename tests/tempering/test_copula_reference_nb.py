@@ -34,13 +34,12 @@ import os
 
 import numpy as np
 import pytest
-from _counts_cases import weighted_ks_pvalues
+from _counts_cases import copula_from_posterior, weighted_ks_pvalues
 from _quadrature import NB_CELL_LOG_Z
 from scipy import stats
 from scipy.special import gammaln
 
 import bnmfzoo as bz
-from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
 from bnmfzoo.inference.reference_path import ReferencePath, reference_adapter
 from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -60,18 +59,7 @@ A0, B0, ALPHA_PRIOR = 2.0, 1.0, (3.0, 1.0)
 def _copula_path(rng, model, n_draws=3000):
     """The NB family, its HMC-moved adapter and a copula reference fitted to posterior draws."""
     fam = family_of_model(model)
-    ad = reference_adapter(fam, "hmc", COPULA_LEAPFROG)
-    s = fam.draw_prior(rng)
-    draws = []
-    for i in range(200 + 2 * n_draws):
-        fam.tempered.sweep(s, 1.0, rng)
-        if i >= 200 and i % 2:
-            draws.append(ad.draws(s, np.arange(model_rank(fam))))
-    return fam, ad, ad.fit_copula(np.array(draws), 0.7, n_factors=2)
-
-
-def model_rank(fam):
-    return fam.tempered.problem.rank
+    return (fam, *copula_from_posterior(fam, rng, n_draws))
 
 
 def _log_f(x, r, alpha, b):

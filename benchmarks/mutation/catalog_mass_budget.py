@@ -491,8 +491,8 @@ MUTATIONS = [
             "mass_check 0.0): a number where the check has none"),
     Mutation(
         id="pt-floor-sweep-cost-inflated", path="bnmfzoo/inference/_mass_budget.py",
-        old="    return float(np.median(per))\n",
-        new="    return 10.0 * float(np.median(per))\n",
+        old="    return float(np.mean(per) if every else np.median(per))\n",
+        new="    return 10.0 * float(np.mean(per) if every else np.median(per))\n",
         tests=(_T + "test_a_tempering_its_share_cannot_hold_is_not_started",),
         why="the floor's CPU per sweep is overstated (as the pilot SMC's per-step overheads "
             "did): the floor is above what the runs use, and a tempering that fits is refused"),

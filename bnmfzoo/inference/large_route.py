@@ -454,7 +454,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         reasons = [f"{err} during the parallel tempering, after {time.process_time() - t1:.0f} "
                    f"CPU s of it: raise the budget or lower pt_scans"]
     nan = np.full(M, math.nan)
-    mp, sp = (nan, nan) if pt_out is None else (pt_out["mass"], pt_out["se"])
+    mp, sp = (nan, nan) if pt_out is None else (pt_out["mass"].copy(), pt_out["se"].copy())
+    if pt_out is not None:  # a mode whose tempering did not run (too dear) has no check
+        mp[~np.isfinite(pt_out["log_z"])] = sp[~np.isfinite(pt_out["log_z"])] = math.nan
     modes = []
     for k in range(M):
         entry = reference_mode_entry(smc_out["mass"][k], smc_out["se"][k],

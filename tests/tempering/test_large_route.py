@@ -330,6 +330,7 @@ def test_large_route_says_when_a_tempering_was_too_dear_to_start(monkeypatch):
     assert not out["established"]
     assert "was not started: it needs at least about 1000000000 CPU s" in out["statement"]
     assert "too few draws" not in out["statement"]
+    assert math.isnan(out["modes"][0]["mass_check"])  # no check ran: not a mass of 0
 
 
 def test_large_route_says_what_a_tempering_ended_on_its_share_would_need(monkeypatch):

@@ -46,7 +46,7 @@ from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv, gammal
 
 from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit
 
-__all__ = ["GammaCopula", "COPULA_FACTORS", "COPULA_SHRINK"]
+__all__ = ["GammaCopula", "COPULA_FACTORS", "COPULA_SHRINK", "factor_blocks"]
 
 #: leading eigenpairs of the normal scores' correlation kept in ``U U'``
 COPULA_FACTORS = 8
@@ -61,6 +61,21 @@ Z_MAX = 37.0
 #: move cost 1.6 against 2.5 ms
 WH_MIN_SHAPE = 1.0
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def factor_blocks(D, N, K):
+    """The copula's blocks of an NMF's flat state ``(A.ravel(), W.ravel())``.
+
+    The rows of ``A``, then the columns of ``W``: each an index array of length ``K``.
+
+    Examples
+    --------
+    >>> factor_blocks(2, 3, 2).tolist()
+    [[0, 1], [2, 3], [4, 7], [5, 8], [6, 9]]
+    """
+    rows = np.arange(D * K).reshape(D, K)
+    cols = D * K + np.arange(K * N).reshape(K, N).T
+    return np.concatenate([rows, cols])
 
 
 class GammaCopula:

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from bnmfzoo.inference.counts.tempering._power_nb import PowerNB
-from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula
+from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula, factor_blocks
 from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
 from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 
@@ -83,9 +83,7 @@ class NBReferenceAdapter:
                              f"the dispersion), or are 'hmc' alone for a copula reference, "
                              f"got {local!r}")
         self.moves = RungMoves(problem, local, n_leap=n_leap)
-        rows = np.arange(D * K).reshape(D, K)
-        cols = D * K + np.arange(K * N).reshape(K, N).T
-        self.blocks = np.concatenate([rows, cols])
+        self.blocks = factor_blocks(D, N, K)
 
     def freeze(self):
         """Freeze the adapted step size of the extra moves (:class:`RungMoves`)."""

@@ -23,7 +23,7 @@ draws, and the path from it to the posterior is ``pi_b ∝ q^(1 - b) (p0 L)^b``.
 
 import numpy as np
 
-from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula
+from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula, factor_blocks
 from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
 from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 
@@ -66,9 +66,7 @@ class PoissonReferenceAdapter:
         self.dimension = (D + N) * K
         self._rung = (None, None)
         self.moves = RungMoves(problem, local, n_leap=n_leap)
-        rows = np.arange(D * K).reshape(D, K)
-        cols = D * K + np.arange(K * N).reshape(K, N).T
-        self.blocks = np.concatenate([rows, cols])
+        self.blocks = factor_blocks(D, N, K)
 
     def freeze(self):
         """Freeze the adapted step size of the extra moves (:class:`RungMoves`)."""

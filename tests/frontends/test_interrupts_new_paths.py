@@ -14,6 +14,8 @@ traceback for the command, no output written) and nothing runs on.
   sweeps of microseconds.
 * per-mode parallel tempering along the reference path
   (``smc_mode_masses(check="reference_pt")``): Python loops over scans of compiled sweeps.
+* the same along the negative binomial's Gaussian-copula path (HMC with the copula's term and
+  the dispersion's slice step).
 * ``bnmfzoo signatures`` (the compressive screen with its default negative-binomial sweep and
   with the Poisson one, and Chib's evidence) on a 2,000-sample cohort, where one compiled sweep
   takes ~0.4 s: the sweeps run in chunks of about ``CHUNK_SECONDS`` (``signatures/_gibbs.py``;
@@ -192,6 +194,48 @@ _REFERENCE_PT = """
 
 def test_reference_pt_stops_within_two_seconds(tmp_path):
     seen, exited, code, out, err = _interrupt(tmp_path, _REFERENCE_PT)
+    assert seen is not None and seen < 2.0, (seen, err[-2000:])
+    assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
+    assert "RETURNED" not in out and code == -signal.SIGINT
+    assert err.rstrip().splitlines()[-1] == "KeyboardInterrupt"
+
+
+_NB_COPULA_PT = """
+    import time
+    import numpy as np
+    import bnmfzoo.inference.counts.tempering._local as local
+    import bnmfzoo.inference.reference_tempering as rt
+    from bnmfzoo.inference import smc_mode_masses
+    from bnmfzoo.models import negative_binomial
+
+    # the copula kept whatever its timing (on this tiny matrix its pure-Python term is the
+    # dearer move), and READY at its first HMC move with the copula's term
+    rt.sweep_seconds = lambda path, betas, **k: 1e-5 if "copula" in path.q else 1e-3
+    first = local.hmc_step_term
+    said = []
+
+    def marked(*args, **kw):
+        if not said:
+            said.append(1)
+            print("READY", flush=True)
+        return first(*args, **kw)
+
+    local.hmc_step_term = marked
+    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    try:
+        smc_mode_masses(negative_binomial(X, 2), n_runs=2, n_particles=20, n_moves=2,
+                        check="reference_pt", pt_copula=True, pt_scans=10**7, random_seed=0)
+    except KeyboardInterrupt:
+        print(f"STOPPED {time.time()!r}", flush=True)
+        raise
+    print("RETURNED", flush=True)
+"""
+
+
+def test_negative_binomial_copula_tempering_stops_within_two_seconds(tmp_path):
+    """The NB route's copula path: HMC with the copula's term, then the dispersion's slice
+    step, in Python loops over particles and rungs."""
+    seen, exited, code, out, err = _interrupt(tmp_path, _NB_COPULA_PT)
     assert seen is not None and seen < 2.0, (seen, err[-2000:])
     assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
     assert "RETURNED" not in out and code == -signal.SIGINT

@@ -33,6 +33,8 @@ _TNB = "tests/tempering/test_copula_reference_nb.py::"
 _NB_MID = _TNB + "test_the_nb_copula_move_keeps_an_intermediate_rung[0]"
 _NB_LOGZ = _TNB + "test_the_smc_along_the_nb_copula_path_estimates_the_evidence"
 _NB_CONS = _TNB + "test_small_steps_conserve_the_hamiltonian_with_the_nb_term"
+_RP = "bnmfzoo/inference/reference_path.py"
+_PM = _T + "test_the_per_mode_smc_runs_along_the_copula_path_when_asked[0]"
 _LSPY = ("tests/tempering/test_large_route.py::"
          "test_large_mode_masses_passes_the_copula_and_the_early_stop")
 
@@ -124,14 +126,14 @@ MUTATIONS = [
             "kicks use the surrogate gradient"),
     Mutation(
         id="large-route-pt-copula-dropped", path=_LR,
-        old="copula=copula, stop_trips=pt_trips)",
-        new="stop_trips=pt_trips)",
+        old="copula=copula, stop_trips=pt_trips, fitted_chains=fitted)",
+        new="stop_trips=pt_trips, fitted_chains=fitted)",
         tests=(_LSPY,),
         why="the large route's tempering ignores copula=True while its settings say copula"),
     Mutation(
         id="large-route-no-early-stop", path=_LR,
-        old="local=LARGE_LOCAL, n_leap=n_leap, early_stop=EARLY_STOP)",
-        new="local=LARGE_LOCAL, n_leap=n_leap)",
+        old="local=LARGE_LOCAL, n_leap=n_leap, early_stop=EARLY_STOP,\n",
+        new="local=LARGE_LOCAL, n_leap=n_leap,\n",
         tests=(_LSPY,),
         why="the large route's SMC runs every mode's runs in full, however negligible (on "
             "ESCC two of three restart groups are 275 and 2,130 nats below the first)"),
@@ -144,8 +146,8 @@ MUTATIONS = [
             "instead of 14 from as many latent-count sweep draws"),
     Mutation(
         id="large-route-tempering-ignores-the-trips", path=_LR,
-        old="copula=copula, stop_trips=pt_trips)",
-        new="copula=copula)",
+        old="copula=copula, stop_trips=pt_trips, fitted_chains",
+        new="copula=copula, fitted_chains",
         tests=(_LSPY,),
         why="the large route's tempering runs its scans whatever its round trips: sized from "
             "the product's ladder, the copula's runs stop early with the budget unspent"),
@@ -225,4 +227,36 @@ MUTATIONS = [
         new="    if False:\n        lp = nb_log_density_grad(",
         tests=(_NB_MID, _NB_CONS),
         why="the NB rung's HMC with the copula term evaluates the Poisson rung's density"),
+    Mutation(
+        id="per-mode-smc-ignores-the-copula", path=_RP,
+        old="    cop = reference_adapter(family, \"hmc\", COPULA_LEAPFROG) if copula and (",
+        new="    cop = reference_adapter(family, \"hmc\", COPULA_LEAPFROG) if False and (",
+        tests=(_PM,),
+        why="the per-mode SMC asked for the copula path runs along the product's"),
+    Mutation(
+        id="per-mode-smc-copula-step-by-the-chain", path=_RP,
+        old="    for ad in (adapter, cop):",
+        new="    for ad in (adapter,):",
+        tests=(_PM,),
+        why="the copula path's HMC step adapted by each chain within a temperature, not set "
+            "per temperature from the population (the SMC's moves are then not fixed kernels)"),
+    Mutation(
+        id="per-mode-smc-moves-of-the-other-adapter", path=_RP,
+        old="        moves = getattr(path.adapter, \"moves\", None)",
+        new="        moves = getattr(adapter, \"moves\", None)",
+        tests=(_PM,),
+        why="the copula path's moves never reset between runs (the runs are not independent)"),
+    Mutation(
+        id="large-route-smc-from-the-product", path=_LR,
+        old="                                  fitted=fitted, copula=copula)",
+        new="                                  fitted=fitted)",
+        tests=(_LSPY,),
+        why="the large route's SMC runs along the product's path from the copula's fit draws "
+            "(on ESCC SBS96 its log Z was 35 nats low)"),
+    Mutation(
+        id="large-route-tempering-refits-its-chains", path=_LR,
+        old="copula=copula, stop_trips=pt_trips, fitted_chains=fitted)",
+        new="copula=copula, stop_trips=pt_trips)",
+        tests=(_LSPY,),
+        why="the tempering runs its own fit chains again (about 48 CPU s per mode on ESCC)"),
 ]

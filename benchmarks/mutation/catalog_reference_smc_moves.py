@@ -72,14 +72,14 @@ MUTATIONS = [
         why="every transition counted as accepted: the step only grows"),
     Mutation(
         id="reference-smc-local-dropped", path=_RP,
-        old="    adapter = reference_adapter(family, local, n_leap)\n    moves = getattr",
-        new="    adapter = reference_adapter(family)\n    moves = getattr",
+        old="    adapter = reference_adapter(family, local, n_leap)\n    cop = ",
+        new="    adapter = reference_adapter(family)\n    cop = ",
         tests=(_QUAD,),
         why="the reference-path SMC ignores its local moves (the sweep alone)"),
     Mutation(
         id="reference-smc-population-mode-off", path=_RP,
-        old="    if moves is not None:\n        moves.per_temperature()\n",
-        new="",
+        old="            ad.moves.per_temperature()\n",
+        new="            pass\n",
         tests=(_QUAD,),
         why="the SMC's HMC step adapted by the chain within temperatures, not set per "
             "temperature from the population"),

@@ -366,7 +366,8 @@ def _arguments(p):
                    help="reference_pt, count models (Poisson, negative binomial): the "
                         "tempering also tries a reference whose Gamma marginals are joined by "
                         "a Gaussian copula (HMC moves) and keeps it where its runs' predicted "
-                        "CPU is lower (on the large-matrix route too); on by default")
+                        "CPU is lower (on the large-matrix route too); on Poisson models the "
+                        "per-mode SMC then runs along the copula's path; on by default")
     p.add_argument("--pt-leap", type=int,
                    help="reference_pt: leapfrog steps per HMC transition (default 10, 20 on "
                         "the Poisson route)")

@@ -166,6 +166,11 @@ SMC_STEPS_PER_ROOT_DIM = 4.0
 LADDER_STEPS_PER_ROOT_DIM = 3.0
 #: tuning scans of the large route's tempering runs (2 rounds of 16 and 32 scans)
 TUNE_SCANS = 48
+#: ``SMC_STEPS_PER_ROOT_DIM`` and the CPU of a particle-move per HMC move of the product path
+#: along the copula's path (``copula=True``): 49-50 temperatures on ESCC SBS96 at K = 4
+#: (0.96-0.98 sqrt(dimension)) and 43 on a 96 x 214 SBS96 catalogue (1.22), at 2.2 times the
+#: CPU per move (``docs/results/masses_copula_reference.md``); below both, as a floor
+COPULA_SMC_STEPS_PER_ROOT_DIM, COPULA_MOVE_FACTOR = 0.9, 2.0
 #: ``LADDER_STEPS_PER_ROOT_DIM`` from the Gaussian copula reference (``copula=True``): its
 #: pilots' barriers were 0.16-0.25 sqrt(dimension) (ESCC SBS96, K = 4: 8.1 from 2,000
 #: latent-count sweep draws, 11.3 from 400; breast SBS96: 4.7-5.6;
@@ -197,16 +202,17 @@ def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=
     the barrier :func:`~bnmfzoo.inference.reference_tempering.pilot_ladder` would read from
     ``LADDER_STEPS_PER_ROOT_DIM sqrt(dimension)`` steps. Every term is at or below what the
     route spends (fit chains, restarts, pilot ladder, a second mode are left out), so a budget
-    below it cannot establish a mass by this route. ``copula``: the ladder's steps per root
-    dimension are :data:`COPULA_LADDER_STEPS_PER_ROOT_DIM` (the move cost stays the product
-    reference's HMC move, below the copula's).
+    below it cannot establish a mass by this route. ``copula``: the SMC's temperatures and
+    move cost are :data:`COPULA_SMC_STEPS_PER_ROOT_DIM` and :data:`COPULA_MOVE_FACTOR`, the
+    ladder's steps per root dimension :data:`COPULA_LADDER_STEPS_PER_ROOT_DIM` (the
+    tempering's move cost stays the product reference's HMC move, below the copula's).
 
     >>> need = large_route_need(2592, 5.96e-3)  # ESCC SBS96, K = 4 (masses_large.md §3)
     >>> round(need["barrier"], 1), need["rungs"], need["scans"], round(need["total_s"])
     (28.7, 59, 703, 1242)
     >>> need = large_route_need(2592, 5.96e-3, copula=True)
     >>> round(need["barrier"], 1), need["rungs"], need["scans"], round(need["total_s"])
-    (7.7, 17, 240, 350)
+    (7.7, 17, 240, 185)
     """
     from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
 
@@ -215,8 +221,9 @@ def large_route_need(dimension, move_cost, *, n_runs=4, n_particles=20, n_moves=
                          f"{dimension!r}")
     trips = MIN_ROUND_TRIPS if min_trips is None else int(min_trips)
     root = math.sqrt(float(dimension))
-    smc_s = (n_runs * n_particles * n_moves * math.ceil(SMC_STEPS_PER_ROOT_DIM * root)
-             * 1.3 * move_cost)
+    smc_steps, per = ((COPULA_SMC_STEPS_PER_ROOT_DIM, COPULA_MOVE_FACTOR) if copula else
+                      (SMC_STEPS_PER_ROOT_DIM, 1.3))
+    smc_s = n_runs * n_particles * n_moves * math.ceil(smc_steps * root) * per * move_cost
     ladder = COPULA_LADDER_STEPS_PER_ROOT_DIM if copula else LADDER_STEPS_PER_ROOT_DIM
     lam = ladder * root * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
     rungs = math.ceil(2.0 * lam) + 1
@@ -333,11 +340,13 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         The tempering also pilots the Gaussian copula over each mode's marginal fit and keeps
         it where its runs' predicted CPU is lower
         (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`); its fit chains are
-        then latent-count sweeps of :data:`COPULA_FIT_DRAWS` draws or more. The SMC keeps the
-        product reference: from the copula it took 170-215 temperatures on ESCC SBS96 (K = 4)
-        against 265 at 2.2 times the CPU per move, and from the tempering's narrower copula
-        its ``log Z`` was low by 1.2 standard errors on average on a test problem
-        (``docs/results/masses_copula_reference.md``).
+        then latent-count sweeps of :data:`COPULA_FIT_DRAWS` draws or more, run once for both
+        estimators, and the reference-path SMC runs along the copula's path
+        (``copula`` of :func:`~bnmfzoo.inference.reference_path.reference_log_z`). On ESCC
+        SBS96 at K = 4, from 4 chains x 500 such draws, its runs took 49-50 temperatures and
+        35 CPU s each at 48 particles and were within 1.5 nats of the tempering's ``log Z``,
+        where the product's runs (HMC draws, 20 particles, 265 temperatures, 40 s each) were
+        35 nats low (``docs/results/masses_copula_reference.md``).
 
     Returns
     -------
@@ -358,7 +367,12 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         mass_upper_bounds,
         per_mode_reasons,
     )
-    from bnmfzoo.inference.reference_path import drop_modes, reference_log_z
+    from bnmfzoo.inference.reference_path import (
+        drop_modes,
+        fit_chains_and_basins,
+        reference_adapter,
+        reference_log_z,
+    )
     from bnmfzoo.inference.reference_tempering import reference_pt_log_z
     from bnmfzoo.inference.smc_masses import family_of_model
 
@@ -392,17 +406,30 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         return stop(err, "the restarts")
     M = refs.shape[0]
     starts = [[states[i] for i in np.flatnonzero(label == k)][:n_chains] for k in range(M)]
-    # a guess of the SMC's temperatures per run: 4 sqrt(dimension) (ESCC SBS96, K = 4,
-    # dimension 2,592: 170-200 measured, docs/results/masses_large.md §2)
-    steps = math.ceil(4.0 * math.sqrt(tempered.dimension))
+    # a guess of the SMC's temperatures per run: 4 sqrt(dimension) from the product (ESCC
+    # SBS96, K = 4, dimension 2,592: 170-200 measured, docs/results/masses_large.md §2), 1.2
+    # sqrt(dimension) from the copula at 2.2 times the CPU per move (49-50 there)
+    steps, per_move = math.ceil(4.0 * math.sqrt(tempered.dimension)), 1.3 * move_cost
+    pt_fam, pt_draws, fitted = hfam, n_draws, None
+    if copula:  # both estimators fit to the less correlated latent-count sweep's draws
+        pt_fam = replace(family, tempered=BudgetedSweep(family.tempered))
+        pt_draws = max(n_draws, COPULA_FIT_DRAWS)
+        steps, per_move = (math.ceil(1.2 * math.sqrt(tempered.dimension)),  # measured
+                           2.2 * move_cost)  # (COPULA_SMC_STEPS_PER_ROOT_DIM)
+        try:
+            fitted = fit_chains_and_basins(pt_fam, reference_adapter(pt_fam), refs, starts,
+                                           rng, cut, n_chains, pt_draws, thin, n_burn)
+        except BudgetExhausted as err:
+            return stop(err, "the fit chains", f" ({M} mode(s) from the restarts)")
     if n_particles is None:
         n_particles = _sizes(budget - (time.process_time() - t0), M, n_runs, n_moves, steps,
-                             1.3 * move_cost, 0.3, 20, 100)  # l' and copies: ~30 % more
+                             per_move, 0.3, 20, 100)  # l' and copies: ~30 % more
     try:
         smc_out = reference_log_z(hfam, refs, starts, rng, cut=cut, n_runs=n_runs,
                                   n_particles=n_particles, n_moves=n_moves, n_chains=n_chains,
-                                  n_draws=n_draws, thin=thin, n_burn=n_burn,
-                                  local=LARGE_LOCAL, n_leap=n_leap, early_stop=EARLY_STOP)
+                                  n_draws=pt_draws, thin=thin, n_burn=n_burn,
+                                  local=LARGE_LOCAL, n_leap=n_leap, early_stop=EARLY_STOP,
+                                  fitted=fitted, copula=copula)
     except BudgetExhausted as err:
         return stop(err, "the reference-path SMC", f" ({M} mode(s) from the restarts, starts "
                     f"per mode {counts.tolist()}; {n_runs} runs x {n_particles} particles x "
@@ -414,6 +441,10 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         smc_out = drop_modes(smc_out, drop, refs.shape[2])
         refs, starts, counts = refs[keep], [starts[k] for k in keep], counts[keep]
         M = len(keep)
+        if fitted is not None:  # the basin rule over the kept modes' fit chains
+            fitted = fit_chains_and_basins(pt_fam, None, refs, starts, rng, cut, n_chains,
+                                           pt_draws, thin, n_burn,
+                                           fits=[fitted[0][k] for k in keep])
     upper = mass_upper_bounds(smc_out["run_log_z"], n_done=smc_out["runs_done"])
     skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
     temps = max(max(t) for t in smc_out["n_temperatures"] if t) if any(
@@ -432,16 +463,12 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         pt_scans = max(50, int((_sizes(budget - (time.process_time() - t0), heavy, pt_runs, 1,
                                        rungs, move_cost, 0.6, 0, 10**6) - 48) / 1.1))
     t1 = time.process_time()
-    pt_fam, pt_draws = hfam, n_draws
-    if copula:  # the copula's correlation needs the less correlated latent-count sweep draws
-        pt_fam = replace(family, tempered=BudgetedSweep(family.tempered))
-        pt_draws = max(n_draws, COPULA_FIT_DRAWS)
     try:
         pt_out = reference_pt_log_z(pt_fam, refs, starts, rng, cut=cut, n_runs=pt_runs,
                                     n_scans=pt_scans, n_tune_rounds=2, n_chains=n_chains,
                                     n_draws=pt_draws, thin=thin, n_burn=n_burn,
                                     local=LARGE_LOCAL, n_leap=n_leap, skip=skipped,
-                                    copula=copula, stop_trips=pt_trips)
+                                    copula=copula, stop_trips=pt_trips, fitted_chains=fitted)
         # a mode whose tempering was too dear to start (pt_trips) is a reason of its own
         dear = [int(k) for k in np.flatnonzero(np.isfinite(pt_out["too_dear"][:, 0]))]
         reasons = per_mode_reasons(smc_out, pt_out, -math.inf, math.inf, M,

@@ -329,7 +329,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                        n_tune_rounds=4, n_chains=4, n_draws=200, thin=2, n_burn=50,
                        widen=WIDEN, pilot_particles=20, max_rungs=200, offset=0.0,
                        local="sweep", n_leap=10, skip=(), stop_trips=None, ridge=True,
-                       copula=False):
+                       copula=False, fitted_chains=None):
     """Per-mode evidence by parallel tempering along the reference path; masses and total.
 
     The counterpart of :func:`bnmfzoo.inference.reference_path.reference_log_z` (same
@@ -362,6 +362,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     copula over the marginal fit at each ``COPULA_WIDEN`` is piloted too, moved by HMC (and the
     NB dispersion's slice step; the adapters' ``fit_copula``), and kept where its runs' CPU
     floor, timed on its own move, is lower (``copula_pilot``: barrier, its floor, the other's).
+    ``fitted_chains``: :func:`~bnmfzoo.inference.reference_path.fit_chains_and_basins`' result
+    for these ``refs`` (then the fit chains are not run again).
 
     Returns
     -------
@@ -411,7 +413,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     dear = np.full((M, 2), np.nan)  # (floor, share) of modes whose tempering was not started
     start = np.full((M, 2), np.nan)  # (floor, share) of every mode that got a pilot ladder
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
-    fits, basins, inside, fit_cpu = fit_chains_and_basins(
+    fits, basins, inside, fit_cpu = fitted_chains or fit_chains_and_basins(
         family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
     skip = {int(k) for k in skip}
@@ -621,7 +623,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     smc_out = reference_log_z(family, all_refs, starts, rng, cut=cut, n_runs=n_runs,
                               n_particles=size, n_moves=n_moves, cess=cess,
                               local=pt_local, n_leap=pt_leap, early_stop=EARLY_STOP,
-                              fitted=fitted, **fit)
+                              fitted=fitted, copula=pt_copula, **fit)
     smc_out["sizes"] = size.log  # (mode, steps, s per particle-move, particles) in a budget
     # a mode only the plain chains from prior draws found that is a copy of an earlier mode
     # by its final path particles too is that mode reached twice: estimate once

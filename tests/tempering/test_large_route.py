@@ -271,10 +271,11 @@ def test_large_mode_masses_says_what_it_did_not_check():
 
 
 def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
-    """``copula=True`` reaches the tempering (which pilots the copula, fitted to latent-count
-    sweep draws) and not the SMC (the product reference, fitted to HMC draws); the SMC stops a
-    negligible mode's runs early (``EARLY_STOP``); ``pt_trips`` ends the tempering runs at
-    that many round trips; the settings say so."""
+    """``copula=True`` reaches the tempering (which pilots the copula) and the SMC (which runs
+    along the copula's path, moved by HMC), both from one set of fit chains of latent-count
+    sweeps (the copula's correlation needs them); the SMC stops a negligible mode's runs early
+    (``EARLY_STOP``); ``pt_trips`` ends the tempering runs at that many round trips; the
+    settings say so."""
     import bnmfzoo.inference.reference_path as rp
     import bnmfzoo.inference.reference_tempering as rt
     from bnmfzoo.inference._mass_budget import BudgetedSweep
@@ -297,12 +298,14 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
     out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
                             n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
                             copula=True, pt_trips=12)
-    assert seen["pt"]["copula"] is True and "copula" not in seen["smc"]
+    assert seen["pt"]["copula"] is True and seen["smc"]["copula"] is True
     assert seen["pt"]["stop_trips"] == 12 and seen["pt"]["n_scans"] == 60
-    # the tempering's fit chains: latent-count sweeps (the copula's correlation needs them)
+    # one set of fit chains for both: latent-count sweeps of COPULA_FIT_DRAWS draws each
     assert isinstance(seen["pt family"].tempered, BudgetedSweep)
-    assert isinstance(seen["smc family"].tempered, HmcTempered)
-    assert seen["pt"]["n_draws"] == COPULA_FIT_DRAWS
+    assert isinstance(seen["smc family"].tempered, HmcTempered)  # the product's fallback
+    assert seen["smc"]["fitted"] is seen["pt"]["fitted_chains"] is not None
+    assert seen["pt"]["fitted_chains"][0][0][0].shape[0] == 4 * COPULA_FIT_DRAWS  # 4 chains
+    assert out["smc"]["reference"] == ["copula"]
     assert seen["smc"]["early_stop"] == EARLY_STOP
     assert out["settings"]["copula"] and out["pt"]["reference_fit"][0][0] in (
         "copula", "marginal", "ridge-free")

@@ -35,6 +35,8 @@ _NB_LOGZ = _TNB + "test_the_smc_along_the_nb_copula_path_estimates_the_evidence"
 _NB_CONS = _TNB + "test_small_steps_conserve_the_hamiltonian_with_the_nb_term"
 _RP = "bnmfzoo/inference/reference_path.py"
 _PM = _T + "test_the_per_mode_smc_runs_along_the_copula_path_when_asked[0]"
+_COPY = ("tests/tempering/test_large_route.py::"
+         "test_a_copy_the_fit_chains_show_is_dropped_before_its_smc")
 _LSPY = ("tests/tempering/test_large_route.py::"
          "test_large_mode_masses_passes_the_copula_and_the_early_stop")
 
@@ -259,4 +261,17 @@ MUTATIONS = [
         new="copula=copula, stop_trips=pt_trips)",
         tests=(_LSPY,),
         why="the tempering runs its own fit chains again (about 48 CPU s per mode on ESCC)"),
+    Mutation(
+        id="large-route-copies-found-after-the-smc-only", path=_LR,
+        old="        copy_of = fit_copies(fitted, cut)  # restarts'",
+        new="        copy_of = {}  # restarts'",
+        tests=(_COPY,),
+        why="a restart group the fit chains show to be a copy gets its own SMC runs (89 CPU s "
+            "on ESCC SBS96 before it was dropped as a copy)"),
+    Mutation(
+        id="large-route-copy-restarts-not-counted", path=_LR,
+        old="        counts[i] += counts[j]\n",
+        new="        pass\n",
+        tests=(_COPY,),
+        why="the restarts that reached a mode through a copy are not counted for it"),
 ]

@@ -166,8 +166,9 @@ SMC_STEPS_PER_ROOT_DIM = 4.0
 LADDER_STEPS_PER_ROOT_DIM = 3.0
 #: tuning scans of the large route's tempering runs (2 rounds of 16 and 32 scans)
 TUNE_SCANS = 48
-#: ``SMC_STEPS_PER_ROOT_DIM`` and the CPU of a particle-move per HMC move of the product path
-#: along the copula's path (``copula=True``): 49-50 temperatures on ESCC SBS96 at K = 4
+#: the reference-path SMC's temperatures per root of the dimension and its CPU per
+#: particle-move, in HMC moves of the product path, along the copula's path
+#: (``copula=True``): 49-50 temperatures on ESCC SBS96 at K = 4
 #: (0.96-0.98 sqrt(dimension)) and 43 on a 96 x 214 SBS96 catalogue (1.22), at 2.2 times the
 #: CPU per move (``docs/results/masses_copula_reference.md``); below both, as a floor
 COPULA_SMC_STEPS_PER_ROOT_DIM, COPULA_MOVE_FACTOR = 0.9, 2.0
@@ -286,6 +287,20 @@ def restart_modes(family, tempered, rng, *, cut, n_starts=8, n_kl=300, n_hmc=60)
             time.process_time() - t0)
 
 
+def _merge_copies(counts, copy_of):
+    """The modes kept when each ``j`` of ``copy_of`` (``{j: i}``) is a copy of ``i``.
+
+    ``counts`` (restarts per mode) gets each copy's restarts added to its mode's, in place.
+
+    >>> c = np.array([5, 1, 2])
+    >>> _merge_copies(c, {1: 0}), c.tolist()
+    ([0, 2], [6, 1, 2])
+    """
+    for j, i in copy_of.items():
+        counts[i] += counts[j]
+    return [k for k in range(len(counts)) if k not in copy_of]
+
+
 def _sizes(left, n_modes, runs, moves, steps, cost, share, low, high):
     """How many units (particles or scans) fit ``share`` of ``left`` CPU seconds."""
     n = share * left / max(n_modes * runs * moves * steps * cost, 1e-12)
@@ -343,7 +358,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         then latent-count sweeps of :data:`COPULA_FIT_DRAWS` draws or more, run once for both
         estimators, and the reference-path SMC runs along the copula's path
         (``copula`` of :func:`~bnmfzoo.inference.reference_path.reference_log_z`). On ESCC
-        SBS96 at K = 4, from 4 chains x 500 such draws, its runs took 49-50 temperatures and
+        SBS96 at K = 4, from 2,000 such draws, its runs took 49-50 temperatures and
         35 CPU s each at 48 particles and were within 1.5 nats of the tempering's ``log Z``,
         where the product's runs (HMC draws, 20 particles, 265 temperatures, 40 s each) were
         35 nats low (``docs/results/masses_copula_reference.md``).
@@ -370,6 +385,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     from bnmfzoo.inference.reference_path import (
         drop_modes,
         fit_chains_and_basins,
+        fit_copies,
         reference_adapter,
         reference_log_z,
     )
@@ -421,6 +437,14 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
                                            rng, cut, n_chains, pt_draws, thin, n_burn)
         except BudgetExhausted as err:
             return stop(err, "the fit chains", f" ({M} mode(s) from the restarts)")
+        copy_of = fit_copies(fitted, cut)  # restarts' groups the fit chains show to be one
+        if copy_of:  # mode: estimated once, before any SMC run is spent on a copy
+            keep = _merge_copies(counts, copy_of)
+            refs, starts, counts, M = refs[keep], [starts[k] for k in keep], counts[keep], len(
+                keep)
+            fitted = fit_chains_and_basins(pt_fam, None, refs, starts, rng, cut, n_chains,
+                                           pt_draws, thin, n_burn,
+                                           fits=[fitted[0][k] for k in keep])
     if n_particles is None:
         n_particles = _sizes(budget - (time.process_time() - t0), M, n_runs, n_moves, steps,
                              per_move, 0.3, 20, 100)  # l' and copies: ~30 % more
@@ -437,7 +461,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     dup = sorted(set(smc_out["duplicates"]) | set(smc_out["joined"]))
     drop = sorted({j for _, j in dup})
     if drop:  # one mode reached by several restarts' groups: estimate it once
-        keep = [k for k in range(M) if k not in drop]
+        keep = _merge_copies(counts, {j: i for i, j in dup if i not in drop})
+        keep = [k for k in keep if k not in drop]
         smc_out = drop_modes(smc_out, drop, refs.shape[2])
         refs, starts, counts = refs[keep], [starts[k] for k in keep], counts[keep]
         M = len(keep)

@@ -350,3 +350,36 @@ def test_large_route_says_what_a_tempering_ended_on_its_share_would_need(monkeyp
     assert "ended on their CPU share before 10 round trips" in out["statement"]
     assert "round trips (at least 10 needed)" in out["statement"]
 
+
+
+def test_a_copy_the_fit_chains_show_is_dropped_before_its_smc(monkeypatch):
+    """With the copula's shared fit chains, two restart groups of one mode (here the one mode
+    of a rank-1 matrix, reported twice) are found to be one by the fit chains' basin rule
+    before any SMC run is spent on the copy; the copy's restarts count for the mode kept."""
+    import bnmfzoo.inference.large_route as lr
+    import bnmfzoo.inference.reference_path as rp
+    from bnmfzoo.models import poisson
+
+    real, seen = lr.restart_modes, {}
+
+    def twice(*args, **kw):  # every restart's mode reported as two groups
+        refs, states, label, counts, cpu = real(*args, **kw)
+        label = np.arange(len(states)) % 2
+        return np.concatenate([refs, refs]), states, label, np.bincount(label), cpu
+
+    def spy(fn):
+        def call(fam, refs, *args, **kw):
+            seen["smc modes"] = refs.shape[0]
+            return fn(fam, refs, *args, **kw)
+        return call
+
+    monkeypatch.setattr(lr, "restart_modes", twice)
+    monkeypatch.setattr(rp, "reference_log_z", spy(rp.reference_log_z))
+    rng = np.random.default_rng(0)
+    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
+    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=4, n_runs=2,
+                            n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
+                            copula=True, pt_trips=12)
+    assert seen["smc modes"] == 1, seen
+    assert len(out["modes"]) == 1 and out["modes"][0]["n_starts"] == 4
+    assert "starts per mode [4]" in out["statement"]

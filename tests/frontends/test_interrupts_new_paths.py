@@ -165,53 +165,22 @@ def test_bridge_chains_stop_within_two_seconds(tmp_path):
 
 
 _REFERENCE_PT = """
-    import time
-    import numpy as np
-    import bnmfzoo.inference.reference_tempering as rt
-    from bnmfzoo.inference import smc_mode_masses
-    from bnmfzoo.models import poisson
-
-    first = rt.run_together  # a mode's tempering runs, advanced together
-    said = []
-
-    def marked(*args, **kw):
-        if not said:
-            said.append(1)
-            print("READY", flush=True)
-        return first(*args, **kw)
-
-    rt.run_together = marked
-    X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
-    try:
-        smc_mode_masses(poisson(X, 2), n_runs=2, n_particles=20, n_moves=2,
-                        check="reference_pt", pt_scans=10**7, random_seed=0)
-    except KeyboardInterrupt:
-        print(f"STOPPED {time.time()!r}", flush=True)
-        raise
-    print("RETURNED", flush=True)
-"""
-
-
-def test_reference_pt_stops_within_two_seconds(tmp_path):
-    seen, exited, code, out, err = _interrupt(tmp_path, _REFERENCE_PT)
-    assert seen is not None and seen < 2.0, (seen, err[-2000:])
-    assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
-    assert "RETURNED" not in out and code == -signal.SIGINT
-    assert err.rstrip().splitlines()[-1] == "KeyboardInterrupt"
-
-
-_NB_COPULA_PT = """
-    import time
+    import sys, time
     import numpy as np
     import bnmfzoo.inference.counts.tempering._local as local
     import bnmfzoo.inference.reference_tempering as rt
     from bnmfzoo.inference import smc_mode_masses
-    from bnmfzoo.models import negative_binomial
+    from bnmfzoo.models import negative_binomial, poisson
 
-    # the copula kept whatever its timing (on this tiny matrix its pure-Python term is the
-    # dearer move), and READY at its first HMC move with the copula's term
-    rt.sweep_seconds = lambda path, betas, **k: 1e-5 if "copula" in path.q else 1e-3
-    first = local.hmc_step_term
+    copula = sys.argv[1] == "nb-copula"
+    if copula:  # the NB route's copula path: HMC with the copula's term, the dispersion's
+        # slice step; the copula kept whatever its timing (on this tiny matrix its
+        # pure-Python term is the dearer move), and READY at its first move
+        rt.sweep_seconds = lambda path, betas, **k: 1e-5 if "copula" in path.q else 1e-3
+        owner, name = local, "hmc_step_term"
+    else:  # a mode's tempering runs, advanced together
+        owner, name = rt, "run_together"
+    first = getattr(owner, name)
     said = []
 
     def marked(*args, **kw):
@@ -220,11 +189,12 @@ _NB_COPULA_PT = """
             print("READY", flush=True)
         return first(*args, **kw)
 
-    local.hmc_step_term = marked
+    setattr(owner, name, marked)
     X = np.random.default_rng(0).poisson(3.0, size=(6, 5))
+    model = (negative_binomial if copula else poisson)(X, 2)
     try:
-        smc_mode_masses(negative_binomial(X, 2), n_runs=2, n_particles=20, n_moves=2,
-                        check="reference_pt", pt_copula=True, pt_scans=10**7, random_seed=0)
+        smc_mode_masses(model, n_runs=2, n_particles=20, n_moves=2, check="reference_pt",
+                        pt_copula=copula, pt_scans=10**7, random_seed=0)
     except KeyboardInterrupt:
         print(f"STOPPED {time.time()!r}", flush=True)
         raise
@@ -232,10 +202,9 @@ _NB_COPULA_PT = """
 """
 
 
-def test_negative_binomial_copula_tempering_stops_within_two_seconds(tmp_path):
-    """The NB route's copula path: HMC with the copula's term, then the dispersion's slice
-    step, in Python loops over particles and rungs."""
-    seen, exited, code, out, err = _interrupt(tmp_path, _NB_COPULA_PT)
+@pytest.mark.parametrize("path", ["poisson", "nb-copula"])
+def test_reference_pt_stops_within_two_seconds(tmp_path, path):
+    seen, exited, code, out, err = _interrupt(tmp_path, _REFERENCE_PT, path)
     assert seen is not None and seen < 2.0, (seen, err[-2000:])
     assert exited is not None and exited < 5.0, exited  # interpreter teardown, shared machine
     assert "RETURNED" not in out and code == -signal.SIGINT

@@ -274,4 +274,12 @@ MUTATIONS = [
         new="        pass\n",
         tests=(_COPY,),
         why="the restarts that reached a mode through a copy are not counted for it"),
+    Mutation(
+        id="large-route-floor-counts-the-product-smc", path=_LR,
+        old="COPULA_MOVE_FACTOR) if copula else",
+        new="COPULA_MOVE_FACTOR) if False else",
+        tests=("tests/frontends/test_masses_command.py::"
+               "test_the_large_route_is_refused_from_its_full_predicted_cost",),
+        why="the refusal floor counts the product path's SMC where the copula's runs (a third "
+            "of the temperatures): no longer a floor of what the route spends"),
 ]

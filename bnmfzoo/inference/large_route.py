@@ -427,6 +427,12 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     # sqrt(dimension) from the copula at 2.2 times the CPU per move (49-50 there)
     steps, per_move = math.ceil(4.0 * math.sqrt(tempered.dimension)), 1.3 * move_cost
     pt_fam, pt_draws, fitted = hfam, n_draws, None
+
+    def kept(keep):  # the modes kept, and the basin rule over their fit chains (not re-run)
+        return refs[keep], [starts[k] for k in keep], counts[keep], None if fitted is None else (
+            fit_chains_and_basins(pt_fam, None, refs[keep], [starts[k] for k in keep], rng, cut,
+                                  n_chains, pt_draws, thin, n_burn,
+                                  fits=[fitted[0][k] for k in keep]))
     if copula:  # both estimators fit to the less correlated latent-count sweep's draws
         pt_fam = replace(family, tempered=BudgetedSweep(family.tempered))
         pt_draws = max(n_draws, COPULA_FIT_DRAWS)
@@ -439,12 +445,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
             return stop(err, "the fit chains", f" ({M} mode(s) from the restarts)")
         copy_of = fit_copies(fitted, cut)  # restarts' groups the fit chains show to be one
         if copy_of:  # mode: estimated once, before any SMC run is spent on a copy
-            keep = _merge_copies(counts, copy_of)
-            refs, starts, counts, M = refs[keep], [starts[k] for k in keep], counts[keep], len(
-                keep)
-            fitted = fit_chains_and_basins(pt_fam, None, refs, starts, rng, cut, n_chains,
-                                           pt_draws, thin, n_burn,
-                                           fits=[fitted[0][k] for k in keep])
+            refs, starts, counts, fitted = kept(_merge_copies(counts, copy_of))
+            M = refs.shape[0]
     if n_particles is None:
         n_particles = _sizes(budget - (time.process_time() - t0), M, n_runs, n_moves, steps,
                              per_move, 0.3, 20, 100)  # l' and copies: ~30 % more
@@ -462,14 +464,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     drop = sorted({j for _, j in dup})
     if drop:  # one mode reached by several restarts' groups: estimate it once
         keep = _merge_copies(counts, {j: i for i, j in dup if i not in drop})
-        keep = [k for k in keep if k not in drop]
         smc_out = drop_modes(smc_out, drop, refs.shape[2])
-        refs, starts, counts = refs[keep], [starts[k] for k in keep], counts[keep]
-        M = len(keep)
-        if fitted is not None:  # the basin rule over the kept modes' fit chains
-            fitted = fit_chains_and_basins(pt_fam, None, refs, starts, rng, cut, n_chains,
-                                           pt_draws, thin, n_burn,
-                                           fits=[fitted[0][k] for k in keep])
+        refs, starts, counts, fitted = kept([k for k in keep if k not in drop])
+        M = refs.shape[0]
     upper = mass_upper_bounds(smc_out["run_log_z"], n_done=smc_out["runs_done"])
     skipped = [int(k) for k in np.flatnonzero(upper < NEGLIGIBLE)]
     temps = max(max(t) for t in smc_out["n_temperatures"] if t) if any(

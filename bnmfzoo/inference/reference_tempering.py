@@ -413,8 +413,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     dear = np.full((M, 2), np.nan)  # (floor, share) of modes whose tempering was not started
     start = np.full((M, 2), np.nan)  # (floor, share) of every mode that got a pilot ladder
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
-    fits, basins, inside, fit_cpu = fitted_chains or fit_chains_and_basins(
-        family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
+    fits, basins, inside, fit_cpu = fitted_chains if fitted_chains is not None else (
+        fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin,
+                              n_burn))
     left[:] = basins["left"]
     skip = {int(k) for k in skip}
     for k in range(M):

@@ -134,6 +134,23 @@ def test_skipped_mode_needs_no_tempering_but_an_unskipped_one_does():
     assert any("mode 1: the reference-path tempering failed" in r for r in reasons)
 
 
+def test_masses_are_compared_among_the_modes_the_tempering_estimated():
+    """A skipped mode's share is left out of the SMC's masses before they meet the
+    tempering's (shares among the tempered modes): an SMC mass of 0.9999975 +- 1e-7 agrees
+    with the tempering's 1 +- 0 when the other 2.5e-6 is a skipped mode's."""
+    tight = np.array([-0.05, 0.05, -0.05, 0.05])
+    smc = _est(np.stack([-10.0 + tight, -22.9 + tight]), [1.0 - 2.5e-6, 2.5e-6], [1e-7, 1e-7])
+    pt = _est(np.stack([-10.0 + tight, np.full(4, np.nan)]), [1.0, 0.0], [0.0, np.nan])
+    pt["log_z"][1], pt["pt_left"], pt["round_trips"] = -np.inf, [0.0, np.nan], [[20] * 4,
+                                                                                 [np.nan] * 4]
+    assert per_mode_reasons(smc, pt, -50.0, 1.0, 2, skipped=[1]) == []
+    smc["mass"] = [0.97, 0.03]  # a real disagreement among the tempered modes still fails
+    smc["se"] = [1e-3, 1e-3]
+    pt2 = dict(pt, mass=[0.5, 0.0], se=[1e-3, np.nan])
+    assert any("mode 0: mass" in r for r in per_mode_reasons(smc, pt2, -50.0, 1.0, 2,
+                                                              skipped=[1]))
+
+
 @pytest.fixture(scope="module")
 def route_results():
     """The reference_pt route with the bound forced below / above the cut (the same seed)."""

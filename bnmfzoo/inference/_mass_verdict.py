@@ -33,7 +33,7 @@ Two routes, both returning the reasons a result is *not* established (an empty l
   A mode whose mass the reference-path SMC bounds below ``NEGLIGIBLE`` (:func:`mass_upper_bounds`)
   gets no parallel tempering (``skipped``): conditions 1, 2 (for the tempering), 3 (for the
   tempering's draws) and 4 do not apply to it, and it is reported as below 1 % with its bound.
-  The tempering's masses are then shares among the tempered modes, so condition 1 compares the
+  The tempering's masses are then shares among the tempered modes, so condition 2 compares the
   SMC's masses renormalized over the same modes.
 
 **The multiple of the combined standard error.** "Within two combined standard errors" is a

@@ -4,7 +4,7 @@ Run with::
 
     bnmfzoo masses FILE --rank K
         [--model poisson|negative_binomial|exponential_gaussian|beta_dir] [--budget 900]
-        [--runs 4] [--particles N] [--moves M] [--check bridge|ais] [--bridge-draws 500]
+        [--runs 4] [--particles N] [--moves M] [--check bridge|ais] [--bridge-draws N]
         [--prior-chains 8] [--check-runs C] [--seed 0]
         [--check reference_pt --pt-runs 4 --pt-scans 500 --pt-sweeps 1]
 
@@ -375,8 +375,9 @@ def _arguments(p):
                    help="reference check: SMC runs per mode from the fitted reference")
     p.add_argument("--ref-particles", type=int, default=100,
                    help="reference check: particles per run")
-    p.add_argument("--bridge-draws", type=int, default=500,
-                   help="kept draws per bridge chain (4 chains per mode)")
+    p.add_argument("--bridge-draws", type=int,
+                   help="kept draws per bridge chain, or per fit chain of the reference path "
+                        "(4 chains per mode; default 1,000 on the Poisson route, else 500)")
     p.add_argument("--prior-chains", type=int, default=8,
                    help="plain chains from prior draws (count models: KL-refined, the best by "
                         "log joint) looking for modes the particles missed")

@@ -59,8 +59,13 @@ REF_MIN_PARTICLES = 200
 #: ``_mass_verdict.MIN_ROUND_TRIPS``; 1.5 x for margin) or on its share of the budget left, the
 #: 2,500 scans being a cap (at a fixed 2,500 the established matrices made 68-89 trips per run
 #: and ALL/AML's one mode did not fit in the 417 s left)
+#: The fit chains keep 1,000 draws each (the other routes 500): the copula fitted to 4 x 1,000
+#: draws, with :data:`~bnmfzoo.inference.counts.tempering._reference_poisson.
+#: POISSON_COPULA_FACTORS` factors, has a lower barrier (on a 96 x 214 SBS96 catalogue at K = 4
+#: the command took 750 CPU s against 880, ``docs/results/masses_copula_reference_2.md``
+#: section 27)
 POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc", "pt_leap": 20,
-                 "pt_scans": 2500, "moves": 2, "pt_trips": 15}
+                 "pt_scans": 2500, "moves": 2, "pt_trips": 15, "bridge_draws": 1000}
 #: ``--check auto`` for negative-binomial models with constant prior rates: the same two
 #: per-mode estimators along the reference path of the Gamma-mixed power path
 #: (:mod:`bnmfzoo.inference.counts.tempering._reference_nb`); the local move is the exact NB
@@ -71,12 +76,12 @@ POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc",
 #: replica's first trip needs about ``N / 2`` rungs' worth of start-up, ``_mass_budget.
 #: tempering_floor``): on breast SBS96 at K = 4 one run's 10th trip came at kept scan 2,900,
 #: so the cap on kept scans is 8,000, not the Poisson route's 2,500 (section 16)
-NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, pt_scans=8000)
+NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, pt_scans=8000, bridge_draws=500)
 
 
 #: the route settings when neither ``--check`` nor the option is given
 ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 5,
-                  "pt_trips": None, "runs": 4}
+                  "pt_trips": None, "runs": 4, "bridge_draws": 500}
 
 
 def _route(model, a):

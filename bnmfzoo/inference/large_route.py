@@ -181,8 +181,11 @@ COPULA_LADDER_STEPS_PER_ROOT_DIM = 0.8
 #: draws per chain: on ESCC SBS96 (K = 4) the route's pilot gave the copula a barrier of 40.2
 #: (4 x 100 HMC draws) and 30.3 (4 x 500), against 13.9 and 9.2 from as many sweep draws (9 and
 #: 40 CPU s of chains; the product 42-47 and 37-44 either way;
-#: ``docs/results/masses_copula_reference.md`` section 23)
-COPULA_FIT_DRAWS = 500
+#: ``docs/results/masses_copula_reference.md`` section 23). With the Poisson copula's 16
+#: factors at widening 1.0, 4 x 1,000 draws gave ESCC the SMC's 41-43 temperatures against
+#: 50-53 and the tempering's 16-17 rungs (2-7 round trips in 488 s) against 19-20 (0-1 in 538
+#: s) from 4 x 500 (``masses_copula_reference_2.md`` section 27)
+COPULA_FIT_DRAWS = 1000
 #: the most kept scans of a tempering run that ends at ``pt_trips`` round trips (as on the
 #: sweep route, ``bnmfzoo._cli.masses_budget.POISSON_ROUTE``)
 PT_MAX_SCANS = 2500

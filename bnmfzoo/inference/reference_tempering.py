@@ -75,7 +75,7 @@ from bnmfzoo.inference._mass_budget import (
     too_dear_reasons,
 )
 from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
-from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG, COPULA_WIDEN
+from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
@@ -359,9 +359,10 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     pilot reported a barrier of 0.19 where the runs met a wall (no round trip, log Z 14-55
     standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
     (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (count models): the Gaussian
-    copula over the marginal fit at each ``COPULA_WIDEN`` is piloted too, moved by HMC (and the
-    NB dispersion's slice step; the adapters' ``fit_copula``), and kept where its runs' CPU
-    floor, timed on its own move, is lower (``copula_pilot``: barrier, its floor, the other's).
+    copula over the marginal fit at each of the adapter's ``copula_widen`` is piloted too,
+    moved by HMC (and the NB dispersion's slice step; the adapters' ``fit_copula``), and kept
+    where its runs' CPU floor, timed on its own move, is lower (``copula_pilot``: barrier, its
+    floor, the other's).
     ``fitted_chains``: :func:`~bnmfzoo.inference.reference_path.fit_chains_and_basins`' result
     for these ``refs`` (then the fit chains are not run again).
 
@@ -399,7 +400,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     t0 = time.process_time()
     adapter = reference_adapter(family, local, n_leap)
     narrower = [float(w) for w in getattr(adapter, "tempering_widen", ()) if w < widen]
-    copulas = COPULA_WIDEN if copula and callable(getattr(adapter, "fit_copula", None)) else ()
+    copulas = adapter.copula_widen if copula and callable(getattr(adapter, "fit_copula", None)) \
+        else ()
     M, K = refs.shape[0], refs.shape[2]
     nan = np.full((M, n_runs), np.nan)
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)

@@ -93,7 +93,8 @@ def test_a_budget_that_runs_out_prints_no_mass(tmp_path, capsys):
 def test_auto_picks_the_route_per_family(capsys):
     """``--check auto``: Poisson with constant rates -> reference_pt with the local moves;
     Gaussian -> the library's auto; NB with constant rates -> its reference_pt route, with
-    rate variables the library's auto; options given on the command line are kept."""
+    rate variables the library's auto; options given on the command line are kept. The fit
+    chains keep 1,000 draws on the Poisson route, 500 elsewhere."""
     from argparse import Namespace
 
     from bnmfzoo._cli.masses import _build
@@ -102,23 +103,24 @@ def test_auto_picks_the_route_per_family(capsys):
     def ns(**kw):
         return Namespace(**{"check": "auto", "pt_local": None, "pt_leap": None,
                             "pt_scans": None, "moves": None, "pt_trips": None, "runs": None,
-                            **kw})
+                            "bridge_draws": None, **kw})
 
     a = ns()
     _route(_build(X.astype(float), 2, "poisson"), a)
     assert a.check == "reference_pt" and a.pt_local == POISSON_ROUTE["pt_local"]
     assert (a.pt_leap, a.pt_scans, a.moves, a.pt_trips, a.runs) == (20, 2500, 2, 15, 4)
-    a = ns(pt_scans=300, moves=3)
+    assert a.bridge_draws == 1000
+    a = ns(pt_scans=300, moves=3, bridge_draws=40)
     _route(_build(X.astype(float), 2, "poisson"), a)
-    assert (a.pt_scans, a.moves) == (300, 3)
+    assert (a.pt_scans, a.moves, a.bridge_draws) == (300, 3, 40)
     a = ns()
     _route(_build(X.astype(float) + 0.5, 2, "exponential_gaussian"), a)
     assert a.check == "auto" and (a.pt_local, a.pt_scans, a.moves) == ("sweep", 500, 5)
-    assert (a.pt_trips, a.runs) == (None, 4)
+    assert (a.pt_trips, a.runs, a.bridge_draws) == (None, 4, 500)
     a = ns()
     _route(_build(X.astype(float), 2, "negative_binomial"), a)
     assert a.check == "reference_pt" and (a.pt_local, a.pt_leap) == ("sweep", 10)
-    assert (a.pt_scans, a.moves, a.pt_trips, a.runs) == (8000, 2, 15, 4)
+    assert (a.pt_scans, a.moves, a.pt_trips, a.runs, a.bridge_draws) == (8000, 2, 15, 4, 500)
     a = ns()  # rate variables: no reference path, the library's auto (the bridge)
     from bnmfzoo.models import negative_binomial
 

@@ -123,6 +123,11 @@ def mass_interval(p, se, n, df, level=LEVEL):
     >>> lo, hi = mass_interval(0.0049, 0.0006, 80000, 19)
     >>> round(lo, 4), round(hi, 4)
     (0.0037, 0.0063)
+
+    A share of a few particles' worth has a lower end below every double, given as 0:
+
+    >>> mass_interval(2.5e-6, 1e-7, 400, 7)[0]
+    0.0
     """
     from scipy import stats
 
@@ -138,7 +143,8 @@ def mass_interval(p, se, n, df, level=LEVEL):
     x = n_eff * p
     low = float(stats.beta.ppf(alpha / 2, x, n_eff - x + 1)) if x > 0 else 0.0
     high = float(stats.beta.ppf(1 - alpha / 2, x + 1, n_eff - x)) if x < n_eff else 1.0
-    return low, high
+    # a quantile below the smallest normal double (scipy returns that double) is 0 to print
+    return (low if low > np.finfo(float).tiny else 0.0), high
 
 
 def indicator_rhat(ind):

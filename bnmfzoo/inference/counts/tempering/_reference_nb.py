@@ -57,6 +57,10 @@ class NBReferenceAdapter:
     #: reached 10 round trips in 98 CPU s against 174 (``docs/results/masses_nb_route_2.md``
     #: section 16)
     tempering_widen = (0.7,)
+    #: the copula reference's widenings and factors: those the negative binomial's pilots were
+    #: measured with (the Poisson adapter's are wider, with more factors)
+    copula_widen = (0.7,)
+    copula_factors = COPULA_FACTORS
 
     def __init__(self, tempered, inner_sweeps=1, local="sweep", n_leap=10):
         from bnmfzoo.inference.counts.tempering._local import RungMoves
@@ -106,7 +110,7 @@ class NBReferenceAdapter:
             q["alpha"] = (float(a[m]), float(b[m]))
         return q
 
-    def fit_copula(self, draws, widen, n_factors=COPULA_FACTORS):
+    def fit_copula(self, draws, widen, n_factors=None):
         """:meth:`fit` plus the Gaussian copula of the normal scores of ``A`` and ``W``.
 
         ``q["copula"]`` is a :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula` with
@@ -115,6 +119,7 @@ class NBReferenceAdapter:
         """
         q = self.fit(draws, widen)
         m = self.blocks.size
+        n_factors = self.copula_factors if n_factors is None else n_factors
         q["copula"] = GammaCopula.fit(np.asarray(draws)[:, :m], widen, self.blocks,
                                       n_factors=n_factors)
         return q

@@ -23,17 +23,26 @@ draws, and the path from it to the posterior is ``pi_b ∝ q^(1 - b) (p0 L)^b``.
 
 import numpy as np
 
-from bnmfzoo.inference.kernels.gamma_copula import COPULA_FACTORS, GammaCopula, factor_blocks
+from bnmfzoo.inference.kernels.gamma_copula import GammaCopula, factor_blocks
 from bnmfzoo.inference.kernels.gamma_fit import gamma_logpdf as _gamma_logpdf
 from bnmfzoo.inference.kernels.gamma_fit import gamma_moment_fit as _gamma_fit
 
-__all__ = ["PoissonReferenceAdapter", "COPULA_LEAPFROG", "COPULA_WIDEN"]
+__all__ = ["PoissonReferenceAdapter", "COPULA_LEAPFROG", "COPULA_WIDEN", "POISSON_COPULA_FACTORS"]
 
 #: leapfrog steps of the copula reference's HMC move
 COPULA_LEAPFROG = 20
 #: widenings of the marginal fit under the Gaussian copula reference that the per-mode
-#: tempering pilots (the pilots behind the choice: ``docs/results/masses_copula_reference.md``)
-COPULA_WIDEN = (0.7,)
+#: tempering pilots and the per-mode SMC uses (its first). 1.0 with
+#: :data:`POISSON_COPULA_FACTORS` factors: on the first 214 genomes of ESCC SBS96 (K = 4) the
+#: pilot barrier from 4,000 sweep draws fell from 6.2-6.8 (0.7, 8 factors) to 5.5, and the
+#: ``bnmfzoo masses`` command (fit chains of 4 x 1,000 draws) was established in 15-38 % less
+#: CPU on four Poisson catalogues (``docs/results/masses_copula_reference.md`` section 26,
+#: ``masses_copula_reference_2.md`` section 27)
+COPULA_WIDEN = (1.0,)
+#: leading factors of the Poisson copula's correlation (:class:`~bnmfzoo.inference.kernels.
+#: gamma_copula.GammaCopula`): with 500 draws 16 factors at 1.0 matched 8 at 0.7 (barrier
+#: 8.3-8.5 against 8.1-8.8), with 1,000-4,000 they were lower (same sections)
+POISSON_COPULA_FACTORS = 16
 
 
 class PoissonReferenceAdapter:
@@ -44,6 +53,9 @@ class PoissonReferenceAdapter:
     """
 
     name = "poisson"
+    #: the copula reference's widenings and factors (module constants)
+    copula_widen = COPULA_WIDEN
+    copula_factors = POISSON_COPULA_FACTORS
 
     def __init__(self, tempered, inner_sweeps=1, local="sweep", n_leap=10):
         from bnmfzoo.inference.counts.tempering._local import RungMoves
@@ -89,13 +101,15 @@ class PoissonReferenceAdapter:
         return {"aA": a[:n].reshape(D, K), "bA": b[:n].reshape(D, K),
                 "aW": a[n:].reshape(K, N), "bW": b[n:].reshape(K, N)}
 
-    def fit_copula(self, draws, widen, n_factors=COPULA_FACTORS):
+    def fit_copula(self, draws, widen, n_factors=None):
         """:meth:`fit` plus the Gaussian copula of the draws' normal scores.
 
         ``q["copula"]`` is a :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula` with
-        the same marginals; its blocks are the rows of ``A`` and the columns of ``W``.
+        the same marginals; its blocks are the rows of ``A`` and the columns of ``W``; it keeps
+        ``n_factors`` factors (default :attr:`copula_factors`).
         """
         q = self.fit(draws, widen)
+        n_factors = self.copula_factors if n_factors is None else n_factors
         q["copula"] = GammaCopula.fit(draws, widen, self.blocks, n_factors=n_factors)
         return q
 

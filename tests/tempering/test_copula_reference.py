@@ -180,10 +180,11 @@ def _rank1_copula(rng, n_draws=3000):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("surrogate", [False, True])
+@pytest.mark.parametrize("surrogate", [False, True, "compiled"])
 def test_the_move_keeps_the_reference_at_b0(seed, surrogate):
     """``b = 0``: the rung is ``q``; exact draws moved by 3 frozen HMC transitions (kicks by
-    the exact gradient, or by the surrogate one as the adapter's move does)."""
+    the exact gradient, or by the surrogate one as the adapter's move does: in NumPy, or
+    compiled, ``copula=``, as the adapter's sweep runs it)."""
     rng = np.random.default_rng(seed)
     _, ad, q = _rank1_copula(rng)
     cop = q["copula"]
@@ -197,6 +198,10 @@ def test_the_move_keeps_the_reference_at_b0(seed, surrogate):
     for i in range(n):
         A, W = x0[i, :1].reshape(1, 1), x0[i, 1:].reshape(1, 2)
         for _ in range(3):
+            if surrogate == "compiled":
+                A, W = moves.run(A, W, q["aA"], q["bA"], q["aW"], q["bW"], 0.0, rng,
+                                 ref_shapes=(q["aA"], q["aW"]), copula=cop)
+                continue
             A, W = moves.run(A, W, q["aA"], q["bA"], q["aW"], q["bW"], 0.0, rng,
                              ref_shapes=(q["aA"], q["aW"]), term=cop.copula_theta,
                              term_grad=cop.surrogate_grad if surrogate else None)

@@ -133,6 +133,7 @@ class GammaCopula:
         self._log_norm_a = self.a * np.log(self.r) - gammaln(self.a)
         self._wilson_hilferty = self.a >= WH_MIN_SHAPE
         self.dimension = d
+        self._parts = None
 
     @classmethod
     def fit(cls, draws, widen, blocks, n_factors=COPULA_FACTORS, shrink=COPULA_SHRINK):
@@ -220,6 +221,35 @@ class GammaCopula:
         log_fx = self._log_norm_a + self.a * theta - self.r * x  # log(x f(x))
         dz = np.exp(np.minimum(log_fx + 0.5 * z * z + _HALF_LOG_2PI, 700.0))
         return float(-0.5 * self.log_det - 0.5 * z @ g), -g * dz
+
+    def copula_value(self, theta):
+        """``log c`` at ``theta = log x``: :meth:`copula_theta`'s value alone.
+
+        NaN where ``exp(theta)`` is not finite and positive.
+        """
+        with np.errstate(over="ignore"):
+            x = np.exp(theta)
+        if not (np.all(np.isfinite(x)) and np.all(x > 0)):
+            return math.nan
+        return self.log_copula(self.scores(x))
+
+    def surrogate_parts(self):
+        """The arrays of :meth:`surrogate_grad` for the compiled field.
+
+        For :func:`~bnmfzoo.inference.kernels.gamma_scores.surrogate_field`: ``(a, r,
+        log_norm_a, wilson_hilferty, log(r / a), sqrt(a), blocks, B^-1 by block, H, G,
+        Z_MAX)`` with
+        ``H = B^-1 U`` and ``G = H (I + U' B^-1 U)^-1`` (computed once).
+        """
+        if self._parts is None:
+            cap_inv = np.linalg.solve(self._cap_chol.T, np.linalg.solve(
+                self._cap_chol, np.eye(self._cap_chol.shape[0])))
+            H = np.ascontiguousarray(self._binv_u)
+            self._parts = (self.a, self.r, self._log_norm_a, self._wilson_hilferty,
+                           np.log(self.r / self.a), np.sqrt(self.a), self.blocks,
+                           np.ascontiguousarray(self._binv), H,
+                           np.ascontiguousarray(H @ cap_inv), float(Z_MAX))
+        return self._parts
 
     def surrogate_grad(self, theta):
         """A cheap gradient field for HMC's kicks, close to ``d log c / d theta``.

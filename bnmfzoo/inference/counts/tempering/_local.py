@@ -47,6 +47,7 @@ from scipy.special import polygamma
 from bnmfzoo.inference.counts._problem import observed_cells
 from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
 from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
+from bnmfzoo.inference.counts.tempering._hmc_copula import hmc_step_copula
 from bnmfzoo.inference.counts.tempering._hmc_dense import hmc_step_dense
 from bnmfzoo.inference.counts.tempering._hmc_nb import hmc_step_nb
 from bnmfzoo.inference.counts.tempering._hmc_term import hmc_step_term
@@ -191,7 +192,7 @@ class RungMoves:
         return self.acc_sum / self.n_try if self.n_try else math.nan
 
     def run(self, A, W, aA, rA, aW, rW, beta, rng, ref_shapes=None, alpha=None, term=None,
-            term_grad=None):
+            term_grad=None, copula=None):
         """The extra moves on ``(A, W)`` at the rung's shapes and rates; returns new ``(A, W)``.
 
         ``aA, rA`` (D x K) and ``aW, rW`` (K x N): the Gamma part ``q^(1 - b) p0^b`` of the
@@ -206,8 +207,14 @@ class RungMoves:
         (the Gaussian copula of a copula reference; HMC is then
         :func:`bnmfzoo.inference.counts.tempering._hmc_term.hmc_step_term`, and the shear and
         rescaling moves, exact only for a product of Gammas, are refused); ``term_grad``: the
-        gradient field its kicks use in place of ``term``'s (``hmc_step_term``).
+        gradient field its kicks use in place of ``term``'s (``hmc_step_term``). ``copula``:
+        a :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula` as that term (its
+        ``copula_theta`` and surrogate kicks); on dense Poisson counts its trajectory runs
+        compiled (:func:`~bnmfzoo.inference.counts.tempering._hmc_copula.hmc_step_copula`,
+        the same transition).
         """
+        if copula is not None:
+            term, term_grad = copula.copula_theta, copula.surrogate_grad
         if term is not None and (self.shear or self.rescale):
             raise ValueError("a rung with an extra term runs HMC only (no shear or rescaling "
                              "move)")
@@ -242,7 +249,12 @@ class RungMoves:
         for _ in range(n_hmc):
             pA, pWt = rng.standard_normal(tA.shape), rng.standard_normal(tWt.shape)
             eps = self.eps * rng.uniform(0.8, 1.2)
-            if term is not None:
+            if copula is not None and self.dense and not self.nb:
+                code, log_acc = hmc_step_copula(
+                    tA, tWt, pA, pWt, self.grid, (aA, rA, aWt, rWt), float(beta),
+                    self._mass[1], self._mass[2], eps, self.n_leap, math.log(rng.uniform()),
+                    copula, 1.0 - float(beta))
+            elif term is not None:
                 code, log_acc = hmc_step_term(
                     tA, tWt, pA, pWt, self.grid if self.dense else self.cells, self.dense,
                     (aA, rA, aWt, rWt), float(beta), self._mass[1], self._mass[2], eps,

@@ -155,8 +155,7 @@ class PoissonReferenceAdapter:
                 raise ValueError("a copula reference's path is moved by HMC alone: build the "
                                  "adapter with local='hmc'")
             A, W = self.moves.run(s["A"], s["W"], prob.aA, prob.bA, prob.aW, prob.bW, b, rng,
-                                  ref_shapes=(q["aA"], q["aW"]), term=q["copula"].copula_theta,
-                                  term_grad=q["copula"].surrogate_grad)
+                                  ref_shapes=(q["aA"], q["aW"]), copula=q["copula"])
             s.update(A=A, W=W)
             return
         rung = None

@@ -1,0 +1,121 @@
+"""The leapfrog of a Poisson rung with a Gaussian-copula reference, compiled (numeric core).
+
+The transition of :func:`~bnmfzoo.inference.counts.tempering._hmc_term.hmc_step_term` on dense
+counts with the copula's surrogate kicks (``term_grad``), with the whole trajectory in one
+numba call: each step's gradient is the rung's Gamma-and-likelihood part
+(:func:`~bnmfzoo.inference.counts.tempering._hmc_dense.dense_grad`) plus ``1 - b`` times the
+copula's surrogate field (:func:`~bnmfzoo.inference.kernels.gamma_scores.surrogate_field`), and
+only the two ends' exact densities are computed outside (SciPy's incomplete gamma functions).
+The map and the test are those of ``hmc_step_term`` (same target ``pi_b``, same leapfrog, same
+Metropolis test on the exact change of the Hamiltonian), so the transition leaves ``pi_b``
+invariant (Duane et al. 1987; Neal 2011); only the cost differs: on ESCC SBS96 (96 x 552,
+K = 4, 20 leapfrog steps) a rung's transition took 7.4 ms in the NumPy form
+(``docs/results/masses_copula_reference_2.md`` section 28).
+
+References
+----------
+Duane et al. (1987), Hybrid Monte Carlo, and Neal (2011), MCMC using Hamiltonian dynamics:
+in full in :mod:`bnmfzoo.inference.counts._hmc_kernels`.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+from bnmfzoo.inference.counts._hmc_kernels import kick, kick_drift, kinetic, metropolis, momentum
+from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_density
+from bnmfzoo.inference.kernels.gamma_scores import surrogate_field
+
+__all__ = ["copula_gradient", "hmc_step_copula"]
+
+
+@numba.njit(cache=True)
+def copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt):
+    """The rung's gradient with the copula's surrogate field into ``gA, gWt``; returns ``A W``.
+
+    ``parts``: :meth:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula.surrogate_parts`.
+    The flat order of the copula's ``theta`` is ``log A`` row by row, then ``log W`` row by row
+    (:func:`~bnmfzoo.inference.counts.tempering._hmc_term.flat_theta`). Returns an empty
+    ``(0, 0)`` array when a value is not finite.
+    """
+    M = dense_grad(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, gA, gWt)
+    if M.shape[0] == 0 or weight == 0.0:
+        return M
+    D, K = tA.shape
+    N = tWt.shape[0]
+    theta = np.empty(D * K + K * N)
+    for d in range(D):
+        for k in range(K):
+            theta[d * K + k] = tA[d, k]
+    for k in range(K):
+        for n in range(N):
+            theta[D * K + k * N + n] = tWt[n, k]
+    g = np.empty_like(theta)
+    a, r, log_norm_a, wh, log_ra, sqrt_a, blocks, binv, H, G, z_max = parts
+    if not surrogate_field(theta, a, r, log_norm_a, wh, log_ra, sqrt_a, blocks, binv, H, G,
+                           z_max, g):
+        return np.empty((0, 0))
+    for d in range(D):
+        for k in range(K):
+            gA[d, k] += weight * g[d * K + k]
+    for k in range(K):
+        for n in range(N):
+            gWt[n, k] += weight * g[D * K + k * N + n]
+    for i in range(g.size):
+        if not math.isfinite(g[i]):
+            return np.empty((0, 0))
+    return M
+
+
+@numba.njit(cache=True)
+def _trajectory(qA, qWt, pA, pWt, X, Of, aA, rA, aWt, rWt, beta, imA, imWt, eps, n_leap,
+                weight, parts, gA, gWt):
+    """``n_leap`` leapfrog steps in place from the gradient ``gA, gWt`` at ``qA, qWt``.
+
+    Returns the end's means ``A W`` (empty on a non-finite value).
+    """
+    M = np.empty((0, 0))
+    for _ in range(n_leap):
+        kick_drift(qA, qWt, pA, pWt, gA, gWt, imA, imWt, eps)
+        M = copula_gradient(qA, qWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
+        if M.shape[0] == 0:
+            return M
+        kick(pA, pWt, gA, gWt, eps)
+    return M
+
+
+def hmc_step_copula(tA, tWt, pA, pWt, grid, shapes, beta, imA, imWt, eps, n_leap, log_u,
+                    copula, weight):
+    """One HMC transition in place; returns ``(code, log_acc)`` as ``hmc_step_term``.
+
+    ``grid``: the dense counts and offsets ``(X, Of)``; ``shapes``: ``(aA, rA, aWt, rWt)``;
+    ``copula``: the :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula` whose log
+    density, weighted ``weight``, is the rung's extra term (its exact value at the two ends,
+    its surrogate field in the kicks). Codes: 0 accepted, 1 rejected (also on a non-finite
+    trajectory, ``log_acc`` then ``-inf``), 2 the starting state is not finite.
+    """
+    X, Of = grid
+    aA, rA, aWt, rWt = shapes
+    parts = copula.surrogate_parts()
+    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+
+    def end_density(qA, qWt, M):
+        lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)
+        if not math.isfinite(lp) or weight == 0.0:
+            return lp
+        v = copula.copula_value(np.concatenate([qA.ravel(), qWt.T.ravel()]))
+        return lp + weight * v if math.isfinite(v) else math.nan
+
+    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
+    lp0 = end_density(tA, tWt, M) if M.shape[0] else math.nan
+    if not math.isfinite(lp0):
+        return 2, -math.inf
+    qA, qWt = tA.copy(), tWt.copy()
+    k0 = momentum(pA, pWt, imA, imWt)
+    M = _trajectory(qA, qWt, pA, pWt, X, Of, aA, rA, aWt, rWt, beta, imA, imWt, eps,
+                    int(n_leap), weight, parts, gA, gWt)
+    lp = end_density(qA, qWt, M) if M.shape[0] else math.nan
+    if not math.isfinite(lp):
+        return 1, -math.inf
+    return metropolis(tA, tWt, qA, qWt, lp0, k0, lp, kinetic(pA, pWt, imA, imWt), log_u)

@@ -37,6 +37,13 @@ _RP = "bnmfzoo/inference/reference_path.py"
 _PM = _T + "test_the_per_mode_smc_runs_along_the_copula_path_when_asked[0]"
 _COPY = ("tests/tempering/test_large_route.py::"
          "test_a_copy_the_fit_chains_show_is_dropped_before_its_smc")
+_HC = "bnmfzoo/inference/counts/tempering/_hmc_copula.py"
+_GS = "bnmfzoo/inference/kernels/gamma_scores.py"
+_TK = "tests/tempering/test_copula_kernel.py::"
+_B0C = _T + "test_the_move_keeps_the_reference_at_b0[compiled-0]"
+_KFIELD = _TK + "test_the_compiled_field_is_the_surrogate_gradient"
+_KSTEP = _TK + "test_one_transition_equals_the_numpy_form[0.4]"
+_KSCORE = _TK + "test_incomplete_gamma_and_normal_quantile_match_scipy"
 _LSPY = ("tests/tempering/test_large_route.py::"
          "test_large_mode_masses_passes_the_copula_and_the_early_stop")
 
@@ -282,4 +289,52 @@ MUTATIONS = [
                "test_the_large_route_is_refused_from_its_full_predicted_cost",),
         why="the refusal floor counts the product path's SMC where the copula's runs (a third "
             "of the temperatures): no longer a floor of what the route spends"),
+    Mutation(
+        id="copula-compiled-term-weight-b", path=_LOC,
+        old="copula, 1.0 - float(beta))",
+        new="copula, float(beta))",
+        tests=(_B0C,),
+        why="the compiled move weights the copula's term b instead of 1 - b: at b = 0 the rung "
+            "loses the copula's correlation"),
+    Mutation(
+        id="copula-compiled-end-without-the-term", path=_HC,
+        old="        return lp + weight * v if math.isfinite(v) else math.nan",
+        new="        return lp if math.isfinite(v) else math.nan",
+        tests=(_B0C, _KSTEP),
+        why="the compiled move's Metropolis test leaves out the copula's exact density: it "
+            "targets the product of Gammas"),
+    Mutation(
+        id="copula-compiled-field-sign", path=_GS,
+        old="        out[i] = -(out[i] - z[i]) * dz[i]",
+        new="        out[i] = (out[i] - z[i]) * dz[i]",
+        tests=(_KFIELD, _KSTEP),
+        why="the compiled kicks push against the copula's gradient (the target is kept by the "
+            "exact test; only the acceptance falls, so the equivalence tests must see it)"),
+    Mutation(
+        id="copula-compiled-woodbury-sign", path=_GS,
+        old="            out[i] -= acc",
+        new="            out[i] += acc",
+        tests=(_KFIELD, _KSTEP),
+        why="Woodbury's correction added instead of subtracted: the kicks use the wrong "
+            "inverse correlation"),
+    Mutation(
+        id="copula-compiled-theta-order-of-w", path=_HC,
+        old="            theta[D * K + k * N + n] = tWt[n, k]",
+        new="            theta[D * K + n * K + k] = tWt[n, k]",
+        tests=(_KSTEP,),
+        why="log W read column by column where the copula's order is row by row: the field is "
+            "evaluated at a permuted state"),
+    Mutation(
+        id="copula-compiled-score-tail", path=_GS,
+        old="    if p > 0.5:\n        z = -normal_quantile(q)",
+        new="    if p > 0.5:\n        z = normal_quantile(q)",
+        tests=(_KFIELD,),
+        why="the upper tail's exact score with the wrong sign (shapes below 1)"),
+    Mutation(
+        id="gamma-scores-halley-sign", path=_GS,
+        old="    return x - u / (1.0 + 0.5 * x * u)",
+        new="    return x + u / (1.0 + 0.5 * x * u)",
+        tests=(_KSCORE,),
+        why="the normal quantile's refinement step goes the wrong way (error 1e-9 instead of "
+            "1e-15)"),
 ]

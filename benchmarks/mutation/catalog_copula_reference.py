@@ -332,9 +332,21 @@ MUTATIONS = [
         why="the upper tail's exact score with the wrong sign (shapes below 1)"),
     Mutation(
         id="gamma-scores-halley-sign", path=_GS,
-        old="    return x - u / (1.0 + 0.5 * x * u)",
-        new="    return x + u / (1.0 + 0.5 * x * u)",
+        old="    return x - u / den",
+        new="    return x + u / den",
         tests=(_KSCORE,),
         why="the normal quantile's refinement step goes the wrong way (error 1e-9 instead of "
             "1e-15)"),
+    Mutation(
+        id="dense-grad-divides-before-the-check", path="bnmfzoo/inference/counts/_hmc_kernels.py",
+        old="""            if not (m > 0.0 and m < np.inf):
+                return np.nan, np.empty((0, 0))
+            R[d, n] = beta * (X[d, n] / m - Of[d, n])""",
+        new="""            R[d, n] = beta * (X[d, n] / m - Of[d, n])
+            if not (m > 0.0 and m < np.inf):
+                return np.nan, np.empty((0, 0))""",
+        tests=(_TK + "test_one_transition_equals_the_numpy_form[0.4]",),
+        why="the dense gradient divides by a mean before checking it: compiled code raises "
+            "ZeroDivisionError where a trajectory whose mean underflows must be rejected (a "
+            "masses run on 214 ESCC genomes at K = 6 ended on it)"),
 ]

@@ -18,8 +18,9 @@ import argparse
 import statistics
 import time
 
-import benchmarks._common  # noqa: F401  (one BLAS thread, BNMFZOO_DATA)
 import numpy as np
+
+import benchmarks._common  # noqa: F401  (one BLAS thread, BNMFZOO_DATA)
 
 
 def _fitted(X, K, n_draws, rng):

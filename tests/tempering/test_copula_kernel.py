@@ -74,39 +74,57 @@ def test_the_compiled_field_is_the_surrogate_gradient():
     assert math.isnan(cop.copula_value(theta))
 
 
+def _transition(form, state, momentum, grid, shapes, beta, inv_mass, eps, log_u, cop):
+    """One transition of ``form`` ("numpy" or "compiled") on copies; ``(code, log_acc), tA,
+    tWt``. A transition must reject a non-finite trajectory, never raise."""
+    (sA, sWt), (pA, pWt) = (a.copy() for a in state), (p.copy() for p in momentum)
+    try:
+        if form == "numpy":
+            res = hmc_step_term(sA, sWt, pA, pWt, grid, True, shapes, beta, *inv_mass, eps, 8,
+                                log_u, cop.copula_theta, 1.0 - beta, cop.surrogate_grad)
+        else:
+            res = hmc_step_copula(sA, sWt, pA, pWt, grid, shapes, beta, *inv_mass, eps, 8,
+                                  log_u, cop, 1.0 - beta)
+    except ArithmeticError as err:  # e.g. a compiled division by a zero mean
+        pytest.fail(f"{form}, eps {eps}: raised {err!r} instead of rejecting")
+    return res, sA, sWt
+
+
 @pytest.mark.parametrize("beta", [0.0, 0.4, 1.0])
 def test_one_transition_equals_the_numpy_form(beta):
     rng = np.random.default_rng(2)
     cop = _copula(rng)
-    X = rng.poisson(3.0, (D, N)).astype(float)
-    Of = np.ones((D, N))
+    grid = (rng.poisson(3.0, (D, N)).astype(float), np.ones((D, N)))
     shapes = (rng.uniform(0.5, 3, (D, K)), rng.uniform(0.5, 3, (D, K)),
               rng.uniform(0.5, 3, (N, K)), rng.uniform(0.5, 3, (N, K)))
-    imA, imWt = rng.uniform(0.2, 1.0, (D, K)), rng.uniform(0.2, 1.0, (N, K))
+    inv_mass = (rng.uniform(0.2, 1.0, (D, K)), rng.uniform(0.2, 1.0, (N, K)))
+
+    def start():
+        x = cop.draw(rng)
+        return (np.log(x[:D * K]).reshape(D, K),
+                np.ascontiguousarray(np.log(x[D * K:]).reshape(K, N).T))
+
     codes = set()
     for i in range(12):
-        x = cop.draw(rng)
-        tA = np.log(x[:D * K]).reshape(D, K)
-        tWt = np.ascontiguousarray(np.log(x[D * K:]).reshape(K, N).T)
-        pA, pWt = rng.standard_normal((D, K)), rng.standard_normal((N, K))
+        state = start()
+        momentum = (rng.standard_normal((D, K)), rng.standard_normal((N, K)))
         eps, log_u = rng.uniform(0.02, 0.3) * (1 + 4 * (i % 2)), math.log(rng.uniform())
-        out = []
-        for step in ("numpy", "compiled"):
-            sA, sWt, qA, qWt = tA.copy(), tWt.copy(), pA.copy(), pWt.copy()
-            if step == "numpy":
-                res = hmc_step_term(sA, sWt, qA, qWt, (X, Of), True, shapes, beta, imA, imWt,
-                                    eps, 8, log_u, cop.copula_theta, 1.0 - beta,
-                                    cop.surrogate_grad)
-            else:
-                res = hmc_step_copula(sA, sWt, qA, qWt, (X, Of), shapes, beta, imA, imWt, eps,
-                                      8, log_u, cop, 1.0 - beta)
-            out.append((res, sA, sWt))
-        (c0, l0), A0, W0 = out[0]
-        (c1, l1), A1, W1 = out[1]
+        (c0, l0), A0, W0 = _transition("numpy", state, momentum, grid, shapes, beta,
+                                       inv_mass, eps, log_u, cop)
+        (c1, l1), A1, W1 = _transition("compiled", state, momentum, grid, shapes, beta,
+                                       inv_mass, eps, log_u, cop)
         assert c0 == c1 and l1 == pytest.approx(l0, rel=1e-8, abs=1e-8)
         assert np.allclose(A0, A1, rtol=1e-9) and np.allclose(W0, W1, rtol=1e-9)
         codes.add(c0)
     assert codes == {0, 1}  # both accepted and rejected transitions compared
+    # a step so long that means underflow or overflow: rejected (not raised), as in NumPy
+    state = start()
+    momentum = (np.full((D, K), -3.0), np.full((N, K), -3.0))
+    for eps in (300.0, 3000.0):
+        for form in ("numpy", "compiled"):
+            res, sA, _ = _transition(form, state, momentum, grid, shapes, beta, inv_mass, eps,
+                                     0.0, cop)
+            assert res == (1, -math.inf) and np.array_equal(sA, state[0]), (form, eps, res)
     bad = np.full((D, K), np.nan)
-    assert hmc_step_copula(bad, tWt.copy(), pA.copy(), pWt.copy(), (X, Of), shapes, beta,
-                           imA, imWt, 0.1, 8, 0.0, cop, 1.0 - beta)[0] == 2
+    assert hmc_step_copula(bad, state[1].copy(), *(m.copy() for m in momentum), grid, shapes,
+                           beta, *inv_mass, 0.1, 8, 0.0, cop, 1.0 - beta)[0] == 2

@@ -143,18 +143,13 @@ def grad_dense(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, A, Wt, gA, gWt, want_lp, 
         lp = np.sum(aA * tA - rA * A) + np.sum(aWt * tWt - rWt * Wt)
     D, N = M.shape
     R = np.empty((D, N))
-    bad = 0
-    for d in range(D):  # without a branch, so that the divisions vectorize
+    for d in range(D):
         for n in range(N):
             m = M[d, n]
-            bad |= not (m > 0.0 and m < np.inf)
+            if not (m > 0.0 and m < np.inf):
+                return np.nan, np.empty((0, 0))
             R[d, n] = beta * (X[d, n] / m - Of[d, n])
-    if bad:
-        return np.nan, np.empty((0, 0))
-    if want_lp:
-        for d in range(D):
-            for n in range(N):
-                m = M[d, n]
+            if want_lp:
                 if X[d, n] > 0.0:
                     lp += beta * (X[d, n] * math.log(Of[d, n] * m) - Of[d, n] * m)
                 else:

@@ -136,7 +136,10 @@ def normal_quantile(p):
     # one Halley step on Phi(x) - p (Phi from erfc, accurate in the lower tail)
     e = 0.5 * math.erfc(-x / _SQRT2) - p
     u = e * math.sqrt(2.0 * math.pi) * math.exp(0.5 * x * x)
-    return x - u / (1.0 + 0.5 * x * u)
+    den = 1.0 + 0.5 * x * u
+    if not (den != 0.0 and math.isfinite(u)):  # no division by zero in compiled code
+        return x
+    return x - u / den
 
 
 @numba.njit(cache=True)

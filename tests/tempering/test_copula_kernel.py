@@ -128,3 +128,22 @@ def test_one_transition_equals_the_numpy_form(beta):
     bad = np.full((D, K), np.nan)
     assert hmc_step_copula(bad, state[1].copy(), *(m.copy() for m in momentum), grid, shapes,
                            beta, *inv_mass, 0.1, 8, 0.0, cop, 1.0 - beta)[0] == 2
+
+
+def test_the_memo_of_the_copula_term_returns_the_same_values_and_stays_bounded(monkeypatch):
+    import pickle
+
+    import bnmfzoo.inference.kernels.gamma_copula as gc
+
+    rng = np.random.default_rng(3)
+    cop = _copula(rng)
+    xs = cop.draw(rng, 30)
+    want = [cop.log_copula(cop.scores(x)) for x in xs]
+    monkeypatch.setattr(gc, "MEMO_BYTES", 8 * xs.shape[1] * 10)  # room for 10 points
+    for _ in range(2):  # the second pass meets the last 10 in the memo
+        got = [cop.logpdf(x) - float(np.sum(cop._log_norm_a + (cop.a - 1) * np.log(x)
+                                            - cop.r * x)) for x in xs]
+        assert np.allclose(got, want, rtol=0, atol=1e-9)
+        assert len(cop._memo) == 10
+    assert cop.copula_value(np.log(xs[-1])) == pytest.approx(want[-1], abs=1e-9)
+    assert pickle.loads(pickle.dumps(cop))._memo == {}

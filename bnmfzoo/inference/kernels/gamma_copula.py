@@ -61,6 +61,8 @@ Z_MAX = 37.0
 #: move cost 1.6 against 2.5 ms
 WH_MIN_SHAPE = 1.0
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+#: bytes of points whose copula term :meth:`GammaCopula.log_copula_at` remembers (at least 4)
+MEMO_BYTES = 32_000_000
 
 
 def factor_blocks(D, N, K):
@@ -133,7 +135,7 @@ class GammaCopula:
         self._log_norm_a = self.a * np.log(self.r) - gammaln(self.a)
         self._wilson_hilferty = self.a >= WH_MIN_SHAPE
         self.dimension = d
-        self._parts = None
+        self._parts, self._memo = None, {}
 
     @classmethod
     def fit(cls, draws, widen, blocks, n_factors=COPULA_FACTORS, shrink=COPULA_SHRINK):
@@ -198,13 +200,36 @@ class GammaCopula:
         """``log c(z) = -log det C / 2 - z' (C^-1 - I) z / 2`` for one score vector ``z``."""
         return float(-0.5 * self.log_det - 0.5 * z @ (self.solve(z) - z))
 
+    def log_copula_at(self, x):
+        """``log c`` of the scores of one point ``x (d,)``, remembered for recent points.
+
+        The normal scores cost most of the density (the incomplete gamma functions), and a
+        tempered rung's move ends at the point whose path log-likelihood is asked next, so
+        the values of the last :data:`MEMO_BYTES` worth of points are kept, keyed by their
+        exact bytes (a pure function's memo: the same values as without it).
+        """
+        x = np.ascontiguousarray(x, float)
+        key = x.tobytes()
+        v = self._memo.get(key)
+        if v is None:
+            v = self.log_copula(self.scores(x))
+            if len(self._memo) >= max(4, MEMO_BYTES // max(len(key), 1)):
+                self._memo.pop(next(iter(self._memo)))
+            self._memo[key] = v
+        return v
+
+    def __getstate__(self):  # the memo stays behind
+        state = self.__dict__.copy()
+        state["_memo"] = {}
+        return state
+
     def logpdf(self, x):
         """``log q(x)`` of one point ``x (d,)`` (``-inf`` outside the positive orthant)."""
         x = np.asarray(x, float)
         if not (np.all(np.isfinite(x)) and np.all(x > 0)):
             return -math.inf
         lg = float(np.sum(self._log_norm_a + (self.a - 1.0) * np.log(x) - self.r * x))
-        return lg + self.log_copula(self.scores(x))
+        return lg + self.log_copula_at(x)
 
     def copula_theta(self, theta):
         """``(log c, d log c / d theta)`` at ``theta = log x``.
@@ -231,7 +256,7 @@ class GammaCopula:
             x = np.exp(theta)
         if not (np.all(np.isfinite(x)) and np.all(x > 0)):
             return math.nan
-        return self.log_copula(self.scores(x))
+        return self.log_copula_at(x)
 
     def surrogate_parts(self):
         """The arrays of :meth:`surrogate_grad` for the compiled field.

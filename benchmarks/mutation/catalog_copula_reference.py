@@ -349,4 +349,12 @@ MUTATIONS = [
         why="the dense gradient divides by a mean before checking it: compiled code raises "
             "ZeroDivisionError where a trajectory whose mean underflows must be rejected (a "
             "masses run on 214 ESCC genomes at K = 6 ended on it)"),
+    Mutation(
+        id="copula-memo-keyed-by-the-first-entry", path=_GC,
+        old="        key = x.tobytes()",
+        new="        key = x[:1].tobytes()",
+        tests=(_TK + "test_the_memo_of_the_copula_term_returns_the_same_values_and_stays_"
+               "bounded", _MID),
+        why="the copula term's memo keyed by part of the point: a stale value for a new point "
+            "(the path's log-likelihood and the Metropolis test go wrong)"),
 ]

@@ -8,9 +8,11 @@ copula's surrogate field (:func:`~bnmfzoo.inference.kernels.gamma_scores.surroga
 only the two ends' exact densities are computed outside (SciPy's incomplete gamma functions).
 The map and the test are those of ``hmc_step_term`` (same target ``pi_b``, same leapfrog, same
 Metropolis test on the exact change of the Hamiltonian), so the transition leaves ``pi_b``
-invariant (Duane et al. 1987; Neal 2011); only the cost differs: on ESCC SBS96 (96 x 552,
-K = 4, 20 leapfrog steps) a rung's transition took 7.4 ms in the NumPy form
-(``docs/results/masses_copula_reference_2.md`` section 28).
+invariant (Duane et al. 1987; Neal 2011); only the cost differs: a rung's transition (20
+leapfrog steps) cost 1.2-1.4 times less than the NumPy form on ESCC SBS96 (96 x 552, K = 4),
+1.5 times on 214 of its genomes at K = 6 and 2.1 times on breast SBS96 (96 x 21, K = 4)
+(``python -m benchmarks.speed.copula_rung``; ``docs/results/masses_copula_reference_2.md``
+section 28).
 
 References
 ----------

@@ -27,6 +27,7 @@ import numpy as np
 
 from bnmfzoo.inference.counts._hmc_kernels import kick, kick_drift, kinetic, metropolis, momentum
 from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_density
+from bnmfzoo.inference.counts.tempering._hmc_term import flat_theta
 from bnmfzoo.inference.kernels.gamma_scores import surrogate_field
 
 __all__ = ["copula_gradient", "hmc_step_copula"]
@@ -106,7 +107,7 @@ def hmc_step_copula(tA, tWt, pA, pWt, grid, shapes, beta, imA, imWt, eps, n_leap
         lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)
         if not math.isfinite(lp) or weight == 0.0:
             return lp
-        v = copula.copula_value(np.concatenate([qA.ravel(), qWt.T.ravel()]))
+        v = copula.copula_value(flat_theta(qA, qWt))
         return lp + weight * v if math.isfinite(v) else math.nan
 
     M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)

@@ -290,6 +290,35 @@ def test_small_steps_conserve_the_hamiltonian_with_the_term(dense):
         assert code == 0 and log_acc > -1e-6, (code, log_acc)
 
 
+def test_a_move_starts_from_the_exact_log_its_last_move_ended_at(monkeypatch):
+    """The compiled move hands its end back as ``x = exp(theta)`` and starts the next
+    transition from that ``theta`` (``log x`` is a neighbour whose copula term the memo does
+    not hold): the exact copula term is computed at each transition's end and once at the
+    first start, not twice per transition. The remembered ``theta`` is each point's exact log
+    and is handed out as a copy (two resampled copies of one point are moved in place one
+    after the other)."""
+    rng = np.random.default_rng(5)
+    fam, ad, q = _rank1_copula(rng, n_draws=300)
+    cop = q["copula"]
+    calls = []
+    exact = GammaCopula.log_copula
+    monkeypatch.setattr(GammaCopula, "log_copula",
+                        lambda self, z: calls.append(1) or exact(self, z))
+    s = fam.draw_prior(rng)
+    n = 8
+    for _ in range(n):
+        ad.sweep(q, s, 0.5, rng)
+    assert 1 < len(calls) <= n + 1, len(calls)  # the log/exp round trip: 2 per transition
+    assert len(cop._logs) >= 2
+    for key, theta in cop._logs.items():
+        assert np.exp(theta).tobytes() == key
+    x = np.concatenate([s["A"].ravel(), s["W"].ravel()])
+    theta = cop.log_point(x)
+    assert np.array_equal(np.exp(theta), x)
+    theta += 1.0  # a move changes its copy in place
+    assert np.array_equal(np.exp(cop.log_point(x)), x)
+
+
 def test_the_copula_path_refuses_the_sweep():
     from bnmfzoo.inference.reference_path import reference_adapter
 

@@ -135,7 +135,7 @@ class GammaCopula:
         self._log_norm_a = self.a * np.log(self.r) - gammaln(self.a)
         self._wilson_hilferty = self.a >= WH_MIN_SHAPE
         self.dimension = d
-        self._parts, self._memo = None, {}
+        self._parts, self._memo, self._logs = None, {}, {}
 
     @classmethod
     def fit(cls, draws, widen, blocks, n_factors=COPULA_FACTORS, shrink=COPULA_SHRINK):
@@ -218,9 +218,44 @@ class GammaCopula:
             self._memo[key] = v
         return v
 
-    def __getstate__(self):  # the memo stays behind
+    def exp_point(self, theta):
+        """``x = exp(theta)``, remembering ``theta`` as the log of exactly that point.
+
+        A move on ``theta = log x`` that hands its end back as ``x`` and starts its next
+        transition from ``log x`` would start from a neighbour of ``theta`` (``log(exp(t))``
+        differs from ``t`` in the last digits), whose copula value the memo of
+        :meth:`log_copula_at` does not hold; :meth:`log_point` returns the remembered
+        ``theta`` instead (the same bounded memory as :data:`MEMO_BYTES`).
+        """
+        theta = np.array(theta, dtype=float)
+        with np.errstate(over="ignore"):
+            x = np.exp(theta)
+        key = x.tobytes()
+        if key not in self._logs:
+            if len(self._logs) >= max(4, MEMO_BYTES // max(len(key), 1)):
+                self._logs.pop(next(iter(self._logs)))
+            self._logs[key] = theta
+        return x
+
+    def log_point(self, x):
+        """The remembered ``theta`` with ``exp(theta) == x`` (:meth:`exp_point`), else ``log x``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> q = GammaCopula(np.ones(2), np.ones(2), np.arange(2).reshape(2, 1),
+        ...                 np.ones((2, 1, 1)), np.zeros((2, 0)))
+        >>> t = np.array([0.3, -1.7])
+        >>> bool(np.array_equal(q.log_point(q.exp_point(t)), t))
+        True
+        """
+        x = np.ascontiguousarray(x, float)
+        t = self._logs.get(x.tobytes())
+        return np.log(x) if t is None else t.copy()
+
+    def __getstate__(self):  # the memos stay behind
         state = self.__dict__.copy()
-        state["_memo"] = {}
+        state["_memo"], state["_logs"] = {}, {}
         return state
 
     def logpdf(self, x):

@@ -50,7 +50,7 @@ from bnmfzoo.inference.counts.tempering._hmc import HMC_ERRORS, hmc_step
 from bnmfzoo.inference.counts.tempering._hmc_copula import hmc_step_copula
 from bnmfzoo.inference.counts.tempering._hmc_dense import hmc_step_dense
 from bnmfzoo.inference.counts.tempering._hmc_nb import hmc_step_nb
-from bnmfzoo.inference.counts.tempering._hmc_term import hmc_step_term
+from bnmfzoo.inference.counts.tempering._hmc_term import flat_theta, hmc_step_term
 from bnmfzoo.inference.counts.tempering._step_rule import next_log_step
 from bnmfzoo.inference.kernels.streams import seed_state
 
@@ -211,7 +211,9 @@ class RungMoves:
         a :class:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula` as that term (its
         ``copula_theta`` and surrogate kicks); on dense Poisson counts its trajectory runs
         compiled (:func:`~bnmfzoo.inference.counts.tempering._hmc_copula.hmc_step_copula`,
-        the same transition).
+        the same transition), starting from the exact ``theta`` its last move ended at
+        (:meth:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula.log_point`), whose copula
+        term the copula's memo holds.
         """
         if copula is not None:
             term, term_grad = copula.copula_theta, copula.surrogate_grad
@@ -245,11 +247,17 @@ class RungMoves:
                     f = 1.0 - 0.5 * beta
                     self._mass = (beta, f * polygamma(1, np.ascontiguousarray(ref_shapes[0])),
                                   f * polygamma(1, np.ascontiguousarray(ref_shapes[1].T)))
-            tA, tWt = np.log(A), np.log(Wt)
+            compiled = copula is not None and self.dense and not self.nb
+            if compiled:  # from the exact log the last move ended at (the copula's memo)
+                theta = copula.log_point(np.concatenate([A.ravel(), Wt.T.ravel()]))
+                tA = theta[:A.size].reshape(A.shape)
+                tWt = np.ascontiguousarray(theta[A.size:].reshape(Wt.shape[::-1]).T)
+            else:
+                tA, tWt = np.log(A), np.log(Wt)
         for _ in range(n_hmc):
             pA, pWt = rng.standard_normal(tA.shape), rng.standard_normal(tWt.shape)
             eps = self.eps * rng.uniform(0.8, 1.2)
-            if copula is not None and self.dense and not self.nb:
+            if compiled:
                 code, log_acc = hmc_step_copula(
                     tA, tWt, pA, pWt, self.grid, (aA, rA, aWt, rWt), float(beta),
                     self._mass[1], self._mass[2], eps, self.n_leap, math.log(rng.uniform()),
@@ -284,7 +292,11 @@ class RungMoves:
                 w = max(1.0 / self.n_adapt, ADAPT_AVERAGE)
                 self.log_eps_bar = (1.0 - w) * self.log_eps_bar + w * self.log_eps
         if n_hmc:
-            A, Wt = np.exp(tA), np.exp(tWt)
+            if compiled:
+                x = copula.exp_point(flat_theta(tA, tWt))
+                A, Wt = x[:A.size].reshape(A.shape), x[A.size:].reshape(Wt.shape[::-1]).T
+            else:
+                A, Wt = np.exp(tA), np.exp(tWt)
             if not (np.all(A > 0) and np.all(Wt > 0)):
                 raise FloatingPointError("HMC moved a factor entry to zero")
         return A, np.ascontiguousarray(Wt.T)

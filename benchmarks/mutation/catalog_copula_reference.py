@@ -13,6 +13,7 @@ SMC's log Z along the copula path against quadrature."""
 from benchmarks.mutation._harness import Mutation
 
 _GC = "bnmfzoo/inference/kernels/gamma_copula.py"
+_LOCAL = "bnmfzoo/inference/counts/tempering/_local.py"
 _HT = "bnmfzoo/inference/counts/tempering/_hmc_term.py"
 _LOC = "bnmfzoo/inference/counts/tempering/_local.py"
 _RPO = "bnmfzoo/inference/counts/tempering/_reference_poisson.py"
@@ -364,6 +365,14 @@ MUTATIONS = [
         tests=(_T + "test_a_move_starts_from_the_exact_log_its_last_move_ended_at",),
         why="the remembered log of a point handed out without a copy: a move changes it in "
             "place, and the next state at that point (a resampled copy) starts elsewhere"),
+    Mutation(
+        id="copula-compiled-move-result-stale", path=_LOCAL,
+        old=("                A, Wt = x[:A.size].reshape(A.shape), "
+             "x[A.size:].reshape(Wt.shape[::-1]).T"),
+        new="                pass",
+        tests=(_T + "test_the_move_keeps_the_reference_at_b0[compiled-0]",),
+        why="the compiled copula move's end dropped: the state stays where it was while the "
+            "memo remembers the end, so nothing moves A W"),
     Mutation(
         id="copula-log-point-forgets", path=_GC,
         old="        return np.log(x) if t is None else t.copy()",

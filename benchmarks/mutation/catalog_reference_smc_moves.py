@@ -120,8 +120,8 @@ MUTATIONS = [
             "longer sees the prior terms' change"),
     Mutation(
         id="hmc-move-result-stale", path=_LOC,
-        old="        if n_hmc:\n            A, Wt = np.exp(tA), np.exp(tWt)\n",
-        new="        if False:\n            A, Wt = np.exp(tA), np.exp(tWt)\n",
+        old="        if n_hmc:\n            if compiled:\n",
+        new="        if False:\n            if compiled:\n",
         tests=(_LKEEP, _LQUAD),
         why="the HMC move's result dropped: the state (and its log-likelihood) stays the old "
             "one, so without the sweep nothing moves A W"),

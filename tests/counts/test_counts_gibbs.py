@@ -10,7 +10,13 @@ from _counts_cases import batch_mcse, cells_and_balance, importance_mean, run_ca
 from scipy import stats
 
 import bnmfzoo as bz
-from bnmfzoo.inference.counts._data import CountMatrix, Exposure, exposures, poisson_loglik
+from bnmfzoo.inference.counts._data import (
+    CountMatrix,
+    Exposure,
+    big_count,
+    exposures,
+    poisson_loglik,
+)
 from bnmfzoo.inference.counts._problem import problem_from_factorization
 from bnmfzoo.inference.counts.sweep import split_counts, split_crt
 
@@ -43,14 +49,16 @@ def _chi2_pvalue(observed_rows, pmf):
     return stats.chisquare(obs, exp).pvalue
 
 
-@pytest.mark.parametrize("x", [3, 40])  # count by count, and sequential binomials (> 32)
+@pytest.mark.parametrize("x", [3, 90])  # count by count, and sequential binomials (> 60)
 def test_split_is_multinomial(x):
     """The split of a count ``x`` over K = 3 factors is Multinomial(x, p ∝ A_dk W_kn).
 
-    x = 3: chi-square over all 10 outcomes; x = 40: over the pooled outcomes of the first two
-    components. 20,000 splits; p > 1e-4 fails a correct sampler with probability 1e-4.
+    x = 3: chi-square over all 10 outcomes; x = 90 (above ``big_count(3) = 60``): the first
+    component's Binomial(x, p0), chi-square over its pooled outcomes. 20,000 splits; p > 1e-4
+    fails a correct sampler with probability 1e-4.
     """
     reps, K = 20_000, 3
+    assert (x > big_count(K)) == (x > 5)  # both paths of the split
     p = np.array([0.2, 0.5, 0.3])
     A = np.tile(p * 2.0, (reps, 1))
     W = np.full((K, 1), 0.5)
@@ -73,19 +81,19 @@ def test_split_keeps_every_count_and_advances_the_generator():
     """Exact bookkeeping of the tiled, count-sorted split on a random sparse matrix.
 
     Every row and column total of the split equals the data's (so ``rows, cols, counts``
-    stay aligned in :attr:`CountMatrix.tiled`, counts above ``BIG_COUNT`` included), and two
-    splits continuing one generator state differ (the state is written back). Deterministic
-    checks: a correct split cannot fail them.
+    stay aligned in :attr:`CountMatrix.tiled`, counts above ``big_count(K)`` and
+    ``MAX_BIG_COUNT`` included), and two splits continuing one generator state differ (the
+    state is written back). Deterministic checks: a correct split cannot fail them.
     """
-    from bnmfzoo.inference.counts._data import TILE_COLUMNS
+    from bnmfzoo.inference.counts._data import MAX_BIG_COUNT, TILE_COLUMNS
     from bnmfzoo.inference.kernels import seed_state
 
     rng = np.random.default_rng(0)
     D, N, K = 40, 2 * TILE_COLUMNS + 37, 3
     X = sp.random(D, N, density=0.02, random_state=1, format="coo",
-                  data_rvs=lambda n: 1 + rng.negative_binomial(0.5, 0.05, n))
+                  data_rvs=lambda n: 1 + rng.negative_binomial(0.5, 0.01, n))
     m = CountMatrix.from_entries(X.row, X.col, X.data.astype(int), (D, N))
-    assert m.counts.max() > 32 and np.unique(m.counts).size > 10
+    assert m.counts.max() > MAX_BIG_COUNT and np.unique(m.counts).size > 10
     A, W = rng.gamma(1.0, 1.0, (D, K)), rng.gamma(1.0, 1.0, (K, N))
     state = seed_state(rng)
     ZA, ZW = split_counts(m, A, W, rng, state=state)

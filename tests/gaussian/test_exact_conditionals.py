@@ -5,7 +5,7 @@ and compares *every component* of the draw with its analytic conditional:
 
 * the latent-count split (Cemgil 2009) ``Z_dn. | X, A, W ~ Multinomial(X_dn, p_k ∝ A_dk W_kn)``
   through :func:`~bnmfzoo.inference.counts.sweep.split_counts`, on both of its paths (count by
-  count up to ``BIG_COUNT``, sequential binomials above): every component's binomial marginal,
+  count up to ``big_count(K)``, sequential binomials above): every component's binomial marginal,
   the joint (a multinomial chi-square over every outcome for small counts; for every count the
   pairwise sums ``Z_j + Z_k ~ Binomial(x, p_j + p_k)`` and the covariances ``-x p_j p_k``);
 * the conjugate Gamma draws of ``A`` and ``W`` inside the compiled sweep
@@ -32,7 +32,7 @@ import pytest
 from scipy import stats
 
 import bnmfzoo as bz
-from bnmfzoo.inference.counts._data import BIG_COUNT, CountMatrix
+from bnmfzoo.inference.counts._data import CountMatrix, big_count
 from bnmfzoo.inference.counts._problem import problem_from_factorization
 from bnmfzoo.inference.counts.gibbs._compiled import gibbs_sweeps
 from bnmfzoo.inference.counts.sweep import gamma_update, split_counts
@@ -81,10 +81,10 @@ def _multinomial_outcomes(x, K):
 
 # ------------------------------------------------------------------------------ the split
 
-#: the count of each diagonal cell (i, i): count by count up to BIG_COUNT = 32 (3, 7 and the
-#: boundary 32), sequential binomials above (33, 90, 600)
-SPLIT_COUNTS = (3, 7, BIG_COUNT, BIG_COUNT + 1, 90, 600)
 SPLIT_K = 4
+#: the count of each diagonal cell (i, i): count by count up to big_count(4) = 80 (3, 7 and the
+#: boundary 80), sequential binomials above (81, 150, 600)
+SPLIT_COUNTS = (3, 7, big_count(SPLIT_K), big_count(SPLIT_K) + 1, 150, 600)
 
 
 def _split_case():
@@ -145,7 +145,7 @@ def split_pvalues(seed, reps=4000):
 
 
 def test_split_every_component_and_the_joint_are_multinomial():
-    """4000 splits of six cells (counts 3, 7, 32 count by count; 33, 90, 600 by sequential
+    """4000 splits of six cells (counts 3, 7, 80 count by count; 81, 150, 600 by sequential
     binomials), K = 4: each component's binomial marginal (chi-square), every pair's sum
     ``Binomial(x, p_j + p_k)`` and covariance ``-x p_j p_k`` (z-test), and for the counts 3
     and 7 the multinomial chi-square over all 20 / 120 outcomes: 94 p-values, Bonferroni at

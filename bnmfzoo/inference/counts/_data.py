@@ -35,12 +35,31 @@ from bnmfzoo.inference.kernels.countvb import nonzero_means_into as _nz_means
 
 __all__ = ["CountMatrix", "Exposure", "scaled_exposure", "exposures", "exposure_into",
            "entry_exposure", "nonzero_offsets", "nonzero_means", "total_mean", "poisson_loglik",
-           "nb_loglik", "nb2_cell_loglik", "cell_means", "BIG_COUNT", "TILE_COLUMNS"]
+           "nb_loglik", "nb2_cell_loglik", "cell_means", "big_count", "MAX_BIG_COUNT",
+           "TILE_COLUMNS"]
 
 
 
-#: counts above this are split by sequential binomials instead of count by count
-BIG_COUNT = 32
+#: a count above ``BIG_COUNT_PER_COMPONENT * K`` (at most :data:`MAX_BIG_COUNT`) is split by
+#: K - 1 sequential binomials instead of count by count: a unit costs one uniform and K - 1
+#: comparisons, a binomial (numba's sampler) grows dearer with K too, and the split of SBS96
+#: counts (ESCC, median 70) was fastest near 80, 128 and 200 at K = 3, 6 and 10, 1.1, 1.4 and
+#: 1.8 times faster than at the former fixed 32 (``python -m benchmarks.speed.split_threshold``)
+BIG_COUNT_PER_COMPONENT = 20
+#: the largest count ever split count by count (the tiled order groups counts up to it)
+MAX_BIG_COUNT = 256
+
+
+@numba.njit(cache=True)
+def big_count(K):
+    """The largest count split count by count at rank ``K`` (:data:`BIG_COUNT_PER_COMPONENT`).
+
+    Examples
+    --------
+    >>> big_count(3), big_count(6), big_count(40)
+    (60, 120, 256)
+    """
+    return min(MAX_BIG_COUNT, BIG_COUNT_PER_COMPONENT * K)
 
 
 #: columns per block of the split's tiled order (:attr:`CountMatrix.tiled`)
@@ -107,13 +126,13 @@ class CountMatrix:
         floats per column) of one block of :data:`TILE_COLUMNS` columns stay in cache while
         every nonzero in the block is split (measured 1.3-1.5x faster than CSR order on
         3,774 x 16,791, K = 6). Inside a block, nonzeros with equal counts (counts above
-        :data:`BIG_COUNT` as one group) come together, so the split's loop over the units of
+        :data:`MAX_BIG_COUNT` as one group) come together, so the split's loop over the units of
         a count has a predictable length (measured about 15% faster on the same matrix,
         ``benchmarks/speed/counts_gibbs.py``). Memory: 12 bytes per nonzero.
         """
         rows = self.rows()
         cols = self.cols.astype(np.int64)
-        size = np.minimum(self.counts, BIG_COUNT + 1)
+        size = np.minimum(self.counts, MAX_BIG_COUNT + 1)
         order = np.lexsort((cols, rows, size, cols // TILE_COLUMNS))
         return (rows[order].astype(np.int32), self.cols[order].copy(),
                 self.counts[order].copy())

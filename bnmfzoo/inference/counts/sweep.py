@@ -40,8 +40,9 @@ invariant. The split runs over the nonzeros in a tiled order (:attr:`CountMatrix
 scatters the column counts into an N x K table that stays in cache (no atomics: one thread);
 its uniforms come from a xoshiro256+ stream (:mod:`bnmfzoo.inference.kernels.streams`) held in
 registers, one per count, the category found without branches (a search loop mispredicts about
-once per draw: 113 against ~40 ns per nonzero). Counts above :data:`BIG_COUNT` are split by
-sequential binomials (numba's sampler, seeded per sweep from the chain's generator). NB counts
+once per draw: 113 against ~40 ns per nonzero). Counts above
+:func:`~bnmfzoo.inference.counts._data.big_count` (``20 K``) are split by sequential binomials
+(numba's sampler, seeded per sweep from the chain's generator). NB counts
 up to :data:`BIG_NB_COUNT` draw their tables with one Bernoulli per customer; larger ones with
 the bounded-cost block CRT of :mod:`bnmfzoo.inference.kernels` (at most ~2e4 blocks, ~10 ms,
 for 32-bit counts), in calls of :data:`WORK_PER_CALL` work units
@@ -67,8 +68,8 @@ import numba
 import numpy as np
 
 from bnmfzoo.inference.counts._data import (
-    BIG_COUNT,
     Exposure,
+    big_count,
     cell_means,
     entry_exposure,
     exposures,
@@ -119,9 +120,19 @@ def split_into(rows, cols, counts, A, Wt, state, ZA, ZWt):
     """Multinomial split of every nonzero count; fills ZA (D, K) and ZWt (N, K). Returns code.
 
     ``rows, cols, counts`` in tiled order (:attr:`CountMatrix.tiled`). Codes: 0 ok, 1 a
-    nonzero count whose means are all 0 or non-finite. Counts above :data:`BIG_COUNT` use
+    nonzero count whose means are all 0 or non-finite. Counts above ``big_count(K)`` use
     numba's binomial sampler (its generator is seeded by the caller). The xoshiro state is
     held in scalars during the loop and written back to ``state`` at the end.
+    """
+    return split_with_threshold(rows, cols, counts, A, Wt, state, ZA, ZWt,
+                                big_count(A.shape[1]))
+
+
+@numba.njit(cache=True)
+def split_with_threshold(rows, cols, counts, A, Wt, state, ZA, ZWt, big):
+    """:func:`split_into` with the counts above ``big`` split by sequential binomials.
+
+    The same law for any ``big`` (``benchmarks/speed/split_threshold.py`` times the choice).
     """
     D, K = A.shape
     ZA[:] = 0.0
@@ -140,7 +151,7 @@ def split_into(rows, cols, counts, A, Wt, state, ZA, ZWt):
         if not (tot > 0.0 and tot < np.inf):
             code = 1
             break
-        if x <= BIG_COUNT:
+        if x <= big:
             for _ in range(x):
                 out, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
                 v = to_unit(out) * tot

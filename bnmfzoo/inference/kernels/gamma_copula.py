@@ -230,11 +230,11 @@ class GammaCopula:
         theta = np.array(theta, dtype=float)
         with np.errstate(over="ignore"):
             x = np.exp(theta)
-        key = x.tobytes()
-        if key not in self._logs:
-            if len(self._logs) >= max(4, MEMO_BYTES // max(len(key), 1)):
+        point = x.tobytes()
+        if point not in self._logs:
+            if len(self._logs) >= max(4, MEMO_BYTES // max(len(point), 1)):
                 self._logs.pop(next(iter(self._logs)))
-            self._logs[key] = theta
+            self._logs[point] = theta
         return x
 
     def log_point(self, x):

@@ -24,7 +24,7 @@ import math
 import numba
 import numpy as np
 
-from bnmfzoo.inference.counts._data import BIG_COUNT, exposure_into
+from bnmfzoo.inference.counts._data import big_count, exposure_into
 from bnmfzoo.inference.counts.gibbs._marginal import NU, marginal_rows_into, transposed
 from bnmfzoo.inference.counts.gibbs._moves import (
     ERRORS,
@@ -250,7 +250,7 @@ def default_sweeps_per_draw(problem):
 
     A deterministic function of the problem's size (never of a timing, so a seed gives the
     same chain on every machine): the compiled Poisson sweep is modelled as 2 us + 15 ns per
-    count split unit by unit + 60 ns per binomial (counts above ``BIG_COUNT``: K binomials) +
+    count split unit by unit + 60 ns per binomial (counts above ``big_count(K)``: K binomials) +
     20 ns per (D + N) K^2 (the group moves; measured on the 21 SBS96 catalogues: 0.42 ms per
     sweep at K = 3, model 0.42 ms), and ``ceil(4 STEP_OVERHEAD / cost)`` sweeps, between 1 and
     :data:`MAX_AUTO_SWEEPS`, are run per draw (at most ~20% of the CPU time outside the
@@ -286,11 +286,12 @@ def marginal_cost(problem):
 def sweep_cost(problem):
     """Modelled seconds of one compiled Poisson sweep (:func:`default_sweeps_per_draw`).
 
-    Bounded by the data's size whatever the counts: a count above ``BIG_COUNT`` costs K
+    Bounded by the data's size whatever the counts: a count above ``big_count(K)`` costs K
     binomials (numba's BTPE, O(1) each).
     """
     D, N = problem.shape
     K = problem.rank
     x = problem.data.counts
-    units = float(x[x <= BIG_COUNT].sum() + 4 * K * np.count_nonzero(x > BIG_COUNT))
+    big = big_count(K)
+    units = float(x[x <= big].sum() + 4 * K * np.count_nonzero(x > big))
     return 2e-6 + 15e-9 * units + 20e-9 * (D + N) * K * K

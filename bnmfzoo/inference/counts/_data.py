@@ -42,9 +42,9 @@ __all__ = ["CountMatrix", "Exposure", "scaled_exposure", "exposures", "exposure_
 
 #: a count above ``BIG_COUNT_PER_COMPONENT * K`` (at most :data:`MAX_BIG_COUNT`) is split by
 #: K - 1 sequential binomials instead of count by count: a unit costs one uniform and K - 1
-#: comparisons, a binomial (numba's sampler) grows dearer with K too, and the split of SBS96
-#: counts (ESCC, median 70) was fastest near 80, 128 and 200 at K = 3, 6 and 10, 1.1, 1.4 and
-#: 1.8 times faster than at the former fixed 32 (``python -m benchmarks.speed.split_threshold``)
+#: comparisons, a binomial (numba's sampler) grows dearer with K too: the split of ESCC SBS96
+#: counts (median 72) is 0.99, 1.13, 1.35 and 1.63 times as fast as at the former fixed 32 at
+#: K = 3, 4, 6 and 10 (``python -m benchmarks.speed.split_threshold``; ``counts_core_2.md``)
 BIG_COUNT_PER_COMPONENT = 20
 #: the largest count ever split count by count (the tiled order groups counts up to it)
 MAX_BIG_COUNT = 256

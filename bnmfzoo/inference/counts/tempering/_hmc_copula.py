@@ -5,7 +5,9 @@ counts with the copula's surrogate kicks (``term_grad``), with the whole traject
 numba call: each step's gradient is the rung's Gamma-and-likelihood part
 (:func:`~bnmfzoo.inference.counts.tempering._hmc_dense.dense_grad`) plus ``1 - b`` times the
 copula's surrogate field (:func:`~bnmfzoo.inference.kernels.gamma_scores.surrogate_field`), and
-only the two ends' exact densities are computed outside (SciPy's incomplete gamma functions).
+only the two ends' exact densities are computed outside (SciPy's incomplete gamma functions;
+the start's copula term comes from the copula's memo when the caller starts where its last move
+ended, :meth:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula.log_point`).
 The map and the test are those of ``hmc_step_term`` (same target ``pi_b``, same leapfrog, same
 Metropolis test on the exact change of the Hamiltonian), so the transition leaves ``pi_b``
 invariant (Duane et al. 1987; Neal 2011); only the cost differs: a rung's transition (20

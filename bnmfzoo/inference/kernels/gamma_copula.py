@@ -65,6 +65,13 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 MEMO_BYTES = 32_000_000
 
 
+def _remember(memo, key, value):
+    """``memo[key] = value``, the oldest entry dropped first past :data:`MEMO_BYTES` of keys."""
+    if len(memo) >= max(4, MEMO_BYTES // max(len(key), 1)):
+        memo.pop(next(iter(memo)))
+    memo[key] = value
+
+
 def factor_blocks(D, N, K):
     """The copula's blocks of an NMF's flat state ``(A.ravel(), W.ravel())``.
 
@@ -213,9 +220,7 @@ class GammaCopula:
         v = self._memo.get(key)
         if v is None:
             v = self.log_copula(self.scores(x))
-            if len(self._memo) >= max(4, MEMO_BYTES // max(len(key), 1)):
-                self._memo.pop(next(iter(self._memo)))
-            self._memo[key] = v
+            _remember(self._memo, key, v)
         return v
 
     def exp_point(self, theta):
@@ -232,9 +237,7 @@ class GammaCopula:
             x = np.exp(theta)
         point = x.tobytes()
         if point not in self._logs:
-            if len(self._logs) >= max(4, MEMO_BYTES // max(len(point), 1)):
-                self._logs.pop(next(iter(self._logs)))
-            self._logs[point] = theta
+            _remember(self._logs, point, theta)
         return x
 
     def log_point(self, x):

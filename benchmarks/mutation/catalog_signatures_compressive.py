@@ -205,4 +205,12 @@ MUTATIONS = [
         new="        return 1.0  # every half-chain constant but not all equal: no mixing at all\n",
         tests=(f"{_R}::test_counts_rhat_cases",),
         why="chains stuck at different counts (no within-chain variance) count as converged"),
+    Mutation(
+        id="capacity-note-never", path=_COMP,
+        old="at_capacity=float(np.mean(counts >= k_max))",
+        new="at_capacity=float(np.mean(counts > k_max))",
+        tests=("tests/signatures/test_signature_compressive.py::"
+               "test_note_says_when_draws_use_every_signature_of_the_overfitted_model",),
+        why="draws that fill the overfitted model are not reported: P(K) is silently cut off "
+            "at k_max"),
 ]

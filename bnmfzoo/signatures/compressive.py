@@ -547,7 +547,8 @@ def compressive_rank_posterior(X, ranks=range(2, 13), *, k_max=None, n_chains=4,
         T_draws[i], V_draws[i] = Ts[c][g][:, act], Vs[c][g][act]
     every_chain = bool((counts == best).any(axis=1).all())
     rhat = counts_rhat(counts)
-    table.attrs.update(note=_note(table, best, every_chain, set(ranks), n_chains, rhat),
+    table.attrs.update(note=_note(table, best, every_chain, set(ranks), n_chains, rhat,
+                                  at_capacity=float(np.mean(counts >= k_max)), k_max=k_max),
                        level=level, rhat=rhat,
                        draws=(T_draws, V_draws), counts=counts, mu=mu, k_max=int(k_max),
                        every_chain_visits_best=every_chain, epsilon=epsilon,
@@ -645,8 +646,14 @@ def counts_rhat(counts):
     return value if np.isfinite(value) else math.inf
 
 
-def _note(table, best, every_chain, requested, n_chains, rhat=math.nan):
-    """One sentence: the most probable rank, its rivals, the ranks no draw visited."""
+def _note(table, best, every_chain, requested, n_chains, rhat=math.nan, at_capacity=0.0,
+          k_max=None):
+    """One sentence: the most probable rank, its rivals, the ranks no draw visited.
+
+    ``at_capacity``: the share of draws with all ``k_max`` signatures active. Such draws mean
+    the overfitted model had no signature to spare, so ranks above ``k_max`` were never
+    possible and ``P(K)`` is cut off there: the note says so and what to run.
+    """
     row = table.set_index("rank").loc[best]
     text = (f"most probable rank {best} (probability {row['probability']:.3f}, "
             f"{row['low']:.3f}-{row['high']:.3f}; compressive prior, active signatures per draw)")
@@ -667,4 +674,9 @@ def _note(table, best, every_chain, requested, n_chains, rhat=math.nan):
     if outside:
         text += ("; draws also visit rank(s) " + ", ".join(map(str, outside))
                  + " outside the requested ranks (shown)")
+    if at_capacity > 0:
+        text += (f"; {at_capacity:.0%} of the draws use all {k_max} signatures of the "
+                 "overfitted model (k_max), so ranks above it were not possible and P(K) is cut "
+                 f"off at {k_max}: rerun with a larger k_max (--k-max; by default twice "
+                 "the largest rank, at most 20; with a reference, raise n_novel, --novel)")
     return text

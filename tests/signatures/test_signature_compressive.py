@@ -185,3 +185,16 @@ def test_cli_default_route_is_compressive(small, tmp_path, capsys):
     sig = pd.read_csv(out / "signatures.tsv", sep="\t")
     assert list(sig.columns) == ["MutationType", "Sig1", "Sig2"]
     assert "most probable rank 2" in capsys.readouterr().out
+
+
+def test_note_says_when_draws_use_every_signature_of_the_overfitted_model(small, table):
+    # two distinct signatures, k_max = 2: every draw keeps both, so nothing above 2 was possible
+    df, _ = small
+    t = compressive_rank_posterior(read_catalog(df).values, [1], k_max=2, n_chains=2,
+                                   n_burn=100, n_keep=60, thin=3, random_seed=0)
+    assert int(t.attrs["counts"].max()) == 2
+    share = float(np.mean(t.attrs["counts"] >= 2))
+    assert f"{share:.0%} of the draws use all 2 signatures" in t.attrs["note"]
+    assert "P(K) is cut off at 2" in t.attrs["note"]
+    # the fixture's run (k_max = 4, two signatures) never fills its model: no such sentence
+    assert int(table.attrs["counts"].max()) < 4 and "cut off" not in table.attrs["note"]

@@ -669,7 +669,7 @@ def _note(table, best, every_chain, requested, n_chains, rhat=math.nan, at_capac
     if rhat > RHAT_LIMIT:
         text += (f"; the chains have not converged (R-hat of the number of active signatures "
                  f"{rhat:.2f} > {RHAT_LIMIT}): these probabilities are not yet the posterior's, "
-                 "run more sweeps (n_burn)")
+                 "run more sweeps (n_burn, --burn)")
     outside = [int(r) for r in table.loc[table["draws"] > 0, "rank"] if int(r) not in requested]
     if outside:
         text += ("; draws also visit rank(s) " + ", ".join(map(str, outside))

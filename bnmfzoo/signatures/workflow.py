@@ -244,7 +244,7 @@ def extract(catalog, ranks=range(2, 13), reference=None, *, rank_method="compres
                           level=level, random_seed=random_seed, progress=progress)
         if not table["reliable"].any():
             raise ValueError("no rank has a reliable evidence estimate (" + table.attrs["note"]
-                             + "); run more sweeps (n_keep) or compare fewer ranks")
+                             + "); run more sweeps (n_keep, --keep) or compare fewer ranks")
         method = ("Poisson NMF, Gibbs sampling from the variational means; ranks screened by "
                   "the variational bound, evidence by Chib (1995)")
     else:

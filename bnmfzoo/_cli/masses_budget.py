@@ -482,14 +482,19 @@ def _large(model, a, t0, per_sweep, need):
               f"{s['n_temperatures']}; {s['cpu_s']:.1f} CPU s (fit chains {s['fit_cpu_s']:.1f}; "
               f"per mode {r2(c['smc_s_per_mode'])}; per particle-move "
               f"{np.round(c['smc_s_per_particle_move'] * 1e3, 2).tolist()} ms); restarts "
-              f"{c['restarts_s']:.1f} CPU s")
+              f"{c['restarts_s']:.1f} CPU s; reference per mode {s.get('reference')}")
     if t is not None:
         print(f"reference-path tempering ({out['settings']['pt_runs']} runs x "
               f"{out['settings']['pt_scans']} scans): log Z per mode {r2(t['log_z'])} +- "
               f"{r2(t['log_z_se'])}; runs {r2(t['run_log_z'])}; round trips per run "
               f"{t['round_trips'].tolist()}; rungs {t['n_rungs'].tolist()}; {t['cpu_s']:.1f} CPU "
               f"s (per mode {r2(t['cpu_s_mode'])}; per rung-scan "
-              f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms)")
+              f"{np.round(t['cpu_s_per_rung_scan'] * 1e3, 2).tolist()} ms); reference (fit, "
+              f"pilot barrier marginal, ridge-free, widening used, its barrier) "
+              f"{[f and (f[0], round(f[1], 1), round(f[2], 1), f[3], round(f[4], 1))
+                  for f in t.get('reference_fit', [])]}; CPU floor from the pilot ladder and "
+              f"the share of the budget left, per mode "
+              f"{np.round(t.get('start_floor', np.full((1, 2), np.nan)), 1).tolist()}")
     print(out["statement"])
     print(json.dumps({
         "modes": [{"mass": m["mass"], "low": m["low"], "high": m["high"],

@@ -63,7 +63,7 @@ def run_shares(label, weights, run_of, n_runs, K):
     for r in range(n_runs):
         m = run_of == r
         out[r] = np.bincount(label[m], weights=weights[m], minlength=K)
-    return out
+    return np.clip(out, 0.0, 1.0)  # a sum of weights that sum to 1 can round above 1
 
 
 def merge_smc_modes(merged, label, A, W, perm, refs, weights, run_of, n_runs):

@@ -637,19 +637,21 @@ def test_the_pilot_smc_is_timed_after_its_compile(monkeypatch):
     """The pilot SMC's first run compiles its kernels on a cold cache (1.4 times the warm
     per-step overhead measured; a Gaussian matrix got 805 particles where a warm cache gave
     1,331). Here the first SMC burns 2 CPU s: timed, the cost per particle-sweep would rise by
-    about 2 / (16 particles x ~60 steps x 5 moves) = 0.4 ms, against about 0.07 ms."""
+    2 / (16 particles x the pilot's steps x 5 moves), about 0.4-1.3 ms, against 0.07-0.4 ms
+    measured (machine-dependent); the bound is the same measurement without the burn plus half
+    of that rise."""
     import importlib
     import time
 
     from bnmfzoo._cli.masses import _build
-    from bnmfzoo._cli.masses_budget import _measured_steps
+    from bnmfzoo._cli.masses_budget import PILOT_PARTICLES, PILOT_STEP_FACTOR, _measured_steps
     from bnmfzoo.inference.smc_masses import family_of_model
 
     smc_module = importlib.import_module("bnmfzoo.inference.tempering.smc")  # the module
     real, calls = smc_module.smc, []
 
     def first_dear(*args, **kwargs):
-        if not calls:
+        if burn and not calls:
             t = time.process_time()
             while time.process_time() - t < 2.0:
                 pass
@@ -659,6 +661,11 @@ def test_the_pilot_smc_is_timed_after_its_compile(monkeypatch):
     monkeypatch.setattr(smc_module, "smc", first_dear)
     fam = family_of_model(_build(np.random.default_rng(1).gamma(2.0, 1.0, (12, 8)), 2,
                                  "exponential_gaussian"))
+    burn = False
+    _, plain, _ = _measured_steps(fam, 3e-5, 5, 900.0, 60)
+    calls.clear()
+    burn = True
     steps, cost, sweep = _measured_steps(fam, 3e-5, 5, 900.0, 60)
     assert calls == [2, 16]  # the untimed compile run, then the timed pilot
-    assert cost < 2e-4, (steps, cost, sweep)
+    rise = 2.0 / (PILOT_PARTICLES * steps / PILOT_STEP_FACTOR) / 5
+    assert cost < plain + 0.5 * rise, (steps, cost, plain, rise)

@@ -205,27 +205,33 @@ def _burn(seconds):
 def test_the_budget_pilot_does_not_time_the_first_compile(cohort, monkeypatch):
     """A cold compile cache makes the first SMC dear; the pilot's cost per particle must not
     include it (it made the pilot 40 times dearer and refused budgets 20 times too large).
-    The first call here burns 4 CPU s: timed, the 8 particle-runs would cost at least 0.5 s
-    each, against 0.05 measured on a warm cache and 0.08 on a cold one (the bound, 0.25,
-    leaves a factor of 3 on that side and 2 on the other)."""
+    The first call here burns 4 CPU s: timed, it would add 4 / 8 = 0.5 s to each of the 8
+    particle-runs' cost. The bound is the same call's cost without the burn plus half of that
+    (the cost itself is machine-dependent: 0.05 s on one machine, 0.26-0.32 on another; its
+    spread between calls is well under 0.25)."""
     import bnmfzoo.inference as inference
 
     counts, ref = cohort
     real, calls = inference.smc_mode_masses, []
 
-    def first_dear(*args, **kwargs):
-        if not calls:
-            _burn(4.0)
-        calls.append(kwargs.get("n_particles"))
-        return real(*args, **kwargs)
+    def per_particle(burn):
+        calls.clear()
 
-    monkeypatch.setattr(inference, "smc_mode_masses", first_dear)
-    with pytest.raises(ValueError, match="took ([0-9.]+) CPU s per particle") as err:
-        alternative_signatures(counts, 3, ref, n_runs=4, n_particles=500, budget_s=1.0,
-                               check=None, random_seed=0)
-    per = float(re.search(r"took ([0-9.]+) CPU s per particle", str(err.value)).group(1))
-    assert per < 0.25, str(err.value)
-    assert calls == [2, 4]  # the untimed compile run, then the timed pilot
+        def first_dear(*args, **kwargs):
+            if burn and not calls:
+                _burn(4.0)
+            calls.append(kwargs.get("n_particles"))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(inference, "smc_mode_masses", first_dear)
+        with pytest.raises(ValueError, match="took ([0-9.]+) CPU s per particle") as err:
+            alternative_signatures(counts, 3, ref, n_runs=4, n_particles=500, budget_s=1.0,
+                                   check=None, random_seed=0)
+        assert calls == [2, 4]  # the untimed compile run, then the timed pilot
+        return float(re.search(r"took ([0-9.]+) CPU s per particle", str(err.value)).group(1))
+
+    plain = per_particle(False)
+    assert per_particle(True) < plain + 0.25, plain
 
 
 def test_reference_with_other_channels(cohort):

@@ -1,8 +1,8 @@
 """Mutations of the Gaussian reference path's rescaling move and of the ``reference`` route's
 handling of a mode the plain chains from the prior reached twice
 (``bnmfzoo/inference/reference_path.py``): the move left out of the path's sweep, the Jacobian
-of the group move with the wrong sign, the slice drawn at the wrong level, and a prior-chain
-copy kept (refused instead of dropped). Each is caught by a fast test of
+of the group move with the wrong sign, the slice drawn at the wrong level or shrunk without
+end, and a prior-chain copy kept (refused instead of dropped). Each is caught by a fast test of
 ``tests/tempering/test_gaussian_rescale.py`` (an exact-target test of the move, the log Z of a
 2 x 40 rank-1 matrix against quadrature) or ``tests/tempering/test_duplicate_modes.py``."""
 
@@ -36,6 +36,14 @@ MUTATIONS = [
         new="    y = f(0.0) - 2.0 * rng.exponential()\n",
         tests=(_LAW,),
         why="the slice drawn under f(u)^(1/2): the move samples a flattened law"),
+    Mutation(
+        id="rescale-slice-shrinks-forever", path=_RG,
+        old=("        if hi - lo < 1e-15:  # only when y = f(0) (an exponential draw of 0): "
+             "stay at u = 0\n            return 0.0\n"),
+        new="",
+        tests=(_T + "test_the_slice_draw_ends_when_its_level_is_the_top_of_the_density",),
+        why="a slice level at the density's top (an exponential draw of 0) shrinks the bracket "
+            "forever: a hang in compiled code that Ctrl-C cannot stop"),
     Mutation(
         id="reference-check-keeps-prior-copy", path=_RP,
         old=("    drop = sorted({j for _, j in dup if j >= K})\n    if drop:\n"

@@ -148,3 +148,28 @@ def test_reference_path_log_z_on_a_scale_ridge_matches_quadrature(seed):
     out = reference_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=8, n_particles=40, n_moves=3,
                           n_draws=100)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
+
+
+def test_the_slice_draw_ends_when_its_level_is_the_top_of_the_density():
+    """An exponential draw of 0 puts the slice's level at ``f(0)``; at a mode of ``f`` no other
+    point lies above it, and shrinking towards 0 would never end (a hang in compiled code,
+    which Ctrl-C cannot stop). The draw must stay at ``u = 0`` instead. Run interpreted
+    (``py_func``) with a generator whose exponential is 0 and which refuses a 10,001st
+    uniform."""
+    from bnmfzoo.inference.gaussian.modes._reference_gaussian import _log_scale_slice
+
+    class ZeroExponential:
+        def __init__(self):
+            self.g, self.n = np.random.default_rng(0), 0
+
+        def exponential(self):
+            return 0.0
+
+        def random(self):
+            self.n += 1
+            if self.n > 10_000:
+                raise RuntimeError("the shrinkage did not end")
+            return self.g.random()
+
+    # f(u) = -cosh(2u) + 2 cosh(u): f'(0) = 0, f''(0) = -2, so u = 0 is the mode
+    assert _log_scale_slice.py_func(1.0, 1.0, 1.0, 1.0, 0.0, ZeroExponential()) == 0.0

@@ -165,6 +165,8 @@ def _log_scale_slice(c0, c1, c2, c3, c4, rng, width=0.25, max_steps=40):
         u = lo + (hi - lo) * rng.random()
         if f(u) > y:
             return u
+        if hi - lo < 1e-15:  # only when y = f(0) (an exponential draw of 0): stay at u = 0
+            return 0.0
         if u < 0.0:
             lo = u
         else:

@@ -35,6 +35,7 @@ Each test's false-failure rate was measured once by running its p-value function
 """
 
 import dataclasses
+import math
 
 import numpy as np
 import pymc as pm
@@ -198,6 +199,15 @@ def test_nb_dispersion_slice_step_keeps_its_exact_conditional():
     law (one test at 1e-3). A slice without the Jacobian of ``u = log alpha`` fails. Seeds
     0-49: 0 failures (``nb_alpha_pvalue(seed)``; smallest p-value 0.0067). About 1 CPU s."""
     assert nb_alpha_pvalue(seed=6) > FAMILY_ALPHA
+
+
+def test_nb_dispersion_slice_refuses_a_non_finite_log_density():
+    """A NaN log density at the current ``alpha`` makes every comparison with the slice's
+    level false, so the shrinkage never ends: one clear error instead."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(FloatingPointError, match="not finite"):
+        _sweep.slice_log_alpha(2.0, lambda a: math.nan, rng)
+    assert 0.0 < _sweep.slice_log_alpha(2.0, lambda a: -a, rng) < math.inf  # finite: a draw
 
 
 # ------------------------------------------------------------------------------ power posterior

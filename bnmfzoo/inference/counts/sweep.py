@@ -390,7 +390,10 @@ def slice_log_alpha(alpha, logpost, rng, *, width=1.0, max_steps=50):
         return logpost(math.exp(u)) + u
 
     u0 = math.log(alpha)
-    y = f(u0) + math.log(rng.uniform())
+    f0 = f(u0)
+    if math.isnan(f0) or f0 == math.inf:  # a level no point exceeds: shrinkage without end
+        raise FloatingPointError(f"the log density of alpha = {alpha!r} is {f0!r}, not finite")
+    y = f0 + math.log(rng.uniform())
     lo = u0 - width * rng.uniform()
     hi = lo + width
     steps = 0

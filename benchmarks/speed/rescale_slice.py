@@ -7,7 +7,7 @@ of each component's log scale. This times it against the same move with the slic
 interpreted Python (the kernel's own ``py_func`` over NumPy coefficients: the loop it
 replaced), in one process, on the same states and random streams, checks that both give the
 same factors bit for bit, and prints the medians of ``--repeats`` timings of ``--moves`` moves
-and their ratio (1 Dec 2026, 2 cores: 1.4-1.7 at rank 3, 2.8-2.9 at rank 8; the compiled move's
+and their ratio (2 Dec 2026, 2 cores: 2.5-3.1 at rank 3, 5.4-5.9 at rank 8; the compiled move's
 floor is numba's unboxing of the ``numpy.random.Generator``, about 20 us a call)::
 
     python -m benchmarks.speed.rescale_slice --rows 30 --cols 20 --rank 3

@@ -199,6 +199,13 @@ def _log_scales(A, Wt, QA, LA, QW, LW, d, rng):
     return out
 
 
+def _full(x, shape):
+    """``x`` as a float array of ``shape`` (broadcast and copied only when it is not one)."""
+    if isinstance(x, np.ndarray) and x.shape == shape and x.dtype == np.float64:
+        return x
+    return np.ascontiguousarray(np.broadcast_to(x, shape), dtype=float)
+
+
 def rescale_components(s, QA, LA, QW, LW, rng):
     """The exact rescaling group move of every component of a Gaussian state, in place.
 
@@ -211,8 +218,8 @@ def rescale_components(s, QA, LA, QW, LW, rng):
     """
     A, Wt = s.A, s.Wt
     d = float(A.shape[0] - Wt.shape[0])
-    QA, LA, QW, LW = (np.ascontiguousarray(np.broadcast_to(x, y.shape), dtype=float)
-                      for x, y in ((QA, A), (LA, A), (QW, Wt), (LW, Wt)))
+    QA, LA, QW, LW = (_full(QA, A.shape), _full(LA, A.shape), _full(QW, Wt.shape),
+                      _full(LW, Wt.shape))
     u = _log_scales(A, Wt, QA, LA, QW, LW, d, rng)  # compiled: the coefficients, then draws
     if u.size != A.shape[1]:
         raise FloatingPointError("the rescaling move met non-finite factors or prior terms")

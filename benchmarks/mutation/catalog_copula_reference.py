@@ -36,6 +36,10 @@ _NB_LOGZ = _TNB + "test_the_smc_along_the_nb_copula_path_estimates_the_evidence"
 _NB_CONS = _TNB + "test_small_steps_conserve_the_hamiltonian_with_the_nb_term"
 _RP = "bnmfzoo/inference/reference_path.py"
 _PM = _T + "test_the_per_mode_smc_runs_along_the_copula_path_when_asked[0]"
+_TRIM = ("tests/tempering/test_large_route.py::"
+         "test_fit_chains_drop_each_chain_start_up_transient")
+_COPY_PASS = ("tests/tempering/test_large_route.py::"
+              "test_large_mode_masses_passes_the_copula_and_the_early_stop")
 _COPY = ("tests/tempering/test_large_route.py::"
          "test_a_copy_the_fit_chains_show_is_dropped_before_its_smc")
 _HC = "bnmfzoo/inference/counts/tempering/_hmc_copula.py"
@@ -381,4 +385,35 @@ MUTATIONS = [
         why="each transition starts from log x, a neighbour of where the last one ended: the "
             "exact copula term (the incomplete gamma functions) is computed twice per "
             "transition (14 % of a rung-scan on 214 ESCC genomes at K = 6)"),
+    Mutation(
+        id="fit-chains-keep-their-transient", path=_RP,
+        old="        if trim:\n            fits = [_after_transients(f) for f in fits]\n",
+        new="",
+        tests=(_TRIM,),
+        why="the fit chains' start-up transients stay in the draws a reference is fitted to "
+            "(on ESCC SBS96 at K = 4: a copula 6,932 nats of Jeffreys divergence from the "
+            "posterior instead of 102, three times the SMC's temperatures)"),
+    Mutation(
+        id="large-route-fits-to-the-transient", path=_LR,
+        old=("                                           rng, cut, n_chains, pt_draws, thin, "
+             "n_burn,\n                                           trim=True)"),
+        new=("                                           rng, cut, n_chains, pt_draws, thin, "
+             "n_burn,\n                                           trim=False)"),
+        tests=(_COPY_PASS,),
+        why="the large route's copula fitted to fit chains with their start-up transients"),
+    Mutation(
+        id="transient-cut-uncapped", path="bnmfzoo/diagnostics/_transient.py",
+        old="    cap = (n + 1) // 2\n",
+        new="    cap = n - 1\n",
+        tests=("tests/diagnostics/test_transient.py::"
+               "test_each_chain_is_cut_at_its_own_transient_and_at_most_half",),
+        why="a chain that never settles is cut to its last draws instead of reported at the "
+            "cap (half the chain)"),
+    Mutation(
+        id="copula-lanczos-pairs-mismatched", path=_GC,
+        old="    return s[order], vt[order]\n",
+        new="    return s[order], vt[order][::-1]\n",
+        tests=(_T + "test_a_large_fit_keeps_the_leading_factors_of_the_full_svd",),
+        why="a large fit's leading singular values paired with the wrong vectors: U U' is not "
+            "the scores' leading correlation"),
 ]

@@ -482,7 +482,10 @@ def _large(model, a, t0, per_sweep, need):
               f"{s['n_temperatures']}; {s['cpu_s']:.1f} CPU s (fit chains {s['fit_cpu_s']:.1f}; "
               f"per mode {r2(c['smc_s_per_mode'])}; per particle-move "
               f"{np.round(c['smc_s_per_particle_move'] * 1e3, 2).tolist()} ms); restarts "
-              f"{c['restarts_s']:.1f} CPU s; reference per mode {s.get('reference')}")
+              f"{c['restarts_s']:.1f} CPU s; reference per mode {s.get('reference')}"
+              + ("" if out.get("fit_draws") is None else "; fit-chain draws kept after the "
+                 "start-up transients per mode " + ", ".join(
+                     f"{k} of {n}" for k, n in out["fit_draws"])))
     if t is not None:
         print(f"reference-path tempering ({out['settings']['pt_runs']} runs x "
               f"{out['settings']['pt_scans']} scans): log Z per mode {r2(t['log_z'])} +- "

@@ -372,7 +372,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         ``modes`` (per mode: ``mass``, ``se``, ``low``, ``high``, ``estimator``,
         ``mass_check``, ``check_se``, ``check_estimator``, ``bound``, ``note``, ``n_starts``),
         ``established``, ``statement``, ``smc`` and ``pt`` (the two estimators' results),
-        ``costs`` (CPU seconds per mode, per particle-move and per rung-scan), ``cpu_s``.
+        ``costs`` (CPU seconds per mode, per particle-move and per rung-scan), ``fit_draws``
+        (with ``copula``, per mode: ``(kept, run)`` fit-chain draws, each chain's start-up
+        transient dropped; ``None`` without), ``cpu_s``.
     """
     from dataclasses import replace
 
@@ -443,7 +445,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
                            2.2 * move_cost)  # (COPULA_SMC_STEPS_PER_ROOT_DIM)
         try:
             fitted = fit_chains_and_basins(pt_fam, reference_adapter(pt_fam), refs, starts,
-                                           rng, cut, n_chains, pt_draws, thin, n_burn)
+                                           rng, cut, n_chains, pt_draws, thin, n_burn,
+                                           trim=True)
         except BudgetExhausted as err:
             return stop(err, "the fit chains", f" ({M} mode(s) from the restarts)")
         copy_of = fit_copies(fitted, cut)  # restarts' groups the fit chains show to be one
@@ -530,6 +533,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     return {**base, "modes": modes, "established": established,
             "statement": head + " " + unknown + (f" Route: {route_note}." if route_note else ""),
             "smc": smc_out, "pt": pt_out, "skipped": skipped, "dropped": drop, "costs": costs,
+            "fit_draws": None if fitted is None else [  # per mode: kept after the transients
+                (int(f[0].shape[0]), n_chains * pt_draws) for f in fitted[0]],
             "settings": {"n_starts": n_starts, "n_runs": n_runs, "n_particles": n_particles,
                          "n_moves": n_moves, "pt_runs": pt_runs, "pt_scans": pt_scans,
                          "n_leap": n_leap, "local": LARGE_LOCAL, "copula": bool(copula),

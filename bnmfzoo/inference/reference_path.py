@@ -281,24 +281,38 @@ def _label_center(bases, ref):
 
 
 def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin,
-                          n_burn, fits=None):
+                          n_burn, fits=None, trim=False):
     """Every mode's fit chains and the basin rule over all of them at once.
 
-    Returns ``(fits [(aligned draws, bases, chain) per mode], basins (the result of
+    Returns ``(fits [(aligned draws, bases, chain, log joint) per mode], basins (the result of
     :func:`bnmfzoo.diagnostics._modes.basins.mode_basins`), inside [per mode, which of its
     draws are inside its basin], fit_cpu)``. With ``fits`` (one per mode of ``refs``) the chains
     are not run again: only the basin rule (modes dropped as copies leave the others' basins).
+    With ``trim``, each chain's draws before its start-up transient ends (the MSER point of its
+    log joint, :func:`bnmfzoo.diagnostics._transient.transient_end`) are dropped from the fits
+    (on ESCC SBS96 at K = 4 they were half of every chain, and a copula fitted with them needed
+    three times the SMC's temperatures: that module's docstring).
     """
     t1 = time.process_time()
     if fits is None:
         fits = [_aligned_draws(family, adapter, refs[k], starts[k], rng, n_chains, n_draws,
                                thin, n_burn) for k in range(refs.shape[0])]
+        if trim:
+            fits = [_after_transients(f) for f in fits]
     basins = mode_basins(np.concatenate([f[1] for f in fits]),
                          np.concatenate([f[2] + k * (n_chains + 1) for k, f in enumerate(fits)]),
                          np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
                          refs, cut)
     inside = np.split(basins["inside"], np.cumsum([f[2].size for f in fits])[:-1])
     return fits, basins, inside, time.process_time() - t1
+
+
+def _after_transients(fit):
+    """One mode's ``(draws, bases, chain, log joint)`` without each chain's start-up transient."""
+    from bnmfzoo.diagnostics._transient import trim_transients
+
+    keep, _ = trim_transients(fit[3], fit[2])
+    return tuple(np.asarray(part)[keep] for part in fit)
 
 
 def cross_fit_shares(fitted, cut):

@@ -156,6 +156,35 @@ def test_fit_is_the_structured_correlation_of_the_scores_and_beats_the_product()
     assert gain.mean() > 5 * gain.std() / math.sqrt(gain.size), (gain.mean(), gain.std())
 
 
+def test_a_large_fit_keeps_the_leading_factors_of_the_full_svd(monkeypatch):
+    """At 500 draws x 420 dimensions (both at least ``FULL_SVD_BELOW``) the fit takes the
+    leading factors from ARPACK, not a full SVD: ``U U'``, ``B`` and the log density are the
+    full SVD's to rounding (the 8 leading singular values are well separated here: planted
+    factors of strengths 8 down to 1)."""
+    from bnmfzoo.inference.kernels import gamma_copula
+
+    rng = np.random.default_rng(2)
+    load = rng.normal(size=(420, 8)) * np.linspace(8.0, 1.0, 8)
+    z = rng.normal(size=(500, 8)) @ load.T + 3.0 * rng.normal(size=(500, 420))
+    draws = np.exp(0.2 * z / z.std(0))
+    blocks = np.arange(420).reshape(105, 4)
+    calls = []
+    real = gamma_copula._leading_singular
+
+    def spy(m, k):
+        calls.append(min(m.shape) >= gamma_copula.FULL_SVD_BELOW)
+        return real(m, k)
+
+    monkeypatch.setattr(gamma_copula, "_leading_singular", spy)
+    lanczos = GammaCopula.fit(draws, 1.0, blocks, n_factors=8)
+    monkeypatch.setattr(gamma_copula, "FULL_SVD_BELOW", 10**9)
+    full = GammaCopula.fit(draws, 1.0, blocks, n_factors=8)
+    assert calls == [True, False]
+    assert np.allclose(lanczos.U @ lanczos.U.T, full.U @ full.U.T, atol=1e-10)
+    assert np.allclose(lanczos.block_cov, full.block_cov, atol=1e-10)
+    assert lanczos.logpdf(draws[0]) == pytest.approx(full.logpdf(draws[0]), abs=1e-8)
+
+
 def test_bad_input_and_non_finite_values():
     q = _six_dim()
     assert q.logpdf(np.full(6, np.nan)) == -math.inf

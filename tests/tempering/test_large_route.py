@@ -295,6 +295,7 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
 
     monkeypatch.setattr(rp, "reference_log_z", spy("smc", rp.reference_log_z))
     monkeypatch.setattr(rt, "reference_pt_log_z", spy("pt", rt.reference_pt_log_z))
+    monkeypatch.setattr(rp, "fit_chains_and_basins", spy("fit", rp.fit_chains_and_basins))
     rng = np.random.default_rng(0)
     Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
     out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
@@ -306,12 +307,60 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
     assert isinstance(seen["pt family"].tempered, BudgetedSweep)
     assert isinstance(seen["smc family"].tempered, HmcTempered)  # the product's fallback
     assert seen["smc"]["fitted"] is seen["pt"]["fitted_chains"] is not None
-    assert seen["pt"]["fitted_chains"][0][0][0].shape[0] == 4 * COPULA_FIT_DRAWS  # 4 chains
+    # 4 chains of COPULA_FIT_DRAWS, each without its start-up transient (at most half)
+    assert seen["fit"]["trim"] is True
+    kept, run = out["fit_draws"][0]
+    assert seen["pt"]["fitted_chains"][0][0][0].shape[0] == kept and run == 4 * COPULA_FIT_DRAWS
+    assert run // 2 <= kept <= run
     assert out["smc"]["reference"] == ["copula"]
     assert seen["smc"]["early_stop"] == EARLY_STOP
     assert out["settings"]["copula"] and out["pt"]["reference_fit"][0][0] in (
         "copula", "marginal", "ridge-free")
     assert len(out["modes"]) == 1 and math.isfinite(out["pt"]["log_z"][0])
+
+
+def test_fit_chains_drop_each_chain_start_up_transient(monkeypatch):
+    """``trim=True``: each fit chain loses the draws before the MSER point of its log joint
+    (:func:`bnmfzoo.diagnostics._transient.transient_end`), and only those. The chains of this
+    small problem settle within a sweep, so a transient is planted in the log joint the chains
+    report (chain ``c`` climbs 1,000 nats over about ``8 (c + 1)`` draws); the draws the fit keeps
+    are then exactly the untrimmed run's draws after each chain's cut, and the cuts sit at the
+    planted climbs' ends."""
+    import bnmfzoo.inference.reference_path as rp
+    from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
+    from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.models import poisson
+
+    real = rp._aligned_draws
+
+    def planted(*args, **kwargs):
+        rows, bases, chain, joint = real(*args, **kwargs)
+        pos = np.concatenate([np.arange(np.sum(chain == c)) for c in np.unique(chain)])
+        return rows, bases, chain, joint - 1000.0 * np.exp(-pos / (2.0 * (chain + 1)))
+
+    monkeypatch.setattr(rp, "_aligned_draws", planted)
+    rng = np.random.default_rng(0)
+    Xc = rng.poisson(rng.gamma(2.0, 1.0, (12, 2)) @ rng.gamma(2.0, 3.0, (2, 10))).astype(float)
+    fam = family_of_model(poisson(Xc, 2))
+    s = fam.draw_prior(rng)
+    for _ in range(100):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    adapter = rp.reference_adapter(fam)
+    whole, trimmed = (rp.fit_chains_and_basins(fam, adapter, ref, [[s]], np.random.default_rng(5),
+                                               30.0, 3, 60, 1, 0, trim=trim)[0][0]
+                      for trim in (False, True))
+    chain = whole[2]
+    dropped = [60 - int(np.sum(trimmed[2] == c)) for c in range(3)]
+    # each cut where the climb left is 1-50 nats (measured: 11, 9 and 9 at cuts of 9, 19, 28;
+    # the chains' own log joint spreads by a few nats): not before it, not far into the rest
+    left = [1000.0 * np.exp(-dropped[c] / (2.0 * (c + 1))) for c in range(3)]
+    assert all(1.0 < v < 50.0 for v in left), (dropped, left)
+    assert dropped[2] <= 29  # at most the cap ceil(60 / 2) - 1
+    keep = np.concatenate([np.arange(60) >= dropped[c] for c in range(3)])
+    assert np.array_equal(chain[keep], trimmed[2])
+    for a, b in zip(whole, trimmed, strict=True):
+        assert np.array_equal(np.asarray(a)[keep], b)
 
 
 def _small_large_run():

@@ -61,6 +61,8 @@ Z_MAX = 37.0
 #: move cost 1.6 against 2.5 ms
 WH_MIN_SHAPE = 1.0
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+#: draws or dimensions below which the fit's leading factors come from a full SVD
+FULL_SVD_BELOW = 400
 #: bytes of points whose copula term :meth:`GammaCopula.log_copula_at` remembers (at least 4)
 MEMO_BYTES = 32_000_000
 
@@ -168,8 +170,8 @@ class GammaCopula:
         blocks = np.asarray(blocks, np.int64)
         n_factors = int(min(n_factors, min(zs.shape) - 1))
         if n_factors > 0:
-            _, s, vt = np.linalg.svd(zs, full_matrices=False)
-            U0 = vt[:n_factors].T * s[:n_factors]
+            s, vt = _leading_singular(zs, n_factors)
+            U0 = vt.T * s
         else:
             U0 = np.zeros((draws.shape[1], 0))
         zb = zs[:, blocks]  # (n, m, k)
@@ -361,6 +363,26 @@ class GammaCopula:
         x = np.where(lower, gammaincinv(self.a, ndtr(np.minimum(z, 0.0))),
                      gammainccinv(self.a, ndtr(-np.maximum(z, 0.0)))) / self.r
         return np.maximum(x, np.finfo(float).tiny)
+
+
+def _leading_singular(m, k):
+    """The ``k`` largest singular values of ``m`` and their right singular vectors ``(k, d)``.
+
+    A full SVD costs ``O(n d min(n, d))``: 20 s of a 21 s copula fit to 4,000 draws of ESCC
+    SBS96 at K = 4 (2,592 dimensions), where ARPACK's Lanczos iteration on the 16 wanted
+    triplets took 1.4 s, equal to 2e-15 in the singular values and 1e-14 in ``U U'``. Small
+    matrices (``min(n, d) <`` :data:`FULL_SVD_BELOW`) keep the full SVD. The start vector is
+    fixed, so the fit is reproducible.
+    """
+    if min(m.shape) < FULL_SVD_BELOW or k >= min(m.shape) - 1:
+        _, s, vt = np.linalg.svd(m, full_matrices=False)
+        return s[:k], vt[:k]
+    from scipy.sparse.linalg import svds
+
+    v0 = np.random.default_rng(0).standard_normal(min(m.shape))
+    _, s, vt = svds(m, k=k, solver="arpack", v0=v0)
+    order = np.argsort(s)[::-1]
+    return s[order], vt[order]
 
 
 def _scores(x, a, r):

@@ -74,6 +74,7 @@ from scipy.special import gammaln, logsumexp
 
 from bnmfzoo.diagnostics._modes.basins import basin_shares, duplicate_modes, mode_basins
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.diagnostics._transient import trim_transients
 from bnmfzoo.inference._mass_budget import check_budget
 from bnmfzoo.inference.counts.tempering._reference_poisson import (
     COPULA_LEAPFROG,
@@ -309,8 +310,6 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
 
 def _after_transients(fit):
     """One mode's ``(draws, bases, chain, log joint)`` without each chain's start-up transient."""
-    from bnmfzoo.diagnostics._transient import trim_transients
-
     keep, _ = trim_transients(fit[3], fit[2])
     return tuple(np.asarray(part)[keep] for part in fit)
 

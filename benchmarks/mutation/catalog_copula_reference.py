@@ -36,6 +36,9 @@ _NB_LOGZ = _TNB + "test_the_smc_along_the_nb_copula_path_estimates_the_evidence"
 _NB_CONS = _TNB + "test_small_steps_conserve_the_hamiltonian_with_the_nb_term"
 _RP = "bnmfzoo/inference/reference_path.py"
 _PM = _T + "test_the_per_mode_smc_runs_along_the_copula_path_when_asked[0]"
+_HC = "bnmfzoo/inference/counts/tempering/_hmc_copula.py"
+_B0M = _T + "test_the_move_keeps_the_reference_at_b0[compiled_mass-0]"
+_CONSM = _T + "test_small_steps_conserve_the_hamiltonian_with_the_copula_mass"
 _TRIM = ("tests/tempering/test_large_route.py::"
          "test_fit_chains_drop_each_chain_start_up_transient")
 _COPY_PASS = ("tests/tempering/test_large_route.py::"
@@ -416,4 +419,27 @@ MUTATIONS = [
         tests=(_T + "test_a_large_fit_keeps_the_leading_factors_of_the_full_svd",),
         why="a large fit's leading singular values paired with the wrong vectors: U U' is not "
             "the scores' leading correlation"),
+    Mutation(
+        id="copula-mass-momentum-diagonal", path=_HC,
+        old="    return copula.solve(copula.draw_scores(rng)) / s",
+        new="    return rng.standard_normal(s.size) / s",
+        tests=(_B0M,),
+        why="the momentum drawn for the diagonal mass while the kinetic energy and the drift "
+            "use the copula's: the Hamiltonian is conserved, but the move leaves q's draws "
+            "with another distribution"),
+    Mutation(
+        id="copula-mass-kinetic-diagonal", path=_HC,
+        old=("    k0 = 0.5 * copula_velocity(p, scale, copula.blocks, copula.block_cov, "
+             "copula.U, v)"),
+        new="    k0 = 0.5 * float(np.sum(scale * scale * p * p))",
+        tests=(_CONSM,),
+        why="the start's kinetic energy taken with the diagonal mass: the Metropolis test "
+            "compares two different Hamiltonians"),
+    Mutation(
+        id="copula-mass-drift-diagonal", path=_HC,
+        old="            theta[i] += eps * v[i]",
+        new="            theta[i] += eps * s[i] * s[i] * p[i]",
+        tests=(_CONSM,),
+        why="the drift moves with the diagonal mass while the kinetic energy is the copula's: "
+            "the leapfrog no longer integrates the Hamiltonian the test uses"),
 ]

@@ -548,4 +548,31 @@ MUTATIONS = [
                "compile",),
         why="no untimed SMC before the pilot's: on a cold cache its per-step overhead includes "
             "the compile and the SMC gets fewer particles than a warm cache gives"),
+    Mutation(
+        id="product-pilot-cap-margin-inverted", path=_B,
+        old="    cost = float(rung_scan_s) / float(margin)",
+        new="    cost = float(rung_scan_s) * float(margin)",
+        tests=("tests/house/test_doctests.py::test_doctest[bnmfzoo.inference._mass_budget."
+               "product_barrier_cap]",),
+        why="the product's rung-scans taken as dearer than timed, not cheaper: its pilot stops "
+            "at a barrier four times too low and a product path that would beat the copula's "
+            "floor is never finished"),
+    Mutation(
+        id="product-pilot-capped-without-copula", path=_RT,
+        old="        (betas, lam0), two = pilot(q, cap), (None, math.nan) if q2 is None else "
+            "pilot(q2, cap)",
+        new="        (betas, lam0), two = pilot(q, cap), (None, math.nan) if q2 is None else "
+            "pilot(q2, math.inf)",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_large_mode_masses_passes_the_copula_and_the_early_stop",),
+        why="the ridge-free reference's pilot runs to the end while the copula already beat "
+            "any path that long (ESCC SBS96, K = 4: 32 CPU s of a pilot that cannot win)"),
+    Mutation(
+        id="early-copies-drop-the-kept-groups-starts", path="bnmfzoo/inference/large_route.py",
+        old="        starts[i] = (starts[i] + starts[j])[:n_chains]",
+        new="        starts[i] = starts[j][:n_chains]",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_a_copy_the_fit_chains_show_is_dropped_before_its_smc",),
+        why="a merged mode's fit chains start from its copy's restarts only: the kept group's "
+            "own start states are lost"),
 ]

@@ -421,6 +421,21 @@ def _minute(seconds):
     return f"{math.ceil(seconds / 60) * 60:g}"
 
 
+def _capped(caps):
+    """The tempering line's note on product pilots stopped at a barrier cap (or ``""``).
+
+    >>> print(_capped(np.array([12.34, np.nan]))[:65])
+    ; the product references' pilots stopped past barrier [12.3, nan]
+    >>> _capped(None), _capped(np.array([np.nan]))
+    ('', '')
+    """
+    caps = np.asarray([] if caps is None else caps, float)
+    if not np.isfinite(caps).any():
+        return ""
+    return (f"; the product references' pilots stopped past barrier "
+            f"{np.round(caps, 1).tolist()} (their floor would pass the copula's)")
+
+
 def _large(model, a, t0, per_sweep, need):
     """The large-matrix Poisson route when the measured costs choose it (else None).
 
@@ -497,7 +512,11 @@ def _large(model, a, t0, per_sweep, need):
               f"{[f and (f[0], round(f[1], 1), round(f[2], 1), f[3], round(f[4], 1))
                   for f in t.get('reference_fit', [])]}; CPU floor from the pilot ladder and "
               f"the share of the budget left, per mode "
-              f"{np.round(t.get('start_floor', np.full((1, 2), np.nan)), 1).tolist()}")
+              f"{np.round(t.get('start_floor', np.full((1, 2), np.nan)), 1).tolist()}"
+              + _capped(t.get("pilot_cap")))
+    if out.get("merged_early"):
+        print(f"restart groups the short fit chains showed to be copies (copy: kept), merged "
+              f"before the full fit chains: {out['merged_early']}")
     print(out["statement"])
     print(json.dumps({
         "modes": [{"mass": m["mass"], "low": m["low"], "high": m["high"],

@@ -33,7 +33,7 @@ __all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "budget_left", "c
            "PathSMCSize", "PathTooDear", "tempering_start_floor", "with_budget",
            "nothing_established",
            "tempering_need", "tempering_floor", "run_allowance", "cpu_short_reasons",
-           "too_dear_reasons", "sweep_seconds"]
+           "too_dear_reasons", "sweep_seconds", "product_barrier_cap", "PRODUCT_COST_MARGIN"]
 
 _DEADLINE = contextvars.ContextVar("bnmfzoo_mass_deadline", default=None)
 
@@ -361,6 +361,52 @@ def tempering_start_floor(barrier, n_rungs, rung_scan_s, *, n_runs, target, tune
     # tempering_floor of runs of one kept scan that cost per_scan: the trips' scans alone
     return per_scan * float(tune_scans) + tempering_floor([r] * (n - 1), [1.0] * int(n_runs),
                                                           per_scan, target)
+
+
+#: the product's pilot stops at the barrier where its floor would pass the copula's even with
+#: its rung-scans this many times cheaper than timed (timing noise; the product's ladder puts
+#: its rungs at other temperatures than the copula's, where it was timed)
+PRODUCT_COST_MARGIN = 2.0
+
+
+def product_barrier_cap(floor_s, rung_scan_s, *, n_runs, target, tune_scans, max_rungs=200,
+                        margin=PRODUCT_COST_MARGIN):
+    """The barrier beyond which a reference's tempering cannot start below ``floor_s``.
+
+    The smallest ``Lambda`` whose :func:`tempering_start_floor` (``2 Lambda + 1`` rungs, as a
+    pilot ladder has, at ``rung_scan_s / margin`` CPU s per rung-scan) reaches ``floor_s``: a
+    pilot that finds a longer path cannot win, so it may stop there
+    (:func:`~bnmfzoo.inference.tempering._ladder.pilot_ladder`'s ``max_barrier``). On ESCC
+    SBS96 at K = 4 the product references' two pilots cost 68 of the tempering's first 82
+    CPU s and lost to the copula's barrier of 6.4 against 25-29. ``inf`` when no barrier
+    reaches it (or the inputs are not finite and positive).
+
+    Examples
+    --------
+    >>> cap = product_barrier_cap(500.0, 0.1, n_runs=4, target=10, tune_scans=340)
+    >>> floor = lambda lam: tempering_start_floor(lam, math.ceil(2 * lam) + 1, 0.05, n_runs=4,
+    ...                                           target=10, tune_scans=340)
+    >>> bool(floor(cap) >= 500.0 > floor(cap - 0.01))
+    True
+    >>> product_barrier_cap(math.inf, 0.1, n_runs=4, target=10, tune_scans=340)
+    inf
+    """
+    cost = float(rung_scan_s) / float(margin)
+    if not (math.isfinite(floor_s) and floor_s > 0 and math.isfinite(cost) and cost > 0):
+        return math.inf
+
+    def floor(lam):
+        n = int(np.clip(math.ceil(2.0 * lam) + 1, 2, max_rungs))
+        return tempering_start_floor(lam, n, cost, n_runs=n_runs, target=target,
+                                     tune_scans=tune_scans)
+
+    lo, hi = 0.0, 1e4
+    if floor(hi) < floor_s:
+        return math.inf
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if floor(mid) < floor_s else (lo, mid)
+    return hi
 
 
 def run_allowance(left_s, runs_left):

@@ -37,7 +37,8 @@ from bnmfzoo.inference._mass_budget import (
 from bnmfzoo.inference.counts._kl_start import kl_nmf_start
 
 __all__ = ["kl_nmf_start", "HmcTempered", "move_costs", "choose_route", "restart_modes",
-           "large_mode_masses", "large_route_need", "TAU_RATIO", "LARGE_LOCAL"]
+           "early_copies", "large_mode_masses", "large_route_need", "TAU_RATIO", "LARGE_LOCAL",
+           "COPY_CHECK_DRAWS"]
 
 #: the moves of the large route: the exact group moves and HMC at every temperature
 LARGE_LOCAL = "shear+rescale+hmc"
@@ -290,6 +291,43 @@ def restart_modes(family, tempered, rng, *, cut, n_starts=8, n_kl=300, n_hmc=60)
             time.process_time() - t0)
 
 
+#: draws per fit chain (thin 2) of the short chains that look for copies among the restarts'
+#: groups before the full fit chains (:func:`early_copies`)
+COPY_CHECK_DRAWS = 150
+
+
+def early_copies(family, refs, starts, counts, rng, cut, n_chains, thin, n_burn,
+                 n_draws=COPY_CHECK_DRAWS):
+    """The restarts' groups without the copies short fit chains show.
+
+    The restarts group their end states by the matched angle of short HMC chains' means, and
+    on ESCC SBS96 at K = 4 the 8 restarts of one seed made 3 groups that the fit chains then
+    showed to be one mode: the full fit chains (4 x 2,030 latent-count sweeps per group)
+    spent two thirds of their 459 CPU s on copies. Here each group first gets ``n_chains``
+    chains of ``n_draws`` draws; :func:`~bnmfzoo.inference.reference_path.fit_copies` on them
+    merges copies (the rule the full chains apply again afterwards), a copy's restarts and
+    start states going to the group it copies (up to ``n_chains`` starts).
+
+    Returns ``(refs, starts, counts, copy_of)`` of the groups kept (``copy_of``: ``{j: i}``).
+    """
+    from bnmfzoo.inference.reference_path import (
+        fit_chains_and_basins,
+        fit_copies,
+        reference_adapter,
+    )
+
+    short = fit_chains_and_basins(family, reference_adapter(family), refs, starts, rng, cut,
+                                  n_chains, n_draws, thin, n_burn)
+    copy_of = fit_copies(short, cut)
+    if not copy_of:
+        return refs, starts, counts, {}
+    starts = [list(s) for s in starts]
+    for j, i in copy_of.items():
+        starts[i] = (starts[i] + starts[j])[:n_chains]
+    keep = _merge_copies(counts, copy_of)
+    return refs[keep], [starts[k] for k in keep], counts[keep], copy_of
+
+
 def _merge_copies(counts, copy_of):
     """The modes kept when each ``j`` of ``copy_of`` (``{j: i}``) is a copy of ``i``.
 
@@ -374,7 +412,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         ``established``, ``statement``, ``smc`` and ``pt`` (the two estimators' results),
         ``costs`` (CPU seconds per mode, per particle-move and per rung-scan), ``fit_draws``
         (with ``copula``, per mode: ``(kept, run)`` fit-chain draws, each chain's start-up
-        transient dropped; ``None`` without), ``cpu_s``.
+        transient dropped; ``None`` without), ``merged_early`` (``{j: i}``: restart groups
+        that short fit chains showed to be copies, :func:`early_copies`), ``cpu_s``.
     """
     from dataclasses import replace
 
@@ -431,7 +470,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     # SBS96, K = 4, dimension 2,592: 170-200 measured, docs/results/masses_large.md §2), 1.2
     # sqrt(dimension) from the copula at 2.2 times the CPU per move (49-50 there)
     steps, per_move = math.ceil(4.0 * math.sqrt(tempered.dimension)), 1.3 * move_cost
-    pt_fam, pt_draws, fitted = hfam, n_draws, None
+    pt_fam, pt_draws, fitted, merged_early = hfam, n_draws, None, {}
 
     def kept(keep):  # the modes kept, and the basin rule over their fit chains (not re-run)
         return refs[keep], [starts[k] for k in keep], counts[keep], None if fitted is None else (
@@ -444,6 +483,10 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         steps, per_move = (math.ceil(1.2 * math.sqrt(tempered.dimension)),  # measured
                            2.2 * move_cost)  # (COPULA_SMC_STEPS_PER_ROOT_DIM)
         try:
+            if M > 1:  # restart groups are often one mode: copies found on short chains
+                refs, starts, counts, merged_early = early_copies(
+                    pt_fam, refs, starts, counts, rng, cut, n_chains, thin, n_burn)
+                M = refs.shape[0]
             fitted = fit_chains_and_basins(pt_fam, reference_adapter(pt_fam), refs, starts,
                                            rng, cut, n_chains, pt_draws, thin, n_burn,
                                            trim=True)
@@ -533,6 +576,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
     return {**base, "modes": modes, "established": established,
             "statement": head + " " + unknown + (f" Route: {route_note}." if route_note else ""),
             "smc": smc_out, "pt": pt_out, "skipped": skipped, "dropped": drop, "costs": costs,
+            "merged_early": merged_early,
             "fit_draws": None if fitted is None else [  # per mode: kept after the transients
                 (int(f[0].shape[0]), n_chains * pt_draws) for f in fitted[0]],
             "settings": {"n_starts": n_starts, "n_runs": n_runs, "n_particles": n_particles,

@@ -68,6 +68,7 @@ import numpy as np
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.inference._mass_budget import (
     cpu_short_reasons,
+    product_barrier_cap,
     run_allowance,
     sweep_seconds,
     tempering_need,
@@ -412,6 +413,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     acc_local, kept = np.full(M, np.nan), nan.copy()
     stopped, fitted = np.full((M, n_runs), "", dtype=object), [None] * M
     copula_pilot = [None] * M  # (its pilot barrier, its floor, the product's floor) per mode
+    pilot_cap = np.full(M, np.nan)  # the barrier at which the product's pilots stopped
     dear = np.full((M, 2), np.nan)  # (floor, share) of modes whose tempering was not started
     start = np.full((M, 2), np.nan)  # (floor, share) of every mode that got a pilot ladder
     # the fit chains and the basin rule of reference_log_z (its own draws: same recipe)
@@ -447,37 +449,57 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
                 return reference_adapter(family, "hmc", COPULA_LEAPFROG)
             return reference_adapter(family, moves, n_leap)
 
-        def pilot(q):  # the same random numbers for either reference
+        def pilot(q, cap=math.inf):  # the same random numbers for either reference
             return pilot_ladder(ReferencePath(adapter_of(q), q),
                                 np.random.default_rng(seeds[-1]),
-                                n_particles=pilot_particles, max_rungs=max_rungs)
+                                n_particles=pilot_particles, max_rungs=max_rungs,
+                                max_barrier=cap)
 
         burn = n_scans // 10 if stop_trips is None else min(n_scans // 10, 100)
 
-        def floor_of(q, betas, lam, moves=pilot_local, every=False):  # the CPU its runs need
-            return tempering_start_floor(lam, betas.size, n_sweeps * sweep_seconds(  # at least
-                ReferencePath(adapter_of(q, moves), q), betas, n_sweeps=2 if every else 4,
-                every=every), n_runs=n_runs,
-                target=MIN_ROUND_TRIPS,
-                tune_scans=FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn)  # rounds double
+        tune = FIRST_ROUND * (2 ** int(n_tune_rounds) - 1) + burn  # tuning rounds double
 
-        (betas, lam0), two = pilot(q), (None, math.nan) if q2 is None else pilot(q2)
+        def floor_of(q, betas, lam, moves=pilot_local, every=False):  # the CPU its runs need
+            return tempering_start_floor(lam, betas.size, rung_scan(q, betas, moves, every),
+                                         n_runs=n_runs, target=MIN_ROUND_TRIPS,
+                                         tune_scans=tune)  # at least
+
+        def rung_scan(q, betas, moves=pilot_local, every=False):
+            return n_sweeps * sweep_seconds(ReferencePath(adapter_of(q, moves), q), betas,
+                                            n_sweeps=2 if every else 4, every=every)
+
+        # the copulas (a dearer move) first, kept where their runs' floor is lower than the
+        # product's (on NB 80 x 40 a barrier of 11.5 against 12.7 at 4 times the CPU per
+        # move: docs/results/masses_copula_reference.md); the product's pilots then stop
+        # once their path is too long to beat the best copula's floor (product_barrier_cap)
+        best_copula, cap = None, math.inf
+        for w in copulas:
+            qw = adapter.fit_copula(draws, w)
+            bw, lw = pilot(qw)
+            fw = floor_of(qw, bw, lw, every=True)
+            if best_copula is None or fw < best_copula[3]:
+                best_copula = (qw, bw, lw, fw, w)
+        if best_copula is not None:
+            cap = product_barrier_cap(best_copula[3], rung_scan(q, best_copula[1], local, True),
+                                      n_runs=n_runs, target=MIN_ROUND_TRIPS, tune_scans=tune,
+                                      max_rungs=max_rungs)
+            pilot_cap[k] = cap
+        (betas, lam0), two = pilot(q, cap), (None, math.nan) if q2 is None else pilot(q2, cap)
         fitted[k] = ("ridge-free" if two[1] < lam0 else "marginal", lam0, two[1], widen, lam0)
         if two[1] < lam0:  # the shorter path from its reference
             betas, q = two[0], q2
             fitted[k] = fitted[k][:4] + (two[1],)
-        # the family's narrower marginal fits, each kept where shorter; the copulas (a dearer
-        # move) where their runs' floor is lower (on NB 80 x 40 a barrier of 11.5 against
-        # 12.7 at 4 times the CPU per move: docs/results/masses_copula_reference.md)
-        for kind, w in [("marginal", w) for w in narrower] + [("copula", w) for w in copulas]:
-            qw = (adapter.fit if kind == "marginal" else adapter.fit_copula)(draws, w)
-            bw, lw = pilot(qw)
-            if kind == "copula":
-                copula_pilot[k] = (lw, floor_of(qw, bw, lw, every=True), floor_of(  # the runs'
-                    q, betas, fitted[k][4], local, every=True))  # moves, on every rung
-            if (lw < fitted[k][4]) if kind == "marginal" else (
-                    copula_pilot[k][1] < copula_pilot[k][2]):
-                betas, q, fitted[k] = bw, qw, (kind,) + fitted[k][1:3] + (w, lw)
+        for w in narrower:  # the family's narrower marginal fits, each kept where shorter
+            qw = adapter.fit(draws, w)
+            bw, lw = pilot(qw, cap)
+            if lw < fitted[k][4]:
+                betas, q, fitted[k] = bw, qw, ("marginal",) + fitted[k][1:3] + (w, lw)
+        if best_copula is not None:
+            qw, bw, lw, fw, w = best_copula
+            copula_pilot[k] = (lw, fw, math.inf if betas is None else floor_of(  # the runs'
+                q, betas, fitted[k][4], local, every=True))  # moves, on every rung
+            if copula_pilot[k][1] < copula_pilot[k][2]:
+                betas, q, fitted[k] = bw, qw, ("copula",) + fitted[k][1:3] + (w, lw)
         far, work = [], 0
         later = sum(1 for j in range(k + 1, M) if j not in skip)  # modes after this one
         # the mode's runs advance together, the CPU going to those short of the trips first
@@ -521,7 +543,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
             "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped,
             "reference_fit": fitted, "too_dear": dear, "start_floor": start,
-            "copula_pilot": copula_pilot}
+            "copula_pilot": copula_pilot, "pilot_cap": pilot_cap}
 
 
 def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,

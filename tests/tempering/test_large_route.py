@@ -296,11 +296,26 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
     monkeypatch.setattr(rp, "reference_log_z", spy("smc", rp.reference_log_z))
     monkeypatch.setattr(rt, "reference_pt_log_z", spy("pt", rt.reference_pt_log_z))
     monkeypatch.setattr(rp, "fit_chains_and_basins", spy("fit", rp.fit_chains_and_basins))
+    pilots = []
+
+    def pilot_spy(path, rng, **kw):  # (a copula's?, its cap, its barrier), in call order
+        out = pilot_ladder(path, rng, **kw)
+        pilots.append(("copula" in path.q, kw.get("max_barrier", math.inf), out[1]))
+        return out
+
+    pilot_ladder = rt.pilot_ladder
+    monkeypatch.setattr(rt, "pilot_ladder", pilot_spy)
     rng = np.random.default_rng(0)
     Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
     out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
                             n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
                             copula=True, pt_trips=12)
+    # the copula is piloted first, uncapped; the product's pilots after it, capped where their
+    # floor would pass the copula's (product_barrier_cap), and reported
+    cap = out["pt"]["pilot_cap"][0]
+    assert pilots[0][:2] == (True, math.inf) and math.isfinite(cap) and cap > 0
+    assert len(pilots) == 3 and all(not c and m == cap for c, m, _ in pilots[1:]), pilots
+    assert [p[2] for p in pilots[1:]] == list(out["pt"]["reference_fit"][0][1:3])
     assert seen["pt"]["copula"] is True and seen["smc"]["copula"] is True
     assert seen["pt"]["stop_trips"] == 12 and seen["pt"]["n_scans"] == 60
     # one set of fit chains for both: latent-count sweeps of COPULA_FIT_DRAWS draws each
@@ -406,7 +421,10 @@ def test_large_route_says_what_a_tempering_ended_on_its_share_would_need(monkeyp
 def test_a_copy_the_fit_chains_show_is_dropped_before_its_smc(monkeypatch):
     """With the copula's shared fit chains, two restart groups of one mode (here the one mode
     of a rank-1 matrix, reported twice) are found to be one by the fit chains' basin rule
-    before any SMC run is spent on the copy; the copy's restarts count for the mode kept."""
+    before any SMC run is spent on the copy; the copy's restarts count for the mode kept.
+    The copy is found on short chains (``COPY_CHECK_DRAWS`` draws per chain, both groups)
+    before the full fit chains, which then run for the mode kept only, from both groups'
+    start states."""
     import bnmfzoo.inference.large_route as lr
     import bnmfzoo.inference.reference_path as rp
     from bnmfzoo.models import poisson
@@ -424,6 +442,16 @@ def test_a_copy_the_fit_chains_show_is_dropped_before_its_smc(monkeypatch):
             return fn(fam, refs, *args, **kw)
         return call
 
+    fit_calls = []
+
+    def fit_spy(fam, adapter, refs, starts, rng, cut, n_chains, n_draws, *args, **kw):
+        if adapter is not None:  # a run of chains (None: the basin rule on given fits)
+            fit_calls.append((refs.shape[0], n_draws, [len(s) for s in starts]))
+        return fit_chains(fam, adapter, refs, starts, rng, cut, n_chains, n_draws, *args,
+                          **kw)
+
+    fit_chains = rp.fit_chains_and_basins
+    monkeypatch.setattr(rp, "fit_chains_and_basins", fit_spy)
     monkeypatch.setattr(lr, "restart_modes", twice)
     monkeypatch.setattr(rp, "reference_log_z", spy(rp.reference_log_z))
     rng = np.random.default_rng(0)
@@ -434,3 +462,7 @@ def test_a_copy_the_fit_chains_show_is_dropped_before_its_smc(monkeypatch):
     assert seen["smc modes"] == 1, seen
     assert len(out["modes"]) == 1 and out["modes"][0]["n_starts"] == 4
     assert "starts per mode [4]" in out["statement"]
+    from bnmfzoo.inference.large_route import COPULA_FIT_DRAWS, COPY_CHECK_DRAWS
+
+    assert fit_calls == [(2, COPY_CHECK_DRAWS, [2, 2]), (1, COPULA_FIT_DRAWS, [4])], fit_calls
+    assert out["merged_early"] == {1: 0}

@@ -190,3 +190,24 @@ def test_the_route_reports_a_path_smc_too_dear_for_the_budget(monkeypatch):
                           random_seed=0, budget_s=600.0)
     assert not out["established"] and ran == []
     assert "predicted to need" in out["statement"] and "not started" in out["statement"]
+
+
+def test_a_capped_pilot_stops_past_its_barrier_and_is_unchanged_below_it():
+    """``pilot_ladder(max_barrier=...)``: a cap above the path's barrier changes nothing (the
+    same ladder from the same random numbers); a cap below it stops the pilot's SMC once its
+    steps carry the cap, and the pilot reports ``(None, inf)``: a longer path than one that
+    would already lose (``product_barrier_cap``)."""
+    from bnmfzoo.inference.reference_path import ReferencePath, reference_adapter
+    from bnmfzoo.inference.reference_tempering import pilot_ladder
+    from bnmfzoo.models import poisson
+
+    fam = family_of_model(poisson(POISSON_X[:, None], 1, a=1.0, b=POISSON_RATE))
+    ad = reference_adapter(fam)
+    q = {"aA": ad.aA, "bA": ad.bA, "aW": ad.aW, "bW": ad.bW}  # the prior: a long path
+    path = ReferencePath(ad, q)
+    betas, lam = pilot_ladder(path, np.random.default_rng(1))
+    assert betas.size >= 8 and lam > 1.0, lam
+    same = pilot_ladder(path, np.random.default_rng(1), max_barrier=lam + 0.01)
+    assert same[1] == lam and np.array_equal(same[0], betas)
+    assert pilot_ladder(path, np.random.default_rng(1), max_barrier=0.5 * lam) == (None,
+                                                                                   math.inf)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from bnmfzoo.inference.tempering.smc import smc
+from bnmfzoo.inference.tempering.smc import TooManySteps, smc
 
 __all__ = ["geometric_ladder", "check_ladder", "swap_pass", "retune_ladder", "LadderTuner",
            "ladder_stats", "annealed_start", "check_anneal_start", "initial_size", "barrier",
@@ -402,7 +402,8 @@ def annealed_start(state, betas, n_sweeps, sweep, copy):
     return replicas
 
 
-def pilot_ladder(path, rng, *, n_particles=20, cess=0.9, min_rungs=8, max_rungs=200):
+def pilot_ladder(path, rng, *, n_particles=20, cess=0.9, min_rungs=8, max_rungs=200,
+                 max_barrier=math.inf):
     """A ladder from a short adaptive SMC along ``path``: about ``2 Lambda + 1`` rungs.
 
     The SMC's steps lose equal conditional ESS, so each carries about the same barrier: at
@@ -410,10 +411,23 @@ def pilot_ladder(path, rng, *, n_particles=20, cess=0.9, min_rungs=8, max_rungs=
     ``~ delta b sd(l') / sqrt(pi)`` (Syed et al. 2022, Sec. 4). The ladder takes ``2 Lambda +
     1`` rungs evenly spread over the schedule's steps (swap rate about 1/2, the most round
     trips per sweep), clipped to ``[min_rungs, max_rungs]``.
+
+    ``max_barrier``: the SMC stops once its steps carry more than this barrier (a caller that
+    only needs to know whether the path is shorter than another's); the result is then
+    ``(None, inf)``.
     """
-    run = smc(path, path.draw, int(n_particles), rng, cess=cess, n_moves=1)
+    per_step = math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
+    max_steps = 100_000 if not math.isfinite(max_barrier) else max(
+        1, math.ceil(max_barrier / per_step))
+    try:
+        run = smc(path, path.draw, int(n_particles), rng, cess=cess, n_moves=1,
+                  max_steps=max_steps)
+    except TooManySteps:
+        if math.isfinite(max_barrier):
+            return None, math.inf
+        raise
     steps = run.betas.size - 1
-    lam = steps * math.sqrt(1.0 / cess - 1.0) / math.sqrt(math.pi)
+    lam = steps * per_step
     n = int(np.clip(math.ceil(2.0 * lam) + 1, min_rungs, max_rungs))
     x = np.linspace(0.0, steps, n)
     b = np.interp(x, np.arange(steps + 1), run.betas)

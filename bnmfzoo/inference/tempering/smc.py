@@ -70,7 +70,11 @@ from scipy.special import logsumexp
 from bnmfzoo.inference.tempering.interface import check_tempered_sweep, log_target_of
 
 __all__ = ["SMCRun", "smc", "smc_runs", "log_z_summary", "systematic_resample", "next_beta",
-           "next_beta_near"]
+           "next_beta_near", "TooManySteps"]
+
+
+class TooManySteps(RuntimeError):
+    """An SMC run did not reach ``beta = 1`` within its ``max_steps``."""
 
 
 @dataclass
@@ -304,7 +308,7 @@ def smc(family, draw_prior, n_particles, rng, *, cess=0.9, resample_below=0.5, n
     waste_free : int, optional
         Chain length ``P`` of waste-free SMC (Dau & Chopin 2022); ``N / P`` ancestors.
     max_steps : int
-        Most tempering steps (a RuntimeError beyond).
+        Most tempering steps (:class:`TooManySteps`, a ``RuntimeError``, beyond).
     schedule : array-like, optional
         A fixed increasing schedule ending at 1 instead of the adaptive one. With
         ``resample_below=0`` the run is annealed importance sampling (Neal 2001): ``N``
@@ -328,7 +332,7 @@ def smc(family, draw_prior, n_particles, rng, *, cess=0.9, resample_below=0.5, n
     log_z, betas, ess, n_res, n_sweeps = 0.0, [0.0], [], 0, 0
     while beta < 1.0:
         if len(betas) > max_steps:
-            raise RuntimeError(f"SMC did not reach beta = 1 in {max_steps} steps "
+            raise TooManySteps(f"SMC did not reach beta = 1 in {max_steps} steps "
                                f"(beta = {beta:.3g})")
         if path.log_target is None:
             def increment(b, _l=logliks, _c=cur):

@@ -16,6 +16,14 @@ leapfrog steps) cost 1.2-1.4 times less than the NumPy form on ESCC SBS96 (96 x 
 (``python -m benchmarks.speed.copula_rung``; ``docs/results/masses_copula_reference_2.md``
 section 28).
 
+:func:`hmc_step_copula_mass` is the same transition with the copula's correlation as the
+mass: kinetic energy ``p' S C S p / 2`` with ``C = B + U U'`` the copula's correlation (block
+diagonal plus low rank, so a velocity costs ``O(d (k + r))``) and ``S`` the diagonal scales of
+the diagonal form. A posterior of an NMF is long along its scale and shear ridges, which the
+copula fitted to its draws holds in ``U``; with a diagonal mass a trajectory of 20 steps
+crosses them instead of moving along them. Any constant mass leaves the transition exact
+(Neal 2011, section 5.4.1).
+
 References
 ----------
 Duane et al. (1987), Hybrid Monte Carlo, and Neal (2011), MCMC using Hamiltonian dynamics:
@@ -32,7 +40,8 @@ from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_
 from bnmfzoo.inference.counts.tempering._hmc_term import flat_theta
 from bnmfzoo.inference.kernels.gamma_scores import surrogate_field
 
-__all__ = ["copula_gradient", "hmc_step_copula"]
+__all__ = ["copula_gradient", "hmc_step_copula", "hmc_step_copula_mass", "copula_velocity",
+           "copula_momentum"]
 
 
 @numba.njit(cache=True)
@@ -124,3 +133,145 @@ def hmc_step_copula(tA, tWt, pA, pWt, grid, shapes, beta, imA, imWt, eps, n_leap
     if not math.isfinite(lp):
         return 1, -math.inf
     return metropolis(tA, tWt, qA, qWt, lp0, k0, lp, kinetic(pA, pWt, imA, imWt), log_u)
+
+
+@numba.njit(cache=True)
+def copula_velocity(p, s, blocks, bcov, U, out):
+    """``out = S (B + U U') S p``: the velocity of momentum ``p`` under the copula's mass.
+
+    ``s (d,)``: the scales ``S`` (square roots of the diagonal inverse mass); ``blocks (m, k)``,
+    ``bcov (m, k, k)`` and ``U (d, r)``: the copula's correlation ``B + U U'``. Returns
+    ``p' out`` (twice the kinetic energy).
+    """
+    d = p.size
+    sp = np.empty(d)
+    for i in range(d):
+        sp[i] = s[i] * p[i]
+    m, k = blocks.shape
+    for b in range(m):
+        for i in range(k):
+            acc = 0.0
+            for j in range(k):
+                acc += bcov[b, i, j] * sp[blocks[b, j]]
+            out[blocks[b, i]] = acc
+    r = U.shape[1]
+    u = np.zeros(r)
+    for i in range(d):
+        for f in range(r):
+            u[f] += U[i, f] * sp[i]
+    two_k = 0.0
+    for i in range(d):
+        acc = out[i]
+        for f in range(r):
+            acc += U[i, f] * u[f]
+        out[i] = s[i] * acc
+        two_k += p[i] * out[i]
+    return two_k
+
+
+@numba.njit(cache=True)
+def _unflat(theta, tA, tWt):
+    D, K = tA.shape
+    N = tWt.shape[0]
+    for d in range(D):
+        for k in range(K):
+            tA[d, k] = theta[d * K + k]
+    for k in range(K):
+        for n in range(N):
+            tWt[n, k] = theta[D * K + k * N + n]
+
+
+@numba.njit(cache=True)
+def _flat(gA, gWt, g):
+    D, K = gA.shape
+    N = gWt.shape[0]
+    for d in range(D):
+        for k in range(K):
+            g[d * K + k] = gA[d, k]
+    for k in range(K):
+        for n in range(N):
+            g[D * K + k * N + n] = gWt[n, k]
+
+
+@numba.njit(cache=True)
+def _trajectory_mass(theta, p, tA, tWt, X, Of, aA, rA, aWt, rWt, beta, eps, n_leap, weight,
+                     parts, s, blocks, bcov, U):
+    """``n_leap`` leapfrog steps on the flat ``theta, p`` under the copula's mass, in place.
+
+    ``tA, tWt`` hold ``theta`` unflattened on entry. Returns ``(end means A W, p' v at the
+    end)``; the means are empty on a non-finite value.
+    """
+    d = theta.size
+    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+    g, v = np.empty(d), np.empty(d)
+    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
+    if M.shape[0] == 0:
+        return M, 0.0
+    _flat(gA, gWt, g)
+    for _ in range(n_leap):
+        for i in range(d):
+            p[i] += 0.5 * eps * g[i]
+        copula_velocity(p, s, blocks, bcov, U, v)
+        for i in range(d):
+            theta[i] += eps * v[i]
+        _unflat(theta, tA, tWt)
+        M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
+        if M.shape[0] == 0:
+            return M, 0.0
+        _flat(gA, gWt, g)
+        for i in range(d):
+            p[i] += 0.5 * eps * g[i]
+    return M, copula_velocity(p, s, blocks, bcov, U, v)
+
+
+def copula_momentum(copula, s, rng):
+    """A momentum ``p ~ N(0, (S C S)^-1)`` for the copula's mass, ``C = B + U U'``.
+
+    ``u ~ N(0, C)`` (:meth:`~bnmfzoo.inference.kernels.gamma_copula.GammaCopula.draw_scores`),
+    then ``p = S^-1 C^-1 u``, whose covariance is ``S^-1 C^-1 C C^-1 S^-1``.
+    """
+    return copula.solve(copula.draw_scores(rng)) / s
+
+
+def hmc_step_copula_mass(tA, tWt, grid, shapes, beta, scale, eps, n_leap, log_u, copula,
+                         weight, rng):
+    """One HMC transition with the copula's correlation as the mass, in place.
+
+    The same target and Metropolis test as :func:`hmc_step_copula`; the kinetic energy is
+    ``p' S C S p / 2`` with ``C = B + U U'`` the copula's correlation and ``S = diag(scale)``
+    (``scale``: the flat square roots of the diagonal inverse mass that
+    :func:`hmc_step_copula` uses, in the copula's flat order). A constant mass keeps the
+    leapfrog volume-preserving and reversible, so the transition leaves ``pi_b`` invariant
+    (Neal 2011, section 5.4.1); the copula, fitted to the posterior's draws, holds the
+    correlations along which the posterior is long (the scale and shear ridges of an NMF), so
+    the trajectory moves along them instead of across. Returns ``(code, log_acc)`` as
+    :func:`hmc_step_copula`.
+    """
+    X, Of = grid
+    aA, rA, aWt, rWt = shapes
+    parts = copula.surrogate_parts()
+    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+
+    def end_density(qA, qWt, M):
+        lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)
+        if not math.isfinite(lp) or weight == 0.0:
+            return lp
+        v = copula.copula_value(flat_theta(qA, qWt))
+        return lp + weight * v if math.isfinite(v) else math.nan
+
+    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
+    lp0 = end_density(tA, tWt, M) if M.shape[0] else math.nan
+    if not math.isfinite(lp0):
+        return 2, -math.inf
+    p = copula_momentum(copula, scale, rng)
+    v = np.empty_like(p)
+    k0 = 0.5 * copula_velocity(p, scale, copula.blocks, copula.block_cov, copula.U, v)
+    theta = flat_theta(tA, tWt)
+    qA, qWt = tA.copy(), tWt.copy()
+    M, two_k = _trajectory_mass(theta, p, qA, qWt, X, Of, aA, rA, aWt, rWt, beta, eps,
+                                int(n_leap), weight, parts, scale, copula.blocks,
+                                copula.block_cov, copula.U)
+    lp = end_density(qA, qWt, M) if M.shape[0] else math.nan
+    if not math.isfinite(lp):
+        return 1, -math.inf
+    return metropolis(tA, tWt, qA, qWt, lp0, k0, lp, 0.5 * two_k, log_u)

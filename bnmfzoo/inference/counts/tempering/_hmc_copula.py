@@ -99,6 +99,32 @@ def _trajectory(qA, qWt, pA, pWt, X, Of, aA, rA, aWt, rWt, beta, imA, imWt, eps,
     return M
 
 
+def _start(tA, tWt, grid, shapes, beta, copula, weight):
+    """A transition's start: ``(density, surrogate parts, log density, gA, gWt)``.
+
+    ``density(qA, qWt, M)`` is the rung's exact log density from the means ``M = A W`` of the
+    last gradient (NaN when ``M`` is empty or a value is not finite): the Gamma-and-likelihood
+    part plus ``weight`` times the copula's exact term. ``gA, gWt`` hold the gradient (with the
+    copula's surrogate field) at the start.
+    """
+    X, Of = grid
+    aA, rA, aWt, rWt = shapes
+    parts = copula.surrogate_parts()
+    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
+
+    def density(qA, qWt, M):
+        if M.shape[0] == 0:
+            return math.nan
+        lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)
+        if not math.isfinite(lp) or weight == 0.0:
+            return lp
+        v = copula.copula_value(flat_theta(qA, qWt))
+        return lp + weight * v if math.isfinite(v) else math.nan
+
+    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
+    return density, parts, density(tA, tWt, M), gA, gWt
+
+
 def hmc_step_copula(tA, tWt, pA, pWt, grid, shapes, beta, imA, imWt, eps, n_leap, log_u,
                     copula, weight):
     """One HMC transition in place; returns ``(code, log_acc)`` as ``hmc_step_term``.
@@ -111,25 +137,14 @@ def hmc_step_copula(tA, tWt, pA, pWt, grid, shapes, beta, imA, imWt, eps, n_leap
     """
     X, Of = grid
     aA, rA, aWt, rWt = shapes
-    parts = copula.surrogate_parts()
-    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
-
-    def end_density(qA, qWt, M):
-        lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)
-        if not math.isfinite(lp) or weight == 0.0:
-            return lp
-        v = copula.copula_value(flat_theta(qA, qWt))
-        return lp + weight * v if math.isfinite(v) else math.nan
-
-    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
-    lp0 = end_density(tA, tWt, M) if M.shape[0] else math.nan
+    density, parts, lp0, gA, gWt = _start(tA, tWt, grid, shapes, beta, copula, weight)
     if not math.isfinite(lp0):
         return 2, -math.inf
     qA, qWt = tA.copy(), tWt.copy()
     k0 = momentum(pA, pWt, imA, imWt)
     M = _trajectory(qA, qWt, pA, pWt, X, Of, aA, rA, aWt, rWt, beta, imA, imWt, eps,
                     int(n_leap), weight, parts, gA, gWt)
-    lp = end_density(qA, qWt, M) if M.shape[0] else math.nan
+    lp = density(qA, qWt, M)
     if not math.isfinite(lp):
         return 1, -math.inf
     return metropolis(tA, tWt, qA, qWt, lp0, k0, lp, kinetic(pA, pWt, imA, imWt), log_u)
@@ -195,18 +210,15 @@ def _flat(gA, gWt, g):
 
 @numba.njit(cache=True)
 def _trajectory_mass(theta, p, tA, tWt, X, Of, aA, rA, aWt, rWt, beta, eps, n_leap, weight,
-                     parts, s, blocks, bcov, U):
+                     parts, s, blocks, bcov, U, gA, gWt):
     """``n_leap`` leapfrog steps on the flat ``theta, p`` under the copula's mass, in place.
 
-    ``tA, tWt`` hold ``theta`` unflattened on entry. Returns ``(end means A W, p' v at the
-    end)``; the means are empty on a non-finite value.
+    ``tA, tWt`` hold ``theta`` unflattened on entry and ``gA, gWt`` the gradient there.
+    Returns ``(end means A W, p' v at the end)``; the means are empty on a non-finite value.
     """
     d = theta.size
-    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
     g, v = np.empty(d), np.empty(d)
-    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
-    if M.shape[0] == 0:
-        return M, 0.0
+    M = np.empty((0, 0))
     _flat(gA, gWt, g)
     for _ in range(n_leap):
         for i in range(d):
@@ -249,18 +261,7 @@ def hmc_step_copula_mass(tA, tWt, grid, shapes, beta, scale, eps, n_leap, log_u,
     """
     X, Of = grid
     aA, rA, aWt, rWt = shapes
-    parts = copula.surrogate_parts()
-    gA, gWt = np.empty_like(tA), np.empty_like(tWt)
-
-    def end_density(qA, qWt, M):
-        lp = dense_log_density(qA, qWt, M, X, Of, aA, rA, aWt, rWt, beta)
-        if not math.isfinite(lp) or weight == 0.0:
-            return lp
-        v = copula.copula_value(flat_theta(qA, qWt))
-        return lp + weight * v if math.isfinite(v) else math.nan
-
-    M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
-    lp0 = end_density(tA, tWt, M) if M.shape[0] else math.nan
+    density, parts, lp0, gA, gWt = _start(tA, tWt, grid, shapes, beta, copula, weight)
     if not math.isfinite(lp0):
         return 2, -math.inf
     p = copula_momentum(copula, scale, rng)
@@ -270,8 +271,8 @@ def hmc_step_copula_mass(tA, tWt, grid, shapes, beta, scale, eps, n_leap, log_u,
     qA, qWt = tA.copy(), tWt.copy()
     M, two_k = _trajectory_mass(theta, p, qA, qWt, X, Of, aA, rA, aWt, rWt, beta, eps,
                                 int(n_leap), weight, parts, scale, copula.blocks,
-                                copula.block_cov, copula.U)
-    lp = end_density(qA, qWt, M) if M.shape[0] else math.nan
+                                copula.block_cov, copula.U, gA, gWt)
+    lp = density(qA, qWt, M)
     if not math.isfinite(lp):
         return 1, -math.inf
     return metropolis(tA, tWt, qA, qWt, lp0, k0, lp, 0.5 * two_k, log_u)

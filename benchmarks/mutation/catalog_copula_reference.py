@@ -57,8 +57,8 @@ _LSPY = ("tests/tempering/test_large_route.py::"
 MUTATIONS = [
     Mutation(
         id="copula-term-weight-b", path=_LOC,
-        old="self.n_leap, math.log(rng.uniform()), term, 1.0 - float(beta), term_grad,",
-        new="self.n_leap, math.log(rng.uniform()), term, float(beta), term_grad,",
+        old="math.log(rng.uniform()), term, 1.0 - float(beta), term_grad,",
+        new="math.log(rng.uniform()), term, float(beta), term_grad,",
         tests=(_B0, _MID),
         why="the copula's term weighted b instead of 1 - b: the rung near the reference loses "
             "the copula's correlation"),
@@ -185,8 +185,8 @@ MUTATIONS = [
             "mode would need (the sweep route says it)"),
     Mutation(
         id="copula-kept-by-barrier-alone", path="bnmfzoo/inference/reference_tempering.py",
-        old="                    copula_pilot[k][1] < copula_pilot[k][2]):",
-        new="                    lw < fitted[k][4]):",
+        old="            if copula_pilot[k][1] < copula_pilot[k][2]:",
+        new="            if lw < fitted[k][4]:",
         tests=("tests/tempering/test_large_route.py::"
                "test_the_copula_is_kept_where_its_runs_cost_less[1.0-not copula]",),
         why="the copula kept for a shorter path however dear its move (NB 80 x 40: barrier "
@@ -298,8 +298,8 @@ MUTATIONS = [
             "of the temperatures): no longer a floor of what the route spends"),
     Mutation(
         id="copula-compiled-term-weight-b", path=_LOC,
-        old="copula, 1.0 - float(beta))",
-        new="copula, float(beta))",
+        old="                1.0 - float(beta))\n        if term is not None:",
+        new="                float(beta))\n        if term is not None:",
         tests=(_B0C,),
         why="the compiled move weights the copula's term b instead of 1 - b: at b = 0 the rung "
             "loses the copula's correlation"),
@@ -441,4 +441,11 @@ MUTATIONS = [
         tests=(_CONSM,),
         why="the drift moves with the diagonal mass while the kinetic energy is the copula's: "
             "the leapfrog no longer integrates the Hamiltonian the test uses"),
+    Mutation(
+        id="copula-mass-term-weight-b", path=_LOC,
+        old="copula, 1.0 - float(beta), rng)",
+        new="copula, float(beta), rng)",
+        tests=(_B0M,),
+        why="the move with the copula's mass weights the copula's term b instead of 1 - b: at "
+            "b = 0 the rung loses the copula's correlation"),
 ]

@@ -123,22 +123,24 @@ MUTATIONS = [
         why="a gradient that is not the density's: exact still, but the trajectories drift"),
     Mutation(
         id="rung-moves-nb-runs-the-poisson-kernel", path=_L,
-        old="            elif self.nb:\n                code, log_acc = hmc_step_nb(",
-        new="            elif False:\n                code, log_acc = hmc_step_nb(",
+        old="        if self.nb:\n            return hmc_step_nb(",
+        new="        if False:\n            return hmc_step_nb(",
         tests=(_TR + "test_a_rung_with_hmc_keeps_its_target",),
         why="an NB rung moved by the Poisson rung's HMC: it keeps Poisson^b, not the NB path"),
     Mutation(
         id="nb-narrower-reference-never-used", path=_RT,
-        old="            if (lw < fitted[k][4]) if kind == \"marginal\" else (",
-        new="            if False if kind == \"marginal\" else (",
+        old=("            if lw < fitted[k][4]:\n"
+             "                betas, q, fitted[k] = bw, qw, (\"marginal\",)"),
+        new=("            if False:\n"
+             "                betas, q, fitted[k] = bw, qw, (\"marginal\",)"),
         tests=(_TR + "test_the_nb_tempering_starts_from_the_narrower_reference_when_its_path_is_"
                      "shorter",),
         why="the narrower reference is piloted but the tempering still starts from the "
             "default's longer ladder (barrier 17 against 12 on breast SBS96)"),
     Mutation(
         id="nb-narrower-reference-wrong-widening-recorded", path=_RT,
-        old='(kind,) + fitted[k][1:3] + (w, lw)',
-        new='(kind,) + fitted[k][1:3] + (widen, lw)',
+        old='("marginal",) + fitted[k][1:3] + (w, lw)',
+        new='("marginal",) + fitted[k][1:3] + (widen, lw)',
         tests=(_TR + "test_the_nb_tempering_starts_from_the_narrower_reference_when_its_path_is_"
                      "shorter",),
         why="the command reports the default widening for a run tempered from the narrower one"),

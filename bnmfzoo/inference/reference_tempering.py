@@ -5,11 +5,8 @@ from the adaptive-tempering SMC of :mod:`bnmfzoo.inference.reference_path` on th
 
 ``pi_b ∝ q_m^(1 - b) (p0 L)^b = q_m exp(b l')``,  ``l' = log p0 + log L - log q_m``,
 
-with ``q_m`` a product-form reference fitted to plain-chain draws of mode ``m`` (the same
-adapters, fit and exact tempered sweeps: :func:`~bnmfzoo.inference.reference_path.
-reference_adapter`, :class:`~bnmfzoo.inference.reference_path.ReferencePath`; the reference
-is fitted again here from its own chains, so the two estimators share the recipe, not the
-draws).
+with ``q_m`` a reference fitted to plain-chain draws of mode ``m`` (the adapters and sweeps of
+:class:`~bnmfzoo.inference.reference_path.ReferencePath`).
 
 **Parallel tempering** (:func:`reference_pt`). Replicas sit on a ladder ``1 = b_0 > ... >
 b_{n-1} = 0``; each scan sweeps every replica at its ``b`` (at ``b = 0`` the replica is an
@@ -33,20 +30,13 @@ when, having been at ``b = 1``, it reaches ``b = 0`` and comes back to ``b = 1``
 trip brings to ``b = 1`` a state renewed from an exact draw of ``q``. The communication
 barrier ``Lambda`` is the sum of the frozen ladder's rejection rates.
 
-**Local moves.** Each scan runs the family's exact sweep at every rung; for Poisson models
-``local`` adds the shear and rescaling group moves and HMC on ``log A, log W`` at the slow top
-rungs (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`), whose step sizes adapt
-per rung during tuning and burn-in and are frozen for the kept scans. Even with efficient local
-moves a replica's round trip takes about ``N (2 + 2 sum_i r_i / (1 - r_i))`` scans (``N``
-rungs, rejection rates ``r_i``: the round-trip rate of Syed et al. 2022 under efficient local
-exploration, shared by ``N`` replicas), so a run counts trips only when its
-kept scans are several times that.
+**Local moves.** Each scan runs the family's exact sweep at every rung, plus for Poisson models
+``local``'s group moves and HMC (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`;
+step sizes adapted in tuning, then frozen). A round trip takes at least about ``N (2 + 2 sum_i
+r_i / (1 - r_i))`` scans (``N`` rungs, rejection rates ``r_i``; Syed et al. 2022).
 
-A mode's runs advance together, a block of kept scans at a time
-(:func:`~bnmfzoo.inference.tempering._runs.run_together`): with a CPU share, the runs short of
-the round trips the verdict needs go first, so the share is spent where it is needed (one run
-after another, each with a fixed part, left breast SBS96 under the negative binomial with 11,
-9, 15 and 15 trips; together, 12, 11, 10 and 13 in the same CPU).
+A mode's runs advance together (:func:`~bnmfzoo.inference.tempering._runs.run_together`): with a
+CPU share, the runs short of the verdict's round trips go first.
 
 A Ctrl-C stops the Python loop over compiled sweeps at once (no result).
 
@@ -358,14 +348,12 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     tempering's stepping-stone terms are tempered a rung at a time and need no heavy-tailed
     reference. Narrower ridge-free fits are not tried: on one NB cell (all scale ridge) their
     pilot reported a barrier of 0.19 where the runs met a wall (no round trip, log Z 14-55
-    standard errors low in 3-4 of 40 seeds); the marginal fits at 0.7 and 1.0 gave 0 of 40
-    (``docs/results/masses_nb_route_2.md`` section 16). ``copula`` (count models): the Gaussian
-    copula over the marginal fit at each of the adapter's ``copula_widen`` is piloted too,
-    moved by HMC (and the NB dispersion's slice step; the adapters' ``fit_copula``), and kept
-    where its runs' CPU floor, timed on its own move, is lower (``copula_pilot``: barrier, its
-    floor, the other's).
-    ``fitted_chains``: :func:`~bnmfzoo.inference.reference_path.fit_chains_and_basins`' result
-    for these ``refs`` (then the fit chains are not run again).
+    standard errors low in 3-4 of 40 seeds; ``masses_nb_route_2.md`` section 16). ``copula``:
+    the Gaussian copula (the adapters' ``fit_copula``, moved by HMC) is piloted first and kept
+    where its runs' CPU floor is lower (``copula_pilot``: barrier, its floor, the other's); the
+    product references' pilots stop past the barrier at which they could not beat it
+    (:func:`~bnmfzoo.inference._mass_budget.product_barrier_cap`; ``pilot_cap``).
+    ``fitted_chains``: :func:`~bnmfzoo.inference.reference_path.fit_chains_and_basins`' result.
 
     Returns
     -------

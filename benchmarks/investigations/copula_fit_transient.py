@@ -18,16 +18,11 @@ Results: ``docs/results/masses_copula_reference_2.md`` section 31.
 """
 
 import argparse
-import os
 import time
 
 import numpy as np
 
 import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
-
-
-class _Stop(Exception):
-    pass
 
 
 def _report(hfam, fitted, whole, rng):
@@ -71,32 +66,17 @@ def main(argv=None):
     p.add_argument("--whole", action="store_true",
                    help="fit the copula to whole chains (no MSER cut), as before")
     a = p.parse_args(argv)
-    import bnmfzoo.inference.large_route as lr
-    import bnmfzoo.inference.reference_path as rp
-    from benchmarks._common import DATA
-    from bnmfzoo._cli.masses import _build, _read
+    from benchmarks.investigations._route_stop import run_to_the_smc
 
-    real_fit = rp.fit_chains_and_basins
-
-    def fit_chains(*args, **kw):
+    def fit_chains(*args, real, **kw):
         if a.whole:
             kw["trim"] = False
-        return real_fit(*args, **kw)
+        return real(*args, **kw)
 
-    def stop(hfam, refs, starts, rng, *, fitted=None, **kw):
-        _report(hfam, fitted, a.whole, np.random.default_rng(5))
-        raise _Stop()
-
-    rp.fit_chains_and_basins, rp.reference_log_z = fit_chains, stop
-    t0 = time.process_time()
-    path = a.data if os.path.exists(a.data) else os.path.join(DATA, a.data)
-    model = _build(_read(path), a.rank, "poisson")
-    try:
-        lr.large_mode_masses(model, budget_s=a.budget, random_seed=a.seed, copula=True,
-                             move_cost=6e-3)
-    except _Stop:
-        print(f"stopped at the SMC after {time.process_time() - t0:.0f} CPU s", flush=True)
-
+    family, fitted, cpu = run_to_the_smc(a.data, a.rank, a.seed, budget=a.budget,
+                                         fit_chains=fit_chains)
+    _report(family, fitted, a.whole, np.random.default_rng(5))
+    print(f"stopped at the SMC after {cpu:.0f} CPU s", flush=True)
 
 if __name__ == "__main__":
     main()

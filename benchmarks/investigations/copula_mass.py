@@ -21,16 +21,11 @@ Results: ``docs/results/masses_copula_reference_2.md`` section 32.
 """
 
 import argparse
-import os
 import time
 
 import numpy as np
 
 import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
-
-
-class _Stop(Exception):
-    pass
 
 
 def iact(x):
@@ -109,36 +104,20 @@ def main(argv=None):
     p.add_argument("--tempering", action="store_true", help="also the tempering runs")
     p.add_argument("--scans", type=int, default=300, help="kept scans per tempering run")
     a = p.parse_args(argv)
-    import bnmfzoo.inference.large_route as lr
     import bnmfzoo.inference.reference_path as rp
-    from benchmarks._common import DATA
-    from bnmfzoo._cli.masses import _build, _read
+    from benchmarks.investigations._route_stop import run_to_the_smc
 
-    seen = {}
-
-    def stop(hfam, refs, starts, rng, *, fitted=None, **kw):
-        seen["family"], seen["fit"] = hfam, fitted
-        raise _Stop()
-
-    rp.reference_log_z = stop
-    t0 = time.process_time()
-    path = a.data if os.path.exists(a.data) else os.path.join(DATA, a.data)
-    model = _build(_read(path), a.rank, "poisson")
-    try:
-        lr.large_mode_masses(model, budget_s=None, random_seed=a.seed, copula=True,
-                             move_cost=6e-3)
-    except _Stop:
-        pass
-    fits, _, inside, _ = seen["fit"]
+    family, fitted, cpu = run_to_the_smc(a.data, a.rank, a.seed)
+    fits, _, inside, _ = fitted
     draws = fits[0][0][inside[0]]
-    print(f"route stopped at the SMC after {time.process_time() - t0:.0f} CPU s; mode 0's "
+    print(f"route stopped at the SMC after {cpu:.0f} CPU s; mode 0's "
           f"copula from {draws.shape[0]} fit draws", flush=True)
-    ad = rp.reference_adapter(seen["family"], "hmc", rp.COPULA_LEAPFROG)
+    ad = rp.reference_adapter(family, "hmc", rp.COPULA_LEAPFROG)
     q = ad.fit_copula(draws, ad.copula_widen[0])
-    _chains(seen["family"], q, draws[-1], a.moves,
+    _chains(family, q, draws[-1], a.moves,
             ((True, 20), (True, 10), (False, 20)))
     if a.tempering:
-        _tempering(seen["family"], q, a.scans)
+        _tempering(family, q, a.scans)
 
 
 if __name__ == "__main__":

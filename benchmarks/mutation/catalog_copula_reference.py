@@ -325,10 +325,11 @@ MUTATIONS = [
         why="Woodbury's correction added instead of subtracted: the kicks use the wrong "
             "inverse correlation"),
     Mutation(
-        id="copula-compiled-theta-order-of-w", path=_HC,
+        id="copula-compiled-theta-order-of-w",
+        path="bnmfzoo/inference/counts/tempering/_hmc_term.py",
         old="            theta[D * K + k * N + n] = tWt[n, k]",
         new="            theta[D * K + n * K + k] = tWt[n, k]",
-        tests=(_KSTEP,),
+        tests=(_TK + "test_theta_is_in_the_order_of_the_adapters_draws",),
         why="log W read column by column where the copula's order is row by row: the field is "
             "evaluated at a permuted state"),
     Mutation(
@@ -448,4 +449,28 @@ MUTATIONS = [
         tests=(_B0M,),
         why="the move with the copula's mass weights the copula's term b instead of 1 - b: at "
             "b = 0 the rung loses the copula's correlation"),
+    Mutation(
+        id="copula-memo-key-without-the-widening",
+        path="bnmfzoo/inference/counts/tempering/_reference_poisson.py",
+        old="    key = (draws.shape, float(widen), int(n_factors), np.asarray(blocks).tobytes(),",
+        new="    key = (draws.shape, 1.0, int(n_factors), np.asarray(blocks).tobytes(),",
+        tests=("tests/tempering/test_copula_reference.py::"
+               "test_the_adapter_remembers_its_last_copula_fit",),
+        why="a copula fitted at one widening is handed out for another: the tempering's pilot "
+            "of a second widening would run the first's path"),
+    Mutation(
+        id="copula-memo-never-refits",
+        path="bnmfzoo/inference/counts/tempering/_reference_poisson.py",
+        old="    if last is None or last[0] != key:",
+        new="    if last is None:",
+        tests=("tests/tempering/test_copula_reference.py::"
+               "test_the_adapter_remembers_its_last_copula_fit",),
+        why="every mode after the first gets the first mode's copula"),
+    Mutation(
+        id="copula-unflat-order-of-w", path=_HT,
+        old="            tWt[n, k] = theta[D * K + k * N + n]",
+        new="            tWt[n, k] = theta[D * K + n * K + k]",
+        tests=(_TK + "test_theta_is_in_the_order_of_the_adapters_draws",),
+        why="the copula-mass trajectory writes its positions back into log W transposed: each "
+            "leapfrog step's gradient is taken at a permuted state"),
 ]

@@ -575,4 +575,51 @@ MUTATIONS = [
                "test_a_copy_the_fit_chains_show_is_dropped_before_its_smc",),
         why="a merged mode's fit chains start from its copy's restarts only: the kept group's "
             "own start states are lost"),
+    Mutation(
+        id="hmc-fit-draws-near-the-reference", path="bnmfzoo/inference/large_route.py",
+        old="                path.sweep(s, 1.0, rng)  # checks the budget",
+        new="                path.sweep(s, 0.05, rng)  # checks the budget",
+        tests=("tests/tempering/test_large_route.py::test_hmc_fit_draws_are_draws_of_the_mode",),
+        why="the copula's extra fit draws come from the path near its reference, not from the "
+            "posterior: the reference is then fitted partly to itself"),
+    Mutation(
+        id="hmc-fit-draws-reuse-the-chain-ids", path="bnmfzoo/inference/large_route.py",
+        old="                                             chain.max() + 1 + c,",
+        new="                                             c,",
+        tests=("tests/tempering/test_large_route.py::test_hmc_fit_draws_are_draws_of_the_mode",),
+        why="an HMC chain takes its fit chain's id: the basin rule reads two chains as one "
+            "that jumps back to its start"),
+    Mutation(
+        id="hmc-fit-draws-not-run-by-the-route", path="bnmfzoo/inference/large_route.py",
+        old="fits=hmc_fit_draws(pt_fam, fitted, rng, hmc_moves))",
+        new="fits=fitted[0])",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_large_mode_masses_passes_the_copula_and_the_early_stop",),
+        why="the large route fits its copula to the sweep's draws alone (a longer path on "
+            "ESCC SBS96: pilot barrier 6.4-6.8 against 5.3-5.5)"),
+    Mutation(
+        id="basin-rule-chain-stride-from-n-chains", path="bnmfzoo/inference/reference_path.py",
+        old="    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])",
+        new="    stride = 1 + n_chains",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_the_basin_rule_keeps_each_modes_chains_apart",),
+        why="with the HMC fit chains a mode holds 2 n_chains chains: ids collide across modes "
+            "and the basin rule joins modes whose chains never crossed"),
+    Mutation(
+        id="hmc-fit-draws-ignore-the-budget", path="bnmfzoo/inference/large_route.py",
+        old="HMC_FIT_SHARE, 0, HMC_FIT_MOVES)",
+        new="HMC_FIT_SHARE, HMC_FIT_MOVES, HMC_FIT_MOVES)",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_the_hmc_fit_draws_take_at_most_their_share_of_the_budget",),
+        why="every mode's HMC fit draws run their full length whatever the budget left: with "
+            "three modes on ESCC SBS96 that is ~370 of 900 CPU s before either estimator"),
+    Mutation(
+        id="hmc-fit-draws-before-the-copies-merge", path="bnmfzoo/inference/large_route.py",
+        old="                if copy_of:  # one mode: estimated once, before any SMC run is spent",
+        new="                if copy_of and hmc:  # one mode: estimated once, before any SMC run "
+            "is spent",
+        tests=("tests/tempering/test_large_route.py::"
+               "test_copies_the_full_fit_chains_show_are_merged_before_the_hmc_fit_draws",),
+        why="the HMC fit draws run for a copy the full fit chains already showed (ESCC SBS96, "
+            "K = 4, seed 1: 124 of 900 CPU s, and the tempering then not started)"),
 ]

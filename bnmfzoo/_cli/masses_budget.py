@@ -500,7 +500,10 @@ def _large(model, a, t0, per_sweep, need):
               f"{c['restarts_s']:.1f} CPU s; reference per mode {s.get('reference')}"
               + ("" if out.get("fit_draws") is None else "; fit-chain draws kept after the "
                  "start-up transients per mode " + ", ".join(
-                     f"{k} of {n}" for k, n in out["fit_draws"])))
+                     f"{k} of {n}" for k, n in out["fit_draws"])
+                 + (", and HMC draws under the copula's mass " + ", ".join(
+                     str(h) for h in out["hmc_fit_draws"]) if out.get("hmc_fit_draws")
+                    else "")))
     if t is not None:
         print(f"reference-path tempering ({out['settings']['pt_runs']} runs x "
               f"{out['settings']['pt_scans']} scans): log Z per mode {r2(t['log_z'])} +- "

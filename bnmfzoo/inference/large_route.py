@@ -38,7 +38,7 @@ from bnmfzoo.inference.counts._kl_start import kl_nmf_start
 
 __all__ = ["kl_nmf_start", "HmcTempered", "move_costs", "choose_route", "restart_modes",
            "early_copies", "large_mode_masses", "large_route_need", "TAU_RATIO", "LARGE_LOCAL",
-           "COPY_CHECK_DRAWS"]
+           "COPY_CHECK_DRAWS", "hmc_fit_draws", "HMC_FIT_MOVES", "HMC_FIT_SHARE"]
 
 #: the moves of the large route: the exact group moves and HMC at every temperature
 LARGE_LOCAL = "shear+rescale+hmc"
@@ -328,6 +328,69 @@ def early_copies(family, refs, starts, counts, rng, cut, n_chains, thin, n_burn,
     return refs[keep], [starts[k] for k in keep], counts[keep], copy_of
 
 
+#: copula-mass HMC moves at ``b = 1`` per fit chain added to each mode's fit draws
+#: (:func:`hmc_fit_draws`), after :data:`HMC_FIT_ADAPT` adapting ones; at most
+#: :data:`HMC_FIT_SHARE` of the budget left goes to them (fewer moves when several modes share)
+HMC_FIT_MOVES = 2000
+HMC_FIT_ADAPT = 100
+HMC_FIT_SHARE = 0.2
+
+
+def hmc_fit_draws(family, fitted, rng, n_moves=HMC_FIT_MOVES, n_adapt=HMC_FIT_ADAPT):
+    """Each mode's fit draws joined by draws of HMC under the copula's mass (new chains).
+
+    The copula reference is limited by its fit draws (its held-out divergence on ESCC SBS96 at
+    K = 4 fell from 427 to 177 nats as they grew from 750 to 2,628), and latent-count sweeps
+    make them slowly. Here a copula fitted to a mode's fit draws inside its basin (``fitted``:
+    :func:`~bnmfzoo.inference.reference_path.fit_chains_and_basins`' result) serves as the
+    mass of HMC at ``b = 1`` (:func:`~bnmfzoo.inference.counts.tempering._hmc_copula.
+    hmc_step_copula_mass`; the posterior itself is the target), run from each fit chain's last
+    draw inside the basin for ``n_adapt`` and then ``n_moves`` kept moves, as a new chain (ids
+    after the fit chains'). Returns the fits ``[(aligned draws, bases, chain, log joint)]``;
+    the basin rule is to be run again over them. Any draws keep both estimators exact: they
+    only fit the reference. On ESCC SBS96 at K = 4 (seed 0's 3,428 sweep fit draws, 146 CPU
+    s; a copula fitted to them: pilot barrier 6.4-6.8) 4 x 800 moves took 55 CPU s and a copula
+    fitted to them alone had the same barrier (6.6-6.8), to both 5.6-6.0; 4 x 2,000 moves took
+    124 CPU s, barrier 5.3-5.8 alone, 5.3-5.5 with the sweep's
+    (``docs/results/masses_copula_reference_2.md`` section 33).
+    """
+    from bnmfzoo.inference.reference_path import COPULA_LEAPFROG, ReferencePath, reference_adapter
+
+    fits, _, inside, _ = fitted
+    out = []
+    for k, (rows, bases, chain, joint) in enumerate(fits):
+        if n_moves < 1:
+            out.append((rows, bases, chain, joint))
+            continue
+        new, ad = ([], [], [], []), reference_adapter(family, "hmc", COPULA_LEAPFROG)
+        try:
+            q = ad.fit_copula(rows[inside[k]], ad.copula_widen[0]) if inside[k].sum() >= 8 \
+                else None
+        except ValueError:
+            q = None
+        for c in np.unique(chain) if q is not None else ():
+            ends = np.flatnonzero(inside[k] & (chain == c))
+            if not ends.size:
+                continue
+            path = ReferencePath(reference_adapter(family, "hmc", COPULA_LEAPFROG), q)
+            s = path.adapter._state(rows[ends[-1]])
+            for i in range(n_adapt + n_moves):
+                path.sweep(s, 1.0, rng)  # checks the budget
+                if i == n_adapt - 1:
+                    path.adapter.freeze()
+                if i >= n_adapt:
+                    a = path.adapter
+                    for part, v in zip(new, (a.draws(s, slice(None)),
+                                             np.asarray(family.factors(s)[0], float),
+                                             chain.max() + 1 + c,
+                                             a.loglik(s) + a.log_p0(s)), strict=True):
+                        part.append(v)
+        out.append((rows, bases, chain, joint) if not new[0] else (
+            np.vstack([rows, new[0]]), np.concatenate([bases, np.stack(new[1])]),
+            np.concatenate([chain, new[2]]), np.concatenate([joint, new[3]])))
+    return out
+
+
 def _merge_copies(counts, copy_of):
     """The modes kept when each ``j`` of ``copy_of`` (``{j: i}``) is a copy of ``i``.
 
@@ -397,7 +460,10 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         it where its runs' predicted CPU is lower
         (:func:`~bnmfzoo.inference.reference_tempering.reference_pt_log_z`); its fit chains are
         then latent-count sweeps of :data:`COPULA_FIT_DRAWS` draws or more, run once for both
-        estimators, and the reference-path SMC runs along the copula's path
+        estimators and joined by up to :data:`HMC_FIT_MOVES` draws per chain of HMC under
+        the copula's mass (:func:`hmc_fit_draws`; at most :data:`HMC_FIT_SHARE` of the budget
+        left), and the reference-path SMC runs along the
+        copula's path
         (``copula`` of :func:`~bnmfzoo.inference.reference_path.reference_log_z`). On ESCC
         SBS96 at K = 4, from 2,000 such draws, its runs took 49-50 temperatures and
         35 CPU s each at 48 particles and were within 1.5 nats of the tempering's ``log Z``,
@@ -412,7 +478,8 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
         ``established``, ``statement``, ``smc`` and ``pt`` (the two estimators' results),
         ``costs`` (CPU seconds per mode, per particle-move and per rung-scan), ``fit_draws``
         (with ``copula``, per mode: ``(kept, run)`` fit-chain draws, each chain's start-up
-        transient dropped; ``None`` without), ``merged_early`` (``{j: i}``: restart groups
+        transient dropped; ``None`` without), ``hmc_fit_draws`` (per mode, the HMC draws
+        added to them), ``merged_early`` (``{j: i}``: restart groups
         that short fit chains showed to be copies, :func:`early_copies`), ``cpu_s``.
     """
     from dataclasses import replace
@@ -490,12 +557,23 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
             fitted = fit_chains_and_basins(pt_fam, reference_adapter(pt_fam), refs, starts,
                                            rng, cut, n_chains, pt_draws, thin, n_burn,
                                            trim=True)
+            for hmc in (False, True):  # copies merged, then HMC draws for the modes kept
+                copy_of = fit_copies(fitted, cut)  # restarts' groups the fit chains show to be
+                if copy_of:  # one mode: estimated once, before any SMC run is spent on a copy
+                    refs, starts, counts, fitted = kept(_merge_copies(counts, copy_of))
+                    M = refs.shape[0]
+                if hmc:
+                    break
+                # more draws for the copula, made faster than by the sweep; the basin rule again
+                t1 = time.process_time()
+                hmc_moves = _sizes(budget - (t1 - t0), M, n_chains, 1, 1, per_move,
+                                   HMC_FIT_SHARE, 0, HMC_FIT_MOVES)
+                again = fit_chains_and_basins(pt_fam, None, refs, starts, rng, cut, n_chains,
+                                              pt_draws, thin, n_burn,
+                                              fits=hmc_fit_draws(pt_fam, fitted, rng, hmc_moves))
+                fitted = (*again[:3], fitted[3] + time.process_time() - t1)
         except BudgetExhausted as err:
             return stop(err, "the fit chains", f" ({M} mode(s) from the restarts)")
-        copy_of = fit_copies(fitted, cut)  # restarts' groups the fit chains show to be one
-        if copy_of:  # mode: estimated once, before any SMC run is spent on a copy
-            refs, starts, counts, fitted = kept(_merge_copies(counts, copy_of))
-            M = refs.shape[0]
     if n_particles is None:
         n_particles = _sizes(budget - (time.process_time() - t0), M, n_runs, n_moves, steps,
                              per_move, 0.3, 20, 100)  # l' and copies: ~30 % more
@@ -578,7 +656,9 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
             "smc": smc_out, "pt": pt_out, "skipped": skipped, "dropped": drop, "costs": costs,
             "merged_early": merged_early,
             "fit_draws": None if fitted is None else [  # per mode: kept after the transients
-                (int(f[0].shape[0]), n_chains * pt_draws) for f in fitted[0]],
+                (int(np.sum(f[2] < n_chains)), n_chains * pt_draws) for f in fitted[0]],
+            "hmc_fit_draws": None if fitted is None else [  # per mode: hmc_fit_draws' draws
+                int(np.sum(f[2] >= n_chains)) for f in fitted[0]],
             "settings": {"n_starts": n_starts, "n_runs": n_runs, "n_particles": n_particles,
                          "n_moves": n_moves, "pt_runs": pt_runs, "pt_scans": pt_scans,
                          "n_leap": n_leap, "local": LARGE_LOCAL, "copula": bool(copula),

@@ -300,8 +300,9 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
                                thin, n_burn) for k in range(refs.shape[0])]
         if trim:
             fits = [_after_transients(f) for f in fits]
+    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])  # chain ids
     basins = mode_basins(np.concatenate([f[1] for f in fits]),
-                         np.concatenate([f[2] + k * (n_chains + 1) for k, f in enumerate(fits)]),
+                         np.concatenate([f[2] + k * stride for k, f in enumerate(fits)]),
                          np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
                          refs, cut)
     inside = np.split(basins["inside"], np.cumsum([f[2].size for f in fits])[:-1])

@@ -147,3 +147,27 @@ def test_the_memo_of_the_copula_term_returns_the_same_values_and_stays_bounded(m
         assert len(cop._memo) == 10
     assert cop.copula_value(np.log(xs[-1])) == pytest.approx(want[-1], abs=1e-9)
     assert pickle.loads(pickle.dumps(cop))._memo == {}
+
+
+def test_theta_is_in_the_order_of_the_adapters_draws():
+    """The HMC moves' flat ``theta`` (:func:`~bnmfzoo.inference.counts.tempering._hmc_term.
+    flat_theta`, the compiled ``flat_into``) lists ``log A`` and ``log W`` in the order of the
+    reference adapter's flat draws, the order the copula was fitted in; ``unflat_into`` is its
+    inverse."""
+    from bnmfzoo.inference.counts.tempering._hmc_term import flat_into, flat_theta, unflat_into
+    from bnmfzoo.inference.reference_path import reference_adapter
+    from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.models import poisson
+
+    rng = np.random.default_rng(0)
+    D, N, K = 4, 5, 3
+    ad = reference_adapter(family_of_model(poisson(rng.poisson(3.0, (D, N)).astype(float), K)))
+    A, W = rng.gamma(2.0, 1.0, (D, K)), rng.gamma(2.0, 1.0, (K, N))
+    theta = flat_theta(np.log(A), np.log(W).T)
+    assert np.allclose(np.exp(theta), ad.draws({"A": A, "W": W}, slice(None)))
+    out = np.empty_like(theta)
+    flat_into(np.log(A), np.ascontiguousarray(np.log(W).T), out)
+    tA, tWt = np.empty((D, K)), np.empty((N, K))
+    unflat_into(out, tA, tWt)
+    assert np.array_equal(out, theta) and np.allclose(tA, np.log(A))
+    assert np.allclose(tWt, np.log(W).T)

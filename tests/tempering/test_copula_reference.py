@@ -432,3 +432,33 @@ def test_small_steps_conserve_the_hamiltonian_with_the_copula_mass():
         assert code == 0, code
         accs.append(log_acc)
     assert min(accs) > -0.01, min(accs)
+
+
+def test_the_adapter_remembers_its_last_copula_fit(monkeypatch):
+    """Both per-mode estimators fit the copula to the same draws: the second fit is the first's
+    copula (same object), and any change of the draws, the widening or the factors fits anew,
+    to the values a fresh :meth:`GammaCopula.fit` gives."""
+    import bnmfzoo.inference.counts.tempering._reference_poisson as rpo
+    from bnmfzoo.inference.reference_path import reference_adapter
+
+    fits = []
+    real = GammaCopula.fit.__func__
+    monkeypatch.setattr(GammaCopula, "fit", classmethod(
+        lambda cls, *a, **k: fits.append(1) or real(cls, *a, **k)))
+    monkeypatch.setattr(rpo, "_LAST_COPULA", [None])
+    ad = reference_adapter(rank1_family(), "hmc", 5)
+    rng = np.random.default_rng(0)
+    draws = rng.gamma(20.0, 0.05, (200, 3))
+    q1 = ad.fit_copula(draws, 1.0)["copula"]
+    assert ad.fit_copula(draws.copy(), 1.0)["copula"] is q1 and len(fits) == 1
+    other = draws.copy()
+    other[7, 1] *= 1.01
+    # each call changes one thing: the widening, the draws, the factors
+    changed = [ad.fit_copula(draws, 0.7), ad.fit_copula(other, 0.7),
+               ad.fit_copula(other, 0.7, n_factors=1)]
+    assert len(fits) == 4 and len({id(q["copula"]) for q in changed} | {id(q1)}) == 4
+    for q, x, nf in zip(changed, (draws, other, other), (None, None, 1), strict=True):
+        fresh = real(GammaCopula, x, 0.7, ad.blocks,
+                     n_factors=ad.copula_factors if nf is None else nf)
+        for z in rng.gamma(20.0, 0.05, (3, 3)):
+            assert np.isclose(q["copula"].logpdf(z), fresh.logpdf(z))

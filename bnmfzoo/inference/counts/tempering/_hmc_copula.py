@@ -37,7 +37,7 @@ import numpy as np
 
 from bnmfzoo.inference.counts._hmc_kernels import kick, kick_drift, kinetic, metropolis, momentum
 from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_density
-from bnmfzoo.inference.counts.tempering._hmc_term import flat_theta
+from bnmfzoo.inference.counts.tempering._hmc_term import flat_into, flat_theta, unflat_into
 from bnmfzoo.inference.kernels.gamma_scores import surrogate_field
 
 __all__ = ["copula_gradient", "hmc_step_copula", "hmc_step_copula_mass", "copula_velocity",
@@ -59,12 +59,7 @@ def copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, g
     D, K = tA.shape
     N = tWt.shape[0]
     theta = np.empty(D * K + K * N)
-    for d in range(D):
-        for k in range(K):
-            theta[d * K + k] = tA[d, k]
-    for k in range(K):
-        for n in range(N):
-            theta[D * K + k * N + n] = tWt[n, k]
+    flat_into(tA, tWt, theta)
     g = np.empty_like(theta)
     a, r, log_norm_a, wh, log_ra, sqrt_a, blocks, binv, H, G, z_max = parts
     if not surrogate_field(theta, a, r, log_norm_a, wh, log_ra, sqrt_a, blocks, binv, H, G,
@@ -185,30 +180,6 @@ def copula_velocity(p, s, blocks, bcov, U, out):
 
 
 @numba.njit(cache=True)
-def _unflat(theta, tA, tWt):
-    D, K = tA.shape
-    N = tWt.shape[0]
-    for d in range(D):
-        for k in range(K):
-            tA[d, k] = theta[d * K + k]
-    for k in range(K):
-        for n in range(N):
-            tWt[n, k] = theta[D * K + k * N + n]
-
-
-@numba.njit(cache=True)
-def _flat(gA, gWt, g):
-    D, K = gA.shape
-    N = gWt.shape[0]
-    for d in range(D):
-        for k in range(K):
-            g[d * K + k] = gA[d, k]
-    for k in range(K):
-        for n in range(N):
-            g[D * K + k * N + n] = gWt[n, k]
-
-
-@numba.njit(cache=True)
 def _trajectory_mass(theta, p, tA, tWt, X, Of, aA, rA, aWt, rWt, beta, eps, n_leap, weight,
                      parts, s, blocks, bcov, U, gA, gWt):
     """``n_leap`` leapfrog steps on the flat ``theta, p`` under the copula's mass, in place.
@@ -219,18 +190,18 @@ def _trajectory_mass(theta, p, tA, tWt, X, Of, aA, rA, aWt, rWt, beta, eps, n_le
     d = theta.size
     g, v = np.empty(d), np.empty(d)
     M = np.empty((0, 0))
-    _flat(gA, gWt, g)
+    flat_into(gA, gWt, g)
     for _ in range(n_leap):
         for i in range(d):
             p[i] += 0.5 * eps * g[i]
         copula_velocity(p, s, blocks, bcov, U, v)
         for i in range(d):
             theta[i] += eps * v[i]
-        _unflat(theta, tA, tWt)
+        unflat_into(theta, tA, tWt)
         M = copula_gradient(tA, tWt, X, Of, aA, rA, aWt, rWt, beta, weight, parts, gA, gWt)
         if M.shape[0] == 0:
             return M, 0.0
-        _flat(gA, gWt, g)
+        flat_into(gA, gWt, g)
         for i in range(d):
             p[i] += 0.5 * eps * g[i]
     return M, copula_velocity(p, s, blocks, bcov, U, v)

@@ -21,6 +21,7 @@ the order of the reference adapters' flat draws (:mod:`bnmfzoo.inference.referen
 
 import math
 
+import numba
 import numpy as np
 
 from bnmfzoo.inference.counts._hmc_kernels import kick, kick_drift, kinetic, metropolis, momentum
@@ -28,12 +29,48 @@ from bnmfzoo.inference.counts.tempering._hmc import log_density_grad
 from bnmfzoo.inference.counts.tempering._hmc_dense import dense_grad, dense_log_density
 from bnmfzoo.inference.counts.tempering._hmc_nb import nb_log_density_grad
 
-__all__ = ["hmc_step_term", "flat_theta"]
+__all__ = ["hmc_step_term", "flat_theta", "flat_into", "unflat_into"]
+
+
+@numba.njit(cache=True)
+def flat_into(tA, tWt, theta):
+    """``theta[:]`` = ``tA (D x K)`` row by row, then ``tWt (N x K)`` column by column.
+
+    So ``theta`` holds ``log A`` and then ``log W (K x N)``, each row by row.
+    """
+    D, K = tA.shape
+    N = tWt.shape[0]
+    for d in range(D):
+        for k in range(K):
+            theta[d * K + k] = tA[d, k]
+    for k in range(K):
+        for n in range(N):
+            theta[D * K + k * N + n] = tWt[n, k]
+
+
+@numba.njit(cache=True)
+def unflat_into(theta, tA, tWt):
+    """The inverse of :func:`flat_into`: ``tA, tWt`` filled from ``theta``."""
+    D, K = tA.shape
+    N = tWt.shape[0]
+    for d in range(D):
+        for k in range(K):
+            tA[d, k] = theta[d * K + k]
+    for k in range(K):
+        for n in range(N):
+            tWt[n, k] = theta[D * K + k * N + n]
 
 
 def flat_theta(tA, tWt):
-    """``(log A row by row, log W row by row)`` from ``tA (D x K)`` and ``tWt (N x K)``."""
-    return np.concatenate([tA.ravel(), tWt.T.ravel()])
+    """``(log A row by row, log W row by row)`` from ``tA (D x K)`` and ``tWt (N x K)``.
+
+    >>> flat_theta(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0], [5.0, 6.0]])).tolist()
+    [1.0, 2.0, 3.0, 5.0, 4.0, 6.0]
+    """
+    tA, tWt = np.asarray(tA, float), np.asarray(tWt, float)
+    theta = np.empty(tA.size + tWt.size)
+    flat_into(tA, tWt, theta)
+    return theta
 
 
 def _density_grad(tA, tWt, data, dense, shapes, beta, gA, gWt, term, weight, want_lp,

@@ -292,15 +292,28 @@ def test_kl_start_keeps_a_zero_column_at_its_prior_shape():
     assert np.all(np.abs(np.exp(tWt[2]) / W[:, 2] - 1.0) > 1e-6)  # the zero column moved
 
 
+def _rank1_counts():
+    """An 8 x 6 rank-1 Poisson matrix (its fourth column all zeros)."""
+    rng = np.random.default_rng(0)
+    return rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
+
+
+def _rank1_run(**kw):
+    """The large route on :func:`_rank1_counts` with small settings; ``kw`` overrides them."""
+    from bnmfzoo.models import poisson
+
+    settings = {"random_seed": 1, "n_starts": 2, "n_runs": 2, "n_particles": 20, "pt_runs": 2,
+                "n_draws": 30, "n_leap": 5, **kw}
+    return large_mode_masses(poisson(_rank1_counts(), 1), **settings)
+
+
 def test_large_mode_masses_says_what_it_did_not_check():
     """A small end-to-end run: one mode, both estimators, the statement names the restarts,
     says modes they never reached are unknown, and a budget that runs out lists no mode."""
     from bnmfzoo.models import poisson
 
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=3, n_runs=3,
-                            n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5)
+    Xc = _rank1_counts()
+    out = _rank1_run(n_starts=3, n_runs=3, pt_scans=60)
     assert Xc[:, 3].sum() == 0  # a column of zeros: the KL start must not underflow there
     assert len(out["modes"]) == 1 and out["modes"][0]["n_starts"] == 3
     assert out["modes"][0]["mass"] == 1.0 and math.isfinite(out["pt"]["log_z"][0])
@@ -322,7 +335,6 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
     from bnmfzoo.inference._mass_budget import BudgetedSweep
     from bnmfzoo.inference._mass_verdict import EARLY_STOP
     from bnmfzoo.inference.large_route import COPULA_FIT_DRAWS
-    from bnmfzoo.models import poisson
 
     seen = {}
 
@@ -345,11 +357,7 @@ def test_large_mode_masses_passes_the_copula_and_the_early_stop(monkeypatch):
 
     pilot_ladder = rt.pilot_ladder
     monkeypatch.setattr(rt, "pilot_ladder", pilot_spy)
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
-                            n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
-                            copula=True, pt_trips=12)
+    out = _rank1_run(pt_scans=60, copula=True, pt_trips=12)
     # the copula is piloted first, uncapped; the product's pilots after it, capped where their
     # floor would pass the copula's (product_barrier_cap), and reported
     cap = out["pt"]["pilot_cap"][0]
@@ -428,13 +436,7 @@ def test_fit_chains_drop_each_chain_start_up_transient(monkeypatch):
 
 def _small_large_run():
     """The large route with ``pt_trips`` on an 8 x 6 rank-1 Poisson matrix, small settings."""
-    from bnmfzoo.models import poisson
-
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    return large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
-                             n_particles=20, pt_runs=2, n_draws=30, n_leap=5, pt_trips=12,
-                             budget_s=600.0)
+    return _rank1_run(pt_trips=12, budget_s=600.0)
 
 
 def test_large_route_says_when_a_tempering_was_too_dear_to_start(monkeypatch):
@@ -475,7 +477,6 @@ def test_a_copy_the_fit_chains_show_is_dropped_before_its_smc(monkeypatch):
     start states."""
     import bnmfzoo.inference.large_route as lr
     import bnmfzoo.inference.reference_path as rp
-    from bnmfzoo.models import poisson
 
     real, seen = lr.restart_modes, {}
 
@@ -502,11 +503,7 @@ def test_a_copy_the_fit_chains_show_is_dropped_before_its_smc(monkeypatch):
     monkeypatch.setattr(rp, "fit_chains_and_basins", fit_spy)
     monkeypatch.setattr(lr, "restart_modes", twice)
     monkeypatch.setattr(rp, "reference_log_z", spy(rp.reference_log_z))
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=4, n_runs=2,
-                            n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
-                            copula=True, pt_trips=12)
+    out = _rank1_run(n_starts=4, pt_scans=60, copula=True, pt_trips=12)
     assert seen["smc modes"] == 1, seen
     assert len(out["modes"]) == 1 and out["modes"][0]["n_starts"] == 4
     assert "starts per mode [4]" in out["statement"]
@@ -584,13 +581,8 @@ def test_the_hmc_fit_draws_take_at_most_their_share_of_the_budget():
     with ``move_cost = 0.02`` and about 300 s left, about ``0.2 * 300 / (4 * 0.044) = 340``
     moves per chain, not ``HMC_FIT_MOVES``; without a budget, ``HMC_FIT_MOVES``."""
     from bnmfzoo.inference.large_route import HMC_FIT_SHARE
-    from bnmfzoo.models import poisson
 
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=2, n_runs=2,
-                            n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
-                            copula=True, pt_trips=12, budget_s=300.0, move_cost=0.02)
+    out = _rank1_run(pt_scans=60, copula=True, pt_trips=12, budget_s=300.0, move_cost=0.02)
     per_chain = out["hmc_fit_draws"][0] / 4
     assert per_chain == int(per_chain)
     assert 0.8 * HMC_FIT_SHARE * 290 / 0.176 < per_chain <= HMC_FIT_SHARE * 300 / 0.176
@@ -603,7 +595,6 @@ def test_copies_the_full_fit_chains_show_are_merged_before_the_hmc_fit_draws(mon
     only (on ESCC SBS96 at K = 4, seed 1, a copy's HMC cost 124 of 900 CPU s)."""
     import bnmfzoo.inference.large_route as lr
     import bnmfzoo.inference.reference_path as rp
-    from bnmfzoo.models import poisson
 
     real, hmc_modes = lr.restart_modes, []
 
@@ -632,11 +623,7 @@ def test_copies_the_full_fit_chains_show_are_merged_before_the_hmc_fit_draws(mon
     monkeypatch.setattr(lr, "early_copies", lambda fam, refs, starts, counts, *a, **k: (
         refs, starts, counts, {}))
     monkeypatch.setattr(lr, "hmc_fit_draws", hmc_spy)
-    rng = np.random.default_rng(0)
-    Xc = rng.poisson(rng.gamma(1.0, 1.0, (8, 1)) @ rng.gamma(1.0, 20.0, (1, 6))).astype(float)
-    out = large_mode_masses(poisson(Xc, 1), random_seed=1, n_starts=4, n_runs=2,
-                            n_particles=20, pt_runs=2, pt_scans=60, n_draws=30, n_leap=5,
-                            copula=True, pt_trips=12)
+    out = _rank1_run(n_starts=4, pt_scans=60, copula=True, pt_trips=12)
     assert hmc_modes == [1] and len(out["modes"]) == 1 and out["merged_early"] == {}
     assert out["hmc_fit_draws"] == [4 * HMC_FIT_MOVES]
     # the SMC's fit CPU carries the full fit chains' through the merge, and the HMC draws'

@@ -29,15 +29,12 @@ import benchmarks._common  # noqa: F401  (BNMFZOO_DATA default, one BLAS thread)
 
 
 def _starts(fam, rng, n_chains=8):
-    """The starts of ``chain_starts`` (same random numbers) and the same moved to their mode."""
+    """The starts of ``chain_starts`` and the same moved on to their mode."""
     from bnmfzoo.inference.counts._kl_start import KL_MAX, kl_nmf_start, mode_tol
-    from bnmfzoo.inference.mode_bridge import KL_CANDIDATES, KL_ITER, _CountParam
+    from bnmfzoo.inference.mode_bridge import chain_starts
 
     p = fam.tempered.problem
-    param = _CountParam(p)
-    cand = [kl_nmf_start(p, fam.draw_prior(rng), n_iter=KL_ITER) for _ in range(KL_CANDIDATES)]
-    lj = param.log_joint(np.stack([param.theta(s, np.arange(p.rank), None) for s in cand]))
-    best = [cand[i] for i in np.argsort(-lj, kind="stable")[:n_chains]]
+    best = list(chain_starts(fam, rng, n_chains))
     return best, [kl_nmf_start(p, s, n_iter=KL_MAX, tol=mode_tol(p)) for s in best]
 
 

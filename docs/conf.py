@@ -140,6 +140,21 @@ def _init_signature(app, what, name, obj, options, signature, return_annotation)
     return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty)), None
 
 
+def _notebook_draws_a_figure(app, doctree):
+    """Fail the build (a warning, an error under ``-W``) when an executed notebook drew nothing.
+
+    The fast test suite leaves executing the notebooks to this build (``make docs``, run by
+    CI after ``make test``); this keeps the suite's former check that each one drew a figure.
+    """
+    from docutils import nodes
+    from sphinx.util import logging
+
+    if app.env.docname.startswith("notebooks/") and not any(doctree.findall(nodes.image)):
+        logging.getLogger(__name__).warning("notebook %s drew no figure", app.env.docname,
+                                            location=app.env.docname)
+
+
 def setup(app):
-    """Connect the signature fix above."""
+    """Connect the signature fix and the notebooks' figure check above."""
     app.connect("autodoc-process-signature", _init_signature)
+    app.connect("doctree-read", _notebook_draws_a_figure)

@@ -2,7 +2,8 @@
 handling of a mode the plain chains from the prior reached twice
 (``bnmfzoo/inference/reference_path.py``): the move left out of the path's sweep, the Jacobian
 of the group move with the wrong sign, the slice drawn at the wrong level or shrunk without
-end, and a prior-chain copy kept (refused instead of dropped). Each is caught by a fast test of
+end, the compiled halves' squared error not recorded, and a prior-chain copy kept (refused
+instead of dropped). Each is caught by a fast test of
 ``tests/tempering/test_gaussian_rescale.py`` (an exact-target test of the move, the log Z of a
 2 x 40 rank-1 matrix against quadrature) or ``tests/tempering/test_duplicate_modes.py``."""
 
@@ -44,6 +45,14 @@ MUTATIONS = [
         tests=(_T + "test_the_slice_draw_ends_when_its_level_is_the_top_of_the_density",),
         why="a slice level at the density's top (an exponential draw of 0) shrinks the bracket "
             "forever: a hang in compiled code that Ctrl-C cannot stop"),
+    Mutation(
+        id="reference-compiled-halves-sse-not-recorded", path=_RG,
+        old="                s._gram_updated(sse_term)\n",
+        new="",
+        tests=(_T + "test_the_compiled_path_sweep_draws_what_the_interpreted_one_does[None]",),
+        why="stale sufficient statistic: the compiled Gram halves of the path's sweep leave the "
+            "state's squared error at its value before the sweep, so a free tau is drawn from "
+            "the wrong Gamma"),
     Mutation(
         id="reference-check-keeps-prior-copy", path=_RP,
         old=("    drop = sorted({j for _, j in dup if j >= K})\n    if drop:\n"

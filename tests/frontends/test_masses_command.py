@@ -39,9 +39,19 @@ def _last_json(capsys):
 
 
 @pytest.mark.parametrize("fmt", ["csv_header", "csv", "npy", "txt", "txt_labels"])
+def test_every_format_reads_the_matrix(tmp_path, fmt):
+    from bnmfzoo._cli.masses import _read
+
+    got = _read(str(_write(tmp_path, fmt)))
+    assert got.shape == X.shape and np.array_equal(got, X)
+
+
+# every format reaches the same run through ``_read`` (above), so two formats run it: one
+# through each entry point (about 7.5 s a run)
+@pytest.mark.parametrize("fmt", ["npy", "txt_labels"])
 def test_every_format_prints_the_json_line(tmp_path, capsys, fmt):
     """Whitespace text with labels goes through ``bnmfzoo masses FILE`` (the installed
-    command), the others through ``main(["--data", FILE])`` (the checkout's script)."""
+    command), ``.npy`` through ``main(["--data", FILE])`` (the checkout's script)."""
     from bnmfzoo.cli import main as bnmfzoo
 
     path = str(_write(tmp_path, fmt))

@@ -274,9 +274,12 @@ def test_sbc_user_models(case, seed):
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
 
 
+@pytest.mark.slow
 def test_sbc_detects_a_misread_prior():
     """Power: inference on a model whose Beta alpha and beta are swapped (what a misread of the
-    graph would give) fails the same SBC."""
+    graph would give) fails the same SBC. Slow: it shows the SBC's power and guards no library
+    code (the swap is the test case's); ``tests/gaussian/test_gibbs_sbc.py::
+    test_sbc_detects_wrong_sampler`` keeps the SBC harness's power in the fast suite."""
     result = CASES["user-betadir-swapped"].run(31)
     assert not result.passed(alpha=0.01), result.min_pvalue
 

@@ -189,8 +189,7 @@ def test_sbc_recognized_priors(config, seed):
 
 
 # slow since 26 Nov 2026 (~35 CPU s, the largest single fast test): the fast suite keeps its
-# power checks of SBC in test_gibbs_sbc.py::test_sbc_detects_wrong_sampler and
-# test_recognize_binary.py::test_sbc_detects_a_misread_prior
+# power check of SBC in test_gibbs_sbc.py::test_sbc_detects_wrong_sampler
 @pytest.mark.slow
 def test_sbc_detects_wrong_prior_terms():
     simulate, infer = make_sbc("halfnormal_ard", wrong=True)

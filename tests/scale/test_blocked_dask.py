@@ -68,7 +68,10 @@ def _same(a, b):
         assert np.array_equal(a["rows"][var].values, b["rows"][var].values), var
 
 
-@pytest.mark.parametrize("n_workers", [1, 2, 4])
+# Two workers for the 4 blocks in the fast suite (blocks on different workers, and two blocks
+# sharing one); all on one worker and one block per worker are slow (about 52 s together).
+@pytest.mark.parametrize("n_workers", [pytest.param(1, marks=pytest.mark.slow), 2,
+                                       pytest.param(4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", list(CASES))
 def test_bitwise_equal_to_serial(client, serial, name, n_workers):
     make, kw = CASES[name]

@@ -173,3 +173,42 @@ def test_the_slice_draw_ends_when_its_level_is_the_top_of_the_density():
 
     # f(u) = -cosh(2u) + 2 cosh(u): f'(0) = 0, f''(0) = -2, so u = 0 is the mode
     assert _log_scale_slice.py_func(1.0, 1.0, 1.0, 1.0, 0.0, ZeroExponential()) == 0.0
+
+
+@pytest.mark.parametrize("sigma", [0.1, None])
+def test_the_compiled_path_sweep_draws_what_the_interpreted_one_does(sigma):
+    """The reference path's sweep takes the two Gram halves in one compiled call: from the same
+    state and seed it must give the same bits as ``prior_nmf_sweep`` (the interpreted path,
+    taken when the terms are declared invalid), at an intermediate rung and at ``b = 1``;
+    with a missing entry, so the halves have more than one observed pattern."""
+    from bnmfzoo.inference.gaussian.gibbs._core import nmf_state
+    from bnmfzoo.inference.gaussian.modes._reference_gaussian import GaussianReferenceAdapter
+    from bnmfzoo.inference.reference_path import reference_adapter
+    from bnmfzoo.models import exponential_gaussian
+
+    rng = np.random.default_rng(3)
+    A0, W0 = rng.gamma(2.0, 1.0, (7, 3)), rng.gamma(2.0, 1.0, (3, 9))
+    X = np.abs(A0 @ W0 + rng.normal(0, 0.1, (7, 9)))
+    X[2, 4] = np.nan
+    ad = reference_adapter(family_of_model(exponential_gaussian(X, 3, sigma=sigma,
+                                                                lambda_=LAM)))
+    assert ad.obs.half_sweep_paths(3) == ("gram", "gram")  # the compiled path is taken
+    fit_rng = np.random.default_rng(4)
+    starts = [nmf_state(A0 * fit_rng.uniform(0.8, 1.2, A0.shape),
+                        W0 * fit_rng.uniform(0.8, 1.2, W0.shape), 100.0, None, ad.obs)
+              for _ in range(30)]
+    for s in starts:
+        for _ in range(5):
+            ad.tempered.sweep(s, 1.0, fit_rng)
+    q = ad.fit(np.array([ad.draws(s, np.arange(3)) for s in starts]), 2.0)
+    out = {}
+    for interpreted in (False, True):
+        if interpreted:
+            ad._terms = lambda q, b: (GaussianReferenceAdapter._terms(ad, q, b)[0], False)
+        s, gen = ad.copy(starts[0]), np.random.default_rng(5)
+        for b in (0.3, 0.3, 1.0, 1.0):
+            ad.sweep(q, s, b, gen)
+        out[interpreted] = (s.A.copy(), s.Wt.copy(), s.tau, s.sse)
+    for a, b in zip(out[False], out[True], strict=True):
+        assert np.array_equal(a, b)
+    assert not np.array_equal(out[False][0], starts[0].A)  # the sweeps moved the state

@@ -170,8 +170,11 @@ def test_sbc_replica_exchange(betas, moves, ard, seed):
     assert result.passed(alpha=0.01), (result.min_pvalue, result.n_tests)
 
 
+@pytest.mark.slow
 def test_sbc_detects_a_wrong_swap_ratio():
-    """Same test and seed as the first fast configuration (no moves), swap ratio sign flipped."""
+    """Same test and seed as the first fast configuration (no moves), swap ratio sign flipped.
+    Slow: the wrong ratio is the test's own (``make_sbc``), so this shows the SBC's power and
+    guards no library code."""
     simulate, infer = make_sbc(betas=LADDER2, wrong_swap=True)
     result = sbc(simulate, infer, n_sims=100, thin="ess", random_seed=32, progressbar=False)
     assert not result.passed(alpha=0.01), result.min_pvalue

@@ -273,3 +273,19 @@ def test_laurberg_minor_mode_mass():
     minor = np.min(np.mean(shares, 0))
     se = np.array(shares)[:, np.argmin(np.mean(shares, 0))].std(ddof=1) / math.sqrt(8)
     assert abs(minor - MINOR_MASS) <= 4 * se, (minor, se)
+
+
+def test_the_cess_log_sum_exp_is_scipys():
+    """``_lse`` (NumPy alone, for the CESS bisection) against SciPy's ``logsumexp``: scales from
+    0.1 to 1000, lengths 1 to 10,000, and the infinite and NaN cases."""
+    from bnmfzoo.inference.tempering.smc import _lse
+
+    rng = np.random.default_rng(0)
+    for n in (1, 5, 100, 10_000):
+        for scale in (0.1, 10.0, 1000.0):
+            a = rng.normal(size=n) * scale
+            assert abs(_lse(a) - logsumexp(a)) <= 1e-12 * max(1.0, abs(logsumexp(a)))
+    inf, nan = np.inf, np.nan
+    for a in ([-inf, -inf], [inf, 1.0], [-inf, 1.0], [nan, 1.0]):
+        a = np.array(a)
+        assert np.array_equal(_lse(a), logsumexp(a), equal_nan=True), a

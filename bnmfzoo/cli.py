@@ -21,6 +21,8 @@ import signal
 import sys
 from contextlib import contextmanager
 
+from bnmfzoo._cli.layout_options import add_layout_options
+
 
 def _cmd_datasets(args):
     from bnmfzoo.datasets import list_datasets
@@ -153,22 +155,6 @@ def _positive_float(text):
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
-
-
-def _index_col(text):
-    low = text.strip().lower()
-    if low == "auto":
-        return "auto"
-    if low == "none":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be 'auto', 'none' or a column number (0 = first), got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a column number >= 0, got {text!r}")
     return value
 
 
@@ -319,14 +305,7 @@ def build_parser():
     g.add_argument("--long", action="store_true",
                    help="the file lists observed entries as row,col,value lines (sparse data; "
                         "see below)")
-    g.add_argument("--header", dest="header", action="store_const", const=True,
-                   default="auto", help="the first row holds column names (default: detected: "
-                                        "a header when a cell of the first row is not a number)")
-    g.add_argument("--no-header", dest="header", action="store_const", const=False,
-                   help="the first row is data")
-    g.add_argument("--index-col", type=_index_col, default="auto", metavar="{auto,none,N}",
-                   help="column holding row labels, 0 = first (default auto: the first column "
-                        "when it holds text or the header's first cell is empty)")
+    add_layout_options(g)
     g.add_argument("--shape", type=_shape, default=None, metavar="D,N",
                    help="--long: the matrix is D x N and the row and column keys are 0-based "
                         "positions, so a row or column none of whose cells is listed is kept "

@@ -118,9 +118,12 @@ def _auto_header(first, cols, col0_is_labels, corner, path, second=None, integra
         return True
     if mix == "mostly_number":
         i = _first_text(first)
+        hint = "pass --header" if cols[i] else (  # the corner names a column of row IDs?
+            "pass --header --index-col 0 when column 1 holds row IDs (pandas' to_csv of a "
+            "named index), --header --index-col none when it is data")
         raise ValueError(f"{path} line 1, column {cols[i] + 1}: {first[i]!r} is not a number, "
                          "but the other cells of line 1 are numbers (a typo? if line 1 is a "
-                         "header row, pass --header)")
+                         f"header row, {hint})")
     if integer_start(first) is not None:  # the shared rule for a numeric header
         decision, reason = numeric_header(first, second,
                                           integral=integral() if integral else True)
@@ -203,6 +206,12 @@ def _read_delimited(path, *, header="auto", index_col="auto"):
                     [cells[1, j] for j in cols] if n_rows > 1 else None, integral)
     else:
         has_header = bool(header)
+        if has_header and labels_auto and idx is None and n_cols > 2 \
+                and not _numeric_or_na([first[0]])[0] and all(_numeric_or_na(first[1:])):
+            raise ValueError(f"{path} line 1: column 1 is named {first[0]!r} and the others "
+                             f"by numbers ({first[1]}, ...): is column 1 row IDs (pandas' "
+                             "to_csv of a named index) or data? Pass --index-col 0 or "
+                             "--index-col none")
     names = first if has_header else None
     body = cells[1:] if has_header else cells
     body_lines = lines[1:] if has_header else lines

@@ -64,6 +64,7 @@ import time
 
 import numpy as np
 
+from bnmfzoo._cli.layout_options import add_layout_options
 from bnmfzoo._cli.masses_budget import (
     _large,
     _num,
@@ -97,8 +98,8 @@ def _share(x):
     return _num(min(1.0, max(0.0, float(x)))) if math.isfinite(x) else None
 
 
-def _read(path):
-    """The matrix ``bnmfzoo fit`` reads from ``path``.
+def _read(path, header="auto", index_col="auto"):
+    """The matrix ``bnmfzoo fit`` reads from ``path`` (``header``, ``index_col``: its options).
 
     A whitespace-separated text file the command line's reader refuses (a header one field
     short, as R's ``write.table`` writes it) is split on runs of blanks, with an optional
@@ -109,7 +110,8 @@ def _read(path):
     from bnmfzoo._fitcli import read_matrix
 
     try:
-        return np.asarray(read_matrix(path).values, float)
+        return np.asarray(read_matrix(path, header=header, index_col=index_col).values,
+                          float)
     except ValueError:
         p = Path(path)
         if p.suffix.lower() not in (".txt", ".dat", ".tsv", ""):
@@ -320,6 +322,7 @@ def _main(argv=None):
 def _arguments(p):
     """Add the options of the command (all but the data file) to the parser ``p``."""
     p.add_argument("--rank", type=int, required=True, help="the number of factors")
+    add_layout_options(p)  # the reader's refusals name them
     p.add_argument("--model", choices=MODELS,
                    help="the likelihood and priors (default from the data: 0/1 entries "
                         "beta_dir, non-negative integers poisson, else exponential_gaussian)")
@@ -394,7 +397,7 @@ def _run(a):
         for name, v in (("--budget", a.budget), ("--runs", a.runs), ("--particles", a.particles)):
             if v is not None and not (math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be positive, got {v:g}")
-        X = _read(a.data)
+        X = _read(a.data, a.header, a.index_col)
         _check_data(X, a.rank)
         model_name = a.model or _guess_model(X)
         model = _build(X, a.rank, model_name)

@@ -97,6 +97,9 @@ def test_pandas_csv_round_trips_with_numeric_column_names(tmp_path):
     ("1.1.1,0,1\n0,1,1\n1,0,0\n", r"x.csv line 1, column 1: '1.1.1' is not a number"),
     # a named label column over numeric names: a header, or a data row labelled 'country'?
     ("country,1946,1947\nUSA,1,0\nCuba,0,1\n", r"x.csv line 1, column 1: is line 1 a header"),
+    # pandas' to_csv of a named index of IDs over numeric column names: the options named
+    ("userID,51,52,53\n2,13883,0,5\n7,0,11690,3\n12,1,2,3\n",
+     r"x.csv line 1, column 1: 'userID' is not a number.*--header --index-col 0"),
     # an empty corner over numbers everywhere, column 1 not an index 0, 1, 2, ...
     (",5,7\n3,1,0\n9,0,1\n", r"x.csv line 1, column 1 is empty .*--no-header"),
     # 1e400 is infinite as a float64: refused with its position
@@ -117,6 +120,13 @@ def test_the_options_settle_what_auto_refuses(tmp_path):
                                                                                      "Cuba"]
     X = read_matrix(tmp_path / "x.csv", header=False)
     assert X.shape == (3, 2) and X["row"].values.tolist() == ["country", "USA", "Cuba"]
+    # a named ID column over numeric names: --header alone leaves it to a guess, refused
+    (tmp_path / "z.csv").write_text("userID,51,52\n2,13883,0\n7,0,11690\n12,1,2\n")
+    with pytest.raises(ValueError, match=r"line 1: column 1 is named 'userID'.*--index-col 0"):
+        read_matrix(tmp_path / "z.csv", header=True)
+    X = read_matrix(tmp_path / "z.csv", header=True, index_col=0)
+    assert X["row"].values.tolist() == [2, 7, 12] and X["col"].values.tolist() == [51, 52]
+    assert read_matrix(tmp_path / "z.csv", header=True, index_col=None).shape == (3, 3)
     # mostly text with a number in column 1: labels (a cell line can be called 5637)
     (tmp_path / "y.csv").write_text("line,d1\nA549,1\n5637,2\nHeLa,3\n")
     assert read_matrix(tmp_path / "y.csv")["row"].values.tolist() == ["A549", "5637", "HeLa"]

@@ -46,6 +46,31 @@ def test_every_format_reads_the_matrix(tmp_path, fmt):
     assert got.shape == X.shape and np.array_equal(got, X)
 
 
+def test_the_layout_options_the_readers_refusal_names_are_the_commands(tmp_path, capsys):
+    """pandas' ``to_csv`` of a frame with a named index of IDs and numeric column names (a
+    listening-count matrix, users by artist IDs): the reader refuses to guess, and the options
+    its line names (``--header --index-col 0``) exist on this command and read the matrix."""
+    import argparse
+
+    import pandas as pd
+
+    from bnmfzoo._cli.masses import _arguments, _read
+
+    df = pd.DataFrame(X, index=pd.Index([2, 7, 12, 30, 31, 44], name="userID"),
+                      columns=[51, 52, 53, 60, 61])
+    path = str(tmp_path / "plays.csv")
+    df.to_csv(path)
+    assert main(["--data", path, *FAST]) == 2
+    err = capsys.readouterr().out.strip().splitlines()[-2]
+    assert "'userID' is not a number" in err and "--header --index-col 0" in err
+    opts = _arguments(argparse.ArgumentParser()).parse_args(
+        [*FAST, "--header", "--index-col", "0"])
+    got = _read(path, opts.header, opts.index_col)
+    assert got.shape == X.shape and np.array_equal(got, X)
+    with pytest.raises(ValueError, match="is column 1 row IDs"):
+        _read(path, True)  # a header, but the ID column left to a guess: refused
+
+
 # every format reaches the same run through ``_read`` (above), so two formats run it: one
 # through each entry point (about 7.5 s a run)
 @pytest.mark.parametrize("fmt", ["npy", "txt_labels"])

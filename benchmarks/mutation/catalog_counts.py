@@ -659,6 +659,21 @@ MUTATIONS = [
         why="HMC, sparse form: the log density subtracts a missing cell's mean twice instead "
             "of giving it back"),
     Mutation(
+        id="counts-hmc-shear-priors-swapped", path=_HMC,
+        old="            shear_into(A, Wt, *self.prior, s[\"gig_stream\"])\n",
+        new="            shear_into(A, Wt, self.prior[0], self.prior[2], self.prior[1], "
+            "self.prior[3],\n                       s[\"gig_stream\"])\n",
+        tests=(_TH + "test_learned_lengths_frozen_kernel_with_the_shear_keeps_the_prior",),
+        why="HMC with the shear move: the shear's conditional from the A rates and the W "
+            "shapes swapped (a wrong target along the attribution between two components)"),
+    Mutation(
+        id="counts-hmc-shear-on-the-main-stream", path=_HMC,
+        old="            shear_into(A, Wt, *self.prior, s[\"gig_stream\"])\n",
+        new="            shear_into(A, Wt, *self.prior, seed_state(np.random.default_rng(0)))\n",
+        tests=(_TH + "test_learned_lengths_frozen_kernel_with_the_shear_keeps_the_prior",),
+        why="HMC with the shear move: every shear drawn from the same fixed stream (the same "
+            "uniforms each time: a move that is not random, not the exact conditional)"),
+    Mutation(
         id="cli-ignored-interrupt-dropped", path="bnmfzoo/cli.py",
         old="            signal.raise_signal(u.exc_value.signum)\n",
         new="            pass\n",

@@ -39,7 +39,10 @@ iteration on the same matrix in the same run (target <= 1/5). Run from the proje
 
 ``--ours hmc`` runs ours as ``step=GibbsPoisson(moves="hmc")`` (HMC on the log factors,
 :mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`, trajectory lengths learned during tuning;
-``--n-leap L`` fixes them) instead of ``pm.sample()``'s own choice.
+``--n-leap L`` fixes them) instead of ``pm.sample()``'s own choice; ``--shear on off`` runs
+it with and without the exact shear move after each transition (one run each, same seed)::
+
+    python -m benchmarks.speed.converged_counts --data breast4 --ours hmc --shear on off
 
 nutpie is not a dependency; install it beside the environment (``pip install --target DIR
 nutpie==0.16.11`` plus its pyarrow, arro3-core, obstore) and pass ``--nutpie-path DIR``.
@@ -86,7 +89,7 @@ def nmf_start(X, rank):
 
 
 def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ours="default",
-        n_leap=None, masses=(None,)):
+        n_leap=None, masses=(None,), shears=(None,)):
     import pymc as pm
 
     from bnmfzoo.inference import GibbsPoisson
@@ -100,6 +103,7 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ou
     cells = np.divmod(flat, N)
     model = poisson(X, rank)
     runs = {}
+    variants = [(m, sh) for m in masses for sh in shears]
     start, nuts_init, nutpie_kw = {}, {}, {}
     if init == "nmf":  # every chain of every sampler starts at the same point, not jittered
         A0, W0 = nmf_start(X, rank)
@@ -110,16 +114,18 @@ def run(name, draws, tune, nuts_draws, seed, use_nutpie, n_cells, init="nmf", ou
         # numba kernels load from (or fill) their on-disk cache once: not timed
         pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
                   compute_convergence_checks=False)
-        for mass in masses if ours != "default" else ():
+        for mass, shear in variants if ours != "default" else ():
             pm.sample(draws=2, tune=1, chains=1, cores=1, random_seed=seed, progressbar=False,
                       compute_convergence_checks=False,
-                      step=GibbsPoisson(moves="hmc", n_leap=n_leap, mass=mass))
+                      step=GibbsPoisson(moves="hmc", n_leap=n_leap, mass=mass, shear=shear))
         # ours: plain pm.sample(), or (--ours hmc) step=GibbsPoisson(moves="hmc"), one run per
-        # --mass (the first is "ours", the others "ours <mass>")
-        for i, mass in enumerate(masses if ours != "default" else (None,)):
-            key = "ours" if i == 0 else f"ours {mass}"
+        # --mass and --shear (the first is "ours", the others "ours <mass> <shear>")
+        for i, (mass, shear) in enumerate(variants if ours != "default" else [(None, None)]):
+            key = "ours" if i == 0 else "ours " + " ".join(
+                str(v) for v in (mass, None if shear is None else f"shear={shear}")
+                if v is not None)
             mine = {} if ours == "default" else {
-                "step": GibbsPoisson(moves="hmc", n_leap=n_leap, mass=mass)}
+                "step": GibbsPoisson(moves="hmc", n_leap=n_leap, mass=mass, shear=shear)}
             t = time.process_time()
             dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
                            progressbar=False, compute_convergence_checks=False, **start, **mine)
@@ -253,6 +259,10 @@ def main(argv=None):
                         choices=("diag", "exposures", "krylov", "span"),
                         help="with --ours hmc: HMC's mass, one run of ours per value (default: "
                              "HmcAdapter's); ratios against the first")
+    parser.add_argument("--shear", nargs="+", default=[None], choices=("on", "off"),
+                        help="with --ours hmc: the exact shear move after each transition on or "
+                             "off, one run of ours per value (default: GibbsPoisson's); ratios "
+                             "against the first")
     parser.add_argument("--umi", action="store_true", help="also the UMI-size cost check")
     parser.add_argument("--umi-draws", type=int, default=10)
     parser.add_argument("--umi-repeats", type=int, default=3)
@@ -267,7 +277,8 @@ def main(argv=None):
         use_nutpie = False
     for name in args.data:
         run(name, args.draws, args.tune, args.nuts_draws, args.seed, use_nutpie, args.cells,
-            args.init, args.ours, args.n_leap, tuple(args.mass))
+            args.init, args.ours, args.n_leap, tuple(args.mass),
+            tuple(None if v is None else v == "on" for v in args.shear))
     if args.umi:
         umi_cost(6, args.umi_draws, 3, args.umi_repeats)
 

@@ -98,7 +98,7 @@ from bnmfzoo.inference.counts.gibbs._hmc_mass import (
     lowrank_velocity,
     turned_velocity,
 )
-from bnmfzoo.inference.counts.gibbs._moves import rescale_into
+from bnmfzoo.inference.counts.gibbs._moves import rescale_into, shear_into
 from bnmfzoo.inference.kernels.streams import seed_state
 
 __all__ = ["hmc_transition", "hmc_trajectory", "HmcAdapter", "HMC_ERRORS", "hmc_cells",
@@ -542,11 +542,11 @@ class HmcAdapter:
         Most leapfrog steps of one transition when ``n_leap`` is learned (default
         :func:`leap_cap`: :data:`MAX_LEAP`, fewer on matrices so large that a transition would
         take more than about a second, the interval at which Ctrl-C is seen).
-    rescale : bool
-        After each HMC transition, the exact rescaling move of every component
-        (:func:`~bnmfzoo.inference.counts.gibbs._moves.rescale_into`: a generalized inverse
-        Gaussian draw per component), in tuning and after; the slow direction is then sought
-        apart from the rescaling directions (default ``True``).
+    rescale, shear : bool
+        After each HMC transition (in tuning and after), the exact rescaling move of every
+        component (:func:`~bnmfzoo.inference.counts.gibbs._moves.rescale_into`, default
+        ``True``; the slow direction is sought apart from its directions), then the shear of
+        each pair (:func:`~bnmfzoo.inference.counts.gibbs._moves.shear_into`, default ``False``).
     mass : {"diag", "exposures", "krylov", "span"}
         The diagonal mass alone, or with a low-rank correction fitted at each window's end
         (:mod:`~bnmfzoo.inference.counts.gibbs._hmc_mass`, :data:`MASS`).
@@ -556,7 +556,7 @@ class HmcAdapter:
     """
 
     def __init__(self, cells, prior, n_leap=None, target=0.8, max_leap=None, rescale=True,
-                 mass=None, stretch=True):
+                 mass=None, stretch=True, shear=False):
         mass = MASS if mass is None else mass
         if mass not in MASS_RULES:
             raise ValueError(f"mass must be one of {MASS_RULES}, got {mass!r}")
@@ -567,7 +567,7 @@ class HmcAdapter:
         self.target = float(target)
         self.max_leap = (leap_cap(cells, prior[0].shape[1]) if max_leap is None
                          else int(max_leap))
-        self.rescale = bool(rescale)
+        self.rescale, self.shear = bool(rescale), bool(shear)
         # the rescaling move's GIG index per component: sum_d a_dk - sum_n a_kn
         self._gig_p = np.ascontiguousarray(prior[0].sum(axis=0) - prior[2].sum(axis=0))
         self.state = None
@@ -680,15 +680,16 @@ class HmcAdapter:
             if s["n_tuned"] == s["window_end"]:
                 self._end_window()
         A, Wt = np.exp(tA), np.exp(tWt)
-        if self.rescale and s.get("gig_stream") is None:
-            # the rescaling draws use a stream of their own, seeded once from the generator:
-            # the generator's draws (momenta, step sizes, numbers of steps) stay independent of
-            # how many uniforms the rejection sampler of each state used
+        if (self.rescale or self.shear) and s.get("gig_stream") is None:
+            # the group moves draw from a stream of their own, seeded once from the generator,
+            # whose draws (momenta, step sizes, numbers of steps) then do not depend on theirs
             s["gig_stream"] = seed_state(rng)
         if self.rescale and rescale_into(A, Wt, self.prior[1], self.prior[3], self._gig_p,
                                          s["gig_stream"]):
             raise FloatingPointError("GibbsPoisson(moves='hmc'): a component's scale sum is "
                                      "zero or not finite")
+        if self.shear:  # A @ W unchanged: the attribution between each pair, exactly
+            shear_into(A, Wt, *self.prior, s["gig_stream"])
         return A, Wt
 
     def _dual_average(self, acc):

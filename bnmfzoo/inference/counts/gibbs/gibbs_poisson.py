@@ -48,6 +48,10 @@ __all__ = ["GibbsPoisson", "GibbsPoissonState", "impute_counts", "recognized_cou
 
 logger = logging.getLogger("bnmfzoo")
 
+#: whether ``moves="hmc"`` runs the exact shear move of every ordered pair of components after
+#: each transition when ``shear`` is not given (``docs/results/counts_dense_2.md`` section 12)
+HMC_SHEAR = False
+
 
 def impute_counts(imputed, family, state, rng):
     """Exact draw of PyMC's imputed (NaN) counts given ``A``, ``W`` and the NB dispersion.
@@ -161,7 +165,8 @@ class GibbsPoisson(TransformedStep):
     rescale, shear : bool
         After each sweep, the exact rescaling move of every component and the exact shear move
         of every pair of components (:mod:`bnmfzoo.inference.counts.gibbs._moves`); only when the
-        step updates both ``A`` and ``W``.
+        step updates both ``A`` and ``W``. ``shear`` defaults to ``True`` for the sweep and to
+        :data:`HMC_SHEAR` for ``moves="hmc"`` (after each transition and its rescaling).
     marginal : bool
         After each sweep, an independence Metropolis-Hastings move of every row of ``A`` given
         ``W`` and of every column of ``W`` given ``A`` with the latent counts integrated out
@@ -174,10 +179,14 @@ class GibbsPoisson(TransformedStep):
         (:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`): ``sweeps_per_draw`` transitions
         (default 1) per draw; step size, diagonal mass and the distribution of the number of
         leapfrog steps tuned during PyMC's tuning draws, then frozen; after each transition
-        the exact rescaling move of every component. Poisson models with
-        fixed Gamma priors (no rate variables). On dense counts (SBS96 catalogues) it mixes
-        the attribution of counts between signatures far faster per CPU second than the
-        sweep (``docs/results/counts_dense.md``).
+        the exact rescaling move of every component (and, with ``shear=True``, the shear
+        move of every ordered pair: the slowest entries' ESS per CPU second 1.3-6.6x,
+        median 2.7x, over 18 runs on the 21 breast catalogues at K = 3-6 (60 ESCC
+        catalogues at K = 4: median 1.8x), but a median 0.5x there at K = 8 and about 1x on
+        all 552 ESCC catalogues, ``docs/results/counts_dense_2.md`` section 12). Poisson
+        models with fixed Gamma priors (no rate variables). On dense counts (SBS96
+        catalogues) it mixes the attribution of counts between signatures far faster per CPU
+        second than the sweep (``docs/results/counts_dense.md``).
     n_leap : int, optional
         Leapfrog steps per HMC transition (``moves="hmc"``). Default: learned during tuning
         (trajectory lengths to a U-turn, stretched to the time that decorrelates the slowest
@@ -217,7 +226,7 @@ class GibbsPoisson(TransformedStep):
     exact_conditionals = True
 
     def __init__(self, vars=None, *, model=None, rng=None, loglik_stat=True,
-                 sweeps_per_draw=None, rescale=True, shear=True, blocked=True,
+                 sweeps_per_draw=None, rescale=True, shear=None, blocked=True,
                  marginal=False, moves="sweep", n_leap=None, max_leap=None, mass=None,
                  initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
@@ -254,6 +263,8 @@ class GibbsPoisson(TransformedStep):
                              "factors")
         both = "A" in self._update and "W" in self._update
         self.rescale = bool(rescale) and both
+        if shear is None:
+            shear = HMC_SHEAR if moves == "hmc" else True
         self.shear = bool(shear) and both
         if not isinstance(marginal, bool | np.bool_):
             raise TypeError(f"marginal must be a bool, got {marginal!r}")
@@ -292,7 +303,7 @@ class GibbsPoisson(TransformedStep):
                       for k in ("aA", "bA", "aWt", "bW"))
         self._hmc = HmcAdapter(hmc_cells(self.problem), prior, n_leap,
                                max_leap=None if max_leap is None else int(max_leap),
-                               mass=mass)
+                               mass=mass, shear=self.shear)
 
     def setup_chain(self, rng, tune, draws):
         """A new chain: HMC's tuning (``moves="hmc"``) starts afresh at its first point."""

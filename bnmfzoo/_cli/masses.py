@@ -102,8 +102,9 @@ def _read(path, header="auto", index_col="auto"):
     """The matrix ``bnmfzoo fit`` reads from ``path`` (``header``, ``index_col``: its options).
 
     A whitespace-separated text file the command line's reader refuses (a header one field
-    short, as R's ``write.table`` writes it) is split on runs of blanks, with an optional
-    header row and row-label column (non-numeric) dropped.
+    short, as R's ``write.table`` writes it) is split on runs of blanks, with a header row
+    and a row-label column dropped as ``header`` and ``index_col`` say (``"auto"``: a
+    non-numeric first row, a non-numeric first column).
     """
     from pathlib import Path
 
@@ -138,10 +139,15 @@ def _read(path, header="auto", index_col="auto"):
             return False
         return True
 
-    if rows and not numeric(rows[0]) and len(rows) > 1:
+    if header is True or (header == "auto" and rows and not numeric(rows[0])
+                          and len(rows) > 1):
         rows = rows[1:]  # header row (it may lack the row-label column's name)
-    if rows and not all(numeric(r[:1]) for r in rows):
-        rows = [r[1:] for r in rows]
+    if index_col == "auto":
+        index_col = 0 if rows and not all(numeric(r[:1]) for r in rows) else None
+    if index_col is not None:
+        if any(len(r) <= index_col for r in rows):
+            raise ValueError(f"{path}: --index-col {index_col} is past the end of a row")
+        rows = [r[:index_col] + r[index_col + 1:] for r in rows]
     width = {len(r) for r in rows}
     if len(width) != 1:
         raise ValueError(f"{path}: rows of different lengths ({sorted(width)} fields)")

@@ -5,7 +5,10 @@ names in SigProfiler notation (``A[C>A]A``: the mutated base in brackets between
 neighbours; the column is headed ``MutationType``, ``Mutation Types`` or ``Type`` depending on
 the tool) and one column per sample (a catalogue of counts) or per signature (a reference
 catalogue whose columns sum to 1). Files ending in ``.csv`` are comma-separated, others
-tab-separated.
+tab-separated. Two older layouts name a channel in two columns and are read too: ``Type``,
+``SubType`` (``C>A``, ``ACA``: the PCAWG-era SigProfiler tables of Alexandrov et al. 2020) and
+COSMIC v2's ``Substitution Type``, ``Trinucleotide``, ``Somatic Mutation Type`` (its third
+column already in SigProfiler notation; the empty columns its trailing tabs make are dropped).
 
 Inside bnmfzoo a catalogue is **samples x channels** (``X ~ A @ W`` puts the signatures in the
 rows of ``W``, as :func:`bnmfzoo.datasets.load_sbs96` does): :func:`read_catalog` transposes,
@@ -34,13 +37,51 @@ CHANNELS = tuple(sorted(f"{five}[{sub}]{three}"
 _CHANNEL_SET = frozenset(CHANNELS)
 
 
+_SUBSTITUTIONS = frozenset(("C>A", "C>G", "C>T", "T>A", "T>C", "T>G"))
+
+
+def _two_column_channels(df):
+    """``df`` indexed by channel when its first 2 (COSMIC v2: 3) columns name one, or None.
+
+    ``Type`` / ``SubType`` = ``C>A`` / ``ACA`` gives ``A[C>A]A``; a context whose middle base
+    is not the substitution's reference base gives ``"C>A AGA"``, which the channel check
+    refuses by name. COSMIC v2's third column, ``A[C>A]A`` already, is dropped when it agrees.
+
+    >>> df = pd.DataFrame({"Type": ["C>A"], "SubType": ["ACG"], "SBSa": ["1"]})
+    >>> list(_two_column_channels(df).index), list(_two_column_channels(df).columns)
+    (['A[C>A]G'], ['SBSa'])
+    """
+    if df.shape[1] < 3:
+        return None
+    sub = df.iloc[:, 0].astype(str).str.strip().str.upper()
+    tri = df.iloc[:, 1].astype(str).str.strip().str.upper()
+    if not (sub.isin(_SUBSTITUTIONS).all() and (tri.str.len() == 3).all()):
+        return None
+    channels = (tri.str[0] + "[" + sub + "]" + tri.str[2]).where(tri.str[1] == sub.str[0],
+                                                                 sub + " " + tri)
+    drop = 2
+    if df.shape[1] > 3 and (df.iloc[:, 2].astype(str).str.strip() == channels).all():
+        drop = 3  # COSMIC v2: "Somatic Mutation Type", the same channel written out
+    out = df.iloc[:, drop:].copy()
+    out.index = list(channels)
+    return out
+
+
+def _without_empty_columns(df):
+    """Drop unnamed columns with no value (a trailing delimiter on every line)."""
+    empty = [c for c in df.columns if str(c).startswith("Unnamed:")
+             and df[c].astype(str).str.strip().isin(("", "nan")).all()]
+    return df.drop(columns=empty)
+
+
 def _read_table(source, what):
     """``(channel labels, column labels, string cells, name)`` of a file or DataFrame."""
     if isinstance(source, pd.DataFrame):
         df = source.copy()
         name = what
         if not df.columns.empty and not _looks_like_channels(df.index):
-            df = df.set_index(df.columns[0])
+            two = _two_column_channels(df)
+            df = two if two is not None else df.set_index(df.columns[0])
         cells = df.astype(str).to_numpy()
         return [str(v) for v in df.index], [str(c) for c in df.columns], cells, name
     path = Path(source)
@@ -49,11 +90,14 @@ def _read_table(source, what):
         raise FileNotFoundError(f"{what} {path}: no such file")
     sep = "," if path.suffix.lower() == ".csv" else "\t"
     try:
-        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, index_col=0,
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
                          encoding="utf-8-sig")
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"{name}: not a delimited table ({first})") from None
+    df = _without_empty_columns(df)
+    two = _two_column_channels(df)
+    df = two if two is not None else df.set_index(df.columns[0])
     if df.shape[1] == 0:
         raise ValueError(f"{name}: no sample columns (expected a channel column, then one "
                          "column per sample, separated by "
@@ -170,8 +214,10 @@ def read_signatures(source):
     Parameters
     ----------
     source : str, path-like or pandas.DataFrame
-        Channels as rows (first column ``Type`` / ``MutationType``), one column per signature,
-        e.g. ``COSMIC_v3.4_SBS_GRCh37.txt``. Columns are rescaled to sum to 1.
+        Channels as rows (first column ``Type`` / ``MutationType``, or the two-column layouts
+        of the module's docstring), one column per signature, e.g.
+        ``COSMIC_v3.4_SBS_GRCh37.txt`` or ``sigProfiler_SBS_signatures_2018_03_28.csv``.
+        Columns are rescaled to sum to 1.
 
     Returns
     -------

@@ -71,6 +71,28 @@ def test_the_layout_options_the_readers_refusal_names_are_the_commands(tmp_path,
         _read(path, True)  # a header, but the ID column left to a guess: refused
 
 
+def test_the_whitespace_fallback_follows_explicit_layout_options(tmp_path):
+    """R's ``write.table`` of a matrix with numeric row and column names: a header one field
+    short, which the main reader refuses. Left to a guess, every cell is a number, so nothing
+    is dropped and the rows differ in length; ``--header --index-col 0`` reads the matrix,
+    and an index column past a row's end is refused."""
+    from bnmfzoo._cli.masses import _read
+
+    path = tmp_path / "x.txt"
+    path.write_text(" ".join(str(51 + j) for j in range(X.shape[1])) + "\n" + "\n".join(
+        f"{100 + i} " + " ".join(map(str, r)) for i, r in enumerate(X)) + "\n")
+    with pytest.raises(ValueError, match="rows of different lengths"):
+        _read(str(path))
+    got = _read(str(path), True, 0)
+    assert got.shape == X.shape and np.array_equal(got, X)
+    body = tmp_path / "y.txt"
+    body.write_text("\n".join(f"{100 + i} " + " ".join(map(str, r))
+                              for i, r in enumerate(X)) + "\n")
+    assert np.array_equal(_read(str(body), False, 0), X)
+    with pytest.raises(ValueError, match="past the end"):
+        _read(str(path), True, 9)
+
+
 # every format reaches the same run through ``_read`` (above), so two formats run it: one
 # through each entry point (about 7.5 s a run)
 @pytest.mark.parametrize("fmt", ["npy", "txt_labels"])

@@ -52,6 +52,46 @@ def test_csv_and_dataframe_inputs(tmp_path):
     np.testing.assert_array_equal(read_catalog(tmp_path / "c.csv").values, a.values)
 
 
+def test_older_two_column_layouts_read_as_the_same_reference(tmp_path):
+    """``Type``/``SubType`` (``C>A``/``ACA``, Alexandrov et al. 2020's tables) and COSMIC v2's
+    ``Substitution Type``/``Trinucleotide``/``Somatic Mutation Type`` with trailing tabs, both
+    in their own channel order (by substitution, then context): the same signatures as the
+    one-column layout; a context whose middle base is not the substitution's is refused."""
+    rng = np.random.default_rng(3)
+    values = rng.random((96, 2))
+    one = pd.DataFrame({"Type": list(CHANNELS), "Sa": values[:, 0], "Sb": values[:, 1]})
+    want = read_signatures(one)
+    sub = [c[2:5] for c in CHANNELS]
+    tri = [c[0] + c[2] + c[6] for c in CHANNELS]
+    order = np.lexsort((tri, sub))  # COSMIC's order: substitution, then context
+    pcawg = pd.DataFrame({"Type": sub, "SubType": tri, "Sa": values[:, 0],
+                          "Sb": values[:, 1]}).iloc[order]
+    pcawg.to_csv(tmp_path / "pcawg.csv", index=False)
+    got = read_signatures(tmp_path / "pcawg.csv")
+    assert list(got.signature.values) == ["Sa", "Sb"]
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-12)
+    v2 = pcawg.rename(columns={"Type": "Substitution Type", "SubType": "Trinucleotide"})
+    v2.insert(2, "Somatic Mutation Type", np.asarray(CHANNELS)[order])
+    v2.to_csv(tmp_path / "v2.txt", sep="\t", index=False)
+    (tmp_path / "v2t.txt").write_text("\n".join(ln + "\t\t" for ln in
+                                               (tmp_path / "v2.txt").read_text().splitlines()))
+    np.testing.assert_allclose(read_signatures(tmp_path / "v2t.txt").values, want.values,
+                               rtol=1e-12)
+    np.testing.assert_allclose(read_signatures(pcawg).values, want.values, rtol=1e-12)
+    bad = pcawg.assign(SubType=["AGA"] + list(pcawg.SubType[1:]))
+    with pytest.raises(ValueError, match="not SBS96 channels"):
+        read_signatures(bad)
+    if DATA.exists():
+        from bnmfzoo.datasets import load_cosmic_signatures
+
+        real = read_signatures(DATA / "sbs96_21brca_cosmic" /
+                               "sigProfiler_SBS_signatures_2018_03_28.csv")
+        loaded = load_cosmic_signatures("sigprofiler2018", data_home=DATA.parent)
+        assert real.shape == (65, 96)
+        np.testing.assert_allclose(real.values, loaded.values / loaded.values.sum(
+            1, keepdims=True), rtol=1e-12)
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda df: df.iloc[:95], "found 95 rows, 1 channel\\(s\\) missing, e.g. 'T\\[T>G\\]T'"),
     (lambda df: pd.concat([df, df.iloc[:1].assign(MutationType="A[C>Z]A")]),

@@ -10,11 +10,12 @@ tab-separated. Two older layouts name a channel in two columns and are read too:
 COSMIC v2's ``Substitution Type``, ``Trinucleotide``, ``Somatic Mutation Type`` (its third
 column already in SigProfiler notation; the empty columns its trailing tabs make are dropped).
 
-Inside bnmfzoo a catalogue is **samples x channels** (``X ~ A @ W`` puts the signatures in the
-rows of ``W``, as :func:`bnmfzoo.datasets.load_sbs96` does): :func:`read_catalog` transposes,
-:func:`write_matrix` transposes back. Channels are put in SigProfiler's order (the labels
-sorted, which is the order of SigProfilerMatrixGenerator's and COSMIC's files) whatever their
-order in the file.
+A table with the channels in its header and one row per sample (or signature) is read as
+its transpose. Inside bnmfzoo a catalogue is **samples x channels** (``X ~ A @ W`` puts the
+signatures in the rows of ``W``, as :func:`bnmfzoo.datasets.load_sbs96` does):
+:func:`read_catalog` transposes, :func:`write_matrix` transposes back. Channels are put in
+SigProfiler's order (the labels sorted, which is the order of SigProfilerMatrixGenerator's and
+COSMIC's files) whatever their order in the file.
 
 Refused, each with one line naming the file: rows that are not the 96 SBS channels (missing,
 extra, repeated or misspelt ones), values that are not numbers, negative or non-integer counts,
@@ -79,9 +80,13 @@ def _read_table(source, what):
     if isinstance(source, pd.DataFrame):
         df = source.copy()
         name = what
-        if not df.columns.empty and not _looks_like_channels(df.index):
+        if (not df.columns.empty and not _looks_like_channels(df.index)
+                and not _looks_like_channels([str(c).strip() for c in df.columns])):
             two = _two_column_channels(df)
             df = two if two is not None else df.set_index(df.columns[0])
+        if not _looks_like_channels(df.index) and _looks_like_channels(
+                [str(c).strip() for c in df.columns]):
+            df = df.T
         cells = df.astype(str).to_numpy()
         return [str(v) for v in df.index], [str(c) for c in df.columns], cells, name
     path = Path(source)
@@ -103,7 +108,10 @@ def _read_table(source, what):
                          "column per sample, separated by "
                          f"{'commas' if sep == ',' else 'tabs'})")
     df.index = [str(v).strip() for v in df.index]
-    return list(df.index), [str(c).strip() for c in df.columns], df.to_numpy(), name
+    df.columns = [str(c).strip() for c in df.columns]
+    if not _looks_like_channels(df.index) and _looks_like_channels(df.columns):
+        df = df.T  # samples (signatures) as rows, the channels in the header: unambiguous
+    return list(df.index), list(df.columns), df.to_numpy(), name
 
 
 def _looks_like_channels(labels):

@@ -52,6 +52,23 @@ def test_csv_and_dataframe_inputs(tmp_path):
     np.testing.assert_array_equal(read_catalog(tmp_path / "c.csv").values, a.values)
 
 
+def test_samples_as_rows_are_read_as_the_transpose(tmp_path):
+    """Channels in the header, one row per sample (a file, a DataFrame with the samples in
+    its index or in a first column): the same catalogue; a table with neither its rows nor
+    its header the 96 channels is still refused."""
+    df, _ = catalog()
+    a = read_catalog(df)
+    t = df.set_index("MutationType").T
+    t.to_csv(tmp_path / "t.txt", sep="\t", index_label="Sample")
+    for source in (tmp_path / "t.txt", t, t.reset_index(names="Sample")):
+        got = read_catalog(source)
+        np.testing.assert_array_equal(got.values, a.values)
+        assert list(got.row.values) == list(a.row.values)
+    t.iloc[:, :95].to_csv(tmp_path / "t95.txt", sep="\t", index_label="Sample")
+    with pytest.raises(ValueError, match="the rows must be the 96 SBS channels"):
+        read_catalog(tmp_path / "t95.txt")
+
+
 def test_older_two_column_layouts_read_as_the_same_reference(tmp_path):
     """``Type``/``SubType`` (``C>A``/``ACA``, Alexandrov et al. 2020's tables) and COSMIC v2's
     ``Substitution Type``/``Trinucleotide``/``Somatic Mutation Type`` with trailing tabs, both

@@ -10,6 +10,7 @@ result; if they fall to 8, the posterior itself says 8.
 
     nice -n 10 .venv/bin/python -m benchmarks.investigations.correlated_truth_start \
         --seed 100 --genomes 500 --strength unit --burn 6000 --keep 2000 [--likelihood poisson]
+        [--start kl | kl:K] [--a 0.3]
 
 Prints each chain's active signatures over its kept draws and the rank table.
 Results: ``docs/results/signatures_calibration_2.md`` (section "A prior-free check").
@@ -40,6 +41,25 @@ def truth_start(cohort, k_max):
     return start
 
 
+def rank_start(k_start, k_max):
+    """``_kl_start``'s replacement: a KL-NMF fit at ``k_start`` plus near-empty signatures.
+
+    The library's start fits all ``k_max`` (every signature active) and must compress; this
+    one starts at a candidate rank, so chains from several ranks show whether the posterior
+    moves between them (a start at each candidate rank, ``signatures_calibration_2.md``).
+    """
+    from bnmfzoo.signatures.screen import _kl_start
+
+    def start(Y, k, rng):
+        assert k == k_max and k_start <= k_max
+        D, N = Y.shape
+        T, V = _kl_start(Y, k_start, rng)
+        extra = rng.dirichlet(np.full(D, 0.5), size=k - k_start).T
+        return (np.hstack([T, extra]),
+                np.vstack([np.maximum(V, 1e-3), np.full((k - k_start, N), 1e-3)]))
+    return start
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=100)
@@ -49,7 +69,9 @@ def main(argv=None):
     ap.add_argument("--burn", type=int, default=6000)
     ap.add_argument("--keep", type=int, default=2000)
     ap.add_argument("--chains", type=int, default=4)
-    ap.add_argument("--start", choices=("truth", "kl"), default="truth")
+    ap.add_argument("--start", default="truth",
+                    help="'truth', 'kl' (the library's: KL-NMF at k_max) or 'kl:K' (KL-NMF "
+                         "at rank K plus near-empty signatures)")
     ap.add_argument("--a", default="1", help="the exposures' Gamma shape, or 'random'")
     ap.add_argument("--likelihood", choices=("nb", "poisson"), default="nb",
                     help="the counts' likelihood (default nb, the workflow's)")
@@ -60,6 +82,10 @@ def main(argv=None):
     k_max = max(min(2 * ranks[-1], 20), ranks[-1] + 1)
     if a.start == "truth":
         compressive._kl_start = truth_start(c, k_max)
+    elif a.start.startswith("kl:"):
+        compressive._kl_start = rank_start(int(a.start[3:]), k_max)
+    elif a.start != "kl":
+        ap.error(f"--start must be truth, kl or kl:K, got {a.start!r}")
     strength = a.strength
     if strength not in (None, "unit"):
         strength = float(strength)

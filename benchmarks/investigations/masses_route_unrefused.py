@@ -6,9 +6,15 @@ only (`docs/results/signatures_calibration_2.md`, last section).
 """
 import sys
 
-import bnmfzoo.inference._mass_result as mr
 
-mr.MAX_MODE_SHARE = 1.0
-from benchmarks.speed.real_data_masses import main  # noqa: E402
+def main(argv=None):
+    import bnmfzoo.inference._mass_result as mr
 
-sys.exit(main(sys.argv[1:]))
+    mr.MAX_MODE_SHARE = 1.0
+    from benchmarks.speed.real_data_masses import main as route
+
+    return route(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

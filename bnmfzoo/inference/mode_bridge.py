@@ -519,8 +519,10 @@ def prior_chain_modes(family, refs, cut, rng, *, n_chains=8, n_sweeps=300, n_kee
         U = _unit_l2(np.stack(kept))
         means.append(_aligned_mean(U, np.ones(len(kept)), U[-1], 2))
     U = np.stack(means)
-    dist, _ = matched_angles(U, refs)
-    near = np.where(dist.min(1) <= cut, dist.argmin(1), -1)
+    near = np.full(U.shape[0], -1)
+    if refs.shape[0]:  # no references yet: every chain's mean is new
+        dist, _ = matched_angles(U, refs)
+        near = np.where(dist.min(1) <= cut, dist.argmin(1), -1)
     new_refs, new_states, members = [], [], []
     for i in np.flatnonzero(near < 0):
         if new_refs:

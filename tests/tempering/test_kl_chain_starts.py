@@ -134,3 +134,21 @@ def test_kl_started_chains_reach_the_heaviest_mode_of_a_reuters_corner(data_home
         _, _, near, _ = prior_chain_modes(fam, ref, 15.0, np.random.default_rng(s), n_chains=8,
                                           n_sweeps=100)
         assert np.any(near == 0), (s, near)
+
+
+def test_without_references_every_chain_mode_is_new():
+    """Deterministic: with no reference modes (a search started from the KL-refined chains
+    alone), the chains group as they do against a reference none of them reaches, from the
+    same random numbers."""
+    rng = np.random.default_rng(1)
+    X = rng.poisson(3.0 * rng.gamma(0.5, 1.0, (12, 2)) @ rng.gamma(0.5, 1.0, (2, 9)))
+    fam = _family(X, 2)
+    far = np.zeros((1, 12, 2))
+    far[0, :2, :] = np.eye(2)
+    kw = dict(n_chains=4, n_sweeps=20, n_candidates=6, n_kl=20)
+    none = prior_chain_modes(fam, np.zeros((0, 12, 2)), 15.0, np.random.default_rng(3), **kw)
+    with_far = prior_chain_modes(fam, far, 15.0, np.random.default_rng(3), **kw)
+    assert np.all(none[2] == -1) and np.all(with_far[2] == -1)
+    np.testing.assert_allclose(none[0], with_far[0])
+    assert [len(g) for g in none[1]] == [len(g) for g in with_far[1]]
+    assert sum(len(g) for g in none[1]) == 4

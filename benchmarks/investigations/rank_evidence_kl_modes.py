@@ -58,19 +58,6 @@ def rank_log_z(Y, rank, seed, *, prior_chains=8, prior_sweeps=300, cut=15.0,
     return row
 
 
-def rank_probabilities(rows, n_draws=4000, seed=0):
-    """``P(K)`` under a uniform prior on the ranks from the SMC totals, and a 90 % interval
-    from their standard errors (normal draws of each total). Only meaningful when every row
-    is established (no reasons): a rank whose estimators disagree has no usable log Z."""
-    lz = np.array([r["smc_total"] for r in rows])
-    se = np.array([r["smc_total_se"] for r in rows])
-    draws = np.random.default_rng(seed).normal(lz, se, size=(n_draws, lz.size))
-    p = np.exp(draws - draws.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    q = np.exp(lz - lz.max())
-    return q / q.sum(), np.quantile(p, 0.05, axis=0), np.quantile(p, 0.95, axis=0)
-
-
 def main(argv=None):
     from bnmfzoo.datasets.signature_cohorts import signature_cohort
 
@@ -119,8 +106,10 @@ def main(argv=None):
 
 
 def print_rank_posterior(rows):
-    """``P(K)`` over the ranks of ``rows`` when every rank is established; otherwise say which
-    ranks are not and print no probability for any (a missing rank's mass is unknown)."""
+    """``P(K)`` over the ranks of ``rows`` (uniform prior, 90 % interval from the SMC totals'
+    errors: :func:`bnmfzoo.signatures.evidence.probabilities`) when every rank is established;
+    otherwise say which ranks are not and print no probability for any (a missing rank's mass
+    is unknown)."""
     rows = sorted(rows, key=lambda r: r["rank"])
     if len(rows) < 2:
         return
@@ -129,7 +118,10 @@ def print_rank_posterior(rows):
         print(f"P(K) not established: rank(s) {sorted(set(open_ranks))} not established; "
               "no probability is printed for any rank")
         return
-    p, lo, hi = rank_probabilities(rows)
+    from bnmfzoo.signatures.evidence import probabilities
+
+    p, lo, hi, _ = probabilities([r["smc_total"] for r in rows],
+                                 [r["smc_total_se"] for r in rows])
     for r, pk, low, high in zip(rows, p, lo, hi):
         print(f"P(K = {r['rank']}) = {pk:.3f} [{low:.3f}, {high:.3f}]")
 

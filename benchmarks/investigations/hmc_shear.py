@@ -5,7 +5,8 @@ without ``shear=True``: after each HMC transition and its rescaling, the exact s
 every ordered pair of components (:func:`bnmfzoo.inference.counts.gibbs._moves.shear_into`:
 ``W_j + t W_k``, ``A_k - t A_j`` with ``t`` from its exact conditional; ``A @ W`` unchanged). The
 variant ``shear-kept`` runs the shear in the kept draws only (the tuning, and so the learned
-trajectory lengths, as without it).
+trajectory lengths, as without it); ``nostretch`` and ``shear-nostretch`` keep the learned
+lengths at the bulk's U-turn times (``HmcAdapter(stretch=False)``), without and with the shear.
 
 Each run: 2 chains of ``--draws`` + ``--tune`` from scikit-learn's KL-NMF solution (both chains
 at the same point, no jitter, as :mod:`benchmarks.speed.converged_counts`), one process, one
@@ -75,9 +76,11 @@ def run(name, draws, tune, seeds, variants):
                   compute_convergence_checks=False, step=GibbsPoisson(moves="hmc", shear=True))
         for seed in seeds:
             for v in variants:
-                step = GibbsPoisson(moves="hmc", shear=v != "base")
+                step = GibbsPoisson(moves="hmc", shear=v not in ("base", "nostretch"))
                 if v == "shear-kept":
                     _kept_only(step)
+                if v.endswith("nostretch"):  # kept lengths at the bulk's U-turn times
+                    step._hmc.stretch = False
                 t = time.process_time()
                 dt = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
                                progressbar=False, compute_convergence_checks=False, step=step,
@@ -98,7 +101,8 @@ def main(argv=None):
     p.add_argument("--tune", type=int, default=500)
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--variants", nargs="+", default=["base", "shear"],
-                   choices=("base", "shear", "shear-kept"))
+                   choices=("base", "shear", "shear-kept", "nostretch",
+                            "shear-nostretch"))
     a = p.parse_args(argv)
     for name in a.data:
         run(name, a.draws, a.tune, a.seeds, a.variants)

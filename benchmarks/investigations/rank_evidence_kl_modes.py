@@ -76,6 +76,10 @@ def main(argv=None):
                     "--out (no new run when --ranks is empty)")
     ap.add_argument("--out", help="append one JSON line per rank")
     a = ap.parse_args(argv)
+    if a.summarize and not a.ranks:  # only the summary: no cohort to build
+        with open(a.summarize) as f:
+            print_rank_posterior([json.loads(line) for line in f if line.strip()])
+        return 0
     c = signature_cohort(a.design, n_genomes=a.genomes, burden_median=a.burden,
                          random_seed=a.cohort_seed)
     Y = np.asarray(c.counts.values, float)
@@ -112,6 +116,12 @@ def print_rank_posterior(rows):
     is unknown)."""
     rows = sorted(rows, key=lambda r: r["rank"])
     if len(rows) < 2:
+        return
+    ranks = [r["rank"] for r in rows]
+    if len(set(ranks)) < len(ranks):  # runs of one rank with other settings are not pooled
+        print("P(K) not printed: rank(s) "
+              f"{sorted({k for k in ranks if ranks.count(k) > 1})} appear in more than one "
+              "row; keep one row per rank")
         return
     open_ranks = [r["rank"] for r in rows if r["reasons"]]
     if open_ranks:

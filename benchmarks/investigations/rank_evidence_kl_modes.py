@@ -44,18 +44,17 @@ def rank_log_z(Y, rank, seed, *, prior_chains=8, prior_sweeps=300, cut=15.0,
         pt_runs=4, pt_scans=POISSON_ROUTE["pt_scans"], pt_local=POISSON_ROUTE["pt_local"],
         pt_leap=POISSON_ROUTE["pt_leap"], pt_trips=POISSON_ROUTE["pt_trips"], pt_copula=True)
     smc, pt = out["smc"], out["pt"]
-    row = {"rank": rank, "seed": seed, "n_modes": int(len(smc["log_z"])),
-           "smc_total": float(smc["log_z_total"]), "smc_total_se": float(smc["log_z_total_se"]),
-           "smc_log_z": [float(v) for v in smc["log_z"]],
-           "smc_log_z_se": [float(v) for v in smc["log_z_se"]],
-           "smc_mass": [float(v) for v in smc["mass"]],
-           "pt_total": float(pt["log_z_total"]) if pt else math.nan,
-           "pt_total_se": float(pt["log_z_total_se"]) if pt else math.nan,
-           "pt_log_z": [float(v) for v in pt["log_z"]] if pt else [],
-           "round_trips": np.asarray(pt["round_trips"], float).tolist() if pt else [],
-           "reasons": [str(r) for r in out["reasons"]],
-           "prior_sweeps": prior_sweeps, "cut": cut, "cpu_s": round(time.process_time() - t0, 1)}
-    return row
+    return {"rank": rank, "seed": seed, "n_modes": int(len(smc["log_z"])),
+            "smc_total": float(smc["log_z_total"]), "smc_total_se": float(smc["log_z_total_se"]),
+            "smc_log_z": [float(v) for v in smc["log_z"]],
+            "smc_log_z_se": [float(v) for v in smc["log_z_se"]],
+            "smc_mass": [float(v) for v in smc["mass"]],
+            "pt_total": float(pt["log_z_total"]) if pt else math.nan,
+            "pt_total_se": float(pt["log_z_total_se"]) if pt else math.nan,
+            "pt_log_z": [float(v) for v in pt["log_z"]] if pt else [],
+            "round_trips": np.asarray(pt["round_trips"], float).tolist() if pt else [],
+            "reasons": [str(r) for r in out["reasons"]],
+            "prior_sweeps": prior_sweeps, "cut": cut, "cpu_s": round(time.process_time() - t0, 1)}
 
 
 def main(argv=None):
@@ -77,8 +76,7 @@ def main(argv=None):
     ap.add_argument("--out", help="append one JSON line per rank")
     a = ap.parse_args(argv)
     if a.summarize and not a.ranks:  # only the summary: no cohort to build
-        with open(a.summarize) as f:
-            print_rank_posterior([json.loads(line) for line in f if line.strip()])
+        print_rank_posterior(read_rows(a.summarize))
         return 0
     c = signature_cohort(a.design, n_genomes=a.genomes, burden_median=a.burden,
                          random_seed=a.cohort_seed)
@@ -102,11 +100,14 @@ def main(argv=None):
         if a.out:
             with open(a.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
-    if a.summarize:
-        with open(a.summarize) as f:
-            rows = [json.loads(line) for line in f if line.strip()]
-    print_rank_posterior(rows)
+    print_rank_posterior(read_rows(a.summarize) if a.summarize else rows)
     return 0
+
+
+def read_rows(path):
+    """The rows of a JSONL file written by ``--out``."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 def print_rank_posterior(rows):

@@ -54,7 +54,37 @@ _PSIZE = _TS + "test_path_smc_particles_follow_the_budget_left"
 _PFLOOR = _TS + "test_path_smc_refuses_below_its_floor_before_the_runs"
 _PROUTE = _TS + "test_the_route_reports_a_path_smc_too_dear_for_the_budget"
 
+_MR = "bnmfzoo/inference/_mass_result.py"
+_UNR = _T + "test_an_unreached_mode_blocks_unless_the_reference_path_bounds_it_below_the_cut"
+_UNRR = _T + "test_the_reference_route_establishes_past_a_negligible_unreached_mode"
+
 MUTATIONS = [
+    Mutation(
+        id="unreached-mode-cut-at-one-percent", path=_MR,
+        old="        if b < NEGLIGIBLE:  # NaN (unbounded) is not below\n",
+        new="        if b < MIN_CHECKED:  # NaN (unbounded) is not below\n",
+        tests=(_UNR,),
+        why="a mode no SMC particle reached stops blocking when bounded below 1 % instead of "
+            "0.1 %: a bound wrong by a factor of 2 would then hide a 1 % mode"),
+    Mutation(
+        id="unreached-mode-bound-of-the-wrong-mode", path=_MR,
+        old="        b = float(bound[n_found + j])\n",
+        new="        b = float(bound[j])\n",
+        tests=(_UNR,),
+        why="the unreached mode is judged by a found mode's bound (off-by-the-found-modes index)"),
+    Mutation(
+        id="unreached-mode-runs-not-done-read-as-data", path=_MR,
+        old="            bound = mass_upper_bounds(run_lz, details.get(\"runs_done\"))\n",
+        new="            bound = mass_upper_bounds(run_lz)\n",
+        tests=(_UNR,),
+        why="a mode's early-stopped runs are bounded as if all had run: one run gives a bound"),
+    Mutation(
+        id="unreached-mode-reasons-dropped", path=_SM,
+        old="    reasons += why\n",
+        new="",
+        tests=(_UNRR,),
+        why="a mode of real mass that no SMC particle from the prior reached no longer blocks "
+            "established: the SMC's masses are then shares among the modes it found"),
     Mutation(
         id="reference-mode-entry-skipped-keeps-check",
         path="bnmfzoo/inference/_mass_result.py",

@@ -42,7 +42,9 @@ it needs when four short SMC runs' log Z spread says the budget's particles are 
 (CPU seconds, reading and pilot included): when it runs out, the JSON says
 ``"established": false`` with ``why_not`` (what ran, what to run next), and lists no mode when
 the SMC from the prior itself did not finish. A mode the reference-path SMC bounds below 0.1 %
-gets no second estimator and carries ``"note": "below 1 %: ..."`` and its ``"bound"``. Results
+gets no second estimator and carries ``"note": "below 1 %: ..."`` and its ``"bound"``; on the
+reference route (exponential-Gaussian, Beta-Dir) that includes a mode only the plain chains
+from prior draws found, which then does not block ``established``. Results
 of the default command on unseen matrices: ``docs/results/masses_default_route.md``.
 
 Prints a few human lines, then as its **last line one JSON object**::
@@ -80,10 +82,6 @@ The last line printed is one JSON object: the modes (mass, interval, estimator, 
 second estimate), cpu_s, established and, when not established, why_not.
 """
 MODELS = ("poisson", "negative_binomial", "exponential_gaussian", "beta_dir")
-
-
-#: the estimator of a mode only the second estimator's plain chains from the prior found
-UNREACHED = "smc_not_reached"
 
 
 UNREACHED_NOTE = ("no SMC particle reached this mode, so its SMC mass is unknown (null, not "
@@ -398,6 +396,7 @@ def _run(a):
     """The command on the parsed arguments ``a``; returns the exit code."""
     t0 = time.process_time()
     try:
+        from bnmfzoo.inference._mass_result import UNREACHED
         from bnmfzoo.inference.smc_masses import smc_mode_masses
 
         for name, v in (("--budget", a.budget), ("--runs", a.runs), ("--particles", a.particles)):

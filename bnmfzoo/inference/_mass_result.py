@@ -3,7 +3,8 @@
 The ``check="reference_pt"`` result (:func:`per_mode_result`) and the
 refusal of a rank whose SMC particles scatter into more modes than the data support
 (:func:`unsupported_rank`), and one mode's entry of a reference-path result
-(:func:`reference_mode_entry`, shared with :mod:`bnmfzoo.inference.large_route`).
+(:func:`reference_mode_entry`, shared with :mod:`bnmfzoo.inference.large_route`), and the
+entries of modes only the check's plain chains from prior draws found (:func:`unreached_modes`).
 """
 
 import math
@@ -12,10 +13,13 @@ import time
 import numpy as np
 
 from bnmfzoo.diagnostics._modes.masses import mass_interval
-from bnmfzoo.inference._mass_verdict import MIN_CHECKED
+from bnmfzoo.inference._mass_verdict import MIN_CHECKED, NEGLIGIBLE, mass_upper_bounds
 
 __all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "merge_smc_modes",
-           "run_shares", "aligned_members", "MAX_MODE_SHARE"]
+           "run_shares", "aligned_members", "unreached_modes", "MAX_MODE_SHARE", "UNREACHED"]
+
+#: the estimator of a mode only the check's plain chains from prior draws found
+UNREACHED = "smc_not_reached"
 
 #: the SMC from the prior's final particles falling into more modes than this share of them
 #: means the fitted factorization has components that point anywhere (the data do not support
@@ -135,6 +139,69 @@ def reference_mode_entry(mass, se, size, bound, check_mass, check_se, skipped):
             "check_estimator": "none: below 1 %" if skipped else "reference_tempering",
             "note": (f"below 1 %: the reference-path SMC bounds its mass by {bound:.1e}, so no "
                      "second estimator" if skipped else "")}
+
+
+def unreached_modes(extra, details, n_found, shape, check):
+    """Entries, reasons and notes for the modes only the check's plain chains found.
+
+    ``extra`` is ``[(mass, se)]`` of those modes by the check (``"reference"`` or ``"bridge"``);
+    ``details`` the check's details (for the reference path: ``run_log_z``, ``(M, runs)`` over
+    the ``n_found`` modes the SMC from the prior found and then these, and ``runs_done``);
+    ``shape`` is ``(D, R, C)``. A mode no SMC particle reached blocks ``established``
+    (its SMC mass is unknown: a mode of real mass the SMC from the prior misses is the
+    failure the check is there to catch), **unless** the reference-path SMC bounds its mass
+    below :data:`~bnmfzoo.inference._mass_verdict.NEGLIGIBLE` by
+    :func:`~bnmfzoo.inference._mass_verdict.mass_upper_bounds`, the bound under which
+    ``check="reference_pt"`` skips a mode's second estimator (its module docstring says why that
+    is safe). Such a mode is listed with the reference-path mass, interval ``[0, bound]``,
+    ``check_estimator`` ``"none: below 1 %"`` and a ``note``: an SMC from the prior reaches a
+    mode with about its mass, so none of a few thousand particles reaching a mode below 0.1 %
+    is what a correct run does, not a failure. The bridge gives no per-run ``log Z``, so it
+    bounds nothing and its unreached modes always block.
+
+    Examples
+    --------
+    >>> ent, why, notes = unreached_modes([(1e-20, 1e-20), (0.4, 0.05)],
+    ...     {"run_log_z": [[0.0, 0.1, -0.1, 0.0], [-46.0, -46.2, -45.9, -46.1],
+    ...                    [-0.4, -0.3, -0.5, -0.4]], "runs_done": [4, 4, 4]},
+    ...     1, (5, 2, 3), "reference")
+    >>> [e["estimator"] for e in ent], len(why), len(notes)
+    (['reference_path', 'smc_not_reached'], 1, 1)
+    """
+    D, R, C = shape
+    bound = np.full(n_found + len(extra), math.nan)
+    if check == "reference" and details is not None and details.get("run_log_z") is not None:
+        run_lz = np.asarray(details["run_log_z"], float)
+        if run_lz.ndim == 2 and run_lz.shape[0] == bound.size:
+            bound = mass_upper_bounds(run_lz, details.get("runs_done"))
+    what = "reference-path" if check == "reference" else "bridge"
+    entries, reasons, notes = [], [], []
+    for j, (mk, sk) in enumerate(extra):
+        b = float(bound[n_found + j])
+        empty = {"n_members": 0, "A": np.zeros((0, D, R)), "W": np.zeros((0, R, C)),
+                 "member_weight": np.zeros(0)}
+        if b < NEGLIGIBLE:  # NaN (unbounded) is not below
+            note = (f"below 1 %: no SMC particle from the prior reached it, as expected of a "
+                    f"mode this light; the reference-path SMC bounds its mass by {b:.1e}, so "
+                    "no second estimator")
+            notes.append(f"a mode only plain chains from prior draws found is bounded below "
+                         f"{b:.1e} by the reference path alone")
+            entries.append({"mass": float(mk), "se": float(sk), "low": 0.0, "high": b,
+                            "estimator": "reference_path", "bound": b,
+                            "mass_check": math.nan, "check_se": math.nan,
+                            "check_estimator": "none: below 1 %", "note": note,
+                            **empty})
+            continue
+        known = (f"{what} mass {mk:.3f} +- {sk:.3f}" if np.isfinite(mk)
+                 else f"its {what} mass unknown: the check failed")
+        bounded = (f", bounded by {b:.1e}, not below {NEGLIGIBLE:.1%}" if np.isfinite(b) else "")
+        reasons.append(f"plain chains from prior draws found a mode no SMC particle reached "
+                       f"({known}{bounded})")
+        entries.append({"mass": 0.0, "se": math.nan, "low": 0.0, "high": 1.0,
+                        "estimator": UNREACHED, "mass_check": float(mk), "check_se": float(sk),
+                        "check_estimator": "reference_path" if check == "reference" else "bridge",
+                        **empty})
+    return entries, reasons, notes
 
 
 def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z_se, log_z_sd,

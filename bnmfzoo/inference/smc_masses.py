@@ -74,7 +74,11 @@ standard errors, or the t quantile where an error is the spread of a few runs. O
 ``established = False``. Modes no particle reached are not listed: their mass is unknown, not
 zero (``statement`` says so). With ``check="reference_pt"`` a mode the reference-path SMC
 bounds below 0.1 % gets no tempering and is reported as below 1 % with its bound (``note``,
-``bound``; the rule and why it is safe: :mod:`bnmfzoo.inference._mass_verdict`).
+``bound``; the rule and why it is safe: :mod:`bnmfzoo.inference._mass_verdict`). With
+``check="reference"`` the same bound applies to a mode only the plain chains from prior draws
+found: bounded below 0.1 % it does not block ``established`` (no SMC particle reaching a mode
+that light is what a correct run does) and is listed with its reference-path mass and bound;
+otherwise it does (:func:`bnmfzoo.inference._mass_result.unreached_modes`).
 
 References
 ----------
@@ -106,6 +110,7 @@ from bnmfzoo.inference._mass_result import aligned_members as _aligned_members
 from bnmfzoo.inference._mass_result import merge_smc_modes, unsupported_rank
 from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
 from bnmfzoo.inference._mass_result import run_shares as _shares
+from bnmfzoo.inference._mass_result import unreached_modes as _unreached_modes
 from bnmfzoo.inference._mass_verdict import advice as _advice
 from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
 from bnmfzoo.inference._mass_verdict import failed_check_unknown_all as _failed_check_unknown_all
@@ -595,20 +600,10 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                                           "ais": "ais_prior"}.get(check, check or "none"),
                       "n_members": int(m.sum()), "A": A_al[m], "W": W_al[m],
                       "member_weight": weights[m] / n_runs})
-    for k, (mk, sk) in enumerate(extra or []):  # modes only the plain chains found
-        what = 'reference-path' if check == 'reference' else 'bridge'
-        known = (f"{what} mass {mk:.3f} +- {sk:.3f}" if np.isfinite(mk)
-                 else f"its {what} mass unknown: the check failed")
-        reasons.append(f"plain chains from prior draws found a mode no SMC particle reached "
-                       f"({known})")
-        D, R = A_al.shape[1:]
-        modes.append({"mass": 0.0, "se": math.nan, "low": 0.0, "high": 1.0,
-                      "estimator": "smc_not_reached", "mass_check": float(mk),
-                      "check_se": float(sk),
-                      "check_estimator": "reference_path" if check == "reference" else "bridge",
-                      "n_members": 0,
-                      "A": np.zeros((0, D, R)), "W": np.zeros((0, R, W_al.shape[2])),
-                      "member_weight": np.zeros(0)})
+    more, why, light = _unreached_modes(extra or [], bridge_out, K,
+                                        (A_al.shape[1], A_al.shape[2], W_al.shape[2]), check)
+    modes += more  # modes only the plain chains found
+    reasons += why
     cpu = time.process_time() - t0
     if budget_s is not None and smc_cpu > budget_s:
         reasons.append(f"the SMC alone used {smc_cpu:.0f} CPU s of a {budget_s:g} s budget")
@@ -621,6 +616,8 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     else:
         statement = ("Masses NOT established: " + "; ".join(reasons) + ". "
                      + _advice(reasons, check) + " " + unknown)
+    if light:
+        statement += " Note: " + "; ".join(light) + "."
     return {"modes": modes, "established": established, "statement": statement,
             "estimator": "smc", "log_z": log_z, "log_z_se": log_z_se, "cpu_s": cpu,
             "family": family.name, "final_ess": min_ess,

@@ -186,6 +186,70 @@ def test_route_skips_the_second_estimator_of_a_bounded_mode(route_results):
     assert a["mass"] == m["mass"]
 
 
+def _unreached(gap, runs_done=(4, 4), check="reference", tight=(-0.05, 0.05, -0.05, 0.05)):
+    """One found mode at log Z 0 and one only plain chains found at ``gap`` nats from it."""
+    from bnmfzoo.inference._mass_result import unreached_modes
+
+    run_lz = np.stack([np.asarray(tight), gap + np.asarray(tight)])
+    mk = 1.0 / (1.0 + math.exp(-gap))
+    return unreached_modes([(mk, 0.1 * mk)], {"run_log_z": run_lz.tolist(),
+                                              "runs_done": list(runs_done)},
+                           1, (6, 2, 5), check)
+
+
+def test_an_unreached_mode_blocks_unless_the_reference_path_bounds_it_below_the_cut():
+    """The faces (400 x 256, rank 3): a mode 46 nats below the found one, which no SMC
+    particle from the prior reached (as a correct run would not), is listed with its bound and
+    does not block; a mode the bound cannot put below 0.1 % blocks, whatever its estimate."""
+    (e,), why, notes = _unreached(-46.0)
+    assert why == [] and len(notes) == 1 and "bounded below" in notes[0]
+    assert e["estimator"] == "reference_path" and e["check_estimator"] == "none: below 1 %"
+    assert e["bound"] < 1e-15 and e["low"] == 0.0 and e["high"] == e["bound"]
+    assert 0 < e["mass"] < 1e-15 and math.isnan(e["mass_check"]) and "below 1 %" in e["note"]
+    assert e["A"].shape == (0, 6, 2) and e["W"].shape == (0, 2, 5)
+    for gap in (0.0, -4.0, math.log(0.005)):  # equal; 1.8 %; 0.5 %: between 0.1 % and 1 %
+        (e,), why, notes = _unreached(gap)
+        assert e["estimator"] == "smc_not_reached" and notes == []
+        assert len(why) == 1 and "no SMC particle reached" in why[0] and "bounded by" in why[0]
+    # -14 nats with wide runs: the t margin and Jensen's allowance keep it above the cut
+    assert _unreached(-14.0, tight=(-3.0, 3.0, -3.0, 3.0))[1]
+    assert _unreached(-14.0)[1] == []  # the same gap from tight runs is bounded
+    # one run of the light mode (no spread), or the bridge (no runs): nothing is bounded
+    (e,), why, _ = _unreached(-46.0, runs_done=(4, 1))
+    assert e["estimator"] == "smc_not_reached" and len(why) == 1 and "bounded" not in why[0]
+    assert len(_unreached(-46.0, check="bridge")[1]) == 1
+
+
+@pytest.mark.parametrize("gap, established", [(-46.0, True), (math.log(0.005), False)])
+def test_the_reference_route_establishes_past_a_negligible_unreached_mode(monkeypatch, gap,
+                                                                          established):
+    """``smc_mode_masses(check="reference")`` with the check's output constructed (its own
+    masses the SMC's, agreeing): the only thing left to decide is the mode no SMC particle
+    reached, light (established, listed with its bound, noted) or not (not established)."""
+    from bnmfzoo.inference import reference_path, smc_mode_masses
+    from bnmfzoo.models import poisson
+
+    def check(family, states, label, weights, clusters, log_z, log_z_se, rng, **kw):
+        K = clusters["reference"].shape[0]
+        mass = np.array([weights[label == k].sum() for k in range(K)]) / weights.sum()
+        run_lz = np.log(np.maximum(mass, 1e-300))[:, None] + np.array([-0.05, 0.05, -0.05, 0.05])
+        run_lz = np.vstack([run_lz, run_lz.max() + gap + run_lz[:1] * 0])
+        return (mass, np.full(K, 1e-3), [(math.exp(gap), 0.1 * math.exp(gap))], [],
+                {"run_log_z": run_lz.tolist(), "runs_done": [4] * (K + 1)})
+
+    monkeypatch.setattr(reference_path, "reference_check", check)
+    out = smc_mode_masses(poisson(X2, 2), check="reference", n_runs=2, n_particles=20,
+                          n_moves=1, random_seed=0)
+    last = out["modes"][-1]
+    assert out["established"] is established, out["statement"]
+    if established:
+        assert last["estimator"] == "reference_path" and last["bound"] < 1e-3
+        assert "Note:" in out["statement"] and "bounded below" in out["statement"]
+    else:
+        assert last["estimator"] == "smc_not_reached"
+        assert "no SMC particle reached" in out["statement"]
+
+
 # ------------------------------------------------------------------------------------------
 # the budget
 # ------------------------------------------------------------------------------------------

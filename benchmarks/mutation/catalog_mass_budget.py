@@ -60,6 +60,14 @@ _UNRR = _T + "test_the_reference_route_establishes_past_a_negligible_unreached_m
 
 MUTATIONS = [
     Mutation(
+        id="budget-precheck-times-the-first-sweep", path=_SM,
+        old=("    family.tempered.sweep(s, 0.5, rng)\n"
+             "    spare, times = np.random.default_rng(0), []\n"),
+        new="    spare, times = rng, []\n    n_timed = 1\n",
+        tests=(_T + "test_the_budget_precheck_times_a_warm_sweep_not_the_first",),
+        why="the precheck times the first (compiling) sweep: laurberg's default command was "
+            "refused for a step predicted at 938 s of a 900 s budget"),
+    Mutation(
         id="unreached-mode-cut-at-one-percent", path=_MR,
         old="        if b < NEGLIGIBLE:  # NaN (unbounded) is not below\n",
         new="        if b < MIN_CHECKED:  # NaN (unbounded) is not below\n",

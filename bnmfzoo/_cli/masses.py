@@ -469,6 +469,10 @@ def _run(a):
                           "established": False, "error": msg}))
         return 2
     for k, m in enumerate(out["modes"]):
+        if m.get("note") and m["estimator"] == "reference_path" and out.get("estimator") == "smc":
+            print(f"mode {k}: reached by no SMC particle; reference path {m['mass']:.1e}, "
+                  f"bounded by {m['bound']:.1e} (no second estimator: below 1 %)")
+            continue
         print(f"mode {k}: SMC {m['mass']:.4f} [{m['low']:.4f}, {m['high']:.4f}] "
               f"(se {m['se']:.4f}, {m['n_members']} particles); check {m['mass_check']:.4f} "
               f"+- {m['check_se']:.4f} ({m['check_estimator']})")
@@ -492,6 +496,11 @@ def _run(a):
               f"{b['cpu_s']:.1f} CPU s ({b['fit_cpu_s']:.1f} for the fit chains); prior chains "
               f"ending in SMC modes {b['prior_ends_in_smc_modes']} of {b['prior_chains']} "
               f"({b['prior_cpu_s']:.1f} CPU s)")
+        if b.get("cross_fit") is not None:
+            dropped = (f" (numbered before modes {b['dropped']} were dropped as copies)"
+                       if b.get("dropped") else "")
+            print(f"reference path: share of each mode's fit-chain draws (row) in each mode's "
+                  f"basin (column){dropped}: {np.round(b['cross_fit'], 3).tolist()}")
     print(f"log Z {out['log_z']:.2f} +- {out['log_z_se']:.2f}; temperatures "
           f"{out['settings']['n_temperatures']}; min final ESS {out['final_ess']:.2f}")
     print(out["statement"])

@@ -237,17 +237,27 @@ def test_masses_in_the_json_lie_in_unit_interval(tmp_path, capsys, monkeypatch):
     unreached = {"mass": 0.0, "low": 0.0, "high": 1.0, "se": float("nan"), "n_members": 0,
                  "estimator": "smc_not_reached", "mass_check": 0.002, "check_se": 0.002,
                  "check_estimator": "reference_path"}
-    fake = {"modes": [mode, unreached], "log_z": -1.0, "log_z_se": 0.1,
-            "settings": {"n_temperatures": []},
+    light = {"mass": 3e-21, "low": 0.0, "high": 1.6e-20, "se": 1e-21, "n_members": 0,
+             "estimator": "reference_path", "bound": 1.6e-20, "mass_check": float("nan"),
+             "check_se": float("nan"), "check_estimator": "none: below 1 %",
+             "note": "below 1 %: no SMC particle from the prior reached it"}
+    fake = {"modes": [mode, unreached, light], "log_z": -1.0, "log_z_se": 0.1,
+            "settings": {"n_temperatures": []}, "estimator": "smc",
             "final_ess": 0.5, "statement": "Masses NOT established: planted.",
             "established": False}
     monkeypatch.setattr(sm, "smc_mode_masses", lambda *a, **k: fake)
     assert main(["--data", str(_write(tmp_path, "npy")), *FAST]) == 0
-    out = _last_json(capsys)
-    m, u = out["modes"]
+    printed = capsys.readouterr().out
+    out = json.loads(printed.strip().splitlines()[-1])
+    m, u, li = out["modes"]
     assert m["mass"] == 1.0 and m["low"] <= m["mass"] <= m["high"] and m["mass_check"] is None
     assert u["mass"] is None and (u["low"], u["high"]) == (0.0, 1.0) and "unknown" in u["note"]
     assert u["mass_check"] == 0.002
+    # a mode the reference path bounds below 0.1 %: its estimate, its bound, no second estimate
+    assert li["mass"] == 3e-21 and li["bound"] == 1.6e-20 and li["mass_check"] is None
+    assert li["estimator"] == "reference_path" and "below 1 %" in li["note"]
+    assert "mode 2: reached by no SMC particle; reference path 3.0e-21, bounded by 1.6e-20" \
+        in printed
 
 
 def test_the_pilot_measures_the_tempering_steps():

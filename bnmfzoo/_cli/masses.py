@@ -5,7 +5,7 @@ Run with::
     bnmfzoo masses FILE --rank K
         [--model poisson|negative_binomial|exponential_gaussian|beta_dir] [--budget 900]
         [--runs 4] [--particles N] [--moves M] [--check bridge|ais] [--bridge-draws N]
-        [--prior-chains 8] [--check-runs C] [--seed 0]
+        [--prior-chains 8] [--prior-sweeps 300] [--check-runs C] [--seed 0]
         [--check reference_pt --pt-runs 4 --pt-scans 500 --pt-sweeps 1]
 
 (``python -m benchmarks.speed.real_data_masses --data FILE ...`` in a checkout is the same
@@ -388,6 +388,8 @@ def _arguments(p):
     p.add_argument("--prior-chains", type=int, default=8,
                    help="plain chains from prior draws (count models: KL-refined, the best by "
                         "log joint) looking for modes the particles missed")
+    p.add_argument("--prior-sweeps", type=int, default=300,
+                   help="sweeps of each of those chains before its mode is read (default 300)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     return p
 
@@ -444,7 +446,7 @@ def _run(a):
                        if a.check == "reference_pt" else "bridge: ")
                  + _bridge_draws_text(model_name if a.check == "bridge" else "", model,
                                       a.bridge_draws)
-                 + f", {a.prior_chains} plain chains from prior draws"
+                 + f", {a.prior_chains} plain chains of {a.prior_sweeps} sweeps from prior draws"
                  + (" (KL-refined, the best by log joint)"
                     if model_name in ("poisson", "negative_binomial") else "")
                  + "; ") +
@@ -455,7 +457,7 @@ def _run(a):
         out = smc_mode_masses(model, n_runs=runs, n_particles=particles, n_moves=a.moves,
                               cess=a.cess, check=a.check, check_runs=check_runs,
                               check_refine=refine, bridge_draws=a.bridge_draws,
-                              prior_chains=a.prior_chains,
+                              prior_chains=a.prior_chains, prior_sweeps=a.prior_sweeps,
                               reference_runs=a.ref_runs,
                               reference_particles=a.ref_particles,
                               pt_runs=a.pt_runs, pt_scans=a.pt_scans, pt_sweeps=a.pt_sweeps,

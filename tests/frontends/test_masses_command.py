@@ -652,6 +652,11 @@ def test_the_command_runs_the_smc_from_the_prior_with_the_pilots_runs(tmp_path, 
     assert "20% of the pilot's sweeps" in capsys.readouterr().out
     assert main(["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--runs", "4"]) == 3
     assert not seen["fewer_runs"] and seen["n_runs"] == 4
+    assert seen["prior_sweeps"] == 300  # the library's default, unless given
+    capsys.readouterr()
+    assert main(["--data", str(_write(tmp_path, "npy")), "--rank", "2",
+                 "--prior-sweeps", "3000"]) == 3
+    assert seen["prior_sweeps"] == 3000 and "chains of 3000 sweeps" in capsys.readouterr().out
 
 
 def test_the_header_states_the_nb_bridges_draws_from_its_own_dimension():

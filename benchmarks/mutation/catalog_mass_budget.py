@@ -60,6 +60,14 @@ _UNRR = _T + "test_the_reference_route_establishes_past_a_negligible_unreached_m
 
 MUTATIONS = [
     Mutation(
+        id="overlapping-copies-advise-more-smc", path=_V,
+        old="    if not all(f or o for f, o in zip(failed, overlap, strict=True)):\n",
+        new="    if True:\n",
+        tests=("tests/tempering/test_smc_masses.py::"
+               "test_overlapping_label_copies_advise_the_rank_or_the_model_not_more_smc",),
+        why="a mode whose label copies overlap is told to run more SMC, which cannot separate "
+            "components the rank does not tell apart (laurberg 6 x 6 under the default model)"),
+    Mutation(
         id="budget-precheck-times-the-first-sweep", path=_SM,
         old=("    family.tempered.sweep(s, 0.5, rng)\n"
              "    spare, times = np.random.default_rng(0), []\n"),

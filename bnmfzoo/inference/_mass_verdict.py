@@ -80,6 +80,7 @@ import numpy as np
 
 __all__ = ["check_reasons", "per_mode_reasons", "agreement_factor", "welch_dof",
            "failed_check_unknown", "failed_check_unknown_all", "advice", "CheckFailed",
+           "CopiesOverlap",
            "mass_upper_bounds", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED", "MIN_ROUND_TRIPS",
            "NEGLIGIBLE"]
 
@@ -96,6 +97,19 @@ class CheckFailed(str):
     >>> r = CheckFailed("mode 0: the bridge failed (no overlap)")
     >>> r.startswith("mode 0"), isinstance(r, CheckFailed), isinstance("mode 0", CheckFailed)
     (True, True, False)
+    """
+
+    __slots__ = ()
+
+
+class CopiesOverlap(str):
+    """A reason saying that a mode's label copies overlap.
+
+    The rank's components are then not told apart, which more SMC does not change;
+    :func:`advice` recognises it by its type.
+
+    >>> isinstance(CopiesOverlap("mode 0: 79% ..."), str)
+    True
     """
 
     __slots__ = ()
@@ -263,8 +277,9 @@ def check_reasons(name, log_z, left, total, total_se, prior_log_z, prior_log_z_s
                            "separated)")
     for k, sv in enumerate(() if swapped is None else swapped):
         if not sv <= MAX_LEFT:
-            reasons.append(f"mode {k}: {sv:.0%} of its {left_what} sit on another label copy "
-                           "(the copies overlap, so log K! over-counts)")
+            reasons.append(CopiesOverlap(f"mode {k}: {sv:.0%} of its {left_what} sit on another "
+                                         "label copy (the copies overlap, so log K! "
+                                         "over-counts)"))
     comb = math.hypot(_finite(prior_log_z_se), _finite(total_se))
     gap = prior_log_z - total if one_sided else abs(total - prior_log_z)
     if not gap <= 2.0 * comb + LOG_Z_SLACK:
@@ -437,13 +452,21 @@ def advice(reasons, check):
     'The bridge could not estimate every mode: run'
     >>> advice(["the runs' log Z disagree (sd 3.10 nats)"], "bridge")[:23]
     'Run more SMC runs or pa'
+    >>> advice([CopiesOverlap("mode 0: 79% of its draws sit on another label copy")],
+    ...        "reference")[:50]
+    'The components are not told apart at this rank (a '
     """
     out, failed = [], [isinstance(r, CheckFailed) for r in reasons]
+    overlap = [isinstance(r, CopiesOverlap) for r in reasons]
     if any(failed):
         out.append(f"The {check} could not estimate every mode: run it with more draws per "
                    "mode (bridge_draws), or choose another check (check='reference' or "
                    "'ais').")
-    if not all(failed):
+    if any(overlap):
+        out.append("The components are not told apart at this rank (a mode's label copies "
+                   "overlap), which more SMC does not change: try a lower rank, or a model that "
+                   "says more (a known noise level or prior scale).")
+    if not all(f or o for f, o in zip(failed, overlap, strict=True)):
         out.append("Run more SMC runs or particles (n_runs, n_particles), more moves (n_moves) "
                    "or a higher cess.")
     return " ".join(out)

@@ -151,3 +151,18 @@ def test_an_nb_modes_width_is_measured_over_more_sweeps(monkeypatch, model, expe
     sm.smc_mode_masses(make(X, 2), n_runs=2, n_particles=10, n_moves=2, check=None,
                        random_seed=0)
     assert seen == [expected]
+
+
+def test_overlapping_label_copies_advise_the_rank_or_the_model_not_more_smc():
+    """laurberg's 6 x 6 matrix under the command's default model: 79 % of the mode's draws sat
+    on another label copy, and the advice asked for more SMC, which does not change that."""
+    from bnmfzoo.inference._mass_verdict import CopiesOverlap, advice, check_reasons
+
+    reasons = check_reasons("reference path", [-26.3], [0.0], -24.5, 0.2, -26.2, 0.01,
+                            left_what="chain draws or path particles", swapped=[0.79],
+                            one_sided=True)
+    assert len(reasons) == 1 and isinstance(reasons[0], CopiesOverlap)
+    text = advice(reasons, "reference")
+    assert "lower rank" in text and "more SMC runs" not in text
+    both = advice(reasons + ["the runs' log Z disagree (sd 3.10 nats)"], "reference")
+    assert "lower rank" in both and "more SMC runs" in both

@@ -20,6 +20,8 @@ __all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "merge
 
 #: the estimator of a mode only the check's plain chains from prior draws found
 UNREACHED = "smc_not_reached"
+#: the check estimator of a mode bounded below 0.1 %, which gets no second estimator
+NO_CHECK_BELOW = "none: below 1 %"
 
 #: the SMC from the prior's final particles falling into more modes than this share of them
 #: means the fitted factorization has components that point anywhere (the data do not support
@@ -136,7 +138,7 @@ def reference_mode_entry(mass, se, size, bound, check_mass, check_se, skipped):
             "estimator": "reference_path", "bound": float(bound),
             "mass_check": math.nan if skipped else float(check_mass),
             "check_se": math.nan if skipped else float(check_se),
-            "check_estimator": "none: below 1 %" if skipped else "reference_tempering",
+            "check_estimator": NO_CHECK_BELOW if skipped else "reference_tempering",
             "note": (f"below 1 %: the reference-path SMC bounds its mass by {bound:.1e}, so no "
                      "second estimator" if skipped else "")}
 
@@ -154,7 +156,7 @@ def unreached_modes(extra, details, n_found, shape, check):
     :func:`~bnmfzoo.inference._mass_verdict.mass_upper_bounds`, the bound under which
     ``check="reference_pt"`` skips a mode's second estimator (its module docstring says why that
     is safe). Such a mode is listed with the reference-path mass, interval ``[0, bound]``,
-    ``check_estimator`` ``"none: below 1 %"`` and a ``note``: an SMC from the prior reaches a
+    ``check_estimator`` :data:`NO_CHECK_BELOW` and a ``note``: an SMC from the prior reaches a
     mode with about its mass, so none of a few thousand particles reaching a mode below 0.1 %
     is what a correct run does, not a failure. The bridge gives no per-run ``log Z``, so it
     bounds nothing and its unreached modes always block.
@@ -189,7 +191,7 @@ def unreached_modes(extra, details, n_found, shape, check):
             entries.append({"mass": float(mk), "se": float(sk), "low": 0.0, "high": b,
                             "estimator": "reference_path", "bound": b,
                             "mass_check": math.nan, "check_se": math.nan,
-                            "check_estimator": "none: below 1 %", "note": note,
+                            "check_estimator": NO_CHECK_BELOW, "note": note,
                             **empty})
             continue
         known = (f"{what} mass {mk:.3f} +- {sk:.3f}" if np.isfinite(mk)

@@ -1,8 +1,10 @@
 """Mutations of the basin rule for modes (``bnmfzoo/diagnostics/_modes/basins.py``): clusters
 joined by a one-way move (weak instead of strong connectivity), moves counted across the
 boundary between two chains, the representative not re-centred on the chains' draws (a single
-noisy draw again), and every mode's draws judged against mode 0's basin. Each is caught by a
-fast test on constructed draws (``tests/diagnostics/test_mode_basins.py``)."""
+noisy draw again), every mode's draws judged against mode 0's basin, and three of the test an
+estimator's draws meet (``outside_basin``: no radius, a radius that does not ask for the nearest
+representative, a radius below the cut). Each is caught by a fast test on constructed draws
+(``tests/diagnostics/test_mode_basins.py``)."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -11,6 +13,8 @@ _T = "tests/diagnostics/test_mode_basins.py::"
 _BOTH = _T + "test_chain_connected_modes_needs_moves_both_ways"
 _APART = _T + "test_two_separated_basins_stay_apart_and_a_one_way_move_leaves"
 _BROAD = _T + "test_broad_single_basin_is_one_mode_though_draws_lie_beyond_the_cut_of_each_other"
+_EXACT = _T + "test_exact_draws_of_a_broad_mode_stay_inside_its_basin"
+_KNOWN = _T + "test_a_known_mode_within_the_radius_is_still_outside"
 
 MUTATIONS = [
     Mutation(
@@ -42,4 +46,25 @@ MUTATIONS = [
         tests=(_APART,),
         why="every mode's draws judged against mode 0's basin: another mode's draws look as if "
             "they had left it"),
+    Mutation(
+        id="basins-outside-no-radius", path=_B,
+        old="    return ~(near_own | tail)\n",
+        new="    return ~near_own\n",
+        tests=(_EXACT,),
+        why="an estimator's draw is judged by the cut alone: a broad mode's exact draws lie "
+            "beyond it about 10 % of the time and the separation rule refuses every run"),
+    Mutation(
+        id="basins-outside-radius-not-nearest", path=_B,
+        old="    tail = own[nearest] & (ang[np.arange(U.shape[0]), nearest]\n"
+            "                           <= np.asarray(basins[\"cluster_radius\"])[nearest])\n",
+        new="    tail = (ang[:, own] <= np.asarray(basins[\"cluster_radius\"])[own]).any(1)\n",
+        tests=(_KNOWN,),
+        why="a draw within the radius of any of the mode's clusters is inside although another "
+            "mode's cluster is nearer: a leak into a known mode is hidden"),
+    Mutation(
+        id="basins-radius-below-cut", path=_B,
+        old="            radius[c] = max(float(cut), float(np.quantile(d, RADIUS_QUANTILE)))\n",
+        new="            radius[c] = min(float(cut), float(np.quantile(d, RADIUS_QUANTILE)))\n",
+        tests=(_EXACT,),
+        why="the radius never exceeds the cut: the chains' own reach is ignored"),
 ]

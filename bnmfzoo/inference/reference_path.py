@@ -46,9 +46,12 @@ not a per-mode estimate.
 The fit chains of all modes are pooled and clustered at the cut; clusters that chains move
 between both ways are one mode. A draw has left mode ``m`` when its cluster is outside the
 mode's basin (the component of the cluster nearest the mode's representative, re-centred on
-its chains' draws), and a final path particle when it is farther than the cut from every
-cluster of the basin. The reference is fitted to all the draws inside the basin. The
-representative is re-centred because a single member is one noisy draw: on GDSC IC50 at rank 5
+its chains' draws), and a final path particle when it is outside the basin by
+:func:`~bnmfzoo.diagnostics._modes.basins.outside_basin` (farther than the cut from every
+cluster of the basin, and not in the tail of the basin's nearest cluster as far as the chains'
+own draws reach: a broad mode's exact draws lie beyond the cut a share of the time). The
+reference is fitted to all the draws inside the basin. The representative is re-centred
+because a single member is one noisy draw: on GDSC IC50 at rank 5
 every chain draw lies 20-24 degrees from the mode's mean, but two draws lie about 30 degrees
 apart (``sqrt(2)`` times), so a cut of 30 degrees around one draw counted 22 % of a stationary
 mode's draws as gone. Two modes whose chains cross both ways are reported as one.
@@ -72,7 +75,12 @@ import time
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from bnmfzoo.diagnostics._modes.basins import basin_shares, duplicate_modes, mode_basins
+from bnmfzoo.diagnostics._modes.basins import (
+    basin_shares,
+    duplicate_modes,
+    mode_basins,
+    outside_basin,
+)
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
 from bnmfzoo.diagnostics._transient import trim_transients
 from bnmfzoo.inference._mass_budget import check_budget
@@ -452,11 +460,11 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     dict
         ``log_z``, ``log_z_se`` (per mode, one copy), ``run_log_z`` (``(M, n_runs)``),
         ``mass``, ``se``, ``left`` (share of plain-chain draws outside the mode's basin),
-        ``path_left`` (weighted share of final path particles farther than ``cut`` from every
-        cluster of the basin), ``swapped`` (weighted share of final path particles whose
-        columns best match the mode's centre in another order: another label copy, so the
-        copies overlap and ``log K!`` over-counts), ``n_temperatures``, ``log_z_total`` and
-        ``log_z_total_se``
+        ``path_left`` (weighted share of final path particles outside the basin,
+        :func:`~bnmfzoo.diagnostics._modes.basins.outside_basin`), ``swapped`` (weighted share
+        of final path particles whose columns best match the mode's centre in another order:
+        another label copy, so the copies overlap and ``log K!`` over-counts),
+        ``n_temperatures``, ``log_z_total`` and ``log_z_total_se``
         (``log K! + logsumexp``), ``joined`` (pairs of modes whose chains cross both ways),
         ``cross_path`` and ``cross_fit`` (``(M, M)``: row ``j``, column ``i``, the share of mode
         ``j``'s final path particles (weighted; NaN when it got no path) and of its fit-chain
@@ -528,10 +536,9 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             temps[k].append(int(run.betas.size))
             U = _unit_l2(np.stack([np.asarray(family.factors(s)[0], float)
                                    for s in run.states]))
-            # a particle has left the mode when it is farther than the cut from every cluster
-            # of the mode's basin (the clusters its chains connect both ways)
-            d = matched_angles(U, basins["basin_refs"][k])[0].min(1)
-            far.append(float(run.weights[d > cut].sum()))
+            # a particle has left the mode when it lies outside the basin (the clusters its
+            # chains connect both ways), by the test of the chains' own draws (outside_basin)
+            far.append(float(run.weights[outside_basin(U, basins, k, cut)].sum()))
             ends.append(U)
             end_w.append(run.weights / n_runs)
             # a particle whose columns best match the mode's centre in another order sits

@@ -55,7 +55,8 @@ import time
 
 import numpy as np
 
-from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
+from bnmfzoo.diagnostics._modes.basins import outside_basin
+from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
 from bnmfzoo.inference._mass_budget import (
     cpu_short_reasons,
     product_barrier_cap,
@@ -423,11 +424,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             cpu_mode[k] = time.process_time() - t1
             continue
         q2 = ridge_free_fit(adapter, draws, widen) if ridge else None
-        ref = basins["basin_refs"][k]
-
-        def in_mode(s, ref=ref):  # within the cut of a cluster of the mode's basin
+        def in_mode(s, k=k):  # inside the mode's basin, by the test of its chains' draws
             U = _unit_l2(np.asarray(family.factors(s)[0], float)[None])
-            return bool(matched_angles(U, ref)[0].min() <= cut)
+            return not bool(outside_basin(U, basins, k, cut)[0])
 
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
         pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's

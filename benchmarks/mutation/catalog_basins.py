@@ -48,16 +48,16 @@ MUTATIONS = [
             "they had left it"),
     Mutation(
         id="basins-outside-no-radius", path=_B,
-        old="    return ~(near_own | tail)\n",
-        new="    return ~near_own\n",
+        old="    rest = np.flatnonzero(~inside)  # the few",
+        new="    rest = np.flatnonzero(~inside)[:0]  # the few",
         tests=(_EXACT,),
         why="an estimator's draw is judged by the cut alone: a broad mode's exact draws lie "
             "beyond it about 10 % of the time and the separation rule refuses every run"),
     Mutation(
         id="basins-outside-radius-not-nearest", path=_B,
-        old="    tail = own[nearest] & (ang[np.arange(U.shape[0]), nearest]\n"
-            "                           <= np.asarray(basins[\"cluster_radius\"])[nearest])\n",
-        new="    tail = (ang[:, own] <= np.asarray(basins[\"cluster_radius\"])[own]).any(1)\n",
+        old="        inside[rest] = own[nearest] & (",
+        new="        inside[rest] = (ang[:, own] <= np.asarray(basins[\"cluster_radius\"])[own])"
+            ".any(1) | (",
         tests=(_KNOWN,),
         why="a draw within the radius of any of the mode's clusters is inside although another "
             "mode's cluster is nearer: a leak into a known mode is hidden"),

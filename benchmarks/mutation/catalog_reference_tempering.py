@@ -210,4 +210,33 @@ MUTATIONS = [
                       "estimates",),
         why="the merged copy's particles keep their columns in the copy's order: the mode's "
             "aligned factors mix two labellings"),
+    Mutation(
+        id="tempering-copy-share-ignored", path=_V,
+        old="        if k not in skip and short and np.isfinite(sv) and sv > MAX_LEFT:\n",
+        new="        if k not in skip and short and np.isfinite(sv) and sv > 1.0:\n",
+        tests=(_T + "test_tempering_draws_on_another_label_copy_are_a_typed_overlap_reason",),
+        why="a tempering run held on another label copy is read as too short (no round trips), "
+            "and the advice is more tempering where the copies overlap"),
+    Mutation(
+        id="tempering-copy-of-the-wrong-order", path="bnmfzoo/inference/reference_path.py",
+        old="    return np.any(perm != np.arange(center.shape[-1]), axis=1)\n",
+        new="    return np.all(perm == np.arange(center.shape[-1]), axis=1)\n",
+        tests=(_T + "test_the_b1_check_counts_states_on_another_copy",
+               _T + "test_tempering_draws_on_another_label_copy_are_a_typed_overlap_reason"),
+        why="a state in the mode's own column order counts as another copy: every check "
+            "of every mode says the copies overlap"),
+    Mutation(
+        id="tempering-copy-share-not-reported", path=_RT,
+        old="        pt_swapped[k] = in_mode.swapped\n",
+        new="        pt_swapped[k] = math.nan\n",
+        tests=(_POIS,),
+        why="the tempering's copy share never reaches the verdict"),
+    Mutation(
+        id="tempering-copy-reason-without-short-run", path=_V,
+        old="        short = k < len(trips) and not (trips[k].size and trips[k].min() >= "
+            "min_trips)\n",
+        new="        short = True\n",
+        tests=(_T + "test_tempering_draws_on_another_label_copy_are_a_typed_overlap_reason",),
+        why="a run held on another copy for a while that still made its round trips is "
+            "refused: its stepping-stone estimate (from the lower rungs' draws) stands"),
 ]

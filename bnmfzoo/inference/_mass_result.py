@@ -13,7 +13,13 @@ import time
 import numpy as np
 
 from bnmfzoo.diagnostics._modes.masses import mass_interval
-from bnmfzoo.inference._mass_verdict import MIN_CHECKED, NEGLIGIBLE, mass_upper_bounds
+from bnmfzoo.inference._mass_verdict import (
+    MIN_CHECKED,
+    NEGLIGIBLE,
+    OVERLAP_ADVICE,
+    CopiesOverlap,
+    mass_upper_bounds,
+)
 
 __all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "merge_smc_modes",
            "run_shares", "aligned_members", "unreached_modes", "MAX_MODE_SHARE", "UNREACHED"]
@@ -254,10 +260,14 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
     else:
         # inside a budget the runs are sized from it: when a reason names the CPU to add,
         # that is the advice (pt_scans is then only a cap)
+        overlap = [isinstance(r, CopiesOverlap) for r in reasons]
         advice = (" Raise the budget (budget_s; --budget on the command line) as said: the "
                   "runs are sized from it." if any("raise the budget" in r for r in reasons)
-                  else " Run longer tempering (pt_scans), more reference runs or particles "
-                  "(reference_runs, reference_particles) or longer fit chains (bridge_draws).")
+                  else "" if all(overlap) else " Run longer tempering (pt_scans), more "
+                  "reference runs or particles (reference_runs, reference_particles) or longer "
+                  "fit chains (bridge_draws).")
+        if any(overlap):  # more of the same does not separate the copies
+            advice = " " + OVERLAP_ADVICE + advice
         statement = ("Masses NOT established: " + "; ".join(reasons) + "." + advice + total
                      + " " + unknown)
     if notes:

@@ -80,7 +80,7 @@ import numpy as np
 
 __all__ = ["check_reasons", "per_mode_reasons", "agreement_factor", "welch_dof",
            "failed_check_unknown", "failed_check_unknown_all", "advice", "CheckFailed",
-           "CopiesOverlap",
+           "CopiesOverlap", "OVERLAP_ADVICE",
            "mass_upper_bounds", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED", "MIN_ROUND_TRIPS",
            "NEGLIGIBLE"]
 
@@ -100,6 +100,12 @@ class CheckFailed(str):
     """
 
     __slots__ = ()
+
+
+#: what to run next when a mode's label copies overlap (:class:`CopiesOverlap`)
+OVERLAP_ADVICE = ("The components are not told apart at this rank (a mode's label copies "
+                  "overlap), which more SMC does not change: try a lower rank, or a model that "
+                  "says more (a known noise level or prior scale).")
 
 
 class CopiesOverlap(str):
@@ -373,9 +379,17 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
                            "not separated)")
     for k, sv in enumerate(smc.get("swapped", ())):
         if not sv <= MAX_LEFT:
-            reasons.append(f"mode {k}: {sv:.0%} of its final SMC particles sit on another "
-                           "label copy (the copies overlap, so log K! over-counts)")
+            reasons.append(CopiesOverlap(f"mode {k}: {sv:.0%} of its final SMC particles sit on "
+                                         "another label copy (the copies overlap, so log K! "
+                                         "over-counts)"))
     trips = [np.asarray(t, float) for t in pt["round_trips"]]
+    for k, sv in enumerate(pt.get("pt_swapped", ())):  # why a run is short of round trips
+        short = k < len(trips) and not (trips[k].size and trips[k].min() >= min_trips)
+        if k not in skip and short and np.isfinite(sv) and sv > MAX_LEFT:
+            reasons.append(CopiesOverlap(
+                f"mode {k}: {sv:.0%} of its tempering draws at b = 1 sit on another label copy "
+                "(the copies overlap: a replica that crossed is held at b = 1 by the copy's "
+                "reference, so a run falls short of round trips)"))
     for k, t in enumerate(trips):
         if k not in skip and not (t.size and t.min() >= min_trips):
             reasons.append(f"mode {k}: a tempering run made {t.min() if t.size else 0:.0f} "
@@ -463,9 +477,7 @@ def advice(reasons, check):
                    "mode (bridge_draws), or choose another check (check='reference' or "
                    "'ais').")
     if any(overlap):
-        out.append("The components are not told apart at this rank (a mode's label copies "
-                   "overlap), which more SMC does not change: try a lower rank, or a model that "
-                   "says more (a known noise level or prior scale).")
+        out.append(OVERLAP_ADVICE)
     if not all(f or o for f, o in zip(failed, overlap, strict=True)):
         out.append("Run more SMC runs or particles (n_runs, n_particles), more moves (n_moves) "
                    "or a higher cess.")

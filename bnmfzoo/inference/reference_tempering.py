@@ -55,8 +55,6 @@ import time
 
 import numpy as np
 
-from bnmfzoo.diagnostics._modes.basins import outside_basin
-from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2
 from bnmfzoo.inference._mass_budget import (
     cpu_short_reasons,
     product_barrier_cap,
@@ -71,6 +69,7 @@ from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFRO
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
+    ModeCheck,
     ReferencePath,
     fit_chains_and_basins,
     masses_and_total,
@@ -364,6 +363,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         (``(M, n_runs)``), ``barrier`` and ``max_rejection`` (``(M, n_runs)``), ``rejection``
         (per mode, the first run's per-pair rates), ``mass``, ``se``, ``left`` (fit-chain
         draws outside the mode), ``pt_left`` (checked ``b = 1`` draws outside it, worst run),
+        ``pt_swapped`` (checked ``b = 1`` draws of all runs on another label copy of the mode),
         ``log_z_total``, ``log_z_total_se``, ``cpu_s``, ``cpu_s_mode``,
         ``cpu_s_per_rung_scan`` (per mode), ``fit_cpu_s``, ``local_acceptance`` (per mode,
         the lowest rung's HMC acceptance over its runs; NaN without HMC), ``kept_scans`` and
@@ -397,7 +397,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
     run_lz, trips, n_rungs, lam, max_rej = nan.copy(), nan.copy(), nan.copy(), nan.copy(), \
         nan.copy()
-    left, pt_left = np.zeros(M), np.full(M, np.nan)
+    left, pt_left, pt_swapped = np.zeros(M), np.full(M, np.nan), np.full(M, np.nan)
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
     acc_local, kept = np.full(M, np.nan), nan.copy()
     stopped, fitted = np.full((M, n_runs), "", dtype=object), [None] * M
@@ -424,9 +424,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             cpu_mode[k] = time.process_time() - t1
             continue
         q2 = ridge_free_fit(adapter, draws, widen) if ridge else None
-        def in_mode(s, k=k):  # inside the mode's basin, by the test of its chains' draws
-            U = _unit_l2(np.asarray(family.factors(s)[0], float)[None])
-            return not bool(outside_basin(U, basins, k, cut)[0])
+        in_mode = ModeCheck(family, basins, k, cut, fits[k][1][inside[k]], refs[k])
 
         seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n_runs + 1)
         pilot_local = "sweep" if "sweep" in str(local).split("+") else local  # the sweep's
@@ -517,6 +515,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
             if r == 0:
                 rejection[k] = run.rejection.tolist()
         pt_left[k] = float(np.max(far))
+        pt_swapped[k] = in_mode.swapped
         lz[k] = float(run_lz[k].mean())
         se[k] = float(run_lz[k].std(ddof=1) / math.sqrt(n_runs)) if n_runs > 1 else math.inf
         cpu_mode[k] = time.process_time() - t1
@@ -525,7 +524,8 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "round_trips": trips,
             "n_rungs": n_rungs, "barrier": lam, "max_rejection": max_rej,
             "rejection": rejection, "mass": mass, "se": mse, "left": left,
-            "pt_left": pt_left, "log_z_total": total, "log_z_total_se": total_se,
+            "pt_left": pt_left, "pt_swapped": pt_swapped, "log_z_total": total,
+            "log_z_total_se": total_se,
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode,
             "cpu_s_per_rung_scan": per_rung, "fit_cpu_s": fit_cpu,
             "local_acceptance": acc_local, "kept_scans": kept, "stopped": stopped,

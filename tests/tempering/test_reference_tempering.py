@@ -72,6 +72,7 @@ def test_poisson_mode_log_z_matches_quadrature(seed):
     # per scan with Lambda ~ 2.5); a broken index process makes none
     assert np.all(out["round_trips"][0] >= 3), out["round_trips"]
     assert out["pt_left"][0] == 0.0 and out["mass"][0] == 1.0
+    assert out["pt_swapped"][0] == 0.0  # rank 1: one label copy, every check counted
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -509,3 +510,63 @@ def test_the_short_tempering_reason_gives_the_floor_and_the_rate_so_far():
     out["round_trips"][0] = [1, 0]
     (reason,) = cpu_short_reasons(out, 15, 10)
     assert "at least" not in reason and "needs about 1200 CPU s (it had 40)" in reason
+
+
+def test_tempering_draws_on_another_label_copy_are_a_typed_overlap_reason():
+    """A tempering run whose ``b = 1`` replica crossed to another label copy is held there by
+    the copy's reference (12 x 10 Poisson at rank 2: 0-6 round trips in 2,500 scans, log q 77
+    nats down). The share of such checked draws above 5 %, in a mode with a run short of round
+    trips, is a :class:`CopiesOverlap` reason, whose advice is the rank or the model, not more
+    tempering; a run that still made its trips, or a skipped mode (NaN), gives none;
+    :func:`other_copy` tells a column swap from the same order."""
+    from bnmfzoo.inference._mass_verdict import OVERLAP_ADVICE, CopiesOverlap
+    from bnmfzoo.inference.reference_path import other_copy
+
+    a = _est([-10.0, -11.0], [0.1, 0.1], [0.73, 0.27], [0.02, 0.02])
+    held = _est([-10.0, -11.0], [0.1, 0.1], [0.73, 0.27], [0.02, 0.02],
+                pt_swapped=[0.6, 0.0], round_trips=[[20, 0], [20, 20]])
+    reasons = per_mode_reasons(a, held, -50.0, 1.0, 2)
+    assert len(reasons) == 2 and isinstance(reasons[0], CopiesOverlap)
+    assert "mode 0: 60% of its tempering draws at b = 1 sit on another label copy" in reasons[0]
+    assert "round trips" in reasons[1]
+    # a run held a while that still made its round trips: its estimate stands, no reason
+    assert per_mode_reasons(a, dict(held, round_trips=[[20, 15], [20, 20]]), -50.0, 1.0,
+                            2) == []
+    assert per_mode_reasons(a, _est([-10.0, -11.0], [0.1, 0.1], [0.73, 0.27], [0.02, 0.02],
+                                    pt_swapped=[0.04, np.nan]), -50.0, 1.0, 2) == []
+    assert not any(isinstance(r, CopiesOverlap)
+                   for r in per_mode_reasons(a, held, -50.0, 1.0, 2, skipped=[0]))
+    swapped_smc = per_mode_reasons(_est([-10.0, -11.0], [0.1, 0.1], [0.73, 0.27],
+                                        [0.02, 0.02], swapped=[0.3, 0.0]), a, -50.0, 1.0, 2)
+    assert isinstance(swapped_smc[0], CopiesOverlap)
+    assert "lower rank" in OVERLAP_ADVICE
+    rng = np.random.default_rng(0)
+    center = _unit_l2(np.abs(rng.normal(size=(1, 12, 2))) + 0.1)[0]
+    U = np.stack([center, center[:, ::-1]])
+    assert other_copy(U, center).tolist() == [False, True]
+
+
+def test_the_b1_check_counts_states_on_another_copy():
+    """:class:`ModeCheck` (the tempering's ``in_mode``): inside by the basin test, and the share
+    of checked states on another label copy. A state and its column swap are both inside (the
+    angle test matches columns) but only the swap counts as another copy; a state far from the
+    mode is outside. (Through ``reference_pt_log_z`` the share is reported per mode:
+    ``test_poisson_mode_log_z_matches_quadrature``.)"""
+    from bnmfzoo.diagnostics._modes.basins import mode_basins
+    from bnmfzoo.inference.reference_path import ModeCheck
+
+    rng = np.random.default_rng(1)
+    B = np.abs(rng.normal(size=(20, 2))) + 0.2
+    draws = B[None] * np.exp(0.05 * rng.normal(size=(200, 20, 2)))
+    basins = mode_basins(draws, np.repeat([0, 1], 100), np.zeros(200, int), B[None], 15.0)
+
+    class Family:
+        @staticmethod
+        def factors(state):
+            return state, None
+
+    check = ModeCheck(Family, basins, 0, 15.0, draws, _unit_l2(B[None])[0])
+    far = np.abs(rng.normal(size=(20, 2))) + 0.2
+    assert [check(B), check(B[:, ::-1])] == [True, True]
+    assert check.copies == [False, True] and check.swapped == 0.5
+    assert not check(far)

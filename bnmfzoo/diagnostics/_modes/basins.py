@@ -258,13 +258,18 @@ def outside_basin(U, basins, k, cut):
     from bnmfzoo.diagnostics._modes.mode_clustering import matched_angles
 
     U = np.asarray(U, float)
-    ang = matched_angles(U, np.asarray(basins["cluster_refs"], float))[0]  # (n, clusters)
+    refs = np.asarray(basins["cluster_refs"], float)
     own = np.asarray(basins["cluster_mode"]) == basins["home"][k]
-    near_own = ang[:, own].min(1) <= cut if own.any() else np.zeros(U.shape[0], bool)
-    nearest = ang.argmin(1)
-    tail = own[nearest] & (ang[np.arange(U.shape[0]), nearest]
-                           <= np.asarray(basins["cluster_radius"])[nearest])
-    return ~(near_own | tail)
+    inside = np.zeros(U.shape[0], bool)
+    if own.any():  # the old test first: within the cut of one of the basin's clusters
+        inside = matched_angles(U, refs[own])[0].min(1) <= cut
+    rest = np.flatnonzero(~inside)  # the few beyond it: against every mode's clusters
+    if rest.size:
+        ang = matched_angles(U[rest], refs)[0]
+        nearest = ang.argmin(1)
+        inside[rest] = own[nearest] & (ang[np.arange(rest.size), nearest]
+                                       <= np.asarray(basins["cluster_radius"])[nearest])
+    return ~inside
 
 
 def basin_shares(A, basin_refs, cut, weights=None):

@@ -15,6 +15,8 @@ _T = "tests/binary/test_binary_reference_path.py::"
 _COND = _T + "test_kernel_conditional_matches_direct_computation[0.37]"
 _INV = _T + "test_kernel_leaves_the_tempered_target_invariant[0]"
 _ENUM = _T + "test_reference_log_z_matches_enumeration[0]"
+#: the same enumeration, by the parallel tempering of ``bnmfzoo masses``' binary route
+_PTENUM = _T + "test_reference_tempering_log_z_matches_enumeration[0]"
 _B0 = _T + "test_b0_draws_are_the_references[0]"
 _ALIGN = _T + "test_draws_are_renamed_to_the_representatives_columns"
 
@@ -44,14 +46,14 @@ MUTATIONS = [
         id="binary-ref-log-p0-dropped", path=_REF,
         old="        return self._log_p0\n",
         new="        return 0.0\n",
-        tests=(_ENUM,),
+        tests=(_ENUM, _PTENUM),
         why="the uniform labels' -n log K missing from the tempered term: the log Z is that of "
             "the counting measure, n log K above the SMC from the prior's"),
     Mutation(
         id="binary-ref-log-q-sign", path=_REF,
         old='        return float(q["log_q"][np.arange(self.n), s.z].sum())\n',
         new='        return -float(q["log_q"][np.arange(self.n), s.z].sum())\n',
-        tests=(_ENUM, _B0),
+        tests=(_ENUM, _PTENUM, _B0),
         why="wrong sign of the reference in the incremental weight: the path ends at p0 L q^2"),
     Mutation(
         id="binary-ref-no-pseudo-count", path=_REF,

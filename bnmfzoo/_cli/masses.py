@@ -35,15 +35,18 @@ each tempering run ending at 15 round trips or on its share of the budget left, 
 scans at most, 2 sweeps per SMC step; the SMC from the prior, which only finds modes, gets
 12 % of the pilot's sweeps, its steps measured by the pilot, and keeps 200 particles per run
 where it can by running 2 runs and taking up to 35 %: :func:`_prior_smc_size`);
-exponential-Gaussian and Beta-Dir -> the reference path against
-the SMC from the prior; negative binomial -> the bridge, refused in one line naming the budget
-it needs when four short SMC runs' log Z spread says the budget's particles are too few
+Beta-Dir -> the same ``reference_pt`` route with the plain sweep as the local move
+(:data:`~bnmfzoo._cli.masses_budget.BETA_DIR_ROUTE`); negative binomial with constant prior
+rates -> ``reference_pt`` along its Gamma-mixed path with the exact NB sweep (8,000 kept scans
+at most); exponential-Gaussian -> the reference path against the SMC from the prior; negative
+binomial with rate variables -> the bridge, refused in one line naming the budget it needs
+when four short SMC runs' log Z spread says the budget's particles are too few
 (:func:`~bnmfzoo._cli.masses_budget.spread_need`). ``--budget`` caps the whole command
 (CPU seconds, reading and pilot included): when it runs out, the JSON says
 ``"established": false`` with ``why_not`` (what ran, what to run next), and lists no mode when
 the SMC from the prior itself did not finish. A mode the reference-path SMC bounds below 0.1 %
 gets no second estimator and carries ``"note": "below 1 %: ..."`` and its ``"bound"``; on the
-reference route (exponential-Gaussian, Beta-Dir) that includes a mode only the plain chains
+reference route (exponential-Gaussian) that includes a mode only the plain chains
 from prior draws found, which then does not block ``established``. Results
 of the default command on unseen matrices: ``docs/results/masses_default_route.md``.
 
@@ -359,11 +362,12 @@ def _arguments(p):
                    help="reference_pt: parallel-tempering runs per mode")
     p.add_argument("--pt-scans", type=int,
                    help="reference_pt: kept scans per run (after tuning and burn-in; default "
-                        "500; 2500 on the Poisson route, 8000 on the negative binomial's)")
+                        "500; 2500 on the Poisson and Beta-Dir routes, 8000 on the negative "
+                        "binomial's)")
     p.add_argument("--pt-trips", type=int,
                    help="reference_pt: end each tempering run at this many round trips or on "
                         "its share of the budget left, --pt-scans being the cap (default: "
-                        "none, 15 on the Poisson and negative-binomial routes)")
+                        "none, 15 on the Poisson, Beta-Dir and negative-binomial routes)")
     p.add_argument("--pt-sweeps", type=int, default=1,
                    help="reference_pt: sweeps per replica per scan")
     p.add_argument("--pt-local",

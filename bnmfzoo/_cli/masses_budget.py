@@ -77,6 +77,16 @@ POISSON_ROUTE = {"check": "reference_pt", "pt_local": "sweep+shear+rescale+hmc",
 #: tempering_floor``): on breast SBS96 at K = 4 one run's 10th trip came at kept scan 2,900,
 #: so the cap on kept scans is 8,000, not the Poisson route's 2,500 (section 16)
 NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, pt_scans=8000, bridge_draws=500)
+#: ``--check auto`` for Beta-Dir (binary) models: the Poisson route's two per-mode estimators
+#: along the reference path, with the plain sweep as the local move. On parliament (130 x
+#: 130, K = 2) it was established in 267 CPU s (every run's 15 round trips in 675-950 kept
+#: scans over 15-16 rungs, barrier 6.7-6.9), where the reference check route (the SMC from
+#: the prior giving the masses) took 671 s and was refused when its pilot was timed beside
+#: another job (2 sweeps per step, its runs' log Z sd 2.93 nats)
+#: (``docs/results/masses_copula_reference_3.md`` section 41). The exponential-Gaussian
+#: models keep the reference check: on CCLE IC50 at rank 3 this route's tempering met a
+#: barrier of 25.5 over 54 rungs and made 1-5 round trips per run in 2,500 kept scans
+BETA_DIR_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, bridge_draws=500)
 
 
 #: the route settings when neither ``--check`` nor the option is given
@@ -88,8 +98,8 @@ def _route(model, a):
     """Resolve ``--check auto`` and the route options not given (``None``) in place of ``a``.
 
     ``auto``: :data:`POISSON_ROUTE` / :data:`NB_ROUTE` where the count family's reference
-    path exists (constant prior rates), else the library's ``"auto"`` (the reference path for
-    exponential-Gaussian and Beta-Dir models).
+    path exists (constant prior rates), :data:`BETA_DIR_ROUTE` for Beta-Dir models, else the
+    library's ``"auto"`` (the reference path check for exponential-Gaussian models).
     """
     defaults = dict(ROUTE_DEFAULTS)
     if a.check == "auto":
@@ -97,7 +107,8 @@ def _route(model, a):
         from bnmfzoo.inference.smc_masses import family_of_model
 
         fam = family_of_model(model)
-        route = {"poisson": POISSON_ROUTE, "negative_binomial": NB_ROUTE}.get(fam.name)
+        route = {"poisson": POISSON_ROUTE, "negative_binomial": NB_ROUTE,
+                 "beta_dir": BETA_DIR_ROUTE}.get(fam.name)
         try:
             if route is None:
                 raise ValueError(fam.name)

@@ -206,3 +206,31 @@ def test_reference_log_z_matches_enumeration(seed):
     out = reference_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=8, n_particles=100,
                           n_moves=2, n_draws=100)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reference_tempering_log_z_matches_enumeration(seed):
+    """The same 3 x 4 matrix by the other per-mode estimator, parallel tempering along the
+    reference path with stepping stone (``bnmfzoo masses``' binary route): 8 runs x 100 kept
+    scans against brute-force enumeration, the same 4-standard-error tolerance. Over seeds
+    100-139 (``BNMFZOO_SEED_SCAN=1``, 64 s): 40 of 40 passed; on seeds 100-111 the errors were
+    -0.048 to 0.047 nats with standard errors 0.019-0.040 (the z-scores' sd 1.12)."""
+    from bnmfzoo.inference.reference_tempering import reference_pt_log_z
+    from bnmfzoo.models import beta_dir
+
+    X = np.array([[1, 0, 1, 1], [0, 1, np.nan, 1], [1, 1, 0, 0]])
+    fam = family_of_model(beta_dir(X, 2))
+    t = fam.draw_prior(np.random.default_rng(0))
+    n = t.rows.shape[0]
+    exact = logsumexp([_log_joint(t.rows, t.cols, t.v, np.array(z), t.D, t.N, t.g, t.a, t.b)
+                       for z in product(range(2), repeat=n)]) - n * math.log(2)
+    rng = np.random.default_rng(seed)
+    s = fam.draw_prior(rng)
+    for _ in range(20):
+        fam.tempered.sweep(s, 1.0, rng)
+    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    out = reference_pt_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=8, n_scans=100,
+                             n_tune_rounds=2, n_draws=100)
+    assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
+    # about 19 trips per run (13-24 over seeds 100-111); a broken index process makes none
+    assert np.all(out["round_trips"][0] >= 5), out["round_trips"]

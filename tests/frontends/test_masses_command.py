@@ -150,7 +150,8 @@ def test_a_budget_that_runs_out_prints_no_mass(tmp_path, capsys):
 def test_auto_picks_the_route_per_family(capsys):
     """``--check auto``: Poisson with constant rates -> reference_pt with the local moves;
     Gaussian -> the library's auto; NB with constant rates -> its reference_pt route, with
-    rate variables the library's auto; options given on the command line are kept. The fit
+    rate variables the library's auto; Beta-Dir -> reference_pt with the plain sweep; options
+    given on the command line are kept. The fit
     chains keep 1,000 draws on the Poisson route, 500 elsewhere."""
     from argparse import Namespace
 
@@ -183,6 +184,10 @@ def test_auto_picks_the_route_per_family(capsys):
 
     _route(negative_binomial(X.astype(float), 2, ard=True), a)
     assert a.check == "auto"
+    a = ns()  # binary: the reference_pt route with the plain sweep
+    _route(_build((X > 1).astype(float), 2, "beta_dir"), a)
+    assert a.check == "reference_pt" and (a.pt_local, a.pt_leap) == ("sweep", 10)
+    assert (a.pt_scans, a.moves, a.pt_trips, a.runs, a.bridge_draws) == (2500, 2, 15, 4, 500)
 
 
 @pytest.mark.parametrize("fmt, content, args, match", [

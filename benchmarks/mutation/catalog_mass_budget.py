@@ -345,6 +345,20 @@ MUTATIONS = [
         why="the negative binomial's tempering runs stop at 2,500 kept scans, before the 10 "
             "round trips its runs reach at about 2,900 on breast SBS96"),
     Mutation(
+        id="beta-dir-not-routed", path=_CMD,
+        old='''                 "beta_dir": BETA_DIR_ROUTE}.get(fam.name)''',
+        new='''                 "beta_dir_": BETA_DIR_ROUTE}.get(fam.name)''',
+        tests=(_NBR,),
+        why="binary models back on the reference check, whose SMC from the prior gives the "
+            "masses: parliament at K = 2 took 671 CPU s and was refused beside another job"),
+    Mutation(
+        id="beta-dir-route-hmc-move", path=_CMD,
+        old='BETA_DIR_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, bridge_draws=500)',
+        new='BETA_DIR_ROUTE = dict(POISSON_ROUTE, pt_leap=10, bridge_draws=500)',
+        tests=(_NBR,),
+        why="the binary route asks for the Poisson route's HMC and group moves, which the "
+            "Beta-Dir reference has not: the route falls back to the reference check"),
+    Mutation(
         id="pilot-sweep-at-beta-07", path=_CMD,
         old="    return PILOT_STEP_FACTOR * steps, sweep + overhead / max(moves, 1), sweep\n",
         new="    return PILOT_STEP_FACTOR * steps, per_sweep + overhead / max(moves, 1), "

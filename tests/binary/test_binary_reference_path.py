@@ -185,24 +185,30 @@ def test_adapter_errors_name_the_argument():
         ad.sweep(ad.fit(np.zeros((3, 4), np.int8), 1.0), c, 0.0, np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_reference_log_z_matches_enumeration(seed):
-    """3 x 4 binary matrix, one entry missing (11 labels, K = 2: 2,048 labellings)."""
+def _enumerated_mode(seed):
+    """The 3 x 4 binary matrix with one entry missing (11 labels, K = 2: 2,048 labellings):
+    ``(family, exact log Z by enumeration, a state after 20 sweeps, its unit-norm reference,
+    rng)``."""
     from bnmfzoo.models import beta_dir
 
     X = np.array([[1, 0, 1, 1], [0, 1, np.nan, 1], [1, 1, 0, 0]])
     fam = family_of_model(beta_dir(X, 2))
-    assert isinstance(reference_adapter(fam), BetaDirReference)
     t = fam.draw_prior(np.random.default_rng(0))
     n = t.rows.shape[0]
-    lj = [_log_joint(t.rows, t.cols, t.v, np.array(z), t.D, t.N, t.g, t.a, t.b)
-          for z in product(range(2), repeat=n)]
-    exact = logsumexp(lj) - n * math.log(2)
+    exact = logsumexp([_log_joint(t.rows, t.cols, t.v, np.array(z), t.D, t.N, t.g, t.a, t.b)
+                       for z in product(range(2), repeat=n)]) - n * math.log(2)
     rng = np.random.default_rng(seed)
     s = fam.draw_prior(rng)
     for _ in range(20):
         fam.tempered.sweep(s, 1.0, rng)
-    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    return fam, exact, s, _unit_l2(np.asarray(fam.factors(s)[0], float)[None]), rng
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_reference_log_z_matches_enumeration(seed):
+    """3 x 4 binary matrix, one entry missing (11 labels, K = 2: 2,048 labellings)."""
+    fam, exact, s, ref, rng = _enumerated_mode(seed)
+    assert isinstance(reference_adapter(fam), BetaDirReference)
     out = reference_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=8, n_particles=100,
                           n_moves=2, n_draws=100)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)
@@ -216,19 +222,8 @@ def test_reference_tempering_log_z_matches_enumeration(seed):
     100-139 (``BNMFZOO_SEED_SCAN=1``, 64 s): 40 of 40 passed; on seeds 100-111 the errors were
     -0.048 to 0.047 nats with standard errors 0.019-0.040 (the z-scores' sd 1.12)."""
     from bnmfzoo.inference.reference_tempering import reference_pt_log_z
-    from bnmfzoo.models import beta_dir
 
-    X = np.array([[1, 0, 1, 1], [0, 1, np.nan, 1], [1, 1, 0, 0]])
-    fam = family_of_model(beta_dir(X, 2))
-    t = fam.draw_prior(np.random.default_rng(0))
-    n = t.rows.shape[0]
-    exact = logsumexp([_log_joint(t.rows, t.cols, t.v, np.array(z), t.D, t.N, t.g, t.a, t.b)
-                       for z in product(range(2), repeat=n)]) - n * math.log(2)
-    rng = np.random.default_rng(seed)
-    s = fam.draw_prior(rng)
-    for _ in range(20):
-        fam.tempered.sweep(s, 1.0, rng)
-    ref = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    fam, exact, s, ref, rng = _enumerated_mode(seed)
     out = reference_pt_log_z(fam, ref, [[s]], rng, cut=180.0, n_runs=8, n_scans=100,
                              n_tune_rounds=2, n_draws=100)
     assert abs(out["log_z"][0] - exact) <= 4 * out["log_z_se"][0], (out["log_z"], exact)

@@ -709,4 +709,28 @@ MUTATIONS = [
                "test_kl_start_stops_once_its_gain_is_below_tol",),
         why="the gain is measured from the start, not over the last KL_CHECK updates: the "
             "updates never stop early"),
+    Mutation(
+        id="cli-statement-in-python-names", path=_CLI,
+        old="        text = text.replace(old, new)\n",
+        new="        pass\n",
+        tests=("tests/frontends/test_masses_command.py::"
+               "test_a_refusal_is_said_in_the_commands_flags_with_the_budget_to_run_next",),
+        why="the command's refusal advises n_runs, n_particles and cess, arguments a command-"
+            "line user has no way to pass"),
+    Mutation(
+        id="cli-next-budget-not-squared", path=_CLI,
+        old="factor = (sd / TARGET_LOG_Z_SD) ** 2",
+        new="factor = sd / TARGET_LOG_Z_SD",
+        tests=("tests/frontends/test_masses_command.py::"
+               "test_a_refusal_is_said_in_the_commands_flags_with_the_budget_to_run_next",),
+        why="the budget to run next scaled by the sd's ratio, not the variance's: half the "
+            "particles the runs need to agree"),
+    Mutation(
+        id="cli-next-budget-when-particles-given", path=_CLI,
+        old="if not out[\"established\"] and a.particles is None and sd >= 2.0:",
+        new="if not out[\"established\"] and sd >= 2.0:",
+        tests=("tests/frontends/test_masses_command.py::"
+               "test_a_refusal_is_said_in_the_commands_flags_with_the_budget_to_run_next",),
+        why="a budget is suggested though --particles fixed the SMC's size: a larger budget "
+            "would change nothing"),
 ]

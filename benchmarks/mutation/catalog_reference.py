@@ -16,6 +16,9 @@ _RG = "bnmfzoo/inference/gaussian/modes/_reference_gaussian.py"
 _T = "tests/tempering/test_reference_path.py::"
 _POIS = _T + "test_poisson_mode_log_z_matches_quadrature"
 _GAUS = _T + "test_gaussian_mode_log_z_matches_quadrature"
+_RT = "bnmfzoo/inference/reference_tempering.py"
+_LEAK = _T + "test_a_leaking_mode_s_fit_chains_are_continued_before_the_basin_rule_decides"
+_WIRED = _T + "test_both_routes_continue_leaking_fit_chains"
 
 MUTATIONS = [
     Mutation(
@@ -46,4 +49,38 @@ MUTATIONS = [
         tests=(_GAUS,),
         why="the likelihood's precision not multiplied by b: the sweep samples q^(1-b) p0^b L "
             "instead of q^(1-b) (p0 L)^b"),
+    Mutation(
+        id="leaking-fit-chains-not-continued", path=_RP,
+        old="    if extend and leaking:\n",
+        new="    if False and extend and leaking:\n",
+        tests=(_LEAK,),
+        why="a mode whose fit chains left its basin is judged on its 500 draws alone: a chain "
+            "that stopped half-way between two clusters of one broad mode refuses the run"),
+    Mutation(
+        id="leaking-fit-chains-restarted", path=_RP,
+        old="more = _aligned_draws(family, adapter, refs[k], ends[k], rng, len(ends[k]), extend,",
+        new="more = _aligned_draws(family, adapter, refs[k], starts[k], rng, len(ends[k]), extend,",
+        tests=(_LEAK,),
+        why="the continued chains start again from the mode's members, not where they stopped: "
+            "new chains, not longer ones, so a chain's crossing is never completed"),
+    Mutation(
+        id="every-mode-s-fit-chains-continued", path=_RP,
+        old="if ends[k] and basins[\"left\"][k] > MAX_LEFT]",
+        new="if ends[k]]",
+        tests=(_LEAK,),
+        why="every mode's chains continued, leaking or not (the cost of the fit chains "
+            "quadrupled on every run)"),
+    Mutation(
+        id="reference-check-does-not-continue-leaks", path=_RP,
+        old="        extend=LEAK_EXTEND * n_draws)",
+        new="        extend=0)",
+        tests=(_WIRED,),
+        why="the reference check (the exponential-Gaussian route) judges a leak on the first "
+            "500 draws"),
+    Mutation(
+        id="per-mode-route-does-not-continue-leaks", path=_RT,
+        old="                                   extend=LEAK_EXTEND * n_draws)",
+        new="                                   extend=0)",
+        tests=(_WIRED,),
+        why="the per-mode route (Poisson, NB, Beta-Dir) judges a leak on the first draws"),
 ]

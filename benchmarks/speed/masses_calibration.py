@@ -4,7 +4,7 @@ Run with::
 
     nice -n 10 python -m benchmarks.speed.masses_calibration [--problems laurberg0 laurberg4
         tiled symmetric] [--seeds 20] [--seed-start 0] [--particles 250] [--truth-factor 100]
-        [--truth MASS SE]
+        [--truth MASS SE] [--check reference]
 
 Problems (all ``exponential_gaussian(X, 3, sigma=0.05, lambda_=1)``, two exact factorizations
 ``(A, W)`` and ``(A Q, Q W)`` 36.9 degrees apart, :func:`bnmfzoo.datasets.laurberg`):
@@ -34,8 +34,11 @@ For each sampler seed ``--seed-start`` + 0..``--seeds``-1 it runs
 ``--moves`` (5) sweeps per step, no check) and asks whether the 95 % interval of the mode
 nearest the compared factorization covers the truth (a seed whose particles never reach that
 mode counts as a miss). The coverage is printed with its exact
-(Clopper-Pearson) 95 % binomial interval. The last line is one JSON object with the per-problem
-coverage.
+(Clopper-Pearson) 95 % binomial interval. With ``--check reference`` the route runs its
+reference-path check too (``check="reference"``, the exponential-Gaussian default) and the
+check's mass of the same mode is scored as well: ``mass_check +- t x check_se``, ``t`` the
+97.5 % quantile of the Welch degrees of freedom of the two modes' runs (at least 2), with its
+z-score. The last line is one JSON object with the per-problem coverage.
 """
 
 import argparse
@@ -144,6 +147,26 @@ def _pooled_truth(X, sols, j, particles, runs, seed):
     return float(shares.mean()), float(shares.std(ddof=1) / math.sqrt(len(shares)))
 
 
+def _t_of(out, runs):
+    """The t quantile of the check's interval: Welch degrees of freedom of two modes' runs."""
+    from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
+
+    se = np.asarray((out.get("reference") or {}).get("log_z_se", [math.nan]), float)
+    if se.size < 2:
+        return math.nan
+    return agreement_factor(welch_dof(se[0], runs - 1, se[1], runs - 1))
+
+
+def _check_score(out, sols, j, truth, runs):
+    """``(z, t, t x se)`` of the check's mass of the mode nearest solution ``j`` (NaN: none)."""
+    m, _, _ = _mass_of(out, sols, j)
+    for md in out["modes"]:
+        if md["mass"] == m and np.isfinite(md.get("mass_check", math.nan)):
+            se, t = md["check_se"], _t_of(out, runs)
+            return (md["mass_check"] - truth) / se, t, t * se
+    return math.nan, math.nan, math.nan
+
+
 def clopper_pearson(k, n, level=0.95):
     """Exact binomial interval of ``k`` successes in ``n``."""
     from scipy.stats import beta
@@ -177,6 +200,10 @@ def main(argv=None):
     p.add_argument("--cess", type=float, default=0.9)
     p.add_argument("--truth", type=float, nargs=2, default=None, metavar=("MASS", "SE"),
                    help="laurberg4 / tiled: use this truth instead of building it")
+    p.add_argument("--check", choices=("none", "reference"), default="none",
+                   help="reference: also score the reference-path check's mass (mass_check "
+                        "+- t x check_se, t of the Welch degrees of freedom of the two modes' "
+                        "runs) and print its z-score")
     a = p.parse_args(argv)
     summary = {}
     for name in a.problems:
@@ -205,18 +232,25 @@ def main(argv=None):
         t_truth = time.process_time() - t0
         print(f"== {name} ({X.shape[0]} x {X.shape[1]}): truth of solution {j} "
               f"{truth:.4f} +- {truth_se:.4f} ({t_truth:.0f} CPU s)", flush=True)
-        covered, rows = 0, []
+        covered, rows, checks = 0, [], []
         for seed in range(a.seed_start, a.seed_start + a.seeds):
             t1 = time.process_time()
+            kw = ({"check": "reference"} if a.check == "reference" else {"check_runs": 0})
             out = smc_mode_masses(_model(X), n_runs=a.runs, n_particles=particles,
-                                  n_moves=a.moves, cess=a.cess, check_runs=0,
-                                  random_seed=seed)
+                                  n_moves=a.moves, cess=a.cess, random_seed=seed, **kw)
             m, lo, hi = _mass_of(out, sols, j)
             ok = bool(lo <= truth <= hi)
             covered += ok
             rows.append((m, lo, hi, ok))
+            extra = ""
+            if a.check == "reference":
+                z, t, half = _check_score(out, sols, j, truth, a.runs)
+                checks.append((z, half, bool(abs(z) <= t)))
+                extra = (f"; check z {z:+.2f} (t {t:.2f}), half-width {half:.3f}, "
+                         f"{'covers' if checks[-1][2] else 'MISS'}, established "
+                         f"{out.get('established')}")
             print(f"seed {seed:2d}: {m:.4f} [{lo:.4f}, {hi:.4f}] {'covers' if ok else 'MISS'} "
-                  f"({len(out['modes'])} modes, {time.process_time() - t1:.1f} CPU s)",
+                  f"({len(out['modes'])} modes, {time.process_time() - t1:.1f} CPU s){extra}",
                   flush=True)
         lo_b, hi_b = clopper_pearson(covered, a.seeds)
         print(f"{name}: coverage {covered}/{a.seeds} = {covered / a.seeds:.2f} "
@@ -225,6 +259,13 @@ def main(argv=None):
         summary[name] = {"truth": truth, "truth_se": truth_se, "covered": covered,
                          "seeds": a.seeds, "binomial_95": [lo_b, hi_b],
                          "median_mass": float(np.median([r[0] for r in rows]))}
+        if checks:
+            zs = np.array([c[0] for c in checks])
+            ok = int(sum(c[2] for c in checks))
+            print(f"{name}: check covers {ok}/{len(zs)} by +- t x se; z-scores sd "
+                  f"{np.nanstd(zs, ddof=1):.2f}; median half-width "
+                  f"{np.nanmedian([c[1] for c in checks]):.3f}", flush=True)
+            summary[name]["check_covered"] = ok
     print(json.dumps(summary))
 
 

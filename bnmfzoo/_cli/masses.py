@@ -202,6 +202,63 @@ def _build(X, rank, model):
     return exponential_gaussian(X, rank)
 
 
+#: the library's statement names Python arguments; the command's flags in their place
+CLI_WORDS = (("(n_runs, n_particles)", "(--runs, --particles; by default both are sized from "
+              "--budget)"), ("(n_moves)", "(--moves)"), ("a higher cess", "a higher --cess"),
+             ("(bridge_draws)", "(--bridge-draws)"),
+             ("(check='reference' or 'ais')", "(--check reference or --check ais)"),
+             ("(budget_s; --budget on the command line)", "(--budget)"),
+             ("raise budget_s", "raise --budget"), ("(pt_scans)", "(--pt-scans)"),
+             ("pt_scans / pt_runs", "--pt-scans / --pt-runs"))
+
+#: the SMC from the prior's runs' log Z sd the suggested budget aims at (the verdict asks for
+#: below 2 nats; an sd from 4 runs exceeds 2 by chance 4 % of the time at a true 1.2)
+TARGET_LOG_Z_SD = 1.2
+
+
+def cli_statement(out, a):
+    """``out["statement"]`` in the command's words, plus the budget to run next.
+
+    The budget is suggested when the SMC from the prior's runs disagreed (``log Z`` sd of 2
+    nats or more) and its particles were sized from ``--budget``. The runs' ``log Z`` variance
+    falls as 1 / particles, so ``(sd / TARGET_LOG_Z_SD)^2`` times the particles bring the sd to
+    about the target; scaling the whole budget by that factor is an upper bound (the per-mode
+    check's cost does not grow with it).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> out = {"statement": "Masses NOT established: x. Run more SMC runs or particles "
+    ...        "(n_runs, n_particles).", "established": False, "log_z_se": 1.13,
+    ...        "settings": {"n_runs": 4}}
+    >>> text = cli_statement(out, NS(particles=None, budget=900.0, data="m.csv", rank=3))
+    >>> text.split(" (--runs")[0]
+    'Masses NOT established: x. Run more SMC runs or particles'
+    >>> text.split("Next: ")[1][:48]
+    'bnmfzoo masses m.csv --rank 3 --budget 3240 (the'
+    """
+    text = out["statement"]
+    for old, new in CLI_WORDS:
+        text = text.replace(old, new)
+    n_runs = out.get("settings", {}).get("n_runs", 0)
+    sd = float(out.get("log_z_se", math.nan)) * math.sqrt(n_runs) if n_runs > 1 else math.nan
+    if not out["established"] and a.particles is None and sd >= 2.0:
+        factor = (sd / TARGET_LOG_Z_SD) ** 2
+        text += (f" Next: bnmfzoo masses {a.data} --rank {a.rank} --budget "
+                 f"{math.ceil(a.budget * factor / 60) * 60:g} (the SMC from the prior's runs' "
+                 f"log Z sd {sd:.2f} nats; about {factor:.1f} times the particles bring it to "
+                 f"{TARGET_LOG_Z_SD})")
+    return text
+
+
+def _extended(b):
+    """The modes whose leaking fit chains were continued, as a clause (``""``: none)."""
+    if not b.get("extended"):
+        return ""
+    return (f"; fit chains continued for leaking modes {list(b['extended'])} (left before "
+            f"{np.round(b['left_before'], 3).tolist()})")
+
+
 def _print_per_mode(out):
     """Print the two per-mode estimators of ``--check reference_pt``, mode by mode.
 
@@ -220,7 +277,7 @@ def _print_per_mode(out):
           f"{s['cpu_s']:.1f} CPU s ({s['fit_cpu_s']:.1f} for the fit chains; per mode "
           f"{r2(s.get('cpu_s_mode', [math.nan]))}); lowest HMC acceptance of a temperature "
           f"{r2(s.get('local_acceptance', [math.nan]))}; skipped (bounded below 0.1 %) "
-          f"{pm.get('skipped', [])}")
+          f"{pm.get('skipped', [])}{_extended(s)}")
     if t is not None:
             print(f"reference-path tempering: log Z per mode {r2(t['log_z'])} +- "
               f"{r2(t['log_z_se'])}; runs {r2(t['run_log_z'])}; total {t['log_z_total']:.2f} +- "
@@ -503,7 +560,7 @@ def _run(a):
               f"{np.round(b['path_left'], 3).tolist()}; temperatures {b['n_temperatures']}; "
               f"{b['cpu_s']:.1f} CPU s ({b['fit_cpu_s']:.1f} for the fit chains); prior chains "
               f"ending in SMC modes {b['prior_ends_in_smc_modes']} of {b['prior_chains']} "
-              f"({b['prior_cpu_s']:.1f} CPU s)")
+              f"({b['prior_cpu_s']:.1f} CPU s){_extended(b)}")
         if b.get("cross_fit") is not None:
             dropped = (f" (numbered before modes {b['dropped']} were dropped as copies)"
                        if b.get("dropped") else "")
@@ -511,7 +568,8 @@ def _run(a):
                   f"basin (column){dropped}: {np.round(b['cross_fit'], 3).tolist()}")
     print(f"log Z {out['log_z']:.2f} +- {out['log_z_se']:.2f}; temperatures "
           f"{out['settings']['n_temperatures']}; min final ESS {out['final_ess']:.2f}")
-    print(out["statement"])
+    statement = cli_statement(out, a)
+    print(statement)
     cpu = time.process_time() - t0
     print(json.dumps({
         "modes": [{"mass": None if m["estimator"] == UNREACHED else _share(m["mass"]),
@@ -522,6 +580,6 @@ def _run(a):
                    **({"note": UNREACHED_NOTE} if m["estimator"] == UNREACHED else {})}
                   for m in out["modes"]],
         "cpu_s": round(cpu, 2), "established": bool(out["established"]),
-        **({} if out["established"] else {"why_not": " ".join(out["statement"].split())})}))
+        **({} if out["established"] else {"why_not": " ".join(statement.split())})}))
     return 0
 

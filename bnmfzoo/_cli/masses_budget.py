@@ -234,10 +234,10 @@ def _reference_sweep_cost(fam, s, rng):
         ad = reference_adapter(fam)
     except ValueError:
         return None
-    draws = []
+    draws, K = [], np.shape(fam.factors(s)[0])[1]  # the count adapters have no ``K``
     for _ in range(8):
         fam.tempered.sweep(s, 1.0, rng)
-        draws.append(ad.draws(s, np.arange(ad.K)))
+        draws.append(ad.draws(s, np.arange(K)))
     q, s = ad.fit(np.array(draws), 2.0), ad.copy(s)
     ad.sweep(q, s, 0.5, rng)  # compiles on a cold cache: not timed
     t0, n = time.process_time(), 0

@@ -95,7 +95,7 @@ from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
            "reference_check", "drop_modes", "fit_copies", "other_copy", "ModeCheck",
-           "WIDEN", "DUPLICATE_SHARE", "local_defaults"]
+           "WIDEN", "DUPLICATE_SHARE", "LEAK_EXTEND", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
 WIDEN = 2.0
@@ -106,6 +106,11 @@ MAX_LEFT = 0.05
 #: distinct modes a little more than the cut apart, whose broad members partly fall within the
 #: cut of the other's clusters, are not taken for copies (copies share ~100 %)
 DUPLICATE_SHARE = 0.5
+#: a mode whose fit chains left its basin more often than :data:`MAX_LEFT` has them run this
+#: many times their kept draws more before the basin rule decides
+#: (:func:`fit_chains_and_basins`' ``extend``; ``docs/results/masses_copula_reference_3.md``
+#: section 42: the faces at rank 3)
+LEAK_EXTEND = 3
 
 
 #: per family: the local moves, leapfrog steps and kept tempering scans per run that the
@@ -230,13 +235,16 @@ class ReferenceDataPath(ReferencePath):
         return at
 
 
-def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n_burn):
+def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n_burn,
+                   ends=None):
     """Plain-chain draws of one mode: ``(aligned draws, bases (n, D, K), chain, log joint)``.
 
     ``aligned draws``: aligned to ``ref``. Every draw is kept; which of them stay in the mode
     is decided afterwards, over all modes' draws at once
     (:func:`bnmfzoo.diagnostics._modes.basins.mode_basins`). ``log joint`` is each draw's
-    log-likelihood plus log prior (:func:`mode_order`).
+    log-likelihood plus log prior (:func:`mode_order`). Chain ``c`` starts from a copy of
+    ``starts[c % len(starts)]``; with a list ``ends``, each chain's last state is appended to
+    it (so the chains can be continued).
     """
     rows, bases, chain, joint = [], [], [], []
     move = getattr(adapter, "plain_move", lambda s, rng: None)
@@ -255,6 +263,8 @@ def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n
             bases.append(A.copy())
             chain.append(c)
             joint.append(float(adapter.loglik(s)) + float(adapter.log_p0(s)))
+        if ends is not None:
+            ends.append(s)
     return np.array(rows), np.array(bases), np.array(chain), np.array(joint)
 
 
@@ -327,7 +337,7 @@ class ModeCheck:
 
 
 def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin,
-                          n_burn, fits=None, trim=False):
+                          n_burn, fits=None, trim=False, extend=0):
     """Every mode's fit chains and the basin rule over all of them at once.
 
     Returns ``(fits [(aligned draws, bases, chain, log joint) per mode], basins (the result of
@@ -338,20 +348,44 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
     log joint, :func:`bnmfzoo.diagnostics._transient.transient_end`) are dropped from the fits
     (on ESCC SBS96 at K = 4 they were half of every chain, and a copula fitted with them needed
     three times the SMC's temperatures: that module's docstring).
+
+    With ``extend`` (and the chains run here), the chains of every mode whose draws left its
+    basin more often than :data:`MAX_LEFT` run ``extend`` more draws each, from where they
+    stopped, and the rule is applied again over the whole chains (``basins["extended"]``: those
+    modes; ``basins["left_before"]``: the shares before). A chain that stopped between two
+    clusters of one broad mode (the faces at rank 3: in one run a fit chain crossed 26 degrees
+    within 500 draws, in another it stopped half-way) then either completes the crossing both
+    ways, and the rule joins the clusters, or stays apart, and the mode still leaks.
     """
     t1 = time.process_time()
+    ends = [[] for _ in range(refs.shape[0])]
     if fits is None:
         fits = [_aligned_draws(family, adapter, refs[k], starts[k], rng, n_chains, n_draws,
-                               thin, n_burn) for k in range(refs.shape[0])]
+                               thin, n_burn, ends=ends[k]) for k in range(refs.shape[0])]
         if trim:
             fits = [_after_transients(f) for f in fits]
-    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])  # chain ids
-    basins = mode_basins(np.concatenate([f[1] for f in fits]),
-                         np.concatenate([f[2] + k * stride for k, f in enumerate(fits)]),
-                         np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
-                         refs, cut)
+    basins = _basin_rule(fits, refs, cut, n_chains)
+    leaking = [k for k in range(refs.shape[0]) if ends[k] and basins["left"][k] > MAX_LEFT]
+    if extend and leaking:
+        left_before = basins["left"].copy()
+        for k in leaking:
+            more = _aligned_draws(family, adapter, refs[k], ends[k], rng, len(ends[k]), extend,
+                                  thin, 0)
+            fits[k] = tuple(np.concatenate([old, new])
+                            for old, new in zip(fits[k], more, strict=True))
+        basins = _basin_rule(fits, refs, cut, n_chains)
+        basins.update(extended=leaking, left_before=left_before)
     inside = np.split(basins["inside"], np.cumsum([f[2].size for f in fits])[:-1])
     return fits, basins, inside, time.process_time() - t1
+
+
+def _basin_rule(fits, refs, cut, n_chains):
+    """:func:`~bnmfzoo.diagnostics._modes.basins.mode_basins` over every mode's fit chains."""
+    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])  # chain ids
+    return mode_basins(np.concatenate([f[1] for f in fits]),
+                       np.concatenate([f[2] + k * stride for k, f in enumerate(fits)]),
+                       np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
+                       refs, cut)
 
 
 def _after_transients(fit):
@@ -535,7 +569,8 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     temps, cpu_mode, acc_local, steps = ([[] for _ in range(M)], np.zeros(M),
                                          np.full(M, np.nan), [[]] * M)
     fits, basins, inside, fit_cpu = fitted if fitted is not None else fit_chains_and_basins(
-        family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
+        family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn,
+        extend=LEAK_EXTEND * n_draws)
     left[:] = basins["left"]
     done = np.zeros(M, dtype=np.int64)
     cross_fit = cross_fit_shares((fits, basins), cut)
@@ -605,7 +640,9 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
             "cross_path": cross_path, "cross_fit": cross_fit,
             "duplicates": duplicate_modes(cross_path, cross_fit, max_share=DUPLICATE_SHARE),
             "cpu_s": time.process_time() - t0, "cpu_s_mode": cpu_mode, "fit_cpu_s": fit_cpu,
-            "local_acceptance": acc_local, "local_steps": steps, "reference": kind}
+            "local_acceptance": acc_local, "local_steps": steps, "reference": kind,
+            "extended": basins.get("extended", []),
+            "left_before": basins.get("left_before", basins["left"])}
 
 
 def drop_modes(out, drop, K, offset=0.0):

@@ -749,3 +749,34 @@ def test_the_pilot_smc_is_timed_after_its_compile(monkeypatch):
     assert calls == [2, 16]  # the untimed compile run, then the timed pilot
     rise = 2.0 / (PILOT_PARTICLES * steps / PILOT_STEP_FACTOR) / 5
     assert cost < plain + 0.5 * rise, (steps, cost, plain, rise)
+
+
+@pytest.mark.parametrize("sized", [True, False])
+def test_a_refusal_is_said_in_the_commands_flags_with_the_budget_to_run_next(
+        tmp_path, capsys, monkeypatch, sized):
+    """The library's advice names Python arguments (``n_runs, n_particles``); the command
+    prints its flags instead, and when the SMC from the prior's runs disagreed (sd 2.4 nats
+    from ``log_z_se`` 1.2 over 4 runs) with particles sized from ``--budget``, the budget to
+    run next: ``(2.4 / 1.2)^2 = 4`` times 600 s. With ``--particles`` given there is no budget
+    to scale, so none is suggested. The sized run's pilot times a reference-path sweep of this
+    Poisson model (``--check reference``), which crashed on the count adapters (no ``K``)."""
+    import bnmfzoo._cli.masses_budget as cmd
+    import bnmfzoo.inference.smc_masses as sm
+    from bnmfzoo.inference._mass_verdict import advice
+
+    why = "the runs' log Z disagree (sd 2.40 nats)"
+    fake = {"modes": [], "log_z": -1.0, "log_z_se": 1.2,
+            "settings": {"n_temperatures": [], "n_runs": 4}, "estimator": "smc",
+            "final_ess": 0.5, "established": False,
+            "statement": f"Masses NOT established: {why}. {advice([why], 'reference')}"}
+    monkeypatch.setattr(sm, "smc_mode_masses", lambda *a, **k: fake)
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-3, 1e-3))
+    args = ["--data", str(_write(tmp_path, "npy")), "--rank", "2", "--budget", "600",
+            "--check", "reference", "--prior-chains", "2"]
+    assert main(args + ([] if sized else ["--particles", "10"])) == 0
+    printed = capsys.readouterr().out
+    why_not = json.loads(printed.strip().splitlines()[-1])["why_not"]
+    assert "n_runs" not in printed and "(--runs, --particles;" in why_not
+    assert "(--moves)" in why_not and "a higher --cess" in why_not
+    nxt = f"Next: bnmfzoo masses {args[1]} --rank 2 --budget 2400 (the SMC"
+    assert (nxt in why_not) == sized and (nxt in printed) == sized

@@ -167,3 +167,97 @@ def test_smc_mode_masses_reference_check():
                         n_moves=1, random_seed=0)
     assert all(m["check_estimator"] == "reference_path" for m in b["modes"])
     assert np.isfinite(b["reference"]["log_z_total"])
+
+
+def _planted_chains(monkeypatch, crossing_back):
+    """Fit chains of two modes with planted draws (``_aligned_draws`` replaced).
+
+    Three directions of a 6 x 2 basis, about 60 degrees apart: mode 0's chains stay at ``a``;
+    mode 1's two chains start at ``b`` and its chain 0 moves to ``c`` half-way (a one-way
+    move, so a quarter of mode 1's draws leave its basin). A state is ``{"at": centre}``;
+    continued from its end, chain 0 goes back to ``b`` when ``crossing_back``, else stays at
+    ``c``. Returns ``(refs, starts, calls)``, ``calls`` recording each call's start states.
+    """
+    import bnmfzoo.inference.reference_path as rp
+
+    rng = np.random.default_rng(3)
+    eye = np.eye(6)
+    centre = {"a": eye[:, [0, 1]] + 0.1, "b": eye[:, [2, 3]] + 0.1, "c": eye[:, [4, 5]] + 0.1}
+    calls = []
+
+    def planted(family, adapter, ref, starts, rng_, n_chains, n_draws, thin, n_burn, ends=None):
+        calls.append([starts[c % len(starts)] for c in range(n_chains)])
+        bases, chain = [], []
+        for c in range(n_chains):
+            at = starts[c % len(starts)]["at"]
+            path = [at] * n_draws
+            if at == "b" and c == 0:
+                path = ["b"] * (n_draws // 2) + ["c"] * (n_draws - n_draws // 2)
+            elif at == "c" and crossing_back:
+                path = ["c"] * (n_draws // 2) + ["b"] * (n_draws - n_draws // 2)
+            bases += [centre[p] * rng.gamma(400.0, 1 / 400.0, (6, 2)) for p in path]
+            chain += [c] * n_draws
+            if ends is not None:
+                ends.append({"at": path[-1]})
+        bases = np.array(bases)
+        return bases.reshape(len(bases), -1), bases, np.array(chain), np.zeros(len(bases))
+
+    monkeypatch.setattr(rp, "_aligned_draws", planted)
+    refs = _unit_l2(np.stack([centre["a"], centre["b"]]))
+    return refs, [[{"at": "a"}] * 2, [{"at": "b"}] * 2], calls
+
+
+@pytest.mark.parametrize("crossing_back", [True, False])
+def test_a_leaking_mode_s_fit_chains_are_continued_before_the_basin_rule_decides(
+        monkeypatch, crossing_back):
+    """The faces at rank 3 (``docs/results/masses_copula_reference_3.md`` section 42): a fit
+    chain that stopped between two clusters of one broad mode made the mode leak. With
+    ``extend``, only the leaking mode's chains run on, **from their end states**; a chain
+    that then crosses back joins the clusters and the leak is gone, one that stays keeps it."""
+    from bnmfzoo.inference.reference_path import fit_chains_and_basins
+
+    refs, starts, calls = _planted_chains(monkeypatch, crossing_back)
+    fits, basins, inside, _ = fit_chains_and_basins(None, None, refs, starts, None, 15.0, 2, 40,
+                                                    1, 0, extend=80)
+    assert len(calls) == 3 and [f[2].size for f in fits] == [80, 240]
+    assert [s["at"] for s in calls[2]] == ["c", "b"]  # continued from where the chains stopped
+    assert basins.get("extended") == [1] and basins["left_before"].tolist() == [0.0, 0.25]
+    assert inside[1].size == 240
+    if crossing_back:
+        assert basins["left"].tolist() == [0.0, 0.0]
+    else:
+        assert basins["left"][1] == pytest.approx((20 + 80) / 240)
+    plain = fit_chains_and_basins(None, None, refs, starts, None, 15.0, 2, 40, 1, 0)[1]
+    assert plain["left"].tolist() == [0.0, 0.25] and "extended" not in plain
+
+
+def test_both_routes_continue_leaking_fit_chains(monkeypatch):
+    """The reference check (:func:`reference_log_z`) and the per-mode route
+    (``reference_tempering.per_mode_check``) ask :func:`fit_chains_and_basins` to continue a
+    leaking mode's chains by ``LEAK_EXTEND`` times their draws."""
+    import bnmfzoo.inference.reference_path as rp
+    import bnmfzoo.inference.reference_tempering as rt
+    from bnmfzoo.models import exponential_gaussian
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append((args[7], kwargs.get("extend")))
+        raise Stop
+
+    monkeypatch.setattr(rp, "fit_chains_and_basins", spy)
+    monkeypatch.setattr(rt, "fit_chains_and_basins", spy)
+    rng = np.random.default_rng(0)
+    fam = family_of_model(exponential_gaussian(rng.gamma(2.0, 1.0, (8, 6)), 2))
+    s = fam.draw_prior(rng)
+    refs = _unit_l2(np.asarray(fam.factors(s)[0], float)[None])
+    with pytest.raises(Stop):
+        reference_log_z(fam, refs, [[s]], rng, cut=30.0, n_draws=30)
+    clusters = {"reference": refs, "cut": 30.0}
+    with pytest.raises(Stop):
+        rt.per_mode_check(fam, [s], np.zeros(1, int), np.ones(1), clusters, 0.0, 0.1, rng,
+                          n_draws=30, prior_chains=0)
+    assert seen == [(30, rp.LEAK_EXTEND * 30)] * 2

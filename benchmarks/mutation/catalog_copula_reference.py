@@ -402,9 +402,9 @@ MUTATIONS = [
     Mutation(
         id="large-route-fits-to-the-transient", path=_LR,
         old=("                                           rng, cut, n_chains, pt_draws, thin, "
-             "n_burn,\n                                           trim=True)"),
+             "n_burn,\n                                           trim=True, extend=0)"),
         new=("                                           rng, cut, n_chains, pt_draws, thin, "
-             "n_burn,\n                                           trim=False)"),
+             "n_burn,\n                                           trim=False, extend=0)"),
         tests=(_COPY_PASS,),
         why="the large route's copula fitted to fit chains with their start-up transients"),
     Mutation(

@@ -658,7 +658,7 @@ MUTATIONS = [
         why="the large route fits its copula to the sweep's draws alone (a longer path on "
             "ESCC SBS96: pilot barrier 6.4-6.8 against 5.3-5.5)"),
     Mutation(
-        id="basin-rule-chain-stride-from-n-chains", path="bnmfzoo/inference/reference_path.py",
+        id="basin-rule-chain-stride-from-n-chains", path="bnmfzoo/diagnostics/_modes/basins.py",
         old="    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])",
         new="    stride = 1 + n_chains",
         tests=("tests/tempering/test_large_route.py::"

@@ -58,8 +58,8 @@ MUTATIONS = [
             "that stopped half-way between two clusters of one broad mode refuses the run"),
     Mutation(
         id="leaking-fit-chains-restarted", path=_RP,
-        old="more = _aligned_draws(family, adapter, refs[k], ends[k], rng, len(ends[k]), extend,",
-        new="more = _aligned_draws(family, adapter, refs[k], starts[k], rng, len(ends[k]), extend,",
+        old="more = _aligned_draws(family, adapter, refs[k], ends[k], rng, len(ends[k]),",
+        new="more = _aligned_draws(family, adapter, refs[k], starts[k], rng, len(ends[k]),",
         tests=(_LEAK,),
         why="the continued chains start again from the mode's members, not where they stopped: "
             "new chains, not longer ones, so a chain's crossing is never completed"),
@@ -72,15 +72,22 @@ MUTATIONS = [
             "quadrupled on every run)"),
     Mutation(
         id="reference-check-does-not-continue-leaks", path=_RP,
-        old="        extend=LEAK_EXTEND * n_draws)",
-        new="        extend=0)",
+        old="family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)",
+        new="family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn, extend=0)",
         tests=(_WIRED,),
         why="the reference check (the exponential-Gaussian route) judges a leak on the first "
             "500 draws"),
     Mutation(
         id="per-mode-route-does-not-continue-leaks", path=_RT,
-        old="                                   extend=LEAK_EXTEND * n_draws)",
-        new="                                   extend=0)",
+        old="all_refs, starts, rng, cut, n_chains, n_draws, thin, 50)",
+        new="all_refs, starts, rng, cut, n_chains, n_draws, thin, 50, extend=0)",
         tests=(_WIRED,),
         why="the per-mode route (Poisson, NB, Beta-Dir) judges a leak on the first draws"),
+    Mutation(
+        id="leaking-fit-chains-not-continued-by-default", path=_RP,
+        old="n_burn, fits=None, trim=False, extend=LEAK_EXTEND):",
+        new="n_burn, fits=None, trim=False, extend=0):",
+        tests=(_LEAK,),
+        why="the continuation off unless a caller asks: every route judges a leak on the "
+            "first draws"),
 ]

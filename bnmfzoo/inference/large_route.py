@@ -323,7 +323,7 @@ def early_copies(family, refs, starts, counts, rng, cut, n_chains, thin, n_burn,
     )
 
     short = fit_chains_and_basins(family, reference_adapter(family), refs, starts, rng, cut,
-                                  n_chains, n_draws, thin, n_burn)
+                                  n_chains, n_draws, thin, n_burn, extend=0)
     copy_of = fit_copies(short, cut)
     if not copy_of:
         return refs, starts, counts, {}
@@ -565,7 +565,7 @@ def large_mode_masses(model, *, budget_s=None, random_seed=None, n_starts=8, n_r
                 M = refs.shape[0]
             fitted = fit_chains_and_basins(pt_fam, reference_adapter(pt_fam), refs, starts,
                                            rng, cut, n_chains, pt_draws, thin, n_burn,
-                                           trim=True)
+                                           trim=True, extend=0)  # not measured on this route
             for hmc in (False, True):  # copies merged, then HMC draws for the modes kept
                 copy_of = fit_copies(fitted, cut)  # restarts' groups the fit chains show to be
                 if copy_of:  # one mode: estimated once, before any SMC run is spent on a copy

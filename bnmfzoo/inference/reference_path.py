@@ -78,7 +78,7 @@ from scipy.special import gammaln, logsumexp
 from bnmfzoo.diagnostics._modes.basins import (
     basin_shares,
     duplicate_modes,
-    mode_basins,
+    fit_basins,
     outside_basin,
 )
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
@@ -340,7 +340,7 @@ class ModeCheck:
 
 
 def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin,
-                          n_burn, fits=None, trim=False, extend=0):
+                          n_burn, fits=None, trim=False, extend=LEAK_EXTEND):
     """Every mode's fit chains and the basin rule over all of them at once.
 
     Returns ``(fits [(aligned draws, bases, chain, log joint) per mode], basins (the result of
@@ -352,13 +352,14 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
     (on ESCC SBS96 at K = 4 they were half of every chain, and a copula fitted with them needed
     three times the SMC's temperatures: that module's docstring).
 
-    With ``extend`` (and the chains run here), the chains of every mode whose draws left its
-    basin more often than :data:`MAX_LEFT` run ``extend`` more draws each, from where they
-    stopped, and the rule is applied again over the whole chains (``basins["extended"]``: those
-    modes; ``basins["left_before"]``: the shares before). A chain that stopped between two
-    clusters of one broad mode (the faces at rank 3: in one run a fit chain crossed 26 degrees
-    within 500 draws, in another it stopped half-way) then either completes the crossing both
-    ways, and the rule joins the clusters, or stays apart, and the mode still leaks.
+    When the chains are run here, the chains of every mode whose draws left its basin more
+    often than :data:`MAX_LEFT` run ``extend`` times ``n_draws`` more draws each (0: none),
+    from where they stopped, and the rule is applied again over the whole chains
+    (``basins["extended"]``: those modes; ``basins["left_before"]``: the shares before). A
+    chain that stopped between two clusters of one broad mode (the faces at rank 3: in one run
+    a fit chain crossed 26 degrees within 500 draws, in another it stopped half-way) then
+    either completes the crossing both ways, and the rule joins the clusters, or stays apart,
+    and the mode still leaks.
     """
     t1 = time.process_time()
     ends = [[] for _ in range(refs.shape[0])]
@@ -367,28 +368,20 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
                                thin, n_burn, ends=ends[k]) for k in range(refs.shape[0])]
         if trim:
             fits = [_after_transients(f) for f in fits]
-    basins = _basin_rule(fits, refs, cut, n_chains)
+    basins = fit_basins(fits, refs, cut, n_chains)
     leaking = [k for k in range(refs.shape[0]) if ends[k] and basins["left"][k] > MAX_LEFT]
     if extend and leaking:
         left_before = basins["left"].copy()
         for k in leaking:
-            more = _aligned_draws(family, adapter, refs[k], ends[k], rng, len(ends[k]), extend,
-                                  thin, 0)
+            more = _aligned_draws(family, adapter, refs[k], ends[k], rng, len(ends[k]),
+                                  extend * n_draws, thin, 0)
             fits[k] = tuple(np.concatenate([old, new])
                             for old, new in zip(fits[k], more, strict=True))
-        basins = _basin_rule(fits, refs, cut, n_chains)
+        basins = fit_basins(fits, refs, cut, n_chains)
         basins.update(extended=leaking, left_before=left_before)
     inside = np.split(basins["inside"], np.cumsum([f[2].size for f in fits])[:-1])
     return fits, basins, inside, time.process_time() - t1
 
-
-def _basin_rule(fits, refs, cut, n_chains):
-    """:func:`~bnmfzoo.diagnostics._modes.basins.mode_basins` over every mode's fit chains."""
-    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])  # chain ids
-    return mode_basins(np.concatenate([f[1] for f in fits]),
-                       np.concatenate([f[2] + k * stride for k, f in enumerate(fits)]),
-                       np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
-                       refs, cut)
 
 
 def _after_transients(fit):
@@ -572,8 +565,7 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
     temps, cpu_mode, acc_local, steps = ([[] for _ in range(M)], np.zeros(M),
                                          np.full(M, np.nan), [[]] * M)
     fits, basins, inside, fit_cpu = fitted if fitted is not None else fit_chains_and_basins(
-        family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn,
-        extend=LEAK_EXTEND * n_draws)
+        family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)
     left[:] = basins["left"]
     done = np.zeros(M, dtype=np.int64)
     cross_fit = cross_fit_shares((fits, basins), cut)

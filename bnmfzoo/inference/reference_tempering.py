@@ -68,7 +68,6 @@ from bnmfzoo.inference._mass_verdict import MIN_ROUND_TRIPS
 from bnmfzoo.inference.counts.tempering._reference_poisson import COPULA_LEAPFROG
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
-    LEAK_EXTEND,
     WIDEN,
     ModeCheck,
     ReferencePath,
@@ -622,8 +621,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     # modes is merged into the first of its group (``merged``), a copy only the plain chains
     # from prior draws found is dropped
     fitted = fit_chains_and_basins(family, reference_adapter(family, pt_local, pt_leap),
-                                   all_refs, starts, rng, cut, n_chains, n_draws, thin, 50,
-                                   extend=LEAK_EXTEND * n_draws)
+                                   all_refs, starts, rng, cut, n_chains, n_draws, thin, 50)
     copy_of = fit_copies(fitted, cut)
     merged = sorted((i, j) for j, i in copy_of.items() if j < K)
     keep = [k for k in range(all_refs.shape[0]) if k not in copy_of]

@@ -556,16 +556,17 @@ def test_the_basin_rule_keeps_each_modes_chains_apart(monkeypatch):
     """Fit chains of several modes go to the basin rule with distinct chain ids, also when a
     mode holds more chains than ``n_chains`` (:func:`~bnmfzoo.inference.large_route.
     hmc_fit_draws` adds as many): chains of two modes taken as one would join the modes."""
+    import bnmfzoo.diagnostics._modes.basins as bs
     import bnmfzoo.inference.reference_path as rp
 
     seen = {}
-    real = rp.mode_basins
+    real = bs.mode_basins
 
     def spy(A, chain_of, start_mode, refs, cut):
         seen["chain"], seen["mode"] = np.asarray(chain_of), np.asarray(start_mode)
         return real(A, chain_of, start_mode, refs, cut)
 
-    monkeypatch.setattr(rp, "mode_basins", spy)
+    monkeypatch.setattr(bs, "mode_basins", spy)  # what fit_basins calls
     rng = np.random.default_rng(0)
     refs = rng.gamma(1.0, 1.0, (2, 6, 2))
     fits = [(None, refs[k] * rng.gamma(50.0, 0.02, (40, 6, 2)), np.repeat(np.arange(4), 10),

@@ -211,30 +211,32 @@ def _planted_chains(monkeypatch, crossing_back):
 def test_a_leaking_mode_s_fit_chains_are_continued_before_the_basin_rule_decides(
         monkeypatch, crossing_back):
     """The faces at rank 3 (``docs/results/masses_copula_reference_3.md`` section 42): a fit
-    chain that stopped between two clusters of one broad mode made the mode leak. With
-    ``extend``, only the leaking mode's chains run on, **from their end states**; a chain
-    that then crosses back joins the clusters and the leak is gone, one that stays keeps it."""
-    from bnmfzoo.inference.reference_path import fit_chains_and_basins
+    chain that stopped between two clusters of one broad mode made the mode leak. By default
+    only the leaking mode's chains run on, ``LEAK_EXTEND`` times their draws, **from their end
+    states**; a chain that then crosses back joins the clusters and the leak is gone, one that
+    stays keeps it. ``extend=0`` (the large route) decides on the first draws."""
+    from bnmfzoo.inference.reference_path import LEAK_EXTEND, fit_chains_and_basins
 
     refs, starts, calls = _planted_chains(monkeypatch, crossing_back)
     fits, basins, inside, _ = fit_chains_and_basins(None, None, refs, starts, None, 15.0, 2, 40,
-                                                    1, 0, extend=80)
-    assert len(calls) == 3 and [f[2].size for f in fits] == [80, 240]
+                                                    1, 0)
+    more = LEAK_EXTEND * 40
+    assert len(calls) == 3 and [f[2].size for f in fits] == [80, 80 + 2 * more]
     assert [s["at"] for s in calls[2]] == ["c", "b"]  # continued from where the chains stopped
     assert basins.get("extended") == [1] and basins["left_before"].tolist() == [0.0, 0.25]
-    assert inside[1].size == 240
+    assert inside[1].size == 80 + 2 * more
     if crossing_back:
         assert basins["left"].tolist() == [0.0, 0.0]
     else:
-        assert basins["left"][1] == pytest.approx((20 + 80) / 240)
-    plain = fit_chains_and_basins(None, None, refs, starts, None, 15.0, 2, 40, 1, 0)[1]
+        assert basins["left"][1] == pytest.approx((20 + more) / (80 + 2 * more))
+    plain = fit_chains_and_basins(None, None, refs, starts, None, 15.0, 2, 40, 1, 0, extend=0)[1]
     assert plain["left"].tolist() == [0.0, 0.25] and "extended" not in plain
 
 
 def test_both_routes_continue_leaking_fit_chains(monkeypatch):
     """The reference check (:func:`reference_log_z`) and the per-mode route
-    (``reference_tempering.per_mode_check``) ask :func:`fit_chains_and_basins` to continue a
-    leaking mode's chains by ``LEAK_EXTEND`` times their draws."""
+    (``reference_tempering.per_mode_check``) leave :func:`fit_chains_and_basins`' continuation
+    of leaking chains on (its default)."""
     import bnmfzoo.inference.reference_path as rp
     import bnmfzoo.inference.reference_tempering as rt
     from bnmfzoo.models import exponential_gaussian
@@ -245,7 +247,7 @@ def test_both_routes_continue_leaking_fit_chains(monkeypatch):
     seen = []
 
     def spy(*args, **kwargs):
-        seen.append((args[7], kwargs.get("extend")))
+        seen.append((args[7], kwargs.get("extend", "default")))
         raise Stop
 
     monkeypatch.setattr(rp, "fit_chains_and_basins", spy)
@@ -260,4 +262,4 @@ def test_both_routes_continue_leaking_fit_chains(monkeypatch):
     with pytest.raises(Stop):
         rt.per_mode_check(fam, [s], np.zeros(1, int), np.ones(1), clusters, 0.0, 0.1, rng,
                           n_draws=30, prior_chains=0)
-    assert seen == [(30, rp.LEAK_EXTEND * 30)] * 2
+    assert seen == [(30, "default")] * 2

@@ -35,7 +35,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["chain_connected_modes", "outside_share", "mode_basins", "basin_shares",
+__all__ = ["chain_connected_modes", "outside_share", "mode_basins", "fit_basins", "basin_shares",
            "outside_basin", "duplicate_modes"]
 
 
@@ -211,6 +211,19 @@ def mode_basins(A, chain_of, start_mode, refs, cut):
             "joined": joined, "groups": sc["groups"], "moves": sc["moves"],
             "cluster_refs": cl["reference"], "cluster_radius": radius,
             "cluster_mode": sc["mode_of"], "home": comp}
+
+
+def fit_basins(fits, refs, cut, n_chains):
+    """:func:`mode_basins` over every mode's fit chains.
+
+    ``fits``: per mode, ``(draws, bases (n, D, K), chain, log joint)``, the chains numbered
+    from 0 within each mode (made distinct here); ``refs``: ``(M, D, K)``.
+    """
+    stride = 1 + max([n_chains] + [int(f[2].max()) for f in fits if f[2].size])  # chain ids
+    return mode_basins(np.concatenate([f[1] for f in fits]),
+                       np.concatenate([f[2] + k * stride for k, f in enumerate(fits)]),
+                       np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
+                       refs, cut)
 
 
 def outside_basin(U, basins, k, cut):

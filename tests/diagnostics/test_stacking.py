@@ -124,8 +124,13 @@ def test_label_observations_is_idempotent(gibbs_run):
 @pytest.mark.slow
 @pytest.mark.data
 def test_ccle_ic50_four_gibbs_chains(data_home):
-    """CCLE IC50, rank 3, 4 Gibbs chains: chains sit in different modes; summary reports
-    the modes, stacking weights lie on the simplex."""
+    """CCLE IC50, rank 3, 4 Gibbs chains. Since ``GibbsNMF`` mixes within its mode
+    (overrelaxation and the exact rescaling) the chains agree on one mode, the one mode whose
+    mass 1 ``bnmfzoo masses`` establishes on this matrix by two estimators
+    (``docs/results/masses_copula_reference_3.md`` section 37). ``modes`` then says that chains
+    which agree without crossing leave other modes' masses unknown; ``summary`` has no mode
+    level; the stacking weights lie on the simplex. (With the earlier sweep the chains sat in
+    different modes and this test asserted that; stacking across modes is tested above.)"""
     from bnmfzoo.datasets import load_ccle
     from bnmfzoo.diagnostics import summary
     from bnmfzoo.diagnostics._modes.mode_clustering import modes
@@ -139,16 +144,17 @@ def test_ccle_ic50_four_gibbs_chains(data_home):
         dt = pm.sample(step=GibbsNMF(), chains=4, cores=1, random_seed=11, progressbar=False,
                        compute_convergence_checks=False)
         add_log_likelihood(dt, model)
-    with pytest.warns(UserWarning, match="different modes"):
+    with pytest.warns(UserWarning, match="in one mode, but no chain was shown to cross"):
         m = modes(dt)["modes"]
-    assert m.sizes["mode"] >= 2
-    with pytest.warns(UserWarning, match="mode 0"):
-        table = summary(dt, var_names=["A"])
-    assert table.index.names == ["mode", "name"]
-    w = chain_weights(dt)
+    assert m.sizes["mode"] == 1
+    table = summary(dt, var_names=["A"])
+    assert "mode" not in table.index.names and len(table) == X.shape[0] * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pareto k of the chains' PSIS-LOO
+        w = chain_weights(dt)
+        mw = modes(dt, weights="stacking", warn=False)["modes"]["weight"].values
     assert w.sum() == pytest.approx(1.0) and (w >= -1e-12).all()
-    mw = modes(dt, weights="stacking", warn=False)["modes"]["weight"].values
-    assert mw.sum() == pytest.approx(1.0)
+    assert mw.tolist() == pytest.approx([1.0])
 
 
 def test_mcmc_methods_record_log_likelihood_when_small():

@@ -19,6 +19,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 
 from bnmfzoo._cli.layout_options import add_layout_options
@@ -350,7 +351,9 @@ def _interruptible():
     When that raise lands in code whose exceptions Python ignores (a weakref callback or
     ``__del__``, e.g. in the import machinery at start-up), it is not lost: the signal is sent
     again and handled at the next point where the raise takes effect, with no "Exception
-    ignored" lines on stderr.
+    ignored" lines on stderr. It is sent from another thread a millisecond later: sent from
+    inside the unraisable hook, the handler ran inside the hook, whose exceptions Python
+    ignores too (a traceback printed above the one line, or the interrupt lost).
     """
     from bnmfzoo._fitcli import INTERRUPT, RECEIVED, SAMPLING, Interrupted
 
@@ -363,8 +366,11 @@ def _interruptible():
     previous_hook = sys.unraisablehook
 
     def unraisable(u):
-        if isinstance(u.exc_value, Interrupted):  # swallowed where it was raised: again
-            signal.raise_signal(u.exc_value.signum)
+        if isinstance(u.exc_value, Interrupted):  # swallowed where it was raised: again,
+            resend = threading.Timer(0.001, signal.pthread_kill,  # after this hook returns
+                                     (threading.main_thread().ident, u.exc_value.signum))
+            resend.daemon = True
+            resend.start()
             return
         previous_hook(u)
 

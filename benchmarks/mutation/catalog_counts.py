@@ -675,9 +675,21 @@ MUTATIONS = [
             "uniforms each time: a move that is not random, not the exact conditional)"),
     Mutation(
         id="cli-ignored-interrupt-dropped", path="bnmfzoo/cli.py",
-        old="            signal.raise_signal(u.exc_value.signum)\n",
+        old="            resend.start()\n",
         new="            pass\n",
-        tests=(_TIN + "test_an_interrupt_python_ignored_is_sent_again",),
+        tests=(_TIN + "test_an_interrupt_python_ignored_is_sent_again",
+               _TIN + "test_an_interrupt_raised_in_del_is_sent_again_without_a_traceback"),
         why="a Ctrl-C whose raise Python ignored (in a weakref callback at start-up) is lost "
             "until the next check of the flag, and nothing says so"),
+    Mutation(
+        id="cli-ignored-interrupt-sent-from-the-hook", path="bnmfzoo/cli.py",
+        old=("            resend = threading.Timer(0.001, signal.pthread_kill,  # after this hook "
+             "returns\n"),
+        new=("            resend = threading.Timer(0.0, signal.raise_signal, (u.exc_value.signum,))"
+             "\n            resend.run()\n            return\n            resend = threading."
+             "Timer(0.001, signal.pthread_kill,  # after this hook returns\n"),
+        tests=(_TIN + "test_an_interrupt_raised_in_del_is_sent_again_without_a_traceback",),
+        why="the signal sent again from inside the unraisable hook (the first version): the "
+            "handler runs inside the hook, whose exceptions Python ignores, so the interrupt "
+            "is lost or prints a traceback"),
 ]

@@ -14,6 +14,11 @@ per run and sweeps per step of :func:`bnmfzoo.inference.tempering.smc.smc` from 
 IC50 at rank 3 (8 x 100 x 2): sd 1.63 (plain), 3.08 (rescale), 3.29 (over_rescale), means
 -25,364.6, -25,364.3 and -25,360.9 against the per-mode -25,358.3
 (``docs/results/masses_copula_reference_3.md`` section 41): not adopted.
+
+Two optional arguments after those: the target CESS (default 0.9) and the waste-free chain
+length ``P`` (default none; Dau & Chopin 2022). A waste-free run of ``N`` particles and ``m``
+sweeps per chain step costs what a plain run of ``N`` particles and ``m`` sweeps per step does
+(section 43 of ``masses_copula_reference_3.md`` compares them at equal cost on the faces).
 """
 
 import math
@@ -37,6 +42,8 @@ def main(argv=None):
     a = sys.argv[1:] if argv is None else argv
     path, rank, variant = a[0], int(a[1]), a[2]
     n_runs, n_particles, n_moves = int(a[3]), int(a[4]), int(a[5])
+    cess = float(a[6]) if len(a) > 6 else 0.9
+    waste_free = int(a[7]) if len(a) > 7 else None
     X = np.load(path) if path.endswith(".npy") else _read(path, "auto", None)
     fam = family_of_model(_build(np.asarray(X, float), rank, "exponential_gaussian"))
     tg = fam.tempered
@@ -62,13 +69,14 @@ def main(argv=None):
     for r in range(n_runs):
         t = time.process_time()
         run = smc(tg, fam.draw_prior, n_particles, np.random.default_rng([7, r]),
-                  n_moves=n_moves)
+                  n_moves=n_moves, cess=cess, waste_free=waste_free)
         z.append(run.log_z)
-        print(variant, r, round(run.log_z, 2), len(run.betas),
+        print(variant, cess, waste_free, r, round(run.log_z, 2), len(run.betas),
               round(time.process_time() - t, 1), flush=True)
     z = np.array(z)
     sd = float(z.std(ddof=1)) if z.size > 1 else math.nan
-    print("SUMMARY", variant, "mean", round(float(z.mean()), 2), "sd", round(sd, 2))
+    print("SUMMARY", variant, cess, waste_free, "mean", round(float(z.mean()), 2), "sd",
+          round(sd, 2))
     return 0
 
 

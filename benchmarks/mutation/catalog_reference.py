@@ -19,6 +19,8 @@ _GAUS = _T + "test_gaussian_mode_log_z_matches_quadrature"
 _RT = "bnmfzoo/inference/reference_tempering.py"
 _LEAK = _T + "test_a_leaking_mode_s_fit_chains_are_continued_before_the_basin_rule_decides"
 _WIRED = _T + "test_both_routes_continue_leaking_fit_chains"
+_KEPT = _T + "test_the_per_mode_route_keeps_the_continuation_s_record_when_copies_are_dropped"
+_BASINS = "bnmfzoo/diagnostics/_modes/basins.py"
 
 MUTATIONS = [
     Mutation(
@@ -85,9 +87,23 @@ MUTATIONS = [
         why="the per-mode route (Poisson, NB, Beta-Dir) judges a leak on the first draws"),
     Mutation(
         id="leaking-fit-chains-not-continued-by-default", path=_RP,
-        old="n_burn, fits=None, trim=False, extend=LEAK_EXTEND):",
-        new="n_burn, fits=None, trim=False, extend=0):",
+        old="n_burn, fits=None, trim=False, extend=LEAK_EXTEND, kept=None):",
+        new="n_burn, fits=None, trim=False, extend=0, kept=None):",
         tests=(_LEAK,),
         why="the continuation off unless a caller asks: every route judges a leak on the "
             "first draws"),
+    Mutation(
+        id="continuation-record-lost-when-copies-dropped", path=_RT,
+        old="                                       kept=(fitted[1], keep))\n",
+        new=")\n",
+        tests=(_KEPT,),
+        why="the per-mode route re-applies the basin rule after dropping copies without the "
+            "continuation's record: the command no longer says that leaking chains ran on"),
+    Mutation(
+        id="continuation-record-not-renumbered", path=_BASINS,
+        old="extended=[keep.index(k) for k in earlier[\"extended\"] if k in keep],",
+        new="extended=list(earlier[\"extended\"]),",
+        tests=(_KEPT,),
+        why="the continued modes keep their numbers from before the copies were dropped, so "
+            "the record names the wrong mode"),
 ]

@@ -147,22 +147,28 @@ def _pooled_truth(X, sols, j, particles, runs, seed):
     return float(shares.mean()), float(shares.std(ddof=1) / math.sqrt(len(shares)))
 
 
-def _t_of(out, runs):
-    """The t quantile of the check's interval: Welch degrees of freedom of two modes' runs."""
+def _t_of(out, runs, k):
+    """The t quantile of mode ``k``'s check interval (NaN: fewer than two modes).
+
+    A mode's mass depends on every mode's log Z, so the quantile is the largest over the other
+    modes ``j`` of the Welch degrees of freedom of ``k``'s and ``j``'s runs (for two modes,
+    the one pair).
+    """
     from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
 
     se = np.asarray((out.get("reference") or {}).get("log_z_se", [math.nan]), float)
-    if se.size < 2:
+    if se.size < 2 or k >= se.size:
         return math.nan
-    return agreement_factor(welch_dof(se[0], runs - 1, se[1], runs - 1))
+    return max(agreement_factor(welch_dof(se[k], runs - 1, se[j], runs - 1))
+               for j in range(se.size) if j != k)
 
 
 def _check_score(out, sols, j, truth, runs):
     """``(z, t, t x se)`` of the check's mass of the mode nearest solution ``j`` (NaN: none)."""
     m, _, _ = _mass_of(out, sols, j)
-    for md in out["modes"]:
+    for k, md in enumerate(out["modes"]):
         if md["mass"] == m and np.isfinite(md.get("mass_check", math.nan)):
-            se, t = md["check_se"], _t_of(out, runs)
+            se, t = md["check_se"], _t_of(out, runs, k)
             return (md["mass_check"] - truth) / se, t, t * se
     return math.nan, math.nan, math.nan
 

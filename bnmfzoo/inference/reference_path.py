@@ -79,6 +79,7 @@ from bnmfzoo.diagnostics._modes.basins import (
     basin_shares,
     duplicate_modes,
     fit_basins,
+    kept_basins,
     outside_basin,
 )
 from bnmfzoo.diagnostics._modes.mode_clustering import _unit_l2, matched_angles
@@ -340,13 +341,14 @@ class ModeCheck:
 
 
 def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin,
-                          n_burn, fits=None, trim=False, extend=LEAK_EXTEND):
+                          n_burn, fits=None, trim=False, extend=LEAK_EXTEND, kept=None):
     """Every mode's fit chains and the basin rule over all of them at once.
 
     Returns ``(fits [(aligned draws, bases, chain, log joint) per mode], basins (the result of
     :func:`bnmfzoo.diagnostics._modes.basins.mode_basins`), inside [per mode, which of its
     draws are inside its basin], fit_cpu)``. With ``fits`` (one per mode of ``refs``) the chains
-    are not run again: only the basin rule (modes dropped as copies leave the others' basins).
+    are not run again: only the basin rule (modes dropped as copies leave the others' basins;
+    ``kept``, ``(basins before, the modes kept)``, carries a continuation's record over).
     With ``trim``, each chain's draws before its start-up transient ends (the MSER point of its
     log joint, :func:`bnmfzoo.diagnostics._transient.transient_end`) are dropped from the fits
     (on ESCC SBS96 at K = 4 they were half of every chain, and a copula fitted with them needed
@@ -368,7 +370,8 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
                                thin, n_burn, ends=ends[k]) for k in range(refs.shape[0])]
         if trim:
             fits = [_after_transients(f) for f in fits]
-    basins = fit_basins(fits, refs, cut, n_chains)
+    basins = kept_basins(fits, refs, cut, n_chains, *kept) if kept else fit_basins(
+        fits, refs, cut, n_chains)
     leaking = [k for k in range(refs.shape[0]) if ends[k] and basins["left"][k] > MAX_LEFT]
     if extend and leaking:
         left_before = basins["left"].copy()
@@ -381,7 +384,6 @@ def fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, n_d
         basins.update(extended=leaking, left_before=left_before)
     inside = np.split(basins["inside"], np.cumsum([f[2].size for f in fits])[:-1])
     return fits, basins, inside, time.process_time() - t1
-
 
 
 def _after_transients(fit):

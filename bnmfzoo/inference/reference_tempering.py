@@ -395,8 +395,7 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
     M, K = refs.shape[0], refs.shape[2]
     nan = np.full((M, n_runs), np.nan)
     lz, se = np.full(M, -np.inf), np.full(M, np.inf)
-    run_lz, trips, n_rungs, lam, max_rej = nan.copy(), nan.copy(), nan.copy(), nan.copy(), \
-        nan.copy()
+    run_lz, trips, n_rungs, lam, max_rej = (nan.copy() for _ in range(5))
     left, pt_left, pt_swapped = np.zeros(M), np.full(M, np.nan), np.full(M, np.nan)
     rejection, cpu_mode, per_rung = [], np.zeros(M), np.full(M, np.nan)
     acc_local, kept = np.full(M, np.nan), nan.copy()
@@ -628,7 +627,8 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     if copy_of:
         all_refs, starts = all_refs[keep], [starts[k] for k in keep]
         basins = fit_chains_and_basins(family, None, all_refs, starts, rng, cut, n_chains,
-                                       n_draws, thin, 50, fits=[fitted[0][k] for k in keep])
+                                       n_draws, thin, 50, fits=[fitted[0][k] for k in keep],
+                                       kept=(fitted[1], keep))
         fitted = basins[:3] + (fitted[3] + basins[3],)
     K_kept = K - len(merged)
     size = PathSMCSize(all_refs.shape[0], n_runs, n_particles, n_moves, cess)

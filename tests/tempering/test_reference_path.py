@@ -263,3 +263,39 @@ def test_both_routes_continue_leaking_fit_chains(monkeypatch):
         rt.per_mode_check(fam, [s], np.zeros(1, int), np.ones(1), clusters, 0.0, 0.1, rng,
                           n_draws=30, prior_chains=0)
     assert seen == [(30, "default")] * 2
+
+
+def test_the_per_mode_route_keeps_the_continuation_s_record_when_copies_are_dropped(monkeypatch):
+    """When the fit chains show a mode to be a copy of another, the per-mode route applies the
+    basin rule again over the kept modes' chains; the record of a continuation (``extended``,
+    ``left_before``) goes with it, renumbered, so the command's reference line still says that
+    leaking chains were continued."""
+    import bnmfzoo.inference.reference_path as rp
+    import bnmfzoo.inference.reference_tempering as rt
+    from bnmfzoo.models import exponential_gaussian
+
+    class Stop(Exception):
+        pass
+
+    real, calls = rp.fit_chains_and_basins, []
+
+    def spy(*args, **kwargs):
+        out = real(*args, **dict(kwargs, extend=0))
+        calls.append(out)
+        if len(calls) == 1:  # as if mode 2's chains had leaked and been continued
+            out[1].update(extended=[2], left_before=np.array([0.0, 0.01, 0.25]))
+            return out
+        raise Stop
+
+    monkeypatch.setattr(rt, "fit_chains_and_basins", spy)
+    monkeypatch.setattr(rp, "fit_copies", lambda fitted, cut: {1: 0})  # mode 1: a copy of 0
+    rng = np.random.default_rng(0)
+    fam = family_of_model(exponential_gaussian(rng.gamma(2.0, 1.0, (8, 6)), 2))
+    states = [fam.draw_prior(rng) for _ in range(3)]
+    refs = _unit_l2(np.stack([np.asarray(fam.factors(s)[0], float) for s in states]))
+    with pytest.raises(Stop):
+        rt.per_mode_check(fam, states, np.arange(3), np.ones(3), {"reference": refs, "cut": 30.0},
+                          0.0, 0.1, rng, n_draws=30, prior_chains=0)
+    assert len(calls) == 2
+    assert calls[1][1].get("extended") == [1]  # mode 2 is mode 1 of the two kept
+    np.testing.assert_array_equal(calls[1][1]["left_before"], [0.0, 0.25])

@@ -35,8 +35,8 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["chain_connected_modes", "outside_share", "mode_basins", "fit_basins", "basin_shares",
-           "outside_basin", "duplicate_modes"]
+__all__ = ["chain_connected_modes", "outside_share", "mode_basins", "fit_basins", "kept_basins",
+           "basin_shares", "outside_basin", "duplicate_modes"]
 
 
 def chain_connected_modes(label, chain_of, n_clusters, *, min_moves=1):
@@ -224,6 +224,32 @@ def fit_basins(fits, refs, cut, n_chains):
                        np.concatenate([f[2] + k * stride for k, f in enumerate(fits)]),
                        np.concatenate([np.full(f[2].size, k) for k, f in enumerate(fits)]),
                        refs, cut)
+
+
+def kept_basins(fits, refs, cut, n_chains, earlier, keep):
+    """:func:`fit_basins` over the fit chains of the modes ``keep`` left after copies were dropped.
+
+    ``fits`` and ``refs`` are the kept modes'; ``earlier`` is the rule's result over every mode.
+    The continuation of leaking fit chains it records (``extended``: those modes;
+    ``left_before``: every mode's share of draws outside its basin before) is carried over to
+    the kept modes, renumbered, so a report still says that it happened.
+
+    Examples
+    --------
+    >>> earlier = {"extended": [2], "left_before": np.array([0.0, 0.01, 0.25])}
+    >>> rng = np.random.default_rng(0)
+    >>> bases = np.abs(rng.normal(size=(40, 6, 2)))
+    >>> fits = [(bases[:20, :, 0], bases[:20], np.zeros(20, int), np.zeros(20)),
+    ...         (bases[20:, :, 0], bases[20:], np.zeros(20, int), np.zeros(20))]
+    >>> out = kept_basins(fits, bases[[0, 20]], 0.3, 1, earlier, [0, 2])
+    >>> out["extended"], out["left_before"].tolist()
+    ([1], [0.0, 0.25])
+    """
+    basins = fit_basins(fits, refs, cut, n_chains)
+    if earlier.get("extended"):
+        basins.update(extended=[keep.index(k) for k in earlier["extended"] if k in keep],
+                      left_before=np.asarray(earlier["left_before"])[list(keep)])
+    return basins
 
 
 def outside_basin(U, basins, k, cut):

@@ -733,4 +733,18 @@ MUTATIONS = [
                "test_a_refusal_is_said_in_the_commands_flags_with_the_budget_to_run_next",),
         why="a budget is suggested though --particles fixed the SMC's size: a larger budget "
             "would change nothing"),
+    Mutation(
+        id="gaussian-route-keeps-five-sweeps", path=_CMD,
+        old="                defaults.update(REFERENCE_CHECK_ROUTE)\n",
+        new="",
+        tests=(_TC + "test_auto_picks_the_route_per_family",),
+        why="the exponential-Gaussian route's SMC starts at 5 sweeps per step: on the faces "
+            "its runs' log Z spread stays near the rule's 2 nats at any particle count"),
+    Mutation(
+        id="reference-check-moves-for-every-family", path=_CMD,
+        old="\"pt_scans\": 500, \"moves\": 5,",
+        new="\"pt_scans\": 500, \"moves\": 10,",
+        tests=(_TC + "test_auto_picks_the_route_per_family",),
+        why="the 10 sweeps per step measured on the exponential-Gaussian route given to the "
+            "bridge route of models without a reference path, unmeasured there"),
 ]

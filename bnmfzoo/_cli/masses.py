@@ -220,22 +220,27 @@ def cli_statement(out, a):
     """``out["statement"]`` in the command's words, plus the budget to run next.
 
     The budget is suggested when the SMC from the prior's runs disagreed (``log Z`` sd of 2
-    nats or more) and its particles were sized from ``--budget``. The runs' ``log Z`` variance
-    falls as 1 / particles, so ``(sd / TARGET_LOG_Z_SD)^2`` times the particles bring the sd to
-    about the target; scaling the whole budget by that factor is an upper bound (the per-mode
-    check's cost does not grow with it).
+    nats or more) and its particles were sized from ``--budget``. Where a run's ``log Z``
+    variance falls as 1 / particles, ``(sd / TARGET_LOG_Z_SD)^2`` times the particles bring the
+    sd to about the target; scaling the whole budget by that factor is an upper bound (the
+    per-mode check's cost does not grow with it). Where the sweeps per step set the spread
+    instead (the faces at rank 3: 2.5 times the particles left it at 2.1 nats, twice the
+    sweeps brought it to 1.3; ``docs/results/masses_copula_reference_3.md`` section 43), the
+    text also names twice the sweeps per step.
 
     Examples
     --------
     >>> from types import SimpleNamespace as NS
     >>> out = {"statement": "Masses NOT established: x. Run more SMC runs or particles "
     ...        "(n_runs, n_particles).", "established": False, "log_z_se": 1.13,
-    ...        "settings": {"n_runs": 4}}
+    ...        "settings": {"n_runs": 4, "n_moves": 5}}
     >>> text = cli_statement(out, NS(particles=None, budget=900.0, data="m.csv", rank=3))
     >>> text.split(" (--runs")[0]
     'Masses NOT established: x. Run more SMC runs or particles'
     >>> text.split("Next: ")[1][:48]
     'bnmfzoo masses m.csv --rank 3 --budget 3240 (the'
+    >>> text.split("; where the sweeps per step set it, ")[1]
+    'add --moves 10)'
     """
     text = out["statement"]
     for old, new in CLI_WORDS:
@@ -247,7 +252,8 @@ def cli_statement(out, a):
         text += (f" Next: bnmfzoo masses {a.data} --rank {a.rank} --budget "
                  f"{math.ceil(a.budget * factor / 60) * 60:g} (the SMC from the prior's runs' "
                  f"log Z sd {sd:.2f} nats; about {factor:.1f} times the particles bring it to "
-                 f"{TARGET_LOG_Z_SD})")
+                 f"{TARGET_LOG_Z_SD} where the particles set it; where the sweeps per step "
+                 f"set it, add --moves {2 * int(out.get('settings', {}).get('n_moves', 5))})")
     return text
 
 

@@ -89,6 +89,18 @@ NB_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, pt_scans=8000, brid
 BETA_DIR_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, bridge_draws=500)
 
 
+#: ``--check auto`` for models with the library's reference check (exponential Gaussian): the
+#: sweeps per step start at 10 (falling towards 2 until the SMC from the prior keeps
+#: :data:`REF_MIN_PARTICLES` per run, as before from 5). At equal CPU per run, 10 sweeps gave
+#: the runs' log Z a smaller spread or bias than fewer sweeps and more particles: the faces
+#: (400 x 256, rank 3) 75 x 10 sd 1.51 against 375 x 2 sd 3.26, and 150 x 10 sd 1.29 (mean
+#: within 0.5 nat of the reference path's total) against 375 x 5 sd 2.08 (2 nats low); GDSC
+#: rank 5 40 x 10 sd 1.74 against 100 x 4 sd 3.21 and 200 x 2 sd 3.63 (7 nats low). The two
+#: faces seeds refused at 5 sweeps (sd 2.26, 2.20) were established at 10 (sd 1.12, 0.48)
+#: (``docs/results/masses_copula_reference_3.md`` section 43)
+REFERENCE_CHECK_ROUTE = {"moves": 10}
+
+
 #: the route settings when neither ``--check`` nor the option is given
 ROUTE_DEFAULTS = {"pt_local": "sweep", "pt_leap": 10, "pt_scans": 500, "moves": 5,
                   "pt_trips": None, "runs": 4, "bridge_draws": 500}
@@ -99,7 +111,8 @@ def _route(model, a):
 
     ``auto``: :data:`POISSON_ROUTE` / :data:`NB_ROUTE` where the count family's reference
     path exists (constant prior rates), :data:`BETA_DIR_ROUTE` for Beta-Dir models, else the
-    library's ``"auto"`` (the reference path check for exponential-Gaussian models).
+    library's ``"auto"``: the reference path check for exponential-Gaussian models, with
+    :data:`REFERENCE_CHECK_ROUTE`.
     """
     defaults = dict(ROUTE_DEFAULTS)
     if a.check == "auto":
@@ -110,11 +123,13 @@ def _route(model, a):
         route = {"poisson": POISSON_ROUTE, "negative_binomial": NB_ROUTE,
                  "beta_dir": BETA_DIR_ROUTE}.get(fam.name)
         try:
-            if route is None:
-                raise ValueError(fam.name)
-            reference_adapter(fam, route["pt_local"], route["pt_leap"])
-            defaults.update(route)
-            a.check = "reference_pt"
+            if route is None:  # the library's reference check (exponential-Gaussian models)
+                reference_adapter(fam)
+                defaults.update(REFERENCE_CHECK_ROUTE)
+            else:
+                reference_adapter(fam, route["pt_local"], route["pt_leap"])
+                defaults.update(route)
+                a.check = "reference_pt"
         except ValueError:
             pass
     for k, v in defaults.items():

@@ -173,8 +173,11 @@ def test_auto_picks_the_route_per_family(capsys):
     assert (a.pt_scans, a.moves, a.bridge_draws) == (300, 3, 40)
     a = ns()
     _route(_build(X.astype(float) + 0.5, 2, "exponential_gaussian"), a)
-    assert a.check == "auto" and (a.pt_local, a.pt_scans, a.moves) == ("sweep", 500, 5)
+    assert a.check == "auto" and (a.pt_local, a.pt_scans, a.moves) == ("sweep", 500, 10)
     assert (a.pt_trips, a.runs, a.bridge_draws) == (None, 4, 500)
+    a = ns(moves=4)  # given: kept
+    _route(_build(X.astype(float) + 0.5, 2, "exponential_gaussian"), a)
+    assert a.moves == 4
     a = ns()
     _route(_build(X.astype(float), 2, "negative_binomial"), a)
     assert a.check == "reference_pt" and (a.pt_local, a.pt_leap) == ("sweep", 10)
@@ -183,7 +186,7 @@ def test_auto_picks_the_route_per_family(capsys):
     from bnmfzoo.models import negative_binomial
 
     _route(negative_binomial(X.astype(float), 2, ard=True), a)
-    assert a.check == "auto"
+    assert a.check == "auto" and a.moves == 5  # not the reference check's 10
     a = ns()  # binary: the reference_pt route with the plain sweep
     _route(_build((X > 1).astype(float), 2, "beta_dir"), a)
     assert a.check == "reference_pt" and (a.pt_local, a.pt_leap) == ("sweep", 10)

@@ -77,6 +77,15 @@ MUTATIONS = [
         old="family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn)",
         new="family, adapter, refs, starts, rng, cut, n_chains, n_draws, thin, n_burn, extend=0)",
         tests=(_WIRED,),
+        why="reference_log_z called without fit chains judges a leak on the first 500 draws"),
+    Mutation(
+        id="gaussian-route-check-does-not-continue-leaks",
+        path="bnmfzoo/inference/reference_check.py",
+        old="    fitted = fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, "
+            "n_draws,\n                                   thin, 50)",
+        new="    fitted = fit_chains_and_basins(family, adapter, refs, starts, rng, cut, n_chains, "
+            "n_draws,\n                                   thin, 50, extend=0)",
+        tests=(_WIRED,),
         why="the reference check (the exponential-Gaussian route) judges a leak on the first "
             "500 draws"),
     Mutation(

@@ -156,7 +156,7 @@ def main(argv=None):
             **({} if args.sweeps is None else {"sweeps_per_draw": args.sweeps}))
         print(f"{args.problem} {args.likelihood} {D} x {N}, K = {K}, {int(X.sum())} counts, "
               f"GibbsPoisson sweeps_per_draw = {step.sweeps_per_draw}")
-        # NB2: pm.sample() alone gives NUTS (bnmfzoo.inference._cost_model), so ours is passed
+        # NB2: pm.sample() alone gives NUTS (bnmfzoo.inference._assignment), so ours is passed
         kw = {} if args.sweeps is None and args.likelihood != "nb2" else {"step": step}
         # both samplers start each chain at the same prior draw (dispersed starts)
         rng = np.random.default_rng(5)

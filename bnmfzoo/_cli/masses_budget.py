@@ -52,6 +52,16 @@ REF_STEP_RATIO = 0.45
 REF_MIN_PARTICLES = 200
 
 
+#: fewest sweeps per step the fall towards :data:`REF_MIN_PARTICLES` reaches while both
+#: estimators still fit the budget (it goes on towards 2 only where they do not): at equal CPU
+#: per run the faces (400 x 256, rank 3) gave the runs' log Z sd 1.36 at 150 x 5 against 3.26
+#: at 375 x 2, and GDSC rank 5 3.21 at 100 x 4 against 3.63 at 200 x 2; at ``--budget 300``
+#: the faces fell to 279 x 2 and were refused (sd 3.70); GDSC rank 5 at 900 s: 5 x 165, sd 1.26,
+#: established (was 4 x 216, sd 1.56) (``docs/results/masses_copula_reference_3.md`` section
+#: 43, ``masses_gaussian_check.md`` section 44)
+REF_MIN_MOVES = 5
+
+
 #: ``--check auto`` for Poisson models with constant prior rates: two per-mode estimators
 #: along the reference path with the exact local moves (established breast SBS96 K = 4 in
 #: 729 CPU s; ``docs/results/masses_default_route.md``); other families: the library's auto
@@ -90,14 +100,14 @@ BETA_DIR_ROUTE = dict(POISSON_ROUTE, pt_local="sweep", pt_leap=10, bridge_draws=
 
 
 #: ``--check auto`` for models with the library's reference check (exponential Gaussian): the
-#: sweeps per step start at 10 (falling towards 2 until the SMC from the prior keeps
-#: :data:`REF_MIN_PARTICLES` per run, as before from 5). At equal CPU per run, 10 sweeps gave
-#: the runs' log Z a smaller spread or bias than fewer sweeps and more particles: the faces
-#: (400 x 256, rank 3) 75 x 10 sd 1.51 against 375 x 2 sd 3.26, and 150 x 10 sd 1.29 (mean
-#: within 0.5 nat of the reference path's total) against 375 x 5 sd 2.08 (2 nats low); GDSC
-#: rank 5 40 x 10 sd 1.74 against 100 x 4 sd 3.21 and 200 x 2 sd 3.63 (7 nats low). The two
-#: faces seeds refused at 5 sweeps (sd 2.26, 2.20) were established at 10 (sd 1.12, 0.48)
-#: (``docs/results/masses_copula_reference_3.md`` section 43)
+#: sweeps per step start at 10 (falling until the SMC from the prior keeps
+#: :data:`REF_MIN_PARTICLES` per run, down to :data:`REF_MIN_MOVES` while both estimators fit). At
+#: equal CPU per run, 10 sweeps gave the runs' log Z a smaller spread or bias than fewer sweeps
+#: and more particles: the faces (400 x 256, rank 3) 75 x 10 sd 1.51 against 375 x 2 sd 3.26, and
+#: 150 x 10 sd 1.29 (mean within 0.5 nat of the reference path's total) against 375 x 5 sd 2.08 (2
+#: nats low); GDSC rank 5 40 x 10 sd 1.74 against 100 x 4 sd 3.21 and 200 x 2 sd 3.63 (7 nats
+#: low). The two faces seeds refused at 5 sweeps (sd 2.26, 2.20) were established at 10 (sd 1.12,
+#: 0.48) (``docs/results/masses_copula_reference_3.md`` section 43)
 REFERENCE_CHECK_ROUTE = {"moves": 10}
 
 
@@ -366,9 +376,10 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
     rough reference (GDSC rank 5: about 1 ms against the plain sweep's 0.34; at 10 % the check
     ran out of budget after the SMC from the prior had taken 542 of 900 s). With
     ``fewer_moves`` (``--moves`` not given) the sweeps per step fall from ``moves`` towards 2
-    until the SMC from the prior gets :data:`REF_MIN_PARTICLES` per run (both estimators use
-    the same moves). With ``check="reference_pt"`` the SMC from the prior's steps are
-    measured too (:func:`_measured_steps`) and its particles and runs follow
+    until the SMC from the prior gets :data:`REF_MIN_PARTICLES` per run, stopping at
+    :data:`REF_MIN_MOVES` where both estimators fit the budget (both use the same moves).
+    With ``check="reference_pt"`` the SMC from the prior's steps are measured too
+    (:func:`_measured_steps`) and its particles and runs follow
     :func:`_prior_smc_size`; the runs it chose go in ``sizes["runs"]`` (a dict, when given;
     ``fewer_runs`` there lets the runs fall). ``sizes["steps"]``, whenever ``sizes`` is
     given: the tempering steps a run of the SMC from the prior is expected to take.
@@ -404,7 +415,7 @@ def _pilot(model, budget, runs, moves, check_runs, check="bridge", ref_size=(4, 
         else:
             need = budget * 20.0 * runs * m / (smc_share * sweeps)
         particles = int(smc_share * sweeps / (runs * m))
-        if particles >= REF_MIN_PARTICLES:
+        if particles >= REF_MIN_PARTICLES or (m <= REF_MIN_MOVES and need <= budget):
             break
     if check == "reference_pt":
         sizes = {} if sizes is None else sizes

@@ -549,6 +549,25 @@ def mode_starts(states, label, weights, k, n):
     return [states[i] for i in idx[:n]]
 
 
+def check_modes(family, states, label, weights, clusters, rng, n_chains, prior_chains,
+                prior_sweeps):
+    """``(refs, starts, near, prior CPU s)`` of the modes a per-mode check estimates.
+
+    The SMC from the prior's modes (``clusters["reference"]``, ``K`` of them) first, each
+    started from its heaviest members (:func:`mode_starts`), then the modes ``prior_chains``
+    plain chains from prior draws found (:func:`prior_chain_modes`; ``near``: where each chain
+    ended, ``None`` without them). Shared by the bridge, reference and per-mode checks.
+    """
+    refs, cut = clusters["reference"], clusters["cut"]
+    new_refs, new_states, near, prior_cpu = (np.zeros((0,) + refs.shape[1:]), [], None, 0.0)
+    if prior_chains:
+        new_refs, new_states, near, prior_cpu = prior_chain_modes(
+            family, refs, cut, rng, n_chains=prior_chains, n_sweeps=prior_sweeps)
+    starts = [mode_starts(states, label, weights, k, n_chains)
+              for k in range(refs.shape[0])] + new_states
+    return np.concatenate([refs, new_refs]), starts, near, prior_cpu
+
+
 def bridge_check(model, family, states, label, weights, clusters, log_z, log_z_se, rng, *,
                  n_chains=4, n_draws=300, thin=2, prior_chains=8, prior_sweeps=300):
     """The per-mode bridge check of :func:`bnmfzoo.inference.smc_mode_masses`.
@@ -563,13 +582,10 @@ def bridge_check(model, family, states, label, weights, clusters, log_z, log_z_s
         param = bridge_parametrisation(model, family)
     except ValueError as err:
         return nan, nan, [], [f"the bridge check is not available: {err}"], None
-    refs, cut = clusters["reference"], clusters["cut"]
-    new_refs, new_states, near, prior_cpu = (np.zeros((0,) + refs.shape[1:]), [], None, 0.0)
-    if prior_chains:
-        new_refs, new_states, near, prior_cpu = prior_chain_modes(
-            family, refs, cut, rng, n_chains=prior_chains, n_sweeps=prior_sweeps)
-    starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
-    out = bridge_masses(family, param, np.concatenate([refs, new_refs]), starts, rng, cut=cut,
+    cut = clusters["cut"]
+    all_refs, starts, near, prior_cpu = check_modes(family, states, label, weights, clusters,
+                                                    rng, n_chains, prior_chains, prior_sweeps)
+    out = bridge_masses(family, param, all_refs, starts, rng, cut=cut,
                         n_chains=n_chains, n_draws=n_draws, thin=thin)
     joined = transient_prior_modes(out["left"], out["into"], K)
     if joined:  # drop them: their chains went into an SMC mode, whose estimate holds them

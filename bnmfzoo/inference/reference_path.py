@@ -95,7 +95,7 @@ from bnmfzoo.inference.gaussian.modes._reference_gaussian import (
 from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
-           "reference_check", "drop_modes", "fit_copies", "other_copy", "ModeCheck",
+           "drop_modes", "fit_copies", "other_copy", "ModeCheck",
            "WIDEN", "DUPLICATE_SHARE", "LEAK_EXTEND", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
@@ -665,57 +665,3 @@ def drop_modes(out, drop, K, offset=0.0):
         new["log_z"], new["log_z_se"], K, offset)
     new["dropped"] = sorted(drop)
     return new
-
-
-def reference_check(family, states, label, weights, clusters, log_z, log_z_se, rng, *,
-                    n_runs=4, n_particles=100, n_moves=5, cess=0.9, n_chains=4, n_draws=200,
-                    thin=2, widen=WIDEN, prior_chains=8, prior_sweeps=300):
-    """The reference-path check of :func:`bnmfzoo.inference.smc_mode_masses`.
-
-    Returns ``(mass (K,), se (K,), extra [(mass, se) of modes only plain chains from the
-    prior found], reasons [why not established], details dict)``, as
-    :func:`bnmfzoo.inference.mode_bridge.bridge_check` does.
-    """
-    from bnmfzoo.inference._mass_verdict import check_reasons
-    from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
-
-    K = clusters["reference"].shape[0]
-    nan = np.full(K, math.nan)
-    try:
-        reference_adapter(family)
-    except ValueError as err:
-        return nan, nan, [], [f"the reference check is not available: {err}"], None
-    refs, cut = clusters["reference"], clusters["cut"]
-    new_refs, new_states, near, prior_cpu = (np.zeros((0,) + refs.shape[1:]), [], None, 0.0)
-    if prior_chains:
-        new_refs, new_states, near, prior_cpu = prior_chain_modes(
-            family, refs, cut, rng, n_chains=prior_chains, n_sweeps=prior_sweeps)
-    starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
-    out = reference_log_z(family, np.concatenate([refs, new_refs]), starts, rng, cut=cut,
-                          n_runs=n_runs, n_particles=n_particles, n_moves=n_moves, cess=cess,
-                          n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
-    # a mode only the plain chains from the prior found that is a copy of, or joined with, an
-    # earlier mode is that mode reached twice: estimated once (as the reference_pt route does)
-    dup = sorted(set(out["duplicates"]) | set(out["joined"]))
-    drop = sorted({j for _, j in dup if j >= K})
-    if drop:
-        out = drop_modes(out, drop, refs.shape[2])
-    reasons = check_reasons("reference path", out["log_z"],
-                            np.maximum(out["left"], out["path_left"]), out["log_z_total"],
-                            out["log_z_total_se"], log_z, log_z_se,
-                            left_what="chain draws or path particles",
-                            swapped=out["swapped"], one_sided=True)
-    reasons += [f"modes {k} and {j}: plain chains cross between them both ways, so they are one "
-                "mode (the basin rule); their union's mass is the sum"
-                for k, j in out["joined"] if j not in drop]
-    reasons += [f"modes {k} and {j}: each holds more than {DUPLICATE_SHARE:.0%} of the other's "
-                "draws "
-                "or path particles in its basin, so they are one mode counted twice"
-                for k, j in out["duplicates"] if j not in drop]
-    details = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in out.items()}
-    details.update(prior_chains=prior_chains, prior_ends_in_smc_modes=(
-        None if near is None else int(np.sum(near >= 0))), prior_cpu_s=prior_cpu,
-        n_runs=n_runs, n_particles=n_particles, n_chains=n_chains, n_draws=n_draws,
-        widen=widen)
-    extra = list(zip(out["mass"][K:].tolist(), out["se"][K:].tolist(), strict=True))
-    return out["mass"][:K], out["se"][:K], extra, reasons, details

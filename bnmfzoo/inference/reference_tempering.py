@@ -598,7 +598,7 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
         mass_upper_bounds,
         per_mode_reasons,
     )
-    from bnmfzoo.inference.mode_bridge import mode_starts, prior_chain_modes
+    from bnmfzoo.inference.mode_bridge import check_modes
     from bnmfzoo.inference.reference_path import drop_modes, fit_copies, reference_log_z
 
     K = clusters["reference"].shape[0]
@@ -607,13 +607,9 @@ def per_mode_check(family, states, label, weights, clusters, log_z, log_z_se, rn
     except ValueError as err:
         return {"smc": None, "pt": None, "n_smc_modes": K,
                 "reasons": [f"the reference check is not available: {err}"]}
-    refs, cut = clusters["reference"], clusters["cut"]
-    new_refs, new_states, near, prior_cpu = (np.zeros((0,) + refs.shape[1:]), [], None, 0.0)
-    if prior_chains:
-        new_refs, new_states, near, prior_cpu = prior_chain_modes(
-            family, refs, cut, rng, n_chains=prior_chains, n_sweeps=prior_sweeps)
-    starts = [mode_starts(states, label, weights, k, n_chains) for k in range(K)] + new_states
-    all_refs = np.concatenate([refs, new_refs])
+    cut = clusters["cut"]
+    all_refs, starts, near, prior_cpu = check_modes(family, states, label, weights, clusters,
+                                                    rng, n_chains, prior_chains, prior_sweeps)
     fit = dict(n_chains=n_chains, n_draws=n_draws, thin=thin, widen=widen)
     # modes the fit chains already show to be one (each holds the other's draws in its basin,
     # or the basin rule joins them) are estimated once: a copy among the SMC from the prior's

@@ -551,7 +551,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                 prior_sweeps=_check_int("prior_sweeps", prior_sweeps, 1))
             reasons.extend(br_reasons)
         elif check == "reference" and check_runs:
-            from bnmfzoo.inference.reference_path import reference_check
+            from bnmfzoo.inference.reference_check import reference_check
 
             chk, chk_se, extra, br_reasons, bridge_out = reference_check(
                 family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,

@@ -592,6 +592,34 @@ def test_the_pilot_reserves_the_reference_paths_predicted_cost(monkeypatch, ref_
         assert particles < 20 and need > 900.0 / 0.8
 
 
+def test_the_pilots_fall_stops_at_five_sweeps_while_both_estimators_fit(monkeypatch):
+    """The sweeps per step fall towards 2 for :data:`REF_MIN_PARTICLES` only down to
+    :data:`REF_MIN_MOVES` (5) while both estimators fit (the faces: 150 x 5 gave the runs' log
+    Z sd 1.36 where 375 x 2 gave 3.26, at equal CPU). Steps and costs fixed as above: at 3.8 ms
+    per reference sweep the check takes 684 of the 720 s at 5 sweeps per step, leaving 90
+    particles per run; the fall stops there. With the floor at 2 (the rule before) it goes on
+    to 4 sweeps and 540 particles; from 10 sweeps it also stops at 5."""
+    import bnmfzoo._cli.masses_budget as cmd
+    from bnmfzoo._cli.masses import _build
+
+    r = np.random.default_rng(5)
+    G = r.gamma(2.0, 1.0, (20, 2)) @ r.gamma(2.0, 1.0, (2, 12)) + r.normal(0, 0.3, (20, 12))
+    monkeypatch.setattr(cmd, "_measured_steps", lambda *a: (200.0, 1e-4, 1e-4))
+    monkeypatch.setattr(cmd, "_reference_sweep_cost", lambda *a: 3.8e-3)
+    model = _build(G, 2, "exponential_gaussian")
+
+    def pilot(moves):
+        return cmd._pilot(model, 900.0, 4, moves, 32, "auto", (4, 100), fewer_moves=True)
+
+    for start in (5, 10):
+        particles, _, _, need, m = pilot(start)
+        assert m == cmd.REF_MIN_MOVES == 5 and 20 <= particles < cmd.REF_MIN_PARTICLES
+        assert need <= 900.0
+    monkeypatch.setattr(cmd, "REF_MIN_MOVES", 2)
+    particles, _, _, _, m = pilot(5)
+    assert m == 4 and particles >= cmd.REF_MIN_PARTICLES
+
+
 def test_the_poisson_routes_pilot_measures_its_steps(monkeypatch):
     """On the Poisson (``reference_pt``) route the pilot measures the SMC from the prior's
     steps as the other routes do (ALL/AML 100 x 38: 142 guessed from the dimension, 898-910

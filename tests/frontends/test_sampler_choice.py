@@ -1,4 +1,4 @@
-"""The measured cost model (:mod:`bnmfzoo.inference._cost_model`) decides whether
+"""The measured cost model (:mod:`bnmfzoo.inference._assignment`) decides whether
 ``pm.sample()`` gives a recognized model our step or NUTS, and one log line says which and why.
 
 Deterministic checks of the choice and its message (no statistical tolerance; false-failure
@@ -12,8 +12,8 @@ import pymc as pm
 import pytest
 
 import bnmfzoo as bz
-from bnmfzoo.inference import _cost_model
-from bnmfzoo.inference._cost_model import MEASURED, Measured, choose
+from bnmfzoo.inference import _assignment
+from bnmfzoo.inference._assignment import MEASURED, Measured, choose
 
 X = np.random.default_rng(0).exponential(size=(6, 5))
 COUNTS = np.random.default_rng(1).poisson(3.0, size=(6, 5))  # dense: 3 counts per cell
@@ -101,9 +101,9 @@ def test_dense_counts_get_hmc_moves_and_sparse_ones_the_sweep(caplog):
     assert "dense catalogues" in msgs[0] and "sparse counts" in msgs[1]
     assert msgs[2].startswith("PyMC's NUTS samples ")
     assert f"measured {MEASURED['counts', 'poisson_dense'].ratio:g}x PyMC NUTS" in msgs[2]
-    assert _cost_model.count_key("poisson", 30.0, 30) == "poisson"  # exactly 1 per cell: sparse
-    assert _cost_model.count_key("poisson", 31.0, 30) == "poisson_dense"
-    assert _cost_model.count_key("negative_binomial", 1e6, 30) == "negative_binomial"
+    assert _assignment.count_key("poisson", 30.0, 30) == "poisson"  # exactly 1 per cell: sparse
+    assert _assignment.count_key("poisson", 31.0, 30) == "poisson_dense"
+    assert _assignment.count_key("negative_binomial", 1e6, 30) == "negative_binomial"
 
 
 def test_a_model_measured_slower_gets_nuts(monkeypatch, caplog):
@@ -128,7 +128,7 @@ def test_choose_rules():
     assert unmeasured.ours and "no measured comparison" in unmeasured.reason
     for m in MEASURED.values():  # every entry says how to measure it again
         assert m.command.startswith("python -m benchmarks.") and m.ratio > 0
-    assert _cost_model.logger.name == "bnmfzoo"
+    assert _assignment.logger.name == "bnmfzoo"
 
 
 @pytest.mark.parametrize("configured", [False, True])
@@ -140,7 +140,7 @@ def test_the_choice_line_is_shown_unless_logging_is_configured(configured):
     import sys
 
     setup = "import logging; logging.basicConfig(level=logging.ERROR); " if configured else ""
-    code = (setup + "import logging, bnmfzoo; from bnmfzoo.inference import _cost_model as c; "
+    code = (setup + "import logging, bnmfzoo; from bnmfzoo.inference import _assignment as c; "
             "c.logger.info('the choice line')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)

@@ -231,19 +231,59 @@ def test_reference_check_drops_a_prior_chain_copy(monkeypatch):
     """The ``reference`` route (Gaussian, Beta-Dir, the library's Poisson default) does the
     same: a label copy of the SMC's one mode returned by the plain chains from the prior is
     dropped before the masses, so the result lists no extra mode, gives no copy as a reason
-    and counts the mode's evidence once (before, it was refused: 60 x 40 Gaussian, rank 3)."""
-    from bnmfzoo.inference import mode_bridge
-    from bnmfzoo.inference.reference_path import reference_check
+    and counts the mode's evidence once (before, it was refused: 60 x 40 Gaussian, rank 3).
+    The fit chains already show it to be a copy, so it gets no path (the faces at rank 3: the
+    copy's path took half the check's CPU before it was dropped): two SMC runs, mode 0's."""
+    from bnmfzoo.inference import mode_bridge, reference_path
+    from bnmfzoo.inference.reference_check import reference_check
 
     fam, s, ref, rng, copy_of_mode_0 = _one_mode_and_its_label_copy()
+    real, calls = reference_path.smc, []
 
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reference_path, "smc", counted)
     monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
     mass, _, extra, reasons, details = reference_check(
         fam, [s], np.array([0]), np.array([1.0]), {"reference": ref, "cut": 30.0}, -50.0, 1.0,
         rng, n_runs=2, n_particles=40, n_moves=2, n_draws=40, prior_chains=1)
     assert details["dropped"] == [1] and extra == [] and mass.tolist() == [1.0]
+    assert len(calls) == 2 and len(details["run_log_z"]) == 1
     assert details["log_z_total"] == pytest.approx(math.log(2) + details["log_z"][0])
     assert not any("counted twice" in r or "one mode" in r for r in reasons), reasons
+
+
+def test_the_reference_check_stops_a_far_mode_after_two_runs(monkeypatch):
+    """The exponential-Gaussian route's check (``reference_check``) stops a mode the modes
+    before it bound below ``EARLY_STOP`` after two runs, as the per-mode route does (the faces
+    at rank 3, seed 2: modes only the plain chains from the prior found took the check past the
+    budget). The plain chains' mode (a label copy, its runs shifted 50 nats below mode 0's) gets
+    two runs, not four (one of the two is then dropped as the other's copy). The fit chains'
+    copy rule is switched off so that the copy gets a path at all."""
+    import bnmfzoo.inference.reference_check as reference_check_module
+    from bnmfzoo.inference import mode_bridge, reference_path
+    from bnmfzoo.inference.reference_check import reference_check
+
+    fam, s, ref, rng, copy_of_mode_0 = _one_mode_and_its_label_copy()
+    real, calls = reference_path.smc, []
+
+    def shifted(*args, **kwargs):
+        run = real(*args, **kwargs)
+        calls.append(1)
+        if len(calls) > 4:  # the second mode's runs
+            run.log_z -= 50.0
+        return run
+
+    monkeypatch.setattr(reference_path, "smc", shifted)
+    monkeypatch.setattr(reference_check_module, "fit_copies", lambda *a: {})
+    monkeypatch.setattr(mode_bridge, "prior_chain_modes", copy_of_mode_0)
+    mass, _, extra, _, details = reference_check(
+        fam, [s], np.array([0]), np.array([1.0]), {"reference": ref, "cut": 30.0}, -50.0, 1.0,
+        rng, n_runs=4, n_particles=30, n_moves=1, n_draws=30, prior_chains=1)
+    assert len(calls) == 6 and len(details["runs_done"]) == 1  # 4 + 2 runs; one mode kept
+    assert mass.tolist() == [1.0] and extra == []
 
 
 def test_a_rank_with_empty_components_is_refused_in_one_line():

@@ -226,7 +226,8 @@ def test_the_reference_route_establishes_past_a_negligible_unreached_mode(monkey
     """``smc_mode_masses(check="reference")`` with the check's output constructed (its own
     masses the SMC's, agreeing): the only thing left to decide is the mode no SMC particle
     reached, light (established, listed with its bound, noted) or not (not established)."""
-    from bnmfzoo.inference import reference_path, smc_mode_masses
+    import bnmfzoo.inference.reference_check as reference_check_module
+    from bnmfzoo.inference import smc_mode_masses
     from bnmfzoo.models import poisson
 
     def check(family, states, label, weights, clusters, log_z, log_z_se, rng, **kw):
@@ -237,7 +238,7 @@ def test_the_reference_route_establishes_past_a_negligible_unreached_mode(monkey
         return (mass, np.full(K, 1e-3), [(math.exp(gap), 0.1 * math.exp(gap))], [],
                 {"run_log_z": run_lz.tolist(), "runs_done": [4] * (K + 1)})
 
-    monkeypatch.setattr(reference_path, "reference_check", check)
+    monkeypatch.setattr(reference_check_module, "reference_check", check)
     out = smc_mode_masses(poisson(X2, 2), check="reference", n_runs=2, n_particles=20,
                           n_moves=1, random_seed=0)
     last = out["modes"][-1]
@@ -348,13 +349,14 @@ def test_budget_running_out_in_the_reference_check_keeps_the_prior_masses_unchec
         monkeypatch):
     """check="reference" (the library's auto for Poisson): the budget runs out in the check;
     the SMC from the prior's masses are returned with no check, named so, not established."""
-    from bnmfzoo.inference import reference_path, smc_mode_masses
+    import bnmfzoo.inference.reference_check as reference_check_module
+    from bnmfzoo.inference import smc_mode_masses
     from bnmfzoo.models import poisson
 
     def out_of_budget(*args, **kwargs):
         raise BudgetExhausted(10.0, 10.5)
 
-    monkeypatch.setattr(reference_path, "reference_log_z", out_of_budget)
+    monkeypatch.setattr(reference_check_module, "reference_log_z", out_of_budget)
     try:
         out = smc_mode_masses(poisson(X2, 2), n_runs=2, n_particles=20, n_moves=1,
                               bridge_draws=20, bridge_chains=2, prior_chains=0, random_seed=0)

@@ -234,9 +234,11 @@ def test_a_leaking_mode_s_fit_chains_are_continued_before_the_basin_rule_decides
 
 
 def test_both_routes_continue_leaking_fit_chains(monkeypatch):
-    """The reference check (:func:`reference_log_z`) and the per-mode route
-    (``reference_tempering.per_mode_check``) leave :func:`fit_chains_and_basins`' continuation
-    of leaking chains on (its default)."""
+    """:func:`reference_log_z`, the exponential-Gaussian route's check
+    (``reference_check.reference_check``, which runs the fit chains itself) and the per-mode
+    route (``reference_tempering.per_mode_check``) leave :func:`fit_chains_and_basins`'
+    continuation of leaking chains on (its default)."""
+    import bnmfzoo.inference.reference_check as rc
     import bnmfzoo.inference.reference_path as rp
     import bnmfzoo.inference.reference_tempering as rt
     from bnmfzoo.models import exponential_gaussian
@@ -252,6 +254,7 @@ def test_both_routes_continue_leaking_fit_chains(monkeypatch):
 
     monkeypatch.setattr(rp, "fit_chains_and_basins", spy)
     monkeypatch.setattr(rt, "fit_chains_and_basins", spy)
+    monkeypatch.setattr(rc, "fit_chains_and_basins", spy)
     rng = np.random.default_rng(0)
     fam = family_of_model(exponential_gaussian(rng.gamma(2.0, 1.0, (8, 6)), 2))
     s = fam.draw_prior(rng)
@@ -262,7 +265,10 @@ def test_both_routes_continue_leaking_fit_chains(monkeypatch):
     with pytest.raises(Stop):
         rt.per_mode_check(fam, [s], np.zeros(1, int), np.ones(1), clusters, 0.0, 0.1, rng,
                           n_draws=30, prior_chains=0)
-    assert seen == [(30, "default")] * 2
+    with pytest.raises(Stop):
+        rc.reference_check(fam, [s], np.zeros(1, int), np.ones(1), clusters, 0.0, 0.1, rng,
+                           n_draws=30, prior_chains=0)
+    assert seen == [(30, "default")] * 3
 
 
 def test_the_per_mode_route_keeps_the_continuation_s_record_when_copies_are_dropped(monkeypatch):

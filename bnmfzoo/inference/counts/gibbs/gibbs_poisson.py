@@ -31,7 +31,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
-from bnmfzoo.inference._cost_model import announce, choose, count_key
+from bnmfzoo.inference._assignment import announce, choose, count_key
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.counts._data import cell_means
 from bnmfzoo.inference.counts._problem import counts_spec, log_likelihood
@@ -118,7 +118,7 @@ def recognized_counts(var):
     ``None`` when ``var`` is not a variable of a recognized count model.
 
     ``hmc_default``: a Poisson model of dense counts
-    (:func:`~bnmfzoo.inference._cost_model.count_key` ``"poisson_dense"``) with fixed Gamma
+    (:func:`~bnmfzoo.inference._assignment.count_key` ``"poisson_dense"``) with fixed Gamma
     priors on both ``A`` and ``W`` (no rate variables), which
     :class:`~bnmfzoo.inference.counts.gibbs.hmc_poisson.HmcPoisson` samples when the cost
     model's ``("counts", "poisson_dense_hmc")`` entry says it beats NUTS.
@@ -339,11 +339,11 @@ class GibbsPoisson(TransformedStep):
     def competence(cls, var, has_grad=True):
         """IDEAL for the variables of a recognized count model, else INCOMPATIBLE.
 
-        The measured cost model (:mod:`bnmfzoo.inference._cost_model`) decides, with one log
+        The measured cost model (:mod:`bnmfzoo.inference._assignment`) decides, with one log
         line saying which sampler and why: where our sweep mixed slower per CPU second than
         PyMC's NUTS (NB2 models, ``pm.NegativeBinomial(mu=, alpha=)``, and Poisson models of
         dense counts such as mutational catalogues, more than one count per observed cell on
-        average: :func:`~bnmfzoo.inference._cost_model.count_key`) the continuous variables
+        average: :func:`~bnmfzoo.inference._assignment.count_key`) the continuous variables
         are only COMPATIBLE and ``pm.sample`` gives them NUTS, or, for dense Poisson models
         with fixed Gamma priors, :class:`~bnmfzoo.inference.counts.gibbs.hmc_poisson.
         HmcPoisson` (HMC moves, measured faster than NUTS there; it says so). PyMC's imputed

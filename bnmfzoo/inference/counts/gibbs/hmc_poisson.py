@@ -6,13 +6,13 @@ counts between overlapping signatures by tiny steps and loses to PyMC's NUTS, wh
 ``log A, log W`` with the likelihood evaluated directly, a gradient of three matrix products,
 and trajectory lengths learned during tuning
 (:mod:`bnmfzoo.inference.counts.gibbs._hmc_moves`) is faster than NUTS on every quantity
-measured (the measured cost model, :mod:`bnmfzoo.inference._cost_model`,
+measured (the measured cost model, :mod:`bnmfzoo.inference._assignment`,
 ``docs/results/counts_dense.md``). This class is ``GibbsPoisson(moves="hmc")`` under its own
 name, so that PyMC's automatic step assignment can pick it for those models (with one log
 line saying why) while ``step=GibbsPoisson()`` keeps running the sweep.
 """
 
-from bnmfzoo.inference._cost_model import announce, choose
+from bnmfzoo.inference._assignment import announce, choose
 from bnmfzoo.inference.counts.gibbs.gibbs_poisson import GibbsPoisson, recognized_counts
 
 __all__ = ["HmcPoisson"]

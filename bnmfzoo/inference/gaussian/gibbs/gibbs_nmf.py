@@ -20,7 +20,7 @@ from pymc.step_methods.compound import StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator
 
-from bnmfzoo.inference._cost_model import announce, choose, likelihood_key
+from bnmfzoo.inference._assignment import announce, choose, likelihood_key
 from bnmfzoo.inference._step_glue import TransformedStep, model_of_var
 from bnmfzoo.inference.gaussian.gibbs._core import (
     nmf_state,
@@ -134,7 +134,7 @@ class _GibbsFactorization(TransformedStep):
         """IDEAL for the variables of a recognized model this step updates, else INCOMPATIBLE.
 
         Unless our step was measured slower than NUTS on this kind of model
-        (:mod:`bnmfzoo.inference._cost_model`): then COMPATIBLE, so NUTS takes the variables;
+        (:mod:`bnmfzoo.inference._assignment`): then COMPATIBLE, so NUTS takes the variables;
         either way one log line says which sampler and why. ``pm.sample()`` asks every class
         in ``pymc.step_methods.STEP_METHODS`` for each free variable and takes the most
         competent; NUTS answers PREFERRED for continuous

@@ -355,13 +355,26 @@ def _interruptible():
     inside the unraisable hook, the handler ran inside the hook, whose exceptions Python
     ignores too (a traceback printed above the one line, or the interrupt lost).
     """
-    from bnmfzoo._fitcli import INTERRUPT, RECEIVED, SAMPLING, Interrupted
+    from bnmfzoo import _fitcli
+    from bnmfzoo._fitcli import AT_CHECKS, INTERRUPT, RECEIVED, SAMPLING, Interrupted
+    from bnmfzoo.inference._mass_budget import _STOP, request_stop
+
+    timers = []
 
     def handler(signum, frame):
+        first = not INTERRUPT.is_set()
         RECEIVED.append(signum)
         INTERRUPT.set()
-        if not SAMPLING.is_set():
-            raise Interrupted(signum)
+        if SAMPLING.is_set():
+            return
+        if AT_CHECKS.is_set() and first:  # raised at the next budget check, or again later
+            request_stop(Interrupted(signum))
+            timers.append(threading.Timer(_fitcli.DEFER_S, signal.pthread_kill,
+                                          (threading.main_thread().ident, signum)))
+            timers[-1].daemon = True
+            timers[-1].start()
+            return
+        raise Interrupted(signum)
 
     previous_hook = sys.unraisablehook
 
@@ -376,6 +389,7 @@ def _interruptible():
 
     INTERRUPT.clear()
     RECEIVED.clear()
+    _STOP.clear()
     try:
         previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave Ctrl-C alone
@@ -385,6 +399,9 @@ def _interruptible():
     try:
         yield
     finally:
+        for t in timers:  # a deferred interrupt already raised needs no second signal
+            t.cancel()
+        _STOP.clear()
         sys.unraisablehook = previous_hook
         for sig, old in previous.items():
             signal.signal(sig, old)

@@ -692,4 +692,25 @@ MUTATIONS = [
         why="the signal sent again from inside the unraisable hook (the first version): the "
             "handler runs inside the hook, whose exceptions Python ignores, so the interrupt "
             "is lost or prints a traceback"),
+    Mutation(
+        id="masses-interrupt-raised-inside-a-kernel-call", path="bnmfzoo/cli.py",
+        old="        if AT_CHECKS.is_set() and first:",
+        new="        if False:",
+        tests=(_TIN + "test_at_checks_an_interrupt_waits_for_the_next_budget_check",),
+        why="Ctrl-C during bnmfzoo masses raised where the signal lands: between the Python "
+            "steps of a numba call it crashed the process (3 of 41 tries on CCLE)"),
+    Mutation(
+        id="budget-check-ignores-a-deferred-interrupt", path="bnmfzoo/inference/_mass_budget.py",
+        old="    if _STOP:\n        raise _STOP.pop()\n",
+        new="",
+        tests=(_TIN + "test_at_checks_an_interrupt_waits_for_the_next_budget_check",),
+        why="the deferred interrupt waits for the fallback signal (a second, 1 s later) instead "
+            "of the next sweep's check"),
+    Mutation(
+        id="deferred-interrupt-has-no-fallback", path="bnmfzoo/cli.py",
+        old="            timers[-1].start()\n",
+        new="",
+        tests=(_TIN + "test_at_checks_an_interrupt_waits_for_the_next_budget_check",),
+        why="a Ctrl-C in a stretch with no budget check (the pilot, the clustering) is never "
+            "raised"),
 ]

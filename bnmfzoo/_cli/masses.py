@@ -349,8 +349,14 @@ def command(args):
     """
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(1):
-        return _guarded(_run, args)
+    from bnmfzoo._fitcli import AT_CHECKS
+
+    AT_CHECKS.set()  # Ctrl-C stops at the next budget check, not inside a kernel's call
+    try:
+        with threadpool_limits(1):
+            return _guarded(_run, args)
+    finally:
+        AT_CHECKS.clear()
 
 
 def _guarded(run, arg):

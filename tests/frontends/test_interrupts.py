@@ -218,3 +218,45 @@ def test_an_interrupt_raised_in_del_is_sent_again_without_a_traceback(capfd):
                 time.sleep(0.001)
             raise AssertionError("the interrupt was lost")
     assert "Exception ignored" not in capfd.readouterr().err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_at_checks_an_interrupt_waits_for_the_next_budget_check(monkeypatch):
+    """While ``bnmfzoo masses`` runs (``AT_CHECKS`` set) the handler does not raise where the
+    signal lands (between the Python steps of a numba call it crashed the process: CCLE, 3 of
+    41 Ctrl-Cs, a segmentation fault in the Gram sweep's call). The next
+    :func:`check_budget` raises it; with no check within ``DEFER_S`` the signal comes again
+    and the handler raises it itself. Outside ``AT_CHECKS`` it raises at once. Deterministic."""
+    from bnmfzoo import _fitcli
+    from bnmfzoo._fitcli import AT_CHECKS, Interrupted
+    from bnmfzoo.cli import _interruptible
+    from bnmfzoo.inference._mass_budget import check_budget
+
+    monkeypatch.setattr(_fitcli, "DEFER_S", 0.2)
+    AT_CHECKS.set()
+    try:
+        landed = False
+        with pytest.raises(Interrupted) as err:
+            with _interruptible():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.01)  # the handler has run: no raise yet
+                landed = True
+                check_budget()
+                raise AssertionError("the check did not raise")
+        assert landed and err.value.signum == signal.SIGINT
+        t0 = time.monotonic()
+        with pytest.raises(Interrupted):
+            with _interruptible():
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(2000):  # no check: the signal comes again after DEFER_S
+                    time.sleep(0.001)
+                raise AssertionError("the deferred interrupt was lost")
+        assert 0.15 < time.monotonic() - t0 < 1.5
+    finally:
+        AT_CHECKS.clear()
+    check_budget()  # nothing left over for the next call
+    with pytest.raises(Interrupted):
+        with _interruptible():
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                time.sleep(0.001)

@@ -357,9 +357,12 @@ def _interruptible():
     """
     from bnmfzoo import _fitcli
     from bnmfzoo._fitcli import AT_CHECKS, INTERRUPT, RECEIVED, SAMPLING, Interrupted
-    from bnmfzoo.inference._mass_budget import _STOP, request_stop
 
     timers = []
+
+    def checks():
+        """The budget checks' module when loaded (importing ``inference`` costs memory)."""
+        return sys.modules.get("bnmfzoo.inference._mass_budget")
 
     def handler(signum, frame):
         first = not INTERRUPT.is_set()
@@ -367,8 +370,8 @@ def _interruptible():
         INTERRUPT.set()
         if SAMPLING.is_set():
             return
-        if AT_CHECKS.is_set() and first:  # raised at the next budget check, or again later
-            request_stop(Interrupted(signum))
+        if AT_CHECKS.is_set() and first and checks() is not None:  # raised at the next
+            checks().request_stop(Interrupted(signum))  # budget check, or again later
             timers.append(threading.Timer(_fitcli.DEFER_S, signal.pthread_kill,
                                           (threading.main_thread().ident, signum)))
             timers[-1].daemon = True
@@ -387,9 +390,13 @@ def _interruptible():
             return
         previous_hook(u)
 
-    INTERRUPT.clear()
-    RECEIVED.clear()
-    _STOP.clear()
+    def clear():
+        INTERRUPT.clear()
+        RECEIVED.clear()
+        if checks() is not None:
+            checks()._STOP.clear()
+
+    clear()
     try:
         previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave Ctrl-C alone
@@ -401,7 +408,7 @@ def _interruptible():
     finally:
         for t in timers:  # a deferred interrupt already raised needs no second signal
             t.cancel()
-        _STOP.clear()
+        clear()  # nothing left for a later call in this process (a fit would stop at once)
         sys.unraisablehook = previous_hook
         for sig, old in previous.items():
             signal.signal(sig, old)

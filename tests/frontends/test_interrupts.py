@@ -228,7 +228,7 @@ def test_at_checks_an_interrupt_waits_for_the_next_budget_check(monkeypatch):
     :func:`check_budget` raises it; with no check within ``DEFER_S`` the signal comes again
     and the handler raises it itself. Outside ``AT_CHECKS`` it raises at once. Deterministic."""
     from bnmfzoo import _fitcli
-    from bnmfzoo._fitcli import AT_CHECKS, Interrupted
+    from bnmfzoo._fitcli import AT_CHECKS, INTERRUPT, RECEIVED, Interrupted
     from bnmfzoo.cli import _interruptible
     from bnmfzoo.inference._mass_budget import check_budget
 
@@ -255,6 +255,7 @@ def test_at_checks_an_interrupt_waits_for_the_next_budget_check(monkeypatch):
     finally:
         AT_CHECKS.clear()
     check_budget()  # nothing left over for the next call
+    assert not INTERRUPT.is_set() and not RECEIVED  # a later fit in this process would stop
     with pytest.raises(Interrupted):
         with _interruptible():
             os.kill(os.getpid(), signal.SIGINT)

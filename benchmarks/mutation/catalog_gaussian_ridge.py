@@ -66,7 +66,8 @@ MUTATIONS = [
             "twice) instead of estimating the mode once"),
     Mutation(
         id="reference-check-runs-paths-for-fit-chain-copies", path=_RC,
-        old="    dropped = sorted(j for j in fit_copies(fitted, cut) if j >= n_smc_modes)",
+        old=("    dropped = sorted(j for j in fit_copies(fitted, cut, record[\"cross_fit\"]) "
+             "if j >= n_smc_modes)"),
         new="    dropped = []",
         tests=(_COPY,),
         why="a prior-chain mode the fit chains already show to be a copy gets a full path "

@@ -56,7 +56,7 @@ def prior_copies_dropped(family, refs, starts, rng, cut, n_smc_modes, n_chains, 
     record = {"cross_fit": cross_fit_shares(fitted, cut),
               "extended": fitted[1].get("extended", []),
               "left_before": fitted[1].get("left_before", fitted[1]["left"])}
-    dropped = sorted(j for j in fit_copies(fitted, cut) if j >= n_smc_modes)
+    dropped = sorted(j for j in fit_copies(fitted, cut, record["cross_fit"]) if j >= n_smc_modes)
     if not dropped:
         return refs, starts, fitted, [], record
     keep = [k for k in range(refs.shape[0]) if k not in dropped]

@@ -406,7 +406,7 @@ def cross_fit_shares(fitted, cut):
     return np.stack(out)
 
 
-def fit_copies(fitted, cut):
+def fit_copies(fitted, cut, shares=None):
     """Modes the fit chains alone show to be one: ``{j: i}``, mode ``j`` a copy of ``i < j``.
 
     Pairs that :func:`~bnmfzoo.diagnostics._modes.basins.duplicate_modes` finds in the
@@ -419,7 +419,8 @@ def fit_copies(fitted, cut):
     >>> _groups([(0, 2), (1, 3), (2, 3)], 5)
     {1: 0, 2: 0, 3: 0}
     """
-    pairs = set(duplicate_modes(cross_fit_shares(fitted, cut), max_share=DUPLICATE_SHARE))
+    shares = cross_fit_shares(fitted, cut) if shares is None else shares  # given: computed
+    pairs = set(duplicate_modes(shares, max_share=DUPLICATE_SHARE))
     pairs |= set(fitted[1]["joined"])
     return _groups(sorted(pairs), len(fitted[0]))
 

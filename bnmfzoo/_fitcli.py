@@ -82,12 +82,9 @@ INTERRUPT = threading.Event()
 RECEIVED = []
 #: Set while PyMC samples: the handler then leaves raising to :func:`_stop_if_interrupted`.
 SAMPLING = threading.Event()
-#: Set while code that checks a CPU budget between its compiled kernels' calls runs (``bnmfzoo
-#: masses``): the handler then leaves raising to the next check
-#: (:func:`bnmfzoo.inference._mass_budget.request_stop`), and raises itself only when the
-#: signal comes again :data:`DEFER_S` seconds later, still unheard.
-AT_CHECKS = threading.Event()
-#: Seconds a deferred interrupt waits for a check before the handler raises it itself.
+#: Seconds an interrupt that landed outside own code waits for the next own line
+#: (:class:`~bnmfzoo._base.interrupts.Deferral`) before the signal is sent again and the
+#: handler raises it wherever it lands.
 DEFER_S = 1.0
 
 

@@ -6,6 +6,8 @@ go through ``pm.sample``).
 
 from importlib import import_module
 
+from bnmfzoo._base.interrupts import own_code_interrupts
+
 MODELS = {
     "exponential_gaussian": "bnmfzoo.models:exponential_gaussian",
     "tri_exponential_gaussian": "bnmfzoo.models:tri_exponential_gaussian",
@@ -218,10 +220,13 @@ def run_method(method, model, *, draws=500, tune=200, chains=2, random_seed=None
         if "client" not in inspect.signature(fitter).parameters:
             raise ValueError(f"method {method!r} does not run on a Dask client; methods that "
                              f"do: the MCMC methods and 'particles'")
-        dt = fitter(model, random_seed=random_seed, progressbar=progressbar, client=client,
-                    **kwargs)
+        with own_code_interrupts():
+            dt = fitter(model, random_seed=random_seed, progressbar=progressbar, client=client,
+                        **kwargs)
     else:
-        dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar, **kwargs)
+        with own_code_interrupts():  # Ctrl-C never raised inside numba's unboxing of a call
+            dt = resolve(path)(model, random_seed=random_seed, progressbar=progressbar,
+                               **kwargs)
     dt.attrs.setdefault("method", method)
     from bnmfzoo.models._spec import find_spec
 

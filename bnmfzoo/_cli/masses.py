@@ -349,14 +349,8 @@ def command(args):
     """
     from threadpoolctl import threadpool_limits
 
-    from bnmfzoo._fitcli import AT_CHECKS
-
-    AT_CHECKS.set()  # Ctrl-C stops at the next budget check, not inside a kernel's call
-    try:
-        with threadpool_limits(1):
-            return _guarded(_run, args)
-    finally:
-        AT_CHECKS.clear()
+    with threadpool_limits(1):
+        return _guarded(_run, args)
 
 
 def _guarded(run, arg):

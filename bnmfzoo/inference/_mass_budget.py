@@ -29,35 +29,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from bnmfzoo._base.interrupts import own_code_interrupts
+
 __all__ = ["BudgetExhausted", "BudgetedSweep", "budget_scope", "budget_left", "check_budget",
-           "request_stop",
            "PathSMCSize", "PathTooDear", "tempering_start_floor", "with_budget",
            "nothing_established",
            "tempering_need", "tempering_floor", "run_allowance", "cpu_short_reasons",
            "too_dear_reasons", "sweep_seconds", "product_barrier_cap", "PRODUCT_COST_MARGIN"]
 
 _DEADLINE = contextvars.ContextVar("bnmfzoo_mass_deadline", default=None)
-#: The interrupt a front end's signal handler deferred to the next :func:`check_budget` (empty:
-#: none): raised by the handler itself, between the Python steps of a compiled kernel's call
-#: (numba unboxing the generator through ``ctypes``), it crashed the process (``bnmfzoo
-#: masses`` on CCLE IC50 rank 3, Ctrl-C 20 s in: a segmentation fault in the Gram sweep's call
-#: in 3 of 41 tries)
-_STOP = []
-
-
-def request_stop(exc):
-    """Make the next :func:`check_budget` raise ``exc`` (a front end's deferred interrupt).
-
-    Examples
-    --------
-    >>> request_stop(KeyboardInterrupt())
-    >>> try:
-    ...     check_budget()
-    ... except KeyboardInterrupt:
-    ...     print("stopped at the check")
-    stopped at the check
-    """
-    _STOP[:] = [exc]
 
 
 class BudgetExhausted(BaseException):
@@ -105,12 +85,7 @@ def budget_scope(budget_s, start=None):
 
 
 def check_budget():
-    """Raise :class:`BudgetExhausted` when the current scope's budget has run out.
-
-    A stop :func:`request_stop` asked for is raised first (once).
-    """
-    if _STOP:
-        raise _STOP.pop()
+    """Raise :class:`BudgetExhausted` when the current scope's budget has run out."""
     d = _DEADLINE.get()
     if d is not None:
         used = time.process_time() - d[0]
@@ -162,11 +137,17 @@ class BudgetedSweep:
 
 
 def with_budget(fn):
-    """Run ``fn`` inside :func:`budget_scope` of its ``budget_s`` keyword, from the call's start."""
+    """Run ``fn`` inside :func:`budget_scope` of its ``budget_s`` keyword, from the call's start.
+
+    Ctrl-C raises in the package's (or the caller's) own code only
+    (:func:`~bnmfzoo._base.interrupts.own_code_interrupts`): these routes call short compiled
+    kernels many thousand times a second, and a ``KeyboardInterrupt`` raised while numba
+    unboxed a kernel's generator argument crashed the process.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with budget_scope(kwargs.get("budget_s"), time.process_time()):
+        with own_code_interrupts(), budget_scope(kwargs.get("budget_s"), time.process_time()):
             return fn(*args, **kwargs)
 
     return wrapper

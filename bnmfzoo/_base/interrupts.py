@@ -4,8 +4,8 @@ A Python signal handler runs at the next bytecode boundary of *any* Python frame
 Python code that a C extension calls in the middle of its own work. Numba's dispatcher does
 that when it unboxes a ``numpy.random.Generator`` argument (``ctypes`` and typing code), and
 an exception raised by the handler there crashes the process with a segmentation fault: a loop
-of short kernel calls taking a generator crashed in 17 of 40 Ctrl-Cs, ``bnmfzoo masses`` in 3
-of 41. :class:`Deferral` raises such an interrupt instead at the next line of *own code* (the
+of short kernel calls taking a generator crashed in 58 of 100 Ctrl-Cs
+(``benchmarks/investigations/ctrl_c_numba_generator.py``), ``bnmfzoo masses`` in 3 of 41. :class:`Deferral` raises such an interrupt instead at the next line of *own code* (the
 package's modules, or code outside the interpreter's library and the installed packages: the
 user's script or notebook cell), where a raise is an ordinary Python exception.
 :func:`own_code_interrupts` applies that rule to Ctrl-C in the library's long loops; the
@@ -76,7 +76,8 @@ class Deferral:
     def arm(self, exc, frame):
         """Raise ``exc`` at the next own line run after ``frame`` (the interrupted frame).
 
-        Call it last in a signal handler: an own function the handler calls after it raises.
+        Call it last in a signal handler: an own function the handler called after it would
+        raise inside the handler.
         """
         if self.exc is not None:
             return

@@ -5,7 +5,8 @@ Python code that a C extension calls in the middle of its own work. Numba's disp
 that when it unboxes a ``numpy.random.Generator`` argument (``ctypes`` and typing code), and
 an exception raised by the handler there crashes the process with a segmentation fault: a loop
 of short kernel calls taking a generator crashed in 58 of 100 Ctrl-Cs
-(``benchmarks/investigations/ctrl_c_numba_generator.py``), ``bnmfzoo masses`` in 3 of 41. :class:`Deferral` raises such an interrupt instead at the next line of *own code* (the
+(``benchmarks/investigations/ctrl_c_numba_generator.py``), ``bnmfzoo masses`` in 3 of 41.
+:class:`Deferral` raises such an interrupt instead at the next line of *own code* (the
 package's modules, or code outside the interpreter's library and the installed packages: the
 user's script or notebook cell), where a raise is an ordinary Python exception.
 :func:`own_code_interrupts` applies that rule to Ctrl-C in the library's long loops; the

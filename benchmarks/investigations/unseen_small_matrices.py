@@ -1,4 +1,4 @@
-"""Write three small synthetic matrices (Gaussian, binary, counts) to try the masses command on.
+"""Write four small synthetic matrices (Gaussian, binary, counts) to try the masses command on.
 
 Usage::
 
@@ -10,7 +10,11 @@ Usage::
 - ``binary60x30.txt``: Bernoulli entries of ``sigmoid(U V)`` with standard normal ``U``
   (60 x 3) and ``V`` (3 x 30), whitespace separated;
 - ``counts30x50.csv``: Poisson counts of ``A W`` with Gamma(1, 2) ``A`` (30 x 4) and
-  Gamma(0.5, 2) ``W`` (4 x 50), a header row of column names.
+  Gamma(0.5, 2) ``W`` (4 x 50), a header row of column names;
+- ``binary40x20.txt``: Bernoulli entries of ``A W`` with ``A`` (40 x 2) Beta(0.5, 0.5) rows
+  normalized to sum 1 and ``W`` (2 x 20) Beta(0.5, 0.5), from its own generator (seed 2028;
+  the design of ``docs/results/masses_copula_reference_3.md`` section 41, not its draws),
+  whitespace separated.
 """
 
 import sys
@@ -20,7 +24,7 @@ import numpy as np
 
 
 def write(folder, seed=70):
-    """Write the three matrices into ``folder`` (created if missing); return their paths."""
+    """Write the four matrices into ``folder`` (created if missing); return their paths."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     r = np.random.default_rng(seed)
@@ -34,7 +38,13 @@ def write(folder, seed=70):
     C = r.poisson(r.gamma(1.0, 2.0, (30, 4)) @ r.gamma(0.5, 2.0, (4, 50)))
     np.savetxt(out / "counts30x50.csv", C, delimiter=",", fmt="%d",
                header=",".join(f"c{j}" for j in range(50)), comments="")
-    return [out / n for n in ("gauss40x25.csv", "binary60x30.txt", "counts30x50.csv")]
+    b = np.random.default_rng(2028)
+    A = b.beta(0.5, 0.5, (40, 2))
+    A /= A.sum(1, keepdims=True)
+    W = b.beta(0.5, 0.5, (2, 20))
+    np.savetxt(out / "binary40x20.txt", (b.random((40, 20)) < A @ W).astype(int), fmt="%d")
+    return [out / n for n in ("gauss40x25.csv", "binary60x30.txt", "counts30x50.csv",
+                              "binary40x20.txt")]
 
 
 if __name__ == "__main__":

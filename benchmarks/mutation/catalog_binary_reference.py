@@ -4,7 +4,9 @@ powers of ``p(z | rest)`` and ``q`` swapped, a stale column ratio, a label's cou
 back), the tempered term (``log p0`` dropped, the sign of ``log q``), the reference fit (no
 pseudo-count, the column permutation not inverted) and the exact draws of ``q``. Each is caught
 by a fast test with a known answer: a direct computation of the conditional, enumeration of the
-tempered target or of every labelling, the frequencies of ``q``."""
+tempered target or of every labelling, the frequencies of ``q``. The same for the reference
+symmetrized over the label copies (``_reference_symmetric.py``): its copy sums, its power, its
+draws and density, the ``log K!`` it must not add, and the route's rule for using it."""
 
 from benchmarks.mutation._harness import Mutation
 
@@ -19,6 +21,15 @@ _ENUM = _T + "test_reference_log_z_matches_enumeration[0]"
 _PTENUM = _T + "test_reference_tempering_log_z_matches_enumeration[0]"
 _B0 = _T + "test_b0_draws_are_the_references[0]"
 _ALIGN = _T + "test_draws_are_renamed_to_the_representatives_columns"
+_SYM = "bnmfzoo/inference/binary/_reference_symmetric.py"
+_S = "tests/binary/test_binary_symmetric_reference.py::"
+_SINV = _S + "test_symmetric_sweep_leaves_the_tempered_target_invariant[0.6-0]"
+_SINV0 = _S + "test_symmetric_sweep_leaves_the_tempered_target_invariant[0.0-0]"
+_SDRAW = _S + "test_draws_and_density_are_the_symmetrized_references[0]"
+_SENUM = _S + "test_symmetric_path_estimates_the_total_without_log_k_factorial[0]"
+_SPT = _S + "test_symmetric_tempering_estimates_the_total_without_log_k_factorial[0]"
+_SRULE = _S + "test_a_symmetric_path_gives_no_copy_reason_and_the_retry_rule"
+_SE2E = _S + "test_overlapping_copies_are_checked_again_along_the_symmetric_reference[0-"
 
 MUTATIONS = [
     Mutation(
@@ -75,4 +86,65 @@ MUTATIONS = [
         new='z = np.minimum((q["cum"] > u[:, None]).sum(1), self.K - 1).astype(np.int64)',
         tests=(_B0,),
         why="the inverse CDF read the wrong way: the b = 0 draws are not q's"),
+    Mutation(
+        id="binary-sym-copy-sums-stale", path=_SYM,
+        old="            S[p] = m[p] + log_q[i, perms[p, k]]\n",
+        new="            S[p] = m[p] + log_q[i, perms[p, old]]\n",
+        tests=(_SINV, _SINV0),
+        why="the per-permutation sums keep the label's old value after it moved: the later "
+            "labels' conditionals read a reference of labels no longer there"),
+    Mutation(
+        id="binary-sym-reference-power-dropped", path=_SYM,
+        old="+ w_ref * (mtop + math.log(s))",
+        new="+ (mtop + math.log(s))",
+        tests=(_SINV,),
+        why="the symmetrized reference at power 1 instead of 1 - b: the sweep targets "
+            "q_sym p^b, not q_sym^(1-b) p^b (the same at b = 0)"),
+    Mutation(
+        id="binary-sym-draw-not-permuted", path=_SYM,
+        old="        return self.relabelled(s, self.perms[rng.integers(self.perms.shape[0])])\n",
+        new="        return s\n",
+        tests=(_SDRAW,),
+        why="the b = 0 draws are q's, on one copy, while the weights take them for q_sym's"),
+    Mutation(
+        id="binary-sym-density-not-normalized", path=_SYM,
+        old="        return float(logsumexp(per) - math.log(self.perms.shape[0]))\n",
+        new="        return float(logsumexp(per))\n",
+        tests=(_SDRAW, _SENUM),
+        why="log q_sym without its 1 / K!: the path's log Z is log K! low"),
+    Mutation(
+        id="binary-sym-log-k-factorial-added", path=_SYM,
+        old="    symmetric = True\n    label_copies = 1\n",
+        new="    symmetric = True\n",
+        tests=(_SENUM, _SPT),
+        why="the total adds log K! to a per-mode log Z that already holds every copy: it "
+            "over-counts, as the product reference's does when the copies overlap"),
+    Mutation(
+        id="binary-sym-copy-reason-kept", path="bnmfzoo/inference/_mass_verdict.py",
+        old='    copies = () if smc.get("symmetric") else smc.get("swapped", ())',
+        new='    copies = smc.get("swapped", ())',
+        tests=(_SRULE,),
+        why="a symmetrized path's particles on the other copies, which it puts there, refuse "
+            "the masses as overlapping copies"),
+    Mutation(
+        id="binary-sym-retry-any-family", path="bnmfzoo/inference/reference_check.py",
+        old='    return (family.name == "beta_dir" and not getattr(family, "symmetric", False)',
+        new='    return (not getattr(family, "symmetric", False)',
+        tests=(_SRULE,),
+        why="the retry asked of a family with no symmetrized reference: its check would raise "
+            "instead of saying why the copies overlap"),
+    Mutation(
+        id="binary-sym-per-mode-retry-skipped", path="bnmfzoo/inference/smc_masses.py",
+        old='            if symmetric_retry(family, pm["reasons"], cl["reference"].shape[2]):',
+        new='            if not pm and symmetric_retry(family, pm["reasons"], '
+            'cl["reference"].shape[2]):',
+        tests=(_SE2E + "reference_pt]",),
+        why="the per-mode route never runs again along the symmetrized reference: a binary "
+            "matrix whose copies overlap is refused as before"),
+    Mutation(
+        id="binary-sym-reference-retry-skipped", path="bnmfzoo/inference/reference_check.py",
+        old='    if not symmetric_retry(family, out[3], smc_found[3]["reference"].shape[2]):',
+        new='    if True:',
+        tests=(_SE2E + "reference]",),
+        why="the library's default check never runs again along the symmetrized reference"),
 ]

@@ -19,6 +19,7 @@ from bnmfzoo.inference._mass_verdict import (
     OVERLAP_ADVICE,
     CopiesOverlap,
     mass_upper_bounds,
+    symmetric_note,
 )
 
 __all__ = ["per_mode_result", "unsupported_rank", "reference_mode_entry", "merge_smc_modes",
@@ -227,6 +228,8 @@ def per_mode_result(pm, runs, mass, se, label, A_al, W_al, weights, log_z, log_z
         notes.append(f"the SMC from the prior's modes {i} and {j} are one mode (the fit chains "
                      f"from each stay in the other's basin), merged before the per-mode "
                      f"estimates")
+    if pm.get("product_reasons"):
+        notes.append(symmetric_note(pm["product_reasons"]))
     smc_o, pt_o = pm["smc"], pm["pt"]
     M = K if smc_o is None else len(smc_o["log_z"])
     nan = np.full(M, math.nan)

@@ -80,7 +80,7 @@ import numpy as np
 
 __all__ = ["check_reasons", "per_mode_reasons", "agreement_factor", "welch_dof",
            "failed_check_unknown", "failed_check_unknown_all", "advice", "CheckFailed",
-           "CopiesOverlap", "OVERLAP_ADVICE",
+           "CopiesOverlap", "OVERLAP_ADVICE", "symmetric_note",
            "mass_upper_bounds", "LOG_Z_SLACK", "MAX_LEFT", "MIN_CHECKED", "MIN_ROUND_TRIPS",
            "NEGLIGIBLE"]
 
@@ -106,6 +106,19 @@ class CheckFailed(str):
 OVERLAP_ADVICE = ("The components are not told apart at this rank (a mode's label copies "
                   "overlap), which more SMC does not change: try a lower rank, or a model that "
                   "says more (a known noise level or prior scale).")
+
+
+def symmetric_note(product_reasons):
+    """The statement's note when a check ran again along the symmetrized reference.
+
+    Examples
+    --------
+    >>> symmetric_note(["mode 0: 30% of its draws sit on another label copy"])[:38]
+    "the product reference's label copies o"
+    """
+    return ("the product reference's label copies overlapped (" + "; ".join(product_reasons)
+            + "), so the check ran again along the reference symmetrized over the label "
+            "copies, whose per-mode log Z holds every copy (no log K! added)")
 
 
 class CopiesOverlap(str):
@@ -377,13 +390,15 @@ def per_mode_reasons(smc, pt, prior_log_z, prior_log_z_se, n_modes,
         if not shares_k[worst][k] <= MAX_LEFT:
             reasons.append(f"mode {k}: {shares_k[worst][k]:.0%} of its {worst} left it (modes "
                            "not separated)")
-    for k, sv in enumerate(smc.get("swapped", ())):
+    copies = () if smc.get("symmetric") else smc.get("swapped", ())  # a symmetric path's
+    for k, sv in enumerate(copies):  # particles spread over the copies by design
         if not sv <= MAX_LEFT:
             reasons.append(CopiesOverlap(f"mode {k}: {sv:.0%} of its final SMC particles sit on "
                                          "another label copy (the copies overlap, so log K! "
                                          "over-counts)"))
     trips = [np.asarray(t, float) for t in pt["round_trips"]]
-    for k, sv in enumerate(pt.get("pt_swapped", ())):  # why a run is short of round trips
+    for k, sv in enumerate(() if pt.get("symmetric") else pt.get("pt_swapped", ())):  # why a
+        # run is short of round trips (a symmetric path holds no replica on one copy)
         short = k < len(trips) and not (trips[k].size and trips[k].min() >= min_trips)
         if k not in skip and short and np.isfinite(sv) and sv > MAX_LEFT:
             reasons.append(CopiesOverlap(

@@ -19,12 +19,19 @@ Two rules keep the check's cost at what its answer needs, both as on the per-mod
 On the faces (400 x 256, exponential Gaussian, rank 3) the plain chains re-found a label copy
 of the one mode in most seeds, and a run whose check also met a mode at e^-47 of the total ran
 out of budget during the check (``docs/results/masses_gaussian_check.md`` section 44).
+
+When either check (this one, or the per-mode route's ``check="reference_pt"``) on a Beta-Dir
+model finds a mode's label copies overlapping, it runs again along the reference
+symmetrized over the copies (:mod:`bnmfzoo.inference.binary._reference_symmetric`), whose
+per-mode ``log Z`` holds every copy.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
+from bnmfzoo.inference._mass_budget import BudgetExhausted
 from bnmfzoo.inference.reference_path import (
     DUPLICATE_SHARE,
     WIDEN,
@@ -36,7 +43,8 @@ from bnmfzoo.inference.reference_path import (
     reference_log_z,
 )
 
-__all__ = ["reference_check", "prior_copies_dropped"]
+__all__ = ["reference_check", "prior_copies_dropped", "symmetric_retry", "symmetric_check",
+           "reference_check_retried"]
 
 
 def prior_copies_dropped(family, refs, starts, rng, cut, n_smc_modes, n_chains, n_draws, thin):
@@ -108,7 +116,8 @@ def reference_check(family, states, label, weights, clusters, log_z, log_z_se, r
                             np.maximum(out["left"], out["path_left"]), out["log_z_total"],
                             out["log_z_total_se"], log_z, log_z_se,
                             left_what="chain draws or path particles",
-                            swapped=out["swapped"], one_sided=True)
+                            swapped=None if out.get("symmetric") else out["swapped"],
+                            one_sided=True)
     reasons += [f"modes {keep[k]} and {keep[j]}: plain chains cross between them both ways, so "
                 "they are one mode (the basin rule); their union's mass is the sum"
                 for k, j in out["joined"] if j not in drop]
@@ -123,3 +132,59 @@ def reference_check(family, states, label, weights, clusters, log_z, log_z_se, r
         dropped=sorted(before + [keep[j] for j in drop]), **record)
     extra = list(zip(out["mass"][K:].tolist(), out["se"][K:].tolist(), strict=True))
     return out["mass"][:K], out["se"][:K], extra, reasons, details
+
+
+def symmetric_retry(family, reasons, rank):
+    """Whether to run a check again along the symmetrized reference.
+
+    The reference is symmetrized over the label copies
+    (:mod:`bnmfzoo.inference.binary._reference_symmetric`). Yes for a Beta-Dir model whose
+    check gave ``reasons`` that its label copies overlap
+    (:class:`~bnmfzoo.inference._mass_verdict.CopiesOverlap`), at a rank whose ``K!`` copies
+    the symmetrized sweep sums over (:data:`~bnmfzoo.inference.binary._reference_symmetric.
+    MAX_COPIES`).
+    """
+    from bnmfzoo.inference._mass_verdict import CopiesOverlap
+    from bnmfzoo.inference.binary._reference_symmetric import MAX_COPIES
+
+    return (family.name == "beta_dir" and not getattr(family, "symmetric", False)
+            and math.factorial(rank) <= MAX_COPIES
+            and any(isinstance(r, CopiesOverlap) for r in reasons))
+
+
+def _budget_reason(err):
+    return (f"{err} during the check along the reference symmetrized over the label copies, "
+            "run after the copies overlapped: raise budget_s")
+
+
+def symmetric_check(family, pm, smc_found, rng, kw):
+    """The per-mode check along the symmetrized reference, or ``pm`` with why it could not run.
+
+    ``pm`` is :func:`~bnmfzoo.inference.reference_tempering.per_mode_check`'s result with the
+    product reference, ``smc_found`` ``(states, label, weights, clusters, log_z, log_z_se)``
+    of the SMC from the prior, ``kw`` the check's settings. The result keeps the product
+    reference's reasons (``product_reasons``) for the record.
+    """
+    from bnmfzoo.inference.reference_tempering import per_mode_check
+
+    try:
+        sym = per_mode_check(replace(family, symmetric=True), *smc_found, rng, **kw)
+    except BudgetExhausted as err:
+        return {**pm, "reasons": list(pm["reasons"]) + [_budget_reason(err)]}
+    return {**sym, "product_reasons": [str(r) for r in pm["reasons"]]}
+
+
+def reference_check_retried(family, smc_found, rng, retry_rng, kw):
+    """:func:`reference_check`, run again along the symmetrized reference when it should be.
+
+    When :func:`symmetric_retry` says so, the result is the symmetrized check's, its details
+    holding the product reference's reasons (``product_reasons``); ``retry_rng`` drives it.
+    """
+    out = reference_check(family, *smc_found, rng, **kw)
+    if not symmetric_retry(family, out[3], smc_found[3]["reference"].shape[2]):
+        return out
+    try:
+        sym = reference_check(replace(family, symmetric=True), *smc_found, retry_rng, **kw)
+    except BudgetExhausted as err:
+        return (*out[:3], [*out[3], _budget_reason(err)], out[4])
+    return (*sym[:4], {**(sym[4] or {}), "product_reasons": [str(r) for r in out[3]]})

@@ -95,7 +95,7 @@ from bnmfzoo.inference.gaussian.modes._reference_gaussian import (
 from bnmfzoo.inference.tempering import smc
 
 __all__ = ["ReferencePath", "ReferenceDataPath", "reference_adapter", "reference_log_z",
-           "drop_modes", "fit_copies", "other_copy", "ModeCheck",
+           "drop_modes", "label_copies", "fit_copies", "other_copy", "ModeCheck",
            "WIDEN", "DUPLICATE_SHARE", "LEAK_EXTEND", "local_defaults"]
 
 #: variance inflation of the fitted reference over the draws' per-entry variance
@@ -145,8 +145,14 @@ def reference_adapter(family, local="sweep", n_leap=10):
     ``ValueError`` names why when the family has none. ``local`` (count models) adds exact
     moves after each sweep (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`:
     ``"sweep+rescale"``, ``"sweep+hmc"``, ...; ``n_leap`` leapfrog steps per HMC transition).
+    A family marked ``symmetric`` (Beta-Dir only) gets the reference symmetrized over the label
+    copies (:class:`~bnmfzoo.inference.binary._reference_symmetric.BetaDirSymmetricReference`).
     """
     inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
+    symmetric = bool(getattr(family, "symmetric", False))
+    if symmetric and family.name != "beta_dir":
+        raise ValueError(f"a reference symmetrized over the label copies is built for Beta-Dir "
+                         f"models only, not {family.name!r}")
     if family.name == "poisson":
         return PoissonReferenceAdapter(family.tempered, inner, local, n_leap)
     if family.name == "negative_binomial":  # Gamma reference, Gamma-mixed power path
@@ -160,8 +166,10 @@ def reference_adapter(family, local="sweep", n_leap=10):
         return GaussianReferenceAdapter(family.tempered, 1)
     if family.name == "beta_dir":  # per-label categorical reference (the binary wing)
         from bnmfzoo.inference.binary._reference import BetaDirReference
+        from bnmfzoo.inference.binary._reference_symmetric import BetaDirSymmetricReference
 
-        return BetaDirReference(family.draw_prior(np.random.default_rng(0)), inner)
+        cls = BetaDirSymmetricReference if symmetric else BetaDirReference
+        return cls(family.draw_prior(np.random.default_rng(0)), inner)
     raise ValueError(f"the reference path supports Poisson, negative-binomial, "
                      f"exponential-Gaussian and Beta-Dir models, not {family.name!r}")
 
@@ -440,11 +448,21 @@ def _groups(pairs, M):
     return {k: root(k) for k in range(M) if root(k) != k}
 
 
+def label_copies(adapter, K):
+    """How many label copies one mode's ``log Z`` along ``adapter``'s path leaves out: ``K``.
+
+    ``1`` for a reference symmetrized over the copies (``adapter.label_copies``), whose path
+    holds every copy already (:mod:`bnmfzoo.inference.binary._reference_symmetric`).
+    """
+    return int(getattr(adapter, "label_copies", K))
+
+
 def masses_and_total(lz, se, K, offset=0.0):
     """Masses of the modes with finite ``lz`` and the total ``log K! + logsumexp - offset``.
 
-    Returns ``(mass, se of the mass, total log Z, its se)``; with no finite mode the total is
-    ``-inf`` with an infinite error.
+    ``K`` counts the label copies each ``lz`` leaves out (:func:`label_copies`). Returns
+    ``(mass, se of the mass, total log Z, its se)``; with no finite mode the total is ``-inf``
+    with an infinite error.
     """
     from bnmfzoo.inference.mode_bridge import masses_from_log_z
 
@@ -627,8 +645,9 @@ def reference_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_particles=100
         z = run_lz[k, :done[k]]
         lz[k] = float(z.mean())
         se[k] = float(z.std(ddof=1) / math.sqrt(z.size)) if z.size > 1 else math.inf
-    mass, mse, total, total_se = masses_and_total(lz, se, K, offset)
+    mass, mse, total, total_se = masses_and_total(lz, se, label_copies(adapter, K), offset)
     return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "runs_done": done,
+            "symmetric": bool(getattr(adapter, "symmetric", False)),
             "order": order,
             "mass": mass, "se": mse,
             "left": left, "path_left": path_left, "swapped": swapped,
@@ -663,6 +682,6 @@ def drop_modes(out, drop, K, offset=0.0):
     for key in ("n_temperatures", "local_steps"):
         new[key] = [out[key][k] for k in keep]
     new["mass"], new["se"], new["log_z_total"], new["log_z_total_se"] = masses_and_total(
-        new["log_z"], new["log_z_se"], K, offset)
+        new["log_z"], new["log_z_se"], 1 if out.get("symmetric") else K, offset)
     new["dropped"] = sorted(drop)
     return new

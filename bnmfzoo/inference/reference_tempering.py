@@ -72,6 +72,7 @@ from bnmfzoo.inference.reference_path import (
     ModeCheck,
     ReferencePath,
     fit_chains_and_basins,
+    label_copies,
     masses_and_total,
     reference_adapter,
 )
@@ -519,8 +520,9 @@ def reference_pt_log_z(family, refs, starts, rng, *, cut, n_runs=4, n_scans=500,
         se[k] = float(run_lz[k].std(ddof=1) / math.sqrt(n_runs)) if n_runs > 1 else math.inf
         cpu_mode[k] = time.process_time() - t1
         per_rung[k] = cpu_mode[k] / max(work, 1)
-    mass, mse, total, total_se = masses_and_total(lz, se, K, offset)
+    mass, mse, total, total_se = masses_and_total(lz, se, label_copies(adapter, K), offset)
     return {"log_z": lz, "log_z_se": se, "run_log_z": run_lz, "round_trips": trips,
+            "symmetric": bool(getattr(adapter, "symmetric", False)),
             "n_rungs": n_rungs, "barrier": lam, "max_rejection": max_rej,
             "rejection": rejection, "mass": mass, "se": mse, "left": left,
             "pt_left": pt_left, "pt_swapped": pt_swapped, "log_z_total": total,

@@ -112,7 +112,7 @@ from bnmfzoo.inference._mass_result import per_mode_result as _per_mode_result
 from bnmfzoo.inference._mass_result import run_shares as _shares
 from bnmfzoo.inference._mass_result import unreached_modes as _unreached_modes
 from bnmfzoo.inference._mass_verdict import advice as _advice
-from bnmfzoo.inference._mass_verdict import agreement_factor, welch_dof
+from bnmfzoo.inference._mass_verdict import agreement_factor, symmetric_note, welch_dof
 from bnmfzoo.inference._mass_verdict import failed_check_unknown_all as _failed_check_unknown_all
 from bnmfzoo.inference.tempering import log_z_summary, smc
 
@@ -140,6 +140,9 @@ class _Family:
     tempered: object
     draw_prior: object
     factors: object  # state -> (A (D, K), W (K, N))
+    #: the per-mode estimators' reference is symmetrized over the label copies (Beta-Dir:
+    #: :mod:`bnmfzoo.inference.binary._reference_symmetric`)
+    symmetric: bool = False
 
 
 def _gaussian(model, inner_sweeps):
@@ -551,21 +554,26 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                 prior_sweeps=_check_int("prior_sweeps", prior_sweeps, 1))
             reasons.extend(br_reasons)
         elif check == "reference" and check_runs:
-            from bnmfzoo.inference.reference_check import reference_check
+            from bnmfzoo.inference.reference_check import reference_check_retried
 
-            chk, chk_se, extra, br_reasons, bridge_out = reference_check(
-                family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
-                np.random.default_rng(seeds[-1]), **reference_kw())
+            chk, chk_se, extra, br_reasons, bridge_out = reference_check_retried(
+                family, ([s for r in runs for s in r.states], label, weights, cl, log_z,
+                         log_z_se), np.random.default_rng(seeds[-1]),
+                np.random.default_rng(seeds[-1].spawn(1)[0]), reference_kw())
             reasons.extend(br_reasons)
         elif check == "reference_pt" and check_runs:
+            from bnmfzoo.inference.reference_check import symmetric_check, symmetric_retry
             from bnmfzoo.inference.reference_tempering import per_mode_check
 
-            pm = per_mode_check(
-                family, [s for r in runs for s in r.states], label, weights, cl, log_z, log_z_se,
-                np.random.default_rng(seeds[-1]), **reference_kw(), pt_runs=pt_runs,
-                pt_scans=pt_scans, pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap,
-                pt_trips=pt_trips, pt_copula=bool(pt_copula),
-                prior_dof=n_runs - 1)
+            pm_kw = dict(**reference_kw(), pt_runs=pt_runs, pt_scans=pt_scans,
+                         pt_sweeps=pt_sweeps, pt_local=pt_local, pt_leap=pt_leap,
+                         pt_trips=pt_trips, pt_copula=bool(pt_copula), prior_dof=n_runs - 1)
+            states = [s for r in runs for s in r.states]
+            pm = per_mode_check(family, states, label, weights, cl, log_z, log_z_se,
+                                np.random.default_rng(seeds[-1]), **pm_kw)
+            if symmetric_retry(family, pm["reasons"], cl["reference"].shape[2]):
+                pm = symmetric_check(family, pm, (states, label, weights, cl, log_z, log_z_se),
+                                      np.random.default_rng(seeds[-1].spawn(1)[0]), pm_kw)
             if pm.get("merged"):
                 label, mass, se, A_al, W_al = merge_smc_modes(
                     pm["merged"], label, A, W, cl["perm"], cl["reference"], weights, run_of,
@@ -631,6 +639,8 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
     else:
         statement = ("Masses NOT established: " + "; ".join(reasons) + ". "
                      + _advice(reasons, check) + " " + unknown)
+    if bridge_out and bridge_out.get("product_reasons"):
+        light = [symmetric_note(bridge_out["product_reasons"]), *light]
     if light:
         statement += " Note: " + "; ".join(light) + "."
     return {"modes": modes, "established": established, "statement": statement,

@@ -44,10 +44,28 @@ import numpy as np
 
 from bnmfzoo.inference.binary._core import BetaDirChain, _categorical, _column_ratios, _move_label
 
-__all__ = ["PSEUDO", "betadir_reference_sweep", "BetaDirReference"]
+__all__ = ["PSEUDO", "betadir_reference_sweep", "BetaDirReference", "draw_from_log_weights"]
 
 #: pseudo-count added to each label's count in the reference fit
 PSEUDO = 0.5
+
+
+@numba.njit(cache=True)
+def draw_from_log_weights(lw, cum, K, u):
+    """Index ``k < K`` drawn with probability ``exp(lw[k])`` normalized, from one uniform ``u``.
+
+    ``lw`` finite; ``cum`` is scratch of length ``K`` (inverse CDF after subtracting the
+    largest ``lw``).
+    """
+    top = lw[0]
+    for kk in range(1, K):
+        if lw[kk] > top:
+            top = lw[kk]
+    total = 0.0
+    for kk in range(K):
+        total += math.exp(lw[kk] - top)
+        cum[kk] = total
+    return _categorical(cum, K, u * total)
 
 
 @numba.njit(cache=True)
@@ -88,19 +106,12 @@ def betadir_reference_sweep(rows, cols, v, z, L, C1, C0, g, a, b, u, beta, log_q
         n = cols[i]
         _move_label(f, n, z[i], v[i], -1.0, L, C1, C0, a, b, r1, r0)
         r = r1 if v[i] else r0
-        top = -np.inf
         for kk in range(K):
             t = beta * math.log((g[kk] + L[f, kk]) * r[n, kk]) + w_ref * log_q[i, kk]
             if not math.isfinite(t):
                 raise ValueError("the reference's log q is not finite")
             lw[kk] = t
-            if t > top:
-                top = t
-        total = 0.0
-        for kk in range(K):
-            total += math.exp(lw[kk] - top)
-            cum[kk] = total
-        k = _categorical(cum, K, u[i] * total)
+        k = draw_from_log_weights(lw, cum, K, u[i])
         z[i] = k
         _move_label(f, n, k, v[i], 1.0, L, C1, C0, a, b, r1, r0)
 

@@ -154,7 +154,7 @@ def symmetric_retry(family, reasons, rank):
 
 def _budget_reason(err):
     return (f"{err} during the check along the reference symmetrized over the label copies, "
-            "run after the copies overlapped: raise budget_s")
+            "run after the copies overlapped: raise the budget")
 
 
 def symmetric_check(family, pm, smc_found, rng, kw):

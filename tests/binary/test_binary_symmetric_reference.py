@@ -203,3 +203,39 @@ def test_overlapping_copies_are_checked_again_along_the_symmetric_reference(chec
     assert any("another label copy" in r for r in details["product_reasons"])
     assert out["established"], out["statement"]
     assert "symmetrized over the label copies" in out["statement"]
+
+
+def test_a_retry_the_budget_cuts_short_keeps_the_first_result_and_says_so(monkeypatch):
+    """The retry runs on what is left of the CPU budget: when it runs out there, both routes
+    return the product reference's check with one more reason, which asks for more budget."""
+    from bnmfzoo.inference import reference_check as rc
+    from bnmfzoo.inference import reference_tempering
+    from bnmfzoo.inference._mass_budget import BudgetExhausted
+    from bnmfzoo.inference._mass_verdict import CopiesOverlap
+    from bnmfzoo.inference.smc_masses import _Family
+
+    def out_of_budget(family, *args, **kw):
+        assert family.symmetric
+        raise BudgetExhausted(10.0, 10.5)
+
+    fam = _Family("beta_dir", None, None, None)
+    overlap = [CopiesOverlap("mode 0: 30% of its draws sit on another label copy")]
+    monkeypatch.setattr(reference_tempering, "per_mode_check", out_of_budget)
+    pm = rc.symmetric_check(fam, {"reasons": overlap, "smc": "first"}, (), None, {})
+    assert pm["smc"] == "first" and pm["reasons"][0] is overlap[0]
+    assert "raise the budget" in pm["reasons"][1] and "product_reasons" not in pm
+
+    first = (np.ones(1), np.zeros(1), [], overlap, {"log_z": [-1.0]})
+    calls = []
+
+    def check(family, *args, **kw):
+        calls.append(family.symmetric)
+        if family.symmetric:
+            raise BudgetExhausted(10.0, 10.5)
+        return first
+
+    monkeypatch.setattr(rc, "reference_check", check)
+    found = ([], None, None, {"reference": np.zeros((1, 3, 2))}, 0.0, 0.0)
+    out = rc.reference_check_retried(fam, found, None, None, {})
+    assert calls == [False, True]
+    assert out[4] is first[4] and out[3][:1] == overlap and "raise the budget" in out[3][1]

@@ -449,10 +449,11 @@ def _groups(pairs, M):
 
 
 def label_copies(adapter, K):
-    """How many label copies one mode's ``log Z`` along ``adapter``'s path leaves out: ``K``.
+    """The ``K`` of the ``log K!`` a mode's total adds for the label copies its path leaves out.
 
-    ``1`` for a reference symmetrized over the copies (``adapter.label_copies``), whose path
-    holds every copy already (:mod:`bnmfzoo.inference.binary._reference_symmetric`).
+    The rank ``K`` for a reference on one copy; ``1`` (no term) for a reference symmetrized over
+    the copies (``adapter.label_copies``), whose path holds every copy already
+    (:mod:`bnmfzoo.inference.binary._reference_symmetric`).
     """
     return int(getattr(adapter, "label_copies", K))
 

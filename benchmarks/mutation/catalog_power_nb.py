@@ -94,11 +94,11 @@ MUTATIONS = [
         why="the stepping stone of a path that is not geometric computed as (b' - b) l'"),
     Mutation(
         id="nb-mode-width-at-the-smc-moves", path="bnmfzoo/inference/smc_masses.py",
-        old="                                   if family.name == \"negative_binomial\" else "
-            "n_moves,\n",
-        new="                                   if family.name == \"nb\" else n_moves,\n",
+        old=("                                   if family.name in (\"poisson\", "
+             "\"negative_binomial\")\n"),
+        new="                                   if family.name in (\"poisson\", \"nb\")\n",
         tests=("tests/tempering/test_smc_masses.py::"
-               "test_an_nb_modes_width_is_measured_over_more_sweeps",),
+               "test_a_count_modes_width_is_measured_over_more_sweeps",),
         why="an NB mode's width measured 2 sweeps apart: the cut splits one broad mode into "
             "many, each estimated (and the run refused as one mode counted twice)"),
     Mutation(

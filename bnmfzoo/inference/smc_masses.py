@@ -122,12 +122,15 @@ __all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
 NOISE_FACTOR = 2.0
 #: particles used to measure the within-mode angle
 N_NOISE = 100
-#: sweeps between the two states whose angle measures a negative-binomial mode's width (at
-#: least ``n_moves``): the NB sweep moves the factors of a broad mode slowly, so the angle of
-#: 2 sweeps under-reads its spread (breast SBS96, K = 4: single states of one chain lie a
-#: median 14-18 degrees from its last state over 300 sweeps, and 2 sweeps apart a few degrees,
-#: so a 15-degree cut split the SMC's particles into 27 "modes")
-NB_NOISE_SWEEPS = 50
+#: sweeps between the two states whose angle measures a count model's mode width (at least
+#: ``n_moves``): the count sweeps move the factors of a broad mode slowly, so the angle of 2
+#: sweeps under-reads its spread. NB, breast SBS96, K = 4: states of one chain lie a median
+#: 14-18 degrees from its last state over 300 sweeps, 2 sweeps apart a few degrees, so a
+#: 15-degree cut split the SMC's particles into 27 "modes". Poisson, a 30 x 50 rank-4 matrix
+#: at K = 5 (one component too many, a split ridge): 13 degrees at 2 sweeps, 35 at 50, 42 at
+#: 200, and the 2-sweep cut split one ridge into 164 "modes"; at K = 4 the angle levels off
+#: (8, 14, 14 degrees) and the cut leaves the one mode alone either way
+COUNT_NOISE_SWEEPS = 50
 #: modes at or above this mass must agree between the estimators for ``established``
 MIN_CHECKED = 0.01
 
@@ -503,8 +506,9 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                             np.random.default_rng(sd), cess=cess, n_moves=n_moves))
         weights = np.concatenate([r.weights for r in runs])
         noise = _within_mode_angle(family, [s for r in runs for s in r.states], weights,
-                                   max(n_moves, NB_NOISE_SWEEPS)
-                                   if family.name == "negative_binomial" else n_moves,
+                                   max(n_moves, COUNT_NOISE_SWEEPS)
+                                   if family.name in ("poisson", "negative_binomial")
+                                   else n_moves,
                                    np.random.default_rng(seeds[-1].spawn(1)[0]))
     except BudgetExhausted as err:
         return nothing_established(err, family, "the SMC from the prior", len(runs), n_runs, t0,

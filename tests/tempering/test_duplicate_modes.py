@@ -286,18 +286,28 @@ def test_the_reference_check_stops_a_far_mode_after_two_runs(monkeypatch):
     assert mass.tolist() == [1.0] and extra == []
 
 
-def test_a_rank_with_empty_components_is_refused_in_one_line():
+def test_a_rank_with_empty_components_is_refused_in_one_line(monkeypatch):
     """Rank-2 counts fitted at K = 4: the two components the data do not support point
-    anywhere, so the SMC from the prior's particles scatter into more modes than a quarter of
-    them; the call refuses the rank at once (before any check, no mode listed) and names rank
-    3. At K = 2 the same particles form a few modes and nothing is refused."""
+    anywhere. Read over 2 sweeps (the width's floor set to 1), the within-mode angle is small,
+    the particles scatter into more modes than a quarter of them, and the call refuses the rank
+    at once (before any check, no mode listed) and names rank 3. Read over
+    :data:`~bnmfzoo.inference.smc_masses.COUNT_NOISE_SWEEPS` (the default) the particles form
+    one mode, whose check finds its label copies overlapping: not established either, and the
+    advice is again a lower rank. At K = 2 the same particles form a few modes and nothing is
+    refused. Deterministic (fixed seeds)."""
+    import bnmfzoo.inference.smc_masses as sm
     from bnmfzoo.inference._mass_result import MAX_MODE_SHARE
     from bnmfzoo.inference.smc_masses import smc_mode_masses
     from bnmfzoo.models import poisson
 
     rng = np.random.default_rng(31)
     X = rng.poisson(rng.gamma(2, 3, (24, 2)) @ rng.gamma(2, 1, (2, 12)))
-    out = smc_mode_masses(poisson(X, 4), n_runs=2, n_particles=30, n_moves=1, random_seed=0)
+    kw = dict(n_runs=2, n_particles=30, n_moves=1, random_seed=0)
+    default = smc_mode_masses(poisson(X, 4), **kw)
+    assert "unsupported_rank" not in default and not default["established"]
+    assert "try a lower rank" in default["statement"]
+    monkeypatch.setattr(sm, "COUNT_NOISE_SWEEPS", 1)
+    out = smc_mode_masses(poisson(X, 4), **kw)
     u = out["unsupported_rank"]
     assert u["n_modes"] > MAX_MODE_SHARE * u["n_particles"] and u["suggested_rank"] == 3
     assert out["modes"] == [] and not out["established"]

@@ -130,14 +130,16 @@ def test_a_failed_check_leaves_no_check_mass_on_the_modes_only_plain_chains_foun
     assert failed_check_unknown_all([0.6], [0.1], None)[2] is None
 
 
-@pytest.mark.parametrize("model, expected", [("poisson", 2), ("negative_binomial", 50)])
-def test_an_nb_modes_width_is_measured_over_more_sweeps(monkeypatch, model, expected):
+@pytest.mark.parametrize("model, expected", [("poisson", 50), ("negative_binomial", 50),
+                                             ("exponential_gaussian", 2)])
+def test_a_count_modes_width_is_measured_over_more_sweeps(monkeypatch, model, expected):
     """The within-mode angle that sets the clustering cut is measured ``n_moves`` sweeps
-    apart, but at least :data:`~bnmfzoo.inference.smc_masses.NB_NOISE_SWEEPS` for NB models
-    (whose sweep moves a broad mode's factors slowly: at 2 sweeps the cut split breast SBS96's
-    one mode into 27). Deterministic (the sweeps asked for are recorded)."""
+    apart, but at least :data:`~bnmfzoo.inference.smc_masses.COUNT_NOISE_SWEEPS` for count
+    models (whose sweeps move a broad mode's factors slowly: at 2 sweeps the cut split breast
+    SBS96's one NB mode into 27, and an over-ranked Poisson ridge into 164). Deterministic (the
+    sweeps asked for are recorded)."""
     import bnmfzoo.inference.smc_masses as sm
-    from bnmfzoo.models import negative_binomial, poisson
+    from bnmfzoo.models import exponential_gaussian, negative_binomial, poisson
 
     seen = []
 
@@ -147,7 +149,9 @@ def test_an_nb_modes_width_is_measured_over_more_sweeps(monkeypatch, model, expe
 
     monkeypatch.setattr(sm, "_within_mode_angle", record)
     X = np.random.default_rng(0).poisson(3.0, (5, 4))
-    make = poisson if model == "poisson" else negative_binomial
+    make = {"poisson": poisson, "negative_binomial": negative_binomial,
+            "exponential_gaussian": lambda X, K: exponential_gaussian(X.astype(float), K, sigma=1.0,
+                                                                  lambda_=1.0)}[model]
     sm.smc_mode_masses(make(X, 2), n_runs=2, n_particles=10, n_moves=2, check=None,
                        random_seed=0)
     assert seen == [expected]

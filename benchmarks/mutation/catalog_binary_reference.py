@@ -128,11 +128,12 @@ MUTATIONS = [
             "the masses as overlapping copies"),
     Mutation(
         id="binary-sym-retry-any-family", path="bnmfzoo/inference/reference_check.py",
-        old='    return (family.name == "beta_dir" and not getattr(family, "symmetric", False)',
+        old=('    return (family.name in SYMMETRIC_FAMILIES and not getattr(family, "symmetric", '
+             'False)'),
         new='    return (not getattr(family, "symmetric", False)',
         tests=(_SRULE,),
-        why="the retry asked of a family with no symmetrized reference: its check would raise "
-            "instead of saying why the copies overlap"),
+        why="the retry asked of a family with no path that holds every copy: its check would "
+            "raise instead of saying why the copies overlap"),
     Mutation(
         id="binary-sym-per-mode-retry-skipped", path="bnmfzoo/inference/smc_masses.py",
         old='            if symmetric_retry(family, pm["reasons"], cl["reference"].shape[2]):',

@@ -94,9 +94,9 @@ MUTATIONS = [
         why="the stepping stone of a path that is not geometric computed as (b' - b) l'"),
     Mutation(
         id="nb-mode-width-at-the-smc-moves", path="bnmfzoo/inference/smc_masses.py",
-        old=("                                   if family.name in (\"poisson\", "
-             "\"negative_binomial\")\n"),
-        new="                                   if family.name in (\"poisson\", \"nb\")\n",
+        old='                   lambda s: (s["A"], s["W"]), width_sweeps=WIDTH_SWEEPS)\n',
+        new=('                   lambda s: (s["A"], s["W"]),\n'
+             '                   width_sweeps=WIDTH_SWEEPS if poisson else 0)\n'),
         tests=("tests/tempering/test_smc_masses.py::"
                "test_a_count_modes_width_is_measured_over_more_sweeps",),
         why="an NB mode's width measured 2 sweeps apart: the cut splits one broad mode into "

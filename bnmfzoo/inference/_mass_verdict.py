@@ -109,7 +109,7 @@ OVERLAP_ADVICE = ("The components are not told apart at this rank (a mode's labe
 
 
 def symmetric_note(product_reasons):
-    """The statement's note when a check ran again along the symmetrized reference.
+    """The statement's note when a check ran again along a path that holds every label copy.
 
     Examples
     --------
@@ -117,8 +117,8 @@ def symmetric_note(product_reasons):
     "the product reference's label copies o"
     """
     return ("the product reference's label copies overlapped (" + "; ".join(product_reasons)
-            + "), so the check ran again along the reference symmetrized over the label "
-            "copies, whose per-mode log Z holds every copy (no log K! added)")
+            + "), so the check ran again along a path symmetrized over the label copies, "
+            "whose per-mode log Z holds every copy (no log K! added)")
 
 
 class CopiesOverlap(str):

@@ -20,10 +20,12 @@ On the faces (400 x 256, exponential Gaussian, rank 3) the plain chains re-found
 of the one mode in most seeds, and a run whose check also met a mode at e^-47 of the total ran
 out of budget during the check (``docs/results/masses_gaussian_check.md`` section 44).
 
-When either check (this one, or the per-mode route's ``check="reference_pt"``) on a Beta-Dir
-model finds a mode's label copies overlapping, it runs again along the reference
-symmetrized over the copies (:mod:`bnmfzoo.inference.binary._reference_symmetric`), whose
-per-mode ``log Z`` holds every copy.
+When either check (this one, or the per-mode route's ``check="reference_pt"``) finds a mode's
+label copies overlapping, it runs again along a path that holds every copy, so its per-mode
+``log Z`` does: for Beta-Dir the reference symmetrized over the copies
+(:mod:`bnmfzoo.inference.binary._reference_symmetric`), for the other families the product
+reference's path with the Gibbs draw over the label orbit after each sweep
+(:mod:`bnmfzoo.inference.tempering._label_orbit`).
 """
 
 import math
@@ -44,7 +46,11 @@ from bnmfzoo.inference.reference_path import (
 )
 
 __all__ = ["reference_check", "prior_copies_dropped", "symmetric_retry", "symmetric_check",
-           "reference_check_retried"]
+           "reference_check_retried", "SYMMETRIC_FAMILIES"]
+
+#: the families whose checks run again along a path holding every label copy when the copies
+#: overlap
+SYMMETRIC_FAMILIES = ("beta_dir", "exponential_gaussian", "poisson", "negative_binomial")
 
 
 def prior_copies_dropped(family, refs, starts, rng, cut, n_smc_modes, n_chains, n_draws, thin):
@@ -137,23 +143,27 @@ def reference_check(family, states, label, weights, clusters, log_z, log_z_se, r
 def symmetric_retry(family, reasons, rank):
     """Whether to run a check again along the symmetrized reference.
 
-    The reference is symmetrized over the label copies
-    (:mod:`bnmfzoo.inference.binary._reference_symmetric`). Yes for a Beta-Dir model whose
-    check gave ``reasons`` that its label copies overlap
-    (:class:`~bnmfzoo.inference._mass_verdict.CopiesOverlap`), at a rank whose ``K!`` copies
-    the symmetrized sweep sums over (:data:`~bnmfzoo.inference.binary._reference_symmetric.
-    MAX_COPIES`).
+    The path then holds every label copy: Beta-Dir's reference is symmetrized over the copies
+    (:mod:`bnmfzoo.inference.binary._reference_symmetric`), the other families' sweeps end with
+    the Gibbs draw over the label orbit (:mod:`bnmfzoo.inference.tempering._label_orbit`).
+    Yes for a model of a family in :data:`SYMMETRIC_FAMILIES` whose check gave ``reasons`` that
+    its label copies overlap (:class:`~bnmfzoo.inference._mass_verdict.CopiesOverlap`), at a
+    rank whose ``K!`` copies the path sums over (Beta-Dir
+    :data:`~bnmfzoo.inference.binary._reference_symmetric.MAX_COPIES`, the others
+    :data:`~bnmfzoo.inference.tempering._label_orbit.MAX_ORBIT_COPIES`).
     """
     from bnmfzoo.inference._mass_verdict import CopiesOverlap
     from bnmfzoo.inference.binary._reference_symmetric import MAX_COPIES
+    from bnmfzoo.inference.tempering._label_orbit import MAX_ORBIT_COPIES
 
-    return (family.name == "beta_dir" and not getattr(family, "symmetric", False)
-            and math.factorial(rank) <= MAX_COPIES
+    most = MAX_COPIES if family.name == "beta_dir" else MAX_ORBIT_COPIES
+    return (family.name in SYMMETRIC_FAMILIES and not getattr(family, "symmetric", False)
+            and math.factorial(rank) <= most
             and any(isinstance(r, CopiesOverlap) for r in reasons))
 
 
 def _budget_reason(err):
-    return (f"{err} during the check along the reference symmetrized over the label copies, "
+    return (f"{err} during the check along a path symmetrized over the label copies, "
             "run after the copies overlapped: raise the budget")
 
 

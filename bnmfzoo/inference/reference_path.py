@@ -40,7 +40,10 @@ not grow like ``d^2 / n`` (as a full normal's does: :mod:`bnmfzoo.inference.mode
 stay on it, so the run estimates one copy's evidence; the total is ``log K! + logsumexp_m log
 Z_m`` as for the bridge (:func:`bnmfzoo.inference.mode_bridge.bridge_masses`). The share of
 fit-chain draws and of final particles that left their mode is reported: a path that leaks is
-not a per-mode estimate.
+not a per-mode estimate. When the copies overlap (a rank above what the data tell apart) the
+route runs the check again along a path that holds every copy, with no ``log K!``: the
+reference symmetrized over the copies for Beta-Dir, the orbit mixture of the product path for
+the other families (:mod:`bnmfzoo.inference.tempering._label_orbit`).
 
 **What a mode is** (the basin rule, :func:`bnmfzoo.diagnostics._modes.basins.mode_basins`).
 The fit chains of all modes are pooled and clustered at the cut; clusters that chains move
@@ -71,6 +74,7 @@ JRSS B 70(3), 589-607.
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -145,14 +149,19 @@ def reference_adapter(family, local="sweep", n_leap=10):
     ``ValueError`` names why when the family has none. ``local`` (count models) adds exact
     moves after each sweep (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`:
     ``"sweep+rescale"``, ``"sweep+hmc"``, ...; ``n_leap`` leapfrog steps per HMC transition).
-    A family marked ``symmetric`` (Beta-Dir only) gets the reference symmetrized over the label
-    copies (:class:`~bnmfzoo.inference.binary._reference_symmetric.BetaDirSymmetricReference`).
+    A family marked ``symmetric`` gets a path that holds every label copy: Beta-Dir the
+    reference symmetrized over the copies
+    (:class:`~bnmfzoo.inference.binary._reference_symmetric.BetaDirSymmetricReference`), the
+    other families their product reference's path with the Gibbs draw over the label orbit
+    after each sweep (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`).
     """
+    if getattr(family, "symmetric", False) and family.name != "beta_dir":
+        from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter
+
+        return LabelOrbitAdapter(reference_adapter(replace(family, symmetric=False), local,
+                                                   n_leap))
     inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
     symmetric = bool(getattr(family, "symmetric", False))
-    if symmetric and family.name != "beta_dir":
-        raise ValueError(f"a reference symmetrized over the label copies is built for Beta-Dir "
-                         f"models only, not {family.name!r}")
     if family.name == "poisson":
         return PoissonReferenceAdapter(family.tempered, inner, local, n_leap)
     if family.name == "negative_binomial":  # Gamma reference, Gamma-mixed power path
@@ -189,8 +198,14 @@ class ReferencePath:
     """
 
     def __new__(cls, adapter, q):
-        """A :class:`ReferenceDataPath` when the adapter has a data term ``log_data``."""
-        if cls is ReferencePath and callable(getattr(adapter, "log_data", None)):
+        """The path class the adapter needs.
+
+        An :class:`AdapterTargetPath` when the adapter has its own ``log_target``, a
+        :class:`ReferenceDataPath` when it has a data term ``log_data``.
+        """
+        if cls is ReferencePath and callable(getattr(adapter, "log_target", None)):
+            cls = AdapterTargetPath  # the label orbit's mixture path
+        elif cls is ReferencePath and callable(getattr(adapter, "log_data", None)):
             cls = ReferenceDataPath  # a path that is not geometric in b
         return super().__new__(cls)
 
@@ -245,6 +260,27 @@ class ReferenceDataPath(ReferencePath):
             return np.zeros(d.size) if b == 0.0 else b * d + data(b)
 
         return at
+
+
+class AdapterTargetPath(ReferencePath):
+    """A path whose adapter gives its log target ``log pi_b - log pi_0``.
+
+    The adapter's ``log_target(q, s, b)`` and ``log_target_batch(q, states)``: the mixture over
+    the label orbit (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`). At
+    ``b = 1`` the log target is :meth:`loglik`.
+    """
+
+    def log_target(self, state, beta):
+        """The adapter's log target of ``state`` at ``beta`` (0 at ``b = 0``)."""
+        return self.adapter.log_target(self.q, state, beta)
+
+    def log_target_batch(self, states):
+        """``b -> [log_target(s, b) for s in states]`` while the states are unchanged."""
+        return self.adapter.log_target_batch(self.q, states)
+
+    def loglik(self, state):
+        """The log target at ``b = 1``."""
+        return self.adapter.log_target(self.q, state, 1.0)
 
 
 def _aligned_draws(family, adapter, ref, starts, rng, n_chains, n_draws, thin, n_burn,

@@ -122,15 +122,19 @@ __all__ = ["smc_mode_masses", "family_of_model", "ais_schedule"]
 NOISE_FACTOR = 2.0
 #: particles used to measure the within-mode angle
 N_NOISE = 100
-#: sweeps between the two states whose angle measures a count model's mode width (at least
-#: ``n_moves``): the count sweeps move the factors of a broad mode slowly, so the angle of 2
-#: sweeps under-reads its spread. NB, breast SBS96, K = 4: states of one chain lie a median
-#: 14-18 degrees from its last state over 300 sweeps, 2 sweeps apart a few degrees, so a
-#: 15-degree cut split the SMC's particles into 27 "modes". Poisson, a 30 x 50 rank-4 matrix
-#: at K = 5 (one component too many, a split ridge): 13 degrees at 2 sweeps, 35 at 50, 42 at
-#: 200, and the 2-sweep cut split one ridge into 164 "modes"; at K = 4 the angle levels off
-#: (8, 14, 14 degrees) and the cut leaves the one mode alone either way
-COUNT_NOISE_SWEEPS = 50
+#: sweeps between the two states whose angle measures a mode's width for the count and
+#: Gaussian families (at least ``n_moves``; :attr:`_Family.width_sweeps`): their sweeps move
+#: the factors of a broad mode slowly, so the angle of a few sweeps under-reads its spread.
+#: NB, breast SBS96, K = 4: states of one chain lie a median 14-18 degrees from its last state
+#: over 300 sweeps, 2 sweeps apart a few degrees, so a 15-degree cut split the SMC's particles
+#: into 27 "modes". Poisson, a 30 x 50 rank-4 matrix at K = 5 (one component too many, a split
+#: ridge): 13 degrees at 2 sweeps, 35 at 50, 42 at 200, and the 2-sweep cut split one ridge
+#: into 164 "modes"; at K = 4 the angle levels off (8, 14, 14 degrees) and the cut leaves the
+#: one mode alone either way. Exponential Gaussian, a 15 x 12 rank-2 matrix at K = 3: 19, 23,
+#: 30, 34 degrees at 5, 10, 50, 200 sweeps, and the 10-sweep cut (the command's) cut one
+#: ridge into 2-6 clusters that the check then found to be one mode; laurberg's two modes at
+#: the README's noise stay two at every reading (5 degrees, the 15-degree floor)
+WIDTH_SWEEPS = 50
 #: modes at or above this mass must agree between the estimators for ``established``
 MIN_CHECKED = 0.01
 
@@ -143,8 +147,10 @@ class _Family:
     tempered: object
     draw_prior: object
     factors: object  # state -> (A (D, K), W (K, N))
-    #: the per-mode estimators' reference is symmetrized over the label copies (Beta-Dir:
-    #: :mod:`bnmfzoo.inference.binary._reference_symmetric`)
+    #: sweeps over which a mode's width is read (at least ``n_moves``; :data:`WIDTH_SWEEPS`)
+    width_sweeps: int = 0
+    #: the per-mode estimators' path holds every label copy (Beta-Dir:
+    #: :mod:`bnmfzoo.inference.binary._reference_symmetric`; others: ``tempering._label_orbit``)
     symmetric: bool = False
 
 
@@ -175,7 +181,8 @@ def _gaussian(model, inner_sweeps):
                 super().sweep(state, beta, rng)
 
     fam = _Repeat(obs, h, rank=R)
-    return _Family("exponential_gaussian", fam, draw_prior, lambda s: (s.A, s.W))
+    return _Family("exponential_gaussian", fam, draw_prior, lambda s: (s.A, s.W),
+                   width_sweeps=WIDTH_SWEEPS)
 
 
 def _counts(model, inner_sweeps):
@@ -203,7 +210,7 @@ def _counts(model, inner_sweeps):
         return {"A": A, "W": W, "rates": rates, "alpha": alpha}
 
     return _Family("poisson" if poisson else "negative_binomial", fam, draw_prior,
-                   lambda s: (s["A"], s["W"]))
+                   lambda s: (s["A"], s["W"]), width_sweeps=WIDTH_SWEEPS)
 
 
 def _binary(model, inner_sweeps):
@@ -506,9 +513,7 @@ def smc_mode_masses(model, *, n_runs=4, n_particles=500, n_moves=5, cess=0.9,
                             np.random.default_rng(sd), cess=cess, n_moves=n_moves))
         weights = np.concatenate([r.weights for r in runs])
         noise = _within_mode_angle(family, [s for r in runs for s in r.states], weights,
-                                   max(n_moves, COUNT_NOISE_SWEEPS)
-                                   if family.name in ("poisson", "negative_binomial")
-                                   else n_moves,
+                                   max(n_moves, family.width_sweeps),
                                    np.random.default_rng(seeds[-1].spawn(1)[0]))
     except BudgetExhausted as err:
         return nothing_established(err, family, "the SMC from the prior", len(runs), n_runs, t0,

@@ -140,15 +140,16 @@ def test_symmetric_tempering_estimates_the_total_without_log_k_factorial(seed):
     assert np.all(out["round_trips"][0] >= 5), out["round_trips"]
 
 
-def test_a_symmetric_reference_is_refused_for_other_families():
+def test_other_families_get_the_label_orbit_path_and_five_labels_are_refused():
     from dataclasses import replace
 
     from bnmfzoo.inference.smc_masses import family_of_model
+    from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter
     from bnmfzoo.models import exponential_gaussian
 
     fam = family_of_model(exponential_gaussian(np.ones((4, 3)), 2))
-    with pytest.raises(ValueError, match="Beta-Dir models only"):
-        reference_adapter(replace(fam, symmetric=True))
+    assert isinstance(reference_adapter(replace(fam, symmetric=True)), LabelOrbitAdapter)
+    assert not isinstance(reference_adapter(fam), LabelOrbitAdapter)
     with pytest.raises(ValueError, match="K! <= 24"):
         label_permutations(5)
 
@@ -156,8 +157,9 @@ def test_a_symmetric_reference_is_refused_for_other_families():
 def test_a_symmetric_path_gives_no_copy_reason_and_the_retry_rule():
     """Particles and ``b = 1`` replicas spread over the copies are what a symmetrized path is
     for, so its ``swapped`` shares are no :class:`CopiesOverlap` reason (the product
-    reference's are); the route retries with the symmetrized reference only for a Beta-Dir
-    model whose check found overlapping copies, at ``K! <= 24``, once."""
+    reference's are); the route retries along a path holding every copy (Beta-Dir's
+    symmetrized reference, the other families' label orbit) only for a model whose check found
+    overlapping copies, at ``K! <= 24`` (Beta-Dir) or ``K! <= 120``, once."""
     from types import SimpleNamespace
 
     from bnmfzoo.inference._mass_verdict import CopiesOverlap, per_mode_reasons
@@ -178,7 +180,10 @@ def test_a_symmetric_path_gives_no_copy_reason_and_the_retry_rule():
     assert not symmetric_retry(fam, overlap, 5)  # 120 copies: beyond MAX_COPIES
     assert not symmetric_retry(fam, ["mode 0: a tempering run made 0 round trips"], 3)
     assert not symmetric_retry(SimpleNamespace(name="beta_dir", symmetric=True), overlap, 3)
-    assert not symmetric_retry(SimpleNamespace(name="poisson", symmetric=False), overlap, 3)
+    for name in ("poisson", "negative_binomial", "exponential_gaussian"):  # the label orbit's
+        assert symmetric_retry(SimpleNamespace(name=name, symmetric=False), overlap, 5)
+        assert not symmetric_retry(SimpleNamespace(name=name, symmetric=False), overlap, 6)
+    assert not symmetric_retry(SimpleNamespace(name="other", symmetric=False), overlap, 3)
 
 
 E2E_SEEDS = range(100, 140) if os.environ.get("BNMFZOO_SEED_SCAN") else [0]

@@ -291,10 +291,12 @@ def test_a_rank_with_empty_components_is_refused_in_one_line(monkeypatch):
     anywhere. Read over 2 sweeps (the width's floor set to 1), the within-mode angle is small,
     the particles scatter into more modes than a quarter of them, and the call refuses the rank
     at once (before any check, no mode listed) and names rank 3. Read over
-    :data:`~bnmfzoo.inference.smc_masses.COUNT_NOISE_SWEEPS` (the default) the particles form
-    one mode, whose check finds its label copies overlapping: not established either, and the
-    advice is again a lower rank. At K = 2 the same particles form a few modes and nothing is
-    refused. Deterministic (fixed seeds)."""
+    :data:`~bnmfzoo.inference.smc_masses.WIDTH_SWEEPS` (the default) the particles form
+    one mode, whose check finds its label copies overlapping and runs again along the label
+    orbit's path (:mod:`bnmfzoo.inference.tempering._label_orbit`); at these two runs of 30
+    particles the SMC from the prior's runs disagree, so it is not established either, and says
+    why. At K = 2 the same particles form a few modes and nothing is refused. Deterministic
+    (fixed seeds)."""
     import bnmfzoo.inference.smc_masses as sm
     from bnmfzoo.inference._mass_result import MAX_MODE_SHARE
     from bnmfzoo.inference.smc_masses import smc_mode_masses
@@ -305,8 +307,10 @@ def test_a_rank_with_empty_components_is_refused_in_one_line(monkeypatch):
     kw = dict(n_runs=2, n_particles=30, n_moves=1, random_seed=0)
     default = smc_mode_masses(poisson(X, 4), **kw)
     assert "unsupported_rank" not in default and not default["established"]
-    assert "try a lower rank" in default["statement"]
-    monkeypatch.setattr(sm, "COUNT_NOISE_SWEEPS", 1)
+    assert "another label copy" in default["statement"]
+    assert "ran again along a path symmetrized over the label copies" in default["statement"]
+    assert "Run more SMC runs or particles" in default["statement"]
+    monkeypatch.setattr(sm, "WIDTH_SWEEPS", 1)
     out = smc_mode_masses(poisson(X, 4), **kw)
     u = out["unsupported_rank"]
     assert u["n_modes"] > MAX_MODE_SHARE * u["n_particles"] and u["suggested_rank"] == 3

@@ -131,15 +131,15 @@ def test_a_failed_check_leaves_no_check_mass_on_the_modes_only_plain_chains_foun
 
 
 @pytest.mark.parametrize("model, expected", [("poisson", 50), ("negative_binomial", 50),
-                                             ("exponential_gaussian", 2)])
+                                             ("exponential_gaussian", 50), ("beta_dir", 2)])
 def test_a_count_modes_width_is_measured_over_more_sweeps(monkeypatch, model, expected):
     """The within-mode angle that sets the clustering cut is measured ``n_moves`` sweeps
-    apart, but at least :data:`~bnmfzoo.inference.smc_masses.COUNT_NOISE_SWEEPS` for count
-    models (whose sweeps move a broad mode's factors slowly: at 2 sweeps the cut split breast
-    SBS96's one NB mode into 27, and an over-ranked Poisson ridge into 164). Deterministic (the
-    sweeps asked for are recorded)."""
+    apart, but at least :data:`~bnmfzoo.inference.smc_masses.WIDTH_SWEEPS` for count and
+    Gaussian models (whose sweeps move a broad mode's factors slowly: at 2 sweeps the cut split
+    breast SBS96's one NB mode into 27, an over-ranked Poisson ridge into 164, and at 10 an
+    over-ranked Gaussian ridge into 2-6). Deterministic (the sweeps asked for are recorded)."""
     import bnmfzoo.inference.smc_masses as sm
-    from bnmfzoo.models import exponential_gaussian, negative_binomial, poisson
+    from bnmfzoo.models import beta_dir, exponential_gaussian, negative_binomial, poisson
 
     seen = []
 
@@ -151,7 +151,8 @@ def test_a_count_modes_width_is_measured_over_more_sweeps(monkeypatch, model, ex
     X = np.random.default_rng(0).poisson(3.0, (5, 4))
     make = {"poisson": poisson, "negative_binomial": negative_binomial,
             "exponential_gaussian": lambda X, K: exponential_gaussian(X.astype(float), K, sigma=1.0,
-                                                                  lambda_=1.0)}[model]
+                                                                  lambda_=1.0),
+            "beta_dir": lambda X, K: beta_dir((X > 2).astype(float), K)}[model]
     sm.smc_mode_masses(make(X, 2), n_runs=2, n_particles=10, n_moves=2, check=None,
                        random_seed=0)
     assert seen == [expected]

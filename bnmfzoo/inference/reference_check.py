@@ -24,7 +24,7 @@ When either check (this one, or the per-mode route's ``check="reference_pt"``) f
 label copies overlapping, it runs again along a path that holds every copy, so its per-mode
 ``log Z`` does: for Beta-Dir the reference symmetrized over the copies
 (:mod:`bnmfzoo.inference.binary._reference_symmetric`), for the other families the product
-reference's path with the Gibbs draw over the label orbit after each sweep
+reference's path mixed over the label orbit, with Gibbs draws over the orbit around each sweep
 (:mod:`bnmfzoo.inference.tempering._label_orbit`).
 """
 
@@ -144,8 +144,8 @@ def symmetric_retry(family, reasons, rank):
     """Whether to run a check again along the symmetrized reference.
 
     The path then holds every label copy: Beta-Dir's reference is symmetrized over the copies
-    (:mod:`bnmfzoo.inference.binary._reference_symmetric`), the other families' sweeps end with
-    the Gibbs draw over the label orbit (:mod:`bnmfzoo.inference.tempering._label_orbit`).
+    (:mod:`bnmfzoo.inference.binary._reference_symmetric`), the other families run along their
+    path's mixture over the label orbit (:mod:`bnmfzoo.inference.tempering._label_orbit`).
     Yes for a model of a family in :data:`SYMMETRIC_FAMILIES` whose check gave ``reasons`` that
     its label copies overlap (:class:`~bnmfzoo.inference._mass_verdict.CopiesOverlap`), at a
     rank whose ``K!`` copies the path sums over (Beta-Dir

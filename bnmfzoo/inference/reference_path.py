@@ -152,8 +152,8 @@ def reference_adapter(family, local="sweep", n_leap=10):
     A family marked ``symmetric`` gets a path that holds every label copy: Beta-Dir the
     reference symmetrized over the copies
     (:class:`~bnmfzoo.inference.binary._reference_symmetric.BetaDirSymmetricReference`), the
-    other families their product reference's path with the Gibbs draw over the label orbit
-    after each sweep (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`).
+    other families their product reference's path mixed over the label orbit
+    (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`).
     """
     if getattr(family, "symmetric", False) and family.name != "beta_dir":
         from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter

@@ -57,16 +57,16 @@ __all__ = ["MAX_COPIES", "label_permutations", "betadir_symmetric_sweep",
 MAX_COPIES = 24
 
 
-def label_permutations(K):
-    """Every permutation of ``K`` labels, ``(K!, K)`` int64 (the identity first).
+def label_permutations(K, most=MAX_COPIES):
+    """Every permutation of ``K`` labels, ``(K!, K)`` int64 (the identity first); ``K! <= most``.
 
     Examples
     --------
     >>> label_permutations(2).tolist()
     [[0, 1], [1, 0]]
     """
-    if not (isinstance(K, (int, np.integer)) and 1 <= K and math.factorial(K) <= MAX_COPIES):
-        raise ValueError(f"K must be an integer with 1 <= K and K! <= {MAX_COPIES}, got {K!r}")
+    if not (isinstance(K, (int, np.integer)) and 1 <= K and math.factorial(K) <= most):
+        raise ValueError(f"K must be an integer with 1 <= K and K! <= {most}, got {K!r}")
     return np.array(list(itertools.permutations(range(int(K)))), dtype=np.int64)
 
 

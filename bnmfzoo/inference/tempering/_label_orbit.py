@@ -47,12 +47,13 @@ Examples
 1
 """
 
-import itertools
 import math
 
 import numba
 import numpy as np
 from scipy.special import logsumexp
+
+from bnmfzoo.inference.binary._reference_symmetric import label_permutations
 
 __all__ = ["LabelOrbitAdapter", "component_log_q", "orbit_draw", "relabel_state",
            "relabelled", "MAX_ORBIT_COPIES", "orbit_permutations"]
@@ -70,11 +71,7 @@ def orbit_permutations(K):
     >>> orbit_permutations(3).shape
     (6, 3)
     """
-    if not (isinstance(K, (int, np.integer)) and 1 <= K
-            and math.factorial(K) <= MAX_ORBIT_COPIES):
-        raise ValueError(f"K must be an integer with 1 <= K and K! <= {MAX_ORBIT_COPIES}, "
-                         f"got {K!r}")
-    return np.array(list(itertools.permutations(range(int(K)))), dtype=np.int64)
+    return label_permutations(K, most=MAX_ORBIT_COPIES)
 
 
 def relabelled(s, perm):
@@ -224,7 +221,11 @@ class LabelOrbitAdapter:
                                             else base.problem.rank))
 
     def __getattr__(self, name):
-        return getattr(self.__dict__["base"], name)
+        try:  # an instance being unpickled or copied has no base yet
+            base = self.__dict__["base"]
+        except KeyError:
+            raise AttributeError(name) from None
+        return getattr(base, name)
 
     def orbit_logits(self, q, s):
         """``log q(t[s])`` over the permutations ``t`` (``perms``), up to one constant."""

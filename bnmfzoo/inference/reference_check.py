@@ -144,21 +144,18 @@ def symmetric_retry(family, reasons, rank):
     """Whether to run a check again along the symmetrized reference.
 
     The path then holds every label copy: Beta-Dir's reference is symmetrized over the copies
-    (:mod:`bnmfzoo.inference.binary._reference_symmetric`), the other families run along their
-    path's mixture over the label orbit (:mod:`bnmfzoo.inference.tempering._label_orbit`).
+    (:mod:`bnmfzoo.inference.binary._reference_symmetric`, ``K <= 4``), the other families (and
+    Beta-Dir above) run along their path's mixture over the label orbit
+    (:mod:`bnmfzoo.inference.tempering._label_orbit`).
     Yes for a model of a family in :data:`SYMMETRIC_FAMILIES` whose check gave ``reasons`` that
     its label copies overlap (:class:`~bnmfzoo.inference._mass_verdict.CopiesOverlap`), at a
-    rank whose ``K!`` copies the path sums over (Beta-Dir
-    :data:`~bnmfzoo.inference.binary._reference_symmetric.MAX_COPIES`, the others
-    :data:`~bnmfzoo.inference.tempering._label_orbit.MAX_ORBIT_COPIES`).
+    rank up to :data:`~bnmfzoo.inference.tempering._label_orbit.MAX_ORBIT_RANK`.
     """
     from bnmfzoo.inference._mass_verdict import CopiesOverlap
-    from bnmfzoo.inference.binary._reference_symmetric import MAX_COPIES
-    from bnmfzoo.inference.tempering._label_orbit import MAX_ORBIT_COPIES
+    from bnmfzoo.inference.tempering._label_orbit import MAX_ORBIT_RANK
 
-    most = MAX_COPIES if family.name == "beta_dir" else MAX_ORBIT_COPIES
     return (family.name in SYMMETRIC_FAMILIES and not getattr(family, "symmetric", False)
-            and math.factorial(rank) <= most
+            and rank <= MAX_ORBIT_RANK
             and any(isinstance(r, CopiesOverlap) for r in reasons))
 
 

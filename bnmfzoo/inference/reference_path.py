@@ -149,11 +149,11 @@ def reference_adapter(family, local="sweep", n_leap=10):
     ``ValueError`` names why when the family has none. ``local`` (count models) adds exact
     moves after each sweep (:class:`bnmfzoo.inference.counts.tempering._local.RungMoves`:
     ``"sweep+rescale"``, ``"sweep+hmc"``, ...; ``n_leap`` leapfrog steps per HMC transition).
-    A family marked ``symmetric`` gets a path that holds every label copy: Beta-Dir the
-    reference symmetrized over the copies
+    A family marked ``symmetric`` gets a path that holds every label copy: Beta-Dir at
+    ``K <= 4`` the reference symmetrized over the copies
     (:class:`~bnmfzoo.inference.binary._reference_symmetric.BetaDirSymmetricReference`), the
-    other families their product reference's path mixed over the label orbit
-    (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`).
+    other families and Beta-Dir above ``K = 4`` their product reference's path mixed over the
+    label orbit (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`).
     """
     if getattr(family, "symmetric", False) and family.name != "beta_dir":
         from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter
@@ -175,10 +175,18 @@ def reference_adapter(family, local="sweep", n_leap=10):
         return GaussianReferenceAdapter(family.tempered, 1)
     if family.name == "beta_dir":  # per-label categorical reference (the binary wing)
         from bnmfzoo.inference.binary._reference import BetaDirReference
-        from bnmfzoo.inference.binary._reference_symmetric import BetaDirSymmetricReference
+        from bnmfzoo.inference.binary._reference_symmetric import (
+            MAX_COPIES,
+            BetaDirSymmetricReference,
+        )
 
+        template = family.draw_prior(np.random.default_rng(0))
+        if symmetric and math.factorial(template.K) > MAX_COPIES:  # beyond its O(K K!) sweep
+            from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter
+
+            return LabelOrbitAdapter(BetaDirReference(template, inner))
         cls = BetaDirSymmetricReference if symmetric else BetaDirReference
-        return cls(family.draw_prior(np.random.default_rng(0)), inner)
+        return cls(template, inner)
     raise ValueError(f"the reference path supports Poisson, negative-binomial, "
                      f"exponential-Gaussian and Beta-Dir models, not {family.name!r}")
 
@@ -514,7 +522,7 @@ def masses_and_total(lz, se, K, offset=0.0):
 
 def _mode_path(adapter, cop, draws, widen):
     """``(path, kind)`` of one mode: the copula's when ``cop`` fits it, else the product's."""
-    if cop is not None:
+    if cop is not None and cop.copula_widen:  # none on a label orbit too long to enumerate
         try:
             return ReferencePath(cop, cop.fit_copula(draws, cop.copula_widen[0])), "copula"
         except (ValueError, np.linalg.LinAlgError):

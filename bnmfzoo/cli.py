@@ -356,7 +356,8 @@ def _interruptible():
     ``__del__`` of own code), it is not lost: the signal is sent again and handled at the next
     point where the raise takes effect, with no "Exception ignored" lines on stderr. It is
     sent from another thread a millisecond later: sent from inside the unraisable hook, the
-    handler ran inside the hook, whose exceptions Python ignores too.
+    handler ran inside the hook, whose exceptions Python ignores too. A signal that still lands
+    before the hook returns (the thread can start late on a loaded machine) is sent again.
     """
     from bnmfzoo import _fitcli
     from bnmfzoo._base.interrupts import Deferral, own_code
@@ -372,10 +373,18 @@ def _interruptible():
         timer.start()
         return timer
 
+    def inside_hook(frame):  # a frame of the unraisable hook below (Python ignores its raises)
+        while frame is not None and frame.f_code is not unraisable.__code__:
+            frame = frame.f_back
+        return frame is not None
+
     def handler(signum, frame):
         RECEIVED.append(signum)
         INTERRUPT.set()
         if SAMPLING.is_set():
+            return
+        if inside_hook(frame):  # the signal the hook sends again landed before it returned
+            timers.append(send_again(signum, 0.001))  # (a loaded machine): once more, later
             return
         if (frame is not None and not own_code(frame.f_code.co_filename)
                 and deferral.waited() < 0.9 * _fitcli.DEFER_S):

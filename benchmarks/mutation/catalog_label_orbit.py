@@ -183,8 +183,10 @@ MUTATIONS = [
         why="the Beta-Dir pairing read the other way: a relabelling's log q is its inverse's"),
     Mutation(
         id="orbit-betadir-five-labels-on-one-copy", path="bnmfzoo/inference/reference_path.py",
-        old="            return LabelOrbitAdapter(BetaDirReference(template, inner))\n",
-        new="            return BetaDirReference(template, inner)\n",
+        old=("        if family.name != \"beta_dir\" or math.factorial(base.K) > MAX_COPIES:\n"
+             "            return LabelOrbitAdapter(base)"),
+        new=("        if family.name != \"beta_dir\" or math.factorial(base.K) > MAX_COPIES:\n"
+             "            return LabelOrbitAdapter(base) if family.name != \"beta_dir\" else base"),
         tests=(_BDIR5,),
         why="Beta-Dir above K = 4 run along the product reference's one-copy path and given "
             "log K!: where the copies overlap the total over-counts"),

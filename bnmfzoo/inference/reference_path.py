@@ -155,11 +155,13 @@ def reference_adapter(family, local="sweep", n_leap=10):
     other families and Beta-Dir above ``K = 4`` their product reference's path mixed over the
     label orbit (:class:`~bnmfzoo.inference.tempering._label_orbit.LabelOrbitAdapter`).
     """
-    if getattr(family, "symmetric", False) and family.name != "beta_dir":
+    if getattr(family, "symmetric", False):
+        from bnmfzoo.inference.binary._reference_symmetric import MAX_COPIES
         from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter
 
-        return LabelOrbitAdapter(reference_adapter(replace(family, symmetric=False), local,
-                                                   n_leap))
+        base = reference_adapter(replace(family, symmetric=False), local, n_leap)
+        if family.name != "beta_dir" or math.factorial(base.K) > MAX_COPIES:
+            return LabelOrbitAdapter(base)  # Beta-Dir above K = 4: beyond its O(K K!) sweep
     inner = int(getattr(family.tempered, "inner_sweeps", 1) or 1)
     symmetric = bool(getattr(family, "symmetric", False))
     if family.name == "poisson":
@@ -175,18 +177,10 @@ def reference_adapter(family, local="sweep", n_leap=10):
         return GaussianReferenceAdapter(family.tempered, 1)
     if family.name == "beta_dir":  # per-label categorical reference (the binary wing)
         from bnmfzoo.inference.binary._reference import BetaDirReference
-        from bnmfzoo.inference.binary._reference_symmetric import (
-            MAX_COPIES,
-            BetaDirSymmetricReference,
-        )
+        from bnmfzoo.inference.binary._reference_symmetric import BetaDirSymmetricReference
 
-        template = family.draw_prior(np.random.default_rng(0))
-        if symmetric and math.factorial(template.K) > MAX_COPIES:  # beyond its O(K K!) sweep
-            from bnmfzoo.inference.tempering._label_orbit import LabelOrbitAdapter
-
-            return LabelOrbitAdapter(BetaDirReference(template, inner))
         cls = BetaDirSymmetricReference if symmetric else BetaDirReference
-        return cls(template, inner)
+        return cls(family.draw_prior(np.random.default_rng(0)), inner)
     raise ValueError(f"the reference path supports Poisson, negative-binomial, "
                      f"exponential-Gaussian and Beta-Dir models, not {family.name!r}")
 

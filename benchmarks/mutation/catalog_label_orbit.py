@@ -170,8 +170,8 @@ MUTATIONS = [
             "and the sweeps after it read counters of other labels"),
     Mutation(
         id="orbit-betadir-labels-by-the-permutation", path=_ORB,
-        old="        s.z[:] = _inverse(p)[s.z]\n",
-        new="        s.z[:] = p[s.z]\n",
+        old="        s.z[:] = np.argsort(p)[s.z]  # the inverse permutation\n",
+        new="        s.z[:] = p[s.z]  # the inverse permutation\n",
         tests=(_BDIR,),
         why="the labels renamed by the permutation instead of its inverse: at K >= 3 the labels "
             "and the counters disagree"),

@@ -84,12 +84,6 @@ def orbit_permutations(K):
     return label_permutations(K, most=MAX_ORBIT_COPIES)
 
 
-def _inverse(p):
-    inv = np.empty_like(p)
-    inv[p] = np.arange(p.size)
-    return inv
-
-
 def relabelled(s, perm):
     """A shallow relabelling of state ``s``: component ``k`` of the result is ``s``'s ``perm[k]``.
 
@@ -120,7 +114,7 @@ def relabel_state(s, perm):
     """
     p = np.asarray(perm, np.int64)
     if hasattr(s, "z") and hasattr(s, "C1"):
-        s.z[:] = _inverse(p)[s.z]
+        s.z[:] = np.argsort(p)[s.z]  # the inverse permutation
         for name in ("L", "C1", "C0"):
             arr = getattr(s, name)
             arr[:, :] = arr[:, p]
@@ -373,7 +367,7 @@ class LabelOrbitAdapter:
         return getattr(base, name)
 
     def orbit_logits(self, q, s):
-        """``log q(t[s])`` over the permutations ``t`` (``perms``), up to one constant.
+        """``log q(t[s])`` over the permutations ``t`` (``perms``).
 
         Every relabelling evaluated: for any reference at ``K! <= MAX_ORBIT_COPIES``.
         """
